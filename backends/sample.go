@@ -1,0 +1,157 @@
+package backends
+
+import (
+	"time"
+)
+
+// Request is one generation request, resolved from a plan cell. Adapters turn it into
+// their wire format; the timing core sends it and measures the answer.
+type Request struct {
+	// ID identifies the request in raw output (e.g. "run2/req17").
+	ID string
+	// Model is the name the server knows the model by (the cell's model_id).
+	Model string
+	// Prompt is the full input text (user message for chat endpoints).
+	Prompt string
+	// MaxTokens caps the output length; 0 leaves it to the server.
+	MaxTokens int
+	// ForceMaxTokens asks the server to keep generating until MaxTokens (ignore_eos /
+	// min_tokens / num_predict), where the backend allows it.
+	ForceMaxTokens bool
+	// Temperature and Seed are sent when set.
+	Temperature *float64
+	Seed        *int64
+}
+
+// TokenSource says where Sample.OutputTokens came from.
+type TokenSource string
+
+const (
+	// TokensUsage: the OpenAI-style usage object (usage.completion_tokens).
+	TokensUsage TokenSource = "usage"
+	// TokensServer: a server-native count (Ollama's eval_count).
+	TokensServer TokenSource = "server"
+	// TokensChunks: the server reported no count; content chunks were counted instead.
+	TokensChunks TokenSource = "chunks"
+)
+
+// ErrorClass is the kind of failure of one request. The empty class means success.
+type ErrorClass string
+
+const (
+	ErrNone         ErrorClass = ""
+	ErrMissingKey   ErrorClass = "missing_key" // the api_key_env variable is unset
+	ErrRefused      ErrorClass = "refused"     // connection refused / unreachable
+	ErrUnauthorized ErrorClass = "401"         // bad or missing key
+	ErrForbidden    ErrorClass = "403"         // key not allowed
+	ErrNotFound     ErrorClass = "404"         // unknown model or endpoint
+	ErrRateLimited  ErrorClass = "429"         // rate limited (RetryAfter kept)
+	ErrHTTP4xx      ErrorClass = "4xx"         // other client errors
+	ErrServer       ErrorClass = "5xx"         // server errors
+	ErrStreamCut    ErrorClass = "stream_cut"  // body ended before the stream was complete
+	ErrMalformed    ErrorClass = "malformed"   // a chunk that does not decode
+	ErrTimeout      ErrorClass = "timeout"     // connect / first token / idle / total (see Error.Phase)
+	ErrCanceled     ErrorClass = "canceled"    // the run was interrupted
+	ErrServerDied   ErrorClass = "server_died" // a plan-managed server exited mid-cell
+	ErrOther        ErrorClass = "other"
+)
+
+// Error is a failed request's failure, recorded on its Sample: errors are data.
+type Error struct {
+	Class ErrorClass `json:"class"`
+	// Phase narrows timeouts: "connect", "first_token", "idle", "total".
+	Phase string `json:"phase,omitempty"`
+	// Status is the HTTP status, when there was one.
+	Status int `json:"status,omitempty"`
+	// RetryAfter is the server's Retry-After header, verbatim (429/503).
+	RetryAfter string `json:"retry_after,omitempty"`
+	// Message is what a person can act on. It never contains an API key.
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return string(e.Class) + ": " + e.Message }
+
+// ServerTimings are the server's own figures, when it reports them (Ollama's done line).
+type ServerTimings struct {
+	LoadDuration       time.Duration `json:"load_ns,omitempty"`
+	PromptEvalCount    int           `json:"prompt_eval_count,omitempty"`
+	PromptEvalDuration time.Duration `json:"prompt_eval_ns,omitempty"`
+	EvalCount          int           `json:"eval_count,omitempty"`
+	EvalDuration       time.Duration `json:"eval_ns,omitempty"`
+	TotalDuration      time.Duration `json:"total_ns,omitempty"`
+}
+
+// Sample is the measurement of one request: exactly one per attempt, success or not.
+// All offsets are from Start (the moment the request starts being written).
+type Sample struct {
+	ID    string    `json:"id"`
+	Start time.Time `json:"start"`
+
+	// Phases from net/http/httptrace; zero when the phase did not happen (reused connection).
+	Connect   time.Duration `json:"connect_ns,omitempty"`
+	Headers   time.Duration `json:"headers_ns,omitempty"`    // response headers received
+	FirstByte time.Duration `json:"first_byte_ns,omitempty"` // first byte of the response
+	// FirstToken is the arrival of the first chunk carrying generated content (TTFT).
+	FirstToken time.Duration `json:"first_token_ns,omitempty"`
+	// End is the arrival of the last content chunk, or the end of the stream when later
+	// chunks carried no content (E2E).
+	End time.Duration `json:"end_ns"`
+	// ChunkArrivals holds the arrival offset of every content chunk, in order.
+	ChunkArrivals []time.Duration `json:"chunk_arrivals_ns,omitempty"`
+
+	OutputTokens int         `json:"output_tokens"`
+	TokenSource  TokenSource `json:"token_source,omitempty"`
+	PromptTokens int         `json:"prompt_tokens,omitempty"` // as the server counted them
+	Chunks       int         `json:"chunks"`                  // content chunks
+	// ReasoningChunks / ReasoningTokens count reasoning_content apart from content.
+	ReasoningChunks int    `json:"reasoning_chunks,omitempty"`
+	ReasoningTokens int    `json:"reasoning_tokens,omitempty"`
+	TextBytes       int    `json:"text_bytes"`
+	FinishReason    string `json:"finish_reason,omitempty"` // "stop", "length", ...
+
+	Server *ServerTimings `json:"server,omitempty"`
+	Err    *Error         `json:"error,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (s *Sample) OK() bool { return s.Err == nil }
+
+// TTFT is the time to the first content chunk; ok is false when none arrived.
+func (s *Sample) TTFT() (d time.Duration, ok bool) {
+	return s.FirstToken, s.Chunks > 0
+}
+
+// E2E is request start to the last content chunk (or end of stream).
+func (s *Sample) E2E() time.Duration { return s.End }
+
+// TPOT is vLLM's time per output token: (E2E − TTFT) / (output tokens − 1), defined only
+// when more than one token was produced.
+func (s *Sample) TPOT() (d time.Duration, ok bool) {
+	if s.OutputTokens <= 1 || s.Chunks == 0 {
+		return 0, false
+	}
+	return (s.End - s.FirstToken) / time.Duration(s.OutputTokens-1), true
+}
+
+// ITL returns the gaps between consecutive content chunks (inter-chunk latency). With a
+// server that coalesces several tokens into one chunk this is not per-token latency.
+func (s *Sample) ITL() []time.Duration {
+	if len(s.ChunkArrivals) < 2 {
+		return nil
+	}
+	gaps := make([]time.Duration, len(s.ChunkArrivals)-1)
+	for i := 1; i < len(s.ChunkArrivals); i++ {
+		gaps[i-1] = s.ChunkArrivals[i] - s.ChunkArrivals[i-1]
+	}
+	return gaps
+}
+
+// DecodeRate is the per-request decode rate in tokens/s after the first token:
+// (output tokens − 1) / (E2E − TTFT).
+func (s *Sample) DecodeRate() (tokPerSec float64, ok bool) {
+	d, ok := s.TPOT()
+	if !ok || d <= 0 {
+		return 0, false
+	}
+	return float64(time.Second) / float64(d), true
+}

@@ -1,0 +1,97 @@
+// Command planrun turns LLM-serving benchmarks into reproducible, version-controlled
+// evaluation plans. The command is thin: each subcommand parses its flags into a struct,
+// calls the library packages, and renders the result.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Exit codes, one meaning each (documented in the README).
+const (
+	exitOK          = 0
+	exitError       = 1 // invalid plan, failed command, failed probe
+	exitUsage       = 2 // bad command line
+	exitExpectation = 3 // apply ran, but an expect block failed
+	exitCellsFailed = 4 // apply ran, but at least one cell failed
+	exitInterrupted = 130
+)
+
+// Env is the process's I/O, built once in main so tests can inject fakes.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Stdin  io.Reader
+	Getenv func(string) string
+	// Interrupts delivers Ctrl-C (SIGINT/SIGTERM); nil in tests that send none.
+	Interrupts <-chan os.Signal
+	// IsTerminal reports whether stdout is a terminal (progress bars vs plain lines).
+	IsTerminal bool
+}
+
+// command is one subcommand. run returns the process exit code.
+type command struct {
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) int
+}
+
+// commands is the table of subcommands; each lives in its own file.
+var commands = map[string]command{}
+
+func register(name, summary string, run func(ctx context.Context, env *Env, args []string) int) {
+	commands[name] = command{summary: summary, run: run}
+}
+
+func main() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	env := &Env{
+		Stdout:     os.Stdout,
+		Stderr:     os.Stderr,
+		Stdin:      os.Stdin,
+		Getenv:     os.Getenv,
+		Interrupts: sig,
+		IsTerminal: isTerminal(os.Stdout),
+	}
+	os.Exit(Main(context.Background(), env, os.Args[1:]))
+}
+
+// Main runs planrun with args (without the program name) and returns the exit code.
+func Main(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		usage(env.Stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "planrun: unknown command %q\n\n", args[0])
+		usage(env.Stderr)
+		return exitUsage
+	}
+	return cmd.run(ctx, env, args[1:])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: planrun <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'planrun <command> -h' for a command's flags.")
+}

@@ -1,0 +1,32 @@
+// Package version holds planrun's version, recorded in every result row.
+package version
+
+import "runtime/debug"
+
+// Version is set at release time with -ldflags "-X github.com/planrun/planrun/internal/version.Version=v1.2.3".
+var Version = "v0.1.0-dev"
+
+// String is the version plus the VCS revision when the binary was built from a checkout.
+func String() string {
+	v := Version
+	if info, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if rev != "" {
+			v += "+" + rev + dirty
+		}
+	}
+	return v
+}
