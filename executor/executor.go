@@ -1,0 +1,292 @@
+// Package executor generates load against one backend: for a cell's concurrency level it
+// runs the warm-up runs (discarded) and the measured runs, closed loop (a fixed number of
+// requests in flight) or open loop (requests sent on a Poisson or constant schedule).
+// Measuring is the timing core's job (package backends); the executor only decides when
+// each request is sent and collects the Samples, which carry their own errors.
+package executor
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// Level describes one concurrency level of one cell: what to send and how.
+type Level struct {
+	// Concurrency is the number of requests kept in flight (closed loop), or the cap on
+	// requests in flight (open loop).
+	Concurrency int
+	// Requests is the number of requests in each run.
+	Requests int
+	// WarmupRuns are run first and discarded; RepeatRuns are measured.
+	WarmupRuns, RepeatRuns int
+	// RequestRate > 0 switches to open loop: requests per second on the Arrival schedule.
+	RequestRate float64
+	// Arrival is "poisson" (default) or "constant".
+	Arrival string
+	// Seed makes the Poisson schedule and the unique prompt prefixes repeatable.
+	Seed uint64
+	// Request is the template for every request; Prompts supplies its text.
+	Request backends.Request
+	Prompts *Prompts
+}
+
+// Run is one measured (or warm-up) run of a level.
+type Run struct {
+	Index  int  // 0-based among runs of its kind
+	Warmup bool // warm-up runs are discarded from statistics
+	// Start and End bound the measured window: first request start to last request end.
+	Start, End time.Time
+	Samples    []backends.Sample
+	// SendLag is, in open loop, how late each request was sent against its schedule
+	// (index-aligned with the schedule, not with Samples).
+	SendLag []time.Duration
+	// Interrupted is set when the run was cut short by cancellation.
+	Interrupted bool
+}
+
+// Window is the measured wall time of the run.
+func (r *Run) Window() time.Duration { return r.End.Sub(r.Start) }
+
+// Result is everything measured at one level.
+type Result struct {
+	Level       Level
+	Runs        []Run // measured runs only
+	Interrupted bool
+}
+
+// Event is reported for every finished request, warm-up included, as it finishes.
+type Event struct {
+	Run    int
+	Warmup bool
+	Sample *backends.Sample
+}
+
+// Options tune a level's execution.
+type Options struct {
+	// OnRequest is called for every finished request, from the request's goroutine; it
+	// must be cheap and safe for concurrent use (progress bars, raw JSONL).
+	OnRequest func(Event)
+	// OnRun is called after each run (warm-up included), in order.
+	OnRun func(Run)
+	// Grace bounds how long in-flight requests may finish after ctx is canceled; after
+	// it they are canceled. Zero cancels them at once.
+	Grace time.Duration
+	// Stop, when closed, cancels in-flight requests at once (a second Ctrl-C).
+	Stop <-chan struct{}
+	// Abort, when non-nil and closed, fails every request not yet sent with the error
+	// it returns (a plan-managed server died mid-cell).
+	Abort <-chan struct{}
+	// AbortErr is the error recorded on requests refused because of Abort.
+	AbortErr *backends.Error
+}
+
+// RunLevel runs the warm-up and measured runs of one level against b. Cancelling ctx
+// stops sending new requests; requests in flight get opts.Grace to finish. The result
+// holds what was measured so far either way.
+func RunLevel(ctx context.Context, b backends.Backend, lv Level, opts Options) Result {
+	res := Result{Level: lv}
+	total := lv.WarmupRuns + lv.RepeatRuns
+	for i := 0; i < total; i++ {
+		warm := i < lv.WarmupRuns
+		idx := i
+		if !warm {
+			idx = i - lv.WarmupRuns
+		}
+		run := runOnce(ctx, b, lv, idx, warm, opts)
+		if opts.OnRun != nil {
+			opts.OnRun(run)
+		}
+		if !warm {
+			res.Runs = append(res.Runs, run)
+		}
+		if run.Interrupted {
+			res.Interrupted = true
+			break
+		}
+	}
+	return res
+}
+
+func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bool, opts Options) Run {
+	run := Run{Index: idx, Warmup: warm, Samples: make([]backends.Sample, 0, lv.Requests)}
+	kind := "run"
+	if warm {
+		kind = "warmup"
+	}
+
+	// reqCtx outlives ctx by the grace period so in-flight requests can finish.
+	reqCtx, cancelReqs := context.WithCancel(context.Background())
+	defer cancelReqs()
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go func() {
+		select {
+		case <-stopWatch:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(opts.Grace)
+		defer t.Stop()
+		select {
+		case <-stopWatch:
+		case <-t.C:
+			cancelReqs()
+		case <-opts.Stop:
+			cancelReqs()
+		}
+	}()
+
+	var mu sync.Mutex
+	record := func(s backends.Sample) {
+		mu.Lock()
+		run.Samples = append(run.Samples, s)
+		sp := &run.Samples[len(run.Samples)-1]
+		mu.Unlock()
+		if opts.OnRequest != nil {
+			opts.OnRequest(Event{Run: idx, Warmup: warm, Sample: sp})
+		}
+	}
+	send := func(n int) {
+		req := lv.Request
+		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
+		if lv.Prompts != nil {
+			req.Prompt = lv.Prompts.For(req.ID)
+		}
+		if aborted(opts.Abort) {
+			record(backends.Sample{ID: req.ID, Start: time.Now(), Err: abortErr(opts)})
+			return
+		}
+		record(b.Do(reqCtx, req))
+	}
+
+	slots := max(lv.Concurrency, 1)
+	var wg sync.WaitGroup
+	if lv.RequestRate > 0 {
+		run.SendLag = openLoop(ctx, lv, idx, warm, slots, &wg, send)
+	} else {
+		next := make(chan int)
+		for w := 0; w < min(slots, lv.Requests); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := range next {
+					// The feeder may still hand out work in the instant ctx is canceled.
+					if ctx.Err() == nil {
+						send(n)
+					}
+				}
+			}()
+		}
+	feed:
+		for n := 0; n < lv.Requests; n++ {
+			select {
+			case next <- n:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+	}
+	wg.Wait()
+	run.Interrupted = ctx.Err() != nil
+	run.Start, run.End = window(run.Samples)
+	return run
+}
+
+// openLoop sends lv.Requests requests on a schedule, at most slots in flight, and returns
+// how late each send was against its schedule.
+func openLoop(ctx context.Context, lv Level, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
+	seed := lv.Seed + uint64(idx)*7919
+	if warm {
+		seed += 1 << 32
+	}
+	sched := Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed)
+	lags := make([]time.Duration, 0, len(sched))
+	sem := make(chan struct{}, slots)
+	t0 := time.Now()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for n, at := range sched {
+		if d := time.Until(t0.Add(at)); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return lags
+			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return lags
+		}
+		lags = append(lags, time.Since(t0)-at)
+		wg.Add(1)
+		go func(n int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			send(n)
+		}(n)
+	}
+	return lags
+}
+
+// Schedule returns the send offsets of n requests at rate per second: exponential gaps
+// (a Poisson process) or constant gaps. The first request is sent at once.
+func Schedule(rate float64, arrival string, n int, seed uint64) []time.Duration {
+	out := make([]time.Duration, n)
+	if rate <= 0 {
+		return out
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	mean := float64(time.Second) / rate
+	var t float64
+	for i := 1; i < n; i++ {
+		if arrival == "constant" {
+			t += mean
+		} else {
+			t += rng.ExpFloat64() * mean
+		}
+		out[i] = time.Duration(t)
+	}
+	return out
+}
+
+// window is first request start to last request end over the samples.
+func window(ss []backends.Sample) (start, end time.Time) {
+	for i := range ss {
+		s := &ss[i]
+		if start.IsZero() || s.Start.Before(start) {
+			start = s.Start
+		}
+		if e := s.Start.Add(s.End); e.After(end) {
+			end = e
+		}
+	}
+	return start, end
+}
+
+func aborted(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func abortErr(opts Options) *backends.Error {
+	if opts.AbortErr != nil {
+		e := *opts.AbortErr
+		return &e
+	}
+	return &backends.Error{Class: backends.ErrServerDied, Message: "the server stopped before this request was sent"}
+}

@@ -1,0 +1,228 @@
+package executor
+
+import (
+	"context"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// fakeBackend stands in for a server in load-generation tests: the executor's job is
+// scheduling, so what matters is how many requests are in flight and when they start.
+type fakeBackend struct {
+	delay     time.Duration
+	inFlight  atomic.Int64
+	maxFlight atomic.Int64
+	calls     atomic.Int64
+	mu        sync.Mutex
+	prompts   []string
+	// promptTokens maps a prompt to the server's count; nil reports none.
+	promptTokens func(prompt string) int
+}
+
+func (f *fakeBackend) Kind() string { return "fake" }
+func (f *fakeBackend) Name() string { return "fake.test" }
+func (f *fakeBackend) Probe(context.Context, []string) backends.ProbeResult {
+	return backends.ProbeResult{}
+}
+
+func (f *fakeBackend) Do(ctx context.Context, req backends.Request) backends.Sample {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for {
+		m := f.maxFlight.Load()
+		if n <= m || f.maxFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	f.calls.Add(1)
+	f.mu.Lock()
+	f.prompts = append(f.prompts, req.Prompt)
+	f.mu.Unlock()
+	s := backends.Sample{ID: req.ID, Start: time.Now()}
+	select {
+	case <-time.After(f.delay):
+	case <-ctx.Done():
+		s.Err = &backends.Error{Class: backends.ErrCanceled, Message: "canceled"}
+		s.End = time.Since(s.Start)
+		return s
+	}
+	s.End = time.Since(s.Start)
+	s.FirstToken = s.End / 2
+	s.Chunks, s.OutputTokens = 1, 1
+	if f.promptTokens != nil {
+		s.PromptTokens = f.promptTokens(req.Prompt)
+	}
+	return s
+}
+
+func TestRunLevelClosedLoop(t *testing.T) {
+	f := &fakeBackend{delay: 5 * time.Millisecond}
+	var warm, measured atomic.Int64
+	lv := Level{Concurrency: 4, Requests: 12, WarmupRuns: 2, RepeatRuns: 3, Prompts: &Prompts{Words: 3}}
+	res := RunLevel(context.Background(), f, lv, Options{OnRequest: func(e Event) {
+		if e.Warmup {
+			warm.Add(1)
+		} else {
+			measured.Add(1)
+		}
+	}})
+	if got := f.calls.Load(); got != 5*12 {
+		t.Fatalf("calls = %d, want 60", got)
+	}
+	if warm.Load() != 24 || measured.Load() != 36 {
+		t.Fatalf("warm-up %d, measured %d requests; want 24 and 36", warm.Load(), measured.Load())
+	}
+	if len(res.Runs) != 3 {
+		t.Fatalf("measured runs = %d, want 3 (warm-up runs are discarded)", len(res.Runs))
+	}
+	for _, r := range res.Runs {
+		if r.Warmup || len(r.Samples) != 12 || r.Window() <= 0 {
+			t.Fatalf("run %d: warmup=%v samples=%d window=%v", r.Index, r.Warmup, len(r.Samples), r.Window())
+		}
+	}
+	if m := f.maxFlight.Load(); m != 4 {
+		t.Fatalf("max in flight = %d, want exactly the concurrency 4", m)
+	}
+	// Every request got its own prefix: no two prompts alike.
+	seen := map[string]bool{}
+	for _, p := range f.prompts {
+		if seen[p] {
+			t.Fatalf("prompt repeated across requests: %q", p)
+		}
+		seen[p] = true
+	}
+}
+
+func TestSharedPrefixGivesOnePrompt(t *testing.T) {
+	f := &fakeBackend{}
+	RunLevel(context.Background(), f, Level{Concurrency: 2, Requests: 4, RepeatRuns: 1, Prompts: &Prompts{Words: 5, Shared: true}}, Options{})
+	for _, p := range f.prompts {
+		if p != f.prompts[0] {
+			t.Fatalf("shared prompts differ: %q vs %q", p, f.prompts[0])
+		}
+	}
+}
+
+func TestOpenLoopCapsInFlightAndRecordsLag(t *testing.T) {
+	f := &fakeBackend{delay: 20 * time.Millisecond}
+	lv := Level{Concurrency: 2, Requests: 10, RepeatRuns: 1, RequestRate: 1000, Arrival: "constant", Prompts: &Prompts{Words: 1}}
+	res := RunLevel(context.Background(), f, lv, Options{})
+	if f.calls.Load() != 10 {
+		t.Fatalf("calls = %d, want 10", f.calls.Load())
+	}
+	if m := f.maxFlight.Load(); m > 2 {
+		t.Fatalf("max in flight %d exceeds the cap 2", m)
+	}
+	if n := len(res.Runs[0].SendLag); n != 10 {
+		t.Fatalf("send lags = %d, want one per request", n)
+	}
+	// With 2 slots of 20 ms each, requests at 1 ms spacing must wait: late sends show.
+	if last := res.Runs[0].SendLag[9]; last < 20*time.Millisecond {
+		t.Fatalf("last send lag %v; the cap should have delayed it by at least 20ms", last)
+	}
+}
+
+func TestScheduleMeanRate(t *testing.T) {
+	s := Schedule(50, "poisson", 20001, 42)
+	mean := float64(s[len(s)-1]) / float64(len(s)-1)
+	want := float64(time.Second) / 50
+	if math.Abs(mean-want)/want > 0.03 {
+		t.Fatalf("poisson mean gap %v, want %v within 3%%", time.Duration(mean), time.Duration(want))
+	}
+	if again := Schedule(50, "poisson", 20001, 42); again[777] != s[777] {
+		t.Fatal("schedule not repeatable for the same seed")
+	}
+	c := Schedule(4, "constant", 3, 1)
+	if c[0] != 0 || c[1] != 250*time.Millisecond || c[2] != 500*time.Millisecond {
+		t.Fatalf("constant schedule %v", c)
+	}
+}
+
+func TestInterruptKeepsMeasuredSamples(t *testing.T) {
+	f := &fakeBackend{delay: 30 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	var done atomic.Int64
+	lv := Level{Concurrency: 2, Requests: 1000, RepeatRuns: 3, Prompts: &Prompts{Words: 1}}
+	res := RunLevel(ctx, f, lv, Options{Grace: time.Second, OnRequest: func(Event) {
+		if done.Add(1) == 4 {
+			cancel()
+		}
+	}})
+	if !res.Interrupted || len(res.Runs) != 1 || !res.Runs[0].Interrupted {
+		t.Fatalf("interrupted=%v runs=%d", res.Interrupted, len(res.Runs))
+	}
+	n := len(res.Runs[0].Samples)
+	if n < 4 || n > 6 {
+		t.Fatalf("samples after interrupt = %d, want the 4 done plus at most the 2 in flight", n)
+	}
+	for _, s := range res.Runs[0].Samples {
+		if s.Err != nil {
+			t.Fatalf("in-flight request should have finished within the grace period, got %v", s.Err)
+		}
+	}
+}
+
+func TestInterruptWithoutGraceCancelsInFlight(t *testing.T) {
+	f := &fakeBackend{delay: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for f.inFlight.Load() < 2 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	res := RunLevel(ctx, f, Level{Concurrency: 2, Requests: 4, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}, Options{})
+	if len(res.Runs[0].Samples) != 2 {
+		t.Fatalf("samples = %d, want the 2 in flight", len(res.Runs[0].Samples))
+	}
+	for _, s := range res.Runs[0].Samples {
+		if s.Err == nil || s.Err.Class != backends.ErrCanceled {
+			t.Fatalf("want canceled, got %+v", s.Err)
+		}
+	}
+}
+
+func TestAbortFailsRemainingRequests(t *testing.T) {
+	f := &fakeBackend{}
+	abort := make(chan struct{})
+	close(abort)
+	res := RunLevel(context.Background(), f, Level{Concurrency: 1, Requests: 3, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}, Options{Abort: abort})
+	if f.calls.Load() != 0 {
+		t.Fatalf("sent %d requests after abort", f.calls.Load())
+	}
+	for _, s := range res.Runs[0].Samples {
+		if s.Err == nil || s.Err.Class != backends.ErrServerDied {
+			t.Fatalf("want server_died, got %+v", s.Err)
+		}
+	}
+}
+
+func TestCalibrateMeetsServerCount(t *testing.T) {
+	// A server whose tokenizer gives 3 tokens per word plus 11 for prefix and template.
+	f := &fakeBackend{promptTokens: func(p string) int { return 3*len(strings.Fields(p)) + 11 - 3 }}
+	p := &Prompts{Salt: "x"}
+	cal := Calibrate(context.Background(), f, backends.Request{}, p, 128)
+	if cal.Actual != 128 && cal.Actual != 127 && cal.Actual != 129 {
+		t.Fatalf("calibrated to %d tokens, want 128±1 (%+v)", cal.Actual, cal)
+	}
+	if got := f.promptTokens(p.For("any")); got != cal.Actual {
+		t.Fatalf("prompt now counts %d, calibration said %d", got, cal.Actual)
+	}
+	if cal.Probes > 8 {
+		t.Fatalf("%d probes", cal.Probes)
+	}
+}
+
+func TestCalibrateWithoutServerCount(t *testing.T) {
+	f := &fakeBackend{}
+	cal := Calibrate(context.Background(), f, backends.Request{}, &Prompts{}, 100)
+	if cal.Actual != 0 || !strings.Contains(cal.Note, "not calibrated") {
+		t.Fatalf("%+v", cal)
+	}
+}

@@ -1,0 +1,148 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// filler is the vocabulary of generated prompts: common English words, so every tokenizer
+// splits them in a stable way.
+var filler = strings.Fields(`the of and to in is that for it as was with be by on not he this are or his from at
+which but have an they you were her she there one all we their can has more would will been if no when what so up
+out about who them into some could time these two may then do first any my now such like our over man me even most
+made after also did many before must through back years where much your way well down should because each just those
+people how too little state good very make world still own see men work long get here between both life being under
+never day same another know while last might us great old year off come since against go came right used take three`)
+
+// Prompts makes the prompt text of each request: a body of a calibrated number of filler
+// words, behind a prefix unique to the request so a prefix cache cannot flatter TTFT
+// (unless Shared, when every request gets the same text).
+type Prompts struct {
+	// Text, when set, is used as the body as it is (the plan's prompt or prompt_file).
+	Text string
+	// Words is the number of filler words in a generated body.
+	Words int
+	// Shared gives every request the same prompt (to measure with a warm prefix cache).
+	Shared bool
+	// Salt distinguishes the prefixes of different cells and levels.
+	Salt string
+}
+
+// For returns the prompt for the request with this id.
+func (p *Prompts) For(id string) string {
+	body := p.body()
+	if p.Shared {
+		return body
+	}
+	h := fnv.New64a()
+	h.Write([]byte(p.Salt))
+	h.Write([]byte(id))
+	// A fixed-width prefix keeps the token count the same for every request.
+	return fmt.Sprintf("[%016x] %s", h.Sum64(), body)
+}
+
+func (p *Prompts) body() string {
+	if p.Text != "" {
+		return p.Text
+	}
+	var b strings.Builder
+	for i := 0; i < p.Words; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(filler[(i*7+i/len(filler))%len(filler)])
+	}
+	return b.String()
+}
+
+// Calibration records how the prompt length was matched to the server's own count.
+type Calibration struct {
+	Requested int `json:"requested_prompt_tokens"`
+	// Actual is the server's prompt token count for the prompt used (0: not reported).
+	Actual int `json:"actual_prompt_tokens"`
+	Words  int `json:"words"`
+	Probes int `json:"probes"`
+	// Note says why calibration was skipped or approximate, if it was.
+	Note string `json:"note,omitempty"`
+}
+
+// Calibrate finds the number of filler words whose prompt the server counts as target
+// tokens (its own count: Ollama's prompt_eval_count, OpenAI's usage.prompt_tokens), by
+// sending short requests (max_tokens 1). Chat templates add tokens of their own; they
+// are part of what the server counts, so they are part of the match.
+func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p *Prompts, target int) Calibration {
+	cal := Calibration{Requested: target}
+	if p.Text != "" || target <= 0 {
+		cal.Note = "fixed prompt text: not calibrated"
+		cal.Actual = measurePrompt(ctx, b, tmpl, p, "calibrate0", &cal)
+		return cal
+	}
+	p.Words = max(target/2, 1)
+	best, bestDiff := p.Words, -1
+	seen := map[int]int{}
+	for i := 0; i < 8; i++ {
+		got := measurePrompt(ctx, b, tmpl, p, fmt.Sprintf("calibrate%d", i), &cal)
+		if got <= 0 {
+			p.Words = max(target*3/4, 1) // rough words-per-token for English text
+			cal.Words = p.Words
+			if cal.Note == "" {
+				cal.Note = "server reports no prompt token count: prompt length not calibrated"
+			}
+			return cal
+		}
+		seen[p.Words] = got
+		diff := abs(got - target)
+		if bestDiff < 0 || diff < bestDiff {
+			best, bestDiff, cal.Actual = p.Words, diff, got
+		}
+		if diff == 0 {
+			break
+		}
+		// Proportional step on the body's share of the count, at least one word.
+		next := p.Words + (target-got)*p.Words/max(got, 1)
+		if next == p.Words {
+			if got < target {
+				next++
+			} else {
+				next--
+			}
+		}
+		next = max(next, 1)
+		if _, done := seen[next]; done {
+			break
+		}
+		p.Words = next
+	}
+	p.Words = best
+	cal.Words = best
+	if bestDiff > 0 {
+		cal.Note = fmt.Sprintf("closest prompt is %d tokens off the requested %d", bestDiff, target)
+	}
+	return cal
+}
+
+func measurePrompt(ctx context.Context, b backends.Backend, tmpl backends.Request, p *Prompts, id string, cal *Calibration) int {
+	req := tmpl
+	req.ID = id
+	req.Prompt = p.For(id)
+	req.MaxTokens = 1
+	req.ForceMaxTokens = false
+	cal.Probes++
+	s := b.Do(ctx, req)
+	if s.Err != nil {
+		cal.Note = "calibration request failed: " + s.Err.Error()
+		return 0
+	}
+	return s.PromptTokens
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
