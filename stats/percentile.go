@@ -1,0 +1,82 @@
+// Package stats turns measured requests (backends.Sample) into the figures planrun
+// reports: latency distributions, throughput over a measured window, failures by class,
+// the median across repeat runs, the stability verdict and reference verdicts.
+package stats
+
+import (
+	"math"
+	"slices"
+)
+
+// Dist summarises a distribution. Percentiles use linear interpolation between the
+// closest ranks (numpy's default "linear" method, the one vLLM's benchmark reports):
+// for sorted values x[0..n-1] and a fraction p, h = (n−1)·p and
+// P = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). An empty distribution has N = 0 and NaN
+// everywhere else, so "not measured" never reads as zero.
+type Dist struct {
+	N    int     `json:"n"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+// NewDist summarises values. It sorts values in place (callers hand over scratch
+// slices, which keeps aggregation of large levels to one allocation per figure).
+func NewDist(values []float64) Dist {
+	if len(values) == 0 {
+		nan := math.NaN()
+		return Dist{P50: nan, P90: nan, P99: nan, Mean: nan, Min: nan, Max: nan}
+	}
+	slices.Sort(values)
+	var sum float64
+	for _, v := range values {
+		sum += v
+	}
+	return Dist{
+		N:    len(values),
+		P50:  Percentile(values, 0.50),
+		P90:  Percentile(values, 0.90),
+		P99:  Percentile(values, 0.99),
+		Mean: sum / float64(len(values)),
+		Min:  values[0],
+		Max:  values[len(values)-1],
+	}
+}
+
+// Percentile returns the p-quantile (0 ≤ p ≤ 1) of already sorted values by linear
+// interpolation between closest ranks, as numpy.percentile does by default. It is NaN
+// for no values.
+func Percentile(sorted []float64, p float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if p <= 0 {
+		return sorted[0]
+	}
+	if p >= 1 {
+		return sorted[n-1]
+	}
+	h := float64(n-1) * p
+	lo := int(math.Floor(h))
+	if lo+1 >= n {
+		return sorted[n-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// median of values (not modified); NaN for none. NaN inputs are skipped, so a run that
+// measured nothing does not poison the median across runs.
+func median(values []float64) float64 {
+	s := make([]float64, 0, len(values))
+	for _, v := range values {
+		if !math.IsNaN(v) {
+			s = append(s, v)
+		}
+	}
+	slices.Sort(s)
+	return Percentile(s, 0.5)
+}

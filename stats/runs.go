@@ -1,0 +1,190 @@
+package stats
+
+import (
+	"math"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// Run is one measured run of a concurrency level (warm-up runs are never passed here).
+type Run struct {
+	Samples []backends.Sample
+	// Window is the run's measured window; zero derives it from the samples.
+	Window Window
+}
+
+// Runs aggregates the repeat runs of one concurrency level.
+type Runs struct {
+	// PerRun is each run's own summary, in order.
+	PerRun []Level `json:"per_run"`
+	// Pooled summarises every request of every run together: its percentiles are over
+	// all requests, its counts and failures are totals, and its rates divide by the sum
+	// of the run windows.
+	Pooled Level `json:"pooled"`
+	// Median holds, for every figure, the median across runs of each run's figure (the
+	// run-to-run typical value; e.g. Median.OutputTokS is the median run throughput).
+	// Its Failures map is nil and its TokenSource is Pooled's: they do not have medians.
+	Median Level `json:"median"`
+	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
+	// TTFTs (NaN with fewer than two runs that measured a TTFT).
+	Spread float64 `json:"spread"`
+	// Stability is the verdict on Spread.
+	Stability Stability `json:"stability"`
+}
+
+// SummarizeRuns summarises each run, pools all requests, takes medians across runs and
+// judges stability from the spread of per-run median TTFT.
+func SummarizeRuns(runs []Run, t Target) Runs {
+	var r Runs
+	n := 0
+	for _, run := range runs {
+		n += len(run.Samples)
+	}
+	pool := newAccumulator(n)
+	var windowSum float64
+	medians := make([]float64, 0, len(runs))
+	for _, run := range runs {
+		w := run.Window
+		if w.IsZero() {
+			w = WindowOf(run.Samples)
+		}
+		l := Summarize(run.Samples, w, t)
+		r.PerRun = append(r.PerRun, l)
+		medians = append(medians, l.TTFT.P50)
+		windowSum += w.Seconds()
+		for i := range run.Samples {
+			pool.add(&run.Samples[i], t)
+		}
+	}
+	r.Pooled = pool.level(windowSum, t)
+	r.Median = medianLevel(r.PerRun)
+	r.Median.TokenSource = r.Pooled.TokenSource
+	r.Stability, r.Spread = StabilityOf(medians)
+	return r
+}
+
+// medianLevel takes the median across levels of every numeric figure.
+func medianLevel(levels []Level) Level {
+	f := func(get func(*Level) float64) float64 {
+		vs := make([]float64, len(levels))
+		for i := range levels {
+			vs[i] = get(&levels[i])
+		}
+		return median(vs)
+	}
+	i := func(get func(*Level) int) int {
+		v := f(func(l *Level) float64 { return float64(get(l)) })
+		if math.IsNaN(v) {
+			return 0
+		}
+		return int(math.Round(v))
+	}
+	d := func(get func(*Level) *Dist) Dist {
+		return Dist{
+			N:    i(func(l *Level) int { return get(l).N }),
+			P50:  f(func(l *Level) float64 { return get(l).P50 }),
+			P90:  f(func(l *Level) float64 { return get(l).P90 }),
+			P99:  f(func(l *Level) float64 { return get(l).P99 }),
+			Mean: f(func(l *Level) float64 { return get(l).Mean }),
+			Min:  f(func(l *Level) float64 { return get(l).Min }),
+			Max:  f(func(l *Level) float64 { return get(l).Max }),
+		}
+	}
+	return Level{
+		Requests:              i(func(l *Level) int { return l.Requests }),
+		Succeeded:             i(func(l *Level) int { return l.Succeeded }),
+		Failed:                i(func(l *Level) int { return l.Failed }),
+		WindowSeconds:         f(func(l *Level) float64 { return l.WindowSeconds }),
+		TTFT:                  d(func(l *Level) *Dist { return &l.TTFT }),
+		TPOT:                  d(func(l *Level) *Dist { return &l.TPOT }),
+		ITL:                   d(func(l *Level) *Dist { return &l.ITL }),
+		E2E:                   d(func(l *Level) *Dist { return &l.E2E }),
+		DecodeRate:            d(func(l *Level) *Dist { return &l.DecodeRate }),
+		OutputTokens:          i(func(l *Level) int { return l.OutputTokens }),
+		OutputTokS:            f(func(l *Level) float64 { return l.OutputTokS }),
+		RequestsPerSec:        f(func(l *Level) float64 { return l.RequestsPerSec }),
+		TokensPerChunk:        f(func(l *Level) float64 { return l.TokensPerChunk }),
+		PromptTokensRequested: i(func(l *Level) int { return l.PromptTokensRequested }),
+		PromptTokensActual:    f(func(l *Level) float64 { return l.PromptTokensActual }),
+		EarlyStops:            i(func(l *Level) int { return l.EarlyStops }),
+	}
+}
+
+// Stability is the verdict on run-to-run spread of median TTFT (the seed's rule).
+type Stability string
+
+const (
+	// Stable: every run's median TTFT within ±10% of the median of run medians.
+	Stable Stability = "stable"
+	// Noisy: the largest deviation is above 10% but at most 30%.
+	Noisy Stability = "noisy"
+	// Unstable: some run deviates by more than 30%; check background load and the driver.
+	Unstable Stability = "unstable"
+	// SingleRun: fewer than two runs measured a TTFT, so there is no spread to judge.
+	SingleRun Stability = "single-run"
+)
+
+// Thresholds of the stability rule, as fractions of the median of run medians.
+const (
+	StableWithin  = 0.10
+	UnstableAbove = 0.30
+)
+
+// StabilityOf judges per-run median TTFTs: spread = max |mᵢ − m| / m with m the median
+// of the mᵢ; spread ≤ 10% is stable, > 30% unstable, otherwise noisy. NaN entries (runs
+// without a TTFT) are ignored; fewer than two remaining gives SingleRun and NaN.
+func StabilityOf(runMedians []float64) (Stability, float64) {
+	var vs []float64
+	for _, v := range runMedians {
+		if !math.IsNaN(v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) < 2 {
+		return SingleRun, math.NaN()
+	}
+	m := median(vs)
+	if m <= 0 {
+		return SingleRun, math.NaN()
+	}
+	var spread float64
+	for _, v := range vs {
+		spread = math.Max(spread, math.Abs(v-m)/m)
+	}
+	// A hair of tolerance so a spread of exactly 10% (0.9, 1.0, 1.1) is judged as a
+	// person reading the rule would, not by float64 rounding.
+	const eps = 1e-9
+	switch {
+	case spread <= StableWithin+eps:
+		return Stable, spread
+	case spread > UnstableAbove+eps:
+		return Unstable, spread
+	default:
+		return Noisy, spread
+	}
+}
+
+// Verdict places a measured value against a published range.
+type Verdict string
+
+const (
+	Within Verdict = "within"
+	Below  Verdict = "below"
+	Above  Verdict = "above"
+	// NoValue: the figure was not measured, so it cannot be held against the range.
+	NoValue Verdict = ""
+)
+
+// Reference holds value against the inclusive range [lo, hi].
+func Reference(value, lo, hi float64) Verdict {
+	switch {
+	case math.IsNaN(value):
+		return NoValue
+	case value < lo:
+		return Below
+	case value > hi:
+		return Above
+	default:
+		return Within
+	}
+}
