@@ -1,0 +1,218 @@
+// Package tinymodel writes a tiny llama-architecture GGUF model with seeded
+// random weights, so that a real Ollama (llama.cpp) server can stream real
+// tokens in tests and quickstarts without downloading a model.
+//
+// The output is deterministic: the same Config gives the same bytes on every
+// run and machine, so a model digest seen by Ollama is stable too.
+package tinymodel
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// Config sizes the model. The zero value is not usable; start from DefaultConfig.
+type Config struct {
+	Name          string  // general.name
+	Seed          uint64  // seeds the weights; same seed, same bytes
+	Layers        int     // llama.block_count
+	Embedding     int     // llama.embedding_length (model width)
+	FeedForward   int     // llama.feed_forward_length
+	Heads         int     // llama.attention.head_count
+	KVHeads       int     // llama.attention.head_count_kv (< Heads means grouped-query attention)
+	ContextLength int     // llama.context_length
+	NormEpsilon   float32 // llama.attention.layer_norm_rms_epsilon
+}
+
+// DefaultConfig is the model the tests and the quickstart use: 2 layers of width 64,
+// 4 heads of 16, which llama.cpp loads in milliseconds and runs at a few ms per token on a CPU.
+func DefaultConfig() Config {
+	return Config{
+		Name:          "planrun-tiny",
+		Seed:          1,
+		Layers:        2,
+		Embedding:     64,
+		FeedForward:   128,
+		Heads:         4,
+		KVHeads:       2,
+		ContextLength: 2048,
+		NormEpsilon:   1e-5,
+	}
+}
+
+// File names written by WriteDir.
+const (
+	GGUFName      = "tiny.gguf"
+	ModelfileName = "Modelfile"
+)
+
+// Modelfile is what `ollama create` needs: the raw prompt as template (the model
+// has no chat format) and a small context so the KV cache stays tiny.
+const Modelfile = "FROM ./" + GGUFName + "\nTEMPLATE {{ .Prompt }}\nPARAMETER num_ctx 512\n"
+
+// SentencePiece token types (llama_token_type in llama.cpp).
+const (
+	tokenNormal  int32 = 1
+	tokenUnknown int32 = 2
+	tokenControl int32 = 3
+	tokenByte    int32 = 6
+)
+
+// Special token ids, fixed by the vocabulary's order.
+const (
+	UnknownID = 0 // <unk>
+	BOSID     = 1 // <s>
+	EOSID     = 2 // </s>
+)
+
+// wordPieces are SentencePiece pieces ("▁" marks a word start) so that common
+// text tokenizes into more than bytes. Every string in the vocabulary must be
+// unique, or llama.cpp aborts while loading.
+var wordPieces = []string{
+	"▁", "▁the", "▁a", "▁of", "▁and", "▁to", "▁in", "▁is", "▁it", "▁that",
+	"▁for", "▁on", "▁with", "▁as", "▁was", "▁be", "▁by", "▁this", "▁are", "▁or",
+	"▁hello", "▁world", "▁model", "▁token", "▁plan", "▁run", "▁server", "▁time", "▁first", "▁fast",
+	"th", "he", "in", "er", "an", "re", "on", "at", "en", "nd",
+	"ing", "ed", "es", "or", "ou", "is", "it", "al", "ar", "st",
+	"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m",
+	"n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z",
+	".", ",", "!", "?",
+}
+
+// Vocabulary returns the token strings, scores and types, in id order:
+// <unk> <s> </s>, the 256 byte tokens <0x00>…<0xFF>, then the word pieces.
+func Vocabulary() (tokens []string, scores []float32, types []int32) {
+	tokens = append(tokens, "<unk>", "<s>", "</s>")
+	scores = append(scores, 0, 0, 0)
+	types = append(types, tokenUnknown, tokenControl, tokenControl)
+	for b := 0; b < 256; b++ {
+		tokens = append(tokens, fmt.Sprintf("<0x%02X>", b))
+		scores = append(scores, 0)
+		types = append(types, tokenByte)
+	}
+	// SentencePiece merges the highest score first; earlier pieces win.
+	for i, p := range wordPieces {
+		tokens = append(tokens, p)
+		scores = append(scores, -float32(i+1))
+		types = append(types, tokenNormal)
+	}
+	return tokens, scores, types
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Layers < 1, c.Embedding < 1, c.FeedForward < 1, c.Heads < 1, c.KVHeads < 1, c.ContextLength < 1:
+		return errors.New("tinymodel: layers, widths, heads and context length must be positive")
+	case c.Embedding%c.Heads != 0:
+		return fmt.Errorf("tinymodel: embedding %d is not a multiple of %d heads", c.Embedding, c.Heads)
+	case c.Heads%c.KVHeads != 0:
+		return fmt.Errorf("tinymodel: %d heads is not a multiple of %d KV heads", c.Heads, c.KVHeads)
+	case (c.Embedding/c.Heads)%2 != 0:
+		return fmt.Errorf("tinymodel: head size %d must be even for RoPE", c.Embedding/c.Heads)
+	}
+	return nil
+}
+
+// Write encodes the model described by c to w as GGUF v3.
+func Write(w io.Writer, c Config) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	tokens, scores, types := Vocabulary()
+	nVocab := uint64(len(tokens))
+	nEmbd := uint64(c.Embedding)
+	nFF := uint64(c.FeedForward)
+	headDim := nEmbd / uint64(c.Heads)
+	nKV := headDim * uint64(c.KVHeads)
+
+	f := &ggufFile{kvs: []kv{
+		{"general.architecture", "llama"},
+		{"general.name", c.Name},
+		{"general.file_type", uint32(0)}, // ALL_F32
+		{"general.alignment", uint32(ggufAlignment)},
+		{"llama.vocab_size", uint32(nVocab)},
+		{"llama.context_length", uint32(c.ContextLength)},
+		{"llama.embedding_length", uint32(nEmbd)},
+		{"llama.block_count", uint32(c.Layers)},
+		{"llama.feed_forward_length", uint32(nFF)},
+		{"llama.attention.head_count", uint32(c.Heads)},
+		{"llama.attention.head_count_kv", uint32(c.KVHeads)},
+		{"llama.rope.dimension_count", uint32(headDim)},
+		{"llama.rope.freq_base", float32(10000)},
+		{"llama.attention.layer_norm_rms_epsilon", c.NormEpsilon},
+		{"tokenizer.ggml.model", "llama"},
+		{"tokenizer.ggml.tokens", tokens},
+		{"tokenizer.ggml.scores", scores},
+		{"tokenizer.ggml.token_type", types},
+		{"tokenizer.ggml.bos_token_id", uint32(BOSID)},
+		{"tokenizer.ggml.eos_token_id", uint32(EOSID)},
+		{"tokenizer.ggml.unknown_token_id", uint32(UnknownID)},
+	}}
+
+	// One generator drawn in a fixed order: the tensor order below is part of the format.
+	rng := rand.New(rand.NewPCG(c.Seed, 0x706c616e72756e)) // "planrun"
+	random := func(name string, fanIn uint64, dims ...uint64) {
+		// Uniform in ±1/sqrt(fanIn) keeps activations near unit size through the layers.
+		bound := 1 / math.Sqrt(float64(fanIn))
+		data := make([]float32, elements(dims))
+		for i := range data {
+			data[i] = float32((rng.Float64()*2 - 1) * bound)
+		}
+		f.tensors = append(f.tensors, tensor{name: name, dims: dims, data: data})
+	}
+	ones := func(name string, n uint64) {
+		data := make([]float32, n)
+		for i := range data {
+			data[i] = 1
+		}
+		f.tensors = append(f.tensors, tensor{name: name, dims: []uint64{n}, data: data})
+	}
+
+	// Shapes as llama.cpp's llm_load_tensors expects them, ggml order (in, out).
+	random("token_embd.weight", 1, nEmbd, nVocab)
+	for l := 0; l < c.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		ones(p+"attn_norm.weight", nEmbd)
+		random(p+"attn_q.weight", nEmbd, nEmbd, nEmbd)
+		random(p+"attn_k.weight", nEmbd, nEmbd, nKV)
+		random(p+"attn_v.weight", nEmbd, nEmbd, nKV)
+		random(p+"attn_output.weight", nEmbd, nEmbd, nEmbd)
+		ones(p+"ffn_norm.weight", nEmbd)
+		random(p+"ffn_gate.weight", nEmbd, nEmbd, nFF)
+		random(p+"ffn_up.weight", nEmbd, nEmbd, nFF)
+		random(p+"ffn_down.weight", nFF, nFF, nEmbd)
+	}
+	ones("output_norm.weight", nEmbd)
+	random("output.weight", 1, nEmbd, nVocab)
+
+	return f.encode(w)
+}
+
+// WriteDir writes GGUFName and ModelfileName into dir (created if missing) and
+// returns the Modelfile's path, ready for `ollama create NAME -f PATH`.
+func WriteDir(dir string, c Config) (modelfile string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	gguf, err := os.Create(filepath.Join(dir, GGUFName))
+	if err != nil {
+		return "", err
+	}
+	if err := Write(gguf, c); err != nil {
+		gguf.Close()
+		return "", err
+	}
+	if err := gguf.Close(); err != nil {
+		return "", err
+	}
+	modelfile = filepath.Join(dir, ModelfileName)
+	if err := os.WriteFile(modelfile, []byte(Modelfile), 0o644); err != nil {
+		return "", err
+	}
+	return modelfile, nil
+}
