@@ -1,0 +1,160 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+)
+
+// Ledger is the CSV results file, appended across runs. Every Append writes one whole
+// record with a single write and fsyncs it, so a process killed at any moment leaves a
+// file that parses: the rows already appended and nothing torn.
+type Ledger struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+}
+
+// OpenLedger opens path for appending, creating it (and writing the header) when it is
+// new or empty. A file whose header differs from this version's columns is refused:
+// mixing formats in one ledger would misalign every later row.
+func OpenLedger(path string) (*Ledger, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	l := &Ledger{f: f, path: path}
+	if err := l.prepare(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// prepare checks the header of an existing ledger, repairs a torn last line (left by a
+// power loss, never by a kill: each record is one write), and positions at the end.
+func (l *Ledger) prepare() error {
+	data, err := io.ReadAll(l.f)
+	if err != nil {
+		return fmt.Errorf("read ledger %s: %w", l.path, err)
+	}
+	if len(data) == 0 {
+		return l.write(Header())
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	got, err := csv.NewReader(bytes.NewReader(first)).Read()
+	if err != nil || !slices.Equal(got, Header()) {
+		return fmt.Errorf("ledger %s has a different header than this planrun writes (%s); "+
+			"start a new ledger: point the csv output at a new path, or move the old file away",
+			l.path, describeHeaderDiff(got, Header()))
+	}
+	if data[len(data)-1] != '\n' {
+		keep := int64(bytes.LastIndexByte(data, '\n') + 1)
+		if err := l.f.Truncate(keep); err != nil {
+			return fmt.Errorf("repair torn last line of %s: %w", l.path, err)
+		}
+	}
+	_, err = l.f.Seek(0, io.SeekEnd)
+	return err
+}
+
+func describeHeaderDiff(got, want []string) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d columns, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return fmt.Sprintf("column %d is %q, want %q", i+1, got[i], want[i])
+		}
+	}
+	return "unreadable header"
+}
+
+// write encodes one record into a buffer and writes it in one call, then fsyncs.
+func (l *Ledger) write(rec []string) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(rec); err != nil {
+		return err
+	}
+	w.Flush()
+	if _, err := l.f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("append to ledger %s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("sync ledger %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// Append writes one row (the backend URL made safe) and fsyncs it. Safe for concurrent use.
+func (l *Ledger) Append(r Row) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errors.New("append to closed ledger " + l.path)
+	}
+	return l.write(r.Record())
+}
+
+// Path is the ledger's file path.
+func (l *Ledger) Path() string { return l.path }
+
+// Close closes the file.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// ReadLedger reads every row of a ledger written by OpenLedger/Append.
+func ReadLedger(path string) ([]Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadRows(f, path)
+}
+
+// ReadRows reads ledger CSV from r; name is used in errors.
+func ReadRows(r io.Reader, name string) ([]Row, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if !slices.Equal(header, Header()) {
+		return nil, fmt.Errorf("%s is not a planrun ledger of this version (%s)", name, describeHeaderDiff(header, Header()))
+	}
+	var rows []Row
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, fmt.Errorf("%s: %w", name, err)
+		}
+		row, err := ParseRecord(rec)
+		if err != nil {
+			line, _ := cr.FieldPos(0)
+			return rows, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		rows = append(rows, row)
+	}
+}

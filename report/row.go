@@ -1,0 +1,157 @@
+// Package report writes planrun's results as the run goes: the CSV ledger (appended
+// across runs, one row per cell × concurrency level), the Markdown report with charts,
+// raw per-request JSONL, manifest.json, and the comparison of two sets of rows.
+package report
+
+import (
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/stats"
+)
+
+// Row is one cell × concurrency level: what produced the figures, the figures, and how
+// to read them. Float figures are NaN when not measured (written as an empty CSV cell
+// and "—" in Markdown); NewRow starts every figure at NaN so nothing reads as a zero.
+// Times are in seconds inside the Row; the CSV header names the unit of each column.
+type Row struct {
+	// Identity.
+	Plan         string // plan name
+	PlanPath     string
+	PlanHash     string
+	CellID       string
+	Matrix       string
+	Model        string // the plan's model name
+	ModelID      string // the name the server knows the model by
+	Quantization string
+	Tool         string // backend "kind.name"
+	BackendURL   string // never with credentials: Append strips userinfo and key/token parameters
+	Hardware     string
+	GPU          string
+	Workload     string
+	Concurrency  int
+	RequestRate  float64 // requests/s of an open-loop run; 0 for closed loop
+	Runs         int     // measured repeat runs behind the row
+	MaxTokens    int     // requested output length
+
+	// Counts over all measured runs.
+	Requests  int
+	Succeeded int
+	Failed    int
+	Failures  map[string]int // failed requests by error class
+
+	// Distributions over every request of every run (seconds; decode rate in tok/s).
+	TTFT, TPOT, ITL, E2E, DecodeRate stats.Dist
+
+	// Rates: the median across runs of each run's figure.
+	OutputTokS     float64 // Σ output tokens of successful requests / measured window
+	RequestsPerSec float64
+	WindowSeconds  float64 // median run window
+	OutputTokens   int     // total over all runs
+
+	TokenSource           string
+	TokensPerChunk        float64
+	PromptTokensRequested int
+	PromptTokensActual    float64 // mean of the server's own count
+	EarlyStops            int
+
+	// VRAM from the gpu package, in GB (10⁹ bytes); NaN when there was no telemetry, with
+	// VRAMSource saying why ("no GPU telemetry: NVML library not found") or which NVML
+	// figure was used.
+	VRAMBaselineGB float64
+	VRAMPeakGB     float64
+	VRAMProcessGB  float64
+	VRAMSource     string
+
+	Stability       string
+	StabilitySpread float64 // fraction: 0.12 is 12%
+
+	Reference string // name of the matching reference block
+	Verdict   string // within / below / above, or per figure ("ttft within; tok/s below")
+
+	Status  string // ok / failed / interrupted
+	Notes   string
+	Version string // planrun version
+	Started time.Time
+	Ended   time.Time
+}
+
+// Status values of a Row.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusInterrupted = "interrupted"
+)
+
+// NewRow returns a Row whose figures are all NaN (not measured).
+func NewRow() Row {
+	nan := math.NaN()
+	d := stats.NewDist(nil)
+	return Row{
+		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d,
+		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
+		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
+		StabilitySpread: nan,
+	}
+}
+
+// SetStats fills the row's figures from the runs of its level: distributions and counts
+// over all requests (Pooled), rates as the median across runs, and the stability verdict.
+func (r *Row) SetStats(s stats.Runs) {
+	p, m := s.Pooled, s.Median
+	r.Runs = len(s.PerRun)
+	r.Requests, r.Succeeded, r.Failed = p.Requests, p.Succeeded, p.Failed
+	r.Failures = nil
+	for class, n := range p.Failures {
+		if r.Failures == nil {
+			r.Failures = map[string]int{}
+		}
+		r.Failures[string(class)] = n
+	}
+	r.TTFT, r.TPOT, r.ITL, r.E2E, r.DecodeRate = p.TTFT, p.TPOT, p.ITL, p.E2E, p.DecodeRate
+	r.OutputTokS, r.RequestsPerSec, r.WindowSeconds = m.OutputTokS, m.RequestsPerSec, m.WindowSeconds
+	r.OutputTokens = p.OutputTokens
+	r.TokenSource = p.TokenSource
+	r.TokensPerChunk = p.TokensPerChunk
+	r.PromptTokensRequested = p.PromptTokensRequested
+	r.PromptTokensActual = p.PromptTokensActual
+	r.EarlyStops = p.EarlyStops
+	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
+}
+
+// secretParam reports whether a query parameter name looks like it carries a credential.
+func secretParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"key", "token", "secret", "password", "passwd", "auth", "signature", "sig"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// SafeURL returns u without userinfo and without query parameters named like a key,
+// token, secret, password or signature: results files are shared, keys must not be.
+// An unparseable URL is replaced rather than risk copying a secret.
+func SafeURL(u string) string {
+	if u == "" {
+		return ""
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparseable URL removed)"
+	}
+	p.User = nil
+	if p.RawQuery != "" {
+		q := p.Query()
+		for name := range q {
+			if secretParam(name) {
+				q.Del(name)
+			}
+		}
+		p.RawQuery = q.Encode()
+	}
+	return p.String()
+}
