@@ -1,0 +1,62 @@
+//go:build unix
+
+package ollamatest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+func checkPlatform() error { return nil }
+
+// processGroup puts serve in a new process group, so that it and the runners it
+// forks can be signalled together and a Ctrl-C at the terminal is ours to handle.
+func processGroup() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+func signalGroup(pgid int, kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	// ESRCH (group already empty) is the outcome we want, not an error.
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// groupMembers lists the live (not zombie) processes in process group pgid.
+// /proc gives exact PIDs on Linux; elsewhere, signal 0 tells only whether the
+// group has any member, reported as pgid itself.
+func groupMembers(pgid int) []int {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil || len(stats) == 0 {
+		if syscall.Kill(-pgid, 0) == nil {
+			return []int{pgid}
+		}
+		return nil
+	}
+	var pids []int
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // exited while we looked
+		}
+		// "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 || string(f[0]) == "Z" || string(f[0]) == "X" {
+			continue
+		}
+		if pg, _ := strconv.Atoi(string(f[2])); pg == pgid {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
