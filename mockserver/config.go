@@ -1,0 +1,192 @@
+// Package mockserver is a scriptable LLM-serving server with known timing. It speaks the
+// OpenAI-compatible protocol the way vLLM writes it and the Ollama protocol the way Ollama
+// writes it, emits tokens on a precise schedule (TTFT, TPOT, jitter, coalescing, queue
+// slots), injects faults deterministically from a seed, and records when it wrote every
+// chunk so a client's measurements can be checked against the truth.
+package mockserver
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config scripts the server. The zero value is usable: instant tokens, 128 of them, one
+// per chunk, any model accepted, no faults.
+type Config struct {
+	// TTFT is the time from admission (request received, and a queue slot held) to the
+	// write of the first content chunk.
+	TTFT time.Duration
+	// TPOT is the gap between consecutive tokens. Token i (from 0) is due at
+	// TTFT + i*TPOT, so vLLM's TPOT = (E2E − TTFT)/(tokens − 1) recovers it exactly.
+	TPOT time.Duration
+	// Jitter adds a uniform offset in [−Jitter, +Jitter] to TTFT and to every token gap,
+	// drawn from Seed and the request number (gaps never go below zero).
+	Jitter time.Duration
+	// TokensPerChunk coalesces tokens like a real server's stream interval: the first
+	// chunk carries one token, each later chunk up to TokensPerChunk, written when its
+	// last token is due. 0 means 1.
+	TokensPerChunk int
+	// OutputTokens is the length when the request sets no max_tokens / num_predict.
+	// 0 means 128.
+	OutputTokens int
+	// EOSAt makes the "model" stop by itself after this many tokens (finish_reason
+	// "stop") unless the request caps it lower or sets ignore_eos. 0: never.
+	EOSAt int
+	// QueueSlots bounds how many requests decode at once; others wait (and their TTFT
+	// grows), as on a real server. 0: unbounded.
+	QueueSlots int
+	// Models are the names served; a request for another gets 404 with the list. Empty
+	// accepts any model name and lists "mock".
+	Models []string
+	// APIKey, when set, is required as "Authorization: Bearer <key>" on /v1/* (as vLLM's
+	// --api-key does); otherwise 401.
+	APIKey string
+	// Faults are per-request fault rates.
+	Faults Faults
+	// Seed makes jitter and fault choice repeatable.
+	Seed uint64
+	// RecordTruth keeps a Truth (chunk write times) per request, read with Server.Truth.
+	// Off by default so a long-running server does not grow without bound.
+	RecordTruth bool
+
+	// clock is replaced in tests so golden streams carry fixed timestamps.
+	clock clock
+}
+
+// Faults are the probabilities (0..1, summing to at most 1) that a generation request
+// fails in each way. Which request gets which fault follows from Config.Seed and the
+// request number alone (see FaultFor).
+type Faults struct {
+	Forbidden   float64 // 403
+	NotFound    float64 // 404 (as if the model were unknown)
+	RateLimited float64 // 429 with Retry-After
+	Internal    float64 // 500
+	Unavailable float64 // 503 with Retry-After
+	StreamCut   float64 // connection closed after AfterChunks chunks
+	Malformed   float64 // a chunk that is not valid JSON, after AfterChunks chunks
+	Stall       float64 // no bytes for StallFor, after AfterChunks chunks
+	// AfterChunks is where mid-stream faults strike (content chunks written before).
+	// 0 means 2.
+	AfterChunks int
+	// StallFor is the length of a stall. 0 means 10s.
+	StallFor time.Duration
+	// RetryAfter is the Retry-After header on 429 and 503. Empty means "1".
+	RetryAfter string
+}
+
+// Fault is the failure chosen for one request; FaultNone is success.
+type Fault string
+
+// The faults, named as a client classifies them.
+const (
+	FaultNone        Fault = ""
+	FaultForbidden   Fault = "403"
+	FaultNotFound    Fault = "404"
+	FaultRateLimited Fault = "429"
+	FaultInternal    Fault = "500"
+	FaultUnavailable Fault = "503"
+	FaultStreamCut   Fault = "stream_cut"
+	FaultMalformed   Fault = "malformed"
+	FaultStall       Fault = "stall"
+)
+
+// ParseFault reads a fault name as written by Fault's constants.
+func ParseFault(s string) (Fault, error) {
+	switch f := Fault(s); f {
+	case FaultNone, FaultForbidden, FaultNotFound, FaultRateLimited, FaultInternal,
+		FaultUnavailable, FaultStreamCut, FaultMalformed, FaultStall:
+		return f, nil
+	}
+	return FaultNone, fmt.Errorf("unknown fault %q", s)
+}
+
+// midStream reports whether the fault strikes after the response has begun.
+func (f Fault) midStream() bool {
+	return f == FaultStreamCut || f == FaultMalformed || f == FaultStall
+}
+
+// withDefaults fills the zero fields with their documented defaults.
+func (c Config) withDefaults() Config {
+	if c.TokensPerChunk <= 0 {
+		c.TokensPerChunk = 1
+	}
+	if c.OutputTokens <= 0 {
+		c.OutputTokens = 128
+	}
+	if c.Faults.AfterChunks <= 0 {
+		c.Faults.AfterChunks = 2
+	}
+	if c.Faults.StallFor <= 0 {
+		c.Faults.StallFor = 10 * time.Second
+	}
+	if c.Faults.RetryAfter == "" {
+		c.Faults.RetryAfter = "1"
+	}
+	if c.clock == nil {
+		c.clock = realClock{}
+	}
+	return c
+}
+
+// Validate reports the first nonsensical setting.
+func (c Config) Validate() error {
+	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 {
+		return fmt.Errorf("ttft, tpot and jitter must not be negative")
+	}
+	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 {
+		return fmt.Errorf("eos-at, queue slots, tokens per chunk and output tokens must not be negative")
+	}
+	sum := 0.0
+	for _, r := range c.Faults.rates() {
+		if r.p < 0 || r.p > 1 {
+			return fmt.Errorf("fault rate %s = %g is not in [0, 1]", r.f, r.p)
+		}
+		sum += r.p
+	}
+	if sum > 1+1e-9 {
+		return fmt.Errorf("fault rates sum to %g, more than 1", sum)
+	}
+	return nil
+}
+
+type faultRate struct {
+	f Fault
+	p float64
+}
+
+// rates lists the fault rates in a fixed order, so the choice for a request number never
+// depends on map order.
+func (f Faults) rates() [8]faultRate {
+	return [8]faultRate{
+		{FaultForbidden, f.Forbidden}, {FaultNotFound, f.NotFound},
+		{FaultRateLimited, f.RateLimited}, {FaultInternal, f.Internal},
+		{FaultUnavailable, f.Unavailable}, {FaultStreamCut, f.StreamCut},
+		{FaultMalformed, f.Malformed}, {FaultStall, f.Stall},
+	}
+}
+
+// FaultFor is the fault that request number n (from 1, in arrival order of generation
+// requests) gets under seed: a pure function, so tests can predict it.
+func (f Faults) FaultFor(seed, n uint64) Fault {
+	u := unitFloat(mix(seed, n, 0x6661756c74)) // "fault"
+	acc := 0.0
+	for _, r := range f.rates() {
+		acc += r.p
+		if r.p > 0 && u < acc {
+			return r.f
+		}
+	}
+	return FaultNone
+}
+
+// mix is splitmix64 over (seed, n, stream): a cheap, well-spread hash so that nearby
+// request numbers get independent draws.
+func mix(seed, n, stream uint64) uint64 {
+	z := seed ^ (n * 0x9e3779b97f4a7c15) ^ (stream * 0xbf58476d1ce4e5b9)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// unitFloat maps a hash to [0, 1).
+func unitFloat(x uint64) float64 { return float64(x>>11) / (1 << 53) }

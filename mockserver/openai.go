@@ -1,0 +1,256 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// openaiKind selects /v1/chat/completions or /v1/completions.
+type openaiKind int
+
+const (
+	openaiChat openaiKind = iota
+	openaiText
+)
+
+// openaiEncoder writes the stream byte for byte as vLLM's OpenAI server does: a role-only
+// first chunk (chat), content chunks, the last one carrying finish_reason, a usage chunk
+// with "choices":[] when stream_options.include_usage is set, then "data: [DONE]".
+type openaiEncoder struct{ kind openaiKind }
+
+type openaiRequest struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS bool `json:"ignore_eos"`
+	MinTokens int  `json:"min_tokens"`
+}
+
+// countContentWords counts the words in a string, or in the "text" of an array of parts.
+func countContentWords(raw json.RawMessage) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return countWords(s)
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		n := 0
+		for _, p := range parts {
+			n += countWords(p.Text)
+		}
+		return n
+	}
+	var ss []string // completions accept a list of prompts; the mock counts them all
+	if json.Unmarshal(raw, &ss) == nil {
+		n := 0
+		for _, p := range ss {
+			n += countWords(p)
+		}
+		return n
+	}
+	return 0
+}
+
+func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
+	enc := openaiEncoder{kind: kind}
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.generate(w, r, enc, true, func(r *http.Request) (params, error) {
+			var req openaiRequest
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				return params{}, err
+			}
+			if req.Model == "" {
+				return params{}, errors.New("model is required")
+			}
+			p := params{model: req.Model, stream: req.Stream, maxTokens: req.MaxTokens,
+				ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens}
+			if req.MaxCompletionTokens > 0 {
+				p.maxTokens = req.MaxCompletionTokens
+			}
+			if req.StreamOptions != nil {
+				p.includeUsage = req.StreamOptions.IncludeUsage
+			}
+			if kind == openaiChat {
+				for _, m := range req.Messages {
+					p.promptTokens += countContentWords(m.Content)
+				}
+			} else {
+				p.promptTokens = countContentWords(req.Prompt)
+			}
+			return p, nil
+		})
+	}
+}
+
+func (openaiEncoder) contentType(stream bool) string {
+	if stream {
+		return "text/event-stream; charset=utf-8"
+	}
+	return "application/json"
+}
+
+func (openaiEncoder) earlyHeaders() bool { return true }
+
+// head appends the fields every chunk of this request shares.
+func (e openaiEncoder) head(b []byte, g *generation) []byte {
+	b = append(b, `data: {"id":`...)
+	if e.kind == openaiChat {
+		b = append(b, `"chatcmpl-`...)
+	} else {
+		b = append(b, `"cmpl-`...)
+	}
+	b = append(b, g.quotedID[1:]...)
+	if e.kind == openaiChat {
+		b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	} else {
+		b = append(b, `,"object":"text_completion","created":`...)
+	}
+	b = strconv.AppendInt(b, g.created, 10)
+	b = append(b, `,"model":`...)
+	b = append(b, g.quotedModel...)
+	return b
+}
+
+func (e openaiEncoder) begin(b []byte, g *generation) []byte {
+	if e.kind != openaiChat {
+		return b
+	}
+	b = e.head(b, g)
+	return append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+}
+
+func (e openaiEncoder) chunk(b []byte, g *generation, from, to int, last bool, _ time.Time) []byte {
+	b = e.head(b, g)
+	if e.kind == openaiChat {
+		b = append(b, `,"choices":[{"index":0,"delta":{"content":"`...)
+	} else {
+		b = append(b, `,"choices":[{"index":0,"text":"`...)
+	}
+	b = appendTokens(b, from, to)
+	if e.kind == openaiChat {
+		b = append(b, `"},"logprobs":null,"finish_reason":`...)
+	} else {
+		b = append(b, `","logprobs":null,"finish_reason":`...)
+	}
+	if last {
+		b = append(b, '"')
+		b = append(b, g.finish...)
+		b = append(b, `","stop_reason":null}]}`+"\n\n"...)
+	} else if e.kind == openaiChat {
+		b = append(b, `null}]}`+"\n\n"...)
+	} else {
+		b = append(b, `null,"stop_reason":null}]}`+"\n\n"...)
+	}
+	return b
+}
+
+func (e openaiEncoder) end(b []byte, g *generation, _ time.Time) []byte {
+	if g.p.includeUsage {
+		b = e.head(b, g)
+		b = append(b, `,"choices":[],"usage":`...)
+		b = appendUsage(b, g)
+		b = append(b, "}\n\n"...)
+	}
+	return append(b, "data: [DONE]\n\n"...)
+}
+
+func appendUsage(b []byte, g *generation) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.p.promptTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.p.promptTokens+g.tokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.tokens), 10)
+	return append(b, '}')
+}
+
+func (e openaiEncoder) malformed(b []byte, g *generation) []byte {
+	// A chunk cut inside its JSON, then the SSE event ends: what a broken proxy produces.
+	b = e.head(b, g)
+	return append(b, `,"choices":[{"index":0,"delta":{"content":"`+"\n\n"...)
+}
+
+func (e openaiEncoder) whole(b []byte, g *generation, _ time.Time) []byte {
+	if e.kind == openaiChat {
+		b = append(b, `{"id":"chatcmpl-`...)
+	} else {
+		b = append(b, `{"id":"cmpl-`...)
+	}
+	b = append(b, g.quotedID[1:]...)
+	if e.kind == openaiChat {
+		b = append(b, `,"object":"chat.completion","created":`...)
+	} else {
+		b = append(b, `,"object":"text_completion","created":`...)
+	}
+	b = strconv.AppendInt(b, g.created, 10)
+	b = append(b, `,"model":`...)
+	b = append(b, g.quotedModel...)
+	if e.kind == openaiChat {
+		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
+		b = appendTokens(b, 0, g.tokens)
+		b = append(b, `"},"logprobs":null,"finish_reason":"`...)
+	} else {
+		b = append(b, `,"choices":[{"index":0,"text":"`...)
+		b = appendTokens(b, 0, g.tokens)
+		b = append(b, `","logprobs":null,"finish_reason":"`...)
+	}
+	b = append(b, g.finish...)
+	b = append(b, `","stop_reason":null}],"usage":`...)
+	b = appendUsage(b, g)
+	return append(b, '}')
+}
+
+func (openaiEncoder) writeError(w http.ResponseWriter, status int, msg, typ string) {
+	if status == http.StatusUnauthorized {
+		writeJSON(w, status, map[string]string{"error": msg}) // vLLM's api-key middleware
+		return
+	}
+	type body struct {
+		Message string  `json:"message"`
+		Type    string  `json:"type"`
+		Param   *string `json:"param"`
+		Code    int     `json:"code"`
+	}
+	writeJSON(w, status, struct {
+		Error body `json:"error"`
+	}{body{Message: msg, Type: typ, Code: status}})
+}
+
+func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
+	type model struct {
+		ID          string  `json:"id"`
+		Object      string  `json:"object"`
+		Created     int64   `json:"created"`
+		OwnedBy     string  `json:"owned_by"`
+		Root        string  `json:"root"`
+		Parent      *string `json:"parent"`
+		MaxModelLen int     `json:"max_model_len"`
+	}
+	var list struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}
+	list.Object = "list"
+	now := s.cfg.clock.Now().Unix()
+	for _, m := range s.modelNames() {
+		list.Data = append(list.Data, model{ID: m, Object: "model", Created: now, OwnedBy: "vllm",
+			Root: m, MaxModelLen: contextLength})
+	}
+	writeJSON(w, http.StatusOK, list)
+}

@@ -1,0 +1,169 @@
+package mockserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/planrun/planrun/internal/version"
+)
+
+// Server is the mock. It is an http.Handler; Start serves it on an address.
+type Server struct {
+	cfg   Config
+	mux   *http.ServeMux
+	slots chan struct{} // nil when QueueSlots is 0
+
+	requests  atomic.Uint64 // generation requests, numbers them
+	running   atomic.Int64
+	waiting   atomic.Int64
+	promptTok atomic.Int64
+	outTok    atomic.Int64
+
+	truthMu sync.Mutex
+	truths  []*Truth
+
+	bufs sync.Pool // *[]byte per stream, so chunk rendering allocates nothing
+}
+
+// Version is what /version and /api/version report.
+func Version() string { return "mock-" + version.Version }
+
+// New builds a server; cfg should have passed Validate.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg.withDefaults(), mux: http.NewServeMux()}
+	if s.cfg.QueueSlots > 0 {
+		s.slots = make(chan struct{}, s.cfg.QueueSlots)
+	}
+	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+
+	s.mux.HandleFunc("POST /v1/chat/completions", s.openaiHandler(openaiChat))
+	s.mux.HandleFunc("POST /v1/completions", s.openaiHandler(openaiText))
+	s.mux.HandleFunc("GET /v1/models", s.openaiModels)
+	s.mux.HandleFunc("GET /version", s.versionHandler)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
+	s.mux.HandleFunc("GET /metrics", s.metrics)
+
+	s.mux.HandleFunc("POST /api/chat", s.ollamaHandler(ollamaChat))
+	s.mux.HandleFunc("POST /api/generate", s.ollamaHandler(ollamaGenerate))
+	s.mux.HandleFunc("GET /api/tags", s.ollamaTags)
+	s.mux.HandleFunc("GET /api/ps", s.ollamaPS)
+	s.mux.HandleFunc("POST /api/show", s.ollamaShow)
+	s.mux.HandleFunc("GET /api/version", s.versionHandler)
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("Ollama is running"))
+	})
+	return s
+}
+
+// ServeHTTP routes to the OpenAI-compatible and Ollama endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Start serves on addr (e.g. "127.0.0.1:0") and returns the base URL. stop closes the
+// listener and every open stream.
+func (s *Server) Start(addr string) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the listener failed; stop still returns cleanly
+		}
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			if hs.Shutdown(ctx) != nil {
+				hs.Close() // streams outlive the grace period: cut them
+			}
+			<-done
+		})
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// Stats is a snapshot of the server's counters.
+type Stats struct {
+	Requests     uint64 // generation requests received
+	Running      int64  // holding a queue slot
+	Waiting      int64  // waiting for one
+	PromptTokens int64
+	OutputTokens int64 // tokens written in content chunks
+}
+
+// Stats returns the counters now.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Requests: s.requests.Load(), Running: s.running.Load(), Waiting: s.waiting.Load(),
+		PromptTokens: s.promptTok.Load(), OutputTokens: s.outTok.Load(),
+	}
+}
+
+func (s *Server) versionHandler(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": Version()})
+}
+
+// modelKnown reports whether the model is served (any name when Models is empty).
+func (s *Server) modelKnown(m string) bool {
+	if len(s.cfg.Models) == 0 {
+		return true
+	}
+	for _, x := range s.cfg.Models {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// modelNames is what the listing endpoints show.
+func (s *Server) modelNames() []string {
+	if len(s.cfg.Models) == 0 {
+		return []string{"mock"}
+	}
+	return s.cfg.Models
+}
+
+// admit waits for a queue slot; release must be called once decoding ends. ok is false
+// when the client left while waiting.
+func (s *Server) admit(ctx context.Context) (release func(), ok bool) {
+	if s.slots != nil {
+		s.waiting.Add(1)
+		select {
+		case s.slots <- struct{}{}:
+			s.waiting.Add(-1)
+		case <-ctx.Done():
+			s.waiting.Add(-1)
+			return nil, false
+		}
+	}
+	s.running.Add(1)
+	return func() {
+		s.running.Add(-1)
+		if s.slots != nil {
+			<-s.slots
+		}
+	}, true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}

@@ -1,0 +1,341 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// params are what one generation request asks for, decoded by its protocol.
+type params struct {
+	model        string
+	promptTokens int
+	maxTokens    int // 0: not set
+	stream       bool
+	includeUsage bool // OpenAI stream_options.include_usage
+	ignoreEOS    bool // vLLM extension
+	minTokens    int  // vLLM extension
+}
+
+// encoder renders one protocol. Streaming methods append to b so one pooled buffer per
+// stream serves every chunk.
+type encoder interface {
+	contentType(stream bool) string
+	// earlyHeaders: send the response headers on admission, before the first token
+	// (vLLM does; Ollama's headers go out with the first chunk).
+	earlyHeaders() bool
+	// begin precedes the first content chunk (vLLM's role-only chunk).
+	begin(b []byte, g *generation) []byte
+	chunk(b []byte, g *generation, from, to int, last bool, now time.Time) []byte
+	end(b []byte, g *generation, now time.Time) []byte
+	// malformed is a chunk a client cannot decode.
+	malformed(b []byte, g *generation) []byte
+	// whole is the non-streaming response.
+	whole(b []byte, g *generation, now time.Time) []byte
+	writeError(w http.ResponseWriter, status int, msg, typ string)
+}
+
+// generation is one request in flight.
+type generation struct {
+	id     string
+	n      uint64
+	p      params
+	tokens int
+	finish string
+	fault  Fault
+
+	received, admitted time.Time
+	first, last        time.Time // first and last content chunk written
+	created            int64     // unix seconds, for OpenAI's "created"
+	quotedID           []byte    // JSON strings, rendered once per request
+	quotedModel        []byte
+}
+
+// length decides the output length and finish reason: the request's cap (or
+// OutputTokens) against the scripted EOS, which ignore_eos disables and min_tokens delays.
+func (c Config) length(p params) (int, string) {
+	limit := p.maxTokens
+	if limit <= 0 {
+		limit = c.OutputTokens
+	}
+	natural := c.EOSAt
+	if p.ignoreEOS {
+		natural = 0
+	}
+	if natural > 0 && p.minTokens > natural {
+		natural = p.minTokens
+	}
+	if natural > 0 && natural <= limit {
+		return natural, "stop"
+	}
+	return limit, "length"
+}
+
+// tokenGap is the scripted time before token i of request n: TTFT for the first, TPOT
+// after that, each moved by seeded jitter.
+func (c Config) tokenGap(n uint64, i int) time.Duration {
+	d := c.TPOT
+	if i == 0 {
+		d = c.TTFT
+	}
+	if c.Jitter > 0 {
+		u := unitFloat(mix(c.Seed, n, uint64(i)+1))
+		d += time.Duration((2*u - 1) * float64(c.Jitter))
+	}
+	return max(d, 0)
+}
+
+// Schedule is when each token of request number n is due, as offsets from admission: a
+// pure function of the config, so a test can predict the server exactly.
+func (c Config) Schedule(n uint64, tokens int) []time.Duration {
+	out := make([]time.Duration, tokens)
+	var at time.Duration
+	for i := range out {
+		at += c.tokenGap(n, i)
+		out[i] = at
+	}
+	return out
+}
+
+// chunkCount is the number of content chunks for tokens tokens, k per chunk after the
+// first (which carries one, as vLLM's stream interval does).
+func chunkCount(tokens, k int) int {
+	if tokens <= 1 {
+		return 1
+	}
+	return 1 + (tokens-1+k-1)/k
+}
+
+// chunkBounds is the token range [from, to) of chunk c.
+func chunkBounds(c, k, tokens int) (from, to int) {
+	if c == 0 {
+		return 0, 1
+	}
+	from = 1 + (c-1)*k
+	return from, min(from+k, tokens)
+}
+
+// vocab are the output tokens: words with a leading space, JSON-safe as they stand, so
+// a whitespace count of the text equals the token count.
+var vocab = [...]string{" the", " quick", " brown", " fox", " jumps", " over", " a", " lazy",
+	" dog", " while", " mock", " tokens", " stream", " at", " steady", " pace"}
+
+func appendTokens(b []byte, from, to int) []byte {
+	for i := from; i < to; i++ {
+		b = append(b, vocab[i%len(vocab)]...)
+	}
+	return b
+}
+
+// countWords is the mock tokenizer: whitespace-separated words.
+func countWords(s string) int {
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		sp := s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r'
+		if !sp && !in {
+			n++
+		}
+		in = !sp
+	}
+	return n
+}
+
+func quote(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// generate serves one generation request with encoder enc. decode reads the body; auth
+// says whether the API key applies (it does on /v1/*, as with vLLM's --api-key).
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, auth bool,
+	decode func(*http.Request) (params, error)) {
+	clk := s.cfg.clock
+	g := &generation{received: clk.Now(), n: s.requests.Add(1)}
+	g.id = r.Header.Get("X-Request-Id")
+	if g.id == "" {
+		g.id = fmt.Sprintf("req-%d", g.n)
+	}
+	w.Header().Set("X-Request-Id", g.id)
+
+	var t *Truth
+	if s.cfg.RecordTruth {
+		t = &Truth{ID: g.id, Number: g.n, Path: r.URL.Path, Received: g.received}
+		defer s.record(t)
+	}
+	fail := func(status int, msg, typ string) {
+		if t != nil {
+			t.Status = status
+		}
+		enc.writeError(w, status, msg, typ)
+	}
+
+	if auth && s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+		fail(http.StatusUnauthorized, "Unauthorized", "")
+		return
+	}
+	p, err := decode(r)
+	if err != nil {
+		fail(http.StatusBadRequest, err.Error(), "BadRequestError")
+		return
+	}
+	g.p = p
+	g.fault = s.cfg.Faults.FaultFor(s.cfg.Seed, g.n)
+	if h := r.Header.Get("X-Mock-Fault"); h != "" {
+		if f, err := ParseFault(h); err == nil {
+			g.fault = f // a test forces a fault on this request
+		}
+	}
+	if t != nil {
+		t.Model, t.Stream, t.Fault, t.PromptTokens = p.model, p.stream, g.fault, p.promptTokens
+	}
+
+	switch {
+	case !s.modelKnown(p.model) || g.fault == FaultNotFound:
+		fail(http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist. Available models: %s",
+			p.model, strings.Join(s.modelNames(), ", ")), "NotFoundError")
+		return
+	case g.fault == FaultForbidden:
+		fail(http.StatusForbidden, "mock: this key may not use this model", "PermissionDeniedError")
+		return
+	case g.fault == FaultRateLimited:
+		w.Header().Set("Retry-After", s.cfg.Faults.RetryAfter)
+		fail(http.StatusTooManyRequests, "mock: rate limit reached", "RateLimitError")
+		return
+	case g.fault == FaultInternal:
+		fail(http.StatusInternalServerError, "mock: internal error", "InternalServerError")
+		return
+	case g.fault == FaultUnavailable:
+		w.Header().Set("Retry-After", s.cfg.Faults.RetryAfter)
+		fail(http.StatusServiceUnavailable, "mock: server overloaded", "ServiceUnavailableError")
+		return
+	}
+
+	g.tokens, g.finish = s.cfg.length(p)
+	g.created = g.received.Unix()
+	g.quotedID, g.quotedModel = quote(g.id), quote(p.model)
+	s.promptTok.Add(int64(p.promptTokens))
+
+	w.Header().Set("Content-Type", enc.contentType(p.stream))
+	flusher, _ := w.(http.Flusher)
+	if p.stream && enc.earlyHeaders() {
+		w.WriteHeader(http.StatusOK)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	if t != nil {
+		t.Status = http.StatusOK
+	}
+
+	release, ok := s.admit(r.Context())
+	if !ok {
+		if t != nil {
+			t.Canceled = true
+		}
+		return
+	}
+	defer release()
+	g.admitted = clk.Now()
+	if t != nil {
+		t.Admitted, t.OutputTokens, t.FinishReason = g.admitted, g.tokens, g.finish
+	}
+
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	wt := clk.newWaiter()
+	defer wt.stop()
+	ctx := r.Context()
+
+	k := s.cfg.TokensPerChunk
+	chunks := chunkCount(g.tokens, k)
+	if !p.stream {
+		chunks, k = 1, g.tokens // the whole answer is one write
+	}
+	if t != nil {
+		t.Chunks = make([]ChunkTruth, 0, chunks) // sized once: no allocation per chunk
+	}
+	faultAt := -1
+	if g.fault.midStream() {
+		faultAt = min(s.cfg.Faults.AfterChunks, chunks-1)
+	}
+
+	var offset time.Duration // due time of the next token, from admission
+	tok := 0
+	buf := *bp
+	for c := 0; c < chunks; c++ {
+		from, to := chunkBounds(c, k, g.tokens)
+		if !p.stream {
+			from, to = 0, g.tokens
+		}
+		for ; tok < to; tok++ {
+			offset += s.cfg.tokenGap(g.n, tok)
+		}
+		due := g.admitted.Add(offset)
+
+		if c == faultAt {
+			switch g.fault {
+			case FaultStreamCut:
+				// Abort the connection with no terminating chunk: the client reads an
+				// unexpected EOF, as when a server dies mid-stream.
+				panic(http.ErrAbortHandler)
+			case FaultStall:
+				if !wt.waitUntil(ctx, clk.Now().Add(s.cfg.Faults.StallFor)) {
+					if t != nil {
+						t.Canceled = true
+					}
+					return
+				}
+			case FaultMalformed:
+				buf = enc.malformed(buf[:0], g)
+				w.Write(buf)
+				if flusher != nil {
+					flusher.Flush()
+				}
+			}
+		}
+
+		if !wt.waitUntil(ctx, due) {
+			if t != nil {
+				t.Canceled = true
+			}
+			return
+		}
+		now := clk.Now()
+		buf = buf[:0]
+		if !p.stream {
+			g.first, g.last = now, now
+			buf = enc.whole(buf, g, now)
+		} else {
+			if c == 0 {
+				buf = enc.begin(buf, g)
+			}
+			buf = enc.chunk(buf, g, from, to, c == chunks-1, now)
+		}
+		w.Write(buf)
+		if flusher != nil {
+			flusher.Flush()
+		}
+		written := clk.Now()
+		if c == 0 {
+			g.first = written
+		}
+		g.last = written
+		if t != nil {
+			t.Chunks = append(t.Chunks, ChunkTruth{Tokens: to - from, Due: due, Written: written})
+		}
+	}
+	s.outTok.Add(int64(g.tokens))
+	if p.stream {
+		buf = enc.end(buf[:0], g, clk.Now())
+		w.Write(buf)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	*bp = buf // keep a grown buffer for the next stream
+	if t != nil {
+		t.Complete = true
+	}
+}
