@@ -79,6 +79,10 @@ func generate(t *testing.T, s *Server) (text string, chunks, evalCount int) {
 
 func TestGenerateStreamsTokens(t *testing.T) {
 	s := Start(t)
+	// Results record the server version; go install alone would leave "0.0.0".
+	if s.Version == "" || s.Version == "0.0.0" {
+		t.Errorf("/api/version = %q: rebuild with scripts/install-ollama.sh, which stamps the version", s.Version)
+	}
 	text, chunks, evalCount := generate(t, s)
 	t.Logf("/api/generate: eval_count=%d, %d content chunks, text %q", evalCount, chunks, text)
 	if evalCount < 1 || evalCount > maxTokens {
