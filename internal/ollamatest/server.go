@@ -7,6 +7,15 @@
 //
 // Each Server owns a temporary directory (models, HOME, logs) and the process
 // group of `ollama serve` and its runners; Stop ends the whole group.
+//
+// One server per test:
+//
+//	s := ollamatest.Start(t) // stopped when t ends
+//	resp, err := http.Post(s.URL+"/api/generate", ...) // model s.Model
+//
+// One server per package, from TestMain:
+//
+//	srv, err := ollamatest.StartServer(dir) // then m.Run(), then srv.Stop()
 package ollamatest
 
 import (

@@ -1,0 +1,18 @@
+# Thin wrappers over the scripts; the scripts are the source of truth (CI runs .ci/run).
+.PHONY: build test ollama tinymodel
+
+# build: the planrun CLI in the repository root.
+build:
+	go build -o planrun ./cmd/planrun
+
+# test: vet and test everything, integration tests included (builds Ollama the first time).
+test:
+	scripts/test.sh
+
+# ollama: build the pinned Ollama into .tools/bin (idempotent).
+ollama:
+	scripts/install-ollama.sh
+
+# tinymodel: write the tiny test model and its Modelfile into .tools/tinymodel.
+tinymodel:
+	go run ./tools/tinymodel -o .tools/tinymodel

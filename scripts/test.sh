@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# planrun's test command: builds the pinned Ollama that the integration tests run against
+# (only the first time; several minutes on 2 cores), then checks formatting, vets and tests
+# every package. Extra arguments go to `go test` (e.g. scripts/test.sh -race -v).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { echo "test.sh: $*" >&2; }
+
+step "installing the pinned Ollama into .tools/bin (scripts/install-ollama.sh)"
+scripts/install-ollama.sh
+
+# go-nvml's header warns about deprecated declarations on every cgo build; they are not ours.
+export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
+# The integration tests find .tools/bin/ollama themselves; a developer's OLLAMA_HOST must not
+# point them at another server (they start their own on free loopback ports).
+unset OLLAMA_HOST
+
+step "gofmt -l ."
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
+if [[ -n "$unformatted" ]]; then
+  echo "test.sh: not gofmt-ed (run gofmt -w on them):" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+step "go vet ./..."
+go vet ./...
+
+step "go test -count=1 $* ./..."
+go test -count=1 "$@" ./...
+step "all tests passed"
