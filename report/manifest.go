@@ -1,0 +1,130 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Environment is what the figures were measured on. The caller fills GPU, driver, CUDA
+// (from the gpu package), server versions and model digests (from probes); CollectHost
+// fills the host facts.
+type Environment struct {
+	Host   string `json:"host"`
+	OS     string `json:"os"`
+	Arch   string `json:"arch"`
+	Kernel string `json:"kernel,omitempty"`
+	CPU    string `json:"cpu,omitempty"`
+	CPUs   int    `json:"cpus,omitempty"`
+
+	GPUs   []string `json:"gpus,omitempty"` // e.g. "NVIDIA H200 (143 GB)"
+	Driver string   `json:"driver,omitempty"`
+	CUDA   string   `json:"cuda,omitempty"`
+
+	// ServerVersions maps a tool ("ollama.local") to the version its server reported.
+	ServerVersions map[string]string `json:"server_versions,omitempty"`
+	// ModelDigests maps "tool model_id" to the model's digest (Ollama /api/show).
+	ModelDigests map[string]string `json:"model_digests,omitempty"`
+
+	PlanrunVersion string `json:"planrun_version"`
+	PlanPath       string `json:"plan_path,omitempty"`
+	PlanHash       string `json:"plan_hash,omitempty"`
+}
+
+// CollectHost returns the host facts of this machine: hostname, OS, arch, kernel, CPU
+// model and count. Facts that cannot be read are left empty, never an error.
+func CollectHost() Environment {
+	e := Environment{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	e.Host, _ = os.Hostname()
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		e.CPU = cpuModel(f)
+		f.Close()
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		e.Kernel = strings.TrimSpace(string(b))
+	}
+	return e
+}
+
+// cpuModel reads the first "model name" of /proc/cpuinfo (x86), falling back to
+// "Hardware"/"cpu model"/"Model" lines on other architectures.
+func cpuModel(r io.Reader) string {
+	var fallback string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name":
+			return strings.TrimSpace(v)
+		case "Hardware", "cpu model", "Model":
+			if fallback == "" {
+				fallback = strings.TrimSpace(v)
+			}
+		}
+	}
+	return fallback
+}
+
+// CellStatus is one cell's outcome in the manifest.
+type CellStatus struct {
+	ID     string `json:"id"`
+	Status string `json:"status"` // ok / failed / interrupted / skipped
+	Notes  string `json:"notes,omitempty"`
+}
+
+// Manifest is manifest.json: what a result directory was produced by and from.
+type Manifest struct {
+	Environment
+	Started time.Time    `json:"started"`
+	Ended   time.Time    `json:"ended,omitzero"`
+	Cells   []CellStatus `json:"cells"`
+}
+
+// WriteManifest writes m to path atomically (temporary file, fsync, rename), so the
+// manifest rewritten after each cell is never half a file.
+func WriteManifest(path string, m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".manifest-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; a manifest is meant to be read by the team.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadManifest reads a manifest.json (used by -resume and compare).
+func ReadManifest(path string) (Manifest, error) {
+	var m Manifest
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
+}

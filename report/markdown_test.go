@@ -1,0 +1,132 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./report -update, then review the diff):\n%s", name, got)
+	}
+}
+
+// reportRows covers the cases a reader must see told apart: single vs concurrent,
+// failures, noisy runs, missing GPU telemetry, chunk-counted tokens, open loop.
+func reportRows() []Row {
+	a1 := sampleRow("qwen-7b-q4-ollama", 1)
+	a4 := sampleRow("qwen-7b-q4-ollama", 4)
+	a4.OutputTokS, a4.TTFT.P50, a4.TPOT.P50 = 98.5, 1.31, 0.0412
+	a4.Stability, a4.StabilitySpread, a4.Verdict = "noisy", 0.17, "above"
+	a4.Notes = ""
+	b1 := NewRow()
+	b1.CellID, b1.Model, b1.Quantization, b1.Tool, b1.Hardware = "qwen-7b-fp8-vllm", "qwen2.5-7b", "fp8", "openai.vllm", "rtx5090"
+	b1.Concurrency, b1.Runs, b1.Requests, b1.Succeeded = 1, 1, 5, 5
+	b1.TTFT.P50, b1.TTFT.P90, b1.TTFT.P99, b1.TPOT.P50, b1.OutputTokS = 0.28, 0.3, 0.31, 0.012, 80.2
+	b1.TokenSource, b1.TokensPerChunk, b1.Stability = "chunks", 1, "single-run"
+	b1.VRAMSource, b1.Status = "no GPU telemetry: NVML library not found", StatusOK
+	b1.Notes = "a | pipe"
+	open := sampleRow("qwen-7b-q4-ollama", 1)
+	open.RequestRate, open.Status, open.Notes = 2, StatusInterrupted, ""
+	return []Row{a1, a4, b1, open}
+}
+
+func reportEnv() Environment {
+	return Environment{Host: "bench-1", OS: "linux", Arch: "amd64", Kernel: "6.8.0", CPU: "AMD EPYC 9654", CPUs: 16,
+		GPUs: []string{"NVIDIA GeForce RTX 4060 (8 GB)"}, Driver: "580.65", CUDA: "13.0",
+		ServerVersions: map[string]string{"ollama.local": "0.6.5", "openai.vllm": "0.11.0"},
+		ModelDigests:   map[string]string{"ollama.local qwen2.5:7b": "sha256:845dbda0ea48"},
+		PlanrunVersion: "v0.1.0", PlanPath: "plans/qwen.hcl", PlanHash: "sha256:abc123"}
+}
+
+func TestWriteMarkdownGolden(t *testing.T) {
+	for _, tt := range []struct{ lang, file string }{{"", "report.en.md"}, {"zh", "report.zh.md"}} {
+		t.Run(tt.file, func(t *testing.T) {
+			var b bytes.Buffer
+			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: reportRows(), Env: reportEnv(),
+				Charts: []Chart{{"TTFT p50 against concurrency", TTFTChartFile}}}
+			if err := WriteMarkdown(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.file, b.Bytes())
+		})
+	}
+}
+
+// The golden file pins the layout; these pin the properties that must hold whatever it
+// looks like.
+func TestWriteMarkdownProperties(t *testing.T) {
+	var b bytes.Buffer
+	WriteMarkdown(&b, Report{Rows: reportRows(), Env: reportEnv()})
+	md := b.String()
+	single := strings.Index(md, "## Single request")
+	conc := strings.Index(md, "## Concurrent")
+	formulas := strings.Index(md, "## How the figures are measured")
+	if single < 0 || conc < single || formulas < conc {
+		t.Fatalf("want single-request table, then concurrent table, then formulas; got order %d %d %d", single, conc, formulas)
+	}
+	singlePart := md[single:conc]
+	if strings.Contains(singlePart, "| 4 |") || strings.Contains(singlePart, "open loop") {
+		t.Errorf("concurrent or open-loop rows in the single-request table:\n%s", singlePart)
+	}
+	for _, want := range []string{"TPOT** = (E2E − TTFT) / (output tokens − 1)", "| 0.820 | 28.0 | 35.0 | 4.50 | 1 |",
+		"2/30 failed (5xx=1;timeout=1)", "noisy: TTFT spread ±17%", "tokens counted from chunks", `a \| pipe`,
+		"no GPU telemetry: NVML library not found", "| — |", "INTERRUPTED", "Driver: 580.65"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	var empty bytes.Buffer
+	WriteMarkdown(&empty, Report{Language: "zh"})
+	if !strings.Contains(empty.String(), "暂无结果") || !strings.Contains(empty.String(), "TTFT") {
+		t.Errorf("empty zh report:\n%s", empty.String())
+	}
+}
+
+func TestWriteCharts(t *testing.T) {
+	dir := t.TempDir()
+	rows := reportRows()
+	charts, err := WriteCharts(dir, rows, []VRAMSeries{{Label: "qwen 7b", Points: []VRAMPoint{{0, 0.6}, {1, 4.2}, {2, 4.5}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 3 {
+		t.Fatalf("charts = %v, want TTFT, throughput and VRAM", charts)
+	}
+	for _, c := range charts {
+		data, err := os.ReadFile(filepath.Join(dir, c.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := xml.NewDecoder(bytes.NewReader(data)).Decode(new(struct{})); err != nil && err != io.EOF {
+			t.Errorf("%s is not XML: %v", c.File, err)
+		}
+		if !bytes.Contains(data, []byte("<svg")) {
+			t.Errorf("%s is not an SVG", c.File)
+		}
+	}
+	none, err := WriteCharts(t.TempDir(), []Row{NewRow()}, nil)
+	if err != nil || len(none) != 0 {
+		t.Errorf("rows without figures gave charts %v, err %v", none, err)
+	}
+}

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// SampleRecord is one line of requests.jsonl: the request's Sample (every timestamp, so
+// any figure can be recomputed) plus where it belongs.
+type SampleRecord struct {
+	CellID      string `json:"cell_id"`
+	Run         int    `json:"run"`         // measured run index, from 0
+	Concurrency int    `json:"concurrency"` // the level the request ran at
+	Warmup      bool   `json:"warmup"`      // false for measured requests
+	backends.Sample
+}
+
+// flushEvery bounds how many records sit in the buffer: a crash loses at most this
+// many lines of the cell in flight, and the executor calls Flush after each level.
+const flushEvery = 32
+
+// SampleLog writes SampleRecords as JSON lines as they come. Safe for concurrent use by
+// the requests of a level.
+type SampleLog struct {
+	mu      sync.Mutex
+	f       *os.File // nil when writing to a plain io.Writer
+	w       *bufio.Writer
+	pending int
+}
+
+// OpenSampleLog opens path for appending (a resumed run adds to the same file).
+func OpenSampleLog(path string) (*SampleLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open raw samples: %w", err)
+	}
+	return &SampleLog{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+// NewSampleLog writes to w; Close flushes but does not close w.
+func NewSampleLog(w io.Writer) *SampleLog {
+	return &SampleLog{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Write appends one record as one line.
+func (l *SampleLog) Write(rec SampleRecord) error {
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := l.w.Write(line); err != nil {
+		return err
+	}
+	l.pending++
+	if l.pending >= flushEvery {
+		return l.flush()
+	}
+	return nil
+}
+
+// Flush writes buffered lines to the file.
+func (l *SampleLog) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.flush()
+}
+
+func (l *SampleLog) flush() error {
+	l.pending = 0
+	return l.w.Flush()
+}
+
+// Close flushes, fsyncs and closes the file.
+func (l *SampleLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.flush()
+	if l.f != nil {
+		if serr := l.f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := l.f.Close(); err == nil {
+			err = cerr
+		}
+		l.f = nil
+	}
+	return err
+}
+
+// ReadSamples reads a requests.jsonl stream back (for recomputing figures and tests).
+func ReadSamples(r io.Reader) ([]SampleRecord, error) {
+	var out []SampleRecord
+	dec := json.NewDecoder(r)
+	for {
+		var rec SampleRecord
+		if err := dec.Decode(&rec); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return out, fmt.Errorf("raw sample %d: %w", len(out)+1, err)
+		}
+		out = append(out, rec)
+	}
+}
