@@ -262,6 +262,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 
 	var offset time.Duration // due time of the next token, from admission
+	var firstDue time.Time    // when token 0 was due: a non-streaming answer's first token
 	tok := 0
 	buf := *bp
 	for c := 0; c < chunks; c++ {
@@ -271,6 +272,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 		}
 		for ; tok < to; tok++ {
 			offset += s.cfg.tokenGap(g.n, tok)
+			if tok == 0 {
+				firstDue = g.admitted.Add(offset)
+			}
 		}
 		due := g.admitted.Add(offset)
 
@@ -305,7 +309,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 		now := clk.Now()
 		buf = buf[:0]
 		if !p.stream {
-			g.first, g.last = now, now
+			g.first, g.last = firstDue, now // Ollama's eval_duration still spans the decode
 			buf = enc.whole(buf, g, now)
 		} else {
 			if c == 0 {
