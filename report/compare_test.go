@@ -1,0 +1,77 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func toolRow(tool string, conc int, ttft, tpot, tok, vram float64) Row {
+	r := sampleRow(tool+"-"+string(rune('0'+conc)), conc)
+	r.Tool = tool
+	r.TTFT.P50, r.TPOT.P50, r.OutputTokS, r.VRAMPeakGB = ttft, tpot, tok, vram
+	return r
+}
+
+func TestCompareByTool(t *testing.T) {
+	rows := []Row{
+		toolRow("ollama.local", 1, 0.8, 0.028, 35, 4.5),
+		toolRow("openai.vllm", 1, 0.4, 0.014, 70, math.NaN()),
+		toolRow("ollama.local", 4, 1.6, 0.04, 100, 4.6),
+		toolRow("openai.vllm", 16, 0.9, 0.02, 400, 7),
+	}
+	by := ByTool(rows)
+	deltas := Compare(by["ollama.local"], by["openai.vllm"])
+	if len(deltas) != 3 {
+		t.Fatalf("%d deltas, want 3 (c1 matched, c4 only in A, c16 only in B)", len(deltas))
+	}
+	d := deltas[0]
+	if d.Key.Concurrency != 1 || d.A == nil || d.B == nil || d.A.Tool != "ollama.local" || d.B.Tool != "openai.vllm" {
+		t.Fatalf("first delta = %+v", d)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"ttft", d.TTFT.Pct, -50}, {"tpot", d.TPOT.Pct, -50}, {"tpot A ms", d.TPOT.A, 28}, {"throughput", d.Throughput.Pct, 100}} {
+		if math.Abs(c.got-c.want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if !math.IsNaN(d.VRAM.Pct) {
+		t.Errorf("VRAM Δ%% with B unmeasured = %v, want NaN", d.VRAM.Pct)
+	}
+	if deltas[1].B != nil || deltas[1].Notes != "only in A" || deltas[2].A != nil || deltas[2].Notes != "only in B" {
+		t.Errorf("unmatched rows: %+v / %+v", deltas[1], deltas[2])
+	}
+}
+
+func TestCompareKeepsLatestDuplicate(t *testing.T) {
+	old := toolRow("ollama.local", 1, 1.0, 0.03, 30, 4)
+	newer := toolRow("ollama.local", 1, 0.5, 0.03, 30, 4)
+	newer.Ended = old.Ended.Add(time.Hour)
+	// The newer run sits first in the file: end time decides, not position.
+	deltas := Compare([]Row{newer, old}, []Row{toolRow("ollama.local", 1, 1.0, 0.03, 30, 4)})
+	if len(deltas) != 1 || deltas[0].A.TTFT.P50 != 0.5 || math.Abs(deltas[0].TTFT.Pct-100) > 1e-9 {
+		t.Fatalf("deltas = %+v", deltas)
+	}
+	if !strings.Contains(deltas[0].Notes, "A has 2 rows, latest kept") {
+		t.Errorf("notes = %q", deltas[0].Notes)
+	}
+}
+
+func TestCompareRenderGolden(t *testing.T) {
+	deltas := Compare(
+		[]Row{toolRow("ollama.local", 1, 0.82, 0.028, 35, 4.5), toolRow("ollama.local", 4, 1.3, 0.041, 98.5, 4.6)},
+		[]Row{toolRow("openai.vllm", 1, 0.28, 0.012, 80.2, 8), toolRow("openai.vllm", 16, 0.9, 0.02, 400, 7)})
+	var text, md bytes.Buffer
+	if err := WriteCompareText(&text, deltas, "ollama", "vllm"); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCompareMarkdown(&md, deltas, "ollama", "vllm"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.txt", text.Bytes())
+	golden(t, "compare.md", md.Bytes())
+}
