@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/plan"
+)
+
+func init() {
+	register("validate", "check a plan without running it (no request is sent)", runValidate)
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// planFlags are the flags every command that reads a plan shares (validate, plan,
+// apply, probe): variables, cell selection and colour.
+type planFlags struct {
+	Vars     stringList
+	VarFiles stringList
+	Only     stringList
+	Except   stringList
+	NoColor  bool
+}
+
+func (f *planFlags) bind(fs *flag.FlagSet) {
+	fs.Var(&f.Vars, "var", "set a variable: -var 'name=value' (repeatable)")
+	fs.Var(&f.VarFiles, "var-file", "read variables from an HCL file of name = value (repeatable)")
+	fs.Var(&f.Only, "only", "keep only cells whose id matches this glob; * spans '/' (repeatable)")
+	fs.Var(&f.Except, "except", "drop cells whose id matches this glob (repeatable)")
+	fs.BoolVar(&f.NoColor, "no-color", false, "no colour in diagnostics")
+}
+
+// load loads the plan at path, expands and selects its cells, and prints any
+// diagnostics to stderr. A non-zero code means the caller should return it.
+func (f *planFlags) load(env *Env, path string) (*plan.Plan, []*plan.Cell, int) {
+	p, diags := plan.Load(path, plan.LoadOptions{Vars: f.Vars, VarFiles: f.VarFiles, Getenv: env.Getenv})
+	if p != nil {
+		cells, more := p.Cells()
+		diags = append(diags, more...)
+		if !diags.HasErrors() {
+			f.writeDiags(env, p.Files, diags)
+			cells, err := plan.SelectCells(cells, f.Only, f.Except)
+			if err != nil {
+				fmt.Fprintf(env.Stderr, "planrun: %v\n", err)
+				return nil, nil, exitUsage
+			}
+			return p, cells, exitOK
+		}
+		f.writeDiags(env, p.Files, diags)
+		return nil, nil, exitError
+	}
+	f.writeDiags(env, filesOf(diags, path), diags)
+	return nil, nil, exitError
+}
+
+func (f *planFlags) writeDiags(env *Env, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	if len(diags) == 0 {
+		return
+	}
+	var errs, warns hcl.Diagnostics
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError {
+			errs = append(errs, d)
+		} else {
+			warns = append(warns, d)
+		}
+	}
+	color := env.IsTerminal && !f.NoColor
+	// As Terraform: warnings to stdout, errors to stderr.
+	plan.WriteDiagnostics(env.Stdout, files, warns, color)
+	plan.WriteDiagnostics(env.Stderr, files, errs, color)
+}
+
+// filesOf re-reads the files a failed load named, so its diagnostics get snippets.
+func filesOf(diags hcl.Diagnostics, path string) map[string]*hcl.File {
+	files := map[string]*hcl.File{}
+	for _, d := range diags {
+		if d.Subject == nil || files[d.Subject.Filename] != nil {
+			continue
+		}
+		if src, err := readFile(d.Subject.Filename); err == nil {
+			files[d.Subject.Filename] = &hcl.File{Bytes: src}
+		}
+	}
+	return files
+}
+
+type validateArgs struct {
+	planFlags
+	Path string
+}
+
+func runValidate(_ context.Context, env *Env, args []string) int {
+	var a validateArgs
+	fs := newFlagSet(env, "validate", "PLAN", "Check a plan (a .hcl file or a directory of them): syntax, references, types,\nand matrix expansion. Sends no request.")
+	a.bind(fs)
+	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
+		return code
+	}
+	_, cells, code := a.load(env, a.Path)
+	if code != exitOK {
+		return code
+	}
+	fmt.Fprintf(env.Stdout, "Success! The plan is valid: %d cells.\n", len(cells))
+	return exitOK
+}
+
+// newFlagSet makes a command's flag set whose -h prints a usage line and description.
+func newFlagSet(env *Env, name, operands, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: planrun %s [flags] %s\n\n%s\n\nFlags:\n", name, operands, description)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseArgs parses flags (which may follow the operands) and takes exactly n operands
+// into dst. ok is false when the command should return code.
+func parseArgs(fs *flag.FlagSet, args []string, n int, dst ...*string) (code int, ok bool) {
+	var operands []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return exitOK, false
+			}
+			return exitUsage, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		operands = append(operands, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(operands) != n {
+		fmt.Fprintf(fs.Output(), "planrun %s: expected %d argument(s), got %d\n", fs.Name(), n, len(operands))
+		fs.Usage()
+		return exitUsage, false
+	}
+	for i := range dst {
+		*dst[i] = operands[i]
+	}
+	return exitOK, true
+}

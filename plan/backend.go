@@ -1,0 +1,261 @@
+package plan
+
+import (
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/backends"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Backend is a `backend "<kind>" "<name>"` block: a server planrun sends requests to.
+type Backend struct {
+	Kind, Name string
+	// Addr is "<kind>.<name>", the backend's name in cell ids and results.
+	Addr string
+	// URL is the base URL; for openai and taotoken it includes /v1.
+	URL string
+	// API is the endpoint family: ollama chat|generate, openai/taotoken chat|completions.
+	API string
+	// APIKeyEnv names the environment variable holding the key (never the key).
+	APIKeyEnv        string
+	Headers          map[string]string
+	ExtraFields      map[string]any
+	EngineExtensions bool
+	KeepAlive        string
+	Timeouts         backends.Timeouts
+	// Server is the plan-managed server this backend talks to, if any.
+	Server    *Server
+	DeclRange hcl.Range
+}
+
+// Config is what the backends package needs, with no HCL in it.
+func (b *Backend) Config() backends.Config {
+	return backends.Config{
+		Kind:             b.Kind,
+		Name:             b.Addr,
+		URL:              b.URL,
+		API:              b.API,
+		APIKeyEnv:        b.APIKeyEnv,
+		Headers:          b.Headers,
+		ExtraFields:      b.ExtraFields,
+		EngineExtensions: b.EngineExtensions,
+		KeepAlive:        b.KeepAlive,
+		Timeouts:         b.Timeouts,
+	}
+}
+
+func (b *Backend) object() cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"ref":  cty.StringVal("backend." + b.Addr),
+		"kind": cty.StringVal(b.Kind),
+		"name": cty.StringVal(b.Name),
+		"addr": cty.StringVal(b.Addr),
+		"url":  cty.StringVal(b.URL),
+		"api":  cty.StringVal(b.API),
+	})
+}
+
+// kindRules are what each backend kind accepts.
+type kindRules struct {
+	defaultURL       string
+	urlRequired      bool
+	apis             []string
+	defaultKeyEnv    string
+	keepAlive        bool // Ollama's keep_alive
+	extraFields      bool // a strict gateway rejects unknown request fields
+	engineExtensions bool // vLLM/SGLang ignore_eos, min_tokens
+}
+
+var backendKinds = map[string]kindRules{
+	"ollama":   {defaultURL: "http://127.0.0.1:11434", apis: []string{"chat", "generate"}, keepAlive: true, extraFields: true},
+	"openai":   {urlRequired: true, apis: []string{"chat", "completions"}, extraFields: true, engineExtensions: true},
+	"taotoken": {defaultURL: "https://taotoken.net/api/v1", apis: []string{"chat", "completions"}, defaultKeyEnv: "TAOTOKEN_API_KEY"},
+}
+
+func kindNames() []string { return keys(backendKinds) }
+
+// secretAttributes are names people give a literal key. They are in the schema only so
+// that a literal key gets a clear error instead of "unsupported argument".
+var secretAttributes = []string{"api_key", "apikey", "key", "token", "access_token", "auth_token", "secret", "password", "authorization", "bearer"}
+
+// secretHeaders carry credentials; their value would be a literal key in the plan.
+var secretHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "api-key"}
+
+const literalKeyDetail = "A plan is meant to be committed and shared, so it never holds a key. Name an environment variable in api_key_env instead (for example api_key_env = \"OPENAI_API_KEY\"); planrun reads the key from it and sends it as Authorization: Bearer."
+
+var backendSchema = func() *hcl.BodySchema {
+	s := &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{
+			{Name: "url"}, {Name: "api"}, {Name: "api_key_env"}, {Name: "headers"}, {Name: "extra_fields"},
+			{Name: "engine_extensions"}, {Name: "keep_alive"}, {Name: "server"},
+		},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}},
+	}
+	for _, n := range secretAttributes {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: n})
+	}
+	return s
+}()
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend {
+	kind, name := b.Labels[0], b.Labels[1]
+	rules, known := backendKinds[kind]
+	if !known || !validName(name) {
+		return nil // reported by declare
+	}
+	for _, prev := range l.p.Backends {
+		if prev.Kind == kind && prev.Name == name {
+			return nil // duplicate, reported by declare
+		}
+	}
+	be := &Backend{Kind: kind, Name: name, Addr: kind + "." + name, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(backendSchema)
+	l.add(diags)
+	before := len(l.diags)
+	attrs := content.Attributes
+
+	for _, n := range secretAttributes {
+		if a := attrs[n]; a != nil {
+			l.errorf(a.NameRange.Ptr(), "Literal API key in plan", "%s", literalKeyDetail)
+		}
+	}
+
+	be.URL = rules.defaultURL
+	if a := attrs["url"]; a != nil {
+		if l.decode(a, ctx, &be.URL) {
+			if u, err := url.Parse(be.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.", be.URL)
+			} else if u.User != nil {
+				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The URL carries credentials. %s", literalKeyDetail)
+			}
+			be.URL = strings.TrimRight(be.URL, "/")
+		}
+	} else if rules.urlRequired {
+		l.errorf(b.DefRange.Ptr(), "Missing url", "A %s backend needs url, the base URL including /v1 (for example \"http://127.0.0.1:8000/v1\").", kind)
+	}
+
+	be.API = rules.apis[0]
+	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !contains(rules.apis, be.API) {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "A %s backend's api is %s, not %q.%s", kind, quoteList(rules.apis), be.API, suggestion(be.API, rules.apis))
+	}
+
+	be.APIKeyEnv = rules.defaultKeyEnv
+	if a := attrs["api_key_env"]; a != nil && l.decode(a, ctx, &be.APIKeyEnv) && !envNameRE.MatchString(be.APIKeyEnv) {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid api_key_env",
+			"api_key_env names an environment variable (letters, digits, underscores); the value given looks like something else, perhaps the key itself. %s", literalKeyDetail)
+		be.APIKeyEnv = ""
+	}
+
+	if a := attrs["headers"]; a != nil && l.decode(a, ctx, &be.Headers) {
+		for _, h := range keys(be.Headers) {
+			if contains(secretHeaders, strings.ToLower(h)) {
+				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
+			}
+		}
+	}
+
+	if a := attrs["extra_fields"]; a != nil {
+		if !rules.extraFields {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "A %s backend is strict: the gateway rejects request fields it does not know, so extra_fields is not allowed.", kind)
+		} else if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
+			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid extra_fields", "extra_fields is an object of request fields, such as { top_p = 0.9 }.")
+			} else if js, err := ctyjson.Marshal(v, v.Type()); err == nil {
+				_ = json.Unmarshal(js, &be.ExtraFields)
+			}
+		}
+	}
+
+	if a := attrs["engine_extensions"]; a != nil {
+		if !rules.engineExtensions {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "engine_extensions (vLLM/SGLang's ignore_eos and min_tokens) applies to openai backends only, not %s.", kind)
+		} else {
+			l.decode(a, ctx, &be.EngineExtensions)
+		}
+	}
+
+	if a := attrs["keep_alive"]; a != nil {
+		if !rules.keepAlive {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "keep_alive is Ollama's setting; a %s backend does not take it.", kind)
+		} else if l.decode(a, ctx, &be.KeepAlive) {
+			if _, err := time.ParseDuration(be.KeepAlive); err != nil && be.KeepAlive != "-1" && be.KeepAlive != "0" {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.", be.KeepAlive)
+			}
+		}
+	}
+
+	if a := attrs["server"]; a != nil {
+		be.Server = l.serverRef(a.Expr, ctx, scopePlan)
+	}
+
+	for _, tb := range content.Blocks {
+		l.decodeTimeouts(tb, ctx, &be.Timeouts)
+	}
+	if hasErrorsSince(l.diags, before) {
+		return nil
+	}
+	return be
+}
+
+// serverRef resolves an expression that names a server (server.<name>), reporting a
+// value that is not one. A nil result with no new error means "no server".
+func (l *loader) serverRef(expr hcl.Expression, ctx *hcl.EvalContext, s scope) *Server {
+	v, ok := l.eval(expr, ctx, s)
+	if !ok {
+		return nil
+	}
+	name, ok := refName(v, "server.")
+	if !ok {
+		l.errorf(expr.Range().Ptr(), "Invalid server reference", "server takes a server block reference such as server.vllm.")
+		return nil
+	}
+	for _, srv := range l.p.Servers {
+		if srv.Name == name {
+			return srv
+		}
+	}
+	l.errorf(expr.Range().Ptr(), "Reference to undeclared server", "No server %q is declared.%s", name, suggestion(name, keys(l.names.servers)))
+	return nil
+}
+
+var timeoutsSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "connect"}, {Name: "first_token"}, {Name: "idle"}, {Name: "total"}},
+}
+
+// decodeTimeouts decodes a timeouts block into t; each phase is a duration string.
+func (l *loader) decodeTimeouts(b *hcl.Block, ctx *hcl.EvalContext, t *backends.Timeouts) {
+	content, diags := b.Body.Content(timeoutsSchema)
+	l.add(diags)
+	for name, dst := range map[string]*time.Duration{"connect": &t.Connect, "first_token": &t.FirstToken, "idle": &t.Idle, "total": &t.Total} {
+		if a := content.Attributes[name]; a != nil {
+			l.duration(a, ctx, dst)
+		}
+	}
+}
+
+// duration decodes a duration string such as "30s" or "2m" into dst.
+func (l *loader) duration(a *hcl.Attribute, ctx *hcl.EvalContext, dst *time.Duration) bool {
+	var s string
+	if !l.decode(a, ctx, &s) {
+		return false
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid duration", "%s is a duration such as \"30s\" or \"2m\", not %q.", a.Name, s)
+		return false
+	}
+	*dst = d
+	return true
+}
+
+func hasErrorsSince(diags hcl.Diagnostics, n int) bool {
+	return diags[n:].HasErrors()
+}

@@ -1,0 +1,574 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// Matrix is a `matrix "<name>"` block: the cartesian product of its dimensions, less
+// the exclude blocks, plus the include blocks. Per-cell expressions (model_id, server,
+// notes) are kept unevaluated and evaluated per cell with matrix.* in scope.
+type Matrix struct {
+	Name          string
+	Models        []string
+	Quantizations []string // [""] when the matrix does not vary quantization
+	Tools         []*Backend
+	Hardware      []*Hardware // [nil] when the matrix names no hardware (a hosted gateway)
+	Workloads     []*Workload
+	// ModelID, Server and Notes are the per-cell expressions; nil means the default
+	// (model_id = matrix.model, server = the backend's server, notes = "").
+	ModelID, Server, Notes hcl.Expression
+	DeclRange              hcl.Range
+
+	excludes []map[string][]string // dimension → keys, a cell matching all is dropped
+	includes []*matrixInclude
+}
+
+// matrixInclude adds one combination (or, when it equals an existing cell, overrides
+// that cell's per-cell expressions), as GitHub Actions' include does.
+type matrixInclude struct {
+	model, quantization   string
+	tool                  *Backend
+	hardware              *Hardware
+	workload              *Workload
+	modelID, server, note hcl.Expression
+}
+
+// Cell is one combination of a matrix: what apply runs, at each of the workload's
+// concurrency levels.
+type Cell struct {
+	// ID is "<matrix>/<model>/<quantization>/<kind.name>/<hardware>/<workload>", with "-"
+	// for a dimension the matrix does not set. Stable across runs and edits elsewhere.
+	ID           string
+	Matrix       string
+	Model        string
+	Quantization string
+	// ModelID is the name the server knows the model by.
+	ModelID  string
+	Notes    string
+	Backend  *Backend
+	Hardware *Hardware // nil when the matrix names none
+	Workload *Workload
+	Server   *Server // nil when no plan-managed server is needed
+}
+
+var matrixSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "model", Required: true}, {Name: "quantization"}, {Name: "tool", Required: true},
+		{Name: "hardware"}, {Name: "workload", Required: true},
+		{Name: "model_id"}, {Name: "server"}, {Name: "notes"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "exclude"}, {Type: "include"}},
+}
+
+var excludeSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "model"}, {Name: "quantization"}, {Name: "tool"}, {Name: "hardware"}, {Name: "workload"},
+	},
+}
+
+var includeSchema = &hcl.BodySchema{
+	Attributes: append(append([]hcl.AttributeSchema(nil), excludeSchema.Attributes...),
+		hcl.AttributeSchema{Name: "model_id"}, hcl.AttributeSchema{Name: "server"}, hcl.AttributeSchema{Name: "notes"}),
+}
+
+func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
+	name := b.Labels[0]
+	if !validName(name) {
+		return nil
+	}
+	for _, prev := range l.p.Matrices {
+		if prev.Name == name {
+			return nil
+		}
+	}
+	m := &Matrix{Name: name, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(matrixSchema)
+	l.add(diags)
+	before := len(l.diags)
+	a := content.Attributes
+
+	for _, v := range l.dimension(m, "model", a["model"], ctx) {
+		m.Models = append(m.Models, v.key)
+	}
+	m.Quantizations = []string{""}
+	if a["quantization"] != nil {
+		m.Quantizations = nil
+		for _, v := range l.dimension(m, "quantization", a["quantization"], ctx) {
+			m.Quantizations = append(m.Quantizations, v.key)
+		}
+	}
+	for _, v := range l.dimension(m, "tool", a["tool"], ctx) {
+		m.Tools = append(m.Tools, v.backend)
+	}
+	m.Hardware = []*Hardware{nil}
+	if a["hardware"] != nil {
+		m.Hardware = nil
+		for _, v := range l.dimension(m, "hardware", a["hardware"], ctx) {
+			m.Hardware = append(m.Hardware, v.hardware)
+		}
+	}
+	for _, v := range l.dimension(m, "workload", a["workload"], ctx) {
+		m.Workloads = append(m.Workloads, v.workload)
+	}
+
+	for _, n := range []string{"model_id", "server", "notes"} {
+		if at := a[n]; at != nil {
+			l.add(l.checkRefs(at.Expr, scopeMatrix))
+			switch n {
+			case "model_id":
+				m.ModelID = at.Expr
+			case "server":
+				m.Server = at.Expr
+			case "notes":
+				m.Notes = at.Expr
+			}
+		}
+	}
+
+	for _, blk := range content.Blocks {
+		switch blk.Type {
+		case "exclude":
+			l.decodeExclude(m, blk, ctx)
+		case "include":
+			l.decodeInclude(m, blk, ctx)
+		}
+	}
+	if hasErrorsSince(l.diags, before) {
+		return nil
+	}
+	return m
+}
+
+// dimValue is one value of a matrix dimension, with its id key.
+type dimValue struct {
+	key      string
+	backend  *Backend
+	hardware *Hardware
+	workload *Workload
+}
+
+// dimension evaluates a dimension: a list of values, or a single value.
+func (l *loader) dimension(m *Matrix, dim string, a *hcl.Attribute, ctx *hcl.EvalContext) []dimValue {
+	if a == nil {
+		return nil // a required attribute: its absence is reported by Content
+	}
+	v, ok := l.eval(a.Expr, ctx, scopePlan)
+	if !ok {
+		return nil
+	}
+	elems := []cty.Value{v}
+	if v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType() {
+		elems = v.AsValueSlice()
+	}
+	if len(elems) == 0 {
+		l.errorf(a.Expr.Range().Ptr(), "Empty matrix dimension", "%s lists no values, so matrix %q has no cells.", dim, m.Name)
+		return nil
+	}
+	var out []dimValue
+	seen := map[string]bool{}
+	for i, e := range elems {
+		rng := elemRange(a.Expr, i)
+		dv, ok := l.dimValue(dim, e, rng)
+		if !ok {
+			continue
+		}
+		if seen[dv.key] {
+			l.errorf(rng, "Duplicate matrix value", "%q appears twice in %s; each cell must be unique.", dv.key, dim)
+			continue
+		}
+		seen[dv.key] = true
+		out = append(out, dv)
+	}
+	return out
+}
+
+// dimValue resolves one value of a dimension: a string for model and quantization; a
+// block reference (or its name as a string) for tool, hardware and workload.
+func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range) (dimValue, bool) {
+	switch dim {
+	case "model", "quantization":
+		s, err := convert.Convert(v, cty.String)
+		if err != nil || s.IsNull() || !s.IsKnown() || s.AsString() == "" {
+			l.errorf(rng, "Invalid "+dim, "Each %s is a non-empty string.", dim)
+			return dimValue{}, false
+		}
+		return dimValue{key: s.AsString()}, true
+	case "tool":
+		name, ok := refName(v, "backend.")
+		if ok {
+			for _, b := range l.p.Backends {
+				if b.Addr == name {
+					return dimValue{key: b.Addr, backend: b}, true
+				}
+			}
+		}
+		var addrs []string
+		for _, b := range l.p.Backends {
+			addrs = append(addrs, b.Addr)
+		}
+		l.errorf(rng, "Invalid tool", "A tool is a backend reference such as backend.ollama.local (or its name \"ollama.local\").%s", suggestion(name, addrs))
+	case "hardware":
+		name, ok := refName(v, "hardware.")
+		for _, h := range l.p.Hardware {
+			if ok && h.Name == name {
+				return dimValue{key: h.Name, hardware: h}, true
+			}
+		}
+		l.errorf(rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", suggestion(name, keys(l.names.hardware)))
+	case "workload":
+		name, ok := refName(v, "workload.")
+		for _, w := range l.p.Workloads {
+			if ok && w.Name == name {
+				return dimValue{key: w.Name, workload: w}, true
+			}
+		}
+		l.errorf(rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", suggestion(name, keys(l.names.workloads)))
+	}
+	return dimValue{}, false
+}
+
+// elemRange is the range of the i-th element of a literal list, or of the whole
+// expression: the narrowest range that is known.
+func elemRange(expr hcl.Expression, i int) *hcl.Range {
+	if t, ok := expr.(*hclsyntax.TupleConsExpr); ok && i < len(t.Exprs) {
+		return t.Exprs[i].Range().Ptr()
+	}
+	return expr.Range().Ptr()
+}
+
+func (l *loader) decodeExclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
+	content, diags := b.Body.Content(excludeSchema)
+	l.add(diags)
+	ex := map[string][]string{}
+	for _, dim := range matrixDimensions {
+		a := content.Attributes[dim]
+		if a == nil {
+			continue
+		}
+		v, ok := l.eval(a.Expr, ctx, scopePlan)
+		if !ok {
+			continue
+		}
+		elems := []cty.Value{v}
+		if v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType() {
+			elems = v.AsValueSlice()
+		}
+		for i, e := range elems {
+			rng := elemRange(a.Expr, i)
+			dv, ok := l.dimValue(dim, e, rng)
+			if !ok {
+				continue
+			}
+			if !m.hasKey(dim, dv.key) {
+				l.errorf(rng, "Exclude matches nothing", "%q is not one of matrix %q's %s values, so this exclude has no effect.%s", dv.key, m.Name, dim, suggestion(dv.key, m.keys(dim)))
+				continue
+			}
+			ex[dim] = append(ex[dim], dv.key)
+		}
+	}
+	if len(content.Attributes) == 0 {
+		l.errorf(b.DefRange.Ptr(), "Empty exclude", "An exclude block names at least one dimension (model, quantization, tool, hardware, workload).")
+		return
+	}
+	m.excludes = append(m.excludes, ex)
+}
+
+func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
+	content, diags := b.Body.Content(includeSchema)
+	l.add(diags)
+	in := &matrixInclude{}
+	ok := true
+	for _, dim := range matrixDimensions {
+		a := content.Attributes[dim]
+		if a == nil {
+			// A dimension with a single value needs no repeating in an include.
+			ks := m.keys(dim)
+			if len(ks) != 1 {
+				l.errorf(b.DefRange.Ptr(), "Incomplete include",
+					"This include must set %s, because matrix %q has %d %s values to choose from.", dim, m.Name, len(ks), dim)
+				ok = false
+				continue
+			}
+			in.set(dim, m.value(dim, 0))
+			continue
+		}
+		v, good := l.eval(a.Expr, ctx, scopePlan)
+		if !good {
+			ok = false
+			continue
+		}
+		dv, good := l.dimValue(dim, v, a.Expr.Range().Ptr())
+		if !good {
+			ok = false
+			continue
+		}
+		in.set(dim, dv)
+	}
+	for n, dst := range map[string]*hcl.Expression{"model_id": &in.modelID, "server": &in.server, "notes": &in.note} {
+		if a := content.Attributes[n]; a != nil {
+			l.add(l.checkRefs(a.Expr, scopeMatrix))
+			*dst = a.Expr
+		}
+	}
+	if ok {
+		m.includes = append(m.includes, in)
+	}
+}
+
+func (in *matrixInclude) set(dim string, v dimValue) {
+	switch dim {
+	case "model":
+		in.model = v.key
+	case "quantization":
+		in.quantization = v.key
+	case "tool":
+		in.tool = v.backend
+	case "hardware":
+		in.hardware = v.hardware
+	case "workload":
+		in.workload = v.workload
+	}
+}
+
+// keys lists a dimension's id keys ("" for an unset quantization or hardware).
+func (m *Matrix) keys(dim string) []string {
+	var ks []string
+	switch dim {
+	case "model":
+		ks = m.Models
+	case "quantization":
+		ks = m.Quantizations
+	case "tool":
+		for _, b := range m.Tools {
+			ks = append(ks, b.Addr)
+		}
+	case "hardware":
+		for _, h := range m.Hardware {
+			ks = append(ks, hardwareKey(h))
+		}
+	case "workload":
+		for _, w := range m.Workloads {
+			ks = append(ks, w.Name)
+		}
+	}
+	return ks
+}
+
+func (m *Matrix) value(dim string, i int) dimValue {
+	switch dim {
+	case "tool":
+		return dimValue{key: m.Tools[i].Addr, backend: m.Tools[i]}
+	case "hardware":
+		return dimValue{key: hardwareKey(m.Hardware[i]), hardware: m.Hardware[i]}
+	case "workload":
+		return dimValue{key: m.Workloads[i].Name, workload: m.Workloads[i]}
+	}
+	return dimValue{key: m.keys(dim)[i]}
+}
+
+func (m *Matrix) hasKey(dim, key string) bool { return contains(m.keys(dim), key) }
+
+func hardwareKey(h *Hardware) string {
+	if h == nil {
+		return ""
+	}
+	return h.Name
+}
+
+// idSegment writes an unset dimension as "-" so ids keep six segments.
+func idSegment(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// Cells expands every matrix into cells: in matrix order, then model, quantization,
+// tool, hardware, workload in the order written, less excludes, then includes. The
+// order and the ids depend only on the plan text.
+func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
+	var (
+		cells []*Cell
+		diags hcl.Diagnostics
+	)
+	// One broken per-cell expression would otherwise be reported once per cell.
+	reported := map[string]bool{}
+	addDiags := func(ds hcl.Diagnostics) {
+		for _, d := range ds {
+			k := d.Summary + "\x00" + d.Detail
+			if d.Subject != nil {
+				k += d.Subject.String()
+			}
+			if !reported[k] {
+				reported[k] = true
+				diags = append(diags, d)
+			}
+		}
+	}
+	ids := map[string]bool{}
+	for _, m := range p.Matrices {
+		mc := m.expand(p, addDiags)
+		for _, c := range mc {
+			if ids[c.ID] {
+				addDiags(hcl.Diagnostics{{
+					Severity: hcl.DiagError, Summary: "Duplicate cell id",
+					Detail:  fmt.Sprintf("Two cells of matrix %q have the id %q; make the model or quantization names distinct.", m.Name, c.ID),
+					Subject: m.DeclRange.Ptr(),
+				}})
+				continue
+			}
+			ids[c.ID] = true
+			cells = append(cells, c)
+		}
+	}
+	return cells, diags
+}
+
+func (m *Matrix) expand(p *Plan, addDiags func(hcl.Diagnostics)) []*Cell {
+	n := len(m.Models) * len(m.Quantizations) * len(m.Tools) * len(m.Hardware) * len(m.Workloads)
+	cells := make([]*Cell, 0, n+len(m.includes))
+	byID := make(map[string]*Cell, n)
+	for _, model := range m.Models {
+		for _, q := range m.Quantizations {
+			for _, t := range m.Tools {
+				for _, h := range m.Hardware {
+					for _, w := range m.Workloads {
+						if m.excluded(model, q, t, h, w) {
+							continue
+						}
+						c := m.cell(model, q, t, h, w)
+						m.evalCell(p, c, m.ModelID, m.Server, m.Notes, addDiags)
+						cells = append(cells, c)
+						byID[c.ID] = c
+					}
+				}
+			}
+		}
+	}
+	for _, in := range m.includes {
+		c := m.cell(in.model, in.quantization, in.tool, in.hardware, in.workload)
+		if prev, ok := byID[c.ID]; ok {
+			c = prev
+		} else {
+			m.evalCell(p, c, m.ModelID, m.Server, m.Notes, addDiags)
+			cells = append(cells, c)
+			byID[c.ID] = c
+		}
+		// The include's own expressions override the matrix's for its cell.
+		m.evalCell(p, c, in.modelID, in.server, in.note, addDiags)
+	}
+	return cells
+}
+
+func (m *Matrix) cell(model, q string, t *Backend, h *Hardware, w *Workload) *Cell {
+	id := strings.Join([]string{m.Name, model, idSegment(q), t.Addr, idSegment(hardwareKey(h)), w.Name}, "/")
+	return &Cell{
+		ID: id, Matrix: m.Name, Model: model, Quantization: q, ModelID: model,
+		Backend: t, Hardware: h, Workload: w, Server: t.Server,
+	}
+}
+
+func (m *Matrix) excluded(model, q string, t *Backend, h *Hardware, w *Workload) bool {
+	for _, ex := range m.excludes {
+		if matchesAll(ex, model, q, t.Addr, hardwareKey(h), w.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchesAll(ex map[string][]string, model, q, tool, hw, wl string) bool {
+	for dim, ks := range ex {
+		var v string
+		switch dim {
+		case "model":
+			v = model
+		case "quantization":
+			v = q
+		case "tool":
+			v = tool
+		case "hardware":
+			v = hw
+		case "workload":
+			v = wl
+		}
+		if !contains(ks, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// evalCell evaluates the per-cell expressions that are set, with matrix.* in scope.
+func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expression, addDiags func(hcl.Diagnostics)) {
+	if modelID == nil && server == nil && notes == nil {
+		return
+	}
+	hw := cty.NullVal(cty.DynamicPseudoType)
+	if c.Hardware != nil {
+		hw = c.Hardware.object()
+	}
+	ctx := p.ctx.NewChild()
+	ctx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{
+		"model":        cty.StringVal(c.Model),
+		"quantization": cty.StringVal(c.Quantization),
+		"tool":         c.Backend.object(),
+		"hardware":     hw,
+		"workload":     c.Workload.object(),
+	})}
+	str := func(expr hcl.Expression, dst *string, what string) {
+		v, diags := expr.Value(ctx)
+		if !diags.HasErrors() {
+			var err error
+			if v, err = convert.Convert(v, cty.String); err != nil || v.IsNull() || !v.IsKnown() {
+				diags = diags.Append(&hcl.Diagnostic{
+					Severity: hcl.DiagError, Summary: "Invalid " + what,
+					Detail:  fmt.Sprintf("%s must evaluate to a string for every cell; for %s it does not.", what, c.ID),
+					Subject: expr.Range().Ptr(),
+				})
+			} else {
+				*dst = v.AsString()
+			}
+		}
+		addDiags(diags)
+	}
+	if modelID != nil {
+		str(modelID, &c.ModelID, "model_id")
+	}
+	if notes != nil {
+		str(notes, &c.Notes, "notes")
+	}
+	if server != nil {
+		v, diags := server.Value(ctx)
+		addDiags(diags)
+		if diags.HasErrors() {
+			return
+		}
+		if v.IsNull() {
+			c.Server = nil // explicitly no plan-managed server for this cell
+			return
+		}
+		name, ok := refName(v, "server.")
+		for _, s := range p.Servers {
+			if ok && s.Name == name {
+				c.Server = s
+				return
+			}
+		}
+		var ns []string
+		for _, s := range p.Servers {
+			ns = append(ns, s.Name)
+		}
+		addDiags(hcl.Diagnostics{{
+			Severity: hcl.DiagError, Summary: "Invalid server reference",
+			Detail:  fmt.Sprintf("server must name a server block (server.<name>); for cell %s it gives %q.%s", c.ID, name, suggestion(name, ns)),
+			Subject: server.Range().Ptr(),
+		}})
+	}
+}

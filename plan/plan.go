@@ -1,0 +1,342 @@
+// Package plan reads planrun's HCL plan language: variables, locals, backends, servers,
+// hardware, workloads, matrices, references, expectations and outputs. It decodes the
+// plan the way Terraform does (decode first, evaluate once the context exists), reports
+// every problem as an hcl.Diagnostic with a source range, and expands matrices into
+// cells with stable ids. It never touches the network.
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/zclconf/go-cty/cty"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// LoadOptions carries the values a plan's variables get from outside the plan.
+type LoadOptions struct {
+	// Vars are "-var name=value" arguments, applied last (they win).
+	Vars []string
+	// VarFiles are "-var-file" paths (HCL files of name = value), applied in order.
+	VarFiles []string
+	// Getenv reads PLANRUN_VAR_<name>; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Plan is a loaded, checked plan. Matrices are expanded on demand by Cells.
+type Plan struct {
+	// Path is what Load was given; Dir is the directory relative paths resolve against.
+	Path, Dir string
+	// Hash is the sha256 (hex) over the plan files' bytes, sorted by name, and the
+	// resolved variable values: two runs with equal hashes ran the same plan.
+	Hash string
+	// Files maps each parsed file name to its parse, for rendering diagnostics.
+	Files map[string]*hcl.File
+
+	Variables  []*Variable
+	Backends   []*Backend
+	Hardware   []*Hardware
+	Workloads  []*Workload
+	Servers    []*Server
+	Matrices   []*Matrix
+	References []*Reference
+	Expects    []*Expect
+	Outputs    []*Output
+
+	ctx *hcl.EvalContext // var, local, backend, hardware, workload, server and functions
+}
+
+// rootSchema is the one top-level schema; Load switches on block.Type.
+var rootSchema = &hcl.BodySchema{
+	Blocks: []hcl.BlockHeaderSchema{
+		{Type: "variable", LabelNames: []string{"name"}},
+		{Type: "locals"},
+		{Type: "backend", LabelNames: []string{"kind", "name"}},
+		{Type: "server", LabelNames: []string{"name"}},
+		{Type: "hardware", LabelNames: []string{"name"}},
+		{Type: "workload", LabelNames: []string{"name"}},
+		{Type: "matrix", LabelNames: []string{"name"}},
+		{Type: "reference", LabelNames: []string{"name"}},
+		{Type: "expect", LabelNames: []string{"name"}},
+		{Type: "output", LabelNames: []string{"kind"}},
+	},
+}
+
+// Load reads a plan from path: one .hcl file, or a directory whose *.hcl files form one
+// plan. All problems found are returned together; the plan is nil when any is an error.
+func Load(path string, opts LoadOptions) (*Plan, hcl.Diagnostics) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read plan",
+			Detail:   err.Error(),
+		}}
+	}
+	var names []string
+	dir := filepath.Dir(path)
+	if info.IsDir() {
+		dir = path
+		matches, err := filepath.Glob(filepath.Join(path, "*.hcl"))
+		if err != nil || len(matches) == 0 {
+			return nil, hcl.Diagnostics{{
+				Severity: hcl.DiagError,
+				Summary:  "No plan files",
+				Detail:   fmt.Sprintf("The directory %s holds no *.hcl files.", path),
+			}}
+		}
+		names = matches
+	} else {
+		names = []string{path}
+	}
+	srcs := make(map[string][]byte, len(names))
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			return nil, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Cannot read plan file", Detail: err.Error()}}
+		}
+		srcs[n] = b
+	}
+	p, diags := LoadFiles(dir, srcs, opts)
+	if p != nil {
+		p.Path = path
+	}
+	return p, diags
+}
+
+// LoadFiles loads a plan from sources already in memory, keyed by file name; dir is where
+// relative paths (prompt_file, file(), output paths) resolve. Load is a thin wrapper.
+func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl.Diagnostics) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		absDir = dir
+	}
+	l := &loader{
+		p:     &Plan{Dir: absDir, Files: map[string]*hcl.File{}},
+		opts:  opts,
+		names: newNames(),
+	}
+	l.load(srcs)
+	if l.diags.HasErrors() {
+		return nil, l.diags
+	}
+	return l.p, l.diags
+}
+
+// loader carries the state of one Load: diagnostics accumulate on it so each decode
+// step can carry on after a problem and report everything in one go.
+type loader struct {
+	p      *Plan
+	opts   LoadOptions
+	diags  hcl.Diagnostics
+	names  *names
+	parser *hclparse.Parser
+	// localValues are the evaluated locals, by name.
+	localValues map[string]cty.Value
+}
+
+func (l *loader) add(diags hcl.Diagnostics) { l.diags = append(l.diags, diags...) }
+
+func (l *loader) errorf(subject *hcl.Range, summary, format string, args ...any) {
+	l.diags = append(l.diags, &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  summary,
+		Detail:   fmt.Sprintf(format, args...),
+		Subject:  subject,
+	})
+}
+
+// blocksByType keeps the plan's blocks in file order, grouped for the decode phases.
+type blocksByType map[string][]*hcl.Block
+
+func (l *loader) load(srcs map[string][]byte) {
+	l.parser = hclparse.NewParser()
+	fileNames := make([]string, 0, len(srcs))
+	for n := range srcs {
+		fileNames = append(fileNames, n)
+	}
+	sort.Strings(fileNames)
+
+	blocks := blocksByType{}
+	for _, n := range fileNames {
+		f, diags := l.parser.ParseHCL(srcs[n], n)
+		l.add(diags)
+		if f == nil {
+			continue
+		}
+		l.p.Files[n] = f
+		content, diags := f.Body.Content(rootSchema)
+		l.add(diags)
+		for _, b := range content.Blocks {
+			blocks[b.Type] = append(blocks[b.Type], b)
+		}
+	}
+
+	// Phase 1: declare every name, so references anywhere can be checked (and
+	// misspellings get a did-you-mean) before anything is evaluated.
+	l.declare(blocks)
+
+	// Phase 2: variables and locals give the evaluation context.
+	l.decodeVariables(blocks["variable"])
+	l.decodeLocals(blocks["locals"])
+	ctx := l.evalContext()
+
+	// Phase 3: the typed blocks, in dependency order: servers before the backends
+	// that name them, everything before the matrices that combine them.
+	for _, b := range blocks["server"] {
+		if s := l.decodeServerBlock(b, ctx); s != nil {
+			l.p.Servers = append(l.p.Servers, s)
+		}
+	}
+	l.setRefObjects(ctx)
+	for _, b := range blocks["backend"] {
+		if be := l.decodeBackendBlock(b, ctx); be != nil {
+			l.p.Backends = append(l.p.Backends, be)
+		}
+	}
+	for _, b := range blocks["hardware"] {
+		if h := l.decodeHardwareBlock(b, ctx); h != nil {
+			l.p.Hardware = append(l.p.Hardware, h)
+		}
+	}
+	for _, b := range blocks["workload"] {
+		if w := l.decodeWorkloadBlock(b, ctx); w != nil {
+			l.p.Workloads = append(l.p.Workloads, w)
+		}
+	}
+	l.setRefObjects(ctx)
+	for _, b := range blocks["matrix"] {
+		if m := l.decodeMatrixBlock(b, ctx); m != nil {
+			l.p.Matrices = append(l.p.Matrices, m)
+		}
+	}
+	for _, b := range blocks["reference"] {
+		if r := l.decodeReferenceBlock(b, ctx); r != nil {
+			l.p.References = append(l.p.References, r)
+		}
+	}
+	for _, b := range blocks["expect"] {
+		if e := l.decodeExpectBlock(b, ctx); e != nil {
+			l.p.Expects = append(l.p.Expects, e)
+		}
+	}
+	for _, b := range blocks["output"] {
+		if o := l.decodeOutputBlock(b, ctx); o != nil {
+			l.p.Outputs = append(l.p.Outputs, o)
+		}
+	}
+	l.p.ctx = ctx
+	l.p.Hash = l.hash(fileNames, srcs)
+}
+
+// declare records every declared name and reports duplicates and malformed labels.
+func (l *loader) declare(blocks blocksByType) {
+	first := map[string]*hcl.Block{}
+	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect"} {
+		for _, b := range blocks[typ] {
+			for i, lab := range b.Labels {
+				if typ == "backend" && i == 0 {
+					continue // the kind is checked against the known kinds below
+				}
+				if !validName(lab) {
+					l.errorf(b.LabelRanges[i].Ptr(), "Invalid name",
+						"A %s name starts with a letter or underscore and holds only letters, digits, underscores and dashes, so it can be referenced; %q is not such a name.", typ, lab)
+				}
+			}
+			key := typ + "." + strings.Join(b.Labels, ".")
+			if prev, dup := first[key]; dup {
+				l.errorf(labelsRange(b), "Duplicate "+typ+" block",
+					"A %s named %q was already declared at %s. Names must be unique.", typ, strings.Join(b.Labels, "."), prev.DefRange)
+				continue
+			}
+			first[key] = b
+			switch typ {
+			case "variable":
+				l.names.vars[b.Labels[0]] = true
+			case "backend":
+				if _, ok := backendKinds[b.Labels[0]]; !ok {
+					l.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
+						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
+					continue
+				}
+				l.names.backends[b.Labels[0]][b.Labels[1]] = true
+			case "server":
+				l.names.servers[b.Labels[0]] = true
+			case "hardware":
+				l.names.hardware[b.Labels[0]] = true
+			case "workload":
+				l.names.workloads[b.Labels[0]] = true
+			}
+		}
+	}
+	// Locals are declared by attribute, possibly across several locals blocks.
+	firstLocal := map[string]*hcl.Attribute{}
+	for _, b := range blocks["locals"] {
+		attrs, diags := b.Body.JustAttributes()
+		l.add(diags)
+		for _, a := range attrs {
+			if prev, dup := firstLocal[a.Name]; dup {
+				l.errorf(a.NameRange.Ptr(), "Duplicate local value",
+					"A local value named %q was already defined at %s.", a.Name, prev.NameRange)
+				continue
+			}
+			firstLocal[a.Name] = a
+			l.names.locals[a.Name] = true
+		}
+	}
+}
+
+func labelsRange(b *hcl.Block) *hcl.Range {
+	if len(b.LabelRanges) == 0 {
+		return b.TypeRange.Ptr()
+	}
+	r := hcl.RangeBetween(b.LabelRanges[0], b.LabelRanges[len(b.LabelRanges)-1])
+	return &r
+}
+
+// hash is over the plan's bytes and the resolved variable values, so a changed -var
+// changes the hash even when no file changed.
+func (l *loader) hash(fileNames []string, srcs map[string][]byte) string {
+	h := sha256.New()
+	for _, n := range fileNames {
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(n), len(srcs[n]))
+		h.Write(srcs[n])
+	}
+	for _, v := range l.p.Variables {
+		b, err := ctyjson.Marshal(v.Value, cty.DynamicPseudoType)
+		if err != nil {
+			b = []byte(v.Value.GoString())
+		}
+		fmt.Fprintf(h, "var.%s=%s\n", v.Name, b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// resolvePath makes a plan-relative path absolute.
+func (l *loader) resolvePath(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(l.p.Dir, p)
+}
+
+func quoteList(xs []string) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}

@@ -1,0 +1,319 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/agext/levenshtein"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// names holds every declared name, filled before evaluation so that a reference to an
+// unknown name is reported with a did-you-mean instead of HCL's generic message.
+type names struct {
+	vars, locals                 map[string]bool
+	backends                     map[string]map[string]bool // kind → name
+	hardware, workloads, servers map[string]bool
+}
+
+func newNames() *names {
+	n := &names{
+		vars: map[string]bool{}, locals: map[string]bool{},
+		backends: map[string]map[string]bool{},
+		hardware: map[string]bool{}, workloads: map[string]bool{}, servers: map[string]bool{},
+	}
+	for k := range backendKinds {
+		n.backends[k] = map[string]bool{}
+	}
+	return n
+}
+
+// scope says which roots an expression may reference.
+type scope int
+
+const (
+	scopePlan   scope = iota // var, local, backend, server, hardware, workload
+	scopeLocals              // var and local only: locals are evaluated before the blocks
+	scopeVars                // var only: variable validations
+	scopeMatrix              // scopePlan plus matrix.*: a matrix's per-cell expressions
+	scopeResult              // var, local and result.*: expect conditions
+)
+
+// matrixDimensions are the attributes of matrix.* in per-cell expressions.
+var matrixDimensions = []string{"model", "quantization", "tool", "hardware", "workload"}
+
+// checkRefs reports every reference in expr to something that does not exist or is not
+// available in scope s, with a did-you-mean where a near name exists.
+func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	bad := func(t hcl.Traversal, upto int, summary, format string, args ...any) {
+		r := t.SourceRange()
+		if upto < len(t) {
+			r = hcl.RangeBetween(t[0].SourceRange(), t[upto].SourceRange())
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: &r,
+		})
+	}
+	for _, t := range expr.Variables() {
+		root := t.RootName()
+		allowed := rootsIn(s)
+		if !contains(allowed, root) {
+			if contains(allRoots, root) {
+				bad(t, 0, "Reference not available here",
+					"%s.* cannot be used here; this expression may reference %s.", root, quoteList(allowed))
+			} else {
+				bad(t, 0, "Unknown variable",
+					"There is no variable named %q.%s", root, suggestion(root, allowed))
+			}
+			continue
+		}
+		name := attrStep(t, 1)
+		if name == "" {
+			continue // a whole-object reference such as var or backend.ollama: left to evaluation
+		}
+		switch root {
+		case "var":
+			if !l.names.vars[name] {
+				bad(t, 1, "Reference to undeclared variable",
+					"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, keys(l.names.vars)))
+			}
+		case "local":
+			if !l.names.locals[name] {
+				bad(t, 1, "Reference to undeclared local value",
+					"No local value %q is defined in a locals block.%s", name, suggestion(name, keys(l.names.locals)))
+			}
+		case "backend":
+			byName, ok := l.names.backends[name]
+			if !ok {
+				bad(t, 1, "Unknown backend kind",
+					"A backend is referenced as backend.<kind>.<name>, with kind %s.%s", quoteList(kindNames()), suggestion(name, kindNames()))
+				continue
+			}
+			bname := attrStep(t, 2)
+			if bname != "" && !byName[bname] {
+				var all []string
+				for k, ns := range l.names.backends {
+					for n := range ns {
+						all = append(all, "backend."+k+"."+n)
+					}
+				}
+				bad(t, 2, "Reference to undeclared backend",
+					"No backend %q %q is declared.%s", name, bname, suggestion("backend."+name+"."+bname, all))
+			}
+		case "server", "hardware", "workload":
+			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads}[root]
+			if !set[name] {
+				bad(t, 1, "Reference to undeclared "+root,
+					"No %s %q is declared.%s", root, name, suggestion(name, keys(set)))
+			}
+		case "matrix":
+			if !contains(matrixDimensions, name) {
+				bad(t, 1, "Unknown matrix dimension",
+					"matrix has the attributes %s.%s", quoteList(matrixDimensions), suggestion(name, matrixDimensions))
+			}
+		case "result":
+			if !contains(ResultVariables, name) {
+				bad(t, 1, "Unknown result value",
+					"An expect condition can use result.%s; there is no %q.%s", strings.Join(ResultVariables, ", result."), name, suggestion(name, ResultVariables))
+			}
+		}
+	}
+	return diags
+}
+
+var allRoots = []string{"var", "local", "backend", "server", "hardware", "workload", "matrix", "result"}
+
+func rootsIn(s scope) []string {
+	switch s {
+	case scopeVars:
+		return []string{"var"}
+	case scopeLocals:
+		return []string{"var", "local"}
+	case scopeMatrix:
+		return []string{"var", "local", "backend", "server", "hardware", "workload", "matrix"}
+	case scopeResult:
+		return []string{"var", "local", "result"}
+	}
+	return []string{"var", "local", "backend", "server", "hardware", "workload"}
+}
+
+// attrStep is the name at step i of a traversal (attribute or string index), or "".
+func attrStep(t hcl.Traversal, i int) string {
+	if i >= len(t) {
+		return ""
+	}
+	switch s := t[i].(type) {
+	case hcl.TraverseAttr:
+		return s.Name
+	case hcl.TraverseIndex:
+		if s.Key.Type() == cty.String && s.Key.IsKnown() && !s.Key.IsNull() {
+			return s.Key.AsString()
+		}
+	}
+	return ""
+}
+
+// eval checks expr's references, then evaluates it. ok is false when it could not be
+// evaluated (the problem is already recorded) or when it is null, which means "not set".
+// An unknown result means it depends on a block that failed to decode, whose problem is
+// already reported, so it is skipped silently too.
+func (l *loader) eval(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.Value, bool) {
+	if d := l.checkRefs(expr, s); d.HasErrors() {
+		l.add(d)
+		return cty.NilVal, false
+	}
+	v, d := expr.Value(ctx)
+	l.add(d)
+	if d.HasErrors() || v.IsNull() || !v.IsWhollyKnown() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// decode evaluates an attribute into a Go leaf value with gohcl; false leaves target as
+// it was (the default).
+func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool {
+	if a == nil {
+		return false
+	}
+	v, ok := l.eval(a.Expr, ctx, scopePlan)
+	if !ok {
+		return false
+	}
+	d := gohcl.DecodeExpression(hcl.StaticExpr(v, a.Expr.Range()), nil, target)
+	l.add(d)
+	return !d.HasErrors()
+}
+
+// suggestion returns " Did you mean "x"?" for the closest option, or "".
+func suggestion(given string, options []string) string {
+	if s := nearest(given, options); s != "" {
+		return fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return ""
+}
+
+func nearest(given string, options []string) string {
+	best, bestD := "", 3 // as HCL's own suggestions: further than two edits is noise
+	sorted := append([]string(nil), options...)
+	sort.Strings(sorted)
+	for _, o := range sorted {
+		if d := levenshtein.Distance(given, o, nil); d < bestD {
+			best, bestD = o, d
+		}
+	}
+	return best
+}
+
+func keys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// validName reports whether a block label can be used in a reference (name.attr).
+func validName(s string) bool { return hclsyntax.ValidIdentifier(s) }
+
+// evalContext builds the plan-wide context: var and local values plus functions. The
+// block objects (backend, server, ...) are added by setRefObjects as they are decoded.
+func (l *loader) evalContext() *hcl.EvalContext {
+	vars := map[string]cty.Value{}
+	for _, v := range l.p.Variables {
+		vars[v.Name] = v.Value
+	}
+	for n := range l.names.vars {
+		if _, ok := vars[n]; !ok {
+			vars[n] = cty.DynamicVal // declared but failed: its problem is already reported
+		}
+	}
+	locals := map[string]cty.Value{}
+	for n, v := range l.localValues {
+		locals[n] = v
+	}
+	for n := range l.names.locals {
+		if _, ok := locals[n]; !ok {
+			locals[n] = cty.DynamicVal
+		}
+	}
+	return &hcl.EvalContext{
+		Variables: map[string]cty.Value{"var": cty.ObjectVal(vars), "local": cty.ObjectVal(locals)},
+		Functions: functions(l.p.Dir),
+	}
+}
+
+// setRefObjects (re)builds backend.*, server.*, hardware.* and workload.* from what has
+// been decoded so far. Declared but undecoded blocks are unknown values, so expressions
+// that use them are skipped without a second, confusing error.
+func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
+	servers := map[string]cty.Value{}
+	for n := range l.names.servers {
+		servers[n] = cty.DynamicVal
+	}
+	for _, s := range l.p.Servers {
+		servers[s.Name] = s.object()
+	}
+	backendsByKind := map[string]cty.Value{}
+	for kind, ns := range l.names.backends {
+		objs := map[string]cty.Value{}
+		for n := range ns {
+			objs[n] = cty.DynamicVal
+		}
+		for _, b := range l.p.Backends {
+			if b.Kind == kind {
+				objs[b.Name] = b.object()
+			}
+		}
+		backendsByKind[kind] = cty.ObjectVal(objs)
+	}
+	hw := map[string]cty.Value{}
+	for n := range l.names.hardware {
+		hw[n] = cty.DynamicVal
+	}
+	for _, h := range l.p.Hardware {
+		hw[h.Name] = h.object()
+	}
+	wl := map[string]cty.Value{}
+	for n := range l.names.workloads {
+		wl[n] = cty.DynamicVal
+	}
+	for _, w := range l.p.Workloads {
+		wl[w.Name] = w.object()
+	}
+	ctx.Variables["server"] = cty.ObjectVal(servers)
+	ctx.Variables["backend"] = cty.ObjectVal(backendsByKind)
+	ctx.Variables["hardware"] = cty.ObjectVal(hw)
+	ctx.Variables["workload"] = cty.ObjectVal(wl)
+}
+
+// refName reads a block reference: an object made by setRefObjects whose ref starts
+// with prefix ("backend.", "hardware.", ...), or a plain string naming the block.
+// ok is false when v is neither.
+func refName(v cty.Value, prefix string) (name string, ok bool) {
+	switch {
+	case v.Type() == cty.String:
+		return v.AsString(), true
+	case v.Type().IsObjectType() && v.Type().HasAttribute("ref"):
+		ref := v.GetAttr("ref")
+		if ref.Type() == cty.String && ref.IsKnown() && strings.HasPrefix(ref.AsString(), prefix) {
+			return strings.TrimPrefix(ref.AsString(), prefix), true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,149 @@
+package plan
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Server is a `server "<name>"` block: a process planrun starts before the cells that
+// need it and stops after them (vllm serve, ollama serve, ...).
+type Server struct {
+	Name string
+	// Command is the program and its arguments, not run through a shell.
+	Command []string
+	Env     map[string]string
+	// Dir is the working directory, absolute (resolved against the plan's directory).
+	Dir string
+	// ReadyURL is polled until it answers 2xx; ReadyTimeout bounds the wait.
+	ReadyURL     string
+	ReadyTimeout time.Duration
+	// StopSignal is sent first ("SIGTERM" by default); after Grace the process is killed.
+	StopSignal string
+	Grace      time.Duration
+	// Log is where the server's output goes, absolute; empty means discard.
+	Log string
+	// Setup are commands run once the server is ready (e.g. pulling a model).
+	Setup     [][]string
+	DeclRange hcl.Range
+}
+
+// Default server timings: a vLLM start loads weights and captures CUDA graphs, which
+// takes minutes on a cold cache.
+const (
+	defaultReadyTimeout = 10 * time.Minute
+	defaultGrace        = 10 * time.Second
+)
+
+var stopSignals = []string{"SIGTERM", "SIGINT", "SIGKILL", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"}
+
+var serverSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "command", Required: true}, {Name: "args"}, {Name: "env"}, {Name: "dir"},
+		{Name: "stop_signal"}, {Name: "grace"}, {Name: "log"}, {Name: "setup"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "ready"}},
+}
+
+var readySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "url", Required: true}, {Name: "timeout"}},
+}
+
+func (s *Server) object() cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"ref":  cty.StringVal("server." + s.Name),
+		"name": cty.StringVal(s.Name),
+	})
+}
+
+func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
+	name := b.Labels[0]
+	if !validName(name) {
+		return nil
+	}
+	for _, prev := range l.p.Servers {
+		if prev.Name == name {
+			return nil
+		}
+	}
+	s := &Server{Name: name, StopSignal: "SIGTERM", Grace: defaultGrace, ReadyTimeout: defaultReadyTimeout, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(serverSchema)
+	l.add(diags)
+	before := len(l.diags)
+	attrs := content.Attributes
+
+	// command is a list of strings, or one string with the arguments in args.
+	if a := attrs["command"]; a != nil {
+		if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
+			if v.Type() == cty.String {
+				s.Command = []string{v.AsString()}
+			} else {
+				l.decode(a, ctx, &s.Command)
+			}
+			if len(s.Command) == 0 || strings.TrimSpace(s.Command[0]) == "" {
+				l.errorf(a.Expr.Range().Ptr(), "Empty server command", "command names the program to run, e.g. [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"].")
+			}
+		}
+	}
+	if a := attrs["args"]; a != nil {
+		var args []string
+		if len(s.Command) > 1 {
+			l.errorf(a.NameRange.Ptr(), "Conflicting arguments", "args goes with a command given as one string; this command is already a list.")
+		} else if l.decode(a, ctx, &args) {
+			s.Command = append(s.Command, args...)
+		}
+	}
+	if a := attrs["env"]; a != nil {
+		l.decode(a, ctx, &s.Env)
+	}
+	if a := attrs["dir"]; a != nil && l.decode(a, ctx, &s.Dir) {
+		s.Dir = l.resolvePath(s.Dir)
+	}
+	if a := attrs["log"]; a != nil && l.decode(a, ctx, &s.Log) {
+		s.Log = l.resolvePath(s.Log)
+	}
+	if a := attrs["stop_signal"]; a != nil && l.decode(a, ctx, &s.StopSignal) {
+		sig := strings.ToUpper(s.StopSignal)
+		if !strings.HasPrefix(sig, "SIG") {
+			sig = "SIG" + sig
+		}
+		if !contains(stopSignals, sig) {
+			l.errorf(a.Expr.Range().Ptr(), "Invalid stop_signal", "stop_signal is one of %s, not %q.%s", quoteList(stopSignals), s.StopSignal, suggestion(sig, stopSignals))
+		}
+		s.StopSignal = sig
+	}
+	if a := attrs["grace"]; a != nil {
+		l.duration(a, ctx, &s.Grace)
+	}
+	if a := attrs["setup"]; a != nil && l.decode(a, ctx, &s.Setup) {
+		for _, c := range s.Setup {
+			if len(c) == 0 {
+				l.errorf(a.Expr.Range().Ptr(), "Empty setup command", "Each setup entry is a command list such as [\"ollama\", \"pull\", \"qwen2.5:7b\"].")
+				break
+			}
+		}
+	}
+	for i, rb := range content.Blocks {
+		if i > 0 {
+			l.errorf(rb.DefRange.Ptr(), "Duplicate ready block", "A server has at most one ready block; the first is at %s.", content.Blocks[0].DefRange)
+			continue
+		}
+		rc, diags := rb.Body.Content(readySchema)
+		l.add(diags)
+		if a := rc.Attributes["url"]; a != nil && l.decode(a, ctx, &s.ReadyURL) {
+			if u, err := url.Parse(s.ReadyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.", s.ReadyURL)
+			}
+		}
+		if a := rc.Attributes["timeout"]; a != nil {
+			l.duration(a, ctx, &s.ReadyTimeout)
+		}
+	}
+	if hasErrorsSince(l.diags, before) {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,299 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/ext/typeexpr"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// Variable is a declared input variable with its resolved value.
+type Variable struct {
+	Name        string
+	Description string
+	Type        cty.Type
+	Sensitive   bool
+	Value       cty.Value
+	DeclRange   hcl.Range
+}
+
+// envVarPrefix is prepended to a variable's name to read it from the environment.
+const envVarPrefix = "PLANRUN_VAR_"
+
+var variableSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "type"}, {Name: "default"}, {Name: "description"}, {Name: "sensitive"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "validation"}},
+}
+
+var validationSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "error_message", Required: true}},
+}
+
+// rawValue is a value for a variable from outside its declaration, with where it came from.
+type rawValue struct {
+	expr   hcl.Expression // nil for a string taken literally
+	str    string
+	source string
+	rng    *hcl.Range
+}
+
+// decodeVariables decodes the variable blocks and resolves each one's value, with
+// precedence default < PLANRUN_VAR_<name> < -var-file (in order) < -var (in order).
+func (l *loader) decodeVariables(blocks []*hcl.Block) {
+	given := l.externalValues()
+	for _, b := range blocks {
+		name := b.Labels[0]
+		if !validName(name) || l.variable(name) != nil {
+			continue // reported by declare
+		}
+		v := &Variable{Name: name, Type: cty.DynamicPseudoType, DeclRange: b.DefRange}
+		content, diags := b.Body.Content(variableSchema)
+		l.add(diags)
+		var defaults *typeexpr.Defaults
+		if a := content.Attributes["type"]; a != nil {
+			ty, def, diags := typeexpr.TypeConstraintWithDefaults(a.Expr)
+			l.add(diags)
+			if !diags.HasErrors() {
+				v.Type, defaults = ty, def
+			}
+		}
+		if a := content.Attributes["description"]; a != nil {
+			l.add(gohcl.DecodeExpression(a.Expr, nil, &v.Description))
+		}
+		if a := content.Attributes["sensitive"]; a != nil {
+			l.add(gohcl.DecodeExpression(a.Expr, nil, &v.Sensitive))
+		}
+		val := cty.NilVal
+		valRange := b.DefRange.Ptr()
+		if a := content.Attributes["default"]; a != nil {
+			// A default is a constant: it cannot reference anything.
+			dv, diags := a.Expr.Value(nil)
+			l.add(diags)
+			if !diags.HasErrors() {
+				val, valRange = l.convertVar(v, defaults, dv, a.Expr.Range().Ptr(), "default")
+			}
+		}
+		if raws, ok := given[name]; ok {
+			for _, raw := range raws {
+				val, valRange = l.convertVar(v, defaults, l.rawToValue(v, raw), raw.rng, raw.source)
+			}
+			delete(given, name)
+		}
+		if val == cty.NilVal {
+			l.errorf(b.DefRange.Ptr(), "No value for required variable",
+				"The variable %q has no default, so it needs a value: -var '%s=...', -var-file, or the environment variable %s%s.",
+				name, name, envVarPrefix, name)
+			continue
+		}
+		v.Value = val
+		for _, vb := range content.Blocks {
+			l.checkValidation(v, vb, valRange)
+		}
+		l.p.Variables = append(l.p.Variables, v)
+	}
+	// Values for variables the plan does not declare are mistakes (a typo, usually).
+	for _, name := range keys(given) {
+		raw := given[name][0]
+		l.errorf(raw.rng, "Value for undeclared variable",
+			"%s sets %q, which the plan does not declare.%s", raw.source, name, suggestion(name, keys(l.names.vars)))
+	}
+}
+
+func (l *loader) variable(name string) *Variable {
+	for _, v := range l.p.Variables {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// externalValues gathers -var, -var-file and PLANRUN_VAR_ values by variable name, in
+// increasing precedence.
+func (l *loader) externalValues() map[string][]rawValue {
+	given := map[string][]rawValue{}
+	for name := range l.names.vars {
+		if s := l.opts.Getenv(envVarPrefix + name); s != "" {
+			given[name] = append(given[name], rawValue{str: s, source: "The environment variable " + envVarPrefix + name})
+		}
+	}
+	for _, path := range l.opts.VarFiles {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			l.errorf(nil, "Cannot read variables file", "%s", err)
+			continue
+		}
+		f, diags := l.parser.ParseHCL(src, path)
+		l.add(diags)
+		if f == nil {
+			continue
+		}
+		l.p.Files[path] = f
+		attrs, diags := f.Body.JustAttributes()
+		l.add(diags)
+		for _, name := range keys(attrs) {
+			a := attrs[name]
+			given[name] = append(given[name], rawValue{expr: a.Expr, source: "The variables file " + path, rng: a.NameRange.Ptr()})
+		}
+	}
+	for _, kv := range l.opts.Vars {
+		name, val, ok := strings.Cut(kv, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			l.errorf(nil, "Invalid -var option", "The -var option takes name=value, not %q.", kv)
+			continue
+		}
+		given[name] = append(given[name], rawValue{str: val, source: fmt.Sprintf("-var '%s=...'", name)})
+	}
+	return given
+}
+
+// rawToValue turns a command-line or environment string into a value: taken literally
+// for string variables (as Terraform does), parsed as an HCL expression otherwise.
+func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
+	if raw.expr == nil {
+		if v.Type == cty.String || v.Type == cty.DynamicPseudoType {
+			return cty.StringVal(raw.str)
+		}
+		expr, diags := hclsyntax.ParseExpression([]byte(raw.str), raw.source, hcl.InitialPos)
+		if diags.HasErrors() {
+			l.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.", raw.source, raw.str, typeexpr.TypeString(v.Type))
+			return cty.DynamicVal
+		}
+		raw.expr = expr
+	}
+	val, diags := raw.expr.Value(nil)
+	if diags.HasErrors() {
+		l.errorf(raw.rng, "Invalid value for variable",
+			"%s: the value of var.%s must be a constant: %s", raw.source, v.Name, diags[0].Detail)
+		return cty.DynamicVal
+	}
+	return val
+}
+
+// convertVar converts a value to the variable's type, reporting where the value came from.
+func (l *loader) convertVar(v *Variable, defaults *typeexpr.Defaults, val cty.Value, rng *hcl.Range, source string) (cty.Value, *hcl.Range) {
+	if !val.IsKnown() {
+		return cty.DynamicVal, rng
+	}
+	if defaults != nil {
+		val = defaults.Apply(val)
+	}
+	out, err := convert.Convert(val, v.Type)
+	if err != nil {
+		l.errorf(rng, "Invalid value for variable",
+			"%s for var.%s is not a %s: %s.", source, v.Name, typeexpr.TypeString(v.Type), err)
+		return cty.DynamicVal, rng
+	}
+	return out, rng
+}
+
+// checkValidation evaluates one validation block against the resolved value.
+func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range) {
+	content, diags := b.Body.Content(validationSchema)
+	l.add(diags)
+	if diags.HasErrors() || !v.Value.IsWhollyKnown() {
+		return
+	}
+	cond := content.Attributes["condition"]
+	if d := l.checkRefs(cond.Expr, scopeVars); d.HasErrors() {
+		l.add(d)
+		return
+	}
+	for _, t := range cond.Expr.Variables() {
+		if attrStep(t, 1) != v.Name {
+			r := t.SourceRange()
+			l.errorf(&r, "Invalid validation condition", "A validation condition of var.%s may only reference var.%s.", v.Name, v.Name)
+			return
+		}
+	}
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.Name: v.Value})},
+		Functions: functions(l.p.Dir),
+	}
+	var msg string
+	l.add(gohcl.DecodeExpression(content.Attributes["error_message"].Expr, nil, &msg))
+	res, diags := cond.Expr.Value(ctx)
+	l.add(diags)
+	if diags.HasErrors() {
+		return
+	}
+	if res.IsNull() || res.Type() != cty.Bool {
+		l.errorf(cond.Expr.Range().Ptr(), "Invalid validation condition", "The condition must be true or false.")
+		return
+	}
+	if res.False() {
+		subject := valRange
+		if subject == nil {
+			subject = cond.Expr.Range().Ptr()
+		}
+		l.add(hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid value for variable",
+			Detail:   fmt.Sprintf("%s\n\n(var.%s, checked by the validation at %s)", msg, v.Name, cond.Range),
+			Subject:  subject,
+		}})
+	}
+}
+
+// decodeLocals evaluates the locals in dependency order; a cycle is reported on each of
+// its members.
+func (l *loader) decodeLocals(blocks []*hcl.Block) {
+	l.localValues = map[string]cty.Value{}
+	pending := map[string]*hcl.Attribute{}
+	for _, b := range blocks {
+		attrs, _ := b.Body.JustAttributes() // problems reported by declare
+		for n, a := range attrs {
+			if _, dup := pending[n]; !dup {
+				pending[n] = a
+			}
+		}
+	}
+	for n, a := range pending {
+		if d := l.checkRefs(a.Expr, scopeLocals); d.HasErrors() {
+			l.add(d)
+			delete(pending, n)
+		}
+	}
+	for len(pending) > 0 {
+		progress := false
+		for _, n := range keys(pending) {
+			a := pending[n]
+			ready := true
+			for _, t := range a.Expr.Variables() {
+				if t.RootName() == "local" {
+					if _, waiting := pending[attrStep(t, 1)]; waiting {
+						ready = false
+					}
+				}
+			}
+			if !ready {
+				continue
+			}
+			ctx := l.evalContext()
+			v, diags := a.Expr.Value(ctx)
+			l.add(diags)
+			if diags.HasErrors() {
+				v = cty.DynamicVal
+			}
+			l.localValues[n] = v
+			delete(pending, n)
+			progress = true
+		}
+		if !progress {
+			for _, n := range keys(pending) {
+				l.errorf(pending[n].NameRange.Ptr(), "Cycle in local values",
+					"local.%s depends on itself through other local values.", n)
+			}
+			return
+		}
+	}
+}

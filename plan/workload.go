@@ -1,0 +1,203 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/backends"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Workload is a `workload "<name>"` block: what is sent, how often, and what is measured.
+type Workload struct {
+	Name         string
+	PromptTokens int
+	MaxTokens    int
+	// Concurrency lists the levels measured; each is its own result row.
+	Concurrency []int
+	WarmupRuns  int
+	RepeatRuns  int
+	// Requests per run; 0 means one per concurrency slot.
+	Requests    int
+	Measure     []string
+	Temperature *float64
+	Seed        *int64
+	// Prompt is the prompt text, or the contents of prompt_file; empty lets the executor
+	// build a prompt of PromptTokens tokens.
+	Prompt       string
+	SharedPrefix bool
+	// RequestRate is the open-loop arrival rate in requests/s; 0 means closed loop.
+	RequestRate float64
+	// Arrival is "poisson" (default) or "constant", for an open loop.
+	Arrival string
+	// ForceMaxTokens asks the server to generate exactly MaxTokens (default true), so TPOT
+	// is not skewed by early stops.
+	ForceMaxTokens bool
+	Timeouts       backends.Timeouts
+	DeclRange      hcl.Range
+}
+
+// RequestsPerRun is the number of measured requests in one run at a concurrency level.
+func (w *Workload) RequestsPerRun(level int) int {
+	if w.Requests > 0 {
+		return w.Requests
+	}
+	return level
+}
+
+// Workload defaults are the seed config's (../shared/seed/config.toml).
+const (
+	defaultPromptTokens = 128
+	defaultMaxTokens    = 256
+	defaultWarmupRuns   = 3
+	defaultRepeatRuns   = 5
+)
+
+// Measures are the metrics a workload can ask for.
+var Measures = []string{"ttft", "tpot", "throughput", "vram"}
+
+var arrivals = []string{"poisson", "constant"}
+
+var workloadSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "prompt_tokens"}, {Name: "max_tokens"}, {Name: "concurrency"}, {Name: "warmup_runs"},
+		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
+		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
+		{Name: "arrival"}, {Name: "force_max_tokens"},
+	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}},
+}
+
+func (w *Workload) object() cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"ref":           cty.StringVal("workload." + w.Name),
+		"name":          cty.StringVal(w.Name),
+		"prompt_tokens": cty.NumberIntVal(int64(w.PromptTokens)),
+		"max_tokens":    cty.NumberIntVal(int64(w.MaxTokens)),
+	})
+}
+
+func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Workload {
+	name := b.Labels[0]
+	if !validName(name) {
+		return nil
+	}
+	for _, prev := range l.p.Workloads {
+		if prev.Name == name {
+			return nil
+		}
+	}
+	w := &Workload{
+		Name: name, PromptTokens: defaultPromptTokens, MaxTokens: defaultMaxTokens,
+		Concurrency: []int{1}, WarmupRuns: defaultWarmupRuns, RepeatRuns: defaultRepeatRuns,
+		Measure: append([]string(nil), Measures...), Arrival: "poisson", ForceMaxTokens: true,
+		DeclRange: b.DefRange,
+	}
+	content, diags := b.Body.Content(workloadSchema)
+	l.add(diags)
+	before := len(l.diags)
+	a := content.Attributes
+
+	atLeast := func(name string, dst *int, min int) {
+		if l.decode(a[name], ctx, dst) && *dst < min {
+			l.errorf(a[name].Expr.Range().Ptr(), "Invalid "+name, "%s must be at least %d, not %d.", name, min, *dst)
+		}
+	}
+	atLeast("prompt_tokens", &w.PromptTokens, 1)
+	atLeast("max_tokens", &w.MaxTokens, 1)
+	atLeast("warmup_runs", &w.WarmupRuns, 0)
+	atLeast("repeat_runs", &w.RepeatRuns, 1)
+	atLeast("requests", &w.Requests, 0)
+
+	// concurrency is one number or a list of levels.
+	if c := a["concurrency"]; c != nil {
+		if v, ok := l.eval(c.Expr, ctx, scopePlan); ok {
+			n0 := len(l.diags)
+			var levels []int
+			if v.Type() == cty.Number {
+				var n int
+				if l.decode(c, ctx, &n) {
+					levels = []int{n}
+				}
+			} else {
+				l.decode(c, ctx, &levels)
+			}
+			w.Concurrency = nil
+			seen := map[int]bool{}
+			for _, n := range levels {
+				switch {
+				case n < 1:
+					l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
+				case seen[n]:
+					l.errorf(c.Expr.Range().Ptr(), "Duplicate concurrency level", "The level %d is listed twice.", n)
+				default:
+					seen[n] = true
+					w.Concurrency = append(w.Concurrency, n)
+				}
+			}
+			if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
+				l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "concurrency needs at least one level.")
+			}
+		}
+	}
+
+	if m := a["measure"]; m != nil && l.decode(m, ctx, &w.Measure) {
+		for _, x := range w.Measure {
+			if !contains(Measures, x) {
+				l.errorf(m.Expr.Range().Ptr(), "Unknown measure", "measure lists metrics out of %s; %q is not one.%s", quoteList(Measures), x, suggestion(x, Measures))
+			}
+		}
+	}
+	if t := a["temperature"]; t != nil {
+		var f float64
+		if l.decode(t, ctx, &f) {
+			if f < 0 {
+				l.errorf(t.Expr.Range().Ptr(), "Invalid temperature", "temperature cannot be negative.")
+			}
+			w.Temperature = &f
+		}
+	}
+	if s := a["seed"]; s != nil {
+		var n int64
+		if l.decode(s, ctx, &n) {
+			w.Seed = &n
+		}
+	}
+	l.decode(a["prompt"], ctx, &w.Prompt)
+	if pf := a["prompt_file"]; pf != nil {
+		var path string
+		if a["prompt"] != nil {
+			l.errorf(pf.NameRange.Ptr(), "Conflicting arguments", "Give prompt or prompt_file, not both (prompt is at %s).", a["prompt"].NameRange)
+		} else if l.decode(pf, ctx, &path) {
+			b, err := os.ReadFile(l.resolvePath(path))
+			if err != nil {
+				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).", err)
+			}
+			w.Prompt = string(b)
+		}
+	}
+	l.decode(a["shared_prefix"], ctx, &w.SharedPrefix)
+	if r := a["request_rate"]; r != nil && l.decode(r, ctx, &w.RequestRate) && w.RequestRate < 0 {
+		l.errorf(r.Expr.Range().Ptr(), "Invalid request_rate", "request_rate is requests per second (0 for a closed loop); it cannot be negative.")
+	}
+	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
+		if !contains(arrivals, w.Arrival) {
+			l.errorf(ar.Expr.Range().Ptr(), "Invalid arrival", "arrival is %s, not %q.%s", quoteList(arrivals), w.Arrival, suggestion(w.Arrival, arrivals))
+		} else if a["request_rate"] == nil {
+			l.add(hcl.Diagnostics{{
+				Severity: hcl.DiagWarning, Summary: "arrival without request_rate",
+				Detail:  fmt.Sprintf("arrival = %q shapes an open loop, which needs request_rate; without it the workload runs closed-loop.", w.Arrival),
+				Subject: ar.NameRange.Ptr(),
+			}})
+		}
+	}
+	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
+	for _, tb := range content.Blocks {
+		l.decodeTimeouts(tb, ctx, &w.Timeouts)
+	}
+	if hasErrorsSince(l.diags, before) {
+		return nil
+	}
+	return w
+}
