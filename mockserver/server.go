@@ -37,6 +37,9 @@ func Version() string { return "mock-" + version.Version }
 // New builds a server; cfg should have passed Validate.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults(), mux: http.NewServeMux()}
+	if _, ok := s.cfg.clock.(realClock); ok {
+		s.cfg.clock = realClock{precise: func() bool { return s.running.Load() <= preciseStreams }}
+	}
 	if s.cfg.QueueSlots > 0 {
 		s.slots = make(chan struct{}, s.cfg.QueueSlots)
 	}

@@ -262,7 +262,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 
 	var offset time.Duration // due time of the next token, from admission
-	var firstDue time.Time    // when token 0 was due: a non-streaming answer's first token
+	var firstDue time.Time   // when token 0 was due: a non-streaming answer's first token
 	tok := 0
 	buf := *bp
 	for c := 0; c < chunks; c++ {
