@@ -96,7 +96,8 @@ type Sample struct {
 	// End is the arrival of the last content chunk, or the end of the stream when later
 	// chunks carried no content (E2E).
 	End time.Duration `json:"end_ns"`
-	// ChunkArrivals holds the arrival offset of every content chunk, in order.
+	// ChunkArrivals holds the arrival offset of every content chunk, in order (reasoning
+	// chunks included: they are generated tokens).
 	ChunkArrivals []time.Duration `json:"chunk_arrivals_ns,omitempty"`
 
 	OutputTokens int         `json:"output_tokens"`
@@ -107,7 +108,8 @@ type Sample struct {
 	ReasoningChunks int    `json:"reasoning_chunks,omitempty"`
 	ReasoningTokens int    `json:"reasoning_tokens,omitempty"`
 	TextBytes       int    `json:"text_bytes"`
-	FinishReason    string `json:"finish_reason,omitempty"` // "stop", "length", ...
+	ReasoningBytes  int    `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
+	FinishReason    string `json:"finish_reason,omitempty"`   // "stop", "length", ...
 
 	Server *ServerTimings `json:"server,omitempty"`
 	Err    *Error         `json:"error,omitempty"`
@@ -116,9 +118,11 @@ type Sample struct {
 // OK reports whether the request succeeded.
 func (s *Sample) OK() bool { return s.Err == nil }
 
-// TTFT is the time to the first content chunk; ok is false when none arrived.
+// TTFT is the time to the first content chunk; ok is false when none arrived. Reasoning
+// chunks are generated tokens too (usage.completion_tokens counts them), so a reasoning
+// model's first token is its first reasoning chunk.
 func (s *Sample) TTFT() (d time.Duration, ok bool) {
-	return s.FirstToken, s.Chunks > 0
+	return s.FirstToken, s.Chunks+s.ReasoningChunks > 0
 }
 
 // E2E is request start to the last content chunk (or end of stream).
@@ -127,7 +131,7 @@ func (s *Sample) E2E() time.Duration { return s.End }
 // TPOT is vLLM's time per output token: (E2E − TTFT) / (output tokens − 1), defined only
 // when more than one token was produced.
 func (s *Sample) TPOT() (d time.Duration, ok bool) {
-	if s.OutputTokens <= 1 || s.Chunks == 0 {
+	if s.OutputTokens <= 1 || s.Chunks+s.ReasoningChunks == 0 {
 		return 0, false
 	}
 	return (s.End - s.FirstToken) / time.Duration(s.OutputTokens-1), true

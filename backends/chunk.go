@@ -1,0 +1,50 @@
+package backends
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+)
+
+// Chunk is what a decoder yields for one stream event (an SSE event or an NDJSON line).
+// It holds lengths and counts, never the text, so decoding allocates nothing.
+type Chunk struct {
+	// Text is the byte length of generated content in this event (0 for a role-only
+	// chunk, an empty delta or a usage-only chunk: those are not tokens).
+	Text int
+	// Reasoning is the byte length of reasoning content (reasoning_content, Ollama's
+	// thinking); it is generated output too, counted apart.
+	Reasoning int
+	// FinishReason is set on the event that ends generation ("stop", "length", ...).
+	FinishReason string
+	// Done marks the stream's own end marker: SSE [DONE] or Ollama's done line.
+	Done bool
+	// Tokens is non-empty when the event carries the server's counts below:
+	// TokensUsage for an OpenAI usage object, TokensServer for Ollama's eval_count.
+	Tokens          TokenSource
+	PromptTokens    int
+	OutputTokens    int
+	ReasoningTokens int
+	// Server holds Ollama's done-line timings; nil otherwise.
+	Server *ServerTimings
+}
+
+// Decoder turns a response body into chunks. Next fills c (which the caller has zeroed)
+// with the next event and returns io.EOF at the end of the body. Any other error ends
+// the stream; a *Error keeps its class (ErrMalformed, ErrServer for an error event).
+type Decoder interface {
+	Next(c *Chunk) error
+}
+
+// Adapter is what a backend gives the timing core: how to build the HTTP request and how
+// to read the stream. The core sends, times and classifies.
+type Adapter interface {
+	// NewRequest builds the streaming HTTP request for req, with ctx attached. An error
+	// of type *Error keeps its class; any other becomes ErrOther.
+	NewRequest(ctx context.Context, req Request) (*http.Request, error)
+	// NewDecoder wraps the buffered response body.
+	NewDecoder(r *bufio.Reader) Decoder
+	// Explain adds what only the adapter knows to a failed request's error, e.g. the
+	// server's model list on a 404. ctx is the caller's, not the timed-out request's.
+	Explain(ctx context.Context, e *Error, req Request)
+}

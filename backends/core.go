@@ -1,0 +1,349 @@
+package backends
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Core is the one timing core: it sends a request an Adapter built, stamps the response
+// phases and every chunk's arrival with its Clock, enforces the phase timeouts and turns
+// every failure into an *Error on the Sample. One Core serves one backend and is safe
+// for concurrent use; its http.Client (and so its pool of keep-alive connections) is
+// shared by all requests to that backend.
+type Core struct {
+	client   *http.Client
+	clock    Clock
+	timeouts Timeouts
+	name     string
+	url      string
+	keyEnv   string
+	key      string
+}
+
+// Option configures a Core.
+type Option func(*Core)
+
+// WithHTTPClient replaces the default client (NewTransport). Tests inject transports
+// that replay streams or block dials.
+func WithHTTPClient(c *http.Client) Option { return func(k *Core) { k.client = c } }
+
+// WithClock replaces SystemClock.
+func WithClock(c Clock) Option { return func(k *Core) { k.clock = c } }
+
+// NewCore builds the core for one backend. The API key is read once, here, from the
+// variable cfg.APIKeyEnv names; an unset variable is reported on every request as
+// ErrMissingKey rather than failing construction, because errors are data.
+func NewCore(cfg Config, opts ...Option) *Core {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := &Core{
+		clock:    SystemClock{},
+		timeouts: cfg.Timeouts,
+		name:     cfg.Name,
+		url:      cfg.URL,
+		keyEnv:   cfg.APIKeyEnv,
+	}
+	if cfg.APIKeyEnv != "" {
+		c.key = getenv(cfg.APIKeyEnv)
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.client == nil {
+		c.client = &http.Client{Transport: NewTransport(cfg.Timeouts)}
+	}
+	return c
+}
+
+// Client is the shared HTTP client (for adapters' side requests such as model lists).
+func (c *Core) Client() *http.Client { return c.client }
+
+// Clock is the core's clock.
+func (c *Core) Clock() Clock { return c.clock }
+
+// Timeouts are the phase limits the core enforces.
+func (c *Core) Timeouts() Timeouts { return c.timeouts }
+
+// URL is the backend's base URL, as configured.
+func (c *Core) URL() string { return c.url }
+
+// KeyError is ErrMissingKey when the backend names a key variable that is unset.
+func (c *Core) KeyError() *Error {
+	if c.keyEnv == "" || c.key != "" {
+		return nil
+	}
+	return &Error{Class: ErrMissingKey, Message: "environment variable " + c.keyEnv +
+		" is not set: backend " + c.name + " reads its API key from it (api_key_env); export it before running"}
+}
+
+// Authorize adds the Bearer header when the backend has a key.
+func (c *Core) Authorize(h http.Header) {
+	if c.key != "" {
+		h.Set("Authorization", "Bearer "+c.key)
+	}
+}
+
+// bufSize is the read buffer per stream: large enough that one read usually takes every
+// event the server has sent, small enough for thousands of concurrent streams.
+const bufSize = 32 << 10
+
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSize) }}
+
+// Do sends req through a and measures it. It always returns a Sample; failures are on
+// Sample.Err with their class.
+func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
+	s.ID = req.ID
+	defer func() {
+		if s.Err != nil {
+			if ctx.Err() == nil {
+				a.Explain(ctx, s.Err, req)
+			}
+			s.Err.Message = redact(s.Err.Message, c.key)
+		}
+	}()
+	if e := c.KeyError(); e != nil {
+		s.Start = c.clock.Now()
+		s.Err = e
+		return s
+	}
+
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.timeouts.Total > 0 {
+		var stop context.CancelFunc
+		rctx, stop = context.WithTimeoutCause(rctx, c.timeouts.Total, &timeoutError{phase: "total", limit: c.timeouts.Total})
+		defer stop()
+	}
+	w := &watch{clock: c.clock, cancel: cancel, t: c.timeouts}
+	hreq, err := a.NewRequest(httptrace.WithClientTrace(rctx, w.trace()), req)
+	if err != nil {
+		s.Start = c.clock.Now()
+		s.Err = asError(err, ErrOther)
+		return s
+	}
+
+	s.Start = c.clock.Now()
+	w.begin(s.Start)
+	defer w.stop()
+	resp, err := c.client.Do(hreq)
+	if err != nil {
+		s.End = w.since()
+		s.Err = c.transportError(ctx, rctx, err)
+		return s
+	}
+	defer resp.Body.Close()
+	s.Headers = w.since()
+	s.Connect = time.Duration(w.connect.Load())
+	s.FirstByte = time.Duration(w.firstByte.Load())
+	if resp.StatusCode/100 != 2 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		s.End = w.since()
+		s.Err = c.StatusError(resp, body)
+		return s
+	}
+	w.headers(s.Headers)
+
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(resp.Body)
+	defer func() {
+		br.Reset(nil)
+		readers.Put(br)
+	}()
+	capHint := 64
+	if req.MaxTokens > 0 && req.MaxTokens < 1<<16 {
+		capHint = req.MaxTokens + 1
+	}
+	s.ChunkArrivals = make([]time.Duration, 0, capHint)
+	if err := c.stream(a.NewDecoder(br), &s, w); err != nil {
+		s.Err = c.readError(ctx, rctx, err, &s)
+		return s
+	}
+	// Read what follows the end marker (the chunked terminator) so the connection goes
+	// back to the pool instead of being closed.
+	io.CopyN(io.Discard, br, 64<<10)
+	return s
+}
+
+// stream is the per-chunk path: decode, read the clock, record. It takes no lock and
+// allocates nothing beyond growing ChunkArrivals.
+func (c *Core) stream(dec Decoder, s *Sample, w *watch) error {
+	var ch Chunk
+	complete := false
+	for {
+		ch = Chunk{}
+		err := dec.Next(&ch)
+		at := c.clock.Now().Sub(s.Start)
+		if err != nil {
+			if len(s.ChunkArrivals) == 0 {
+				s.End = at
+			}
+			c.fallbackTokens(s)
+			if err == io.EOF && complete {
+				return nil
+			}
+			return err
+		}
+		w.last.Store(int64(at))
+		if ch.Text > 0 || ch.Reasoning > 0 {
+			if len(s.ChunkArrivals) == 0 {
+				s.FirstToken = at
+				w.firstToken()
+			}
+			s.ChunkArrivals = append(s.ChunkArrivals, at)
+			s.End = at
+			if ch.Text > 0 {
+				s.Chunks++
+				s.TextBytes += ch.Text
+			}
+			if ch.Reasoning > 0 {
+				s.ReasoningChunks++
+				s.ReasoningBytes += ch.Reasoning
+			}
+		}
+		if ch.FinishReason != "" {
+			s.FinishReason = ch.FinishReason
+			complete = true
+		}
+		if ch.Tokens != "" {
+			s.TokenSource = ch.Tokens
+			s.OutputTokens = ch.OutputTokens
+			s.PromptTokens = ch.PromptTokens
+			s.ReasoningTokens = ch.ReasoningTokens
+			complete = true
+		}
+		if ch.Server != nil {
+			s.Server = ch.Server
+		}
+		if ch.Done {
+			if len(s.ChunkArrivals) == 0 {
+				s.End = at
+			}
+			c.fallbackTokens(s)
+			return nil
+		}
+	}
+}
+
+// fallbackTokens counts generated chunks as tokens when the server gave no count, and
+// says so in TokenSource.
+func (c *Core) fallbackTokens(s *Sample) {
+	if s.TokenSource != "" {
+		return
+	}
+	s.TokenSource = TokensChunks
+	s.OutputTokens = len(s.ChunkArrivals)
+	s.ReasoningTokens = s.ReasoningChunks
+}
+
+// watch enforces the phase timeouts with timers on the real clock and records the
+// httptrace phases. The per-chunk path only stores an atomic offset (last); the idle
+// timer compares against it when it fires instead of being reset on every chunk.
+type watch struct {
+	clock  Clock
+	start  time.Time
+	cancel context.CancelCauseFunc
+	t      Timeouts
+
+	mu                                  sync.Mutex // guards the timers against the hooks
+	connectTimer, firstTimer, idleTimer *time.Timer
+	last, connect, firstByte            atomic.Int64
+	sawFirstToken                       bool
+}
+
+func (w *watch) since() time.Duration { return w.clock.Now().Sub(w.start) }
+
+func (w *watch) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused {
+				w.connect.Store(int64(w.since()))
+			}
+			w.mu.Lock()
+			if w.connectTimer != nil {
+				w.connectTimer.Stop()
+			}
+			w.mu.Unlock()
+		},
+		GotFirstResponseByte: func() { w.firstByte.Store(int64(w.since())) },
+	}
+}
+
+func (w *watch) begin(start time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.start = start
+	if d := w.t.Connect; d > 0 {
+		w.connectTimer = time.AfterFunc(d, func() { w.cancel(&timeoutError{phase: "connect", limit: d}) })
+	}
+	if d := w.t.FirstToken; d > 0 {
+		w.firstTimer = time.AfterFunc(d, func() { w.cancel(&timeoutError{phase: "first_token", limit: d}) })
+	}
+}
+
+// headers starts the idle watch once the response has begun.
+func (w *watch) headers(at time.Duration) {
+	if w.t.Idle <= 0 {
+		return
+	}
+	w.last.Store(int64(at))
+	w.mu.Lock()
+	w.idleTimer = time.AfterFunc(w.t.Idle, w.checkIdle)
+	w.mu.Unlock()
+}
+
+func (w *watch) checkIdle() {
+	gap := w.since() - time.Duration(w.last.Load())
+	if gap >= w.t.Idle {
+		w.cancel(&timeoutError{phase: "idle", limit: w.t.Idle})
+		return
+	}
+	w.mu.Lock()
+	if w.idleTimer != nil {
+		w.idleTimer.Reset(w.t.Idle - gap)
+	}
+	w.mu.Unlock()
+}
+
+func (w *watch) firstToken() {
+	if w.firstTimer != nil {
+		w.firstTimer.Stop()
+	}
+}
+
+func (w *watch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range []*time.Timer{w.connectTimer, w.firstTimer, w.idleTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	w.idleTimer = nil
+}
+
+// timeoutError is the cancel cause a phase timer leaves on the request's context.
+type timeoutError struct {
+	phase string
+	limit time.Duration
+}
+
+func (e *timeoutError) Error() string { return e.phase + " timeout after " + e.limit.String() }
+
+// asError keeps an *Error as it is and wraps anything else with class.
+func asError(err error, class ErrorClass) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Class: class, Message: err.Error()}
+}

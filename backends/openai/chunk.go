@@ -1,0 +1,182 @@
+package openai
+
+import (
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/internal/jsonscan"
+)
+
+// parseChunk reads the fields planrun needs from one chat.completion.chunk or
+// text_completion chunk: content, reasoning, finish_reason, usage, and an error object
+// (vLLM reports mid-stream failures as a data event with "error"). Everything else is
+// skipped but validated. A repeated key counts once, its last value winning, as with
+// encoding/json, so the fuzz test can hold the two to the same answers.
+func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk) error {
+	sc.Reset(data)
+	var errMsg string
+	isErr := false
+	if !sc.Object() {
+		if sc.Err() == nil {
+			return malformed(data, "null event")
+		}
+		return malformed(data, sc.Err().Error())
+	}
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		switch string(key) {
+		case "choices":
+			c.Text, c.Reasoning, c.FinishReason = 0, 0, ""
+			if sc.Array() {
+				for sc.More() {
+					parseChoice(sc, c)
+				}
+			}
+		case "usage":
+			c.Tokens, c.PromptTokens, c.OutputTokens, c.ReasoningTokens = "", 0, 0, 0
+			if sc.Object() {
+				c.Tokens = backends.TokensUsage
+				parseUsage(sc, c)
+			}
+		case "error":
+			isErr = true
+			errMsg = errorText(sc)
+		default:
+			sc.Skip()
+		}
+	}
+	sc.End()
+	if err := sc.Err(); err != nil {
+		return malformed(data, err.Error())
+	}
+	if isErr {
+		return &backends.Error{Class: backends.ErrServer, Message: "the server reported an error mid-stream: " + errMsg}
+	}
+	return nil
+}
+
+func parseUsage(sc *jsonscan.Scanner, c *backends.Chunk) {
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		switch string(key) {
+		case "prompt_tokens":
+			n, _ := sc.Int()
+			c.PromptTokens = int(n)
+		case "completion_tokens":
+			n, _ := sc.Int()
+			c.OutputTokens = int(n)
+		case "completion_tokens_details":
+			c.ReasoningTokens = 0
+			if sc.Object() {
+				for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+					if string(key) == "reasoning_tokens" {
+						n, _ := sc.Int()
+						c.ReasoningTokens = int(n)
+					} else {
+						sc.Skip()
+					}
+				}
+			}
+		default:
+			sc.Skip()
+		}
+	}
+}
+
+// message is the text lengths of one delta (or message) object.
+type message struct{ content, reasoningContent, reasoning int }
+
+func (m message) text() int     { return m.content }
+func (m message) thinking() int { return m.reasoningContent + m.reasoning }
+func parseMessage(sc *jsonscan.Scanner) (m message) {
+	if !sc.Object() {
+		return m
+	}
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		switch string(key) {
+		case "content":
+			m.content, _ = sc.StringLen()
+		case "reasoning_content":
+			m.reasoningContent, _ = sc.StringLen()
+		case "reasoning":
+			m.reasoning, _ = sc.StringLen()
+		default:
+			sc.Skip()
+		}
+	}
+	return m
+}
+
+func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
+	if !sc.Object() {
+		return
+	}
+	var delta, msg message
+	text := 0
+	finish := ""
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		switch string(key) {
+		case "delta":
+			delta = parseMessage(sc)
+		case "message":
+			msg = parseMessage(sc)
+		case "text":
+			text, _ = sc.StringLen()
+		case "finish_reason":
+			finish = ""
+			if raw, ok := sc.String(); ok {
+				finish = finishReason(raw)
+			}
+		default:
+			sc.Skip()
+		}
+	}
+	c.Text += delta.text() + msg.text() + text
+	c.Reasoning += delta.thinking() + msg.thinking()
+	if finish != "" {
+		c.FinishReason = finish
+	}
+}
+
+// finishReason returns the common values without allocating.
+func finishReason(raw []byte) string {
+	switch string(raw) {
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	case "tool_calls":
+		return "tool_calls"
+	case "content_filter":
+		return "content_filter"
+	case "abort":
+		return "abort"
+	case "":
+		return ""
+	}
+	return jsonscan.Unquote(raw)
+}
+
+// errorText reads an error value: a string, or an object with "message". Errors are
+// rare, so allocating here is fine.
+func errorText(sc *jsonscan.Scanner) string {
+	switch sc.Peek() {
+	case '"':
+		raw, _ := sc.String()
+		return jsonscan.Unquote(raw)
+	case '{':
+		msg := ""
+		sc.Object()
+		for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+			if string(key) == "message" && sc.Peek() == '"' {
+				raw, _ := sc.String()
+				msg = jsonscan.Unquote(raw)
+			} else {
+				sc.Skip()
+			}
+		}
+		return msg
+	}
+	sc.Skip()
+	return ""
+}
+
+func malformed(data []byte, why string) error {
+	return &backends.Error{Class: backends.ErrMalformed, Message: "malformed chunk (" + why + "): " + backends.Excerpt(data)}
+}

@@ -1,0 +1,43 @@
+package openai
+
+import (
+	"context"
+	"strings"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// Probe implements backends.Backend: the model list (GET /models) proves the server is
+// reachable and the key works; the version comes from vLLM's /version or Ollama's
+// /api/version when the server has one (a 404 is fine); one tiny request per present
+// model shows whether usage is reported.
+func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeResult {
+	r := backends.ProbeResult{Backend: b.cfg.Name, URL: b.cfg.URL}
+	models, e := b.Models(ctx)
+	if e != nil {
+		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
+		r.Problems = append(r.Problems, e.Message)
+		return r
+	}
+	r.Reachable = true
+	r.Models = models
+	if !b.strict {
+		r.Version = b.version(ctx)
+	}
+	r.ModelsPresent, r.UsageReported, r.Problems = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
+	return r
+}
+
+// version asks the server root for its version, tolerating servers that have none.
+func (b *Backend) version(ctx context.Context) string {
+	root := strings.TrimSuffix(strings.TrimSuffix(b.cfg.URL, "/"), "/v1")
+	for _, path := range []string{"/version", "/api/version"} {
+		var v struct {
+			Version string `json:"version"`
+		}
+		if b.core.GetJSON(ctx, root+path, &v) == nil && v.Version != "" {
+			return v.Version
+		}
+	}
+	return ""
+}

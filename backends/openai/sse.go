@@ -1,0 +1,97 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/internal/jsonscan"
+)
+
+// decoder reads a Server-Sent Events body of OpenAI chunks. It follows the SSE rules
+// that servers actually exercise: events end at a blank line, `:` lines are comments
+// (keep-alives), several `data:` lines join with "\n", other fields are ignored. A last
+// event without its blank line is still dispatched at the end of the body.
+type decoder struct {
+	r    *bufio.Reader
+	data []byte // the pending event's data, reused across events
+	line []byte // a line longer than the read buffer, reassembled
+	has  bool   // a data field was seen for the pending event
+	sc   jsonscan.Scanner
+}
+
+func newDecoder(r *bufio.Reader) *decoder {
+	return &decoder{r: r, data: make([]byte, 0, 1024)}
+}
+
+var done = []byte("[DONE]")
+
+// Next implements backends.Decoder.
+func (d *decoder) Next(c *backends.Chunk) error {
+	for {
+		line, err := d.readLine()
+		if err != nil {
+			if err == io.EOF && d.has {
+				d.has = false
+				return d.dispatch(c)
+			}
+			return err
+		}
+		if len(line) == 0 {
+			if d.has {
+				d.has = false
+				return d.dispatch(c)
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		name, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			name, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		if string(name) != "data" {
+			continue
+		}
+		if d.has {
+			d.data = append(d.data, '\n')
+		} else {
+			d.data = d.data[:0]
+			d.has = true
+		}
+		d.data = append(d.data, value...)
+	}
+}
+
+// readLine returns the next line without its line ending, valid until the next call.
+// io.EOF comes only when no bytes are left; a last line without "\n" is returned first.
+func (d *decoder) readLine() ([]byte, error) {
+	line, err := d.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		d.line = append(d.line[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = d.r.ReadSlice('\n')
+			d.line = append(d.line, line...)
+		}
+		line = d.line
+	}
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return line, nil
+}
+
+func (d *decoder) dispatch(c *backends.Chunk) error {
+	if bytes.Equal(bytes.TrimSpace(d.data), done) {
+		c.Done = true
+		return nil
+	}
+	return parseChunk(&d.sc, d.data, c)
+}

@@ -1,0 +1,63 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ProbeModels checks each wanted model id against the server's list and sends one tiny
+// request (max 2 tokens) per present model to see whether the server reports its own
+// token count. Shared by the adapters so every probe reads the same.
+func ProbeModels(ctx context.Context, be Backend, have, want []string, url string) (present map[string]bool, usage *bool, problems []string) {
+	present = make(map[string]bool, len(want))
+	for _, id := range want {
+		present[id] = contains(have, id)
+		if !present[id] {
+			problems = append(problems, "model "+strconv.Quote(id)+" is not served at "+url+"; the server has: "+ModelList(have))
+		}
+	}
+	for _, id := range want {
+		if !present[id] {
+			continue
+		}
+		s := be.Do(ctx, Request{ID: "probe/" + id, Model: id, Prompt: "Say hi.", MaxTokens: 2})
+		if s.Err != nil {
+			problems = append(problems, "a test request to model "+strconv.Quote(id)+" failed: "+s.Err.Error())
+			continue
+		}
+		reported := s.TokenSource != TokensChunks
+		if usage == nil || !reported {
+			usage = &reported
+		}
+	}
+	return present, usage, problems
+}
+
+// contains matches a model id, treating Ollama's implicit ":latest" tag as equal.
+func contains(models []string, id string) bool {
+	for _, m := range models {
+		if m == id || m == id+":latest" || id == m+":latest" {
+			return true
+		}
+	}
+	return false
+}
+
+// ModelList prints a server's models for a message, capped so a gateway with hundreds
+// stays readable.
+func ModelList(models []string) string {
+	if len(models) == 0 {
+		return "no models"
+	}
+	const max = 20
+	if len(models) > max {
+		return strings.Join(models[:max], ", ") + fmt.Sprintf(" and %d more", len(models)-max)
+	}
+	return strings.Join(models, ", ")
+}
+
+// HasModel reports whether models holds id, treating Ollama's implicit ":latest" tag as
+// equal.
+func HasModel(models []string, id string) bool { return contains(models, id) }

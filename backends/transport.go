@@ -1,0 +1,30 @@
+package backends
+
+import (
+	"net"
+	"net/http"
+	"time"
+)
+
+// NewTransport is the HTTP transport each backend shares among all its requests. It is
+// tuned so the client is never the bottleneck at thousands of concurrent streams:
+// enough idle keep-alive connections per host that none is closed and redialled between
+// requests, large read buffers, and no transparent gzip (a gzipped SSE stream would be
+// buffered by the server's compressor and distort arrival times).
+func NewTransport(t Timeouts) *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   t.Connect,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        0, // no global limit
+		MaxIdleConnsPerHost: 8192,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: t.Connect,
+		DisableCompression:  true,
+		ReadBufferSize:      32 << 10,
+		WriteBufferSize:     16 << 10,
+	}
+}
