@@ -1,0 +1,138 @@
+package serverstats
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// kvCacheMetrics are vLLM's KV-cache usage gauges, newest name first: V1 engines export
+// kv_cache_usage_perc, V0 gpu_cache_usage_perc. Both are fractions despite "perc".
+var kvCacheMetrics = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
+
+// VLLMStats is one scrape of vLLM's /metrics.
+type VLLMStats struct {
+	KVCacheUsage  float64 // fraction, 1 = full; the fullest engine when there are several
+	KVCacheMetric string  // which gauge it came from; empty when none was exported
+	Running       float64 // summed over engines
+	Waiting       float64
+	// GPUMemoryUtilization is the share of the card vLLM pre-allocated, from the
+	// gpu_memory_utilization label of vllm:cache_config_info; 0 when absent.
+	GPUMemoryUtilization float64
+}
+
+// ParseVLLMMetrics reads the Prometheus text format with expfmt and picks vLLM's gauges.
+func ParseVLLMMetrics(r io.Reader) (VLLMStats, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return VLLMStats{}, fmt.Errorf("vllm /metrics: %w", err)
+	}
+	var s VLLMStats
+	found := false
+	for _, name := range kvCacheMetrics {
+		if f, ok := fams[name]; ok {
+			s.KVCacheMetric = name
+			for _, m := range f.GetMetric() {
+				s.KVCacheUsage = max(s.KVCacheUsage, gaugeValue(m))
+			}
+			found = true
+			break
+		}
+	}
+	if f, ok := fams["vllm:num_requests_running"]; ok {
+		found = true
+		for _, m := range f.GetMetric() {
+			s.Running += gaugeValue(m)
+		}
+	}
+	if f, ok := fams["vllm:num_requests_waiting"]; ok {
+		found = true
+		for _, m := range f.GetMetric() {
+			s.Waiting += gaugeValue(m)
+		}
+	}
+	if f, ok := fams["vllm:cache_config_info"]; ok {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "gpu_memory_utilization" {
+					s.GPUMemoryUtilization, _ = strconv.ParseFloat(l.GetValue(), 64)
+				}
+			}
+		}
+	}
+	if !found {
+		return s, fmt.Errorf("vllm /metrics: no vllm: gauges (is this a vLLM server?)")
+	}
+	return s, nil
+}
+
+// gaugeValue reads a sample whether the exposition typed it a gauge or left it untyped.
+func gaugeValue(m *dto.Metric) float64 {
+	if g := m.GetGauge(); g != nil {
+		return g.GetValue()
+	}
+	return m.GetUntyped().GetValue()
+}
+
+// VLLMMetricsURL is where vLLM serves /metrics for an OpenAI base URL: at the root, not
+// under /v1.
+func VLLMMetricsURL(baseURL string) string {
+	u := strings.TrimSuffix(baseURL, "/")
+	u = strings.TrimSuffix(u, "/v1")
+	return u + "/metrics"
+}
+
+// VLLMMetrics fetches and parses one scrape of metricsURL.
+func VLLMMetrics(ctx context.Context, hc *http.Client, metricsURL string) (VLLMStats, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	if err != nil {
+		return VLLMStats{}, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return VLLMStats{}, fmt.Errorf("vllm /metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return VLLMStats{}, fmt.Errorf("vllm /metrics: HTTP %d", resp.StatusCode)
+	}
+	return ParseVLLMMetrics(resp.Body)
+}
+
+// StartVLLM polls vLLM's /metrics (metricsURL, see VLLMMetricsURL) every interval until
+// Stop, keeping peak and mean KV-cache usage and running and waiting requests.
+func StartVLLM(ctx context.Context, hc *http.Client, metricsURL string, interval time.Duration) *Poller {
+	return newVLLMPoller(ctx, hc, metricsURL, interval).start()
+}
+
+func newVLLMPoller(ctx context.Context, hc *http.Client, metricsURL string, interval time.Duration) *Poller {
+	return newPoller(ctx, "vllm /metrics", metricsURL, interval, func(ctx context.Context, r *Report) error {
+		s, err := VLLMMetrics(ctx, hc, metricsURL)
+		if err != nil {
+			return err
+		}
+		if s.KVCacheMetric != "" {
+			r.KVCacheMetric = s.KVCacheMetric
+			r.KVCacheUsage.add(s.KVCacheUsage)
+		}
+		r.RequestsRunning.add(s.Running)
+		r.RequestsWaiting.add(s.Waiting)
+		if s.GPUMemoryUtilization > 0 {
+			r.GPUMemoryUtilization = s.GPUMemoryUtilization
+		}
+		return nil
+	})
+}
