@@ -284,14 +284,13 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 	l.add(diags)
 	in := &matrixInclude{}
 	ok := true
+	var missing []string
 	for _, dim := range matrixDimensions {
 		a := content.Attributes[dim]
 		if a == nil {
 			// A dimension with a single value needs no repeating in an include.
-			ks := m.keys(dim)
-			if len(ks) != 1 {
-				l.errorf(b.DefRange.Ptr(), "Incomplete include",
-					"This include must set %s, because matrix %q has %d %s values to choose from.", dim, m.Name, len(ks), dim)
+			if len(m.keys(dim)) != 1 {
+				missing = append(missing, dim)
 				ok = false
 				continue
 			}
@@ -309,6 +308,10 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 			continue
 		}
 		in.set(dim, dv)
+	}
+	if len(missing) > 0 {
+		l.errorf(b.DefRange.Ptr(), "Incomplete include",
+			"This include must set %s: matrix %q does not have exactly one value to take for it.", quoteList(missing), m.Name)
 	}
 	for n, dst := range map[string]*hcl.Expression{"model_id": &in.modelID, "server": &in.server, "notes": &in.note} {
 		if a := content.Attributes[n]; a != nil {

@@ -291,7 +291,7 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 		if !progress {
 			for _, n := range keys(pending) {
 				l.errorf(pending[n].NameRange.Ptr(), "Cycle in local values",
-					"local.%s depends on itself through other local values.", n)
+					"local.%s is part of, or depends on, a cycle of local values, so it has no value.", n)
 			}
 			return
 		}
