@@ -1,0 +1,211 @@
+// Package ollama measures Ollama's native API: /api/chat and /api/generate, streaming
+// NDJSON, with the done line's own timings (load, prompt eval, eval) and eval_count as
+// the output token count.
+//
+// It reads the stream itself instead of using github.com/ollama/ollama/api's Client.
+// That client decodes each line with encoding/json twice (once for an error field,
+// once for the response) before calling back, allocates a 512 KiB scanner per request,
+// turns a body that ends without a done line into success, and drops Retry-After and
+// the status of failed requests, all of which the timing core needs. Its types still
+// define the wire format: the fuzz test holds this decoder to api.ChatResponse and
+// api.GenerateResponse, and the probe decodes api.ListResponse.
+package ollama
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// Backend is one Ollama server. Safe for concurrent use.
+type Backend struct {
+	cfg      backends.Config
+	core     *backends.Core
+	base     string
+	endpoint string
+	chat     bool
+
+	mu     sync.Mutex
+	models []string
+}
+
+// reserved are body fields the adapter owns; ExtraFields may not set them ("options"
+// is merged key by key instead).
+var reserved = map[string]bool{"model": true, "messages": true, "prompt": true, "stream": true}
+
+// New builds a backend for the Ollama server at cfg.URL (e.g. http://127.0.0.1:11434).
+func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
+	if cfg.Kind == "" {
+		cfg.Kind = "ollama"
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("backend %s: url %q is not an http(s) URL (e.g. http://127.0.0.1:11434)", cfg.Name, cfg.URL)
+	}
+	b := &Backend{cfg: cfg, base: strings.TrimSuffix(cfg.URL, "/")}
+	switch cfg.API {
+	case "", "chat":
+		b.chat = true
+		b.endpoint = b.base + "/api/chat"
+	case "generate":
+		b.endpoint = b.base + "/api/generate"
+	default:
+		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"generate\"", cfg.Name, cfg.API)
+	}
+	var bad []string
+	for k, v := range cfg.ExtraFields {
+		if _, isMap := v.(map[string]any); reserved[k] || k == "options" && !isMap {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return nil, fmt.Errorf("backend %s: extra fields %s not allowed: planrun sets model, messages, prompt and stream itself, and options must be an object",
+			cfg.Name, strings.Join(bad, ", "))
+	}
+	b.core = backends.NewCore(cfg, opts...)
+	return b, nil
+}
+
+// Kind implements backends.Backend.
+func (b *Backend) Kind() string { return b.cfg.Kind }
+
+// Name implements backends.Backend.
+func (b *Backend) Name() string { return b.cfg.Name }
+
+// Core is the timing core this backend measures with.
+func (b *Backend) Core() *backends.Core { return b.core }
+
+// Do implements backends.Backend.
+func (b *Backend) Do(ctx context.Context, req backends.Request) backends.Sample {
+	return b.core.Do(ctx, b, req)
+}
+
+// Body is the JSON request body for req. Ollama has no way to force the output length
+// (no ignore_eos), so ForceMaxTokens only caps it with num_predict.
+func (b *Backend) Body(req backends.Request) ([]byte, error) {
+	m := make(map[string]any, 8)
+	options := map[string]any{}
+	for k, v := range b.cfg.ExtraFields {
+		if k == "options" {
+			for ok, ov := range v.(map[string]any) {
+				options[ok] = ov
+			}
+			continue
+		}
+		m[k] = v
+	}
+	m["model"] = req.Model
+	if b.chat {
+		m["messages"] = []map[string]string{{"role": "user", "content": req.Prompt}}
+	} else {
+		m["prompt"] = req.Prompt
+	}
+	m["stream"] = true
+	if req.MaxTokens > 0 {
+		options["num_predict"] = req.MaxTokens
+	}
+	if req.Temperature != nil {
+		options["temperature"] = *req.Temperature
+	}
+	if req.Seed != nil {
+		options["seed"] = *req.Seed
+	}
+	if len(options) > 0 {
+		m["options"] = options
+	}
+	if b.cfg.KeepAlive != "" {
+		m["keep_alive"] = b.cfg.KeepAlive
+	}
+	return json.Marshal(m)
+}
+
+// NewRequest implements backends.Adapter.
+func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.Request, error) {
+	body, err := b.Body(req)
+	if err != nil {
+		return nil, err
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/x-ndjson")
+	for k, v := range b.cfg.Headers {
+		hr.Header.Set(k, v)
+	}
+	b.core.Authorize(hr.Header)
+	return hr, nil
+}
+
+// NewDecoder implements backends.Adapter.
+func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecoder(r) }
+
+// Explain implements backends.Adapter: an unknown model gets the server's model list.
+func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
+	if e.Class != backends.ErrNotFound && e.Class != backends.ErrHTTP4xx {
+		return
+	}
+	models, merr := b.Models(ctx)
+	if merr != nil || backends.HasModel(models, req.Model) {
+		return
+	}
+	e.Message += " Model " + strconv.Quote(req.Model) + " is not on this server (ollama pull it first); the server has: " +
+		backends.ModelList(models) + "."
+}
+
+// Models returns the server's model names (GET /api/tags), fetched once and cached.
+func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.models != nil {
+		return b.models, nil
+	}
+	var v api.ListResponse
+	if e := b.core.GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
+		return nil, e
+	}
+	names := make([]string, 0, len(v.Models))
+	for _, m := range v.Models {
+		names = append(names, m.Name)
+	}
+	b.models = names
+	return names, nil
+}
+
+// Probe implements backends.Backend: /api/version, /api/tags, and one tiny request per
+// present model (Ollama always reports eval_count; the request proves the model loads).
+func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeResult {
+	r := backends.ProbeResult{Backend: b.cfg.Name, URL: b.cfg.URL}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if e := b.core.GetJSON(ctx, b.base+"/api/version", &v); e != nil {
+		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
+		r.Problems = append(r.Problems, e.Message)
+		return r
+	}
+	r.Reachable = true
+	r.Version = v.Version
+	models, e := b.Models(ctx)
+	if e != nil {
+		r.Problems = append(r.Problems, e.Message)
+		return r
+	}
+	r.Models = models
+	r.ModelsPresent, r.UsageReported, r.Problems = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
+	return r
+}
