@@ -84,7 +84,7 @@ func (t *Telemetry) CheckDeclared(declaredGPU string, vramGB float64) []string {
 	return CheckDeclared(t.info, declaredGPU, vramGB)
 }
 
-// Close releases NVML. Summaries already returned stay valid.
+// Close releases NVML; stop its samplers first. Summaries already returned stay valid.
 func (t *Telemetry) Close() {
 	if t.Available() {
 		t.r.close()
