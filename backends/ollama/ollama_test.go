@@ -43,7 +43,7 @@ func mustNew(t testing.TB, cfg backends.Config, opts ...backends.Option) *Backen
 
 func TestRecordedStreams(t *testing.T) {
 	tests := []struct {
-		file, api                        string
+		file, api                         string
 		chunks, reasoning, tokens, prompt int
 		text                              int
 		finish                            string
