@@ -226,6 +226,9 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 	if diags.HasErrors() {
 		return
 	}
+	if !res.IsKnown() {
+		return // depends on something that failed, already reported
+	}
 	if res.IsNull() || res.Type() != cty.Bool {
 		l.errorf(cond.Expr.Range().Ptr(), "Invalid validation condition", "The condition must be true or false.")
 		return
