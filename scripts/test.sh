@@ -16,7 +16,7 @@ export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
 # point them at another server (they start their own on free loopback ports).
 unset OLLAMA_HOST
 
-step "gofmt -l ."
+step "gofmt -l (tracked Go files)"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
 if [[ -n "$unformatted" ]]; then
   echo "test.sh: not gofmt-ed (run gofmt -w on them):" >&2
@@ -27,6 +27,6 @@ fi
 step "go vet ./..."
 go vet ./...
 
-step "go test -count=1 $* ./..."
+step "go test -count=1 ${*:+$* }./..."
 go test -count=1 "$@" ./...
 step "all tests passed"
