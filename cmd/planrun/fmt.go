@@ -128,7 +128,7 @@ func formatHCL(name string, src []byte) ([]byte, hcl.Diagnostics) {
 
 // writeDiff prints a unified diff of two texts, hunks with three lines of context.
 func writeDiff(w io.Writer, name, a, b string) {
-	x, y := strings.SplitAfter(a, "\n"), strings.SplitAfter(b, "\n")
+	x, y := splitLines(a), splitLines(b)
 	// Longest common subsequence table; plan files are small.
 	lcs := make([][]int, len(x)+1)
 	for i := range lcs {
@@ -155,12 +155,12 @@ func writeDiff(w io.Writer, name, a, b string) {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
 			ops = append(ops, line{' ', x[i], i, j})
 			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, line{'+', y[j], i, j})
-			j++
-		default:
+		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, line{'-', x[i], i, j})
 			i++
+		default:
+			ops = append(ops, line{'+', y[j], i, j})
+			j++
 		}
 	}
 	fmt.Fprintf(w, "--- %s\n+++ %s (formatted)\n", name, name)
@@ -206,4 +206,13 @@ func writeDiff(w io.Writer, name, a, b string) {
 		}
 		k = end
 	}
+}
+
+// splitLines splits after each newline, without the empty piece after a final newline.
+func splitLines(s string) []string {
+	ls := strings.SplitAfter(s, "\n")
+	if len(ls) > 0 && ls[len(ls)-1] == "" {
+		ls = ls[:len(ls)-1]
+	}
+	return ls
 }
