@@ -64,6 +64,8 @@ type ProbeResult struct {
 	ModelsPresent map[string]bool `json:"models_present,omitempty"`
 	UsageReported *bool           `json:"usage_reported,omitempty"`
 	Problems      []string        `json:"problems,omitempty"` // what a person can act on
+	// ModelDigests maps a model id to the server's digest of it (Ollama /api/show).
+	ModelDigests map[string]string `json:"model_digests,omitempty"`
 }
 
 // OK reports whether every check passed.

@@ -83,9 +83,11 @@ type CellStatus struct {
 // Manifest is manifest.json: what a result directory was produced by and from.
 type Manifest struct {
 	Environment
-	Started time.Time    `json:"started"`
-	Ended   time.Time    `json:"ended,omitzero"`
-	Cells   []CellStatus `json:"cells"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+	// ServerStartup maps a plan-managed server to its start-up time (start → ready).
+	ServerStartup map[string]string `json:"server_startup,omitempty"`
+	Cells         []CellStatus      `json:"cells"`
 }
 
 // WriteManifest writes m to path atomically (temporary file, fsync, rename), so the

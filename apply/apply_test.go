@@ -1,0 +1,287 @@
+package apply
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+func newBackend(c backends.Config) (backends.Backend, error) { return connect.New(c) }
+
+// loadPlan writes src as plan.hcl in a temp dir and loads it with url as var.url.
+func loadPlan(t *testing.T, src, url string) (*plan.Plan, []*plan.Cell) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + url}, Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		t.Fatalf("plan: %v", diags)
+	}
+	cells, diags := p.Cells()
+	if diags.HasErrors() {
+		t.Fatalf("cells: %v", diags)
+	}
+	return p, cells
+}
+
+const twoToolsPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+backend "ollama" "mock" { url = var.url }
+workload "w" {
+  prompt_tokens = 32
+  max_tokens    = 16
+  concurrency   = [1, 3]
+  warmup_runs   = 1
+  repeat_runs   = 2
+  requests      = 3
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.mock, backend.ollama.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+reference "published" {
+  match  = { model = "tiny" }
+  ttft_s = [0.001, 0.002]
+}
+expect "quick" {
+  condition     = result.ttft_p50_s < 0.001
+  error_message = "TTFT too slow."
+}
+`
+
+type countingProgress struct {
+	notes    atomic.Int64
+	requests atomic.Int64
+	levels   atomic.Int64
+	onReq    func()
+}
+
+func (c *countingProgress) Note(string, ...any)             { c.notes.Add(1) }
+func (c *countingProgress) StartLevel(*plan.Cell, int, int) {}
+func (c *countingProgress) EndLevel(*plan.Cell, report.Row) { c.levels.Add(1) }
+func (c *countingProgress) Request(*plan.Cell, int, executor.Event) {
+	c.requests.Add(1)
+	if c.onReq != nil {
+		c.onReq()
+	}
+}
+
+func TestApplyWritesEveryOutput(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond}))
+	defer srv.Close()
+	p, cells := loadPlan(t, twoToolsPlan, srv.URL)
+	prog := &countingProgress{}
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 4 {
+		t.Fatalf("rows = %d, want 2 cells × 2 levels", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		if r.Status != report.StatusOK || r.Requests != 6 || r.Succeeded != 6 {
+			t.Fatalf("%s c=%d: status %s, %d/%d ok", r.CellID, r.Concurrency, r.Status, r.Succeeded, r.Requests)
+		}
+		// The server's own count: 16 tokens a request, 6 measured requests.
+		if r.OutputTokens != 96 || r.MaxTokens != 16 {
+			t.Fatalf("%s: output tokens %d, want 96", r.CellID, r.OutputTokens)
+		}
+		wantSource := "usage"
+		if strings.Contains(r.Tool, "ollama") {
+			wantSource = "server"
+		}
+		if r.TokenSource != wantSource {
+			t.Fatalf("%s: token source %q, want %q", r.Tool, r.TokenSource, wantSource)
+		}
+		// Scripted timing: TTFT 20 ms, TPOT 2 ms. Network and scheduling add a little.
+		if r.TTFT.P50 < 0.020 || r.TTFT.P50 > 0.060 {
+			t.Fatalf("%s: TTFT p50 %.4fs, scripted 0.020s", r.CellID, r.TTFT.P50)
+		}
+		if r.TPOT.P50 < 0.0019 || r.TPOT.P50 > 0.006 {
+			t.Fatalf("%s: TPOT p50 %.5fs, scripted 0.002s", r.CellID, r.TPOT.P50)
+		}
+		if r.PromptTokensRequested != 32 || r.PromptTokensActual != 32 {
+			t.Fatalf("%s: prompt tokens %d → %v, want calibrated to 32", r.CellID, r.PromptTokensRequested, r.PromptTokensActual)
+		}
+		if r.Verdict != "ttft_s above" || r.Reference != "published" {
+			t.Fatalf("%s: reference %q verdict %q", r.CellID, r.Reference, r.Verdict)
+		}
+		if r.VRAMSource == "" || !math.IsNaN(r.VRAMPeakGB) {
+			t.Fatalf("without a GPU the row must say why there is no VRAM figure: %q %v", r.VRAMSource, r.VRAMPeakGB)
+		}
+	}
+	// 2 cells × 2 levels × (1 warm-up + 2 measured runs) × 3 requests.
+	if n := prog.requests.Load(); n != 36 {
+		t.Fatalf("progress saw %d requests, want 36", n)
+	}
+	if len(res.ExpectFailures) != 4 || !strings.Contains(res.ExpectFailures[0].Message, "result.ttft_p50_s = ") {
+		t.Fatalf("expect failures: %v", res.ExpectFailures)
+	}
+
+	for _, name := range []string{"results.csv", "report.md", "requests.jsonl", "manifest.json"} {
+		if _, err := os.Stat(filepath.Join(res.RunDir, name)); err != nil {
+			t.Fatalf("missing %s: %v", name, err)
+		}
+	}
+	ledger, err := report.ReadLedger(res.LedgerPath)
+	if err != nil || len(ledger) != 4 {
+		t.Fatalf("ledger: %d rows, %v", len(ledger), err)
+	}
+	f, _ := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
+	recs, err := report.ReadSamples(f)
+	f.Close()
+	if err != nil || len(recs) != 36 {
+		t.Fatalf("requests.jsonl: %d records, %v", len(recs), err)
+	}
+	md, _ := os.ReadFile(res.ReportPath)
+	for _, want := range []string{"TPOT", "(E2E − TTFT) / (output tokens − 1)", "openai.mock", "ollama.mock"} {
+		if !strings.Contains(string(md), want) {
+			t.Fatalf("report.md lacks %q", want)
+		}
+	}
+	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	if err != nil || m.PlanHash != p.Hash || len(m.Cells) != 2 || m.Ended.IsZero() || m.ServerVersions["ollama.mock"] == "" {
+		t.Fatalf("manifest: %+v %v", m, err)
+	}
+
+	// A second apply appends to the ledger, with one header.
+	if _, err := Run(context.Background(), Options{Plan: p, Cells: cells[:1], NewBackend: newBackend, GPU: gpu.Open(), Now: func() time.Time { return time.Now().Add(time.Hour) }}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(res.LedgerPath)
+	recsCSV, err := csv.NewReader(strings.NewReader(string(raw))).ReadAll()
+	if err != nil || len(recsCSV) != 1+4+2 {
+		t.Fatalf("ledger after two applies: %d records (want header + 6), %v", len(recsCSV), err)
+	}
+}
+
+func TestFailingServerIsRecordedAndRunGoesOn(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{APIKey: "sekret"}))
+	defer srv.Close()
+	src := strings.Replace(twoToolsPlan, `backend "openai" "mock" { url = "${var.url}/v1" }`,
+		`backend "openai" "mock" {
+  url = "${var.url}/v1"
+  api_key_env = "MOCK_KEY"
+}`, 1)
+	p, cells := loadPlan(t, src, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: func(c backends.Config) (backends.Backend, error) {
+		c.Getenv = func(k string) string {
+			if k == "MOCK_KEY" {
+				return "wrong"
+			}
+			return ""
+		}
+		return connect.New(c)
+	}, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, failed, _, _ := res.Counts()
+	if ok != 1 || failed != 1 {
+		t.Fatalf("cells ok=%d failed=%d, want the openai cell failed and the ollama cell ok", ok, failed)
+	}
+	for _, r := range res.Rows {
+		if r.Tool != "openai.mock" {
+			continue
+		}
+		if r.Status != report.StatusFailed || r.Failures["401"] != 6 {
+			t.Fatalf("openai row: status %s failures %v, want 6 × 401", r.Status, r.Failures)
+		}
+		if !strings.Contains(r.Notes, "Authorization: Bearer") || strings.Contains(r.Notes, "wrong") {
+			t.Fatalf("401 note must say how to send the key and never show it: %q", r.Notes)
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(res.RunDir, "requests.jsonl"))
+	if strings.Contains(string(raw), "wrong") {
+		t.Fatal("the API key leaked into requests.jsonl")
+	}
+}
+
+func TestInterruptThenResumeLosesAndDuplicatesNothing(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond}))
+	defer srv.Close()
+	p, cells := loadPlan(t, twoToolsPlan, srv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	prog := &countingProgress{}
+	// Interrupt during the second cell's first level: 12 requests per level.
+	prog.onReq = func() {
+		if prog.requests.Load() == 24+5 {
+			cancel()
+		}
+	}
+	res, err := Run(ctx, Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog, Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted {
+		t.Fatal("not interrupted")
+	}
+	ok, _, interrupted, _ := res.Counts()
+	if ok != 1 || interrupted != 1 {
+		t.Fatalf("ok=%d interrupted=%d", ok, interrupted)
+	}
+	res2, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Resume: res.RunDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Interrupted {
+		t.Fatal("resume interrupted")
+	}
+	if ok, failed, _, _ := res2.Counts(); ok != 2 || failed != 0 {
+		t.Fatalf("after resume ok=%d failed=%d", ok, failed)
+	}
+	rows, err := report.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	complete := map[string]int{}
+	for _, r := range rows {
+		if r.Status == report.StatusOK {
+			complete[fmt.Sprintf("%s@%d", r.CellID, r.Concurrency)]++
+		}
+	}
+	if len(complete) != 4 {
+		t.Fatalf("complete levels after resume: %v, want all 4", complete)
+	}
+	for k, n := range complete {
+		if n != 1 {
+			t.Fatalf("%s measured %d times: resume duplicated a complete level", k, n)
+		}
+	}
+}
+
+func TestResumeRefusesAnotherPlan(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, cells := loadPlan(t, twoToolsPlan, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells[:1], NewBackend: newBackend, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, cells2 := loadPlan(t, strings.Replace(twoToolsPlan, "max_tokens    = 16", "max_tokens    = 8", 1), srv.URL)
+	_, err = Run(context.Background(), Options{Plan: p2, Cells: cells2, NewBackend: newBackend, GPU: gpu.Open(), Resume: res.RunDir})
+	if err == nil || !strings.Contains(err.Error(), "different plan") {
+		t.Fatalf("resume of another plan: %v", err)
+	}
+}

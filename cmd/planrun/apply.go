@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/planrun/planrun/apply"
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
+)
+
+func init() {
+	register("apply", "run the plan's cells and write CSV, Markdown and raw JSONL results", runApply)
+}
+
+type applyArgs struct {
+	planFlags
+	Path        string
+	Resume      string
+	Results     string
+	Quiet       bool
+	Grace       time.Duration
+	GPUInterval time.Duration
+}
+
+func runApply(ctx context.Context, env *Env, args []string) int {
+	var a applyArgs
+	fs := newFlagSet(env, "apply", "PLAN", `Run every selected cell of the plan: warm-up runs (discarded), then the measured runs at
+each concurrency level, with GPU memory sampled during the measured window. Results are
+written as the run goes: the CSV ledger (appended across runs), and a run directory with
+results.csv, report.md (+ SVG charts), requests.jsonl and manifest.json.
+
+First Ctrl-C: stop sending, let requests in flight finish (-grace), write everything and
+mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel at once.
+
+Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block failed;
+4 a cell failed; 130 interrupted.`)
+	a.bind(fs)
+	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
+	fs.StringVar(&a.Results, "results", "", "directory for run directories (default: beside the csv output, or <plan dir>/results)")
+	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
+	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
+	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU memory sampling interval (NVML)")
+	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
+		return code
+	}
+	p, cells, code := a.load(env, a.Path)
+	if code != exitOK {
+		return code
+	}
+	if len(cells) == 0 {
+		fmt.Fprintln(env.Stderr, "planrun apply: no cell selected (check -only/-except)")
+		return exitUsage
+	}
+
+	// First interrupt cancels ctx (stop sending, drain); the second closes stop.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	if env.Interrupts != nil {
+		go func() {
+			n := 0
+			for range env.Interrupts {
+				n++
+				switch n {
+				case 1:
+					fmt.Fprintln(env.Stderr, "\nInterrupt: no new requests; letting requests in flight finish (Ctrl-C again to cancel them).")
+					cancel()
+				case 2:
+					fmt.Fprintln(env.Stderr, "\nSecond interrupt: cancelling requests in flight.")
+					close(stop)
+				}
+			}
+		}()
+	}
+
+	prog := newProgress(env.Stderr, env.IsTerminal, a.Quiet)
+	res, err := apply.Run(ctx, apply.Options{
+		Plan:           p,
+		Cells:          cells,
+		NewBackend:     func(c backends.Config) (backends.Backend, error) { return connect.New(c) },
+		ResultsDir:     a.Results,
+		Resume:         a.Resume,
+		SampleInterval: a.GPUInterval,
+		Grace:          a.Grace,
+		Stop:           stop,
+		Progress:       prog,
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
+		if res == nil {
+			return exitError
+		}
+	}
+	printSummary(env, res)
+
+	ok, failed, interrupted, _ := res.Counts()
+	dir := relPath(res.RunDir)
+	switch {
+	case res.Interrupted:
+		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/ (resume with -resume %s).\n",
+			ok, failed, interrupted, dir, dir)
+	default:
+		fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
+	}
+	for _, f := range res.ExpectFailures {
+		fmt.Fprintf(env.Stderr, "Error: %s\n", f)
+	}
+	switch {
+	case err != nil:
+		return exitError
+	case res.Interrupted:
+		return exitInterrupted
+	case len(res.ExpectFailures) > 0:
+		return exitExpectation
+	case failed > 0:
+		return exitCellsFailed
+	}
+	return exitOK
+}
+
+// printSummary writes the result rows as an aligned table on stdout.
+func printSummary(env *Env, res *apply.Result) {
+	if len(res.Rows) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tCONC\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tVRAM GB\tOK/REQ\tTOKENS\tSTABILITY\tREFERENCE")
+	for _, r := range res.Rows {
+		vram := fmtNum(r.VRAMPeakGB, 2)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.CellID, r.Concurrency, r.Status,
+			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), fmtNum(r.OutputTokS, 1), vram,
+			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
+	}
+	tw.Flush()
+	failures := map[string]int{}
+	for _, r := range res.Rows {
+		for class, n := range r.Failures {
+			failures[class] += n
+		}
+	}
+	if len(failures) > 0 {
+		var parts []string
+		for class, n := range failures {
+			parts = append(parts, fmt.Sprintf("%s: %d", class, n))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(env.Stdout, "Failed requests by class: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+// relPath shows a path relative to the working directory when it is below it.
+func relPath(p string) string {
+	if rel, err := filepath.Rel(".", p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	if abs, err := filepath.Abs("."); err == nil {
+		if rel, err := filepath.Rel(abs, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
+}

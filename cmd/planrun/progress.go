@@ -1,0 +1,128 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// progress shows what apply is doing: a progress bar per level on a terminal, a plain
+// line every few seconds otherwise (CI logs), nothing but warnings with -quiet.
+type progress struct {
+	w     io.Writer
+	tty   bool
+	quiet bool
+	every time.Duration
+
+	mu     sync.Mutex
+	bar    *progressbar.ProgressBar
+	label  string
+	total  int
+	done   atomic.Int64
+	failed atomic.Int64
+	last   time.Time
+}
+
+func newProgress(w io.Writer, tty, quiet bool) *progress {
+	return &progress{w: w, tty: tty, quiet: quiet, every: 5 * time.Second}
+}
+
+func (p *progress) Note(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func (p *progress) StartLevel(cell *plan.Cell, level, requests int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.label = fmt.Sprintf("%s c=%d", cell.ID, level)
+	p.total = requests
+	p.done.Store(0)
+	p.failed.Store(0)
+	p.last = time.Now()
+	if p.quiet {
+		return
+	}
+	if p.tty {
+		p.bar = progressbar.NewOptions(requests,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription(p.label),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetWidth(30),
+		)
+		return
+	}
+	fmt.Fprintf(p.w, "%s: %d requests (warm-up included)\n", p.label, requests)
+}
+
+func (p *progress) Request(_ *plan.Cell, _ int, ev executor.Event) {
+	n := p.done.Add(1)
+	if ev.Sample.Err != nil {
+		p.failed.Add(1)
+	}
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Add(1)
+		return
+	}
+	if time.Since(p.last) >= p.every {
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "%s: %d/%d requests done, %d failed\n", p.label, n, p.total, p.failed.Load())
+	}
+}
+
+func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+	if p.quiet {
+		return
+	}
+	fmt.Fprintf(p.w, "%s c=%d: %s — TTFT p50 %s, TPOT p50 %s, %s tok/s, %d/%d ok\n",
+		cell.ID, row.Concurrency, row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
+		fmtNum(row.OutputTokS, 1), row.Succeeded, row.Requests)
+}
+
+func fmtSeconds(s float64) string {
+	if s != s {
+		return "—"
+	}
+	return fmt.Sprintf("%.3fs", s)
+}
+
+func fmtMillis(s float64) string {
+	if s != s {
+		return "—"
+	}
+	return fmt.Sprintf("%.1fms", s*1000)
+}
+
+func fmtNum(v float64, prec int) string {
+	if v != v {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
