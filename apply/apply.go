@@ -382,8 +382,12 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 	}
 	prompts := &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
 	cal := executor.Calibrate(ctx, b, tmpl, prompts, w.PromptTokens)
-	a.note("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
-		cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
+	if cal.Actual > 0 {
+		a.note("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
+			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
+	} else {
+		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
+	}
 
 	for _, lv := range todo {
 		if ctx.Err() != nil {

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/mockserver"
+)
+
+const applyPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+backend "ollama" "mock" { url = var.url }
+workload "w" {
+  prompt_tokens = 16
+  max_tokens    = 8
+  concurrency   = [1, 2]
+  warmup_runs   = 0
+  repeat_runs   = 2
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.mock, backend.ollama.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`
+
+func writePlan(t *testing.T, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "plan.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestApplyCommandAndCompare(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond}))
+	defer srv.Close()
+	path := writePlan(t, applyPlan)
+
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-var", "url="+srv.URL, path)
+	if code != exitOK {
+		t.Fatalf("apply exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	m := regexp.MustCompile(`Apply complete! Cells: 2 ok, 0 failed\. Results in (.+)/\.`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no summary line in:\n%s", out)
+	}
+	runDir := m[1]
+	if !filepath.IsAbs(runDir) {
+		t.Fatalf("run dir %q: outside the working directory it must be shown absolute", runDir)
+	}
+	for _, want := range []string{"m/tiny/-/openai.mock/-/w", "m/tiny/-/ollama.mock/-/w", "TTFT p50"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("summary table lacks %q:\n%s", want, out)
+		}
+	}
+
+	code, out, errs = runCmd(t, "", "compare", "-tools", "openai.mock,ollama.mock", runDir)
+	if code != exitOK || strings.Count(out, "\nmock ") != 0 && !strings.Contains(out, "Δ%") {
+		t.Fatalf("compare exit %d:\n%s\n%s", code, out, errs)
+	}
+	if got := strings.Count(out, "tiny"); got != 2 {
+		t.Fatalf("compare should pair 2 levels, got %d rows:\n%s", got, out)
+	}
+	code, _, errs = runCmd(t, "", "compare", "-tools", "openai.mock,vllm.nope", runDir)
+	if code != exitError || !strings.Contains(errs, `no rows for tool "vllm.nope"`) {
+		t.Fatalf("unknown tool: exit %d, %s", code, errs)
+	}
+}
+
+func TestApplyExitCodes(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{APIKey: "k"})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+
+	// The openai backend sends no key: its cell fails (401); the ollama cell is fine.
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-var", "url="+srv.URL, writePlan(t, applyPlan))
+	if code != exitCellsFailed || !strings.Contains(out, "Cells: 1 ok, 1 failed") || !strings.Contains(out, "401: 6") {
+		t.Fatalf("failing cell: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	// An expect block that fails wins over cell failures: exit 3, naming cell and values.
+	expect := applyPlan + `
+expect "fast" {
+  condition     = result.ttft_p50_s < 0
+  error_message = "TTFT must be negative."
+}`
+	code, _, errs = runCmd(t, "", "apply", "-quiet", "-only", "*ollama*", "-var", "url="+srv.URL, writePlan(t, expect))
+	if code != exitExpectation || !strings.Contains(errs, `expect "fast" failed for m/tiny/-/ollama.mock/-/w`) || !strings.Contains(errs, "result.ttft_p50_s = ") {
+		t.Fatalf("expectation: exit %d\n%s", code, errs)
+	}
+
+	// A malformed plan: diagnostics, exit 1, and no request sent.
+	before := mock.Stats().Requests
+	code, _, errs = runCmd(t, "", "apply", "-var", "url="+srv.URL, writePlan(t, applyPlan+"\nworkload \"w\" {}\n"))
+	if code != exitError || !strings.Contains(errs, "plan.hcl:") {
+		t.Fatalf("malformed plan: exit %d\n%s", code, errs)
+	}
+	if after := mock.Stats().Requests; after != before {
+		t.Fatalf("a malformed plan sent %d requests", after-before)
+	}
+}
