@@ -37,8 +37,9 @@ type Backend struct {
 	endpoint string
 	chat     bool
 
-	mu     sync.Mutex
-	models []string
+	mu      sync.Mutex
+	models  []string
+	digests map[string]string // model name → /api/tags digest
 }
 
 // reserved are body fields the adapter owns; ExtraFields may not set them ("options"
@@ -179,15 +180,33 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 		return nil, e
 	}
 	names := make([]string, 0, len(v.Models))
+	digests := make(map[string]string, len(v.Models))
 	for _, m := range v.Models {
 		names = append(names, m.Name)
+		if m.Digest != "" {
+			digests[m.Name] = m.Digest
+		}
 	}
-	b.models = names
+	b.models, b.digests = names, digests
 	return names, nil
 }
 
-// Probe implements backends.Backend: /api/version, /api/tags, and one tiny request per
-// present model (Ollama always reports eval_count; the request proves the model loads).
+// digest returns the /api/tags digest of model id (":latest" implied when untagged),
+// so a result can name exactly which weights produced it. Call after Models.
+func (b *Backend) digest(id string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, name := range []string{id, id + ":latest", strings.TrimSuffix(id, ":latest")} {
+		if d := b.digests[name]; d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// Probe implements backends.Backend: /api/version, /api/tags (models and their
+// digests, for the manifest), and one tiny request per present model (Ollama always
+// reports eval_count; the request proves the model loads).
 func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeResult {
 	r := backends.ProbeResult{Backend: b.cfg.Name, URL: b.cfg.URL}
 	var v struct {
@@ -206,6 +225,14 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 		return r
 	}
 	r.Models = models
+	for _, id := range modelIDs {
+		if d := b.digest(id); d != "" {
+			if r.ModelDigests == nil {
+				r.ModelDigests = make(map[string]string, len(modelIDs))
+			}
+			r.ModelDigests[id] = d
+		}
+	}
 	r.ModelsPresent, r.UsageReported, r.Problems = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
 	return r
 }

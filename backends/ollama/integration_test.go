@@ -1,0 +1,233 @@
+package ollama
+
+// Integration tests against a real Ollama (the pinned v0.6.5 serving the tiny model):
+// the adapter's figures must equal the server's own, read independently from the raw
+// stream with net/http.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/internal/ollamatest"
+)
+
+// One real server per test binary, started by the first test that needs it so the unit
+// tests and fuzz runs of this package do not pay for it; TestMain stops it.
+var (
+	realOnce sync.Once
+	realSrv  *ollamatest.Server
+	realDir  string
+	realErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if realSrv != nil {
+		if err := realSrv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "ollamatest:", err)
+			code = 1
+		}
+	}
+	if realDir != "" {
+		os.RemoveAll(realDir)
+	}
+	os.Exit(code)
+}
+
+func realOllama(t *testing.T) *ollamatest.Server {
+	t.Helper()
+	realOnce.Do(func() {
+		if realDir, realErr = os.MkdirTemp("", "planrun-ollama-"); realErr == nil {
+			realSrv, realErr = ollamatest.StartServer(realDir)
+		}
+	})
+	if realErr != nil {
+		t.Fatalf("ollamatest: %v", realErr)
+	}
+	return realSrv
+}
+
+const (
+	realPrompt    = "hello world, the model"
+	realMaxTokens = 16
+	realSeed      = 42
+)
+
+// doneLine is what the server's own done line says, read without the adapter.
+type doneLine struct {
+	EvalCount       int `json:"eval_count"`
+	PromptEvalCount int `json:"prompt_eval_count"`
+	chunks          int
+}
+
+// rawNative sends the request the adapter sends (seeded, temperature 0: the same
+// tokens) with plain net/http and returns the done line and the content line count.
+func rawNative(t *testing.T, s *ollamatest.Server, api string) doneLine {
+	t.Helper()
+	body := map[string]any{
+		"model":   s.Model,
+		"stream":  true,
+		"options": map[string]any{"num_predict": realMaxTokens, "seed": realSeed, "temperature": 0},
+	}
+	if api == "chat" {
+		body["messages"] = []map[string]string{{"role": "user", "content": realPrompt}}
+	} else {
+		body["prompt"] = realPrompt
+	}
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(s.URL+"/api/"+api, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var done doneLine
+	sawDone := false
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var line struct {
+			doneLine
+			Response string `json:"response"`
+			Message  struct {
+				Content string `json:"content"`
+			} `json:"message"`
+			Done bool `json:"done"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if line.Response != "" || line.Message.Content != "" {
+			done.chunks++
+		}
+		if line.Done {
+			sawDone = true
+			done.EvalCount, done.PromptEvalCount = line.EvalCount, line.PromptEvalCount
+		}
+	}
+	if !sawDone {
+		t.Fatalf("raw /api/%s: no done line", api)
+	}
+	return done
+}
+
+func TestRealOllamaNative(t *testing.T) {
+	s := realOllama(t)
+	temp := 0.0
+	seed := int64(realSeed)
+	for _, api := range []string{"chat", "generate"} {
+		t.Run(api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "ollama.real", URL: s.URL, API: api})
+			got := b.Do(context.Background(), backends.Request{ID: "real/" + api, Model: s.Model, Prompt: realPrompt,
+				MaxTokens: realMaxTokens, Temperature: &temp, Seed: &seed})
+			if !got.OK() {
+				t.Fatalf("request failed: %v", got.Err)
+			}
+			raw := rawNative(t, s, api)
+			ttft, _ := got.TTFT()
+			tpot, tpotOK := got.TPOT()
+			t.Logf("/api/%s: output tokens %d (eval_count; raw request: %d), %d content chunks (raw: %d), prompt tokens %d, TTFT %v, TPOT %v, E2E %v, server: load %v prompt_eval %v eval %v",
+				api, got.OutputTokens, raw.EvalCount, got.Chunks, raw.chunks, got.PromptTokens, ttft, tpot, got.E2E(),
+				got.Server.LoadDuration, got.Server.PromptEvalDuration, got.Server.EvalDuration)
+
+			if got.TokenSource != backends.TokensServer {
+				t.Errorf("token source %q, want %q (eval_count), never chunks", got.TokenSource, backends.TokensServer)
+			}
+			if got.Server == nil {
+				t.Fatal("no server timings captured from the done line")
+			}
+			if got.OutputTokens != got.Server.EvalCount || got.OutputTokens != raw.EvalCount {
+				t.Errorf("output tokens %d, server eval_count %d, raw request's eval_count %d: must be equal",
+					got.OutputTokens, got.Server.EvalCount, raw.EvalCount)
+			}
+			if got.OutputTokens < 2 || got.OutputTokens > realMaxTokens {
+				t.Errorf("output tokens %d, want 2..%d (num_predict)", got.OutputTokens, realMaxTokens)
+			}
+			if got.Chunks < 1 || got.Chunks > got.OutputTokens || len(got.ChunkArrivals) != got.Chunks {
+				t.Errorf("%d chunks (%d arrivals) for %d tokens: chunks are counted apart, at least one token each",
+					got.Chunks, len(got.ChunkArrivals), got.OutputTokens)
+			}
+			if got.PromptTokens <= 0 || got.PromptTokens != got.Server.PromptEvalCount || got.PromptTokens != raw.PromptEvalCount {
+				t.Errorf("prompt tokens %d, server %d, raw %d", got.PromptTokens, got.Server.PromptEvalCount, raw.PromptEvalCount)
+			}
+			if ttft <= 0 || ttft >= got.E2E() {
+				t.Errorf("TTFT %v, E2E %v: want 0 < TTFT < E2E", ttft, got.E2E())
+			}
+			if !tpotOK || tpot <= 0 {
+				t.Errorf("TPOT %v (defined %v) with %d tokens", tpot, tpotOK, got.OutputTokens)
+			}
+			if got.Server.LoadDuration <= 0 || got.Server.PromptEvalDuration <= 0 || got.Server.EvalDuration <= 0 || got.Server.TotalDuration <= 0 {
+				t.Errorf("server timings not all captured: %+v", *got.Server)
+			}
+			if got.TextBytes == 0 || got.FinishReason == "" {
+				t.Errorf("text bytes %d, finish reason %q", got.TextBytes, got.FinishReason)
+			}
+		})
+	}
+}
+
+func TestRealOllamaUnknownModel(t *testing.T) {
+	s := realOllama(t)
+	for _, api := range []string{"chat", "generate"} {
+		t.Run(api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "ollama.real", URL: s.URL, API: api})
+			got := b.Do(context.Background(), backends.Request{ID: "real/missing", Model: "no-such-model", Prompt: "hi", MaxTokens: 2})
+			if got.Err == nil {
+				t.Fatalf("a request for an unknown model succeeded: %+v", got)
+			}
+			t.Logf("unknown model: %v", got.Err)
+			if got.Err.Class != backends.ErrNotFound || got.Err.Status != http.StatusNotFound {
+				t.Errorf("class %q status %d, want 404", got.Err.Class, got.Err.Status)
+			}
+			if !strings.Contains(got.Err.Message, "no-such-model") || !strings.Contains(got.Err.Message, s.Model) {
+				t.Errorf("message %q must name the missing model and list the server's (%s)", got.Err.Message, s.Model)
+			}
+		})
+	}
+}
+
+func TestRealOllamaProbe(t *testing.T) {
+	s := realOllama(t)
+	b := mustNew(t, backends.Config{Name: "ollama.real", URL: s.URL})
+	r := b.Probe(context.Background(), []string{s.Model, "no-such-model"})
+	t.Logf("probe: %+v", r)
+
+	// The digest the server lists, read without the adapter.
+	resp, err := http.Get(s.URL + "/api/tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tags struct {
+		Models []struct{ Name, Digest string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil || len(tags.Models) != 1 {
+		t.Fatalf("/api/tags: %+v %v", tags, err)
+	}
+
+	if !r.Reachable || r.Version != "0.6.5" {
+		t.Errorf("reachable %v version %q, want the pinned 0.6.5", r.Reachable, r.Version)
+	}
+	if !r.ModelsPresent[s.Model] || r.ModelsPresent["no-such-model"] {
+		t.Errorf("models present %v", r.ModelsPresent)
+	}
+	if d := r.ModelDigests[s.Model]; d == "" || d != tags.Models[0].Digest {
+		t.Errorf("digest of %s %q, server lists %q", s.Model, d, tags.Models[0].Digest)
+	}
+	if _, ok := r.ModelDigests["no-such-model"]; ok {
+		t.Errorf("a digest for a model the server lacks: %v", r.ModelDigests)
+	}
+	if r.UsageReported == nil || !*r.UsageReported {
+		t.Errorf("usage reported %v: Ollama always sends eval_count", r.UsageReported)
+	}
+	if r.OK() || len(r.Problems) != 1 || !strings.Contains(r.Problems[0], "no-such-model") {
+		t.Errorf("problems %q: want exactly the missing model", r.Problems)
+	}
+}
