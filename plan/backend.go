@@ -28,7 +28,11 @@ type Backend struct {
 	ExtraFields      map[string]any
 	EngineExtensions bool
 	KeepAlive        string
-	Timeouts         backends.Timeouts
+	// EnsureModel is what apply does about a model the Ollama server lacks: "check" (fail
+	// the cell, saying how to get it), "pull" (pull it, then measure) or "off". Empty for
+	// other kinds.
+	EnsureModel string
+	Timeouts    backends.Timeouts
 	// Server is the plan-managed server this backend talks to, if any.
 	Server    *Server
 	DeclRange hcl.Range
@@ -68,12 +72,13 @@ type kindRules struct {
 	apis             []string
 	defaultKeyEnv    string
 	keepAlive        bool // Ollama's keep_alive
+	ensureModel      bool // Ollama's /api/show and /api/pull
 	extraFields      bool // a strict gateway rejects unknown request fields
 	engineExtensions bool // vLLM/SGLang ignore_eos, min_tokens
 }
 
 var backendKinds = map[string]kindRules{
-	"ollama":   {defaultURL: "http://127.0.0.1:11434", apis: []string{"chat", "generate"}, keepAlive: true, extraFields: true},
+	"ollama":   {defaultURL: "http://127.0.0.1:11434", apis: []string{"chat", "generate"}, keepAlive: true, ensureModel: true, extraFields: true},
 	"openai":   {urlRequired: true, apis: []string{"chat", "completions"}, extraFields: true, engineExtensions: true},
 	"taotoken": {defaultURL: "https://taotoken.net/api/v1", apis: []string{"chat", "completions"}, defaultKeyEnv: "TAOTOKEN_API_KEY"},
 }
@@ -93,7 +98,7 @@ var backendSchema = func() *hcl.BodySchema {
 	s := &hcl.BodySchema{
 		Attributes: []hcl.AttributeSchema{
 			{Name: "url"}, {Name: "api"}, {Name: "api_key_env"}, {Name: "headers"}, {Name: "extra_fields"},
-			{Name: "engine_extensions"}, {Name: "keep_alive"}, {Name: "server"},
+			{Name: "engine_extensions"}, {Name: "keep_alive"}, {Name: "ensure_model"}, {Name: "server"},
 		},
 		Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}},
 	}
@@ -102,6 +107,17 @@ var backendSchema = func() *hcl.BodySchema {
 	}
 	return s
 }()
+
+// The ensure_model modes of an ollama backend.
+const (
+	EnsureModelCheck = "check"
+	EnsureModelPull  = "pull"
+	EnsureModelOff   = "off"
+)
+
+var ensureModelModes = []string{EnsureModelCheck, EnsureModelPull, EnsureModelOff}
+
+const ensureModelDetail = "before measuring a cell, apply asks the server for the model (/api/show); with \"check\" (the default) a missing model fails the cell with the command that gets it (ollama pull NAME, or ollama create NAME -f Modelfile in the server's setup), with \"pull\" apply pulls it from the registry first, and \"off\" skips the check (for a proxy without /api/show)."
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -189,6 +205,18 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 			if _, err := time.ParseDuration(be.KeepAlive); err != nil && be.KeepAlive != "-1" && be.KeepAlive != "0" {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.", be.KeepAlive)
 			}
+		}
+	}
+
+	if rules.ensureModel {
+		be.EnsureModel = EnsureModelCheck
+	}
+	if a := attrs["ensure_model"]; a != nil {
+		if !rules.ensureModel {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "ensure_model uses Ollama's /api/show and /api/pull; a %s backend does not take it (planrun probe lists the models such a server has).", kind)
+		} else if l.decode(a, ctx, &be.EnsureModel) && !contains(ensureModelModes, be.EnsureModel) {
+			l.errorf(a.Expr.Range().Ptr(), "Invalid ensure_model", "ensure_model is %s, not %q: %s%s",
+				quoteList(ensureModelModes), be.EnsureModel, ensureModelDetail, suggestion(be.EnsureModel, ensureModelModes))
 		}
 	}
 

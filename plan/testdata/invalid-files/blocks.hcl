@@ -8,6 +8,11 @@ backend "openai" "x" { # ERROR: Missing url
 backend "ollama" "o" {
   engine_extensions = true # ERROR: Unsupported argument
   keep_alive        = "forever" # ERROR: Invalid keep_alive
+  ensure_model      = "download" # ERROR: Invalid ensure_model
+}
+backend "openai" "v1" {
+  url          = "http://127.0.0.1:11434/v1"
+  ensure_model = "pull" # ERROR: Unsupported argument
 }
 server "s" {
   command     = [] # ERROR: Empty server command
