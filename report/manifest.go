@@ -30,10 +30,52 @@ type Environment struct {
 	ServerVersions map[string]string `json:"server_versions,omitempty"`
 	// ModelDigests maps "tool model_id" to the model's digest (Ollama /api/show).
 	ModelDigests map[string]string `json:"model_digests,omitempty"`
+	// Models maps "tool model_id" to what the server says about the model it served
+	// (Ollama /api/show and /api/tags), so a row can be traced to the exact weights.
+	Models map[string]ModelInfo `json:"models,omitempty"`
 
 	PlanrunVersion string `json:"planrun_version"`
 	PlanPath       string `json:"plan_path,omitempty"`
 	PlanHash       string `json:"plan_hash,omitempty"`
+}
+
+// ModelInfo is a model as its server describes it.
+type ModelInfo struct {
+	Name              string `json:"name"`                         // as the server lists it, e.g. "tiny:latest"
+	Digest            string `json:"digest,omitempty"`             // e.g. "sha256:…" (Ollama /api/tags)
+	ParameterSize     string `json:"parameter_size,omitempty"`     // e.g. "7.6B"
+	QuantizationLevel string `json:"quantization_level,omitempty"` // e.g. "Q4_K_M"
+	Family            string `json:"family,omitempty"`
+	Format            string `json:"format,omitempty"` // e.g. "gguf"
+}
+
+// String is the one-line form used in row notes and the report's environment list:
+// "tiny:latest sha256:0123456789ab, 1.2M params, F16, llama".
+func (m ModelInfo) String() string {
+	s := m.Name
+	if m.Digest != "" {
+		d := m.Digest
+		if !strings.Contains(d, ":") {
+			d = "sha256:" + d
+		}
+		if len(d) > len("sha256:")+12 {
+			d = d[:len("sha256:")+12]
+		}
+		s += " " + d
+	}
+	var parts []string
+	if m.ParameterSize != "" {
+		parts = append(parts, m.ParameterSize+" params")
+	}
+	for _, p := range []string{m.QuantizationLevel, m.Family} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) > 0 {
+		s += ", " + strings.Join(parts, ", ")
+	}
+	return strings.TrimSpace(s)
 }
 
 // CollectHost returns the host facts of this machine: hostname, OS, arch, kernel, CPU

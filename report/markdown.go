@@ -245,7 +245,17 @@ func environment(b *strings.Builder, e Environment) {
 		item("Server "+k, e.ServerVersions[k])
 	}
 	for _, k := range sortedKeys(e.ModelDigests) {
-		item("Model "+k, e.ModelDigests[k])
+		if _, ok := e.Models[k]; !ok {
+			item("Model "+k, e.ModelDigests[k])
+		}
+	}
+	modelKeys := make([]string, 0, len(e.Models))
+	for k := range e.Models {
+		modelKeys = append(modelKeys, k)
+	}
+	sort.Strings(modelKeys)
+	for _, k := range modelKeys {
+		item("Model "+k, e.Models[k].String())
 	}
 	item("planrun", e.PlanrunVersion)
 	item("Plan", strings.TrimSpace(e.PlanPath+" "+e.PlanHash))
