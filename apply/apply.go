@@ -22,9 +22,11 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/internal/version"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
 )
@@ -138,6 +140,7 @@ type applier struct {
 	mgr      *servers.Manager
 	backends map[string]backends.Backend
 	probed   map[string]bool
+	shapes   map[string]modelShape
 	vram     []report.VRAMSeries
 }
 
@@ -148,7 +151,7 @@ type levelKey struct {
 
 func newApplier(o Options) (*applier, error) {
 	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]report.Row{},
-		backends: map[string]backends.Backend{}, probed: map[string]bool{}}
+		backends: map[string]backends.Backend{}, probed: map[string]bool{}, shapes: map[string]modelShape{}}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -372,6 +375,9 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 		return fail(err.Error())
 	}
 	a.probe(ctx, cell, b)
+	if err := a.ensureModel(ctx, cell); err != nil {
+		return fail(err.Error())
+	}
 
 	tmpl := backends.Request{
 		Model:          cell.ModelID,
@@ -508,7 +514,11 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 
 	// The GPU sampler covers the measured runs only; warm-up runs load the model first so
 	// the baseline is taken with it resident.
-	var sampler *gpu.Sampler
+	var (
+		sampler *gpu.Sampler
+		watch   *serverWatch
+		client  *selfcheck.Monitor
+	)
 	measure := func() executor.Result {
 		if lv.WarmupRuns > 0 {
 			warm := lv
@@ -523,15 +533,23 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 			pids = groupPIDs(proc.PID())
 		}
 		sampler = a.tel.Start(a.o.SampleInterval, pids)
+		watch = a.watchServer(ctx, cell)
+		client = selfcheck.Start()
 		meas := lv
 		meas.WarmupRuns = 0
 		return executor.RunLevel(ctx, b, meas, opts)
 	}
 	started := a.now()
 	res := measure()
-	var gsum gpu.Summary
+	var (
+		gsum   gpu.Summary
+		self   selfcheck.Report
+		server serverstats.Report
+	)
 	if sampler != nil {
 		gsum = sampler.Stop()
+		self = client.Stop()
+		server = watch.stop()
 	} else {
 		gsum.Note = "no measured run"
 	}
@@ -572,6 +590,19 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	var notes []string
 	if cal.Note != "" {
 		notes = append(notes, cal.Note)
+	}
+	notes = append(notes, a.serverFigures(ctx, cell, level, &row, gsum, server)...)
+	if sampler != nil {
+		row.ClientCPUPct = self.CPUPercent
+		row.ClientLagP99Ms = float64(self.LagP99) / 1e6
+		meanTPOT := time.Duration(row.TPOT.Mean * float64(time.Second))
+		if math.IsNaN(row.TPOT.Mean) {
+			meanTPOT = 0
+		}
+		for _, w := range self.Warnings(meanTPOT, maxLag(res)) {
+			notes = append(notes, w)
+			a.note("%s c=%d: %s", cell.ID, level, w)
+		}
 	}
 	if row.EarlyStops > 0 {
 		notes = append(notes, fmt.Sprintf("%d requests stopped before max_tokens", row.EarlyStops))

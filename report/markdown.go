@@ -166,7 +166,7 @@ func detailTable(b *strings.Builder, rows []Row) {
 	head := []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (s)", "TPOT p50/p90/p99 (ms)",
 		"ITL p50/p99 (ms)", "E2E p50/p99 (s)", "tok/s", "req/s", "Decode p50 (tok/s)", "Failures",
 		"Tokens (source, tok/chunk)", "Prompt tokens (asked → got)", "Early stops",
-		"VRAM base/peak/proc (GB)", "Stability", "Reference"}
+		"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability", "Reference"}
 	table(b, head, func(add func(...string)) {
 		for _, r := range rows {
 			add(r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
@@ -180,6 +180,8 @@ func detailTable(b *strings.Builder, rows []Row) {
 				fmt.Sprintf("%d → %s", r.PromptTokensRequested, num(r.PromptTokensActual, 1, 1)),
 				fmt.Sprint(r.EarlyStops),
 				tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
+				num(r.VRAMEstimateGB, 1, 2)+" / "+num(r.ServerVRAMGB, 1, 2),
+				num(r.ClientCPUPct, 1, 0)+" / "+num(r.ClientLagP99Ms, 1, 2),
 				stability(r), dash(strings.TrimSpace(r.Reference+" "+r.Verdict)))
 		}
 	})

@@ -64,6 +64,23 @@ type Row struct {
 	VRAMPeakGB     float64
 	VRAMProcessGB  float64
 	VRAMSource     string
+	// VRAMEstimateGB is the seed's estimate (weights + KV cache + overhead) for the
+	// cell's model and concurrency, when the server gave the model's shape.
+	VRAMEstimateGB float64
+	// ServerVRAMGB is what the server itself reports: Ollama's /api/ps size_vram (peak).
+	ServerVRAMGB float64
+	// KVCachePeakPct is vLLM's KV-cache usage peak over the window (/metrics), in %.
+	KVCachePeakPct float64
+	// EnergyJ is the GPU energy over the measured window; TokensPerJoule divides the
+	// output tokens by it.
+	EnergyJ        float64
+	TokensPerJoule float64
+
+	// Client self-checks over the measured window: planrun's CPU use (100 = one core)
+	// and how late its goroutines were woken (p99), so a reader can tell the client
+	// was not the bottleneck.
+	ClientCPUPct   float64
+	ClientLagP99Ms float64
 
 	Stability       string
 	StabilitySpread float64 // fraction: 0.12 is 12%
@@ -93,6 +110,8 @@ func NewRow() Row {
 		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
+		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
+		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan,
 	}
 }

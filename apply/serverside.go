@@ -1,0 +1,138 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// serverWatch polls what the server itself says about memory during a measured window:
+// Ollama's /api/ps, or vLLM's Prometheus /metrics for an OpenAI-compatible backend.
+type serverWatch struct {
+	poller *serverstats.Poller
+}
+
+var statsClient = &http.Client{Timeout: 5 * time.Second}
+
+func (a *applier) watchServer(ctx context.Context, cell *plan.Cell) *serverWatch {
+	b := cell.Backend
+	switch b.Kind {
+	case "ollama":
+		return &serverWatch{serverstats.StartOllama(ctx, statsClient, b.URL, 0)}
+	case "openai":
+		return &serverWatch{serverstats.StartVLLM(ctx, statsClient, serverstats.VLLMMetricsURL(b.URL), 0)}
+	}
+	return &serverWatch{}
+}
+
+func (w *serverWatch) stop() serverstats.Report {
+	if w == nil || w.poller == nil {
+		return serverstats.Report{}
+	}
+	return w.poller.Stop()
+}
+
+// serverFigures fills the row's server-side memory figures, GPU energy and the seed's
+// VRAM estimate, and returns notes that explain them.
+func (a *applier) serverFigures(ctx context.Context, cell *plan.Cell, level int, row *report.Row, g gpu.Summary, s serverstats.Report) []string {
+	var notes []string
+	var ollamaSize, ollamaVRAM int64
+	ctxLen := 0
+	for _, m := range s.Models {
+		if m.Name == cell.ModelID || strings.TrimSuffix(m.Name, ":latest") == strings.TrimSuffix(cell.ModelID, ":latest") {
+			ollamaSize, ollamaVRAM, ctxLen = m.SizeBytes, m.SizeVRAMBytes, m.ContextLength
+			row.ServerVRAMGB = float64(m.SizeVRAMBytes) / 1e9
+			if m.Offloaded() {
+				notes = append(notes, fmt.Sprintf("Ollama keeps part of the model in CPU memory (size %.2f GB, size_vram %.2f GB): partial offload slows decoding",
+					float64(m.SizeBytes)/1e9, float64(m.SizeVRAMBytes)/1e9))
+			}
+		}
+	}
+	if s.KVCacheUsage.N > 0 {
+		row.KVCachePeakPct = s.KVCacheUsage.Peak * 100
+	}
+	if j, ok := g.EnergyJ(); ok {
+		row.EnergyJ = j
+		if tpj, ok := g.TokensPerJoule(row.OutputTokens); ok {
+			row.TokensPerJoule = tpj
+		}
+	}
+
+	est, ok := a.estimate(ctx, cell, level, ctxLen)
+	if !ok {
+		return notes
+	}
+	row.VRAMEstimateGB = est.TotalBytes / 1e9
+	measured := uint64(0)
+	if !math.IsNaN(row.VRAMProcessGB) {
+		measured = uint64(row.VRAMProcessGB * 1e9)
+	} else if !math.IsNaN(row.VRAMPeakGB) {
+		measured = uint64(row.VRAMPeakGB * 1e9)
+	}
+	if measured > 0 {
+		gc := gpu.GapContext{Server: serverKind(cell), OllamaSize: ollamaSize, OllamaSizeVRAM: ollamaVRAM,
+			MemoryAPI: g.MemoryAPI, GPUMemoryUtilization: s.GPUMemoryUtilization}
+		if len(g.Devices) > 0 {
+			gc.CardTotalBytes = g.Devices[0].TotalBytes
+		}
+		if gap := gpu.ExplainGap(est, measured, gc); gap != "" {
+			notes = append(notes, gap)
+		}
+	}
+	return notes
+}
+
+func serverKind(cell *plan.Cell) string {
+	if cell.Backend.Kind == "ollama" {
+		return "ollama"
+	}
+	return "vllm"
+}
+
+// estimate is the seed's VRAM estimate for the cell, with the model's shape read from
+// Ollama's /api/show (other servers do not describe their model's shape). Shapes are
+// read once per backend and model.
+func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen int) (gpu.VRAMEstimate, bool) {
+	if cell.Backend.Kind != "ollama" {
+		return gpu.VRAMEstimate{}, false
+	}
+	key := cell.Backend.Addr + " " + cell.ModelID
+	sh, ok := a.shapes[key]
+	if !ok {
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		shape, quant, err := serverstats.OllamaShape(sctx, statsClient, cell.Backend.URL, cell.ModelID)
+		cancel()
+		sh = modelShape{shape: shape, quant: quant, err: err}
+		a.shapes[key] = sh
+	}
+	if sh.err != nil {
+		return gpu.VRAMEstimate{}, false
+	}
+	quant := sh.quant
+	if quant == "" {
+		quant = cell.Quantization
+	}
+	w := cell.Workload
+	if ctxLen == 0 {
+		ctxLen = w.PromptTokens + w.MaxTokens
+	}
+	est, err := gpu.Estimate(gpu.EstimateInput{Shape: sh.shape, Quant: quant, Context: ctxLen, Concurrency: level})
+	if err != nil {
+		return gpu.VRAMEstimate{}, false
+	}
+	return est, true
+}
+
+type modelShape struct {
+	shape gpu.ModelShape
+	quant string
+	err   error
+}

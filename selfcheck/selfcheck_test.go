@@ -1,0 +1,59 @@
+package selfcheck
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMonitorCountsCPUAndWakeUps(t *testing.T) {
+	m := Start()
+	// Burn some CPU, and wake goroutines, so the report has something to count.
+	x := 0
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		x++
+	}
+	done := make(chan int)
+	for i := 0; i < 100; i++ {
+		go func() { done <- i }()
+		<-done
+	}
+	r := m.Stop()
+	if r.CPU <= 0 || r.CPUPercent <= 0 {
+		t.Fatalf("CPU not counted: %+v", r)
+	}
+	if r.Schedules == 0 || r.LagMax < r.LagP99 || r.LagP99 < r.LagP50 {
+		t.Fatalf("wake-ups not counted or out of order: %+v", r)
+	}
+	_ = x
+}
+
+func TestQuantileFromBuckets(t *testing.T) {
+	buckets := []float64{0, 1e-6, 1e-5, 1e-4, math.Inf(1)}
+	counts := []uint64{90, 9, 1, 0}
+	if q := quantile(buckets, counts, 100, 0.5); q != time.Microsecond {
+		t.Fatalf("p50 = %v", q)
+	}
+	if q := quantile(buckets, counts, 100, 0.99); q != 10*time.Microsecond {
+		t.Fatalf("p99 = %v", q)
+	}
+	if q := quantile(buckets, counts, 100, 1); q != 100*time.Microsecond {
+		t.Fatalf("max = %v", q)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	quiet := Report{LagP99: 50 * time.Microsecond, CPUPercent: 40, Cores: 2}
+	if w := quiet.Warnings(20*time.Millisecond, 0); len(w) != 0 {
+		t.Fatalf("no warning expected: %v", w)
+	}
+	laggy := Report{LagP99: 300 * time.Microsecond, CPUPercent: 195, Cores: 2}
+	w := laggy.Warnings(20*time.Millisecond, 30*time.Millisecond)
+	if len(w) != 3 || !strings.Contains(w[0], "above 1% of the mean TPOT") || !strings.Contains(w[1], "saturated") || !strings.Contains(w[2], "late") {
+		t.Fatalf("warnings: %q", w)
+	}
+	if w := laggy.Warnings(0, 0); len(w) != 1 {
+		t.Fatalf("without a TPOT only the CPU check applies: %q", w)
+	}
+}
