@@ -276,6 +276,7 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 	if note := a.tel.Note(); note != "" {
 		a.note("%s", note)
 	}
+	a.checkHardware()
 	// Cells of a resumed run keep their status unless they are run again.
 	status := map[string]report.CellStatus{}
 	for _, c := range a.manifest.Cells {
@@ -528,11 +529,12 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		if ctx.Err() != nil {
 			return executor.Result{Level: lv, Interrupted: true}
 		}
-		a.tel.Baseline()
+		tel := a.telemetryFor(cell)
+		tel.Baseline()
 		if proc != nil {
 			pids = groupPIDs(proc.PID())
 		}
-		sampler = a.tel.Start(a.o.SampleInterval, pids)
+		sampler = tel.Start(a.o.SampleInterval, pids)
 		watch = a.watchServer(ctx, cell)
 		client = selfcheck.Start()
 		meas := lv

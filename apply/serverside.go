@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -135,4 +136,40 @@ type modelShape struct {
 	shape gpu.ModelShape
 	quant string
 	err   error
+}
+
+// telemetryFor is the GPU telemetry that can measure the cell's server: local NVML, or
+// none for a server on another host (its hardware block names the host), where local
+// NVML would measure the wrong machine.
+func (a *applier) telemetryFor(cell *plan.Cell) *gpu.Telemetry {
+	if cell.Hardware != nil && !isLocalHost(cell.Hardware.Host) {
+		return gpu.Remote(cell.Hardware.Host)
+	}
+	return a.tel
+}
+
+func isLocalHost(h string) bool {
+	switch h {
+	case "", "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	name, _ := os.Hostname()
+	return h == name
+}
+
+// checkHardware warns, once per hardware block, when what the plan declares is not what
+// NVML sees on this machine: rows would otherwise carry the wrong card's name.
+func (a *applier) checkHardware() {
+	seen := map[string]bool{}
+	for _, c := range a.o.Cells {
+		hw := c.Hardware
+		if hw == nil || seen[hw.Name] || !isLocalHost(hw.Host) || !a.tel.Available() {
+			continue
+		}
+		seen[hw.Name] = true
+		for _, w := range a.tel.CheckDeclared(hw.GPU, hw.VRAMGB) {
+			a.note("hardware %q: %s", hw.Name, w)
+			a.manifest.Warnings = append(a.manifest.Warnings, fmt.Sprintf("hardware %q: %s", hw.Name, w))
+		}
+	}
 }

@@ -130,6 +130,8 @@ type Manifest struct {
 	// ServerStartup maps a plan-managed server to its start-up time (start → ready).
 	ServerStartup map[string]string `json:"server_startup,omitempty"`
 	Cells         []CellStatus      `json:"cells"`
+	// Warnings are problems with the run as a whole (declared hardware not found, ...).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // WriteManifest writes m to path atomically (temporary file, fsync, rename), so the
