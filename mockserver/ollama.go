@@ -55,11 +55,15 @@ func (s *Server) ollamaHandler(kind ollamaKind) http.HandlerFunc {
 				p.maxTokens = req.Options.NumPredict
 			}
 			if kind == ollamaChat {
-				for _, m := range req.Messages {
+				for i, m := range req.Messages {
 					p.promptTokens += countWords(m.Content)
+					if i == 0 {
+						p.promptHead = head(m.Content)
+					}
 				}
 			} else {
 				p.promptTokens = countWords(req.Prompt)
+				p.promptHead = head(req.Prompt)
 			}
 			return p, nil
 		})

@@ -67,6 +67,15 @@ func countContentWords(raw json.RawMessage) int {
 	return 0
 }
 
+// contentHead is the start of a content or prompt that is a plain string ("" otherwise).
+func contentHead(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return head(s)
+}
+
 func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
 	enc := openaiEncoder{kind: kind}
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -87,11 +96,15 @@ func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
 				p.includeUsage = req.StreamOptions.IncludeUsage
 			}
 			if kind == openaiChat {
-				for _, m := range req.Messages {
+				for i, m := range req.Messages {
 					p.promptTokens += countContentWords(m.Content)
+					if i == 0 {
+						p.promptHead = contentHead(m.Content)
+					}
 				}
 			} else {
 				p.promptTokens = countContentWords(req.Prompt)
+				p.promptHead = contentHead(req.Prompt)
 			}
 			return p, nil
 		})

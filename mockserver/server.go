@@ -38,7 +38,7 @@ func Version() string { return "mock-" + version.Version }
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults(), mux: http.NewServeMux()}
 	if _, ok := s.cfg.clock.(realClock); ok {
-		s.cfg.clock = realClock{precise: func() bool { return s.running.Load() <= preciseStreams }}
+		s.cfg.clock = realClock{w: newWaker()}
 	}
 	if s.cfg.QueueSlots > 0 {
 		s.slots = make(chan struct{}, s.cfg.QueueSlots)
@@ -51,6 +51,7 @@ func New(cfg Config) *Server {
 	s.mux.HandleFunc("GET /version", s.versionHandler)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
 	s.mux.HandleFunc("GET /metrics", s.metrics)
+	s.mux.HandleFunc("GET /mock/truth", s.truthHandler)
 
 	s.mux.HandleFunc("POST /api/chat", s.ollamaHandler(ollamaChat))
 	s.mux.HandleFunc("POST /api/generate", s.ollamaHandler(ollamaGenerate))

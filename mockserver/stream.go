@@ -12,7 +12,8 @@ import (
 type params struct {
 	model        string
 	promptTokens int
-	maxTokens    int // 0: not set
+	promptHead   string // the start of the (first) prompt text, kept on the Truth
+	maxTokens    int    // 0: not set
 	stream       bool
 	includeUsage bool // OpenAI stream_options.include_usage
 	ignoreEOS    bool // vLLM extension
@@ -142,6 +143,17 @@ func countWords(s string) int {
 	return n
 }
 
+// promptHeadLen is how much of a prompt a Truth keeps: enough for a client to put a
+// unique marker first (planrun's prompts start with a 16-hex-digit prefix).
+const promptHeadLen = 40
+
+func head(s string) string {
+	if len(s) > promptHeadLen {
+		s = s[:promptHeadLen]
+	}
+	return strings.Clone(s)
+}
+
 func quote(s string) []byte {
 	b, _ := json.Marshal(s)
 	return b
@@ -189,6 +201,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 	if t != nil {
 		t.Model, t.Stream, t.Fault, t.PromptTokens = p.model, p.stream, g.fault, p.promptTokens
+		t.Prompt = p.promptHead
 	}
 
 	switch {

@@ -1,7 +1,13 @@
 package mockserver
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -20,6 +26,9 @@ type Truth struct {
 	Received time.Time // handler entered
 	Admitted time.Time // queue slot held (zero if the request never got one)
 
+	// Prompt is the start of the prompt text (of the first message, for chat), so a
+	// client that puts a unique marker first can find its request here.
+	Prompt       string
 	PromptTokens int
 	OutputTokens int
 	FinishReason string
@@ -122,4 +131,102 @@ func (s *Server) ResetTruth() {
 	s.truthMu.Lock()
 	s.truths = nil
 	s.truthMu.Unlock()
+}
+
+// Summary is a Truth reduced to what a client's figures are checked against, small
+// enough to ship thousands of them over /mock/truth from a mock in another process.
+type Summary struct {
+	ID       string `json:"id"`
+	Prompt   string `json:"prompt"`
+	Status   int    `json:"status"`
+	Complete bool   `json:"complete"`
+	Tokens   int    `json:"tokens"` // output tokens written in content chunks
+	Chunks   int    `json:"chunks"`
+	// Received is when the handler got the request and FirstWritten when the first
+	// content chunk's flush returned: against a client's own clock readings (same
+	// machine) they split its TTFT into sending and reading.
+	Received     time.Time `json:"received"`
+	FirstWritten time.Time `json:"first_written"`
+	// TTFT and TPOT are the truths as Truth.TTFT and Truth.TPOT define them; 0 when
+	// undefined.
+	TTFT time.Duration `json:"ttft_ns"`
+	TPOT time.Duration `json:"tpot_ns"`
+	// LateP50 and LateMax are the median and largest lateness of this request's chunks
+	// against their schedule: the server's own emission error.
+	LateP50 time.Duration `json:"late_p50_ns"`
+	LateMax time.Duration `json:"late_max_ns"`
+}
+
+// Summarize reduces t.
+func (t *Truth) Summarize() Summary {
+	s := Summary{ID: t.ID, Prompt: t.Prompt, Status: t.Status, Complete: t.Complete, Chunks: len(t.Chunks),
+		Received: t.Received}
+	for _, c := range t.Chunks {
+		s.Tokens += c.Tokens
+	}
+	s.TTFT, _ = t.TTFT()
+	s.TPOT, _ = t.TPOT()
+	if len(t.Chunks) > 0 {
+		s.FirstWritten = t.Chunks[0].Written
+		late := make([]time.Duration, len(t.Chunks))
+		for i, c := range t.Chunks {
+			late[i] = c.Written.Sub(c.Due)
+		}
+		sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+		s.LateP50, s.LateMax = late[len(late)/2], late[len(late)-1]
+	}
+	return s
+}
+
+// Summaries returns every recorded request, reduced, in arrival order; reset forgets
+// them in the same step so no request is lost or counted twice between two readings.
+func (s *Server) Summaries(reset bool) []Summary {
+	s.truthMu.Lock()
+	ts := s.truths
+	if reset {
+		s.truths = nil
+	}
+	s.truthMu.Unlock()
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Number < ts[j].Number })
+	out := make([]Summary, len(ts))
+	for i, t := range ts {
+		out[i] = t.Summarize()
+	}
+	return out
+}
+
+// truthHandler serves GET /mock/truth (add ?reset=1 to forget what was read): the
+// summaries as a JSON array, for a load benchmark whose mock runs in another process.
+func (s *Server) truthHandler(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.RecordTruth {
+		http.Error(w, "mock: truth is not recorded (start the server with truth recording on)", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.Summaries(r.URL.Query().Get("reset") == "1"))
+}
+
+// FetchSummaries reads GET <base>/mock/truth from a mock server in another process.
+func FetchSummaries(ctx context.Context, c *http.Client, base string, reset bool) ([]Summary, error) {
+	u := strings.TrimSuffix(base, "/") + "/mock/truth"
+	if reset {
+		u += "?reset=1"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, strings.TrimSpace(string(b)))
+	}
+	var out []Summary
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	return out, nil
 }
