@@ -1,0 +1,230 @@
+package apply
+
+// End to end against a real server: apply runs a plan on the pinned Ollama v0.6.5 with
+// the tiny model, through its native API and its OpenAI-compatible /v1, and every output
+// must be written and agree with the server's own counts.
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/report"
+)
+
+// One real server per test binary, started by the first test that needs it; TestMain
+// stops it.
+var (
+	realOnce sync.Once
+	realSrv  *ollamatest.Server
+	realDir  string
+	realErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if realSrv != nil {
+		if err := realSrv.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "ollamatest:", err)
+			code = 1
+		}
+	}
+	if realDir != "" {
+		os.RemoveAll(realDir)
+	}
+	os.Exit(code)
+}
+
+func realOllama(t *testing.T) *ollamatest.Server {
+	t.Helper()
+	realOnce.Do(func() {
+		if realDir, realErr = os.MkdirTemp("", "planrun-ollama-"); realErr == nil {
+			realSrv, realErr = ollamatest.StartServer(realDir)
+		}
+	})
+	if realErr != nil {
+		t.Fatalf("ollamatest: %v", realErr)
+	}
+	return realSrv
+}
+
+const realPlan = `
+variable "url" { type = string }
+backend "ollama" "real" { url = var.url }
+backend "openai" "real" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 32
+  max_tokens    = 16
+  concurrency   = [1, 2]
+  warmup_runs   = 1
+  repeat_runs   = 2
+  requests      = 2
+}
+matrix "tiny" {
+  model    = ["tiny"]
+  tool     = [backend.ollama.real, backend.openai.real]
+  workload = [workload.w]
+  model_id = "tiny"
+}
+`
+
+func TestRealOllamaApply(t *testing.T) {
+	s := realOllama(t)
+	p, cells := loadPlan(t, realPlan, s.URL)
+	if len(cells) != 2 {
+		t.Fatalf("%d cells, want ollama and openai", len(cells))
+	}
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, failed, interrupted, skipped := res.Counts(); ok != 2 || failed+interrupted+skipped != 0 {
+		t.Fatalf("cells ok=%d failed=%d interrupted=%d skipped=%d", ok, failed, interrupted, skipped)
+	}
+
+	// requests.jsonl: 2 cells × 2 levels × (1 warm-up + 2 measured) runs × 2 requests.
+	f, err := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := report.ReadSamples(f)
+	f.Close()
+	if err != nil || len(recs) != 24 {
+		t.Fatalf("requests.jsonl: %d records, %v (want 24)", len(recs), err)
+	}
+	type level struct {
+		cell string
+		c    int
+	}
+	serverTokens := map[level]int{}
+	for _, r := range recs {
+		if !r.OK() {
+			t.Fatalf("request %s of %s failed: %v", r.ID, r.CellID, r.Err)
+		}
+		if r.Warmup {
+			continue
+		}
+		k := level{r.CellID, r.Concurrency}
+		switch r.TokenSource {
+		case backends.TokensServer: // native: the done line's eval_count
+			if r.Server == nil || r.Server.EvalCount != r.OutputTokens {
+				t.Fatalf("%s: output tokens %d, server timings %+v", r.ID, r.OutputTokens, r.Server)
+			}
+			serverTokens[k] += r.Server.EvalCount
+		case backends.TokensUsage: // /v1: usage.completion_tokens is what OutputTokens holds
+			serverTokens[k] += r.OutputTokens
+		default:
+			t.Fatalf("%s: token source %q: a real Ollama always reports its count", r.ID, r.TokenSource)
+		}
+		if r.Chunks < 1 || r.Chunks > r.OutputTokens {
+			t.Fatalf("%s: %d chunks for %d tokens", r.ID, r.Chunks, r.OutputTokens)
+		}
+	}
+
+	if len(res.Rows) != 4 {
+		t.Fatalf("%d rows, want 2 cells × 2 levels", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		t.Logf("%s c=%d: %d/%d ok, tokens %d (%s, %.2f/chunk, %d early stops), prompt %d→%.1f, TTFT p50 %.2fms, TPOT p50 %.3fms, E2E p50 %.2fms, %.0f tok/s, stability %s",
+			r.CellID, r.Concurrency, r.Succeeded, r.Requests, r.OutputTokens, r.TokenSource, r.TokensPerChunk, r.EarlyStops,
+			r.PromptTokensRequested, r.PromptTokensActual, r.TTFT.P50*1e3, r.TPOT.P50*1e3, r.E2E.P50*1e3, r.OutputTokS, r.Stability)
+		if r.Status != report.StatusOK || r.Requests != 4 || r.Succeeded != 4 || r.Failed != 0 {
+			t.Errorf("%s c=%d: status %s, %d/%d ok, %d failed", r.CellID, r.Concurrency, r.Status, r.Succeeded, r.Requests, r.Failed)
+		}
+		if want := serverTokens[level{r.CellID, r.Concurrency}]; r.OutputTokens != want || want == 0 {
+			t.Errorf("%s c=%d: row output tokens %d, the server's counts in requests.jsonl sum to %d", r.CellID, r.Concurrency, r.OutputTokens, want)
+		}
+		wantSource := string(backends.TokensUsage)
+		if strings.HasPrefix(r.Tool, "ollama.") {
+			wantSource = string(backends.TokensServer)
+		}
+		if r.TokenSource != wantSource {
+			t.Errorf("%s: token source %q, want %q", r.Tool, r.TokenSource, wantSource)
+		}
+		if r.PromptTokensRequested != 32 || math.Abs(r.PromptTokensActual-32) > 2 {
+			t.Errorf("%s c=%d: prompt tokens %d → %v on the server's count, want within ±2 of 32", r.CellID, r.Concurrency, r.PromptTokensRequested, r.PromptTokensActual)
+		}
+		if !(r.TTFT.P50 > 0 && r.TTFT.P50 < r.E2E.P50) || !(r.TPOT.P50 > 0) || !(r.OutputTokS > 0) {
+			t.Errorf("%s c=%d: TTFT p50 %v, E2E p50 %v, TPOT p50 %v, %v tok/s", r.CellID, r.Concurrency, r.TTFT.P50, r.E2E.P50, r.TPOT.P50, r.OutputTokS)
+		}
+		if r.TokensPerChunk < 1 {
+			t.Errorf("%s: %v tokens per chunk: a chunk carries at least one token", r.CellID, r.TokensPerChunk)
+		}
+	}
+
+	// The ledger and the run's own CSV: valid CSV, header plus one row per cell × level.
+	for _, path := range []string{res.LedgerPath, filepath.Join(res.RunDir, "results.csv")} {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(strings.NewReader(string(raw))).ReadAll()
+		if err != nil || len(recs) != 1+4 {
+			t.Errorf("%s: %d records, %v (want header + 4)", path, len(recs), err)
+		}
+	}
+	ledger, err := report.ReadLedger(res.LedgerPath)
+	if err != nil || len(ledger) != 4 {
+		t.Errorf("ledger: %d rows, %v", len(ledger), err)
+	}
+
+	md, err := os.ReadFile(res.ReportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ollama.real", "openai.real", "(E2E − TTFT) / (output tokens − 1)", "0.6.5"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+
+	// The manifest names the server version and the model's digest as the server lists it.
+	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ServerVersions["ollama.real"] != "0.6.5" || m.ServerVersions["openai.real"] != "0.6.5" {
+		t.Errorf("manifest server versions %v, want 0.6.5 for both tools", m.ServerVersions)
+	}
+	digest := tagsDigest(t, s.URL, "tiny:latest")
+	if got := m.ModelDigests["ollama.real tiny"]; got != digest {
+		t.Errorf("manifest model digests %v, want %q for ollama.real tiny (from /api/tags)", m.ModelDigests, digest)
+	}
+	if m.PlanHash != p.Hash || m.Ended.IsZero() {
+		t.Errorf("manifest plan hash %q (want %q), ended %v", m.PlanHash, p.Hash, m.Ended)
+	}
+}
+
+// tagsDigest reads a model's digest from /api/tags with plain net/http.
+func tagsDigest(t *testing.T, url, name string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/api/tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tags struct {
+		Models []struct{ Name, Digest string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tags.Models {
+		if m.Name == name && m.Digest != "" {
+			return m.Digest
+		}
+	}
+	t.Fatalf("/api/tags lists no digest for %s: %+v", name, tags)
+	return ""
+}
