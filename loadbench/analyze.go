@@ -1,0 +1,157 @@
+package loadbench
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/mockserver"
+)
+
+// Level is what one concurrency level measured.
+type Level struct {
+	Streams  int
+	Requests int // sent in the measured run
+	Failed   int // samples with an error
+	Matched  int // successful samples found in the server's truth
+	Tokens   int // output tokens of successful requests (the server's count)
+	// Window is first request start to last request end; TokensPerSec is Tokens over it.
+	Window       time.Duration
+	TokensPerSec float64
+	// IdealTokensPerSec is what the schedule allows: streams × tokens / (TTFT + (tokens−1)·TPOT).
+	IdealTokensPerSec float64
+	// CPU is the process's user+system CPU time during the measured run;
+	// CPUIncludesServer says the mock shared the process.
+	CPU               time.Duration
+	CPUPer1kTokens    time.Duration
+	CPUIncludesServer bool
+	// TTFT and TPOT are the client's errors against the truth, per matched request:
+	// client-measured − server-emitted. The TTFT truth is the first chunk's write (after
+	// its flush) less the client's own request start, so the error is how late the
+	// client stamped the chunk; the TPOT truth is the server's (last − first write) /
+	// (tokens − 1).
+	TTFT, TPOT Error
+	// SendP50 and SendP99 are request start (client) to the server's receipt of the
+	// request: the client's writing plus the server's accepting, part of every TTFT.
+	SendP50, SendP99 time.Duration
+	// ServerLate is the server's own emission error against its schedule: the median of
+	// per-request median lateness, and the 99th percentile of per-request worst lateness.
+	ServerLateP50, ServerLateMaxP99 time.Duration
+}
+
+// Error is the distribution of a client measurement's error against the truth.
+type Error struct {
+	P50    time.Duration // median signed error
+	P99    time.Duration // 99th percentile of the absolute error
+	P50Pct float64       // median signed error, % of the truth
+	P99Pct float64       // 99th percentile of the absolute error, % of the truth
+	// Within is the fraction of requests within Tolerance of the truth.
+	Within float64
+}
+
+// Tolerance is the error allowed a measurement of true value d: 2% of it, or 0.5 ms when
+// that is larger (loopback delivery alone takes tens of microseconds).
+func Tolerance(d time.Duration) time.Duration {
+	return max(d/50, 500*time.Microsecond)
+}
+
+// KeptUp reports whether the client measured faithfully at this level: no failed
+// request, every sample found in the truth, and 99% of TTFTs and TPOTs within Tolerance.
+func (l Level) KeptUp() bool {
+	return l.Failed == 0 && l.Matched == l.Requests && l.Requests > 0 &&
+		l.TTFT.Within >= 0.99 && l.TPOT.Within >= 0.99
+}
+
+// promptKeyLen is the length of the unique prefix executor.Prompts puts first.
+const promptKeyLen = len("[0123456789abcdef]")
+
+func promptKey(s string) string {
+	if len(s) < promptKeyLen {
+		return s
+	}
+	return s[:promptKeyLen]
+}
+
+// Analyze holds samples against the server's summaries, matched by the unique prompt
+// prefix prompts gave each request.
+func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *executor.Prompts, window time.Duration) Level {
+	l := Level{Requests: len(samples), Window: window}
+	byKey := make(map[string]*mockserver.Summary, len(sums))
+	for i := range sums {
+		byKey[promptKey(sums[i].Prompt)] = &sums[i]
+	}
+	var ttft, tpot errs
+	var late50, lateMax, send []time.Duration
+	for i := range samples {
+		s := &samples[i]
+		if !s.OK() {
+			l.Failed++
+			continue
+		}
+		l.Tokens += s.OutputTokens
+		t, ok := byKey[promptKey(prompts.For(s.ID))]
+		if !ok || !t.Complete {
+			continue
+		}
+		l.Matched++
+		late50 = append(late50, t.LateP50)
+		lateMax = append(lateMax, t.LateMax)
+		send = append(send, t.Received.Sub(s.Start))
+		if got, ok := s.TTFT(); ok && !t.FirstWritten.IsZero() {
+			ttft.add(got, t.FirstWritten.Sub(s.Start))
+		}
+		if got, ok := s.TPOT(); ok && t.TPOT > 0 {
+			tpot.add(got, t.TPOT)
+		}
+	}
+	if window > 0 {
+		l.TokensPerSec = float64(l.Tokens) / window.Seconds()
+	}
+	l.TTFT, l.TPOT = ttft.summary(), tpot.summary()
+	l.ServerLateP50 = quantile(late50, 0.5)
+	l.ServerLateMaxP99 = quantile(lateMax, 0.99)
+	l.SendP50, l.SendP99 = quantile(send, 0.5), quantile(send, 0.99)
+	return l
+}
+
+// errs collects signed errors, absolute errors and relative errors.
+type errs struct {
+	signed, abs []time.Duration
+	pct, absPct []float64
+	within      int
+}
+
+func (e *errs) add(got, truth time.Duration) {
+	d := got - truth
+	a := d
+	if a < 0 {
+		a = -a
+	}
+	p := 100 * float64(d) / float64(truth)
+	e.signed, e.abs = append(e.signed, d), append(e.abs, a)
+	e.pct, e.absPct = append(e.pct, p), append(e.absPct, math.Abs(p))
+	if a <= Tolerance(max(truth, 0)) {
+		e.within++
+	}
+}
+
+func (e *errs) summary() Error {
+	if len(e.signed) == 0 {
+		return Error{}
+	}
+	return Error{P50: quantile(e.signed, 0.5), P99: quantile(e.abs, 0.99),
+		P50Pct: quantile(e.pct, 0.5), P99Pct: quantile(e.absPct, 0.99),
+		Within: float64(e.within) / float64(len(e.signed))}
+}
+
+// quantile is the nearest-rank quantile q of xs (sorted in place); zero when empty.
+func quantile[T time.Duration | float64](xs []T, q float64) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[min(max(i, 0), len(xs)-1)]
+}

@@ -1,0 +1,156 @@
+// Package loadbench measures planrun's own client: it drives the real timing core
+// (connect.New) through the executor's closed loop (executor.RunLevel) against the mock
+// server at rising concurrency, and holds every request's TTFT and TPOT against the
+// times the mock wrote its chunks. It answers "at how many streams and tokens/s does
+// the client stop being a faithful clock?" on the machine at hand.
+package loadbench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/mockserver"
+)
+
+// Config is what to run. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// Levels are the concurrency levels (streams in flight), in order.
+	Levels []int
+	// TTFT and TPOT script the mock; Tokens is the output length of every request (one
+	// token per chunk).
+	TTFT, TPOT time.Duration
+	Tokens     int
+	// Duration is the target length of each level's measured run: each stream sends
+	// requests back to back for about this long (at least one request).
+	Duration time.Duration
+	// Protocol is "openai" (SSE, default) or "ollama" (NDJSON).
+	Protocol string
+}
+
+// DefaultConfig is the load `planrun selfbench` applies: 1 to 2,000 streams of 100
+// one-token chunks at TPOT 5 ms, about 3 s per level.
+func DefaultConfig() Config {
+	return Config{Levels: []int{1, 64, 500, 1000, 2000}, TTFT: 20 * time.Millisecond,
+		TPOT: 5 * time.Millisecond, Tokens: 100, Duration: 3 * time.Second, Protocol: "openai"}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if len(c.Levels) == 0 {
+		c.Levels = d.Levels
+	}
+	if c.Tokens <= 0 {
+		c.Tokens = d.Tokens
+	}
+	if c.Duration <= 0 {
+		c.Duration = d.Duration
+	}
+	if c.Protocol == "" {
+		c.Protocol = d.Protocol
+	}
+	return c
+}
+
+// MockConfig is the mock server configuration a Config needs: its timing, truth
+// recording on, no jitter and no faults, so the truth is the schedule the client saw.
+func (c Config) MockConfig() mockserver.Config {
+	c = c.withDefaults()
+	return mockserver.Config{TTFT: c.TTFT, TPOT: c.TPOT, OutputTokens: c.Tokens, TokensPerChunk: 1, RecordTruth: true}
+}
+
+// Target is the mock server under load.
+type Target struct {
+	// URL is the server's base URL (http://host:port, no /v1).
+	URL string
+	// Summaries returns what the server recorded since the last reset (and resets when
+	// asked): Server.Summaries in process, FetchSummaries across processes.
+	Summaries func(ctx context.Context, reset bool) ([]mockserver.Summary, error)
+	// InProcess says the server shares this process, so the CPU figures include it.
+	InProcess bool
+}
+
+// InProcess is a target served by srv in this process at url.
+func InProcess(srv *mockserver.Server, url string) Target {
+	return Target{URL: url, InProcess: true, Summaries: func(_ context.Context, reset bool) ([]mockserver.Summary, error) {
+		return srv.Summaries(reset), nil
+	}}
+}
+
+// Remote is a mock server in another process (planrun mock-server with truth recording).
+func Remote(url string) Target {
+	c := &http.Client{Timeout: time.Minute}
+	return Target{URL: url, Summaries: func(ctx context.Context, reset bool) ([]mockserver.Summary, error) {
+		return mockserver.FetchSummaries(ctx, c, url, reset)
+	}}
+}
+
+// Run measures every level in turn and calls done (if not nil) after each. It stops
+// early, returning what it has, when ctx ends.
+func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, error) {
+	cfg = cfg.withDefaults()
+	bcfg := backends.Config{Kind: cfg.Protocol, Name: cfg.Protocol + ".selfbench", URL: t.URL,
+		EngineExtensions: true, Timeouts: backends.Timeouts{Connect: 10 * time.Second, Idle: 30 * time.Second}}
+	if cfg.Protocol != "ollama" {
+		bcfg.URL += "/v1"
+	}
+	b, err := connect.New(bcfg)
+	if err != nil {
+		return nil, err
+	}
+	perRequest := cfg.TTFT + time.Duration(max(cfg.Tokens-1, 0))*cfg.TPOT
+	rounds := 1
+	if perRequest > 0 {
+		rounds = max(1, int(cfg.Duration/perRequest))
+	}
+	var out []Level
+	for i, streams := range cfg.Levels {
+		if ctx.Err() != nil {
+			break
+		}
+		prompts := &executor.Prompts{Words: 8, Salt: fmt.Sprintf("selfbench-%d-%d", i, streams)}
+		// Warm-up: one short request per stream opens the keep-alive connections, so
+		// the measured TTFTs do not include TCP connects the server never sees.
+		warm := executor.Level{Concurrency: streams, Requests: streams, RepeatRuns: 1,
+			Request:  backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
+			Prompts: &executor.Prompts{Words: 1, Shared: true}}
+		executor.RunLevel(ctx, b, warm, executor.Options{})
+		if _, err := t.Summaries(ctx, true); err != nil {
+			return out, err
+		}
+
+		lv := executor.Level{Concurrency: streams, Requests: streams * rounds, RepeatRuns: 1,
+			Request: backends.Request{Model: "mock", MaxTokens: cfg.Tokens, ForceMaxTokens: true},
+			Prompts: prompts}
+		cpu0 := cpuTime()
+		res := executor.RunLevel(ctx, b, lv, executor.Options{})
+		cpu := cpuTime() - cpu0
+		sums, err := t.Summaries(ctx, true)
+		if err != nil {
+			return out, err
+		}
+		if len(res.Runs) == 0 {
+			break
+		}
+		run := res.Runs[0]
+		l := Analyze(run.Samples, sums, prompts, run.Window())
+		l.Streams = streams
+		l.CPU = cpu
+		l.CPUIncludesServer = t.InProcess
+		if l.Tokens > 0 {
+			l.CPUPer1kTokens = time.Duration(float64(cpu) * 1000 / float64(l.Tokens))
+		}
+		if perRequest > 0 {
+			l.IdealTokensPerSec = float64(streams*cfg.Tokens) / perRequest.Seconds()
+		}
+		out = append(out, l)
+		if done != nil {
+			done(l)
+		}
+	}
+	return out, nil
+}

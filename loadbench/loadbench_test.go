@@ -1,0 +1,140 @@
+package loadbench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/mockserver"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// pair builds a client sample and the server's summary of the same request, with the
+// client's figures off the truth by ttftErr and tpotErr.
+func pair(p *executor.Prompts, id string, ttftErr, tpotErr time.Duration) (backends.Sample, mockserver.Summary) {
+	const tokens = 11
+	send := 100 * time.Microsecond
+	ttft, tpot := 20*time.Millisecond, 5*time.Millisecond
+	sum := mockserver.Summary{ID: "req-x", Prompt: p.For(id)[:40], Status: 200, Complete: true, Tokens: tokens,
+		Chunks: tokens, Received: t0.Add(send), FirstWritten: t0.Add(send + ttft), TTFT: ttft, TPOT: tpot,
+		LateP50: 30 * time.Microsecond, LateMax: 90 * time.Microsecond}
+	first := send + ttft + ttftErr
+	s := backends.Sample{ID: id, Start: t0, FirstToken: first, End: first + (tokens-1)*(tpot+tpotErr),
+		OutputTokens: tokens, Chunks: tokens, TokenSource: backends.TokensUsage}
+	return s, sum
+}
+
+func TestAnalyze(t *testing.T) {
+	p := &executor.Prompts{Words: 12, Salt: "t"}
+	var samples []backends.Sample
+	var sums []mockserver.Summary
+	// 99 requests read 40µs late with exact TPOT, one reads 2ms late with TPOT 1ms off.
+	for i := 0; i < 100; i++ {
+		te, pe := 40*time.Microsecond, time.Duration(0)
+		if i == 99 {
+			te, pe = 2*time.Millisecond, time.Millisecond
+		}
+		s, sum := pair(p, "run0/req"+string(rune('A'+i%26))+string(rune('a'+i/26)), te, pe)
+		samples, sums = append(samples, s), append(sums, sum)
+	}
+	failed := backends.Sample{ID: "run0/bad", Start: t0, Err: &backends.Error{Class: backends.ErrRefused}}
+	unmatched, _ := pair(p, "run0/nobody", 0, 0)
+	samples = append(samples, failed, unmatched)
+
+	l := Analyze(samples, sums, p, time.Second)
+	if l.Requests != 102 || l.Failed != 1 || l.Matched != 100 || l.Tokens != 101*11 {
+		t.Fatalf("requests %d failed %d matched %d tokens %d", l.Requests, l.Failed, l.Matched, l.Tokens)
+	}
+	if l.TokensPerSec != 101*11 {
+		t.Errorf("tok/s %v", l.TokensPerSec)
+	}
+	// TTFT truth is 20.1ms (send + server TTFT) from the client's start.
+	if l.TTFT.P50 != 40*time.Microsecond || l.TTFT.P99 != 40*time.Microsecond || l.TTFT.Within != 0.99 {
+		t.Errorf("TTFT error %+v", l.TTFT)
+	}
+	if want := 100 * 40e3 / 20.1e6; l.TTFT.P50Pct < want*0.999 || l.TTFT.P50Pct > want*1.001 {
+		t.Errorf("TTFT p50 %% = %v, want %v", l.TTFT.P50Pct, want)
+	}
+	if l.TPOT.P50 != 0 || l.TPOT.Within != 0.99 {
+		t.Errorf("TPOT error %+v", l.TPOT)
+	}
+	if l.SendP50 != 100*time.Microsecond || l.ServerLateP50 != 30*time.Microsecond || l.ServerLateMaxP99 != 90*time.Microsecond {
+		t.Errorf("send %v late %v/%v", l.SendP50, l.ServerLateP50, l.ServerLateMaxP99)
+	}
+	if l.KeptUp() {
+		t.Error("a level with a failure and an unmatched request kept up")
+	}
+}
+
+func TestTolerance(t *testing.T) {
+	for _, tc := range []struct{ truth, want time.Duration }{
+		{5 * time.Millisecond, 500 * time.Microsecond},
+		{25 * time.Millisecond, 500 * time.Microsecond},
+		{100 * time.Millisecond, 2 * time.Millisecond},
+	} {
+		if got := Tolerance(tc.truth); got != tc.want {
+			t.Errorf("Tolerance(%v) = %v, want %v", tc.truth, got, tc.want)
+		}
+	}
+}
+
+func TestQuantile(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	for _, tc := range []struct{ q, want float64 }{{0.5, 3}, {0.99, 5}, {0, 1}, {1, 5}} {
+		if got := quantile(xs, tc.q); got != tc.want {
+			t.Errorf("quantile(%v) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+	if quantile([]float64(nil), 0.5) != 0 {
+		t.Error("quantile of nothing")
+	}
+}
+
+// TestRunInProcess drives the real client against an in-process mock at two small
+// levels: every request must be matched to its truth and every token counted.
+func TestRunInProcess(t *testing.T) {
+	for _, proto := range []string{"openai", "ollama"} {
+		t.Run(proto, func(t *testing.T) {
+			cfg := Config{Levels: []int{1, 8}, TTFT: 2 * time.Millisecond, TPOT: time.Millisecond, Tokens: 5,
+				Duration: 12 * time.Millisecond, Protocol: proto}
+			srv := mockserver.New(cfg.MockConfig())
+			url, stop, err := srv.Start("127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			var seen []int
+			levels, err := Run(context.Background(), cfg, InProcess(srv, url), func(l Level) { seen = append(seen, l.Streams) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(levels) != 2 || len(seen) != 2 {
+				t.Fatalf("%d levels, %d reported", len(levels), len(seen))
+			}
+			for _, l := range levels {
+				// 12ms of 6ms requests: two rounds per stream.
+				if l.Requests != 2*l.Streams || l.Failed != 0 || l.Matched != l.Requests || l.Tokens != 5*l.Requests {
+					t.Errorf("%d streams: requests %d failed %d matched %d tokens %d", l.Streams, l.Requests, l.Failed, l.Matched, l.Tokens)
+				}
+				if want := float64(l.Streams*5) / 0.006; l.IdealTokensPerSec < want*0.999 || l.IdealTokensPerSec > want*1.001 {
+					t.Errorf("ideal %v, want %v", l.IdealTokensPerSec, want)
+				}
+				if !l.CPUIncludesServer || l.CPU <= 0 {
+					t.Errorf("cpu %v in-process %v", l.CPU, l.CPUIncludesServer)
+				}
+			}
+			var out bytes.Buffer
+			if err := Write(&out, levels, true); err != nil {
+				t.Fatal(err)
+			}
+			if lines := strings.Count(out.String(), "\n"); lines != 4 || !strings.HasPrefix(out.String(), "| streams |") {
+				t.Errorf("markdown table:\n%s", out.String())
+			}
+		})
+	}
+}

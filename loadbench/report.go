@@ -1,0 +1,76 @@
+package loadbench
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// header names the columns Write prints, in order.
+var header = []string{"streams", "requests", "tok/s", "of ideal", "cpu s/1k tok",
+	"TTFT err p50", "TTFT err p99", "TPOT err p50", "TPOT err p99", "in tol", "send p50/p99", "server late p50/max p99", "kept up"}
+
+func row(l Level) []string {
+	ideal := "-"
+	if l.IdealTokensPerSec > 0 {
+		ideal = fmt.Sprintf("%.0f%%", 100*l.TokensPerSec/l.IdealTokensPerSec)
+	}
+	kept := "yes"
+	if !l.KeptUp() {
+		kept = "NO"
+		if l.Failed > 0 {
+			kept += fmt.Sprintf(" (%d failed)", l.Failed)
+		}
+	}
+	return []string{
+		fmt.Sprint(l.Streams), fmt.Sprint(l.Requests), fmt.Sprintf("%.0f", l.TokensPerSec), ideal,
+		fmt.Sprintf("%.4f", l.CPUPer1kTokens.Seconds()),
+		fmt.Sprintf("%s (%+.2f%%)", us(l.TTFT.P50), l.TTFT.P50Pct), fmt.Sprintf("%s (%.2f%%)", us(l.TTFT.P99), l.TTFT.P99Pct),
+		fmt.Sprintf("%s (%+.2f%%)", us(l.TPOT.P50), l.TPOT.P50Pct), fmt.Sprintf("%s (%.2f%%)", us(l.TPOT.P99), l.TPOT.P99Pct),
+		fmt.Sprintf("%.1f%%/%.1f%%", 100*l.TTFT.Within, 100*l.TPOT.Within),
+		us(l.SendP50) + "/" + us(l.SendP99),
+		us(l.ServerLateP50) + "/" + us(l.ServerLateMaxP99), kept,
+	}
+}
+
+// us prints a duration in microseconds, the scale of every error here.
+func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond)) }
+
+// Legend explains the columns, printed under the table.
+func Legend(inProcess bool) string {
+	cpu := "cpu s/1k tok: this process's CPU seconds (getrusage) per 1,000 streamed tokens: the client alone"
+	if inProcess {
+		cpu = "cpu s/1k tok: this process's CPU seconds (getrusage) per 1,000 streamed tokens: client AND mock server (in-process)"
+	}
+	return strings.Join([]string{
+		"err = client-measured − server-emitted, per request: TTFT truth = first chunk written (server) − request start (client),",
+		"so its error is how late the client stamped the chunk; TPOT truth = the server's (last − first write)/(tokens − 1).",
+		"p50 signed, p99 of the absolute error; in tol: share of requests within max(2%, 0.5 ms) for TTFT/TPOT.",
+		"send: request start (client) to receipt (server): the client's writing plus the server's accepting, inside every TTFT.",
+		"server late: how late the mock wrote chunks against its own schedule (median of request medians / p99 of request maxima).",
+		cpu + ".",
+		"kept up: no failures and 99% of TTFTs and TPOTs within tolerance.",
+	}, "\n")
+}
+
+// Write prints levels as an aligned table, or as a Markdown table when markdown is set.
+func Write(w io.Writer, levels []Level, markdown bool) error {
+	if markdown {
+		var b strings.Builder
+		b.WriteString("| " + strings.Join(header, " | ") + " |\n")
+		b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+		for _, l := range levels {
+			b.WriteString("| " + strings.Join(row(l), " | ") + " |\n")
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, l := range levels {
+		fmt.Fprintln(tw, strings.Join(row(l), "\t"))
+	}
+	return tw.Flush()
+}
