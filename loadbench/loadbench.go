@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, 
 		// Warm-up: one short request per stream opens the keep-alive connections, so
 		// the measured TTFTs do not include TCP connects the server never sees.
 		warm := executor.Level{Concurrency: streams, Requests: streams, RepeatRuns: 1,
-			Request:  backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
+			Request: backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
 			Prompts: &executor.Prompts{Words: 1, Shared: true}}
 		executor.RunLevel(ctx, b, warm, executor.Options{})
 		if _, err := t.Summaries(ctx, true); err != nil {
