@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/loadbench"
+	"github.com/planrun/planrun/mockserver"
+)
+
+func init() {
+	register("selfbench", "measure planrun's own client against the mock server at rising concurrency", runSelfbench)
+}
+
+// selfbenchArgs are selfbench's flags.
+type selfbenchArgs struct {
+	Cfg       loadbench.Config
+	InProcess bool
+	Markdown  bool
+	// serveMock is the child half of a two-process run: serve the mock, print its URL,
+	// exit when stdin closes.
+	serveMock bool
+}
+
+func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
+	a := &selfbenchArgs{Cfg: loadbench.DefaultConfig()}
+	c := &a.Cfg
+	fs := flag.NewFlagSet("selfbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: planrun selfbench [flags]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Runs planrun's client (the timing core and the closed-loop executor) against the mock")
+		fmt.Fprintln(stderr, "server at each concurrency level and prints streams, tokens/s, client CPU per 1,000")
+		fmt.Fprintln(stderr, "tokens, and the error of TTFT and TPOT against the times the mock wrote its chunks.")
+		fmt.Fprintln(stderr, "The mock runs as a child process (planrun selfbench -serve-mock) unless -inprocess.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	levels := fs.String("levels", "1,64,500,1000,2000", "comma-separated concurrency levels")
+	fs.DurationVar(&c.TTFT, "ttft", c.TTFT, "the mock's time to first token")
+	fs.DurationVar(&c.TPOT, "tpot", c.TPOT, "the mock's time per output token (one token per chunk)")
+	fs.IntVar(&c.Tokens, "tokens", c.Tokens, "output tokens per request")
+	fs.DurationVar(&c.Duration, "duration", c.Duration, "about how long each level's measured run lasts")
+	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "openai (SSE) or ollama (NDJSON)")
+	fs.BoolVar(&a.InProcess, "inprocess", false, "serve the mock in this process (CPU figures then include it)")
+	fs.BoolVar(&a.Markdown, "markdown", false, "print a Markdown table")
+	fs.BoolVar(&a.serveMock, "serve-mock", false, "internal: serve the mock for a parent selfbench")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	c.Levels = nil
+	for _, f := range strings.Split(*levels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-levels: %q is not a positive number of streams", f)
+		}
+		c.Levels = append(c.Levels, n)
+	}
+	if c.Protocol != "openai" && c.Protocol != "ollama" {
+		return nil, fmt.Errorf("-protocol: %q is not openai or ollama", c.Protocol)
+	}
+	if c.Tokens < 2 {
+		return nil, errors.New("-tokens: at least 2, or TPOT is undefined")
+	}
+	if c.TTFT < 0 || c.TPOT < 0 || c.Duration <= 0 {
+		return nil, errors.New("-ttft and -tpot must not be negative, -duration must be positive")
+	}
+	return a, nil
+}
+
+func runSelfbench(ctx context.Context, env *Env, args []string) int {
+	a, err := parseSelfbench(args, env.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+		return exitUsage
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-env.Interrupts:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if a.serveMock {
+		return serveMockChild(ctx, env, a)
+	}
+
+	var target loadbench.Target
+	if a.InProcess {
+		srv := mockserver.New(a.Cfg.MockConfig())
+		url, stop, err := srv.Start("127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			return exitError
+		}
+		defer stop()
+		target = loadbench.InProcess(srv, url)
+	} else {
+		url, stop, err := startMockChild(ctx, a, env.Stderr)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: starting the mock: %v (try -inprocess)\n", err)
+			return exitError
+		}
+		defer stop()
+		target = loadbench.Remote(url)
+	}
+	where := "as a child process"
+	if a.InProcess {
+		where = "in this process"
+	}
+	c := a.Cfg
+	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s tokens=%d (1 per chunk), ~%s per level\n",
+		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Tokens, c.Duration)
+	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.Level) {
+		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
+	})
+	if len(levels) > 0 {
+		fmt.Fprintln(env.Stdout)
+		loadbench.Write(env.Stdout, levels, a.Markdown)
+		fmt.Fprintln(env.Stdout)
+		fmt.Fprintln(env.Stdout, loadbench.Legend(a.InProcess))
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+		return exitError
+	}
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
+	return exitOK
+}
+
+// mockChildArgs are the flags that give the child the parent's schedule.
+func mockChildArgs(c loadbench.Config) []string {
+	return []string{"selfbench", "-serve-mock", "-ttft", c.TTFT.String(), "-tpot", c.TPOT.String(),
+		"-tokens", strconv.Itoa(c.Tokens)}
+}
+
+// startMockChild runs this executable as the mock in its own process, so the client's
+// CPU figures are its own, and returns the mock's URL.
+func startMockChild(ctx context.Context, a *selfbenchArgs, stderr io.Writer) (url string, stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, mockChildArgs(a.Cfg)...)
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop = func() {
+		in.Close() // the child exits when its stdin closes
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://") {
+		stop()
+		return "", nil, fmt.Errorf("the child printed %q, not its URL (%v)", line, err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
+// serveMockChild is the child: serve, print the URL, wait for stdin to close.
+func serveMockChild(ctx context.Context, env *Env, a *selfbenchArgs) int {
+	srv := mockserver.New(a.Cfg.MockConfig())
+	url, stop, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun selfbench -serve-mock: %v\n", err)
+		return exitError
+	}
+	defer stop()
+	fmt.Fprintln(env.Stdout, url)
+	closed := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, env.Stdin)
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+	}
+	return exitOK
+}
