@@ -64,7 +64,9 @@ func TestSelfbenchServeMock(t *testing.T) {
 	outR, outW := io.Pipe()
 	env := &Env{Stdout: outW, Stderr: io.Discard, Stdin: inR, Getenv: func(string) string { return "" }}
 	done := make(chan int)
-	go func() { done <- Main(context.Background(), env, []string{"selfbench", "-serve-mock", "-tokens", "3", "-ttft", "0s", "-tpot", "0s"}) }()
+	go func() {
+		done <- Main(context.Background(), env, []string{"selfbench", "-serve-mock", "-tokens", "3", "-ttft", "0s", "-tpot", "0s"})
+	}()
 	line, err := bufio.NewReader(outR).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
