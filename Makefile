@@ -1,5 +1,5 @@
 # Thin wrappers over the scripts; the scripts are the source of truth (CI runs .ci/run).
-.PHONY: build test ollama tinymodel
+.PHONY: build test ollama tinymodel quickstart
 
 # build: the planrun CLI in the repository root.
 build:
@@ -16,3 +16,9 @@ ollama:
 # tinymodel: write the tiny test model and its Modelfile into .tools/tinymodel.
 tinymodel:
 	go run ./tools/tinymodel -o .tools/tinymodel
+
+# quickstart: build the pinned Ollama if missing, write the tiny model, let planrun start
+# Ollama on a free loopback port, measure native API vs /v1 at concurrency 1 and 4, stop
+# it, and print the Markdown table (results under results/quickstart/).
+quickstart:
+	scripts/quickstart.sh

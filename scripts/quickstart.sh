@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The quickstart: planrun measuring a real server it starts and stops itself.
+#   1. builds the pinned Ollama into .tools/bin (first time only: several minutes),
+#   2. writes the tiny random-weight model into .tools/quickstart,
+#   3. builds planrun and runs examples/quickstart.hcl on a free loopback port,
+#   4. prints the Markdown table, and fails if any Ollama process is left behind.
+# Results go under results/quickstart/ (a run directory per run, and a CSV ledger).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+say() { echo "quickstart: $*" >&2; }
+started=$(date +%s)
+
+say "step 1/4: the pinned Ollama (built from the Go module proxy into .tools/bin on first use)"
+scripts/install-ollama.sh
+
+dir="$root/.tools/quickstart"
+say "step 2/4: writing the tiny model into ${dir#"$root"/}"
+mkdir -p "$dir"
+go run ./tools/tinymodel -o "$dir" >/dev/null
+
+say "step 3/4: building planrun"
+go build -o "$root/.tools/bin/planrun" ./cmd/planrun
+
+# A free loopback port: a random one nobody answers on (bash's /dev/tcp, no extra tool).
+port=
+for _ in $(seq 50); do
+  p=$((20000 + RANDOM % 40000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+[[ -n "$port" ]] || { say "no free loopback port found"; exit 1; }
+say "step 4/4: planrun apply examples/quickstart.hcl (Ollama on 127.0.0.1:$port)"
+status=0
+"$root/.tools/bin/planrun" apply -results "$root/results/quickstart" examples/quickstart.hcl \
+  -var "port=$port" -var "ollama=$root/.tools/bin/ollama" -var "dir=$dir" || status=$?
+
+# planrun stops the server it started, on success, failure and Ctrl-C alike; check.
+if left=$(pgrep -af "$root/.tools/bin/ollama"); then
+  say "FAIL: Ollama processes left running after planrun exited:"
+  echo "$left" >&2
+  exit 1
+fi
+
+report=$(ls -1d "$root"/results/quickstart/*/report.md 2>/dev/null | sort | tail -n 1)
+if [[ -n "$report" ]]; then
+  echo
+  cat "$report"
+  echo
+  say "report: ${report#"$root"/}"
+fi
+say "done in $(( $(date +%s) - started ))s (planrun exit $status); no Ollama process left"
+exit "$status"
