@@ -115,8 +115,10 @@ func parseLine(sc *jsonscan.Scanner, line []byte, c *backends.Chunk) error {
 	c.Text = msgText + response
 	c.Reasoning = msgThinking + thinking
 	if c.Done {
-		// The done line carries the server's own figures; only it allocates.
-		c.Server = &t
+		// The done line carries the server's own figures; only it allocates. (Taking
+		// &t directly would move t to the heap on every line.)
+		server := t
+		c.Server = &server
 		if hasEval {
 			c.Tokens = backends.TokensServer
 			c.OutputTokens = t.EvalCount
