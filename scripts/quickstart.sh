@@ -35,9 +35,15 @@ status=0
   -var "port=$port" -var "ollama=$root/.tools/bin/ollama" -var "dir=$dir" || status=$?
 
 # planrun stops the server it started, on success, failure and Ctrl-C alike; check.
-if left=$(pgrep -af "$root/.tools/bin/ollama"); then
+# Ours run in $dir (the server block's dir), which tells them from the test suite's.
+left=
+for pid in $(pgrep -f "$root/.tools/bin/ollama" || true); do
+  cwd=$(readlink "/proc/$pid/cwd" 2>/dev/null || echo "$dir")
+  if [[ "$cwd" == "$dir"* ]]; then left+="$(ps -o pid=,args= -p "$pid" 2>/dev/null)"$'\n'; fi
+done
+if [[ -n "$left" ]]; then
   say "FAIL: Ollama processes left running after planrun exited:"
-  echo "$left" >&2
+  printf '%s' "$left" >&2
   exit 1
 fi
 
