@@ -62,9 +62,9 @@ type Progress interface {
 	// Note is a one-line message (server started, calibration, warnings).
 	Note(format string, args ...any)
 	// StartLevel: requests is the total of this level, warm-up included.
-	StartLevel(cell *plan.Cell, level, requests int)
+	StartLevel(cell *plan.Cell, level plan.Level, requests int)
 	// Request is called for every finished request (from many goroutines).
-	Request(cell *plan.Cell, level int, ev executor.Event)
+	Request(cell *plan.Cell, level plan.Level, ev executor.Event)
 	// EndLevel is called with the level's result row.
 	EndLevel(cell *plan.Cell, row report.Row)
 }
@@ -146,7 +146,11 @@ type applier struct {
 
 type levelKey struct {
 	cell  string
-	level int
+	level plan.Level
+}
+
+func rowKey(r report.Row) levelKey {
+	return levelKey{r.CellID, plan.Level{Concurrency: r.Concurrency, RequestRate: r.RequestRate}}
 }
 
 func newApplier(o Options) (*applier, error) {
@@ -242,7 +246,7 @@ func (a *applier) loadResume() error {
 	}
 	for _, r := range rows {
 		if r.Status == report.StatusOK || r.Status == report.StatusFailed {
-			a.done[levelKey{r.CellID, r.Concurrency}] = r
+			a.done[rowKey(r)] = r
 		}
 	}
 	return nil
@@ -329,11 +333,14 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatus {
 	st := report.CellStatus{ID: cell.ID, Status: report.StatusOK}
 	w := cell.Workload
-	var todo []int
-	for _, lv := range w.Concurrency {
+	var todo []plan.Level
+	for _, lv := range w.Levels() {
 		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
 			if r.Status == report.StatusFailed {
 				st.Status = report.StatusFailed
+			}
+			if r.Goal == report.GoalMissed {
+				break // the sweep ended here before the interruption
 			}
 			continue
 		}
@@ -414,8 +421,36 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 		if row.Status == report.StatusInterrupted {
 			break
 		}
+		if row.Goal == report.GoalMissed {
+			a.note("%s: %s", cell.ID, capacityNote(w, a.res.Rows, cell.ID))
+			break
+		}
 	}
 	return st
+}
+
+// capacityNote says where a goal sweep ended: the last level that met the goal, with
+// its throughput (the capacity at that goal), or that none did.
+func capacityNote(w *plan.Workload, rows []report.Row, cellID string) string {
+	var best *report.Row
+	for i := range rows {
+		r := &rows[i]
+		if r.CellID == cellID && r.Goal == report.GoalMet {
+			best = r
+		}
+	}
+	if best == nil {
+		return fmt.Sprintf("no level met the goal of workload %q; the sweep stopped at its first level", w.Name)
+	}
+	return fmt.Sprintf("goal of workload %q missed after %s: capacity at the goal is %s, %.1f output tok/s, %.2f req/s",
+		w.Name, levelName(plan.Level{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), levelName(plan.Level{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), best.OutputTokS, best.RequestsPerSec)
+}
+
+func levelName(l plan.Level) string {
+	if l.RequestRate > 0 {
+		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
+	}
+	return fmt.Sprintf("c=%d", l.Concurrency)
 }
 
 func noteSuffix(n string) string {
@@ -468,14 +503,14 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 
 // runLevel measures one concurrency level of a cell and writes its row.
 func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Backend, proc *servers.Process,
-	tmpl backends.Request, prompts *executor.Prompts, cal executor.Calibration, level int) report.Row {
+	tmpl backends.Request, prompts *executor.Prompts, cal executor.Calibration, level plan.Level) report.Row {
 	w := cell.Workload
 	lv := executor.Level{
-		Concurrency: level,
-		Requests:    w.RequestsPerRun(level),
+		Concurrency: level.Concurrency,
+		Requests:    w.RequestsPerRun(level.Concurrency),
 		WarmupRuns:  w.WarmupRuns,
 		RepeatRuns:  w.RepeatRuns,
-		RequestRate: w.RequestRate,
+		RequestRate: level.RequestRate,
 		Arrival:     w.Arrival,
 		Request:     tmpl,
 		Prompts:     prompts,
@@ -496,7 +531,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		Stop:  a.o.Stop,
 		OnRequest: func(ev executor.Event) {
 			writeMu.Lock()
-			if err := a.samples.Write(report.SampleRecord{CellID: cell.ID, Run: ev.Run, Concurrency: level, Warmup: ev.Warmup, Sample: *ev.Sample}); err != nil && writeErr == nil {
+			if err := a.samples.Write(report.SampleRecord{CellID: cell.ID, Run: ev.Run, Concurrency: level.Concurrency, RequestRate: level.RequestRate, Warmup: ev.Warmup, Sample: *ev.Sample}); err != nil && writeErr == nil {
 				writeErr = err
 			}
 			writeMu.Unlock()
@@ -571,7 +606,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	if cell.Hardware != nil {
 		row.Hardware, row.GPU = cell.Hardware.Name, cell.Hardware.GPU
 	}
-	row.Workload, row.Concurrency, row.RequestRate = w.Name, level, w.RequestRate
+	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
 	row.MaxTokens = w.MaxTokens
 	row.SetStats(sum)
 	if cal.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
@@ -584,7 +619,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		for _, p := range gsum.Devices[0].Series {
 			pts = append(pts, report.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
 		}
-		a.vram = append(a.vram, report.VRAMSeries{Label: fmt.Sprintf("%s c=%d", cell.ID, level), Points: pts})
+		a.vram = append(a.vram, report.VRAMSeries{Label: cell.ID + " " + levelName(level), Points: pts})
 	}
 	row.Version = version.String()
 	row.Started, row.Ended = started, ended
@@ -593,7 +628,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	if cal.Note != "" {
 		notes = append(notes, cal.Note)
 	}
-	notes = append(notes, a.serverFigures(ctx, cell, level, &row, gsum, server)...)
+	notes = append(notes, a.serverFigures(ctx, cell, level.Concurrency, &row, gsum, server)...)
 	if sampler != nil {
 		row.ClientCPUPct = self.CPUPercent
 		row.ClientLagP99Ms = float64(self.LagP99) / 1e6
@@ -603,7 +638,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		}
 		for _, w := range self.Warnings(meanTPOT, maxLag(res)) {
 			notes = append(notes, w)
-			a.note("%s c=%d: %s", cell.ID, level, w)
+			a.note("%s %s: %s", cell.ID, levelName(level), w)
 		}
 	}
 	if row.EarlyStops > 0 {
@@ -621,6 +656,17 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		notes = append(notes, "every request failed"+firstError(res))
 	default:
 		row.Status = report.StatusOK
+	}
+	if w.Goal != nil && row.Status != report.StatusInterrupted {
+		row.Goal = report.GoalMet
+		if ok, diags := w.MeetsGoal(resultValues(row)); !ok || diags.HasErrors() {
+			row.Goal = report.GoalMissed
+			why := "goal missed: " + describeValues(w.Goal, resultValues(row))
+			if diags.HasErrors() {
+				why = "goal missed: " + strings.TrimSpace(diags.Error())
+			}
+			notes = append(notes, why)
+		}
 	}
 	a.holdAgainstReferences(cell, &row)
 	row.Notes = strings.Join(notes, "; ")
@@ -752,7 +798,7 @@ func latestRows(rows []report.Row) []report.Row {
 	idx := map[levelKey]int{}
 	var out []report.Row
 	for _, r := range rows {
-		k := levelKey{r.CellID, r.Concurrency}
+		k := rowKey(r)
 		if i, ok := idx[k]; ok {
 			out[i] = r
 			continue

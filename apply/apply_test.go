@@ -77,10 +77,10 @@ type countingProgress struct {
 	onReq    func()
 }
 
-func (c *countingProgress) Note(string, ...any)             { c.notes.Add(1) }
-func (c *countingProgress) StartLevel(*plan.Cell, int, int) {}
-func (c *countingProgress) EndLevel(*plan.Cell, report.Row) { c.levels.Add(1) }
-func (c *countingProgress) Request(*plan.Cell, int, executor.Event) {
+func (c *countingProgress) Note(string, ...any)                    { c.notes.Add(1) }
+func (c *countingProgress) StartLevel(*plan.Cell, plan.Level, int) {}
+func (c *countingProgress) EndLevel(*plan.Cell, report.Row)        { c.levels.Add(1) }
+func (c *countingProgress) Request(*plan.Cell, plan.Level, executor.Event) {
 	c.requests.Add(1)
 	if c.onReq != nil {
 		c.onReq()
@@ -284,4 +284,96 @@ func TestResumeRefusesAnotherPlan(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "different plan") {
 		t.Fatalf("resume of another plan: %v", err)
 	}
+}
+
+func TestGoalSweepStopsAtCapacity(t *testing.T) {
+	// Two queue slots: from concurrency 4 on, half the requests wait a whole request
+	// (20 ms + 7×2 ms) before their first token, so the p90 TTFT goal of 40 ms breaks.
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond, QueueSlots: 2}))
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "sweep" {
+  prompt_tokens = 8
+  max_tokens    = 8
+  concurrency   = [1, 2, 4, 8]
+  warmup_runs   = 0
+  repeat_runs   = 1
+  goal          = result.ttft_p90_s < 0.040
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.sweep]
+}
+`, srv.URL)
+	var notes []string
+	prog := &recordingProgress{notes: &notes}
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goals []string
+	for _, r := range res.Rows {
+		goals = append(goals, fmt.Sprintf("c=%d %s", r.Concurrency, r.Goal))
+	}
+	if strings.Join(goals, ", ") != "c=1 met, c=2 met, c=4 missed" {
+		t.Fatalf("sweep rows: %v (want it to stop after the first missed level)", goals)
+	}
+	if !strings.Contains(res.Rows[2].Notes, "goal missed: result.ttft_p90_s = ") {
+		t.Fatalf("missed row notes: %q", res.Rows[2].Notes)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "capacity at the goal is c=2") {
+		t.Fatalf("no capacity note in %q", notes)
+	}
+}
+
+func TestRequestRateLevels(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "ollama" "mock" { url = var.url }
+workload "open" {
+  prompt_tokens = 8
+  max_tokens    = 4
+  concurrency   = 2
+  request_rate  = [200, 400]
+  arrival       = "constant"
+  requests      = 6
+  warmup_runs   = 0
+  repeat_runs   = 1
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.ollama.mock]
+  workload = [workload.open]
+}
+`, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || res.Rows[0].RequestRate != 200 || res.Rows[1].RequestRate != 400 {
+		t.Fatalf("want one row per rate, got %d rows", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		if r.Requests != 6 || r.Succeeded != 6 || r.Concurrency != 2 {
+			t.Fatalf("rate %g: %d/%d ok at c=%d", r.RequestRate, r.Succeeded, r.Requests, r.Concurrency)
+		}
+	}
+	rows, err := report.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
+	if err != nil || rows[1].RequestRate != 400 {
+		t.Fatalf("request rate not in the CSV: %v", err)
+	}
+}
+
+type recordingProgress struct {
+	countingProgress
+	notes *[]string
+}
+
+func (r *recordingProgress) Note(format string, args ...any) {
+	*r.notes = append(*r.notes, fmt.Sprintf(format, args...))
 }

@@ -126,19 +126,19 @@ func (a *applier) checkExpects(cell *plan.Cell, row report.Row) {
 		if msg == "" {
 			msg = "condition is false"
 		}
-		msg += " (" + describeValues(e, vals) + ")"
+		msg += " (" + describeValues(e.Condition, vals) + ")"
 		f := ExpectFailure{Expect: e.Name, Cell: cell.ID, Concurrency: row.Concurrency, Message: msg}
 		a.res.ExpectFailures = append(a.res.ExpectFailures, f)
 		a.note("%s", f)
 	}
 }
 
-// describeValues names the result values the condition refers to, so a failure says
+// describeValues names the result values a condition refers to, so a failure says
 // which figures made it false.
-func describeValues(e *plan.Expect, vals map[string]cty.Value) string {
+func describeValues(cond hcl.Expression, vals map[string]cty.Value) string {
 	var parts []string
 	seen := map[string]bool{}
-	for _, tr := range e.Condition.Variables() {
+	for _, tr := range cond.Variables() {
 		if tr.RootName() != "result" || len(tr) < 2 {
 			continue
 		}

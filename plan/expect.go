@@ -82,17 +82,23 @@ func (e *Expect) Applies(cellID string) bool {
 // Check evaluates the condition against one result row (keys of ResultVariables). A
 // condition that cannot be evaluated is not ok, with the reason in diags.
 func (e *Expect) Check(result map[string]cty.Value) (ok bool, diags hcl.Diagnostics) {
-	ctx := e.ctx.NewChild()
+	return evalCondition(e.Condition, e.ctx, result, fmt.Sprintf("expect %q", e.Name))
+}
+
+// evalCondition evaluates a condition over result.* (an expect condition, a workload
+// goal); one that is not a known bool is not ok, with the reason in diags.
+func evalCondition(cond hcl.Expression, parent *hcl.EvalContext, result map[string]cty.Value, what string) (bool, hcl.Diagnostics) {
+	ctx := parent.NewChild()
 	ctx.Variables = map[string]cty.Value{"result": cty.ObjectVal(result)}
-	v, diags := e.Condition.Value(ctx)
+	v, diags := cond.Value(ctx)
 	if diags.HasErrors() {
 		return false, diags
 	}
 	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Bool {
 		return false, diags.Append(&hcl.Diagnostic{
-			Severity: hcl.DiagError, Summary: "Invalid expect condition",
-			Detail:  fmt.Sprintf("The condition of expect %q must be true or false.", e.Name),
-			Subject: e.Condition.Range().Ptr(),
+			Severity: hcl.DiagError, Summary: "Invalid condition",
+			Detail:  fmt.Sprintf("The condition of %s must be true or false.", what),
+			Subject: cond.Range().Ptr(),
 		})
 	}
 	return v.True(), diags

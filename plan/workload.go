@@ -27,15 +27,55 @@ type Workload struct {
 	// build a prompt of PromptTokens tokens.
 	Prompt       string
 	SharedPrefix bool
-	// RequestRate is the open-loop arrival rate in requests/s; 0 means closed loop.
-	RequestRate float64
+	// RequestRates are open-loop arrival rates in requests/s (request_rate, one number or
+	// a list); empty means closed loop. Each rate is run at each concurrency level, which
+	// then caps the requests in flight.
+	RequestRates []float64
 	// Arrival is "poisson" (default) or "constant", for an open loop.
 	Arrival string
 	// ForceMaxTokens asks the server to generate exactly MaxTokens (default true), so TPOT
 	// is not skewed by early stops.
 	ForceMaxTokens bool
 	Timeouts       backends.Timeouts
-	DeclRange      hcl.Range
+	// Goal is an optional condition over result.* (like an expect condition). With a
+	// goal, apply runs the levels in order and stops after the first one that misses
+	// it: the last level that met it is the capacity at that goal.
+	Goal      hcl.Expression
+	DeclRange hcl.Range
+
+	goalCtx *hcl.EvalContext
+}
+
+// Level is one measured load level of a workload: a row of results.
+type Level struct {
+	Concurrency int
+	// RequestRate is the open-loop arrival rate in requests/s; 0 for a closed loop.
+	RequestRate float64
+}
+
+// Levels lists the workload's load levels in the order they run: each concurrency
+// level, and within it each request rate.
+func (w *Workload) Levels() []Level {
+	var out []Level
+	for _, c := range w.Concurrency {
+		if len(w.RequestRates) == 0 {
+			out = append(out, Level{Concurrency: c})
+			continue
+		}
+		for _, r := range w.RequestRates {
+			out = append(out, Level{Concurrency: c, RequestRate: r})
+		}
+	}
+	return out
+}
+
+// MeetsGoal evaluates the workload's goal against one result row (keys of
+// ResultVariables). Without a goal every level meets it.
+func (w *Workload) MeetsGoal(result map[string]cty.Value) (bool, hcl.Diagnostics) {
+	if w.Goal == nil {
+		return true, nil
+	}
+	return evalCondition(w.Goal, w.goalCtx, result, fmt.Sprintf("the goal of workload %q", w.Name))
 }
 
 // RequestsPerRun is the number of measured requests in one run at a concurrency level.
@@ -64,7 +104,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt_tokens"}, {Name: "max_tokens"}, {Name: "concurrency"}, {Name: "warmup_runs"},
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
-		{Name: "arrival"}, {Name: "force_max_tokens"},
+		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}},
 }
@@ -178,8 +218,34 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	l.decode(a["shared_prefix"], ctx, &w.SharedPrefix)
-	if r := a["request_rate"]; r != nil && l.decode(r, ctx, &w.RequestRate) && w.RequestRate < 0 {
-		l.errorf(r.Expr.Range().Ptr(), "Invalid request_rate", "request_rate is requests per second (0 for a closed loop); it cannot be negative.")
+	if r := a["request_rate"]; r != nil {
+		if v, ok := l.eval(r.Expr, ctx, scopePlan); ok {
+			var rates []float64
+			if v.Type() == cty.Number {
+				var f float64
+				if l.decode(r, ctx, &f) && f != 0 {
+					rates = []float64{f}
+				}
+			} else {
+				l.decode(r, ctx, &rates)
+			}
+			seen := map[float64]bool{}
+			for _, f := range rates {
+				switch {
+				case f <= 0:
+					l.errorf(r.Expr.Range().Ptr(), "Invalid request_rate", "request_rate is requests per second, above 0 (leave it out for a closed loop), not %g.", f)
+				case seen[f]:
+					l.errorf(r.Expr.Range().Ptr(), "Duplicate request_rate", "The rate %g is listed twice.", f)
+				default:
+					seen[f] = true
+					w.RequestRates = append(w.RequestRates, f)
+				}
+			}
+		}
+	}
+	if g := a["goal"]; g != nil {
+		l.add(l.checkRefs(g.Expr, scopeResult))
+		w.Goal, w.goalCtx = g.Expr, ctx
 	}
 	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
 		if !contains(arrivals, w.Arrival) {

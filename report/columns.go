@@ -193,6 +193,7 @@ var columns = func() []column {
 		floatCol("client_lag_p99_ms", 1, func(r *Row) *float64 { return &r.ClientLagP99Ms }),
 		strCol("stability", func(r *Row) *string { return &r.Stability }),
 		floatCol("stability_spread_pct", 100, func(r *Row) *float64 { return &r.StabilitySpread }),
+		strCol("goal", func(r *Row) *string { return &r.Goal }),
 		strCol("reference", func(r *Row) *string { return &r.Reference }),
 		strCol("reference_verdict", func(r *Row) *string { return &r.Verdict }),
 		strCol("notes", func(r *Row) *string { return &r.Notes }),

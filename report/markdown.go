@@ -147,6 +147,9 @@ func seedNotes(r Row) string {
 	if r.Stability == "noisy" || r.Stability == "unstable" {
 		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%%", r.Stability, num(r.StabilitySpread, 100, 0)))
 	}
+	if r.Goal != "" {
+		n = append(n, "goal "+r.Goal)
+	}
 	if r.Verdict != "" {
 		n = append(n, fmt.Sprintf("%s: %s", r.Reference, r.Verdict))
 	}

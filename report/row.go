@@ -85,6 +85,10 @@ type Row struct {
 	Stability       string
 	StabilitySpread float64 // fraction: 0.12 is 12%
 
+	// Goal is the verdict of the workload's goal (a condition over the row's figures):
+	// GoalMet, GoalMissed, or empty when the workload has none.
+	Goal string
+
 	Reference string // name of the matching reference block
 	Verdict   string // within / below / above, or per figure ("ttft within; tok/s below")
 
@@ -100,6 +104,12 @@ const (
 	StatusOK          = "ok"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+)
+
+// Goal verdicts of a Row.
+const (
+	GoalMet    = "met"
+	GoalMissed = "missed"
 )
 
 // NewRow returns a Row whose figures are all NaN (not measured).

@@ -17,7 +17,9 @@ type SampleRecord struct {
 	CellID      string `json:"cell_id"`
 	Run         int    `json:"run"`         // measured run index, from 0
 	Concurrency int    `json:"concurrency"` // the level the request ran at
-	Warmup      bool   `json:"warmup"`      // false for measured requests
+	// RequestRate is the open-loop arrival rate of the level (requests/s); 0 closed loop.
+	RequestRate float64 `json:"request_rate,omitempty"`
+	Warmup      bool    `json:"warmup"` // false for measured requests
 	backends.Sample
 }
 

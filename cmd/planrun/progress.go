@@ -44,10 +44,10 @@ func (p *progress) Note(format string, args ...any) {
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-func (p *progress) StartLevel(cell *plan.Cell, level, requests int) {
+func (p *progress) StartLevel(cell *plan.Cell, level plan.Level, requests int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.label = fmt.Sprintf("%s c=%d", cell.ID, level)
+	p.label = cell.ID + " " + levelLabel(level)
 	p.total = requests
 	p.done.Store(0)
 	p.failed.Store(0)
@@ -71,7 +71,7 @@ func (p *progress) StartLevel(cell *plan.Cell, level, requests int) {
 	fmt.Fprintf(p.w, "%s: %d requests (warm-up included)\n", p.label, requests)
 }
 
-func (p *progress) Request(_ *plan.Cell, _ int, ev executor.Event) {
+func (p *progress) Request(_ *plan.Cell, _ plan.Level, ev executor.Event) {
 	n := p.done.Add(1)
 	if ev.Sample.Err != nil {
 		p.failed.Add(1)
@@ -101,8 +101,8 @@ func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
 	if p.quiet {
 		return
 	}
-	fmt.Fprintf(p.w, "%s c=%d: %s — TTFT p50 %s, TPOT p50 %s, %s tok/s, %d/%d ok\n",
-		cell.ID, row.Concurrency, row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
+	fmt.Fprintf(p.w, "%s %s: %s — TTFT p50 %s, TPOT p50 %s, %s tok/s, %d/%d ok\n",
+		cell.ID, levelLabel(plan.Level{Concurrency: row.Concurrency, RequestRate: row.RequestRate}), row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
 		fmtNum(row.OutputTokS, 1), row.Succeeded, row.Requests)
 }
 
@@ -125,4 +125,11 @@ func fmtNum(v float64, prec int) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.*f", prec, v)
+}
+
+func levelLabel(l plan.Level) string {
+	if l.RequestRate > 0 {
+		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
+	}
+	return fmt.Sprintf("c=%d", l.Concurrency)
 }

@@ -1,0 +1,61 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+func TestWorkloadLevelsAndGoal(t *testing.T) {
+	p, diags := LoadFiles("/plans", map[string][]byte{"p.hcl": []byte(`
+variable "goal_s" { default = 0.5 }
+workload "sweep" {
+  concurrency  = [1, 8]
+  request_rate = [2, 4.5]
+  goal         = result.ttft_p90_s < var.goal_s && result.error_rate == 0
+}
+workload "closed" {
+  concurrency = [1, 4]
+}
+workload "one_rate" {
+  request_rate = 3
+}
+`)}, LoadOptions{Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	byName := map[string]*Workload{}
+	for _, w := range p.Workloads {
+		byName[w.Name] = w
+	}
+	got := byName["sweep"].Levels()
+	want := []Level{{1, 2}, {1, 4.5}, {8, 2}, {8, 4.5}}
+	if len(got) != len(want) {
+		t.Fatalf("levels %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("levels %v, want %v", got, want)
+		}
+	}
+	if l := byName["closed"].Levels(); len(l) != 2 || l[1] != (Level{Concurrency: 4}) {
+		t.Fatalf("closed-loop levels %v", l)
+	}
+	if l := byName["one_rate"].Levels(); len(l) != 1 || l[0] != (Level{Concurrency: 1, RequestRate: 3}) {
+		t.Fatalf("one rate: %v", l)
+	}
+
+	w := byName["sweep"]
+	for _, c := range []struct {
+		ttft, errRate float64
+		want          bool
+	}{{0.2, 0, true}, {0.7, 0, false}, {0.2, 0.1, false}} {
+		ok, diags := w.MeetsGoal(map[string]cty.Value{"ttft_p90_s": cty.NumberFloatVal(c.ttft), "error_rate": cty.NumberFloatVal(c.errRate)})
+		if diags.HasErrors() || ok != c.want {
+			t.Fatalf("goal at ttft %v, errors %v: %v %v, want %v", c.ttft, c.errRate, ok, diags, c.want)
+		}
+	}
+	if ok, _ := byName["closed"].MeetsGoal(nil); !ok {
+		t.Fatal("a workload without a goal meets it")
+	}
+}

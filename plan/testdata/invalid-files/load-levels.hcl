@@ -1,0 +1,9 @@
+workload "rates" {
+  request_rate = [10, 0] # ERROR: Invalid request_rate
+}
+workload "dup" {
+  request_rate = [5, 5] # ERROR: Duplicate request_rate
+}
+workload "goal" {
+  goal = result.ttft_p95_s < 1 # ERROR: Unknown result value
+}
