@@ -28,10 +28,10 @@ func (n *noteRecorder) Note(format string, args ...any) {
 	n.notes = append(n.notes, fmt.Sprintf(format, args...))
 	n.mu.Unlock()
 }
-func (n *noteRecorder) StartLevel(*plan.Cell, int, int)         {}
-func (n *noteRecorder) Request(*plan.Cell, int, executor.Event) {}
-func (n *noteRecorder) EndLevel(*plan.Cell, report.Row)         {}
-func (n *noteRecorder) text() string                            { return strings.Join(n.notes, "\n") }
+func (n *noteRecorder) StartLevel(*plan.Cell, plan.Level, int)         {}
+func (n *noteRecorder) Request(*plan.Cell, plan.Level, executor.Event) {}
+func (n *noteRecorder) EndLevel(*plan.Cell, report.Row)                {}
+func (n *noteRecorder) text() string                                   { return strings.Join(n.notes, "\n") }
 func modelCell(url, model, mode string, srv *plan.Server) *plan.Cell {
 	return &plan.Cell{ID: "m/" + model + "/-/ollama.t/-/w", ModelID: model, Server: srv,
 		Backend: &plan.Backend{Kind: "ollama", Name: "t", Addr: "ollama.t", URL: url, EnsureModel: mode}}
