@@ -23,7 +23,7 @@ type planArgs struct {
 
 func runPlan(_ context.Context, env *Env, args []string) int {
 	var a planArgs
-	fs := newFlagSet(env, "plan", "PLAN", "List every cell apply would run (id, backend, model_id, quantization, hardware,\nworkload, concurrency levels, server) and the totals. Sends no request.")
+	fs := newFlagSet(env, "plan", "PLAN", "List every cell apply would run (id, backend, model_id, quantization, hardware,\nworkload, concurrency levels, server), when apply starts and stops each server, and\nthe totals. Sends no request.")
 	a.bind(fs)
 	fs.BoolVar(&a.JSON, "json", false, "print the cells as JSON")
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
@@ -37,7 +37,7 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	if a.JSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(planJSON(p, cells, sum)); err != nil {
+		if err := enc.Encode(planJSON(p, cells, sum, serverSchedule(cells))); err != nil {
 			fmt.Fprintf(env.Stderr, "planrun: %v\n", err)
 			return exitError
 		}
@@ -50,6 +50,12 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 			dash(hardwareName(c)), c.Workload.Name, joinInts(c.Workload.Concurrency), dash(serverName(c)))
 	}
 	tw.Flush()
+	if sched := serverSchedule(cells); len(sched) > 0 {
+		fmt.Fprintln(env.Stdout, "\nServers (one at a time; consecutive cells that name the same server reuse it):")
+		for _, u := range sched {
+			fmt.Fprintf(env.Stdout, "  %s\n", u)
+		}
+	}
 	fmt.Fprintf(env.Stdout, "\nPlan: %d cells, %d concurrency levels, %d measured requests.\n", sum.Cells, sum.Levels, sum.Requests)
 	return exitOK
 }
@@ -91,13 +97,14 @@ type cellJSON struct {
 	Notes        string `json:"notes,omitempty"`
 }
 
-func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary) any {
+func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary, servers []serverUse) any {
 	out := struct {
 		Path    string      `json:"path"`
 		Hash    string      `json:"hash"`
 		Cells   []cellJSON  `json:"cells"`
+		Servers []serverUse `json:"servers,omitempty"`
 		Summary planSummary `json:"summary"`
-	}{Path: p.Path, Hash: p.Hash, Cells: []cellJSON{}, Summary: sum}
+	}{Path: p.Path, Hash: p.Hash, Cells: []cellJSON{}, Servers: servers, Summary: sum}
 	for _, c := range cells {
 		out.Cells = append(out.Cells, cellJSON{
 			ID: c.ID, Matrix: c.Matrix, Backend: c.Backend.Addr, URL: c.Backend.URL, Model: c.Model,
@@ -105,6 +112,78 @@ func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary) any {
 			Concurrency: c.Workload.Concurrency, WarmupRuns: c.Workload.WarmupRuns, RepeatRuns: c.Workload.RepeatRuns,
 			Server: serverName(c), Notes: c.Notes,
 		})
+	}
+	return out
+}
+
+// serverUse is one start of a plan-managed server during apply: the cells (1-based, in
+// plan order) it starts before and is stopped around, as apply's servers.Manager does it.
+type serverUse struct {
+	Server string `json:"server"`
+	// Start is the cell the server is started before; Restart says it ran before.
+	Start   int  `json:"start_before_cell"`
+	Restart bool `json:"restart,omitempty"`
+	// StopBefore is the cell whose different server replaces it; 0 means it runs to the
+	// end of the run and is stopped after the last cell (StopAfter).
+	StopBefore int `json:"stop_before_cell,omitempty"`
+	StopAfter  int `json:"stop_after_cell,omitempty"`
+	// Cells counts the cells measured against it.
+	Cells int      `json:"cells"`
+	IDs   []string `json:"cell_ids"`
+}
+
+func (u serverUse) String() string {
+	verb := "started"
+	if u.Restart {
+		verb = "started again"
+	}
+	stop := fmt.Sprintf("stopped after cell %d (end of the run)", u.StopAfter)
+	if u.StopBefore > 0 {
+		stop = fmt.Sprintf("stopped before cell %d", u.StopBefore)
+	}
+	s := fmt.Sprintf("server %s: %s before cell %d, %s; used by %d %s", u.Server, verb, u.Start, stop, u.Cells, plural(u.Cells, "cell", "cells"))
+	if u.Restart {
+		s += " (put cells that share a server next to each other to start it once)"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// serverSchedule replays apply's server lifecycle over the cells: a cell that names a
+// server reuses the running one of the same name, else the running one is stopped and
+// its own started; a cell with no server leaves the running one alone; whatever runs at
+// the end is stopped after the last cell.
+func serverSchedule(cells []*plan.Cell) []serverUse {
+	var (
+		out  []serverUse
+		cur  = -1 // index in out of the running server
+		seen = map[string]bool{}
+	)
+	for i, c := range cells {
+		n := i + 1
+		if c.Server == nil {
+			continue
+		}
+		if cur >= 0 && out[cur].Server == c.Server.Name {
+			out[cur].Cells++
+			out[cur].IDs = append(out[cur].IDs, c.ID)
+			continue
+		}
+		if cur >= 0 {
+			out[cur].StopBefore = n
+		}
+		out = append(out, serverUse{Server: c.Server.Name, Start: n, Restart: seen[c.Server.Name], Cells: 1, IDs: []string{c.ID}})
+		seen[c.Server.Name] = true
+		cur = len(out) - 1
+	}
+	if cur >= 0 {
+		out[cur].StopAfter = len(cells)
 	}
 	return out
 }
