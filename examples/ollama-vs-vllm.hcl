@@ -1,6 +1,23 @@
 # Ollama against vLLM on one RTX 5090: the same models and quantizations through both
 # servers, with planrun starting each server itself. vLLM serves one quantization per
 # process, so there is one vLLM server per quantization and each cell names its own.
+#
+# Running it on a GPU box (Linux, NVIDIA driver, `ollama` and `vllm` on PATH, nothing
+# else listening on 11434 or 8000, and no other job on the GPU: its memory is measured):
+#
+#   export VLLM_API_KEY=unused        # sent as Bearer; vLLM checks it only with --api-key
+#   planrun validate examples/ollama-vs-vllm.hcl
+#   planrun plan examples/ollama-vs-vllm.hcl    # cells, and when each server starts/stops
+#   planrun apply examples/ollama-vs-vllm.hcl -var models_dir=$HOME/.ollama/models
+#   cat results/<run dir>/report.md               # both servers in one table, with VRAM
+#
+# - Edit the hardware block (name, gpu, vram_gb) to your card: rows are labelled with it.
+# - The first vLLM start downloads the weights from Hugging Face (set HF_HOME, and
+#   HF_TOKEN for gated models); ready.timeout allows 10 minutes for that and CUDA graphs.
+# - The Ollama server pulls its model in setup; ensure_model = "check" (the default on
+#   ollama backends) then confirms it is there and records its digest in manifest.json.
+# - Server logs go to logs/ beside this file, results to results/; apply stops every
+#   server it started, also on failure and on Ctrl-C.
 
 variable "vllm_port" {
   type        = number
