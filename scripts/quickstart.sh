@@ -12,7 +12,16 @@ say() { echo "quickstart: $*" >&2; }
 started=$(date +%s)
 
 say "step 1/4: the pinned Ollama (built from the Go module proxy into .tools/bin on first use)"
-scripts/install-ollama.sh
+# go install is silent for minutes while it compiles llama.cpp: say it is still working.
+scripts/install-ollama.sh &
+build=$!
+trap 'kill "$build" 2>/dev/null || true' EXIT
+while kill -0 "$build" 2>/dev/null; do
+  for _ in $(seq 30); do kill -0 "$build" 2>/dev/null && sleep 1; done
+  if kill -0 "$build" 2>/dev/null; then say "still building Ollama ($(( $(date +%s) - started ))s so far; go compiles llama.cpp with cgo)"; fi
+done
+wait "$build"
+trap - EXIT
 
 dir="$root/.tools/quickstart"
 say "step 2/4: writing the tiny model into ${dir#"$root"/}"
@@ -30,9 +39,22 @@ for _ in $(seq 50); do
 done
 [[ -n "$port" ]] || { say "no free loopback port found"; exit 1; }
 say "step 4/4: planrun apply examples/quickstart.hcl (Ollama on 127.0.0.1:$port)"
+apply() {
+  "$root/.tools/bin/planrun" apply -results "$root/results/quickstart" examples/quickstart.hcl \
+    -var "port=$port" -var "ollama=$root/.tools/bin/ollama" -var "dir=$dir" 2> >(tee "$dir/apply.err" >&2)
+}
 status=0
-"$root/.tools/bin/planrun" apply -results "$root/results/quickstart" examples/quickstart.hcl \
-  -var "port=$port" -var "ollama=$root/.tools/bin/ollama" -var "dir=$dir" || status=$?
+apply || status=$?
+# A ledger written by another planrun version has other columns and apply refuses to mix
+# them; the quickstart keeps it, renamed, and starts a new one.
+ledger="$root/results/quickstart/results.csv"
+if [[ $status -ne 0 && -f "$ledger" ]] && grep -q "different header" "$dir/apply.err"; then
+  old="${ledger%.csv}-$(date -r "$ledger" +%Y%m%dT%H%M%S).csv"
+  mv "$ledger" "$old"
+  say "the ledger had another planrun version's columns: kept as ${old#"$root"/}; running again"
+  status=0
+  apply || status=$?
+fi
 
 # planrun stops the server it started, on success, failure and Ctrl-C alike; check.
 # Ours run in $dir (the server block's dir), which tells them from the test suite's.
