@@ -625,6 +625,9 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	row.Started, row.Ended = started, ended
 
 	var notes []string
+	if n := a.modelNote(cell); n != "" {
+		notes = append(notes, n)
+	}
 	if cal.Note != "" {
 		notes = append(notes, cal.Note)
 	}

@@ -109,7 +109,7 @@ func runValidate(_ context.Context, env *Env, args []string) int {
 	if code != exitOK {
 		return code
 	}
-	fmt.Fprintf(env.Stdout, "Success! The plan is valid: %d cells.\n", len(cells))
+	fmt.Fprintf(env.Stdout, "Success! The plan is valid: %d %s.\n", len(cells), plural(len(cells), "cell", "cells"))
 	return exitOK
 }
 
