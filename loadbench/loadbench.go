@@ -8,6 +8,7 @@ package loadbench
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -25,6 +26,9 @@ type Config struct {
 	// token per chunk).
 	TTFT, TPOT time.Duration
 	Tokens     int
+	// Jitter moves each scripted gap by up to ±Jitter, so streams stop emitting in
+	// lockstep (the truth is still the recorded write times).
+	Jitter time.Duration
 	// Duration is the target length of each level's measured run: each stream sends
 	// requests back to back for about this long (at least one request).
 	Duration time.Duration
@@ -57,10 +61,10 @@ func (c Config) withDefaults() Config {
 }
 
 // MockConfig is the mock server configuration a Config needs: its timing, truth
-// recording on, no jitter and no faults, so the truth is the schedule the client saw.
+// recording on and no faults.
 func (c Config) MockConfig() mockserver.Config {
 	c = c.withDefaults()
-	return mockserver.Config{TTFT: c.TTFT, TPOT: c.TPOT, OutputTokens: c.Tokens, TokensPerChunk: 1, RecordTruth: true}
+	return mockserver.Config{TTFT: c.TTFT, TPOT: c.TPOT, Jitter: c.Jitter, Seed: 1, OutputTokens: c.Tokens, TokensPerChunk: 1, RecordTruth: true}
 }
 
 // Target is the mock server under load.
@@ -72,6 +76,19 @@ type Target struct {
 	Summaries func(ctx context.Context, reset bool) ([]mockserver.Summary, error)
 	// InProcess says the server shares this process, so the CPU figures include it.
 	InProcess bool
+	// Socket, when set, is the Unix socket the server listens on: the client's transport
+	// (backends.NewTransport, otherwise unchanged) dials it instead of URL's host.
+	Socket string
+}
+
+// unixClient is the production transport dialing a Unix socket.
+func unixClient(socket string, t backends.Timeouts) *http.Client {
+	tr := backends.NewTransport(t)
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}
+	return &http.Client{Transport: tr}
 }
 
 // InProcess is a target served by srv in this process at url.
@@ -81,10 +98,15 @@ func InProcess(srv *mockserver.Server, url string) Target {
 	}}
 }
 
-// Remote is a mock server in another process (planrun mock-server with truth recording).
-func Remote(url string) Target {
+// Remote is a mock server in another process, reached at url or, when socket is not
+// empty, on that Unix socket.
+func Remote(url, socket string) Target {
 	c := &http.Client{Timeout: time.Minute}
-	return Target{URL: url, Summaries: func(ctx context.Context, reset bool) ([]mockserver.Summary, error) {
+	if socket != "" {
+		c = unixClient(socket, backends.Timeouts{})
+		c.Timeout = time.Minute
+	}
+	return Target{URL: url, Socket: socket, Summaries: func(ctx context.Context, reset bool) ([]mockserver.Summary, error) {
 		return mockserver.FetchSummaries(ctx, c, url, reset)
 	}}
 }
@@ -98,7 +120,11 @@ func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, 
 	if cfg.Protocol != "ollama" {
 		bcfg.URL += "/v1"
 	}
-	b, err := connect.New(bcfg)
+	var opts []backends.Option
+	if t.Socket != "" {
+		opts = append(opts, backends.WithHTTPClient(unixClient(t.Socket, bcfg.Timeouts)))
+	}
+	b, err := connect.New(bcfg, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -75,6 +75,12 @@ func (s *Server) Start(addr string) (url string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
+	return "http://" + ln.Addr().String(), s.Serve(ln), nil
+}
+
+// Serve serves on ln (a Unix socket, say, where loopback TCP's per-segment cost would
+// make the mock the limit of a load benchmark) until stop.
+func (s *Server) Serve(ln net.Listener) (stop func()) {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -94,7 +100,7 @@ func (s *Server) Start(addr string) (url string, stop func(), err error) {
 			<-done
 		})
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return stop
 }
 
 // Stats is a snapshot of the server's counters.

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -65,6 +66,9 @@ func TestTruthEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The chunked terminator follows the handler's return, so reading to EOF means
+	// the truth is recorded.
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	ctx := context.Background()
 	sums, err := FetchSummaries(ctx, srv.Client(), srv.URL, true)

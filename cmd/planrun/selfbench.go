@@ -7,8 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +29,12 @@ type selfbenchArgs struct {
 	Cfg       loadbench.Config
 	InProcess bool
 	Markdown  bool
+	// CPUProfile, when set, is where the client's CPU profile goes (go tool pprof).
+	CPUProfile string
+	// Unix puts the mock on a Unix socket instead of loopback TCP.
+	Unix bool
+	// socket is the child's Unix socket path, chosen by the parent.
+	socket string
 	// serveMock is the child half of a two-process run: serve the mock, print its URL,
 	// exit when stdin closes.
 	serveMock bool
@@ -49,11 +58,15 @@ func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
 	levels := fs.String("levels", "1,64,500,1000,2000", "comma-separated concurrency levels")
 	fs.DurationVar(&c.TTFT, "ttft", c.TTFT, "the mock's time to first token")
 	fs.DurationVar(&c.TPOT, "tpot", c.TPOT, "the mock's time per output token (one token per chunk)")
+	fs.DurationVar(&c.Jitter, "jitter", 0, "±jitter on the mock's every token gap, so streams do not emit in lockstep")
 	fs.IntVar(&c.Tokens, "tokens", c.Tokens, "output tokens per request")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "about how long each level's measured run lasts")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "openai (SSE) or ollama (NDJSON)")
 	fs.BoolVar(&a.InProcess, "inprocess", false, "serve the mock in this process (CPU figures then include it)")
+	fs.BoolVar(&a.Unix, "unix", false, "serve the mock on a Unix socket (loopback TCP's kernel cost, charged mostly to the\nsending mock, otherwise limits the pair first); the client's transport is unchanged but for its dialer")
+	fs.StringVar(&a.socket, "socket", "", "internal: the Unix socket a -serve-mock child listens on")
 	fs.BoolVar(&a.Markdown, "markdown", false, "print a Markdown table")
+	fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write this process's CPU profile to `file` (the client's, unless -inprocess)")
 	fs.BoolVar(&a.serveMock, "serve-mock", false, "internal: serve the mock for a parent selfbench")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -75,8 +88,8 @@ func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
 	if c.Tokens < 2 {
 		return nil, errors.New("-tokens: at least 2, or TPOT is undefined")
 	}
-	if c.TTFT < 0 || c.TPOT < 0 || c.Duration <= 0 {
-		return nil, errors.New("-ttft and -tpot must not be negative, -duration must be positive")
+	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 || c.Duration <= 0 {
+		return nil, errors.New("-ttft, -tpot and -jitter must not be negative, -duration must be positive")
 	}
 	return a, nil
 }
@@ -103,16 +116,26 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 		return serveMockChild(ctx, env, a)
 	}
 
+	if a.Unix {
+		dir, err := os.MkdirTemp("", "planrun-selfbench-")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			return exitError
+		}
+		defer os.RemoveAll(dir)
+		a.socket = filepath.Join(dir, "mock.sock")
+	}
 	var target loadbench.Target
 	if a.InProcess {
 		srv := mockserver.New(a.Cfg.MockConfig())
-		url, stop, err := srv.Start("127.0.0.1:0")
+		url, stop, err := listenMock(srv, a.socket)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
 			return exitError
 		}
 		defer stop()
 		target = loadbench.InProcess(srv, url)
+		target.Socket = a.socket
 	} else {
 		url, stop, err := startMockChild(ctx, a, env.Stderr)
 		if err != nil {
@@ -120,15 +143,31 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 			return exitError
 		}
 		defer stop()
-		target = loadbench.Remote(url)
+		target = loadbench.Remote(url, a.socket)
+	}
+	if a.CPUProfile != "" {
+		f, err := os.Create(a.CPUProfile)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			return exitError
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			return exitError
+		}
+		defer pprof.StopCPUProfile()
 	}
 	where := "as a child process"
 	if a.InProcess {
 		where = "in this process"
 	}
 	c := a.Cfg
-	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s tokens=%d (1 per chunk), ~%s per level\n",
-		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Tokens, c.Duration)
+	if a.socket != "" {
+		where += " on a Unix socket"
+	}
+	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level\n",
+		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration)
 	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.Level) {
 		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
 	})
@@ -148,10 +187,28 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 	return exitOK
 }
 
-// mockChildArgs are the flags that give the child the parent's schedule.
-func mockChildArgs(c loadbench.Config) []string {
-	return []string{"selfbench", "-serve-mock", "-ttft", c.TTFT.String(), "-tpot", c.TPOT.String(),
-		"-tokens", strconv.Itoa(c.Tokens)}
+// mockChildArgs are the flags that give the child the parent's schedule and socket.
+func mockChildArgs(a *selfbenchArgs) []string {
+	c := a.Cfg
+	args := []string{"selfbench", "-serve-mock", "-ttft", c.TTFT.String(), "-tpot", c.TPOT.String(),
+		"-jitter", c.Jitter.String(), "-tokens", strconv.Itoa(c.Tokens)}
+	if a.socket != "" {
+		args = append(args, "-socket", a.socket)
+	}
+	return args
+}
+
+// listenMock serves srv on loopback TCP, or on the Unix socket when one is given (the
+// URL's host is then only a name: the client dials the socket).
+func listenMock(srv *mockserver.Server, socket string) (url string, stop func(), err error) {
+	if socket == "" {
+		return srv.Start("127.0.0.1:0")
+	}
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		return "", nil, err
+	}
+	return "http://mock.sock", srv.Serve(ln), nil
 }
 
 // startMockChild runs this executable as the mock in its own process, so the client's
@@ -161,7 +218,7 @@ func startMockChild(ctx context.Context, a *selfbenchArgs, stderr io.Writer) (ur
 	if err != nil {
 		return "", nil, err
 	}
-	cmd := exec.CommandContext(ctx, exe, mockChildArgs(a.Cfg)...)
+	cmd := exec.CommandContext(ctx, exe, mockChildArgs(a)...)
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -196,7 +253,7 @@ func startMockChild(ctx context.Context, a *selfbenchArgs, stderr io.Writer) (ur
 // serveMockChild is the child: serve, print the URL, wait for stdin to close.
 func serveMockChild(ctx context.Context, env *Env, a *selfbenchArgs) int {
 	srv := mockserver.New(a.Cfg.MockConfig())
-	url, stop, err := srv.Start("127.0.0.1:0")
+	url, stop, err := listenMock(srv, a.socket)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun selfbench -serve-mock: %v\n", err)
 		return exitError

@@ -22,15 +22,19 @@ func runSelfbenchCmd(t *testing.T, args ...string) (code int, stdout, stderr str
 }
 
 func TestSelfbenchInProcess(t *testing.T) {
-	code, out, errs := runSelfbenchCmd(t, "-inprocess", "-levels", "1,3", "-ttft", "1ms", "-tpot", "1ms",
-		"-tokens", "4", "-duration", "5ms", "-markdown")
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr:\n%s", code, errs)
-	}
-	for _, want := range []string{"mock in this process", "| streams | requests | tok/s |", "\n| 1 | 1 | ", "\n| 3 | 3 | ",
-		"client AND mock server (in-process)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	for _, tc := range []struct {
+		flag, where string
+	}{{"-inprocess", "mock in this process at http://127.0.0.1:"}, {"-unix", "mock in this process on a Unix socket at http://mock.sock"}} {
+		args := []string{"-inprocess", "-levels", "1,3", "-ttft", "1ms", "-tpot", "1ms", "-tokens", "4", "-duration", "5ms", "-markdown"}
+		code, out, errs := runSelfbenchCmd(t, append(args, tc.flag)...)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d, stderr:\n%s", tc.flag, code, errs)
+		}
+		for _, want := range []string{tc.where, "| streams | requests | tok/s |", "\n| 1 | 1 | ", "\n| 3 | 3 | ",
+			"client AND mock server (in-process)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.flag, want, out)
+			}
 		}
 	}
 }
@@ -46,13 +50,14 @@ func TestSelfbenchFlags(t *testing.T) {
 	if code, _, errs := runSelfbenchCmd(t, "-h"); code != exitOK || !strings.Contains(errs, "-levels") {
 		t.Errorf("-h: exit %d, stderr %q", code, errs)
 	}
-	a, err := parseSelfbench([]string{"-levels", "2, 5", "-tpot", "3ms", "-protocol", "ollama"}, io.Discard)
+	a, err := parseSelfbench([]string{"-levels", "2, 5", "-tpot", "3ms", "-jitter", "1ms", "-protocol", "ollama", "-unix"}, io.Discard)
 	if err != nil || len(a.Cfg.Levels) != 2 || a.Cfg.Levels[1] != 5 || a.Cfg.TPOT != 3*time.Millisecond || a.Cfg.Protocol != "ollama" {
 		t.Fatalf("parsed %+v, %v", a, err)
 	}
 	// The child is told the same schedule.
-	child, err := parseSelfbench(mockChildArgs(a.Cfg)[1:], io.Discard)
-	if err != nil || !child.serveMock || child.Cfg.TPOT != a.Cfg.TPOT || child.Cfg.Tokens != a.Cfg.Tokens || child.Cfg.TTFT != a.Cfg.TTFT {
+	a.socket = "/tmp/x.sock"
+	child, err := parseSelfbench(mockChildArgs(a)[1:], io.Discard)
+	if err != nil || !child.serveMock || child.socket != a.socket || child.Cfg.Jitter != a.Cfg.Jitter || child.Cfg.TPOT != a.Cfg.TPOT || child.Cfg.Tokens != a.Cfg.Tokens || child.Cfg.TTFT != a.Cfg.TTFT {
 		t.Fatalf("child parsed %+v, %v", child, err)
 	}
 }
@@ -78,7 +83,7 @@ func TestSelfbenchServeMock(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	target := loadbench.Remote(url)
+	target := loadbench.Remote(url, "")
 	sums, err := target.Summaries(context.Background(), true)
 	if err != nil || len(sums) != 1 || sums[0].Tokens != 3 || sums[0].Prompt != "[k] x" {
 		t.Fatalf("summaries %+v, %v", sums, err)
