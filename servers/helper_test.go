@@ -147,7 +147,7 @@ func helperManager() int {
 }
 
 // helperCommand is the argv that runs this test binary as a helper with args.
-func helperCommand(t *testing.T, args ...string) []string {
+func helperCommand(t testing.TB, args ...string) []string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -157,7 +157,7 @@ func helperCommand(t *testing.T, args ...string) []string {
 }
 
 // serverSpec is a spec for the "serve" helper on a fresh port, with its Options.
-func serverSpec(t *testing.T, name string, args ...string) (Spec, Options) {
+func serverSpec(t testing.TB, name string, args ...string) (Spec, Options) {
 	t.Helper()
 	port, err := FreePort()
 	if err != nil {

@@ -149,6 +149,14 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Process, error) {
 			return nil, err
 		}
 	}
+	select {
+	case <-p.exited:
+		// Died while its setup ran: that is a failed start, not a server to measure.
+		err := p.Err()
+		p.Stop()
+		return nil, err
+	default:
+	}
 	p.setup = now().Sub(t0) - p.startup
 	p.setPhase("while running")
 	return p, nil
@@ -205,12 +213,13 @@ func (p *Process) waitReady(ctx context.Context, opts Options) error {
 		interval = DefaultPollInterval
 	}
 	timeout := p.spec.readyTimeout()
+	end := time.Now().Add(timeout)
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		ok, last := probe(ctx, client, p.spec.ReadyURL)
+		ok, last := probe(ctx, client, p.spec.ReadyURL, end)
 		// An answer from a process that is already gone came from someone else's server.
 		select {
 		case <-p.exited:
@@ -234,9 +243,13 @@ func (p *Process) waitReady(ctx context.Context, opts Options) error {
 }
 
 // probe GETs url once; it reports whether the answer was 2xx, and what it was.
-func probe(ctx context.Context, client *http.Client, url string) (bool, string) {
-	// A server that accepts but does not answer must not stall the poll loop.
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+func probe(ctx context.Context, client *http.Client, url string, end time.Time) (bool, string) {
+	// A server that accepts but does not answer must not stall the poll loop, nor hold
+	// it past the ready timeout.
+	if limit := time.Now().Add(2 * time.Second); limit.Before(end) {
+		end = limit
+	}
+	ctx, cancel := context.WithDeadline(ctx, end)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

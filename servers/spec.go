@@ -26,7 +26,8 @@ const (
 type Spec struct {
 	// Name identifies the server; the Manager reuses a running server of the same Name.
 	Name string
-	// Command is the program and its arguments (no shell).
+	// Command is the program and its arguments (no shell). A name without a slash is
+	// looked up in planrun's PATH; a relative path is relative to Dir.
 	Command []string
 	// Env is added to planrun's environment (and to Options.Env); it wins on conflicts.
 	Env map[string]string
