@@ -180,12 +180,21 @@ func newApplier(o Options) (*applier, error) {
 		resultsDir = filepath.Dir(ledgerPath)
 	}
 	started := a.now()
+	// The ledger first: a ledger refused (e.g. another header) must not leave an empty
+	// run directory behind.
+	if err := os.MkdirAll(filepath.Dir(ledgerPath), 0o755); err != nil {
+		return nil, fmt.Errorf("creating the ledger's directory: %w", err)
+	}
+	var err error
+	if a.ledger, err = report.OpenLedger(ledgerPath); err != nil {
+		return nil, err
+	}
 	runDir := o.Resume
 	if runDir == "" {
-		runDir = filepath.Join(resultsDir, started.UTC().Format("2006-01-02T15-04-05"))
-	}
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the run directory: %w", err)
+		if runDir, err = newRunDir(resultsDir, started); err != nil {
+			a.close()
+			return nil, fmt.Errorf("creating the run directory: %w", err)
+		}
 	}
 	if jsonlPath == "" {
 		jsonlPath = filepath.Join(runDir, "requests.jsonl")
@@ -197,16 +206,13 @@ func newApplier(o Options) (*applier, error) {
 	a.manifest = report.Manifest{Environment: host, Started: started}
 	if o.Resume != "" {
 		if err := a.loadResume(); err != nil {
+			a.close()
 			return nil, err
 		}
 	}
 	a.manifest.PlanrunVersion = version.String()
 	a.manifest.PlanPath, a.manifest.PlanHash = p.Path, p.Hash
 
-	var err error
-	if a.ledger, err = report.OpenLedger(ledgerPath); err != nil {
-		return nil, err
-	}
 	if a.runCSV, err = report.OpenLedger(filepath.Join(runDir, "results.csv")); err != nil {
 		a.close()
 		return nil, err
@@ -226,6 +232,26 @@ func newApplier(o Options) (*applier, error) {
 	a.manifest.Driver, a.manifest.CUDA = info.DriverVersion, info.CUDADriverVersion
 	a.mgr = servers.NewManager(servers.Options{})
 	return a, nil
+}
+
+// newRunDir creates the run's directory, named for its start time; a second run in the
+// same second gets a suffix rather than mixing its files with the first's.
+func newRunDir(parent string, started time.Time) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	base := filepath.Join(parent, started.UTC().Format("2006-01-02T15-04-05"))
+	dir := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
 }
 
 // loadResume reads the run directory's manifest and rows: the plan must be the same (same

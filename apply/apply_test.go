@@ -377,3 +377,35 @@ type recordingProgress struct {
 func (r *recordingProgress) Note(format string, args ...any) {
 	*r.notes = append(*r.notes, fmt.Sprintf(format, args...))
 }
+
+func TestRunDirectoriesNeverMix(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, cells := loadPlan(t, twoToolsPlan, srv.URL)
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	now := func() time.Time { return at }
+	var dirs []string
+	for i := 0; i < 2; i++ {
+		res, err := Run(context.Background(), Options{Plan: p, Cells: cells[:1], NewBackend: newBackend, GPU: gpu.Open(), Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, res.RunDir)
+	}
+	if filepath.Base(dirs[0]) != "2026-12-01T10-00-00" || filepath.Base(dirs[1]) != "2026-12-01T10-00-00-2" {
+		t.Fatalf("run dirs %v: two runs in the same second must not share a directory", dirs)
+	}
+
+	// A ledger with another header is refused before anything is created.
+	ledger := filepath.Join(p.Dir, "results", "results.csv")
+	if err := os.WriteFile(ledger, []byte("some,other,header\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at = at.Add(time.Minute)
+	if _, err := Run(context.Background(), Options{Plan: p, Cells: cells[:1], NewBackend: newBackend, GPU: gpu.Open(), Now: now}); err == nil {
+		t.Fatal("a foreign ledger was accepted")
+	}
+	if _, err := os.Stat(filepath.Join(p.Dir, "results", "2026-12-01T10-01-00")); !os.IsNotExist(err) {
+		t.Fatalf("a refused run left its directory behind: %v", err)
+	}
+}
