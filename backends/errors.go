@@ -88,6 +88,10 @@ func (c *Core) StatusError(resp *http.Response, body []byte) *Error {
 	said := ServerMessage(body)
 	if said != "" {
 		said = " Server said: " + said
+		// Other sentences may follow (the models the server has): end this one.
+		if !strings.ContainsAny(said[len(said)-1:], ".!?") {
+			said += "."
+		}
 	}
 	e := &Error{Status: resp.StatusCode}
 	code := strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
