@@ -96,6 +96,7 @@ func runHelper(mode string, args []string) int {
 	time.Sleep(*delay)
 	fmt.Println("serving")
 	http.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	http.HandleFunc("/crash", func(w http.ResponseWriter, r *http.Request) { fmt.Println("crashing"); os.Exit(7) })
 	err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PLANRUN_PORT"), nil)
 	fmt.Println(err)
 	return 1

@@ -284,11 +284,13 @@ func (p *Process) runSetup(ctx context.Context, argv []string) error {
 	if err == nil {
 		return nil
 	}
+	// The server's death explains a failed setup better than the setup does; a setup
+	// that failed because the server just died sees the closed socket a moment before
+	// planrun reaps the server, hence the short wait.
 	select {
 	case <-p.exited:
-		// The server's death explains the failed setup better than the setup does.
 		return p.Err()
-	default:
+	case <-time.After(250 * time.Millisecond):
 	}
 	if cause := context.Cause(ctx); cause != nil {
 		return fmt.Errorf("server %q: setup %q: %w", p.spec.Name, argv, cause)

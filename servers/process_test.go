@@ -143,6 +143,19 @@ func TestStartFailures(t *testing.T) {
 			},
 		},
 		{
+			name: "server dies during setup",
+			edit: func(s *Spec) {
+				crash := strings.Replace(s.ReadyURL, "/health", "/crash", 1)
+				s.Setup = [][]string{append([]string{"env", helperEnv + "=setup"}, helperCommand(t, "-get="+crash)...)}
+			},
+			check: func(t *testing.T, err error) {
+				var e *ExitError
+				if !errors.As(err, &e) || e.Phase != "during setup" || e.Status != "exit status 7" {
+					t.Fatalf("err = %v, want an ExitError during setup with exit status 7", err)
+				}
+			},
+		},
+		{
 			name:  "unknown stop signal",
 			edit:  func(s *Spec) { s.StopSignal = "SIGWHAT" },
 			check: wantErrContaining(`unknown stop signal "SIGWHAT"`),
