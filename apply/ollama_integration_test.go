@@ -33,6 +33,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv("PLANRUN_TEST_MOCK_SERVER"); addr != "" {
+		serveMockChild(addr) // this process is a plan-managed server in servers_test.go
+		return
+	}
 	code := m.Run()
 	if realSrv != nil {
 		if err := realSrv.Stop(); err != nil {

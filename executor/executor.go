@@ -161,7 +161,21 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 			record(backends.Sample{ID: req.ID, Start: time.Now(), Err: abortErr(opts)})
 			return
 		}
-		record(b.Do(reqCtx, req))
+		s := b.Do(reqCtx, req)
+		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
+			// A connection lost as the managed server died is the server's death, not a
+			// network fault: wait briefly for its exit to be seen, then say so.
+			t := time.NewTimer(abortWait)
+			select {
+			case <-opts.Abort:
+				e := abortErr(opts)
+				e.Message += " (" + s.Err.Message + ")"
+				s.Err = e
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		record(s)
 	}
 
 	slots := max(lv.Concurrency, 1)
@@ -269,6 +283,14 @@ func window(ss []backends.Sample) (start, end time.Time) {
 		}
 	}
 	return start, end
+}
+
+// abortWait is how long a request that lost its connection waits to learn whether the
+// managed server died.
+const abortWait = time.Second
+
+func connectionLost(c backends.ErrorClass) bool {
+	return c == backends.ErrRefused || c == backends.ErrStreamCut || c == backends.ErrOther
 }
 
 func aborted(ch <-chan struct{}) bool {

@@ -1,0 +1,157 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/servers"
+)
+
+// serveMockChild runs the mock server as a real process that a plan's server block
+// starts: it writes its PID to PLANRUN_TEST_PIDFILE and, with PLANRUN_TEST_DIE_AFTER=n,
+// exits abruptly when generation request n+1 arrives (a server crashing mid-cell).
+func serveMockChild(addr string) {
+	if f := os.Getenv("PLANRUN_TEST_PIDFILE"); f != "" {
+		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	dieAfter, _ := strconv.Atoi(os.Getenv("PLANRUN_TEST_DIE_AFTER"))
+	mock := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond})
+	var n atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && dieAfter > 0 && n.Add(1) > int64(dieAfter) {
+			os.Exit(3)
+		}
+		mock.ServeHTTP(w, r)
+	})
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	http.Serve(l, h)
+}
+
+// serverPlan is a plan whose two cells each need their own plan-managed mock server.
+func serverPlan(t *testing.T, dieAfter int) (src string, pidFiles [2]string) {
+	t.Helper()
+	dir := t.TempDir()
+	var blocks []string
+	for i, name := range []string{"first", "second"} {
+		port, err := servers.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pidFiles[i] = filepath.Join(dir, name+".pid")
+		die := 0
+		if i == 0 {
+			die = dieAfter
+		}
+		blocks = append(blocks, fmt.Sprintf(`
+server %q {
+  command = [%q, "-test.run=^$"]
+  env = {
+    PLANRUN_TEST_MOCK_SERVER = "127.0.0.1:%d"
+    PLANRUN_TEST_PIDFILE     = %q
+    PLANRUN_TEST_DIE_AFTER   = "%d"
+  }
+  ready {
+    url     = "http://127.0.0.1:%d/health"
+    timeout = "20s"
+  }
+  grace = "2s"
+}
+backend "openai" %q {
+  url    = "http://127.0.0.1:%d/v1"
+  server = server.%s
+}`, name, os.Args[0], port, pidFiles[i], die, port, name, port, name))
+	}
+	src = strings.Join(blocks, "\n") + `
+variable "url" { default = "" }
+workload "w" {
+  prompt      = "a fixed prompt: one calibration request"
+  max_tokens  = 4
+  concurrency = 1
+  requests    = 10
+  warmup_runs = 0
+  repeat_runs = 1
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.first, backend.openai.second]
+  workload = [workload.w]
+}
+`
+	return src, pidFiles
+}
+
+func gone(t *testing.T, pidFile string) {
+	t.Helper()
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the server never wrote its PID: %v", err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Fatalf("server process %d is still there after apply (kill 0: %v)", pid, err)
+	}
+}
+
+func TestServerDyingMidCellFailsTheRestAndTheRunGoesOn(t *testing.T) {
+	// The first server answers the probe's usage check, the calibration request and 3
+	// measured ones, then dies.
+	src, pids := serverPlan(t, 1+1+3)
+	p, cells := loadPlan(t, src, "")
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 {
+		t.Fatalf("rows = %d", len(res.Rows))
+	}
+	first, second := res.Rows[0], res.Rows[1]
+	if first.Succeeded != 3 || first.Failed != 7 || first.Failures["server_died"] < 5 {
+		t.Fatalf("first cell: %d ok, failures %v; want 3 ok and the rest failed, most as server_died", first.Succeeded, first.Failures)
+	}
+	if second.Status != report.StatusOK || second.Succeeded != 10 {
+		t.Fatalf("the run must go on with the next server: %s, %d ok", second.Status, second.Succeeded)
+	}
+	gone(t, pids[0])
+	gone(t, pids[1])
+}
+
+func TestInterruptStopsPlanManagedServers(t *testing.T) {
+	src, pids := serverPlan(t, 0)
+	src = strings.Replace(src, "requests    = 10", "requests    = 100000", 1)
+	p, cells := loadPlan(t, src, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	prog := &countingProgress{}
+	prog.onReq = func() {
+		if prog.requests.Load() == 20 {
+			cancel()
+		}
+	}
+	res, err := Run(ctx, Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog, Grace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Rows[0].Status != report.StatusInterrupted || res.Rows[0].Succeeded < 20 {
+		t.Fatalf("interrupted=%v rows=%+v", res.Interrupted, res.Rows)
+	}
+	gone(t, pids[0])
+	if _, err := os.Stat(pids[1]); !os.IsNotExist(err) {
+		t.Fatal("the second server was started after the interrupt")
+	}
+}
