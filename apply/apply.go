@@ -670,9 +670,6 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 			a.note("%s %s: %s", cell.ID, levelName(level), w)
 		}
 	}
-	if row.EarlyStops > 0 {
-		notes = append(notes, fmt.Sprintf("%d requests stopped before max_tokens", row.EarlyStops))
-	}
 	if lag := maxLag(res); lag > 0 {
 		notes = append(notes, fmt.Sprintf("open loop: max send lag %s", lag.Round(time.Microsecond)))
 	}

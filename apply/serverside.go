@@ -51,7 +51,9 @@ func (a *applier) serverFigures(ctx context.Context, cell *plan.Cell, level int,
 		if m.Name == cell.ModelID || strings.TrimSuffix(m.Name, ":latest") == strings.TrimSuffix(cell.ModelID, ":latest") {
 			ollamaSize, ollamaVRAM, ctxLen = m.SizeBytes, m.SizeVRAMBytes, m.ContextLength
 			row.ServerVRAMGB = float64(m.SizeVRAMBytes) / 1e9
-			if m.Offloaded() {
+			if m.SizeVRAMBytes == 0 {
+				notes = append(notes, "Ollama runs this model on the CPU (size_vram 0)")
+			} else if m.Offloaded() {
 				notes = append(notes, fmt.Sprintf("Ollama keeps part of the model in CPU memory (size %.2f GB, size_vram %.2f GB): partial offload slows decoding",
 					float64(m.SizeBytes)/1e9, float64(m.SizeVRAMBytes)/1e9))
 			}

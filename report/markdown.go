@@ -156,11 +156,8 @@ func seedNotes(r Row) string {
 	if r.TokenSource == "chunks" || r.TokenSource == "mixed" {
 		n = append(n, "tokens counted from "+r.TokenSource)
 	}
-	if math.IsNaN(r.VRAMPeakGB) && r.VRAMSource != "" {
-		n = append(n, r.VRAMSource)
-	}
 	if r.EarlyStops > 0 {
-		n = append(n, fmt.Sprintf("%d early stops", r.EarlyStops))
+		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens", r.EarlyStops, r.Requests))
 	}
 	return strings.Join(n, "; ")
 }

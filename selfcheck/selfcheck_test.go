@@ -44,13 +44,17 @@ func TestQuantileFromBuckets(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
-	quiet := Report{LagP99: 50 * time.Microsecond, CPUPercent: 40, Cores: 2}
-	if w := quiet.Warnings(20*time.Millisecond, 0); len(w) != 0 {
+	quiet := Report{LagP50: time.Microsecond, LagP99: 100 * time.Microsecond, CPUPercent: 40, Cores: 2}
+	if w := quiet.Warnings(2*time.Millisecond, 0); len(w) != 0 {
 		t.Fatalf("no warning expected: %v", w)
 	}
-	laggy := Report{LagP99: 300 * time.Microsecond, CPUPercent: 195, Cores: 2}
+	tail := Report{LagP50: time.Microsecond, LagP99: 300 * time.Microsecond, CPUPercent: 40, Cores: 2}
+	if w := tail.Warnings(2*time.Millisecond, 0); len(w) != 1 || !strings.Contains(w[0], "p99 300µs is above 10% of the mean TPOT 2ms") {
+		t.Fatalf("tail warning: %q", w)
+	}
+	laggy := Report{LagP50: 300 * time.Microsecond, LagP99: time.Millisecond, CPUPercent: 195, Cores: 2}
 	w := laggy.Warnings(20*time.Millisecond, 30*time.Millisecond)
-	if len(w) != 3 || !strings.Contains(w[0], "above 1% of the mean TPOT") || !strings.Contains(w[1], "saturated") || !strings.Contains(w[2], "late") {
+	if len(w) != 3 || !strings.Contains(w[0], "p50 300µs is above 1% of the mean TPOT") || !strings.Contains(w[1], "saturated") || !strings.Contains(w[2], "late") {
 		t.Fatalf("warnings: %q", w)
 	}
 	if w := laggy.Warnings(0, 0); len(w) != 1 {
