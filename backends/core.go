@@ -145,6 +145,24 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.Headers = w.since()
 	s.Connect = time.Duration(w.connect.Load())
 	s.FirstByte = time.Duration(w.firstByte.Load())
+	// Stamps are the kernel's receive times when the connection has them and only this
+	// request reads it (HTTP/1; HTTP/2 multiplexes streams on one reader) and the clock is
+	// the real one (tests' clocks stay exact). The headers then get the stamp of the read
+	// that completed them, so they never appear after a chunk that came in the same packet.
+	var rx rxTimer
+	if _, real := c.clock.(SystemClock); real && resp.ProtoMajor == 1 {
+		w.mu.Lock()
+		rx = w.rx
+		w.mu.Unlock()
+	}
+	if rx != nil {
+		if t, ok := rx.RxTime(); ok {
+			if d := t.Sub(s.Start); d > 0 && d < s.Headers {
+				s.Headers = d
+				s.FirstByte = min(s.FirstByte, d)
+			}
+		}
+	}
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		s.End = w.since()
@@ -164,7 +182,8 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 		capHint = req.MaxTokens + 1
 	}
 	s.ChunkArrivals = make([]time.Duration, 0, capHint)
-	if err := c.stream(a.NewDecoder(br), &s, w); err != nil {
+	s.KernelStamps = rx != nil
+	if err := c.stream(a.NewDecoder(br), &s, w, rx); err != nil {
 		s.Err = c.readError(ctx, rctx, err, &s)
 		return s
 	}
@@ -176,13 +195,24 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 
 // stream is the per-chunk path: decode, read the clock, record. It takes no lock and
 // allocates nothing beyond growing ChunkArrivals.
-func (c *Core) stream(dec Decoder, s *Sample, w *watch) error {
+func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer) error {
 	var ch Chunk
 	complete := false
+	prev := s.Headers
 	for {
 		ch = Chunk{}
 		err := dec.Next(&ch)
 		at := c.clock.Now().Sub(s.Start)
+		if rx != nil && err == nil {
+			// The kernel's stamp of the read that completed this chunk: never before the
+			// previous chunk nor after now, else (a wall-clock step) the clock's reading.
+			if t, ok := rx.RxTime(); ok {
+				if d := t.Sub(s.Start); d >= prev && d <= at {
+					at = d
+				}
+			}
+			prev = at
+		}
 		if err != nil {
 			if len(s.ChunkArrivals) == 0 {
 				s.End = at
@@ -258,6 +288,7 @@ type watch struct {
 	connectTimer, firstTimer, idleTimer *time.Timer
 	last, connect, firstByte            atomic.Int64
 	sawFirstToken                       bool
+	rx                                  rxTimer // the connection's kernel receive times, if any
 }
 
 func (w *watch) since() time.Duration { return w.clock.Now().Sub(w.start) }
@@ -269,6 +300,7 @@ func (w *watch) trace() *httptrace.ClientTrace {
 				w.connect.Store(int64(w.since()))
 			}
 			w.mu.Lock()
+			w.rx = rxSource(info.Conn)
 			if w.connectTimer != nil {
 				w.connectTimer.Stop()
 			}

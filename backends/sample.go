@@ -99,6 +99,9 @@ type Sample struct {
 	// ChunkArrivals holds the arrival offset of every content chunk, in order (reasoning
 	// chunks included: they are generated tokens).
 	ChunkArrivals []time.Duration `json:"chunk_arrivals_ns,omitempty"`
+	// KernelStamps says chunk arrivals are the kernel's receive timestamps of the
+	// socket (SO_TIMESTAMPNS) rather than the moment planrun's reader ran.
+	KernelStamps bool `json:"kernel_stamps,omitempty"`
 
 	OutputTokens int         `json:"output_tokens"`
 	TokenSource  TokenSource `json:"token_source,omitempty"`

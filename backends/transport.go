@@ -1,6 +1,7 @@
 package backends
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"time"
@@ -12,12 +13,10 @@ import (
 // requests, large read buffers, and no transparent gzip (a gzipped SSE stream would be
 // buffered by the server's compressor and distort arrival times).
 func NewTransport(t Timeouts) *http.Transport {
+	dialer := &rxDialer{Dialer: net.Dialer{Timeout: t.Connect, KeepAlive: 30 * time.Second}}
 	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   t.Connect,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        0, // no global limit
 		MaxIdleConnsPerHost: 8192,
@@ -27,4 +26,15 @@ func NewTransport(t Timeouts) *http.Transport {
 		ReadBufferSize:      32 << 10,
 		WriteBufferSize:     16 << 10,
 	}
+}
+
+// rxDialer dials TCP connections with kernel receive timestamps on (see rxConn).
+type rxDialer struct{ net.Dialer }
+
+func (d *rxDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.Dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return timestampConn(c), nil
 }
