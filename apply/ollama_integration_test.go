@@ -8,13 +8,11 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/planrun/planrun/backends"
@@ -23,45 +21,16 @@ import (
 	"github.com/planrun/planrun/report"
 )
 
-// One real server per test binary, started by the first test that needs it; TestMain
-// stops it.
-var (
-	realOnce sync.Once
-	realSrv  *ollamatest.Server
-	realDir  string
-	realErr  error
-)
-
 func TestMain(m *testing.M) {
 	if addr := os.Getenv("PLANRUN_TEST_MOCK_SERVER"); addr != "" {
 		serveMockChild(addr) // this process is a plan-managed server in servers_test.go
 		return
 	}
-	code := m.Run()
-	if realSrv != nil {
-		if err := realSrv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "ollamatest:", err)
-			code = 1
-		}
-	}
-	if realDir != "" {
-		os.RemoveAll(realDir)
-	}
-	os.Exit(code)
+	os.Exit(ollamatest.Main(m))
 }
 
-func realOllama(t *testing.T) *ollamatest.Server {
-	t.Helper()
-	realOnce.Do(func() {
-		if realDir, realErr = os.MkdirTemp("", "planrun-ollama-"); realErr == nil {
-			realSrv, realErr = ollamatest.StartServer(realDir)
-		}
-	})
-	if realErr != nil {
-		t.Fatalf("ollamatest: %v", realErr)
-	}
-	return realSrv
-}
+// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 const realPlan = `
 variable "url" { type = string }

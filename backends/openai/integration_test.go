@@ -9,52 +9,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/internal/ollamatest"
 )
 
-// One real server per test binary, started by the first test that needs it so the unit
-// tests and fuzz runs of this package do not pay for it; TestMain stops it.
-var (
-	realOnce sync.Once
-	realSrv  *ollamatest.Server
-	realDir  string
-	realErr  error
-)
+func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if realSrv != nil {
-		if err := realSrv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "ollamatest:", err)
-			code = 1
-		}
-	}
-	if realDir != "" {
-		os.RemoveAll(realDir)
-	}
-	os.Exit(code)
-}
-
-func realOllama(t *testing.T) *ollamatest.Server {
-	t.Helper()
-	realOnce.Do(func() {
-		if realDir, realErr = os.MkdirTemp("", "planrun-ollama-"); realErr == nil {
-			realSrv, realErr = ollamatest.StartServer(realDir)
-		}
-	})
-	if realErr != nil {
-		t.Fatalf("ollamatest: %v", realErr)
-	}
-	return realSrv
-}
+// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 // rawUsage is what the server's own stream says, read without the adapter's decoder.
 type rawUsage struct {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/planrun/planrun/backends/backendtest"
@@ -196,41 +195,10 @@ func TestProbeSelection(t *testing.T) {
 	}
 }
 
-// One real Ollama per test binary, started by the first test that needs it; TestMain
-// stops it.
-var (
-	realOnce sync.Once
-	realSrv  *ollamatest.Server
-	realDir  string
-	realErr  error
-)
+func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if realSrv != nil {
-		if err := realSrv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "ollamatest:", err)
-			code = 1
-		}
-	}
-	if realDir != "" {
-		os.RemoveAll(realDir)
-	}
-	os.Exit(code)
-}
-
-func realOllama(t *testing.T) *ollamatest.Server {
-	t.Helper()
-	realOnce.Do(func() {
-		if realDir, realErr = os.MkdirTemp("", "planrun-ollama-"); realErr == nil {
-			realSrv, realErr = ollamatest.StartServer(realDir)
-		}
-	})
-	if realErr != nil {
-		t.Fatalf("ollamatest: %v", realErr)
-	}
-	return realSrv
-}
+// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 func TestProbeRealOllama(t *testing.T) {
 	s := realOllama(t)
