@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -180,7 +179,7 @@ func TestEnsureModelRealOllama(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := a.manifest.Models["ollama.t "+s.Model]
-	if digest := listedDigest(t, s.URL, s.Model+":latest"); got.Digest != digest || got.Name != s.Model+":latest" {
+	if digest := s.Digest(t, s.Model+":latest"); got.Digest != digest || got.Name != s.Model+":latest" {
 		t.Errorf("model %+v, want name tiny:latest and digest %q from /api/tags", got, digest)
 	}
 	if got.ParameterSize == "" || got.QuantizationLevel == "" || got.Family != "llama" || got.Format != "gguf" {
@@ -192,28 +191,4 @@ func TestEnsureModelRealOllama(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "`ollama pull absent`") {
 		t.Errorf("missing model: %v", err)
 	}
-}
-
-// listedDigest reads a model's digest from /api/tags with plain net/http, apart from the
-// code under test.
-func listedDigest(t *testing.T, url, name string) string {
-	t.Helper()
-	resp, err := http.Get(url + "/api/tags")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tags struct {
-		Models []struct{ Name, Digest string }
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range tags.Models {
-		if m.Name == name && m.Digest != "" {
-			return m.Digest
-		}
-	}
-	t.Fatalf("/api/tags lists no digest for %s: %+v", name, tags)
-	return ""
 }

@@ -7,9 +7,7 @@ package apply
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,34 +176,11 @@ func TestRealOllamaApply(t *testing.T) {
 	if m.ServerVersions["ollama.real"] != "0.6.5" || m.ServerVersions["openai.real"] != "0.6.5" {
 		t.Errorf("manifest server versions %v, want 0.6.5 for both tools", m.ServerVersions)
 	}
-	digest := tagsDigest(t, s.URL, "tiny:latest")
+	digest := s.Digest(t, "tiny:latest")
 	if got := m.ModelDigests["ollama.real tiny"]; got != digest {
 		t.Errorf("manifest model digests %v, want %q for ollama.real tiny (from /api/tags)", m.ModelDigests, digest)
 	}
 	if m.PlanHash != p.Hash || m.Ended.IsZero() {
 		t.Errorf("manifest plan hash %q (want %q), ended %v", m.PlanHash, p.Hash, m.Ended)
 	}
-}
-
-// tagsDigest reads a model's digest from /api/tags with plain net/http.
-func tagsDigest(t *testing.T, url, name string) string {
-	t.Helper()
-	resp, err := http.Get(url + "/api/tags")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tags struct {
-		Models []struct{ Name, Digest string }
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range tags.Models {
-		if m.Name == name && m.Digest != "" {
-			return m.Digest
-		}
-	}
-	t.Fatalf("/api/tags lists no digest for %s: %+v", name, tags)
-	return ""
 }

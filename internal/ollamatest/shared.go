@@ -1,7 +1,9 @@
 package ollamatest
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"sync"
 	"testing"
@@ -45,4 +47,28 @@ func Main(m *testing.M) int {
 		os.RemoveAll(sharedDir)
 	}
 	return code
+}
+
+// Digest reads a model's digest from the server's /api/tags with plain net/http, apart
+// from the code under test.
+func (s *Server) Digest(t testing.TB, name string) string {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/api/tags")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tags struct {
+		Models []struct{ Name, Digest string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tags); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range tags.Models {
+		if m.Name == name && m.Digest != "" {
+			return m.Digest
+		}
+	}
+	t.Fatalf("/api/tags lists no digest for %s: %+v", name, tags)
+	return ""
 }
