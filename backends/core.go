@@ -2,6 +2,7 @@ package backends
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -91,6 +92,22 @@ func (c *Core) Authorize(h http.Header) {
 	if c.key != "" {
 		h.Set("Authorization", "Bearer "+c.key)
 	}
+}
+
+// NewPost builds a streaming POST of a JSON body to url with the backend's extra headers
+// and its key: what every adapter's NewRequest sends, apart from the Accept type.
+func (c *Core) NewPost(ctx context.Context, url string, body []byte, accept string, headers map[string]string) (*http.Request, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", accept)
+	for k, v := range headers {
+		hr.Header.Set(k, v)
+	}
+	c.Authorize(hr.Header)
+	return hr, nil
 }
 
 // bufSize is the read buffer per stream: large enough that one read usually takes every

@@ -13,7 +13,6 @@ package ollama
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -139,17 +138,7 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "application/x-ndjson")
-	for k, v := range b.cfg.Headers {
-		hr.Header.Set(k, v)
-	}
-	b.core.Authorize(hr.Header)
-	return hr, nil
+	return b.core.NewPost(ctx, b.endpoint, body, "application/x-ndjson", b.cfg.Headers)
 }
 
 // NewDecoder implements backends.Adapter.

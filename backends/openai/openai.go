@@ -10,7 +10,6 @@ package openai
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -151,17 +150,7 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	if err != nil {
 		return nil, err
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, b.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "text/event-stream")
-	for k, v := range b.cfg.Headers {
-		hr.Header.Set(k, v)
-	}
-	b.core.Authorize(hr.Header)
-	return hr, nil
+	return b.core.NewPost(ctx, b.endpoint, body, "text/event-stream", b.cfg.Headers)
 }
 
 // NewDecoder implements backends.Adapter.
