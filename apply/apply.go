@@ -320,8 +320,7 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 		}
 		a.manifest.Cells = append(a.manifest.Cells, st)
 	}
-	for k, r := range a.done {
-		_ = k
+	for _, r := range a.done {
 		a.res.Rows = append(a.res.Rows, r)
 	}
 	sortRows(a.res.Rows, a.o.Cells)
