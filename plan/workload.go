@@ -86,7 +86,7 @@ func (w *Workload) RequestsPerRun(level int) int {
 	return level
 }
 
-// Workload defaults are the seed config's (../shared/seed/config.toml).
+// Workload defaults are the seed config's (examples/seed-config.toml).
 const (
 	defaultPromptTokens = 128
 	defaultMaxTokens    = 256

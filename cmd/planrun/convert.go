@@ -23,7 +23,7 @@ type convertArgs struct {
 	Path string
 }
 
-// seedConfig is the benchmark config skeleton users copy (../shared/seed/config.toml).
+// seedConfig is the benchmark config skeleton users copy (examples/seed-config.toml).
 type seedConfig struct {
 	Server struct {
 		Host    string `toml:"host"`

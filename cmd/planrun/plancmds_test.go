@@ -83,7 +83,7 @@ func TestPlanCommand(t *testing.T) {
 }
 
 func TestConvertSeed(t *testing.T) {
-	code, out, errs := runCmd(t, "", "convert", "../../../shared/seed/config.toml")
+	code, out, errs := runCmd(t, "", "convert", "../../examples/seed-config.toml")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -101,7 +101,7 @@ func TestConvertSeed(t *testing.T) {
 	}
 	// -o writes a file that validates.
 	dst := filepath.Join(t.TempDir(), "seed.hcl")
-	if code, _, errs := runCmd(t, "", "convert", "-o", dst, "../../../shared/seed/config.toml"); code != exitOK {
+	if code, _, errs := runCmd(t, "", "convert", "-o", dst, "../../examples/seed-config.toml"); code != exitOK {
 		t.Fatalf("convert -o: %s", errs)
 	}
 	if code, _, errs := runCmd(t, "", "validate", dst); code != exitOK {
