@@ -104,11 +104,13 @@ type ExpectFailure struct {
 	Expect      string
 	Cell        string
 	Concurrency int
-	Message     string
+	// Condition is the condition's text in the plan, with its file and line.
+	Condition string
+	Message   string
 }
 
 func (f ExpectFailure) String() string {
-	return fmt.Sprintf("expect %q failed for %s at concurrency %d: %s", f.Expect, f.Cell, f.Concurrency, f.Message)
+	return fmt.Sprintf("expect %q failed for %s at concurrency %d: %s; condition: %s", f.Expect, f.Cell, f.Concurrency, f.Message, f.Condition)
 }
 
 // Run applies the plan. Cancelling ctx is the first Ctrl-C: no new requests are sent,

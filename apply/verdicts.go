@@ -127,10 +127,20 @@ func (a *applier) checkExpects(cell *plan.Cell, row report.Row) {
 			msg = "condition is false"
 		}
 		msg += " (" + describeValues(e.Condition, vals) + ")"
-		f := ExpectFailure{Expect: e.Name, Cell: cell.ID, Concurrency: row.Concurrency, Message: msg}
+		f := ExpectFailure{Expect: e.Name, Cell: cell.ID, Concurrency: row.Concurrency,
+			Condition: a.source(e.Condition.Range()), Message: msg}
 		a.res.ExpectFailures = append(a.res.ExpectFailures, f)
 		a.note("%s", f)
 	}
+}
+
+// source is the plan text of a range (an expect's condition), with its location.
+func (a *applier) source(r hcl.Range) string {
+	f, ok := a.o.Plan.Files[r.Filename]
+	if !ok || r.End.Byte > len(f.Bytes) || r.Start.Byte > r.End.Byte {
+		return r.String()
+	}
+	return fmt.Sprintf("%s (%s:%d)", strings.Join(strings.Fields(string(f.Bytes[r.Start.Byte:r.End.Byte])), " "), filepath.Base(r.Filename), r.Start.Line)
 }
 
 // describeValues names the result values a condition refers to, so a failure says

@@ -94,7 +94,8 @@ expect "fast" {
   error_message = "TTFT must be negative."
 }`
 	code, _, errs = runCmd(t, "", "apply", "-quiet", "-only", "*ollama*", "-var", "url="+srv.URL, writePlan(t, expect))
-	if code != exitExpectation || !strings.Contains(errs, `expect "fast" failed for m/tiny/-/ollama.mock/-/w`) || !strings.Contains(errs, "result.ttft_p50_s = ") {
+	if code != exitExpectation || !strings.Contains(errs, `expect "fast" failed for m/tiny/-/ollama.mock/-/w`) || !strings.Contains(errs, "result.ttft_p50_s = ") ||
+		!strings.Contains(errs, "condition: result.ttft_p50_s < 0 (plan.hcl:") {
 		t.Fatalf("expectation: exit %d\n%s", code, errs)
 	}
 
