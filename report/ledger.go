@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 )
@@ -21,9 +22,14 @@ type Ledger struct {
 }
 
 // OpenLedger opens path for appending, creating it (and writing the header) when it is
-// new or empty. A file whose header differs from this version's columns is refused:
+// new or empty. A ledger written by an earlier planrun, whose columns are all known but
+// fewer or in another order, is rewritten in this version's columns first (every value
+// kept, new columns empty); a file with a column this version does not know is refused:
 // mixing formats in one ledger would misalign every later row.
 func OpenLedger(path string) (*Ledger, error) {
+	if err := upgradeLedger(path); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
@@ -34,6 +40,74 @@ func OpenLedger(path string) (*Ledger, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// upgradeLedger rewrites a ledger of an earlier column set in this version's columns,
+// through a temporary file renamed over it, so a crash leaves the old or the new file.
+func upgradeLedger(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open ledger: %w", err)
+	}
+	defer f.Close()
+	header, err := csv.NewReader(f).Read()
+	if err != nil || slices.Equal(header, Header()) {
+		return nil // empty, unreadable (prepare says so) or current
+	}
+	if _, ok := headerIndex(header); !ok {
+		return nil // prepare refuses it with the difference spelled out
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	rows, err := ReadRows(f, path)
+	if err != nil {
+		return fmt.Errorf("upgrade ledger %s to this version's columns: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	w := csv.NewWriter(tmp)
+	w.Write(Header())
+	for _, r := range rows {
+		w.Write(r.Record())
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// headerIndex maps each field of a ledger header to this version's column; ok is false
+// when a field is not a column this version knows.
+func headerIndex(header []string) (idx []int, ok bool) {
+	pos := make(map[string]int, len(columns))
+	for i, c := range columns {
+		pos[c.name] = i
+	}
+	idx = make([]int, len(header))
+	for i, h := range header {
+		ci, known := pos[h]
+		if !known {
+			return nil, false
+		}
+		idx[i] = ci
+	}
+	return idx, true
 }
 
 // prepare checks the header of an existing ledger, repairs a torn last line (left by a
@@ -138,9 +212,12 @@ func ReadRows(r io.Reader, name string) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if !slices.Equal(header, Header()) {
-		return nil, fmt.Errorf("%s is not a planrun ledger of this version (%s)", name, describeHeaderDiff(header, Header()))
+	// An earlier version's ledger is read by column name; new columns stay empty.
+	idx, ok := headerIndex(header)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a planrun ledger this version can read (%s)", name, describeHeaderDiff(header, Header()))
 	}
+	current := slices.Equal(header, Header())
 	var rows []Row
 	for {
 		rec, err := cr.Read()
@@ -150,6 +227,9 @@ func ReadRows(r io.Reader, name string) ([]Row, error) {
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", name, err)
 		}
+		if !current {
+			rec = reorder(rec, idx)
+		}
 		row, err := ParseRecord(rec)
 		if err != nil {
 			line, _ := cr.FieldPos(0)
@@ -157,4 +237,16 @@ func ReadRows(r io.Reader, name string) ([]Row, error) {
 		}
 		rows = append(rows, row)
 	}
+}
+
+// reorder places the fields of an earlier version's record at this version's column
+// positions; columns it did not have are empty (not measured).
+func reorder(rec []string, idx []int) []string {
+	out := make([]string, len(columns))
+	for i, ci := range idx {
+		if i < len(rec) {
+			out[ci] = rec[i]
+		}
+	}
+	return out
 }

@@ -234,3 +234,44 @@ func TestLedgerSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A ledger written by an earlier planrun (fewer columns, another order) is upgraded in
+// place: every value kept, new columns empty, and appending goes on in the new columns.
+func TestLedgerUpgradesEarlierColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.csv")
+	old := sampleRow("c1", 1)
+	h, rec := Header(), old.Record()
+	var oldHeader, oldRec []string
+	for i := len(h) - 1; i >= 0; i-- { // reversed order, and without two later columns
+		if h[i] == "goal" || h[i] == "client_cpu_pct" {
+			continue
+		}
+		oldHeader, oldRec = append(oldHeader, h[i]), append(oldRec, rec[i])
+	}
+	f, _ := os.Create(path)
+	w := csv.NewWriter(f)
+	w.Write(oldHeader)
+	w.Write(oldRec)
+	w.Flush()
+	f.Close()
+
+	l, err := OpenLedger(path)
+	if err != nil {
+		t.Fatalf("an earlier ledger was refused: %v", err)
+	}
+	if err := l.Append(sampleRow("c2", 4)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	rows, err := ReadLedger(path)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("after upgrade: %d rows, %v", len(rows), err)
+	}
+	if rows[0].CellID != "c1" || rows[0].TTFT.P99 != 0.95 || rows[0].Notes != old.Notes || !math.IsNaN(rows[0].ClientCPUPct) {
+		t.Fatalf("upgraded row lost or invented values: %+v", rows[0])
+	}
+	raw, _ := os.ReadFile(path)
+	if first, _, _ := strings.Cut(string(raw), "\n"); first != strings.Join(Header(), ",") {
+		t.Fatalf("header not upgraded: %s", first)
+	}
+}

@@ -39,22 +39,9 @@ for _ in $(seq 50); do
 done
 [[ -n "$port" ]] || { say "no free loopback port found"; exit 1; }
 say "step 4/4: planrun apply examples/quickstart.hcl (Ollama on 127.0.0.1:$port)"
-apply() {
-  "$root/.tools/bin/planrun" apply -results "$root/results/quickstart" examples/quickstart.hcl \
-    -var "port=$port" -var "ollama=$root/.tools/bin/ollama" -var "dir=$dir" 2> >(tee "$dir/apply.err" >&2)
-}
 status=0
-apply || status=$?
-# A ledger written by another planrun version has other columns and apply refuses to mix
-# them; the quickstart keeps it, renamed, and starts a new one.
-ledger="$root/results/quickstart/results.csv"
-if [[ $status -ne 0 && -f "$ledger" ]] && grep -q "different header" "$dir/apply.err"; then
-  old="${ledger%.csv}-$(date -r "$ledger" +%Y%m%dT%H%M%S).csv"
-  mv "$ledger" "$old"
-  say "the ledger had another planrun version's columns: kept as ${old#"$root"/}; running again"
-  status=0
-  apply || status=$?
-fi
+"$root/.tools/bin/planrun" apply -results "$root/results/quickstart" examples/quickstart.hcl \
+  -var "port=$port" -var "ollama=$root/.tools/bin/ollama" -var "dir=$dir" || status=$?
 
 # planrun stops the server it started, on success, failure and Ctrl-C alike; check.
 # Ours run in $dir (the server block's dir), which tells them from the test suite's.
