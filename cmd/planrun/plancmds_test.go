@@ -158,3 +158,26 @@ func TestPlanCommandsHelp(t *testing.T) {
 		t.Errorf("validate without a plan: exit %d", code)
 	}
 }
+
+// The plan in the README must stay a valid plan.
+func TestReadmePlanValidates(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(readme), "```hcl\n")
+	if len(blocks) < 2 {
+		t.Fatal("the README has no hcl example")
+	}
+	for i, b := range blocks[1:] {
+		src, _, ok := strings.Cut(b, "```")
+		if !ok {
+			t.Fatalf("hcl block %d is not closed", i+1)
+		}
+		path := filepath.Join(t.TempDir(), "readme.hcl")
+		os.WriteFile(path, []byte(src), 0o644)
+		if code, out, errs := runCmd(t, "", "validate", path); code != exitOK {
+			t.Errorf("README hcl block %d: exit %d\n%s%s", i+1, code, out, errs)
+		}
+	}
+}
