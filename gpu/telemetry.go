@@ -53,6 +53,12 @@ func Remote(host string) *Telemetry {
 	return unavailable(fmt.Sprintf("no GPU telemetry: hardware is remote (host %s); local NVML cannot see it — VRAM only from what the server exposes", host))
 }
 
+// Off is the Telemetry of a run that asked for no GPU sampling (to measure the
+// sampler's own overhead, for one): no readings, and the note says it was turned off.
+func Off() *Telemetry {
+	return unavailable("no GPU telemetry: sampling turned off for this run (-gpu=false)")
+}
+
 // Available reports whether NVML readings can be taken.
 func (t *Telemetry) Available() bool { return t != nil && t.r != nil }
 

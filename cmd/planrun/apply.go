@@ -12,6 +12,7 @@ import (
 	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/gpu"
 )
 
 func init() {
@@ -25,6 +26,7 @@ type applyArgs struct {
 	Results     string
 	Quiet       bool
 	Grace       time.Duration
+	GPU         bool
 	GPUInterval time.Duration
 }
 
@@ -45,7 +47,8 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 	fs.StringVar(&a.Results, "results", "", "directory for run directories (default: beside the csv output, or <plan dir>/results)")
 	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
 	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
-	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU memory sampling interval (NVML)")
+	fs.BoolVar(&a.GPU, "gpu", true, "sample GPU memory, utilisation and power with NVML during each measured window")
+	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU sampling interval (NVML)")
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
 	}
@@ -80,12 +83,17 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 	}
 
 	prog := newProgress(env.Stderr, env.IsTerminal, a.Quiet)
+	var tel *gpu.Telemetry // nil: apply opens NVML
+	if !a.GPU {
+		tel = gpu.Off()
+	}
 	res, err := apply.Run(ctx, apply.Options{
 		Plan:           p,
 		Cells:          cells,
 		NewBackend:     func(c backends.Config) (backends.Backend, error) { return connect.New(c) },
 		ResultsDir:     a.Results,
 		Resume:         a.Resume,
+		GPU:            tel,
 		SampleInterval: a.GPUInterval,
 		Grace:          a.Grace,
 		Stop:           stop,

@@ -45,7 +45,7 @@ func TestApplyCommandAndCompare(t *testing.T) {
 	defer srv.Close()
 	path := writePlan(t, applyPlan)
 
-	code, out, errs := runCmd(t, "", "apply", "-quiet", "-var", "url="+srv.URL, path)
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+srv.URL, path)
 	if code != exitOK {
 		t.Fatalf("apply exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
@@ -107,5 +107,20 @@ expect "fast" {
 	}
 	if after := mock.Stats().Requests; after != before {
 		t.Fatalf("a malformed plan sent %d requests", after-before)
+	}
+}
+
+func TestApplyWithoutGPUSampling(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.hcl")
+	os.WriteFile(path, []byte(applyPlan), 0o644)
+	if code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-only", "*openai*", "-var", "url="+srv.URL, path); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	ledger, _ := os.ReadFile(filepath.Join(dir, "results", "results.csv"))
+	if !strings.Contains(string(ledger), "sampling turned off for this run (-gpu=false)") {
+		t.Fatalf("the rows must say GPU sampling was off:\n%s", ledger)
 	}
 }
