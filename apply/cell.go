@@ -1,0 +1,191 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/servers"
+)
+
+// runCell runs every level of one cell and returns its status.
+func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatus {
+	st := report.CellStatus{ID: cell.ID, Status: report.StatusOK}
+	w := cell.Workload
+	var todo []plan.Level
+	for _, lv := range w.Levels() {
+		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
+			if r.Status == report.StatusFailed {
+				st.Status = report.StatusFailed
+			}
+			if r.Goal == report.GoalMissed {
+				break // the sweep ended here before the interruption
+			}
+			continue
+		}
+		todo = append(todo, lv)
+	}
+	if len(todo) == 0 {
+		a.note("%s: already complete in %s, skipped", cell.ID, a.res.RunDir)
+		return st
+	}
+
+	fail := func(msg string) report.CellStatus {
+		a.note("%s: %s", cell.ID, msg)
+		st.Status, st.Notes = report.StatusFailed, msg
+		return st
+	}
+
+	var proc *servers.Process
+	if cell.Server != nil {
+		spec := serverSpec(cell.Server)
+		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
+			a.note("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
+		}
+		p, err := a.mgr.Acquire(ctx, spec)
+		if err != nil {
+			if ctx.Err() != nil {
+				st.Status = report.StatusInterrupted
+				return st
+			}
+			return fail(fmt.Sprintf("server %q did not start: %v", spec.Name, err))
+		}
+		proc = p
+		if a.manifest.ServerStartup == nil {
+			a.manifest.ServerStartup = map[string]string{}
+		}
+		a.manifest.ServerStartup[spec.Name] = p.StartupTime().Round(time.Millisecond).String()
+	}
+
+	b, err := a.backend(cell)
+	if err != nil {
+		return fail(err.Error())
+	}
+	a.probe(ctx, cell, b)
+	if err := a.ensureModel(ctx, cell); err != nil {
+		return fail(err.Error())
+	}
+
+	tmpl := backends.Request{
+		Model:          cell.ModelID,
+		MaxTokens:      w.MaxTokens,
+		ForceMaxTokens: w.ForceMaxTokens,
+		Temperature:    w.Temperature,
+		Seed:           w.Seed,
+	}
+	prompts := &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
+	cal := executor.Calibrate(ctx, b, tmpl, prompts, w.PromptTokens)
+	if cal.Actual > 0 {
+		a.note("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
+			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
+	} else {
+		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
+	}
+
+	for _, lv := range todo {
+		if ctx.Err() != nil {
+			st.Status = report.StatusInterrupted
+			break
+		}
+		row := a.runLevel(ctx, cell, b, proc, tmpl, prompts, cal, lv)
+		switch row.Status {
+		case report.StatusInterrupted:
+			st.Status = report.StatusInterrupted
+		case report.StatusFailed:
+			if st.Status == report.StatusOK {
+				st.Status = report.StatusFailed
+				st.Notes = row.Notes
+			}
+		}
+		if row.Status == report.StatusInterrupted {
+			break
+		}
+		if row.Goal == report.GoalMissed {
+			a.note("%s: %s", cell.ID, capacityNote(w, a.res.Rows, cell.ID))
+			break
+		}
+	}
+	return st
+}
+
+// capacityNote says where a goal sweep ended: the last level that met the goal, with
+// its throughput (the capacity at that goal), or that none did.
+func capacityNote(w *plan.Workload, rows []report.Row, cellID string) string {
+	var best *report.Row
+	for i := range rows {
+		r := &rows[i]
+		if r.CellID == cellID && r.Goal == report.GoalMet {
+			best = r
+		}
+	}
+	if best == nil {
+		return fmt.Sprintf("no level met the goal of workload %q; the sweep stopped at its first level", w.Name)
+	}
+	return fmt.Sprintf("goal of workload %q missed after %s: capacity at the goal is %s, %.1f output tok/s, %.2f req/s",
+		w.Name, levelName(plan.Level{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), levelName(plan.Level{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), best.OutputTokS, best.RequestsPerSec)
+}
+
+func levelName(l plan.Level) string {
+	if l.RequestRate > 0 {
+		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
+	}
+	return fmt.Sprintf("c=%d", l.Concurrency)
+}
+
+func noteSuffix(n string) string {
+	if n == "" {
+		return ""
+	}
+	return ": " + n
+}
+
+func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
+	addr := cell.Backend.Addr
+	if b, ok := a.backends[addr]; ok {
+		return b, nil
+	}
+	b, err := a.o.NewBackend(cell.Backend.Config())
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %w", addr, err)
+	}
+	a.backends[addr] = b
+	return b, nil
+}
+
+// probe records the server's version and the model's presence once per backend and
+// model, for the manifest and as an early, clear message when the model is missing.
+func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) {
+	key := cell.Backend.Addr + " " + cell.ModelID
+	if a.probed[key] {
+		return
+	}
+	a.probed[key] = true
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	pr := b.Probe(pctx, []string{cell.ModelID})
+	if pr.Version != "" {
+		if a.manifest.ServerVersions == nil {
+			a.manifest.ServerVersions = map[string]string{}
+		}
+		a.manifest.ServerVersions[cell.Backend.Addr] = pr.Version
+	}
+	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
+		if a.manifest.ModelDigests == nil {
+			a.manifest.ModelDigests = map[string]string{}
+		}
+		a.manifest.ModelDigests[key] = d
+	}
+	for _, p := range pr.Problems {
+		a.note("%s: %s", cell.Backend.Addr, p)
+	}
+}
+
+func serverSpec(s *plan.Server) servers.Spec {
+	return servers.Spec{Name: s.Name, Command: s.Command, Env: s.Env, Dir: s.Dir, ReadyURL: s.ReadyURL,
+		ReadyTimeout: s.ReadyTimeout, StopSignal: s.StopSignal, Grace: s.Grace, Log: s.Log, Setup: s.Setup}
+}

@@ -1,0 +1,113 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// newRunDir creates the run's directory, named for its start time; a second run in the
+// same second gets a suffix rather than mixing its files with the first's.
+func newRunDir(parent string, started time.Time) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	base := filepath.Join(parent, started.UTC().Format("2006-01-02T15-04-05"))
+	dir := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+func planName(p *plan.Plan) string {
+	base := filepath.Base(p.Path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// sortRows orders rows by cell (plan order) then concurrency, for a stable report.
+func sortRows(rows []report.Row, cells []*plan.Cell) {
+	order := map[string]int{}
+	for i, c := range cells {
+		order[c.ID] = i
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		oi, oj := order[rows[i].CellID], order[rows[j].CellID]
+		if oi != oj {
+			return oi < oj
+		}
+		return rows[i].Concurrency < rows[j].Concurrency
+	})
+}
+
+func (a *applier) writeManifest() error {
+	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
+}
+
+// writeReport re-renders the Markdown report (and charts) from every row so far.
+func (a *applier) writeReport() error {
+	rows := latestRows(a.res.Rows)
+	sortRows(rows, a.o.Cells)
+	charts, err := report.WriteCharts(a.res.RunDir, rows, a.vram)
+	if err != nil {
+		a.note("charts: %v", err)
+	}
+	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts}
+	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
+	for _, p := range paths {
+		if err := writeFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// latestRows keeps, per cell and level, the last row: an interrupted level that was run
+// again on resume shows once, with its complete figures.
+func latestRows(rows []report.Row) []report.Row {
+	idx := map[levelKey]int{}
+	var out []report.Row
+	for _, r := range rows {
+		k := rowKey(r)
+		if i, ok := idx[k]; ok {
+			out[i] = r
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, r)
+	}
+	return out
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,34 @@
+package apply
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/planrun/planrun/report"
+)
+
+// loadResume reads the run directory's manifest and rows: the plan must be the same (same
+// hash), and levels whose rows are complete (ok or failed) are not run again.
+func (a *applier) loadResume() error {
+	dir := a.o.Resume
+	m, err := report.ReadManifest(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return fmt.Errorf("cannot resume %s: %w", dir, err)
+	}
+	if m.PlanHash != a.o.Plan.Hash {
+		return fmt.Errorf("cannot resume %s: it was run from a different plan (hash %.12s, this plan %.12s); start a new run instead", dir, m.PlanHash, a.o.Plan.Hash)
+	}
+	a.manifest = m
+	rows, err := report.ReadLedger(filepath.Join(dir, "results.csv"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cannot resume %s: %w", dir, err)
+	}
+	for _, r := range rows {
+		if r.Status == report.StatusOK || r.Status == report.StatusFailed {
+			a.done[rowKey(r)] = r
+		}
+	}
+	return nil
+}
