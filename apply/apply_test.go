@@ -118,7 +118,10 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 		if r.TTFT.P50 < 0.020 || r.TTFT.P50 > 0.060 {
 			t.Fatalf("%s: TTFT p50 %.4fs, scripted 0.020s", r.CellID, r.TTFT.P50)
 		}
-		if r.TPOT.P50 < 0.0019 || r.TPOT.P50 > 0.006 {
+		// The mock schedules token i at TTFT + i×TPOT from admission, so on a loaded
+		// machine a late first token shortens the measured TPOT a little: the band is
+		// wide; exact TPOT is asserted with an injected clock in package backends.
+		if r.TPOT.P50 < 0.0015 || r.TPOT.P50 > 0.006 {
 			t.Fatalf("%s: TPOT p50 %.5fs, scripted 0.002s", r.CellID, r.TPOT.P50)
 		}
 		if r.PromptTokensRequested != 32 || r.PromptTokensActual != 32 {
