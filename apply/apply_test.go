@@ -114,14 +114,15 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 		if r.TokenSource != wantSource {
 			t.Fatalf("%s: token source %q, want %q", r.Tool, r.TokenSource, wantSource)
 		}
-		// Scripted timing: TTFT 20 ms, TPOT 2 ms. Network and scheduling add a little.
-		if r.TTFT.P50 < 0.020 || r.TTFT.P50 > 0.060 {
-			t.Fatalf("%s: TTFT p50 %.4fs, scripted 0.020s", r.CellID, r.TTFT.P50)
+		// Scripted timing: TTFT 20 ms, then 15 tokens 2 ms apart. A loaded machine only
+		// adds delay, so TTFT is at least the script's and well before the end.
+		if r.TTFT.P50 < 0.020 || r.TTFT.P50 > r.E2E.P50-0.020 {
+			t.Fatalf("%s: TTFT p50 %.4fs (E2E p50 %.4fs), scripted 0.020s", r.CellID, r.TTFT.P50, r.E2E.P50)
 		}
 		// The mock schedules token i at TTFT + i×TPOT from admission, so on a loaded
 		// machine a late first token shortens the measured TPOT a little: the band is
 		// wide; exact TPOT is asserted with an injected clock in package backends.
-		if r.TPOT.P50 < 0.0015 || r.TPOT.P50 > 0.006 {
+		if r.TPOT.P50 < 0.0015 || r.TPOT.P50 > 0.010 {
 			t.Fatalf("%s: TPOT p50 %.5fs, scripted 0.002s", r.CellID, r.TPOT.P50)
 		}
 		if r.PromptTokensRequested != 32 || r.PromptTokensActual != 32 {
