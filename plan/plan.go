@@ -193,48 +193,16 @@ func (l *loader) load(srcs map[string][]byte) {
 
 	// Phase 3: the typed blocks, in dependency order: servers before the backends
 	// that name them, everything before the matrices that combine them.
-	for _, b := range blocks["server"] {
-		if s := l.decodeServerBlock(b, ctx); s != nil {
-			l.p.Servers = append(l.p.Servers, s)
-		}
-	}
+	decodeEach(&l.p.Servers, blocks["server"], ctx, l.decodeServerBlock)
 	l.setRefObjects(ctx)
-	for _, b := range blocks["backend"] {
-		if be := l.decodeBackendBlock(b, ctx); be != nil {
-			l.p.Backends = append(l.p.Backends, be)
-		}
-	}
-	for _, b := range blocks["hardware"] {
-		if h := l.decodeHardwareBlock(b, ctx); h != nil {
-			l.p.Hardware = append(l.p.Hardware, h)
-		}
-	}
-	for _, b := range blocks["workload"] {
-		if w := l.decodeWorkloadBlock(b, ctx); w != nil {
-			l.p.Workloads = append(l.p.Workloads, w)
-		}
-	}
+	decodeEach(&l.p.Backends, blocks["backend"], ctx, l.decodeBackendBlock)
+	decodeEach(&l.p.Hardware, blocks["hardware"], ctx, l.decodeHardwareBlock)
+	decodeEach(&l.p.Workloads, blocks["workload"], ctx, l.decodeWorkloadBlock)
 	l.setRefObjects(ctx)
-	for _, b := range blocks["matrix"] {
-		if m := l.decodeMatrixBlock(b, ctx); m != nil {
-			l.p.Matrices = append(l.p.Matrices, m)
-		}
-	}
-	for _, b := range blocks["reference"] {
-		if r := l.decodeReferenceBlock(b, ctx); r != nil {
-			l.p.References = append(l.p.References, r)
-		}
-	}
-	for _, b := range blocks["expect"] {
-		if e := l.decodeExpectBlock(b, ctx); e != nil {
-			l.p.Expects = append(l.p.Expects, e)
-		}
-	}
-	for _, b := range blocks["output"] {
-		if o := l.decodeOutputBlock(b, ctx); o != nil {
-			l.p.Outputs = append(l.p.Outputs, o)
-		}
-	}
+	decodeEach(&l.p.Matrices, blocks["matrix"], ctx, l.decodeMatrixBlock)
+	decodeEach(&l.p.References, blocks["reference"], ctx, l.decodeReferenceBlock)
+	decodeEach(&l.p.Expects, blocks["expect"], ctx, l.decodeExpectBlock)
+	decodeEach(&l.p.Outputs, blocks["output"], ctx, l.decodeOutputBlock)
 	l.p.ctx = ctx
 	l.p.Hash = l.hash(fileNames, srcs)
 }
@@ -339,4 +307,14 @@ func quoteList(xs []string) string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// decodeEach decodes every block of one type into dst, appending as it goes so each
+// decoder sees the blocks before it (to report a duplicate where the first one was).
+func decodeEach[T any](dst *[]*T, blocks []*hcl.Block, ctx *hcl.EvalContext, decode func(*hcl.Block, *hcl.EvalContext) *T) {
+	for _, b := range blocks {
+		if v := decode(b, ctx); v != nil {
+			*dst = append(*dst, v)
+		}
+	}
 }
