@@ -69,7 +69,7 @@ func (a *applier) writeReport() error {
 	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts}
 	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
 	for _, p := range paths {
-		if err := writeFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
+		if err := report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
 	}
@@ -91,23 +91,4 @@ func latestRows(rows []report.Row) []report.Row {
 		out = append(out, r)
 	}
 	return out
-}
-
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 )
@@ -67,29 +66,15 @@ func upgradeLedger(path string) error {
 	if err != nil {
 		return fmt.Errorf("upgrade ledger %s to this version's columns: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := csv.NewWriter(tmp)
-	w.Write(Header())
-	for _, r := range rows {
-		w.Write(r.Record())
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return WriteFileAtomic(path, func(out io.Writer) error {
+		w := csv.NewWriter(out)
+		w.Write(Header())
+		for _, r := range rows {
+			w.Write(r.Record())
+		}
+		w.Flush()
+		return w.Error()
+	})
 }
 
 // headerIndex maps each field of a ledger header to this version's column; ok is false
