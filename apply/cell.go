@@ -43,7 +43,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 
 	var proc *servers.Process
 	if cell.Server != nil {
-		spec := serverSpec(cell.Server)
+		spec := cell.Server.Spec
 		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
 			a.note("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
 		}
@@ -183,9 +183,4 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	for _, p := range pr.Problems {
 		a.note("%s: %s", cell.Backend.Addr, p)
 	}
-}
-
-func serverSpec(s *plan.Server) servers.Spec {
-	return servers.Spec{Name: s.Name, Command: s.Command, Env: s.Env, Dir: s.Dir, ReadyURL: s.ReadyURL,
-		ReadyTimeout: s.ReadyTimeout, StopSignal: s.StopSignal, Grace: s.Grace, Log: s.Log, Setup: s.Setup}
 }

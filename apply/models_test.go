@@ -14,6 +14,7 @@ import (
 	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/servers"
 )
 
 // noteRecorder keeps apply's notes, to check what a person would read.
@@ -101,7 +102,7 @@ func TestEnsureModelMissing(t *testing.T) {
 		{name: "check fails with the commands", mode: plan.EnsureModelCheck,
 			wantErr:  []string{`model "qwen2.5:7b" is not on the Ollama server`, "`ollama pull qwen2.5:7b`", "`ollama create qwen2.5:7b -f Modelfile`", `ensure_model = "pull" on backend ollama.t`},
 			wantSeen: "POST /api/show"},
-		{name: "check names the plan's server", mode: plan.EnsureModelCheck, server: &plan.Server{Name: "ollama"},
+		{name: "check names the plan's server", mode: plan.EnsureModelCheck, server: &plan.Server{Spec: servers.Spec{Name: "ollama"}},
 			wantErr:  []string{`server "ollama"'s setup`},
 			wantSeen: "POST /api/show"},
 		{name: "off sends nothing", mode: plan.EnsureModelOff, wantSeen: ""},

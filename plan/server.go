@@ -5,29 +5,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/servers"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Server is a `server "<name>"` block: a process planrun starts before the cells that
-// need it and stops after them (vllm serve, ollama serve, ...).
+// need it and stops after them (vllm serve, ollama serve, ...). Its Spec is exactly what
+// package servers runs, filled from the block with paths made absolute against the
+// plan's directory and the defaults below applied.
 type Server struct {
-	Name string
-	// Command is the program and its arguments, not run through a shell.
-	Command []string
-	Env     map[string]string
-	// Dir is the working directory, absolute (resolved against the plan's directory).
-	Dir string
-	// ReadyURL is polled until it answers 2xx; ReadyTimeout bounds the wait.
-	ReadyURL     string
-	ReadyTimeout time.Duration
-	// StopSignal is sent first ("SIGTERM" by default); after Grace the process is killed.
-	StopSignal string
-	Grace      time.Duration
-	// Log is where the server's output goes, absolute; empty means discard.
-	Log string
-	// Setup are commands run once the server is ready (e.g. pulling a model).
-	Setup     [][]string
+	servers.Spec
 	DeclRange hcl.Range
 }
 
@@ -69,7 +58,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 			return nil
 		}
 	}
-	s := &Server{Name: name, StopSignal: "SIGTERM", Grace: defaultGrace, ReadyTimeout: defaultReadyTimeout, DeclRange: b.DefRange}
+	s := &Server{Spec: servers.Spec{Name: name, StopSignal: "SIGTERM", Grace: defaultGrace, ReadyTimeout: defaultReadyTimeout}, DeclRange: b.DefRange}
 	content, diags := b.Body.Content(serverSchema)
 	l.add(diags)
 	before := len(l.diags)

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers"
 )
 
 // serverSchedule must say what apply's servers.Manager does: reuse across consecutive
 // cells of the same server, a serverless cell leaves the running server alone, a
 // different server stops the running one first, and the last one stops at the end.
 func TestServerSchedule(t *testing.T) {
-	a, b := &plan.Server{Name: "a"}, &plan.Server{Name: "b"}
+	a, b := &plan.Server{Spec: servers.Spec{Name: "a"}}, &plan.Server{Spec: servers.Spec{Name: "b"}}
 	cell := func(id string, s *plan.Server) *plan.Cell { return &plan.Cell{ID: id, Server: s} }
 	tests := []struct {
 		name  string
