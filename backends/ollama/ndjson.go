@@ -3,7 +3,6 @@ package ollama
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -14,26 +13,17 @@ import (
 // "done":true and the server's timings. Blank lines are skipped; a last line without
 // "\n" is still decoded.
 type decoder struct {
-	r    *bufio.Reader
-	line []byte // a line longer than the read buffer, reassembled
-	sc   jsonscan.Scanner
+	lines backends.LineReader
+	sc    jsonscan.Scanner
 }
 
-func newDecoder(r *bufio.Reader) *decoder { return &decoder{r: r} }
+func newDecoder(r *bufio.Reader) *decoder { return &decoder{lines: backends.LineReader{R: r}} }
 
 // Next implements backends.Decoder.
 func (d *decoder) Next(c *backends.Chunk) error {
 	for {
-		line, err := d.r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			d.line = append(d.line[:0], line...)
-			for err == bufio.ErrBufferFull {
-				line, err = d.r.ReadSlice('\n')
-				d.line = append(d.line, line...)
-			}
-			line = d.line
-		}
-		if err != nil && (err != io.EOF || len(line) == 0) {
+		line, err := d.lines.ReadLine()
+		if err != nil {
 			return err
 		}
 		line = bytes.TrimSpace(line)

@@ -14,15 +14,14 @@ import (
 // (keep-alives), several `data:` lines join with "\n", other fields are ignored. A last
 // event without its blank line is still dispatched at the end of the body.
 type decoder struct {
-	r    *bufio.Reader
-	data []byte // the pending event's data, reused across events
-	line []byte // a line longer than the read buffer, reassembled
-	has  bool   // a data field was seen for the pending event
-	sc   jsonscan.Scanner
+	lines backends.LineReader
+	data  []byte // the pending event's data, reused across events
+	has   bool   // a data field was seen for the pending event
+	sc    jsonscan.Scanner
 }
 
 func newDecoder(r *bufio.Reader) *decoder {
-	return &decoder{r: r, data: make([]byte, 0, 1024)}
+	return &decoder{lines: backends.LineReader{R: r}, data: make([]byte, 0, 1024)}
 }
 
 var done = []byte("[DONE]")
@@ -30,7 +29,7 @@ var done = []byte("[DONE]")
 // Next implements backends.Decoder.
 func (d *decoder) Next(c *backends.Chunk) error {
 	for {
-		line, err := d.readLine()
+		line, err := d.lines.ReadLine()
 		if err != nil {
 			if err == io.EOF && d.has {
 				d.has = false
@@ -66,26 +65,6 @@ func (d *decoder) Next(c *backends.Chunk) error {
 		}
 		d.data = append(d.data, value...)
 	}
-}
-
-// readLine returns the next line without its line ending, valid until the next call.
-// io.EOF comes only when no bytes are left; a last line without "\n" is returned first.
-func (d *decoder) readLine() ([]byte, error) {
-	line, err := d.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		d.line = append(d.line[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = d.r.ReadSlice('\n')
-			d.line = append(d.line, line...)
-		}
-		line = d.line
-	}
-	if err != nil && (err != io.EOF || len(line) == 0) {
-		return nil, err
-	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	return line, nil
 }
 
 func (d *decoder) dispatch(c *backends.Chunk) error {
