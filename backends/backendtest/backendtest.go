@@ -1,15 +1,23 @@
 // Package backendtest provides what the adapters' tests share: a clock moved by hand, a
 // transport that replays a scripted stream while moving that clock (so arrival times are
-// known exactly), and an httptest handler that replays a recorded stream byte for byte.
+// known exactly), an httptest handler that replays a recorded stream byte for byte, and
+// the per-chunk benchmark both adapters report.
 package backendtest
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/planrun/planrun/backends"
 )
 
 // Epoch is where a Clock starts.
@@ -225,4 +233,34 @@ func (s *Stream) Bodies() [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([][]byte(nil), s.bodies...)
+}
+
+// ReadStream reads a recorded stream from the calling package's testdata.
+func ReadStream(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// BenchChunkPath times be.Do on req (whose replayed stream carries chunks content
+// chunks) and reports ns and allocations per chunk: the per-request costs are spread over
+// the chunks. ok checks each sample so a broken stream cannot pass for a fast one.
+func BenchChunkPath(b *testing.B, be backends.Backend, req backends.Request, chunks int, ok func(backends.Sample) bool) {
+	ctx := context.Background()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if s := be.Do(ctx, req); !ok(s) {
+			b.Fatalf("sample: %v, %d chunks, %d tokens", s.Err, s.Chunks, s.OutputTokens)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	n := float64(b.N) * float64(chunks)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/chunk")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/chunk")
 }

@@ -1,10 +1,8 @@
 package ollama
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"runtime"
 	"testing"
 
 	"github.com/planrun/planrun/backends"
@@ -27,18 +25,7 @@ func BenchmarkChunkPath(b *testing.B) {
 	replay := &backendtest.Replay{Segments: backendtest.Timed(parts, 0, 0)}
 	be := mustNew(b, backends.Config{URL: "http://bench.test"}, backends.WithHTTPClient(&http.Client{Transport: replay}))
 	req := backends.Request{Model: "m", Prompt: "p", MaxTokens: chunksPerRequest}
-	ctx := context.Background()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if s := be.Do(ctx, req); s.Err != nil || s.Chunks != chunksPerRequest || s.OutputTokens != chunksPerRequest {
-			b.Fatalf("sample: %v, %d chunks, %d tokens", s.Err, s.Chunks, s.OutputTokens)
-		}
-	}
-	b.StopTimer()
-	runtime.ReadMemStats(&after)
-	chunks := float64(b.N) * chunksPerRequest
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/chunks, "ns/chunk")
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/chunks, "allocs/chunk")
+	backendtest.BenchChunkPath(b, be, req, chunksPerRequest, func(s backends.Sample) bool {
+		return s.Err == nil && s.Chunks == chunksPerRequest && s.OutputTokens == chunksPerRequest
+	})
 }

@@ -20,15 +20,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func readStream(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func mustNew(t testing.TB, cfg backends.Config, opts ...backends.Option) *Backend {
 	t.Helper()
 	if cfg.Name == "" {
@@ -57,7 +48,7 @@ func TestRecordedStreams(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			srv := httptest.NewServer(&backendtest.Stream{ContentType: "application/x-ndjson",
-				Parts: backendtest.Split(readStream(t, tt.file), "\n")})
+				Parts: backendtest.Split(backendtest.ReadStream(t, tt.file), "\n")})
 			defer srv.Close()
 			s := mustNew(t, backends.Config{URL: srv.URL, API: tt.api}).Do(context.Background(), backends.Request{Model: "tiny", Prompt: "p"})
 			if s.Err != nil {
@@ -80,7 +71,7 @@ func TestRecordedStreams(t *testing.T) {
 
 func TestKnownTiming(t *testing.T) {
 	ms := time.Millisecond
-	parts := backendtest.Split(readStream(t, "chat.ndjson"), "\n")
+	parts := backendtest.Split(backendtest.ReadStream(t, "chat.ndjson"), "\n")
 	clock := backendtest.NewClock()
 	replay := &backendtest.Replay{Clock: clock, HeadersAt: 3 * ms, Header: http.Header{"Content-Type": {"application/x-ndjson"}},
 		Segments: backendtest.Timed(parts, 120*ms, 15*ms)}
@@ -129,7 +120,7 @@ func TestRequestBodies(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	parts := backendtest.Split(readStream(t, "chat.ndjson"), "\n")
+	parts := backendtest.Split(backendtest.ReadStream(t, "chat.ndjson"), "\n")
 	tags := `{"models":[{"name":"qwen2.5:7b","model":"qwen2.5:7b","size":1},{"name":"tiny:latest","model":"tiny:latest","size":1}]}`
 	tests := []struct {
 		name    string
@@ -182,7 +173,7 @@ func TestProbe(t *testing.T) {
 	mux.HandleFunc("/api/tags", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"models":[{"name":"tiny:latest","model":"tiny:latest"}]}`)
 	})
-	mux.Handle("/api/chat", &backendtest.Stream{ContentType: "application/x-ndjson", Parts: backendtest.Split(readStream(t, "chat.ndjson"), "\n")})
+	mux.Handle("/api/chat", &backendtest.Stream{ContentType: "application/x-ndjson", Parts: backendtest.Split(backendtest.ReadStream(t, "chat.ndjson"), "\n")})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	r := mustNew(t, backends.Config{URL: srv.URL}).Probe(context.Background(), []string{"tiny"})

@@ -22,15 +22,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func readStream(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func mustNew(t testing.TB, cfg backends.Config, opts ...backends.Option) *Backend {
@@ -68,7 +59,7 @@ func TestRecordedStreams(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			srv := httptest.NewServer(&backendtest.Stream{ContentType: "text/event-stream",
-				Parts: backendtest.Split(readStream(t, tt.file), "\n\n")})
+				Parts: backendtest.Split(backendtest.ReadStream(t, tt.file), "\n\n")})
 			defer srv.Close()
 			b := mustNew(t, backends.Config{URL: srv.URL + "/v1", API: tt.api})
 			s := b.Do(context.Background(), backends.Request{ID: "r1", Model: "m", Prompt: "hi", MaxTokens: 6})
@@ -95,7 +86,7 @@ func TestRecordedStreams(t *testing.T) {
 // asserted exactly. The role-only first chunk arrives at 100ms: it must not be TTFT.
 func TestKnownTiming(t *testing.T) {
 	ms := time.Millisecond
-	parts := backendtest.Split(readStream(t, "vllm_chat.sse"), "\n\n")
+	parts := backendtest.Split(backendtest.ReadStream(t, "vllm_chat.sse"), "\n\n")
 	at := []time.Duration{100 * ms, 250 * ms, 262 * ms, 290 * ms, 310 * ms, 311 * ms, 312 * ms, 313 * ms}
 	if len(parts) != len(at) {
 		t.Fatalf("%d parts", len(parts))
@@ -235,7 +226,7 @@ func echoKey(status int, header map[string]string) http.HandlerFunc {
 }
 
 func TestFaults(t *testing.T) {
-	chat := readStream(t, "vllm_chat.sse")
+	chat := backendtest.ReadStream(t, "vllm_chat.sse")
 	parts := backendtest.Split(chat, "\n\n")
 	long := strings.Repeat("Traceback line; ", 200)
 	var modelLists atomic.Int32
@@ -400,7 +391,7 @@ func TestProbe(t *testing.T) {
 	})
 	mux.HandleFunc("/version", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"version":"0.8.5"}`) })
 	mux.Handle("/v1/chat/completions", &backendtest.Stream{ContentType: "text/event-stream",
-		Parts: backendtest.Split(readStream(t, "vllm_chat.sse"), "\n\n")})
+		Parts: backendtest.Split(backendtest.ReadStream(t, "vllm_chat.sse"), "\n\n")})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	r := mustNew(t, backends.Config{URL: srv.URL + "/v1"}).Probe(context.Background(), []string{"qwen-7b", "gone"})
