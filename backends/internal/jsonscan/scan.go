@@ -105,19 +105,23 @@ func (s *Scanner) literal(lit string) {
 
 // Object starts an object; it reports false (consuming it) for null and records an error
 // for anything else. Iterate its members with Key.
-func (s *Scanner) Object() bool {
+func (s *Scanner) Object() bool { return s.open('{', "an object") }
+
+// open consumes the opening delimiter of a container (true), or null (false); anything
+// else is an error.
+func (s *Scanner) open(delim byte, what string) bool {
 	if s.err != nil {
 		return false
 	}
 	switch s.peek() {
-	case '{':
+	case delim:
 		s.pos++
 		return true
 	case 'n':
 		s.literal("null")
 		return false
 	}
-	s.fail("expected an object")
+	s.fail("expected " + what)
 	return false
 }
 
@@ -178,21 +182,7 @@ func (s *Scanner) prevNonSpace() byte {
 }
 
 // Array starts an array; false (consumed) for null, an error for anything else.
-func (s *Scanner) Array() bool {
-	if s.err != nil {
-		return false
-	}
-	switch s.peek() {
-	case '[':
-		s.pos++
-		return true
-	case 'n':
-		s.literal("null")
-		return false
-	}
-	s.fail("expected an array")
-	return false
-}
+func (s *Scanner) Array() bool { return s.open('[', "an array") }
 
 // More reports whether another element follows in the array being walked, consuming
 // the separator; false consumes the closing bracket.
