@@ -64,7 +64,7 @@ func TestApplyCommandAndCompare(t *testing.T) {
 	}
 
 	code, out, errs = runCmd(t, "", "compare", "-tools", "openai.mock,ollama.mock", runDir)
-	if code != exitOK || strings.Count(out, "\nmock ") != 0 && !strings.Contains(out, "Δ%") {
+	if code != exitOK || !strings.Contains(out, "Δ% = (ollama.mock − openai.mock) / openai.mock") {
 		t.Fatalf("compare exit %d:\n%s\n%s", code, out, errs)
 	}
 	if got := strings.Count(out, "tiny"); got != 2 {
