@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -41,19 +40,14 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
 
-	var (
-		writeMu  sync.Mutex
-		writeErr error
-	)
 	opts := executor.Options{
 		Grace: a.o.Grace,
 		Stop:  a.o.Stop,
 		OnRequest: func(ev executor.Event) {
-			writeMu.Lock()
-			if err := a.samples.Write(report.SampleRecord{CellID: cell.ID, Run: ev.Run, Concurrency: level.Concurrency, RequestRate: level.RequestRate, Warmup: ev.Warmup, Sample: *ev.Sample}); err != nil && writeErr == nil {
-				writeErr = err
-			}
-			writeMu.Unlock()
+			// SampleLog is safe for concurrent use, and a failed write stays failed: the
+			// level's Flush below reports it.
+			a.samples.Write(report.SampleRecord{CellID: cell.ID, Run: ev.Run, Concurrency: level.Concurrency,
+				RequestRate: level.RequestRate, Warmup: ev.Warmup, Sample: *ev.Sample})
 			if a.o.Progress != nil {
 				a.o.Progress.Request(cell, level, ev)
 			}
@@ -190,11 +184,6 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	a.holdAgainstReferences(cell, &row)
 	row.Notes = strings.Join(notes, "; ")
 
-	writeMu.Lock()
-	if writeErr != nil {
-		a.note("writing raw samples: %v", writeErr)
-	}
-	writeMu.Unlock()
 	if err := a.samples.Flush(); err != nil {
 		a.note("writing raw samples: %v", err)
 	}

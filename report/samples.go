@@ -50,7 +50,9 @@ func NewSampleLog(w io.Writer) *SampleLog {
 	return &SampleLog{w: bufio.NewWriterSize(w, 64<<10)}
 }
 
-// Write appends one record as one line.
+// Write appends one record as one line. A failed write leaves the log failed: every
+// later Write and Flush returns the same error (bufio.Writer's), so a caller may check
+// once per batch.
 func (l *SampleLog) Write(rec SampleRecord) error {
 	line, err := json.Marshal(rec)
 	if err != nil {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,23 @@ func TestCPUModel(t *testing.T) {
 	}
 	if h := CollectHost(); h.OS == "" || h.Arch == "" || h.CPUs < 1 {
 		t.Errorf("CollectHost = %+v", h)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// apply checks the log once per level, at Flush: a failed write must still be there.
+func TestSampleLogFailureIsSticky(t *testing.T) {
+	l := NewSampleLog(failingWriter{})
+	for i := 0; i < flushEvery+1; i++ {
+		l.Write(SampleRecord{CellID: "c"})
+	}
+	if err := l.Flush(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Flush after a failed write: %v", err)
+	}
+	if err := l.Write(SampleRecord{CellID: "c"}); err == nil {
+		t.Fatal("a failed log accepted another record")
 	}
 }
