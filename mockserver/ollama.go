@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,12 +27,8 @@ const (
 type ollamaEncoder struct{ kind ollamaKind }
 
 type ollamaRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Content string `json:"content"`
-	} `json:"messages"`
-	Prompt  string `json:"prompt"`
-	Stream  *bool  `json:"stream"`
+	request[string]
+	Stream  *bool `json:"stream"`
 	Options struct {
 		NumPredict int `json:"num_predict"`
 	} `json:"options"`
@@ -47,25 +42,12 @@ func (s *Server) ollamaHandler(kind ollamaKind) http.HandlerFunc {
 			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 				return params{}, err
 			}
-			if req.Model == "" {
-				return params{}, errors.New("model is required")
-			}
-			p := params{model: req.Model, stream: req.Stream == nil || *req.Stream}
+			p, err := req.params(kind == ollamaChat, countWords, head)
+			p.stream = req.Stream == nil || *req.Stream
 			if req.Options.NumPredict > 0 { // -1 and 0 mean "no limit" to Ollama
 				p.maxTokens = req.Options.NumPredict
 			}
-			if kind == ollamaChat {
-				for i, m := range req.Messages {
-					p.promptTokens += countWords(m.Content)
-					if i == 0 {
-						p.promptHead = head(m.Content)
-					}
-				}
-			} else {
-				p.promptTokens = countWords(req.Prompt)
-				p.promptHead = head(req.Prompt)
-			}
-			return p, nil
+			return p, err
 		})
 	}
 }

@@ -2,7 +2,6 @@ package mockserver
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -22,14 +21,10 @@ const (
 type openaiEncoder struct{ kind openaiKind }
 
 type openaiRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-	Prompt              json.RawMessage `json:"prompt"`
-	MaxTokens           int             `json:"max_tokens"`
-	MaxCompletionTokens int             `json:"max_completion_tokens"`
-	Stream              bool            `json:"stream"`
+	request[json.RawMessage]
+	MaxTokens           int  `json:"max_tokens"`
+	MaxCompletionTokens int  `json:"max_completion_tokens"`
+	Stream              bool `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -84,29 +79,16 @@ func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
 			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 				return params{}, err
 			}
-			if req.Model == "" {
-				return params{}, errors.New("model is required")
-			}
-			p := params{model: req.Model, stream: req.Stream, maxTokens: req.MaxTokens,
-				ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens}
+			p, err := req.params(kind == openaiChat, countContentWords, contentHead)
+			p.stream, p.maxTokens = req.Stream, req.MaxTokens
+			p.ignoreEOS, p.minTokens = req.IgnoreEOS, req.MinTokens
 			if req.MaxCompletionTokens > 0 {
 				p.maxTokens = req.MaxCompletionTokens
 			}
 			if req.StreamOptions != nil {
 				p.includeUsage = req.StreamOptions.IncludeUsage
 			}
-			if kind == openaiChat {
-				for i, m := range req.Messages {
-					p.promptTokens += countContentWords(m.Content)
-					if i == 0 {
-						p.promptHead = contentHead(m.Content)
-					}
-				}
-			} else {
-				p.promptTokens = countContentWords(req.Prompt)
-				p.promptHead = contentHead(req.Prompt)
-			}
-			return p, nil
+			return p, err
 		})
 	}
 }

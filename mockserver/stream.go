@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -131,6 +132,39 @@ func appendTokens(b []byte, from, to int) []byte {
 }
 
 // countWords is the mock tokenizer: whitespace-separated words.
+// promptText is how a request carries text: a plain string (Ollama), or OpenAI's
+// string-or-parts JSON.
+type promptText interface{ string | json.RawMessage }
+
+// request is the part of a generation request both protocols share.
+type request[T promptText] struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Content T `json:"content"`
+	} `json:"messages"`
+	Prompt T `json:"prompt"`
+}
+
+// params gives the model and the prompt's word count and head: from a chat's messages, or
+// else from the prompt. words and headOf read one text of type T.
+func (q *request[T]) params(chat bool, words func(T) int, headOf func(T) string) (params, error) {
+	p := params{model: q.Model}
+	if q.Model == "" {
+		return p, errors.New("model is required")
+	}
+	if !chat {
+		p.promptTokens, p.promptHead = words(q.Prompt), headOf(q.Prompt)
+		return p, nil
+	}
+	for i, m := range q.Messages {
+		p.promptTokens += words(m.Content)
+		if i == 0 {
+			p.promptHead = headOf(m.Content)
+		}
+	}
+	return p, nil
+}
+
 func countWords(s string) int {
 	n, in := 0, false
 	for i := 0; i < len(s); i++ {
