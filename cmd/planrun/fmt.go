@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/planrun/planrun/plan"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 func init() {
@@ -103,7 +104,10 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintln(env.Stdout, f)
 		if a.Diff {
-			writeDiff(env.Stdout, f, string(src), string(out))
+			if err := writeDiff(env.Stdout, f, string(src), string(out)); err != nil {
+				fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
+				code = exitError
+			}
 		}
 		if a.Check {
 			code = exitError
@@ -127,92 +131,23 @@ func formatHCL(name string, src []byte) ([]byte, hcl.Diagnostics) {
 }
 
 // writeDiff prints a unified diff of two texts, hunks with three lines of context.
-func writeDiff(w io.Writer, name, a, b string) {
-	x, y := splitLines(a), splitLines(b)
-	// Longest common subsequence table; plan files are small.
-	lcs := make([][]int, len(x)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(y)+1)
-	}
-	for i := len(x) - 1; i >= 0; i-- {
-		for j := len(y) - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type line struct {
-		op   byte
-		text string
-		i, j int // 0-based positions before this line in a and b
-	}
-	var ops []line
-	i, j := 0, 0
-	for i < len(x) || j < len(y) {
-		switch {
-		case i < len(x) && j < len(y) && x[i] == y[j]:
-			ops = append(ops, line{' ', x[i], i, j})
-			i, j = i+1, j+1
-		case i < len(x) && (j == len(y) || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, line{'-', x[i], i, j})
-			i++
-		default:
-			ops = append(ops, line{'+', y[j], i, j})
-			j++
-		}
-	}
-	fmt.Fprintf(w, "--- %s\n+++ %s (formatted)\n", name, name)
-	const ctx = 3
-	for k := 0; k < len(ops); {
-		if ops[k].op == ' ' {
-			k++
-			continue
-		}
-		start := max(k-ctx, 0)
-		end := k
-		for end < len(ops) {
-			if ops[end].op != ' ' {
-				end++
-				continue
-			}
-			run := end
-			for run < len(ops) && ops[run].op == ' ' {
-				run++
-			}
-			if run-end > 2*ctx || run == len(ops) {
-				end = min(end+ctx, len(ops))
-				break
-			}
-			end = run
-		}
-		na, nb := 0, 0
-		for _, o := range ops[start:end] {
-			if o.op != '+' {
-				na++
-			}
-			if o.op != '-' {
-				nb++
-			}
-		}
-		fmt.Fprintf(w, "@@ -%d,%d +%d,%d @@\n", ops[start].i+1, na, ops[start].j+1, nb)
-		for _, o := range ops[start:end] {
-			t := o.text
-			if !strings.HasSuffix(t, "\n") {
-				t += "\n"
-			}
-			fmt.Fprintf(w, "%c%s", o.op, t)
-		}
-		k = end
-	}
+func writeDiff(w io.Writer, name, a, b string) error {
+	return difflib.WriteUnifiedDiff(w, difflib.UnifiedDiff{
+		A: splitLines(a), B: splitLines(b),
+		FromFile: name, ToFile: name + " (formatted)",
+		Context: 3,
+	})
 }
 
-// splitLines splits after each newline, without the empty piece after a final newline.
+// splitLines splits after each newline, without the empty piece after a final newline
+// (difflib.SplitLines would add one), and ends a last unterminated line with one so the
+// diff's lines stay apart.
 func splitLines(s string) []string {
 	ls := strings.SplitAfter(s, "\n")
-	if len(ls) > 0 && ls[len(ls)-1] == "" {
-		ls = ls[:len(ls)-1]
+	if n := len(ls); ls[n-1] == "" {
+		ls = ls[:n-1]
+	} else {
+		ls[n-1] += "\n"
 	}
 	return ls
 }
