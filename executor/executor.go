@@ -83,6 +83,9 @@ type Options struct {
 	Abort <-chan struct{}
 	// AbortErr is the error recorded on requests refused because of Abort.
 	AbortErr *backends.Error
+	// Clock is the executor's only source of time (the open-loop schedule and its send
+	// lags, the start of a refused request); nil means the timing core's SystemClock.
+	Clock backends.Clock
 }
 
 // RunLevel runs the warm-up and measured runs of one level against b. Cancelling ctx
@@ -90,6 +93,9 @@ type Options struct {
 // holds what was measured so far either way.
 func RunLevel(ctx context.Context, b backends.Backend, lv Level, opts Options) Result {
 	res := Result{Level: lv}
+	if opts.Clock == nil {
+		opts.Clock = backends.SystemClock{}
+	}
 	total := lv.WarmupRuns + lv.RepeatRuns
 	for i := 0; i < total; i++ {
 		warm := i < lv.WarmupRuns
@@ -158,7 +164,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
 		if aborted(opts.Abort) {
-			record(backends.Sample{ID: req.ID, Start: time.Now(), Err: abortErr(opts)})
+			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)})
 			return
 		}
 		s := b.Do(reqCtx, req)
@@ -181,7 +187,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
 	if lv.RequestRate > 0 {
-		run.SendLag = openLoop(ctx, lv, idx, warm, slots, &wg, send)
+		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, send)
 	} else {
 		next := make(chan int)
 		for w := 0; w < min(slots, lv.Requests); w++ {
@@ -213,8 +219,9 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 }
 
 // openLoop sends lv.Requests requests on a schedule, at most slots in flight, and returns
-// how late each send was against its schedule.
-func openLoop(ctx context.Context, lv Level, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
+// how late each send was against its schedule, read on clk. The timer waits out the gap
+// clk says is left, so the schedule keeps to clk's time.
+func openLoop(ctx context.Context, clk backends.Clock, lv Level, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
 	seed := lv.Seed + uint64(idx)*7919
 	if warm {
 		seed += 1 << 32
@@ -222,11 +229,11 @@ func openLoop(ctx context.Context, lv Level, idx int, warm bool, slots int, wg *
 	sched := Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed)
 	lags := make([]time.Duration, 0, len(sched))
 	sem := make(chan struct{}, slots)
-	t0 := time.Now()
+	t0 := clk.Now()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for n, at := range sched {
-		if d := time.Until(t0.Add(at)); d > 0 {
+		if d := at - clk.Now().Sub(t0); d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:
@@ -239,7 +246,7 @@ func openLoop(ctx context.Context, lv Level, idx int, warm bool, slots int, wg *
 		case <-ctx.Done():
 			return lags
 		}
-		lags = append(lags, time.Since(t0)-at)
+		lags = append(lags, clk.Now().Sub(t0)-at)
 		wg.Add(1)
 		go func(n int) {
 			defer wg.Done()

@@ -226,3 +226,54 @@ func TestCalibrateWithoutServerCount(t *testing.T) {
 		t.Fatalf("%+v", cal)
 	}
 }
+
+// stepClock moves one step forward on every reading, so what the executor reads from it
+// is known exactly.
+type stepClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	step time.Duration
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(c.step)
+	return c.now
+}
+
+func TestExecutorReadsTimeFromItsClock(t *testing.T) {
+	t.Run("open-loop send lags", func(t *testing.T) {
+		// At 1 request/s every send is already late by the clock's 1 s steps, so nothing
+		// waits and each lag is exactly the steps read since t0, less the schedule.
+		clk := &stepClock{now: time.Unix(1000, 0), step: time.Second}
+		lv := Level{Concurrency: 3, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
+		res := RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk})
+		want := []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}
+		got := res.Runs[0].SendLag
+		if len(got) != len(want) {
+			t.Fatalf("send lags %v, want %v", got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("send lags %v, want %v", got, want)
+			}
+		}
+	})
+	t.Run("refused request start", func(t *testing.T) {
+		at := time.Unix(2000, 0)
+		clk := &stepClock{now: at}
+		abort := make(chan struct{})
+		close(abort)
+		lv := Level{Concurrency: 1, Requests: 2, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}
+		res := RunLevel(context.Background(), &fakeBackend{}, lv, Options{Abort: abort, Clock: clk})
+		if n := len(res.Runs[0].Samples); n != 2 {
+			t.Fatalf("%d samples, want 2", n)
+		}
+		for _, s := range res.Runs[0].Samples {
+			if !s.Start.Equal(at) {
+				t.Fatalf("refused request started at %v, want the clock's %v", s.Start, at)
+			}
+		}
+	})
+}
