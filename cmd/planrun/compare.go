@@ -150,12 +150,3 @@ func keys[V any](m map[string]V) []string {
 }
 
 // hasFlag reports whether args set the flag name (-name, --name, -name=value).
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if a == name || strings.HasPrefix(a, name+"=") {
-			return true
-		}
-	}
-	return false
-}

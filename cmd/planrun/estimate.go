@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -37,16 +36,12 @@ type estimateArgs struct {
 
 func parseEstimate(args []string, stderr io.Writer) (*estimateArgs, error) {
 	a := &estimateArgs{}
-	fs := flag.NewFlagSet("estimate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: planrun estimate -params 7B -quant q4_K_M [-layers N -kv-heads N -head-dim N] [flags]")
-		fmt.Fprintln(stderr, "       planrun estimate -ollama http://127.0.0.1:11434 -model qwen2.5:7b [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "VRAM ≈ parameters × bits/8 + layers × kv heads × head dim × 2 × kv bytes × context × concurrency + overhead.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
+	fs := newUsageFlagSet(stderr, "estimate", `Usage: planrun estimate -params 7B -quant q4_K_M [-layers N -kv-heads N -head-dim N] [flags]
+       planrun estimate -ollama http://127.0.0.1:11434 -model qwen2.5:7b [flags]
+
+VRAM ≈ parameters × bits/8 + layers × kv heads × head dim × 2 × kv bytes × context × concurrency + overhead.
+
+`)
 	fs.StringVar(&a.Params, "params", "", "parameter count: 7e9, 7B, 770M")
 	fs.StringVar(&a.Quant, "quant", "", "quantization: q4_0, q4_K_M, q8_0, fp8, fp16, bf16, awq, ... (from Ollama when -ollama is set)")
 	fs.IntVar(&a.Layers, "layers", 0, "transformer layers (block_count)")
@@ -59,11 +54,12 @@ func parseEstimate(args []string, stderr io.Writer) (*estimateArgs, error) {
 	fs.StringVar(&a.OllamaURL, "ollama", "", "read the model's shape from this Ollama server's /api/show")
 	fs.StringVar(&a.Model, "model", "", "the model name for -ollama")
 	fs.BoolVar(&a.JSON, "json", false, "print the estimate as JSON")
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseFlags(fs, args)
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("estimate takes no arguments, got %q", fs.Args())
+	if len(operands) > 0 {
+		return nil, fmt.Errorf("estimate takes no arguments, got %q", operands)
 	}
 	if (a.OllamaURL == "") != (a.Model == "") {
 		return nil, errors.New("-ollama and -model go together")
@@ -79,12 +75,8 @@ func parseEstimate(args []string, stderr io.Writer) (*estimateArgs, error) {
 
 func runEstimate(ctx context.Context, env *Env, args []string) int {
 	a, err := parseEstimate(args, env.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun estimate: %v\n", err)
-		return exitUsage
+		return usageExit(env, "estimate", err)
 	}
 	in := gpu.EstimateInput{Quant: a.Quant, Context: a.Context, Concurrency: a.Concurrency, Overhead: a.OverheadGiB * (1 << 30)}
 	if a.OllamaURL != "" {

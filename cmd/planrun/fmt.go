@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,19 +31,9 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 	fs := newFlagSet(env, "fmt", "[PATH...]", "Rewrite .hcl files (or the *.hcl files of directories; default \".\") in the\ncanonical style. \"-\" formats stdin to stdout. With -check nothing is written and\nthe exit code is 1 when a file needs formatting (for CI).")
 	fs.BoolVar(&a.Check, "check", false, "write nothing; list files that need formatting and exit 1 if any")
 	fs.BoolVar(&a.Diff, "diff", false, "print the changes as a diff")
-	var operands []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return exitOK
-			}
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		operands = append(operands, fs.Arg(0))
-		args = fs.Args()[1:]
+	operands, err := parseFlags(fs, args)
+	if err != nil {
+		return flagErrorCode(err)
 	}
 	a.Paths = operands
 	if len(a.Paths) == 0 {

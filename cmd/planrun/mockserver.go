@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/planrun/planrun/mockserver"
@@ -27,17 +24,13 @@ type mockServerArgs struct {
 func parseMockServer(args []string, stderr io.Writer) (*mockServerArgs, error) {
 	a := &mockServerArgs{}
 	c := &a.Cfg
-	fs := flag.NewFlagSet("mock-server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: planrun mock-server [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Serves /v1/chat/completions, /v1/completions, /v1/models, /metrics (vLLM-style) and")
-		fmt.Fprintln(stderr, "/api/chat, /api/generate, /api/tags, /api/show, /api/ps (Ollama-style) until Ctrl-C.")
-		fmt.Fprintln(stderr, "Send 'X-Mock-Fault: <fault>' on a request to force one fault.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
+	fs := newUsageFlagSet(stderr, "mock-server", `Usage: planrun mock-server [flags]
+
+Serves /v1/chat/completions, /v1/completions, /v1/models, /metrics (vLLM-style) and
+/api/chat, /api/generate, /api/tags, /api/show, /api/ps (Ollama-style) until Ctrl-C.
+Send 'X-Mock-Fault: <fault>' on a request to force one fault.
+
+`)
 	var models string
 	fs.StringVar(&a.Addr, "addr", "127.0.0.1:8000", "listen address")
 	fs.DurationVar(&c.TTFT, "ttft", 200*time.Millisecond, "time from admission to the first content chunk")
@@ -63,19 +56,14 @@ func parseMockServer(args []string, stderr io.Writer) (*mockServerArgs, error) {
 	fs.IntVar(&f.AfterChunks, "fault-after", 2, "content chunks written before a mid-stream fault")
 	fs.DurationVar(&f.StallFor, "stall-for", 10*time.Second, "length of a stall")
 	fs.StringVar(&f.RetryAfter, "retry-after", "1", "Retry-After header on 429 and 503")
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseFlags(fs, args)
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if len(operands) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", operands[0])
 	}
-	if models != "" {
-		for _, m := range strings.Split(models, ",") {
-			if m = strings.TrimSpace(m); m != "" {
-				c.Models = append(c.Models, m)
-			}
-		}
-	}
+	c.Models = splitList(models)
 	a.apiKeyEnv = *apiKeyEnv
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -85,12 +73,8 @@ func parseMockServer(args []string, stderr io.Writer) (*mockServerArgs, error) {
 
 func runMockServer(ctx context.Context, env *Env, args []string) int {
 	a, err := parseMockServer(args, env.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun mock-server: %v\n", err)
-		return exitUsage
+		return usageExit(env, "mock-server", err)
 	}
 	if a.apiKeyEnv != "" {
 		a.Cfg.APIKey = env.Getenv(a.apiKeyEnv)

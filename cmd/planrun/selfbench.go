@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -43,18 +42,14 @@ type selfbenchArgs struct {
 func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
 	a := &selfbenchArgs{Cfg: loadbench.DefaultConfig()}
 	c := &a.Cfg
-	fs := flag.NewFlagSet("selfbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: planrun selfbench [flags]")
-		fmt.Fprintln(stderr)
-		fmt.Fprintln(stderr, "Runs planrun's client (the timing core and the closed-loop executor) against the mock")
-		fmt.Fprintln(stderr, "server at each concurrency level and prints streams, tokens/s, client CPU per 1,000")
-		fmt.Fprintln(stderr, "tokens, and the error of TTFT and TPOT against the times the mock wrote its chunks.")
-		fmt.Fprintln(stderr, "The mock runs as a child process (planrun selfbench -serve-mock) unless -inprocess.")
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
+	fs := newUsageFlagSet(stderr, "selfbench", `Usage: planrun selfbench [flags]
+
+Runs planrun's client (the timing core and the closed-loop executor) against the mock
+server at each concurrency level and prints streams, tokens/s, client CPU per 1,000
+tokens, and the error of TTFT and TPOT against the times the mock wrote its chunks.
+The mock runs as a child process (planrun selfbench -serve-mock) unless -inprocess.
+
+`)
 	levels := fs.String("levels", "1,64,500,1000,2000", "comma-separated concurrency levels")
 	fs.DurationVar(&c.TTFT, "ttft", c.TTFT, "the mock's time to first token")
 	fs.DurationVar(&c.TPOT, "tpot", c.TPOT, "the mock's time per output token (one token per chunk)")
@@ -68,19 +63,15 @@ func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
 	fs.BoolVar(&a.Markdown, "markdown", false, "print a Markdown table")
 	fs.StringVar(&a.CPUProfile, "cpuprofile", "", "write this process's CPU profile to `file` (the client's, unless -inprocess)")
 	fs.BoolVar(&a.serveMock, "serve-mock", false, "internal: serve the mock for a parent selfbench")
-	if err := fs.Parse(args); err != nil {
+	operands, err := parseFlags(fs, args)
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if len(operands) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", operands[0])
 	}
-	c.Levels = nil
-	for _, f := range strings.Split(*levels, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-levels: %q is not a positive number of streams", f)
-		}
-		c.Levels = append(c.Levels, n)
+	if c.Levels, err = parseCounts(*levels, "streams"); err != nil {
+		return nil, fmt.Errorf("-levels: %w", err)
 	}
 	if c.Protocol != "openai" && c.Protocol != "ollama" {
 		return nil, fmt.Errorf("-protocol: %q is not openai or ollama", c.Protocol)
@@ -96,12 +87,8 @@ func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
 
 func runSelfbench(ctx context.Context, env *Env, args []string) int {
 	a, err := parseSelfbench(args, env.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
-		return exitUsage
+		return usageExit(env, "selfbench", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/plan"
@@ -12,30 +10,6 @@ import (
 
 func init() {
 	register("validate", "check a plan without running it (no request is sent)", runValidate)
-}
-
-// stringList is a repeatable flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-// planFlags are the flags every command that reads a plan shares (validate, plan,
-// apply, probe): variables, cell selection and colour.
-type planFlags struct {
-	Vars     stringList
-	VarFiles stringList
-	Only     stringList
-	Except   stringList
-	NoColor  bool
-}
-
-func (f *planFlags) bind(fs *flag.FlagSet) {
-	fs.Var(&f.Vars, "var", "set a variable: -var 'name=value' (repeatable)")
-	fs.Var(&f.VarFiles, "var-file", "read variables from an HCL file of name = value (repeatable)")
-	fs.Var(&f.Only, "only", "keep only cells whose id matches this glob; * spans '/' (repeatable)")
-	fs.Var(&f.Except, "except", "drop cells whose id matches this glob (repeatable)")
-	fs.BoolVar(&f.NoColor, "no-color", false, "no colour in diagnostics")
 }
 
 // load loads the plan at path, expands and selects its cells, and prints any
@@ -111,43 +85,4 @@ func runValidate(_ context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "Success! The plan is valid: %d %s.\n", len(cells), plural(len(cells), "cell", "cells"))
 	return exitOK
-}
-
-// newFlagSet makes a command's flag set whose -h prints a usage line and description.
-func newFlagSet(env *Env, name, operands, description string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: planrun %s [flags] %s\n\n%s\n\nFlags:\n", name, operands, description)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseArgs parses flags (which may follow the operands) and takes exactly n operands
-// into dst. ok is false when the command should return code.
-func parseArgs(fs *flag.FlagSet, args []string, n int, dst ...*string) (code int, ok bool) {
-	var operands []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if err == flag.ErrHelp {
-				return exitOK, false
-			}
-			return exitUsage, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		operands = append(operands, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(operands) != n {
-		fmt.Fprintf(fs.Output(), "planrun %s: expected %d argument(s), got %d\n", fs.Name(), n, len(operands))
-		fs.Usage()
-		return exitUsage, false
-	}
-	for i := range dst {
-		*dst[i] = operands[i]
-	}
-	return exitOK, true
 }
