@@ -7,6 +7,7 @@
 package tinymodel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+
+	"github.com/ollama/ollama/fs/ggml"
 )
 
 // Config sizes the model. The zero value is not usable; start from DefaultConfig.
@@ -118,8 +121,17 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Write encodes the model described by c to w as GGUF v3.
-func Write(w io.Writer, c Config) error {
+// GGUF layout constants the model relies on: 32-byte alignment (ggml's default) and
+// F32 tensors, which every ggml backend can multiply.
+const (
+	ggufAlignment        = 32
+	ggmlTypeF32   uint32 = uint32(ggml.TensorTypeF32)
+)
+
+// Write encodes the model described by c to f as GGUF v3, with Ollama's own GGUF writer
+// (ggml.WriteGGUF: keys sorted, tensors by block then name). f must be seekable: each
+// tensor is written at its offset.
+func Write(f *os.File, c Config) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -130,47 +142,51 @@ func Write(w io.Writer, c Config) error {
 	headDim := nEmbd / uint64(c.Heads)
 	nKV := headDim * uint64(c.KVHeads)
 
-	f := &ggufFile{kvs: []kv{
-		{"general.architecture", "llama"},
-		{"general.name", c.Name},
-		{"general.file_type", uint32(0)}, // ALL_F32
-		{"general.alignment", uint32(ggufAlignment)},
-		{"llama.vocab_size", uint32(nVocab)},
-		{"llama.context_length", uint32(c.ContextLength)},
-		{"llama.embedding_length", uint32(nEmbd)},
-		{"llama.block_count", uint32(c.Layers)},
-		{"llama.feed_forward_length", uint32(nFF)},
-		{"llama.attention.head_count", uint32(c.Heads)},
-		{"llama.attention.head_count_kv", uint32(c.KVHeads)},
-		{"llama.rope.dimension_count", uint32(headDim)},
-		{"llama.rope.freq_base", float32(10000)},
-		{"llama.attention.layer_norm_rms_epsilon", c.NormEpsilon},
-		{"tokenizer.ggml.model", "llama"},
-		{"tokenizer.ggml.tokens", tokens},
-		{"tokenizer.ggml.scores", scores},
-		{"tokenizer.ggml.token_type", types},
-		{"tokenizer.ggml.bos_token_id", uint32(BOSID)},
-		{"tokenizer.ggml.eos_token_id", uint32(EOSID)},
-		{"tokenizer.ggml.unknown_token_id", uint32(UnknownID)},
-	}}
+	kv := ggml.KV{
+		"general.architecture":                   "llama",
+		"general.name":                           c.Name,
+		"general.file_type":                      uint32(0), // ALL_F32
+		"general.alignment":                      uint32(ggufAlignment),
+		"llama.vocab_size":                       uint32(nVocab),
+		"llama.context_length":                   uint32(c.ContextLength),
+		"llama.embedding_length":                 uint32(nEmbd),
+		"llama.block_count":                      uint32(c.Layers),
+		"llama.feed_forward_length":              uint32(nFF),
+		"llama.attention.head_count":             uint32(c.Heads),
+		"llama.attention.head_count_kv":          uint32(c.KVHeads),
+		"llama.rope.dimension_count":             uint32(headDim),
+		"llama.rope.freq_base":                   float32(10000),
+		"llama.attention.layer_norm_rms_epsilon": c.NormEpsilon,
+		"tokenizer.ggml.model":                   "llama",
+		"tokenizer.ggml.tokens":                  tokens,
+		"tokenizer.ggml.scores":                  scores,
+		"tokenizer.ggml.token_type":              types,
+		"tokenizer.ggml.bos_token_id":            uint32(BOSID),
+		"tokenizer.ggml.eos_token_id":            uint32(EOSID),
+		"tokenizer.ggml.unknown_token_id":        uint32(UnknownID),
+	}
 
-	// One generator drawn in a fixed order: the tensor order below is part of the format.
+	var ts []*ggml.Tensor
+	add := func(name string, data f32Data, dims ...uint64) {
+		ts = append(ts, &ggml.Tensor{Name: name, Kind: ggmlTypeF32, Shape: dims, WriterTo: data})
+	}
+	// One generator drawn in a fixed order: the draw order below fixes every weight.
 	rng := rand.New(rand.NewPCG(c.Seed, 0x706c616e72756e)) // "planrun"
 	random := func(name string, fanIn uint64, dims ...uint64) {
 		// Uniform in ±1/sqrt(fanIn) keeps activations near unit size through the layers.
 		bound := 1 / math.Sqrt(float64(fanIn))
-		data := make([]float32, elements(dims))
+		data := make(f32Data, dims[0]*dims[1])
 		for i := range data {
 			data[i] = float32((rng.Float64()*2 - 1) * bound)
 		}
-		f.tensors = append(f.tensors, tensor{name: name, dims: dims, data: data})
+		add(name, data, dims...)
 	}
 	ones := func(name string, n uint64) {
-		data := make([]float32, n)
+		data := make(f32Data, n)
 		for i := range data {
 			data[i] = 1
 		}
-		f.tensors = append(f.tensors, tensor{name: name, dims: []uint64{n}, data: data})
+		add(name, data, n)
 	}
 
 	// Shapes as llama.cpp's llm_load_tensors expects them, ggml order (in, out).
@@ -190,7 +206,17 @@ func Write(w io.Writer, c Config) error {
 	ones("output_norm.weight", nEmbd)
 	random("output.weight", 1, nEmbd, nVocab)
 
-	return f.encode(w)
+	return ggml.WriteGGUF(f, kv, ts)
+}
+
+// f32Data is one tensor's weights, written little-endian as ggml.WriteGGUF asks.
+type f32Data []float32
+
+func (d f32Data) WriteTo(w io.Writer) (int64, error) {
+	if err := binary.Write(w, binary.LittleEndian, []float32(d)); err != nil {
+		return 0, err
+	}
+	return 4 * int64(len(d)), nil
 }
 
 // WriteDir writes GGUFName and ModelfileName into dir (created if missing) and

@@ -20,11 +20,26 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 
 func encode(t *testing.T, c Config) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	if err := Write(&buf, c); err != nil {
+	f := tempFile(t)
+	if err := Write(f, c); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	return buf.Bytes()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// tempFile is a file for Write, which needs one it can seek in; it is closed at the end.
+func tempFile(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), GGUFName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 func digest(b []byte) string {
@@ -229,13 +244,17 @@ func TestConfigRejected(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := DefaultConfig()
 			tt.change(&c)
-			var buf bytes.Buffer
-			err := Write(&buf, c)
+			f := tempFile(t)
+			err := Write(f, c)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Write error = %v, want one containing %q", err, tt.want)
 			}
-			if buf.Len() != 0 {
-				t.Errorf("rejected config still wrote %d bytes", buf.Len())
+			info, err := f.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Size() != 0 {
+				t.Errorf("rejected config still wrote %d bytes", info.Size())
 			}
 		})
 	}
