@@ -24,7 +24,7 @@ type SampleRecord struct {
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this
-// many lines of the cell in flight, and the executor calls Flush after each level.
+// many lines of the cell in flight, and apply calls Flush after each level.
 const flushEvery = 32
 
 // SampleLog writes SampleRecords as JSON lines as they come. Safe for concurrent use by

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	// Ollama's own GGUF reader, used only here as an independent check of our writer.
+	// Ollama's own GGUF reader: the file must read back as llama.cpp needs it.
 	"github.com/ollama/ollama/fs/ggml"
 )
 
