@@ -15,13 +15,12 @@ import (
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/selfcheck"
-	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
 )
 
 // runLevel measures one concurrency level of a cell and writes its row.
-func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Backend, proc *servers.Process,
-	tmpl backends.Request, prompts *executor.Prompts, cal executor.Calibration, level plan.Level) report.Row {
+func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.Level) report.Row {
+	b, proc, tmpl, prompts, cal := setup.backend, setup.proc, setup.tmpl, setup.prompts, setup.cal
 	w := cell.Workload
 	lv := executor.Level{
 		Concurrency: level.Concurrency,
