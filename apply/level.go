@@ -35,7 +35,7 @@ type levelMeasurement struct {
 	GPU       gpu.Summary
 	Server    serverstats.Report
 	Client    selfcheck.Report
-	// MaxSendLag is, in open loop, how late the latest request was sent.
+	// MaxSendLag is, in open loop, the most any request was sent behind its schedule.
 	MaxSendLag time.Duration
 	// FirstError is the text of the first failed request's error; empty when none failed.
 	FirstError     string
