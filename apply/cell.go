@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,76 +16,20 @@ import (
 
 // runCell runs every level of one cell and returns its status.
 func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatus {
-	st := report.CellStatus{ID: cell.ID, Status: report.StatusOK}
-	w := cell.Workload
-	var todo []plan.Level
-	for _, lv := range w.Levels() {
-		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
-			if r.Status == report.StatusFailed {
-				st.Status = report.StatusFailed
-			}
-			if r.Goal == report.GoalMissed {
-				break // the sweep ended here before the interruption
-			}
-			continue
-		}
-		todo = append(todo, lv)
-	}
+	todo, st := a.pendingLevels(cell)
 	if len(todo) == 0 {
 		a.note("%s: already complete in %s, skipped", cell.ID, a.res.RunDir)
 		return st
 	}
-
-	fail := func(msg string) report.CellStatus {
-		a.note("%s: %s", cell.ID, msg)
-		st.Status, st.Notes = report.StatusFailed, msg
+	setup, err := a.prepareCell(ctx, cell)
+	if errors.Is(err, errInterrupted) {
+		st.Status = report.StatusInterrupted
 		return st
 	}
-
-	var proc *servers.Process
-	if cell.Server != nil {
-		spec := cell.Server.Spec
-		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
-			a.note("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
-		}
-		p, err := a.mgr.Acquire(ctx, spec)
-		if err != nil {
-			if ctx.Err() != nil {
-				st.Status = report.StatusInterrupted
-				return st
-			}
-			return fail(fmt.Sprintf("server %q did not start: %v", spec.Name, err))
-		}
-		proc = p
-		if a.manifest.ServerStartup == nil {
-			a.manifest.ServerStartup = map[string]string{}
-		}
-		a.manifest.ServerStartup[spec.Name] = p.StartupTime().Round(time.Millisecond).String()
-	}
-
-	b, err := a.backend(cell)
 	if err != nil {
-		return fail(err.Error())
-	}
-	a.probe(ctx, cell, b)
-	if err := a.ensureModel(ctx, cell); err != nil {
-		return fail(err.Error())
-	}
-
-	tmpl := backends.Request{
-		Model:          cell.ModelID,
-		MaxTokens:      w.MaxTokens,
-		ForceMaxTokens: w.ForceMaxTokens,
-		Temperature:    w.Temperature,
-		Seed:           w.Seed,
-	}
-	prompts := &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
-	cal := executor.Calibrate(ctx, b, tmpl, prompts, w.PromptTokens)
-	if cal.Actual > 0 {
-		a.note("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
-			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
-	} else {
-		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
+		a.note("%s: %s", cell.ID, err)
+		st.Status, st.Notes = report.StatusFailed, err.Error()
+		return st
 	}
 
 	for _, lv := range todo {
@@ -92,7 +37,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 			st.Status = report.StatusInterrupted
 			break
 		}
-		row := a.runLevel(ctx, cell, b, proc, tmpl, prompts, cal, lv)
+		row := a.runLevel(ctx, cell, setup, lv)
 		switch row.Status {
 		case report.StatusInterrupted:
 			st.Status = report.StatusInterrupted
@@ -106,11 +51,98 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 			break
 		}
 		if row.Goal == report.GoalMissed {
-			a.note("%s: %s", cell.ID, capacityNote(w, a.res.Rows, cell.ID))
+			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.res.Rows, cell.ID))
 			break
 		}
 	}
 	return st
+}
+
+// pendingLevels returns the levels of the cell still to run, and the cell's status so
+// far: levels a resumed run already completed count towards it and are not run again.
+func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.Level, report.CellStatus) {
+	st := report.CellStatus{ID: cell.ID, Status: report.StatusOK}
+	var todo []plan.Level
+	for _, lv := range cell.Workload.Levels() {
+		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
+			if r.Status == report.StatusFailed {
+				st.Status = report.StatusFailed
+			}
+			if r.Goal == report.GoalMissed {
+				break // the sweep ended here before the interruption
+			}
+			continue
+		}
+		todo = append(todo, lv)
+	}
+	return todo, st
+}
+
+// cellSetup is what every level of a cell runs with once the cell is ready.
+type cellSetup struct {
+	backend backends.Backend
+	proc    *servers.Process // the server planrun started for the cell; nil when none
+	tmpl    backends.Request
+	prompts *executor.Prompts
+	cal     executor.Calibration
+}
+
+// errInterrupted is prepareCell's answer when the run was interrupted while the cell's
+// server was starting: the cell is interrupted, not failed.
+var errInterrupted = errors.New("interrupted")
+
+// prepareCell gets a cell ready to measure: its server started, its backend built and
+// probed, its model present, and its prompt calibrated. An error says why the cell
+// cannot run.
+func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup, error) {
+	setup := &cellSetup{}
+	if cell.Server != nil {
+		spec := cell.Server.Spec
+		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
+			a.note("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
+		}
+		p, err := a.mgr.Acquire(ctx, spec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, errInterrupted
+			}
+			return nil, fmt.Errorf("server %q did not start: %v", spec.Name, err)
+		}
+		setup.proc = p
+		if a.manifest.ServerStartup == nil {
+			a.manifest.ServerStartup = map[string]string{}
+		}
+		a.manifest.ServerStartup[spec.Name] = p.StartupTime().Round(time.Millisecond).String()
+	}
+
+	b, err := a.backend(cell)
+	if err != nil {
+		return nil, err
+	}
+	setup.backend = b
+	a.probe(ctx, cell, b)
+	if err := a.ensureModel(ctx, cell); err != nil {
+		return nil, err
+	}
+
+	w := cell.Workload
+	setup.tmpl = backends.Request{
+		Model:          cell.ModelID,
+		MaxTokens:      w.MaxTokens,
+		ForceMaxTokens: w.ForceMaxTokens,
+		Temperature:    w.Temperature,
+		Seed:           w.Seed,
+	}
+	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
+	cal := executor.Calibrate(ctx, b, setup.tmpl, setup.prompts, w.PromptTokens)
+	if cal.Actual > 0 {
+		a.note("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
+			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
+	} else {
+		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
+	}
+	setup.cal = cal
+	return setup, nil
 }
 
 // capacityNote says where a goal sweep ended: the last level that met the goal, with

@@ -42,14 +42,13 @@ func (w *serverWatch) stop() serverstats.Report {
 }
 
 // serverFigures fills the row's server-side memory figures, GPU energy and the seed's
-// VRAM estimate, and returns notes that explain them.
-func (a *applier) serverFigures(ctx context.Context, cell *plan.Cell, level int, row *report.Row, g gpu.Summary, s serverstats.Report) []string {
+// VRAM estimate (est, nil when there is none), and returns notes that explain them.
+func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstats.Report, est *gpu.VRAMEstimate) []string {
 	var notes []string
 	var ollamaSize, ollamaVRAM int64
-	ctxLen := 0
 	for _, m := range s.Models {
-		if m.Name == cell.ModelID || strings.TrimSuffix(m.Name, ":latest") == strings.TrimSuffix(cell.ModelID, ":latest") {
-			ollamaSize, ollamaVRAM, ctxLen = m.SizeBytes, m.SizeVRAMBytes, m.ContextLength
+		if servesModel(m.Name, cell) {
+			ollamaSize, ollamaVRAM = m.SizeBytes, m.SizeVRAMBytes
 			row.ServerVRAMGB = float64(m.SizeVRAMBytes) / 1e9
 			if m.SizeVRAMBytes == 0 {
 				notes = append(notes, "Ollama runs this model on the CPU (size_vram 0)")
@@ -69,8 +68,7 @@ func (a *applier) serverFigures(ctx context.Context, cell *plan.Cell, level int,
 		}
 	}
 
-	est, ok := a.estimate(ctx, cell, level, ctxLen)
-	if !ok {
+	if est == nil {
 		return notes
 	}
 	row.VRAMEstimateGB = est.TotalBytes / 1e9
@@ -86,11 +84,17 @@ func (a *applier) serverFigures(ctx context.Context, cell *plan.Cell, level int,
 		if len(g.Devices) > 0 {
 			gc.CardTotalBytes = g.Devices[0].TotalBytes
 		}
-		if gap := gpu.ExplainGap(est, measured, gc); gap != "" {
+		if gap := gpu.ExplainGap(*est, measured, gc); gap != "" {
 			notes = append(notes, gap)
 		}
 	}
 	return notes
+}
+
+// servesModel reports whether a model the server lists is the cell's model (Ollama adds
+// ":latest" to a name given without a tag).
+func servesModel(name string, cell *plan.Cell) bool {
+	return name == cell.ModelID || strings.TrimSuffix(name, ":latest") == strings.TrimSuffix(cell.ModelID, ":latest")
 }
 
 func serverKind(cell *plan.Cell) string {

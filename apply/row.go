@@ -1,0 +1,156 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/internal/version"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// rowContext is what a row says about the run that produced it, beyond the level's own
+// measurement: known before the level ran, or looked up after it (the VRAM estimate).
+type rowContext struct {
+	Plan, PlanPath, PlanHash string
+	Version                  string
+	// ModelNote describes the model as the server reported it; empty when unknown.
+	ModelNote   string
+	Calibration executor.Calibration
+	// Estimate is the seed's VRAM estimate for the level; nil when there is none.
+	Estimate *gpu.VRAMEstimate
+}
+
+// rowContext gathers the row's context, including the VRAM estimate for the context
+// length the server reported (which reads the model's shape from the server once).
+func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Level, cal executor.Calibration, m levelMeasurement) rowContext {
+	rc := rowContext{Plan: planName(a.o.Plan), PlanPath: a.o.Plan.Path, PlanHash: a.o.Plan.Hash,
+		Version: version.String(), ModelNote: a.modelNote(cell), Calibration: cal}
+	ctxLen := 0
+	for _, sm := range m.Server.Models {
+		if servesModel(sm.Name, cell) {
+			ctxLen = sm.ContextLength
+		}
+	}
+	if est, ok := a.estimate(ctx, cell, level.Concurrency, ctxLen); ok {
+		rc.Estimate = &est
+	}
+	return rc
+}
+
+// buildRow turns one level's measurement into its result row: figures, VRAM columns,
+// notes, status and goal. It is pure, so everything it needs is in its arguments; the
+// plan's references and expectations are held against the row when it is recorded.
+func buildRow(cell *plan.Cell, level plan.Level, m levelMeasurement, rc rowContext) report.Row {
+	w := cell.Workload
+	row := report.NewRow()
+	row.Plan = rc.Plan
+	row.PlanPath, row.PlanHash = rc.PlanPath, rc.PlanHash
+	row.CellID, row.Matrix, row.Model, row.ModelID = cell.ID, cell.Matrix, cell.Model, cell.ModelID
+	row.Quantization, row.Tool, row.BackendURL = cell.Quantization, cell.Backend.Addr, report.SafeURL(cell.Backend.URL)
+	if cell.Hardware != nil {
+		row.Hardware, row.GPU = cell.Hardware.Name, cell.Hardware.GPU
+	}
+	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
+	row.MaxTokens = w.MaxTokens
+	row.SetStats(m.Stats)
+	if rc.Calibration.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
+		row.PromptTokensActual = float64(rc.Calibration.Actual)
+	}
+	row.PromptTokensRequested = w.PromptTokens
+	setVRAM(&row, m.GPU)
+	row.Version = rc.Version
+	row.Started, row.Ended = m.Started, m.Ended
+
+	var notes []string
+	if rc.ModelNote != "" {
+		notes = append(notes, rc.ModelNote)
+	}
+	if rc.Calibration.Note != "" {
+		notes = append(notes, rc.Calibration.Note)
+	}
+	notes = append(notes, serverFigures(cell, &row, m.GPU, m.Server, rc.Estimate)...)
+	if m.Monitored {
+		row.ClientCPUPct = m.Client.CPUPercent
+		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6
+		notes = append(notes, clientWarnings(row, m)...)
+	}
+	if m.MaxSendLag > 0 {
+		notes = append(notes, fmt.Sprintf("open loop: max send lag %s", m.MaxSendLag.Round(time.Microsecond)))
+	}
+	switch {
+	case m.Interrupted:
+		row.Status = report.StatusInterrupted
+		notes = append(notes, "interrupted")
+	case row.Succeeded == 0:
+		row.Status = report.StatusFailed
+		notes = append(notes, "every request failed"+noteSuffix(m.FirstError))
+	default:
+		row.Status = report.StatusOK
+	}
+	if note := judgeGoal(w, &row); note != "" {
+		notes = append(notes, note)
+	}
+	row.Notes = strings.Join(notes, "; ")
+	return row
+}
+
+// clientWarnings are the self-check's warnings that the client, not the server, may
+// have shaped the row's figures.
+func clientWarnings(row report.Row, m levelMeasurement) []string {
+	meanTPOT := time.Duration(row.TPOT.Mean * float64(time.Second))
+	if math.IsNaN(row.TPOT.Mean) {
+		meanTPOT = 0
+	}
+	return m.Client.Warnings(meanTPOT, m.MaxSendLag)
+}
+
+// judgeGoal sets the row's goal verdict when the workload has a goal and the level was
+// not interrupted, and returns a note saying why a missed goal was missed.
+func judgeGoal(w *plan.Workload, row *report.Row) string {
+	if w.Goal == nil || row.Status == report.StatusInterrupted {
+		return ""
+	}
+	row.Goal = report.GoalMet
+	ok, diags := w.MeetsGoal(resultValues(*row))
+	if ok && !diags.HasErrors() {
+		return ""
+	}
+	row.Goal = report.GoalMissed
+	if diags.HasErrors() {
+		return "goal missed: " + strings.TrimSpace(diags.Error())
+	}
+	return "goal missed: " + describeValues(w.Goal, resultValues(*row))
+}
+
+// setVRAM fills the row's VRAM columns from the sampler's summary: totals over the GPUs
+// the machine has, and the server's own processes where NVML attributes memory.
+func setVRAM(row *report.Row, g gpu.Summary) {
+	if g.Note != "" || len(g.Devices) == 0 {
+		row.VRAMSource = g.Note
+		if row.VRAMSource == "" {
+			row.VRAMSource = "no GPU telemetry"
+		}
+		return
+	}
+	var base, proc uint64
+	attributed := false
+	for _, d := range g.Devices {
+		base += d.BaselineUsedBytes
+		if d.ProcessAttributed {
+			attributed = true
+		}
+	}
+	proc = g.PeakTotalProcessBytes()
+	row.VRAMBaselineGB = float64(base) / 1e9
+	row.VRAMPeakGB = float64(g.PeakTotalUsedBytes()) / 1e9
+	if attributed {
+		row.VRAMProcessGB = float64(proc) / 1e9
+	}
+	row.VRAMSource = g.MemoryAPI
+}

@@ -1,0 +1,206 @@
+package apply
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/selfcheck"
+	"github.com/planrun/planrun/stats"
+)
+
+const rowPlan = `
+variable "url" { type = string }
+backend "openai" "srv" { url = "${var.url}/v1" }
+hardware "h200" { gpu = "NVIDIA H200" }
+workload "plain" {
+  prompt_tokens = 32
+  max_tokens    = 4
+}
+workload "goal" {
+  prompt_tokens = 32
+  max_tokens    = 4
+  goal          = result.ttft_p50_s < 0.5
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.srv]
+  hardware = [hardware.h200]
+  workload = [workload.plain, workload.goal]
+  model_id = "tiny-id"
+}
+`
+
+// rowSamples are n requests of 4 tokens with the given TTFT, 10 ms apart after it; a
+// non-nil err makes every one fail.
+func rowSamples(n int, ttft time.Duration, promptTokens int, err *backends.Error) stats.Runs {
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	var ss []backends.Sample
+	for i := 0; i < n; i++ {
+		s := backends.Sample{Start: start, FirstToken: ttft, End: ttft + 30*time.Millisecond,
+			OutputTokens: 4, Chunks: 4, TokenSource: backends.TokensUsage, PromptTokens: promptTokens}
+		if err != nil {
+			s = backends.Sample{Start: start, End: time.Millisecond, Err: err}
+		}
+		ss = append(ss, s)
+	}
+	run := stats.Run{Samples: ss, Window: stats.Window{Start: start, End: start.Add(time.Second)}}
+	return stats.SummarizeRuns([]stats.Run{run}, stats.Target{PromptTokens: 32, MaxTokens: 4})
+}
+
+func gpuSummary(attributed bool) gpu.Summary {
+	return gpu.Summary{MemoryAPI: "v2", Ticks: 2, Devices: []gpu.DeviceSummary{{
+		BaselineUsedBytes: 1e9, ProcessAttributed: attributed,
+		Series: []gpu.Point{{UsedBytes: 3e9, ProcessBytes: 2e9}, {UsedBytes: 5e9, ProcessBytes: 4e9}},
+	}}}
+}
+
+func TestBuildRow(t *testing.T) {
+	_, cells := loadPlan(t, rowPlan, "http://127.0.0.1:1")
+	byWorkload := map[string]*plan.Cell{}
+	for _, c := range cells {
+		byWorkload[c.Workload.Name] = c
+	}
+	started := time.Date(2025, 1, 2, 3, 4, 0, 0, time.UTC)
+	ok := func(ttft time.Duration) levelMeasurement {
+		return levelMeasurement{Stats: rowSamples(2, ttft, 32, nil), Started: started, Ended: started.Add(time.Minute)}
+	}
+	nan := math.NaN()
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+	for _, c := range []struct {
+		name       string
+		workload   string
+		level      plan.Level
+		m          levelMeasurement
+		rc         rowContext
+		wantStatus string
+		wantGoal   string
+		wantNotes  string
+		// VRAM columns: baseline, peak, per process (NaN: not measured), and the source.
+		wantVRAM   [3]float64
+		wantSource string
+		check      func(t *testing.T, r report.Row)
+	}{{
+		name: "ok", workload: "plain", level: plan.Level{Concurrency: 2}, m: ok(100 * time.Millisecond),
+		rc:         rowContext{Plan: "bench", PlanPath: "/p/plan.hcl", PlanHash: "abc", Version: "v1.2"},
+		wantStatus: report.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r report.Row) {
+			if r.Plan != "bench" || r.PlanPath != "/p/plan.hcl" || r.PlanHash != "abc" || r.Version != "v1.2" {
+				t.Errorf("plan %q %q %q, version %q", r.Plan, r.PlanPath, r.PlanHash, r.Version)
+			}
+			if r.CellID != byWorkload["plain"].ID || r.Model != "tiny" || r.ModelID != "tiny-id" || r.Tool != "openai.srv" ||
+				r.Hardware != "h200" || r.GPU != "NVIDIA H200" || r.Workload != "plain" || r.Concurrency != 2 || r.MaxTokens != 4 {
+				t.Errorf("identity columns: %+v", r)
+			}
+			if r.Requests != 2 || r.Succeeded != 2 || r.OutputTokens != 8 || r.TTFT.P50 != 0.1 {
+				t.Errorf("requests %d, ok %d, tokens %d, TTFT p50 %v", r.Requests, r.Succeeded, r.OutputTokens, r.TTFT.P50)
+			}
+			if !r.Started.Equal(started) || !r.Ended.Equal(started.Add(time.Minute)) {
+				t.Errorf("started %v, ended %v", r.Started, r.Ended)
+			}
+			// No monitor ran: the self-check columns stay unmeasured.
+			if !math.IsNaN(r.ClientCPUPct) || r.Goal != "" {
+				t.Errorf("client CPU %v, goal %q", r.ClientCPUPct, r.Goal)
+			}
+		},
+	}, {
+		name: "every request failed", workload: "plain", level: plan.Level{Concurrency: 1},
+		m: levelMeasurement{Stats: rowSamples(3, 0, 0, &backends.Error{Class: backends.ErrServer, Message: "boom"}),
+			FirstError: "HTTP 500: boom"},
+		wantStatus: report.StatusFailed, wantNotes: "every request failed: HTTP 500: boom",
+		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r report.Row) {
+			if r.Requests != 3 || r.Failed != 3 || r.Succeeded != 0 {
+				t.Errorf("requests %d, failed %d, ok %d", r.Requests, r.Failed, r.Succeeded)
+			}
+		},
+	}, {
+		name: "interrupted before a measured run", workload: "goal", level: plan.Level{Concurrency: 1},
+		m:          levelMeasurement{Interrupted: true, GPU: gpu.Summary{Note: "no measured run"}},
+		wantStatus: report.StatusInterrupted, wantNotes: "interrupted",
+		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no measured run",
+	}, {
+		name: "goal met", workload: "goal", level: plan.Level{Concurrency: 1}, m: ok(100 * time.Millisecond),
+		wantStatus: report.StatusOK, wantGoal: report.GoalMet,
+		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+	}, {
+		name: "goal missed", workload: "goal", level: plan.Level{Concurrency: 1}, m: ok(900 * time.Millisecond),
+		wantStatus: report.StatusOK, wantGoal: report.GoalMissed, wantNotes: "goal missed: result.ttft_p50_s = 0.9",
+		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+	}, {
+		name: "VRAM attributed to the server's processes", workload: "plain", level: plan.Level{Concurrency: 1},
+		m:          func() levelMeasurement { m := ok(100 * time.Millisecond); m.GPU = gpuSummary(true); return m }(),
+		wantStatus: report.StatusOK, wantVRAM: [3]float64{1, 5, 4}, wantSource: "v2",
+	}, {
+		name: "VRAM without process attribution", workload: "plain", level: plan.Level{Concurrency: 1},
+		m:          func() levelMeasurement { m := ok(100 * time.Millisecond); m.GPU = gpuSummary(false); return m }(),
+		wantStatus: report.StatusOK, wantVRAM: [3]float64{1, 5, nan}, wantSource: "v2",
+	}, {
+		name: "open loop with the client self-check", workload: "plain", level: plan.Level{Concurrency: 4, RequestRate: 2},
+		m: func() levelMeasurement {
+			m := ok(100 * time.Millisecond)
+			m.Monitored, m.MaxSendLag = true, 1234567*time.Nanosecond
+			m.Client = selfcheck.Report{CPUPercent: 12.5, LagP99: 3 * time.Millisecond, Cores: 2}
+			return m
+		}(),
+		// The self-check's warning first, then the lag: 3 ms of scheduling lag against a
+		// 10 ms TPOT.
+		wantStatus: report.StatusOK,
+		wantNotes: "client scheduling lag p99 3ms is above 10% of the mean TPOT 10ms: some chunks were stamped late; " +
+			"open loop: max send lag 1.235ms",
+		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r report.Row) {
+			if r.RequestRate != 2 || r.ClientCPUPct != 12.5 || r.ClientLagP99Ms != 3 {
+				t.Errorf("rate %v, client CPU %v%%, lag p99 %v ms", r.RequestRate, r.ClientCPUPct, r.ClientLagP99Ms)
+			}
+		},
+	}, {
+		name: "calibration fills a prompt count the server did not give", workload: "plain", level: plan.Level{Concurrency: 1},
+		m:          levelMeasurement{Stats: rowSamples(2, 100*time.Millisecond, 0, nil)},
+		rc:         rowContext{ModelNote: "model tiny (q4)", Calibration: executor.Calibration{Actual: 30, Note: "5 words short"}},
+		wantStatus: report.StatusOK, wantNotes: "model tiny (q4); 5 words short",
+		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r report.Row) {
+			if r.PromptTokensActual != 30 || r.PromptTokensRequested != 32 {
+				t.Errorf("prompt tokens %d → %v, want 32 → 30 (calibrated)", r.PromptTokensRequested, r.PromptTokensActual)
+			}
+		},
+	}, {
+		name: "the server's prompt count wins over calibration", workload: "plain", level: plan.Level{Concurrency: 1},
+		m:          ok(100 * time.Millisecond),
+		rc:         rowContext{Calibration: executor.Calibration{Actual: 30}, Estimate: &gpu.VRAMEstimate{TotalBytes: 6e9}},
+		wantStatus: report.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r report.Row) {
+			if r.PromptTokensActual != 32 || r.VRAMEstimateGB != 6 {
+				t.Errorf("prompt tokens actual %v, want 32; VRAM estimate %v GB, want 6", r.PromptTokensActual, r.VRAMEstimateGB)
+			}
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := buildRow(byWorkload[c.workload], c.level, c.m, c.rc)
+			if r.Status != c.wantStatus || r.Goal != c.wantGoal || r.Notes != c.wantNotes {
+				t.Errorf("status %q, goal %q, notes %q; want %q, %q, %q", r.Status, r.Goal, r.Notes, c.wantStatus, c.wantGoal, c.wantNotes)
+			}
+			got := [3]float64{r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB}
+			for i := range got {
+				if !same(got[i], c.wantVRAM[i]) {
+					t.Errorf("VRAM baseline, peak, process = %v GB, want %v", got, c.wantVRAM)
+					break
+				}
+			}
+			if r.VRAMSource != c.wantSource {
+				t.Errorf("VRAM source %q, want %q", r.VRAMSource, c.wantSource)
+			}
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+
+}
