@@ -45,6 +45,17 @@ type Backend struct {
 // is merged key by key instead).
 var reserved = map[string]bool{"model": true, "messages": true, "prompt": true, "stream": true}
 
+// DefaultURL is where a local Ollama server listens unless told otherwise.
+const DefaultURL = "http://127.0.0.1:11434"
+
+// Kind declares the ollama backend kind: native /api/chat or /api/generate, keep_alive,
+// and the model endpoints that ensure_model uses.
+var Kind = backends.Kind{
+	Name: "ollama", DefaultURL: DefaultURL, APIs: []string{"chat", "generate"},
+	KeepAlive: true, EnsureModel: true, ExtraFields: true, ServerLabel: "ollama",
+	New: backends.Constructor(New),
+}
+
 // New builds a backend for the Ollama server at cfg.URL (e.g. http://127.0.0.1:11434).
 func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 	if cfg.Kind == "" {

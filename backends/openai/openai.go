@@ -48,6 +48,14 @@ var standardFields = map[string]bool{
 	"metadata": true, "store": true, "modalities": true, "prediction": true, "verbosity": true,
 }
 
+// Kind declares the openai backend kind: any OpenAI-compatible server, at a url the plan
+// must give; its memory figures are read the vLLM way (/metrics).
+var Kind = backends.Kind{
+	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions"},
+	ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
+	New: backends.Constructor(New),
+}
+
 // New builds a backend for a server that may accept engine extensions (vLLM, SGLang).
 func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 	return newBackend(cfg, false, opts)
