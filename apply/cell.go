@@ -67,7 +67,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 		return fail(err.Error())
 	}
 	a.probe(ctx, cell, b)
-	if err := a.ensureModel(ctx, cell); err != nil {
+	if err := a.ensureModel(ctx, cell, b); err != nil {
 		return fail(err.Error())
 	}
 

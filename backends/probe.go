@@ -35,14 +35,21 @@ func ProbeModels(ctx context.Context, be Backend, have, want []string, url strin
 	return present, usage, problems
 }
 
-// contains matches a model id, treating Ollama's implicit ":latest" tag as equal.
+// contains matches a model id by SameModel.
 func contains(models []string, id string) bool {
 	for _, m := range models {
-		if m == id || m == id+":latest" || id == m+":latest" {
+		if SameModel(m, id) {
 			return true
 		}
 	}
 	return false
+}
+
+// SameModel reports whether two model names name the same model: equal, or equal once
+// Ollama's implicit ":latest" tag is dropped ("tiny" is listed as "tiny:latest"). It is
+// the one rule for matching a plan's model id against what a server lists.
+func SameModel(a, b string) bool {
+	return a == b || strings.TrimSuffix(a, ":latest") == strings.TrimSuffix(b, ":latest")
 }
 
 // ModelList prints a server's models for a message, capped so a gateway with hundreds

@@ -169,6 +169,7 @@ func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.R
 }
 
 // Models returns the server's model names (GET /api/tags), fetched once and cached.
+// The lock is held through the fetch so that concurrent failures ask only once.
 func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -179,25 +180,20 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 	if e := b.core.GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
 		return nil, e
 	}
-	names := make([]string, 0, len(v.Models))
-	digests := make(map[string]string, len(v.Models))
-	for _, m := range v.Models {
-		names = append(names, m.Name)
-		if m.Digest != "" {
-			digests[m.Name] = m.Digest
-		}
-	}
-	b.models, b.digests = names, digests
-	return names, nil
+	b.keep(v)
+	return b.models, nil
 }
 
-// digest returns the /api/tags digest of model id (":latest" implied when untagged),
-// so a result can name exactly which weights produced it. Call after Models.
+// digest returns the /api/tags digest of model id (by backends.SameModel), so a result
+// can name exactly which weights produced it. Call after Models.
 func (b *Backend) digest(id string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, name := range []string{id, id + ":latest", strings.TrimSuffix(id, ":latest")} {
-		if d := b.digests[name]; d != "" {
+	if d := b.digests[id]; d != "" {
+		return d
+	}
+	for name, d := range b.digests {
+		if backends.SameModel(name, id) {
 			return d
 		}
 	}

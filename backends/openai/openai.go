@@ -206,4 +206,21 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 	return ids, nil
 }
 
+// MetricsURL implements backends.MetricsSource: where vLLM (and SGLang) serve Prometheus
+// /metrics. Empty for a strict gateway, which exposes none.
+func (b *Backend) MetricsURL() string {
+	if b.strict {
+		return ""
+	}
+	return MetricsURL(b.cfg.URL)
+}
+
+// MetricsURL is where vLLM serves /metrics for an OpenAI base URL: at the root, not
+// under /v1.
+func MetricsURL(baseURL string) string {
+	u := strings.TrimSuffix(baseURL, "/")
+	u = strings.TrimSuffix(u, "/v1")
+	return u + "/metrics"
+}
+
 func quote(s string) string { return strconv.Quote(s) }
