@@ -65,6 +65,20 @@ func ModelList(models []string) string {
 	return strings.Join(models, ", ")
 }
 
+// ModelAbsent starts an adapter's Explain: after a 404 or other 4xx it reads the
+// server's model list and says whether model is missing from it (by SameModel). ok is
+// false for other failures and when the list cannot be read: there is nothing to add.
+func ModelAbsent(ctx context.Context, e *Error, model string, list func(context.Context) ([]string, *Error)) (models []string, absent, ok bool) {
+	if e.Class != ErrNotFound && e.Class != ErrHTTP4xx {
+		return nil, false, false
+	}
+	models, lerr := list(ctx)
+	if lerr != nil {
+		return nil, false, false
+	}
+	return models, !contains(models, model), true
+}
+
 // HasModel reports whether models holds id, treating Ollama's implicit ":latest" tag as
 // equal.
 func HasModel(models []string, id string) bool { return contains(models, id) }

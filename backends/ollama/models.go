@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -17,6 +18,46 @@ import (
 // The model endpoints (/api/show, /api/tags, /api/pull, /api/ps) go through the timing
 // core's side requests, so they share the measured requests' key, headers, redaction and
 // error classes.
+
+// Explain implements backends.Adapter: an unknown model gets the server's model list.
+func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
+	if models, absent, ok := backends.ModelAbsent(ctx, e, req.Model, b.Models); ok && absent {
+		e.Message += " Model " + strconv.Quote(req.Model) + " is not on this server (ollama pull it first); the server has: " +
+			backends.ModelList(models) + "."
+	}
+}
+
+// Models returns the server's model names (GET /api/tags), fetched once and cached.
+// The lock is held through the fetch so that concurrent failures ask only once.
+func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.models != nil {
+		return b.models, nil
+	}
+	var v api.ListResponse
+	if e := b.core.GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
+		return nil, e
+	}
+	b.keep(v)
+	return b.models, nil
+}
+
+// digest returns the /api/tags digest of model id (by backends.SameModel), so a result
+// can name exactly which weights produced it. Call after Models.
+func (b *Backend) digest(id string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d := b.digests[id]; d != "" {
+		return d
+	}
+	for name, d := range b.digests {
+		if backends.SameModel(name, id) {
+			return d
+		}
+	}
+	return ""
+}
 
 // ShowModel implements backends.ModelShower with /api/show. A missing model is an
 // error of class backends.ErrNotFound.

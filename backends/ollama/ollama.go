@@ -19,11 +19,8 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/ollama/ollama/api"
 
 	"github.com/planrun/planrun/backends"
 )
@@ -154,51 +151,6 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 
 // NewDecoder implements backends.Adapter.
 func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecoder(r) }
-
-// Explain implements backends.Adapter: an unknown model gets the server's model list.
-func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
-	if e.Class != backends.ErrNotFound && e.Class != backends.ErrHTTP4xx {
-		return
-	}
-	models, merr := b.Models(ctx)
-	if merr != nil || backends.HasModel(models, req.Model) {
-		return
-	}
-	e.Message += " Model " + strconv.Quote(req.Model) + " is not on this server (ollama pull it first); the server has: " +
-		backends.ModelList(models) + "."
-}
-
-// Models returns the server's model names (GET /api/tags), fetched once and cached.
-// The lock is held through the fetch so that concurrent failures ask only once.
-func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.models != nil {
-		return b.models, nil
-	}
-	var v api.ListResponse
-	if e := b.core.GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
-		return nil, e
-	}
-	b.keep(v)
-	return b.models, nil
-}
-
-// digest returns the /api/tags digest of model id (by backends.SameModel), so a result
-// can name exactly which weights produced it. Call after Models.
-func (b *Backend) digest(id string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if d := b.digests[id]; d != "" {
-		return d
-	}
-	for name, d := range b.digests {
-		if backends.SameModel(name, id) {
-			return d
-		}
-	}
-	return ""
-}
 
 // Probe implements backends.Backend: /api/version, /api/tags (models and their
 // digests, for the manifest), and one tiny request per present model (Ollama always

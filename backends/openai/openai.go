@@ -167,20 +167,14 @@ func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecod
 // Explain implements backends.Adapter: an unknown model gets the server's model list,
 // a wrong path gets a hint about /v1.
 func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
-	if e.Class != backends.ErrNotFound && e.Class != backends.ErrHTTP4xx {
-		return
+	models, absent, ok := backends.ModelAbsent(ctx, e, req.Model, b.Models)
+	switch {
+	case !ok:
+	case absent:
+		e.Message += " Model " + quote(req.Model) + " is not served here; the server has: " + backends.ModelList(models) + "."
+	case e.Class == backends.ErrNotFound:
+		e.Message += " The model " + quote(req.Model) + " exists, so the path is wrong: the url must end in /v1 (e.g. http://127.0.0.1:8000/v1)."
 	}
-	models, merr := b.Models(ctx)
-	if merr != nil {
-		return
-	}
-	if backends.HasModel(models, req.Model) {
-		if e.Class == backends.ErrNotFound {
-			e.Message += " The model " + quote(req.Model) + " exists, so the path is wrong: the url must end in /v1 (e.g. http://127.0.0.1:8000/v1)."
-		}
-		return
-	}
-	e.Message += " Model " + quote(req.Model) + " is not served here; the server has: " + backends.ModelList(models) + "."
 }
 
 // Models returns the server's model ids (GET /models), fetched once and cached.
