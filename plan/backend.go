@@ -162,6 +162,25 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 		}
 	}
 
+	l.decodeKindArguments(attrs, ctx, rules, be)
+
+	if a := attrs["server"]; a != nil {
+		be.Server = l.serverRef(a.Expr, ctx, scopePlan)
+	}
+
+	for _, tb := range content.Blocks {
+		l.decodeTimeouts(tb, ctx, &be.Timeouts)
+	}
+	if hasErrorsSince(l.diags, before) {
+		return nil
+	}
+	return be
+}
+
+// decodeKindArguments decodes the arguments only some kinds take (extra_fields,
+// engine_extensions, keep_alive, ensure_model), as the kind's declaration allows.
+func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext, rules backends.Kind, be *Backend) {
+	kind := be.Kind
 	if a := attrs["extra_fields"]; a != nil {
 		if !rules.ExtraFields {
 			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "A %s backend is strict: the gateway rejects request fields it does not know, so extra_fields is not allowed.", kind)
@@ -203,18 +222,6 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 				quoteList(ensureModelModes), be.EnsureModel, ensureModelDetail, suggestion(be.EnsureModel, ensureModelModes))
 		}
 	}
-
-	if a := attrs["server"]; a != nil {
-		be.Server = l.serverRef(a.Expr, ctx, scopePlan)
-	}
-
-	for _, tb := range content.Blocks {
-		l.decodeTimeouts(tb, ctx, &be.Timeouts)
-	}
-	if hasErrorsSince(l.diags, before) {
-		return nil
-	}
-	return be
 }
 
 // serverRef resolves an expression that names a server (server.<name>), reporting a
