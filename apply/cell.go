@@ -121,7 +121,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 	}
 	setup.backend = b
 	a.probe(ctx, cell, b)
-	if err := a.ensureModel(ctx, cell); err != nil {
+	if err := a.ensureModel(ctx, cell, b); err != nil {
 		return nil, err
 	}
 

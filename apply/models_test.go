@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/plan"
@@ -32,6 +34,17 @@ func (n *noteRecorder) StartLevel(*plan.Cell, plan.Level, int)         {}
 func (n *noteRecorder) Request(*plan.Cell, plan.Level, executor.Event) {}
 func (n *noteRecorder) EndLevel(*plan.Cell, report.Row)                {}
 func (n *noteRecorder) text() string                                   { return strings.Join(n.notes, "\n") }
+
+// cellBackend is the adapter apply would measure the cell with.
+func cellBackend(t *testing.T, cell *plan.Cell) backends.Backend {
+	t.Helper()
+	b, err := connect.New(cell.Backend.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func modelCell(url, model, mode string, srv *plan.Server) *plan.Cell {
 	return &plan.Cell{ID: "m/" + model + "/-/ollama.t/-/w", ModelID: model, Server: srv,
 		Backend: &plan.Backend{Kind: "ollama", Name: "t", Addr: "ollama.t", URL: url, EnsureModel: mode}}
@@ -121,7 +134,7 @@ func TestEnsureModelMissing(t *testing.T) {
 			rec := &noteRecorder{}
 			a := &applier{o: Options{Progress: rec}}
 			cell := modelCell(srv.URL, model, tt.mode, tt.server)
-			err := a.ensureModel(context.Background(), cell)
+			err := a.ensureModel(context.Background(), cell, cellBackend(t, cell))
 			if got := strings.Join(*seen, ","); got != tt.wantSeen {
 				t.Errorf("requests %q, want %q", got, tt.wantSeen)
 			}
@@ -176,7 +189,7 @@ func TestEnsureModelRealOllama(t *testing.T) {
 	s := ollamatest.Start(t)
 	a := &applier{o: Options{Progress: &noteRecorder{}}}
 	cell := modelCell(s.URL, s.Model, plan.EnsureModelCheck, nil)
-	if err := a.ensureModel(context.Background(), cell); err != nil {
+	if err := a.ensureModel(context.Background(), cell, cellBackend(t, cell)); err != nil {
 		t.Fatal(err)
 	}
 	got := a.manifest.Models["ollama.t "+s.Model]
@@ -188,7 +201,8 @@ func TestEnsureModelRealOllama(t *testing.T) {
 	}
 	t.Logf("tiny: %s", got)
 
-	err := a.ensureModel(context.Background(), modelCell(s.URL, "absent", plan.EnsureModelCheck, nil))
+	absent := modelCell(s.URL, "absent", plan.EnsureModelCheck, nil)
+	err := a.ensureModel(context.Background(), absent, cellBackend(t, absent))
 	if err == nil || !strings.Contains(err.Error(), "`ollama pull absent`") {
 		t.Errorf("missing model: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
@@ -33,7 +34,7 @@ func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Le
 		Version: version.String(), ModelNote: a.modelNote(cell), Calibration: cal}
 	ctxLen := 0
 	for _, sm := range m.Server.Models {
-		if servesModel(sm.Name, cell) {
+		if backends.SameModel(sm.Name, cell.ModelID) {
 			ctxLen = sm.ContextLength
 		}
 	}

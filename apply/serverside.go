@@ -6,9 +6,10 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/plan"
@@ -24,12 +25,13 @@ type serverWatch struct {
 var statsClient = &http.Client{Timeout: 5 * time.Second}
 
 func (a *applier) watchServer(ctx context.Context, cell *plan.Cell) *serverWatch {
-	b := cell.Backend
-	switch b.Kind {
-	case "ollama":
-		return &serverWatch{serverstats.StartOllama(ctx, statsClient, b.URL, 0)}
-	case "openai":
-		return &serverWatch{serverstats.StartVLLM(ctx, statsClient, serverstats.VLLMMetricsURL(b.URL), 0)}
+	switch src := a.backends[cell.Backend.Addr].(type) {
+	case backends.ServerMemory:
+		return &serverWatch{serverstats.StartModels(ctx, src, cell.Backend.URL, 0)}
+	case backends.MetricsSource:
+		if u := src.MetricsURL(); u != "" {
+			return &serverWatch{serverstats.StartVLLM(ctx, statsClient, u, 0)}
+		}
 	}
 	return &serverWatch{}
 }
@@ -47,7 +49,7 @@ func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstat
 	var notes []string
 	var ollamaSize, ollamaVRAM int64
 	for _, m := range s.Models {
-		if servesModel(m.Name, cell) {
+		if backends.SameModel(m.Name, cell.ModelID) {
 			ollamaSize, ollamaVRAM = m.SizeBytes, m.SizeVRAMBytes
 			row.ServerVRAMGB = float64(m.SizeVRAMBytes) / 1e9
 			if m.SizeVRAMBytes == 0 {
@@ -91,31 +93,26 @@ func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstat
 	return notes
 }
 
-// servesModel reports whether a model the server lists is the cell's model (Ollama adds
-// ":latest" to a name given without a tag).
-func servesModel(name string, cell *plan.Cell) bool {
-	return name == cell.ModelID || strings.TrimSuffix(name, ":latest") == strings.TrimSuffix(cell.ModelID, ":latest")
-}
-
+// serverKind is how the VRAM-gap explanation names the cell's server software, as its
+// backend kind declares.
 func serverKind(cell *plan.Cell) string {
-	if cell.Backend.Kind == "ollama" {
-		return "ollama"
-	}
-	return "vllm"
+	k, _ := connect.Lookup(cell.Backend.Kind)
+	return k.ServerLabel
 }
 
 // estimate is the seed's VRAM estimate for the cell, with the model's shape read from
-// Ollama's /api/show (other servers do not describe their model's shape). Shapes are
-// read once per backend and model.
+// a server that describes its models (Ollama's /api/show; other servers do not describe
+// their model's shape). Shapes are read once per backend and model.
 func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen int) (gpu.VRAMEstimate, bool) {
-	if cell.Backend.Kind != "ollama" {
+	shower, ok := a.backends[cell.Backend.Addr].(backends.ModelShower)
+	if !ok {
 		return gpu.VRAMEstimate{}, false
 	}
 	key := cell.Backend.Addr + " " + cell.ModelID
 	sh, ok := a.shapes[key]
 	if !ok {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		shape, quant, err := serverstats.OllamaShape(sctx, statsClient, cell.Backend.URL, cell.ModelID)
+		shape, quant, err := serverstats.ModelShape(sctx, shower, cell.ModelID)
 		cancel()
 		sh = modelShape{shape: shape, quant: quant, err: err}
 		a.shapes[key] = sh

@@ -27,6 +27,7 @@ type Core struct {
 	url      string
 	keyEnv   string
 	key      string
+	headers  map[string]string // the backend's extra headers, for side requests
 }
 
 // Option configures a Core.
@@ -53,6 +54,7 @@ func NewCore(cfg Config, opts ...Option) *Core {
 		name:     cfg.Name,
 		url:      cfg.URL,
 		keyEnv:   cfg.APIKeyEnv,
+		headers:  cfg.Headers,
 	}
 	if cfg.APIKeyEnv != "" {
 		c.key = getenv(cfg.APIKeyEnv)

@@ -35,14 +35,21 @@ func ProbeModels(ctx context.Context, be Backend, have, want []string, url strin
 	return present, usage, problems
 }
 
-// contains matches a model id, treating Ollama's implicit ":latest" tag as equal.
+// contains matches a model id by SameModel.
 func contains(models []string, id string) bool {
 	for _, m := range models {
-		if m == id || m == id+":latest" || id == m+":latest" {
+		if SameModel(m, id) {
 			return true
 		}
 	}
 	return false
+}
+
+// SameModel reports whether two model names name the same model: equal, or equal once
+// Ollama's implicit ":latest" tag is dropped ("tiny" is listed as "tiny:latest"). It is
+// the one rule for matching a plan's model id against what a server lists.
+func SameModel(a, b string) bool {
+	return a == b || strings.TrimSuffix(a, ":latest") == strings.TrimSuffix(b, ":latest")
 }
 
 // ModelList prints a server's models for a message, capped so a gateway with hundreds
@@ -56,6 +63,20 @@ func ModelList(models []string) string {
 		return strings.Join(models[:max], ", ") + fmt.Sprintf(" and %d more", len(models)-max)
 	}
 	return strings.Join(models, ", ")
+}
+
+// ModelAbsent starts an adapter's Explain: after a 404 or other 4xx it reads the
+// server's model list and says whether model is missing from it (by SameModel). ok is
+// false for other failures and when the list cannot be read: there is nothing to add.
+func ModelAbsent(ctx context.Context, e *Error, model string, list func(context.Context) ([]string, *Error)) (models []string, absent, ok bool) {
+	if e.Class != ErrNotFound && e.Class != ErrHTTP4xx {
+		return nil, false, false
+	}
+	models, lerr := list(ctx)
+	if lerr != nil {
+		return nil, false, false
+	}
+	return models, !contains(models, model), true
 }
 
 // HasModel reports whether models holds id, treating Ollama's implicit ":latest" tag as

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -65,25 +66,8 @@ func (b *Backend) object() cty.Value {
 	})
 }
 
-// kindRules are what each backend kind accepts.
-type kindRules struct {
-	defaultURL       string
-	urlRequired      bool
-	apis             []string
-	defaultKeyEnv    string
-	keepAlive        bool // Ollama's keep_alive
-	ensureModel      bool // Ollama's /api/show and /api/pull
-	extraFields      bool // a strict gateway rejects unknown request fields
-	engineExtensions bool // vLLM/SGLang ignore_eos, min_tokens
-}
-
-var backendKinds = map[string]kindRules{
-	"ollama":   {defaultURL: "http://127.0.0.1:11434", apis: []string{"chat", "generate"}, keepAlive: true, ensureModel: true, extraFields: true},
-	"openai":   {urlRequired: true, apis: []string{"chat", "completions"}, extraFields: true, engineExtensions: true},
-	"taotoken": {defaultURL: "https://taotoken.net/api/v1", apis: []string{"chat", "completions"}, defaultKeyEnv: "TAOTOKEN_API_KEY"},
-}
-
-func kindNames() []string { return keys(backendKinds) }
+// kindNames are the backend kinds a plan may use, from the adapters' declarations.
+func kindNames() []string { return connect.Names() }
 
 // secretAttributes are names people give a literal key. They are in the schema only so
 // that a literal key gets a clear error instead of "unsupported argument".
@@ -123,7 +107,7 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend {
 	kind, name := b.Labels[0], b.Labels[1]
-	rules, known := backendKinds[kind]
+	rules, known := connect.Lookup(kind)
 	if !known || !validName(name) {
 		return nil // reported by declare
 	}
@@ -144,7 +128,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 		}
 	}
 
-	be.URL = rules.defaultURL
+	be.URL = rules.DefaultURL
 	if a := attrs["url"]; a != nil {
 		if l.decode(a, ctx, &be.URL) {
 			if u, err := url.Parse(be.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -154,16 +138,16 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 			}
 			be.URL = strings.TrimRight(be.URL, "/")
 		}
-	} else if rules.urlRequired {
+	} else if rules.URLRequired {
 		l.errorf(b.DefRange.Ptr(), "Missing url", "A %s backend needs url, the base URL including /v1 (for example \"http://127.0.0.1:8000/v1\").", kind)
 	}
 
-	be.API = rules.apis[0]
-	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !contains(rules.apis, be.API) {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "A %s backend's api is %s, not %q.%s", kind, quoteList(rules.apis), be.API, suggestion(be.API, rules.apis))
+	be.API = rules.APIs[0]
+	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !contains(rules.APIs, be.API) {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "A %s backend's api is %s, not %q.%s", kind, quoteList(rules.APIs), be.API, suggestion(be.API, rules.APIs))
 	}
 
-	be.APIKeyEnv = rules.defaultKeyEnv
+	be.APIKeyEnv = rules.DefaultKeyEnv
 	if a := attrs["api_key_env"]; a != nil && l.decode(a, ctx, &be.APIKeyEnv) && !envNameRE.MatchString(be.APIKeyEnv) {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid api_key_env",
 			"api_key_env names an environment variable (letters, digits, underscores); the value given looks like something else, perhaps the key itself. %s", literalKeyDetail)
@@ -178,47 +162,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 		}
 	}
 
-	if a := attrs["extra_fields"]; a != nil {
-		if !rules.extraFields {
-			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "A %s backend is strict: the gateway rejects request fields it does not know, so extra_fields is not allowed.", kind)
-		} else if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
-			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid extra_fields", "extra_fields is an object of request fields, such as { top_p = 0.9 }.")
-			} else if js, err := ctyjson.Marshal(v, v.Type()); err == nil {
-				_ = json.Unmarshal(js, &be.ExtraFields)
-			}
-		}
-	}
-
-	if a := attrs["engine_extensions"]; a != nil {
-		if !rules.engineExtensions {
-			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "engine_extensions (vLLM/SGLang's ignore_eos and min_tokens) applies to openai backends only, not %s.", kind)
-		} else {
-			l.decode(a, ctx, &be.EngineExtensions)
-		}
-	}
-
-	if a := attrs["keep_alive"]; a != nil {
-		if !rules.keepAlive {
-			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "keep_alive is Ollama's setting; a %s backend does not take it.", kind)
-		} else if l.decode(a, ctx, &be.KeepAlive) {
-			if _, err := time.ParseDuration(be.KeepAlive); err != nil && be.KeepAlive != "-1" && be.KeepAlive != "0" {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.", be.KeepAlive)
-			}
-		}
-	}
-
-	if rules.ensureModel {
-		be.EnsureModel = EnsureModelCheck
-	}
-	if a := attrs["ensure_model"]; a != nil {
-		if !rules.ensureModel {
-			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "ensure_model uses Ollama's /api/show and /api/pull; a %s backend does not take it (planrun probe lists the models such a server has).", kind)
-		} else if l.decode(a, ctx, &be.EnsureModel) && !contains(ensureModelModes, be.EnsureModel) {
-			l.errorf(a.Expr.Range().Ptr(), "Invalid ensure_model", "ensure_model is %s, not %q: %s%s",
-				quoteList(ensureModelModes), be.EnsureModel, ensureModelDetail, suggestion(be.EnsureModel, ensureModelModes))
-		}
-	}
+	l.decodeKindArguments(attrs, ctx, rules, be)
 
 	if a := attrs["server"]; a != nil {
 		be.Server = l.serverRef(a.Expr, ctx, scopePlan)
@@ -231,6 +175,53 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 		return nil
 	}
 	return be
+}
+
+// decodeKindArguments decodes the arguments only some kinds take (extra_fields,
+// engine_extensions, keep_alive, ensure_model), as the kind's declaration allows.
+func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext, rules backends.Kind, be *Backend) {
+	kind := be.Kind
+	if a := attrs["extra_fields"]; a != nil {
+		if !rules.ExtraFields {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "A %s backend is strict: the gateway rejects request fields it does not know, so extra_fields is not allowed.", kind)
+		} else if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
+			if !v.Type().IsObjectType() && !v.Type().IsMapType() {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid extra_fields", "extra_fields is an object of request fields, such as { top_p = 0.9 }.")
+			} else if js, err := ctyjson.Marshal(v, v.Type()); err == nil {
+				_ = json.Unmarshal(js, &be.ExtraFields)
+			}
+		}
+	}
+
+	if a := attrs["engine_extensions"]; a != nil {
+		if !rules.EngineExtensions {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "engine_extensions (vLLM/SGLang's ignore_eos and min_tokens) applies to openai backends only, not %s.", kind)
+		} else {
+			l.decode(a, ctx, &be.EngineExtensions)
+		}
+	}
+
+	if a := attrs["keep_alive"]; a != nil {
+		if !rules.KeepAlive {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "keep_alive is Ollama's setting; a %s backend does not take it.", kind)
+		} else if l.decode(a, ctx, &be.KeepAlive) {
+			if _, err := time.ParseDuration(be.KeepAlive); err != nil && be.KeepAlive != "-1" && be.KeepAlive != "0" {
+				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.", be.KeepAlive)
+			}
+		}
+	}
+
+	if rules.EnsureModel {
+		be.EnsureModel = EnsureModelCheck
+	}
+	if a := attrs["ensure_model"]; a != nil {
+		if !rules.EnsureModel {
+			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "ensure_model uses Ollama's /api/show and /api/pull; a %s backend does not take it (planrun probe lists the models such a server has).", kind)
+		} else if l.decode(a, ctx, &be.EnsureModel) && !contains(ensureModelModes, be.EnsureModel) {
+			l.errorf(a.Expr.Range().Ptr(), "Invalid ensure_model", "ensure_model is %s, not %q: %s%s",
+				quoteList(ensureModelModes), be.EnsureModel, ensureModelDetail, suggestion(be.EnsureModel, ensureModelModes))
+		}
+	}
 }
 
 // serverRef resolves an expression that names a server (server.<name>), reporting a

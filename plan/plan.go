@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/planrun/planrun/backends/connect"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -232,7 +233,7 @@ func (l *loader) declare(blocks blocksByType) {
 			case "variable":
 				l.names.vars[b.Labels[0]] = true
 			case "backend":
-				if _, ok := backendKinds[b.Labels[0]]; !ok {
+				if _, ok := connect.Lookup(b.Labels[0]); !ok {
 					l.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
 						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
 					continue

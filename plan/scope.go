@@ -26,7 +26,7 @@ func newNames() *names {
 		backends: map[string]map[string]bool{},
 		hardware: map[string]bool{}, workloads: map[string]bool{}, servers: map[string]bool{},
 	}
-	for k := range backendKinds {
+	for _, k := range kindNames() {
 		n.backends[k] = map[string]bool{}
 	}
 	return n

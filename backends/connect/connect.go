@@ -1,10 +1,11 @@
-// Package connect builds the backend a plan's backend block asks for. It is the one
-// place that knows all adapters; it cannot live in package backends, which the adapters
-// import.
+// Package connect lists the backend kinds planrun knows and builds the backend a plan's
+// backend block asks for. It is the one place that knows all adapters; it cannot live in
+// package backends, which the adapters import.
 package connect
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/ollama"
@@ -12,19 +13,40 @@ import (
 	"github.com/planrun/planrun/backends/taotoken"
 )
 
-// Kinds are the backend kinds New accepts.
-var Kinds = []string{"ollama", "openai", "taotoken"}
+// Kinds are the backend kinds, one line per adapter package: adding a kind is its
+// package and a line here.
+var Kinds = []backends.Kind{
+	ollama.Kind,
+	openai.Kind,
+	taotoken.Kind,
+}
+
+// Lookup returns the declaration of the kind named name.
+func Lookup(name string) (backends.Kind, bool) {
+	for _, k := range Kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return backends.Kind{}, false
+}
+
+// Names are the kinds' names, sorted.
+func Names() []string {
+	names := make([]string, 0, len(Kinds))
+	for _, k := range Kinds {
+		names = append(names, k.Name)
+	}
+	sort.Strings(names)
+	return names
+}
 
 // New returns the backend for cfg.Kind. Options (a clock, an HTTP client) are for tests
 // and the load tools; cfg.Getenv nil means os.Getenv.
 func New(cfg backends.Config, opts ...backends.Option) (backends.Backend, error) {
-	switch cfg.Kind {
-	case "ollama":
-		return ollama.New(cfg, opts...)
-	case "openai":
-		return openai.New(cfg, opts...)
-	case "taotoken":
-		return taotoken.New(cfg, opts...)
+	k, ok := Lookup(cfg.Kind)
+	if !ok {
+		return nil, fmt.Errorf("backend %s: unknown kind %q (want one of %v)", cfg.Name, cfg.Kind, Names())
 	}
-	return nil, fmt.Errorf("backend %s: unknown kind %q (want one of %v)", cfg.Name, cfg.Kind, Kinds)
+	return k.New(cfg, opts...)
 }

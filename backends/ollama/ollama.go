@@ -19,11 +19,8 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/ollama/ollama/api"
 
 	"github.com/planrun/planrun/backends"
 )
@@ -44,6 +41,17 @@ type Backend struct {
 // reserved are body fields the adapter owns; ExtraFields may not set them ("options"
 // is merged key by key instead).
 var reserved = map[string]bool{"model": true, "messages": true, "prompt": true, "stream": true}
+
+// DefaultURL is where a local Ollama server listens unless told otherwise.
+const DefaultURL = "http://127.0.0.1:11434"
+
+// Kind declares the ollama backend kind: native /api/chat or /api/generate, keep_alive,
+// and the model endpoints that ensure_model uses.
+var Kind = backends.Kind{
+	Name: "ollama", DefaultURL: DefaultURL, APIs: []string{"chat", "generate"},
+	KeepAlive: true, EnsureModel: true, ExtraFields: true, ServerLabel: "ollama",
+	New: backends.Constructor(New),
+}
 
 // New builds a backend for the Ollama server at cfg.URL (e.g. http://127.0.0.1:11434).
 func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
@@ -143,55 +151,6 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 
 // NewDecoder implements backends.Adapter.
 func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecoder(r) }
-
-// Explain implements backends.Adapter: an unknown model gets the server's model list.
-func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
-	if e.Class != backends.ErrNotFound && e.Class != backends.ErrHTTP4xx {
-		return
-	}
-	models, merr := b.Models(ctx)
-	if merr != nil || backends.HasModel(models, req.Model) {
-		return
-	}
-	e.Message += " Model " + strconv.Quote(req.Model) + " is not on this server (ollama pull it first); the server has: " +
-		backends.ModelList(models) + "."
-}
-
-// Models returns the server's model names (GET /api/tags), fetched once and cached.
-func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.models != nil {
-		return b.models, nil
-	}
-	var v api.ListResponse
-	if e := b.core.GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
-		return nil, e
-	}
-	names := make([]string, 0, len(v.Models))
-	digests := make(map[string]string, len(v.Models))
-	for _, m := range v.Models {
-		names = append(names, m.Name)
-		if m.Digest != "" {
-			digests[m.Name] = m.Digest
-		}
-	}
-	b.models, b.digests = names, digests
-	return names, nil
-}
-
-// digest returns the /api/tags digest of model id (":latest" implied when untagged),
-// so a result can name exactly which weights produced it. Call after Models.
-func (b *Backend) digest(id string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, name := range []string{id, id + ":latest", strings.TrimSuffix(id, ":latest")} {
-		if d := b.digests[name]; d != "" {
-			return d
-		}
-	}
-	return ""
-}
 
 // Probe implements backends.Backend: /api/version, /api/tags (models and their
 // digests, for the manifest), and one tiny request per present model (Ollama always

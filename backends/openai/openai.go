@@ -48,6 +48,14 @@ var standardFields = map[string]bool{
 	"metadata": true, "store": true, "modalities": true, "prediction": true, "verbosity": true,
 }
 
+// Kind declares the openai backend kind: any OpenAI-compatible server, at a url the plan
+// must give; its memory figures are read the vLLM way (/metrics).
+var Kind = backends.Kind{
+	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions"},
+	ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
+	New: backends.Constructor(New),
+}
+
 // New builds a backend for a server that may accept engine extensions (vLLM, SGLang).
 func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 	return newBackend(cfg, false, opts)
@@ -159,20 +167,14 @@ func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecod
 // Explain implements backends.Adapter: an unknown model gets the server's model list,
 // a wrong path gets a hint about /v1.
 func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
-	if e.Class != backends.ErrNotFound && e.Class != backends.ErrHTTP4xx {
-		return
+	models, absent, ok := backends.ModelAbsent(ctx, e, req.Model, b.Models)
+	switch {
+	case !ok:
+	case absent:
+		e.Message += " Model " + quote(req.Model) + " is not served here; the server has: " + backends.ModelList(models) + "."
+	case e.Class == backends.ErrNotFound:
+		e.Message += " The model " + quote(req.Model) + " exists, so the path is wrong: the url must end in /v1 (e.g. http://127.0.0.1:8000/v1)."
 	}
-	models, merr := b.Models(ctx)
-	if merr != nil {
-		return
-	}
-	if backends.HasModel(models, req.Model) {
-		if e.Class == backends.ErrNotFound {
-			e.Message += " The model " + quote(req.Model) + " exists, so the path is wrong: the url must end in /v1 (e.g. http://127.0.0.1:8000/v1)."
-		}
-		return
-	}
-	e.Message += " Model " + quote(req.Model) + " is not served here; the server has: " + backends.ModelList(models) + "."
 }
 
 // Models returns the server's model ids (GET /models), fetched once and cached.
@@ -196,6 +198,23 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 	}
 	b.models = ids
 	return ids, nil
+}
+
+// MetricsURL implements backends.MetricsSource: where vLLM (and SGLang) serve Prometheus
+// /metrics. Empty for a strict gateway, which exposes none.
+func (b *Backend) MetricsURL() string {
+	if b.strict {
+		return ""
+	}
+	return MetricsURL(b.cfg.URL)
+}
+
+// MetricsURL is where vLLM serves /metrics for an OpenAI base URL: at the root, not
+// under /v1.
+func MetricsURL(baseURL string) string {
+	u := strings.TrimSuffix(baseURL, "/")
+	u = strings.TrimSuffix(u, "/v1")
+	return u + "/metrics"
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -15,6 +15,14 @@ const DefaultURL = "https://taotoken.net/api/v1"
 // DefaultKeyEnv is the variable the key is read from when the plan names none.
 const DefaultKeyEnv = "TAOTOKEN_API_KEY"
 
+// Kind declares the taotoken backend kind: the gateway's defaults and strict fields.
+// ServerLabel is "vllm" as for every OpenAI-protocol server.
+var Kind = backends.Kind{
+	Name: "taotoken", DefaultURL: DefaultURL, DefaultKeyEnv: DefaultKeyEnv,
+	APIs: []string{"chat", "completions"}, ServerLabel: "vllm",
+	New: backends.Constructor(New),
+}
+
 // New builds the gateway backend, filling the defaults. The model id is checked against
 // the gateway's GET /models by Probe, and on a 404 or 400 the error lists the models.
 func New(cfg backends.Config, opts ...backends.Option) (*openai.Backend, error) {

@@ -90,7 +90,7 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 	res, err := apply.Run(ctx, apply.Options{
 		Plan:           p,
 		Cells:          cells,
-		NewBackend:     func(c backends.Config) (backends.Backend, error) { return connect.New(c) },
+		NewBackend:     func(c backends.Config) (backends.Backend, error) { c.Getenv = env.Getenv; return connect.New(c) },
 		ResultsDir:     a.Results,
 		Resume:         a.Resume,
 		GPU:            tel,

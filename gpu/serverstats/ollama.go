@@ -4,24 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/ollama"
 	"github.com/planrun/planrun/gpu"
 )
 
-func ollamaClient(hc *http.Client, baseURL string) (*api.Client, error) {
-	u, err := url.Parse(strings.TrimSuffix(baseURL, "/"))
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("ollama url %q: want http://host:port", baseURL)
+// ollamaClient is the Ollama adapter for baseURL, used here only for its model
+// endpoints: the one Ollama client, so auth and error wording are the adapter's.
+func ollamaClient(hc *http.Client, baseURL string) (*ollama.Backend, error) {
+	var opts []backends.Option
+	if hc != nil {
+		opts = append(opts, backends.WithHTTPClient(hc))
 	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	return api.NewClient(u, hc), nil
+	return ollama.New(backends.Config{Name: "ollama", URL: baseURL}, opts...)
 }
 
 // OllamaPS reads Ollama's /api/ps: the loaded models with size and size_vram.
@@ -30,15 +27,7 @@ func OllamaPS(ctx context.Context, hc *http.Client, baseURL string) ([]ModelMemo
 	if err != nil {
 		return nil, err
 	}
-	ps, err := c.ListRunning(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("ollama /api/ps: %w", err)
-	}
-	models := make([]ModelMemory, 0, len(ps.Models))
-	for _, m := range ps.Models {
-		models = append(models, ModelMemory{Name: m.Name, SizeBytes: m.Size, SizeVRAMBytes: m.SizeVRAM, ContextLength: m.ContextLength})
-	}
-	return models, nil
+	return c.LoadedModels(ctx)
 }
 
 // StartOllama polls /api/ps every interval until Stop; each model keeps its peak size and
@@ -48,8 +37,28 @@ func StartOllama(ctx context.Context, hc *http.Client, baseURL string, interval 
 }
 
 func newOllamaPoller(ctx context.Context, hc *http.Client, baseURL string, interval time.Duration) *Poller {
-	return newPoller(ctx, "ollama /api/ps", baseURL, interval, func(ctx context.Context, r *Report) error {
-		models, err := OllamaPS(ctx, hc, baseURL)
+	c, err := ollamaClient(hc, baseURL)
+	if err != nil {
+		return newModelsPoller(ctx, failing{err}, baseURL, interval)
+	}
+	return newModelsPoller(ctx, c, baseURL, interval)
+}
+
+// failing is a server that cannot be asked: every poll reports why.
+type failing struct{ err error }
+
+func (f failing) LoadedModels(context.Context) ([]backends.LoadedModel, error) { return nil, f.err }
+
+// StartModels polls src (a server at url that lists its loaded models, such as
+// Ollama's /api/ps) every interval until Stop; each model keeps its peak size and
+// size_vram over the window.
+func StartModels(ctx context.Context, src backends.ServerMemory, url string, interval time.Duration) *Poller {
+	return newModelsPoller(ctx, src, url, interval).start()
+}
+
+func newModelsPoller(ctx context.Context, src backends.ServerMemory, url string, interval time.Duration) *Poller {
+	return newPoller(ctx, "ollama /api/ps", url, interval, func(ctx context.Context, r *Report) error {
+		models, err := src.LoadedModels(ctx)
 		if err != nil {
 			return err
 		}
@@ -78,13 +87,19 @@ func OllamaShape(ctx context.Context, hc *http.Client, baseURL, model string) (s
 	if err != nil {
 		return shape, "", err
 	}
-	show, err := c.Show(ctx, &api.ShowRequest{Model: model})
+	return ModelShape(ctx, c, model)
+}
+
+// ModelShape reads a model's shape and quantization from a server that describes its
+// models (backends.ModelShower), for the VRAM estimate.
+func ModelShape(ctx context.Context, src backends.ModelShower, model string) (shape gpu.ModelShape, quant string, err error) {
+	d, err := src.ShowModel(ctx, model)
 	if err != nil {
-		return shape, "", fmt.Errorf("ollama /api/show %s: %w", model, err)
+		return shape, "", err
 	}
-	shape, err = gpu.ShapeFromModelInfo(show.ModelInfo)
+	shape, err = gpu.ShapeFromModelInfo(d.Info)
 	if err != nil {
-		return shape, "", fmt.Errorf("ollama /api/show %s: %w", model, err)
+		return shape, "", fmt.Errorf("model %s: %w", model, err)
 	}
-	return shape, show.Details.QuantizationLevel, nil
+	return shape, d.QuantizationLevel, nil
 }

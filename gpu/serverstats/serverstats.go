@@ -8,6 +8,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/planrun/planrun/backends"
 )
 
 // DefaultInterval is the polling period when none is given: an HTTP request per tick, so
@@ -31,16 +33,9 @@ func (s *Stat) add(v float64) {
 	s.Mean = s.sum / float64(s.N)
 }
 
-// ModelMemory is one loaded model's memory over the window, as Ollama reports it.
-type ModelMemory struct {
-	Name          string `json:"name"`
-	SizeBytes     int64  `json:"size_bytes"`      // peak of size: the whole model with its KV cache
-	SizeVRAMBytes int64  `json:"size_vram_bytes"` // peak of size_vram: the part on the GPU
-	ContextLength int    `json:"context_length,omitempty"`
-}
-
-// Offloaded reports whether part of the model sits in CPU memory.
-func (m ModelMemory) Offloaded() bool { return m.SizeVRAMBytes < m.SizeBytes }
+// ModelMemory is one loaded model's memory over the window, as Ollama reports it: its
+// sizes are the peaks of size and size_vram.
+type ModelMemory = backends.LoadedModel
 
 // Report is what one server said over a window.
 type Report struct {

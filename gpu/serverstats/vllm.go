@@ -6,12 +6,13 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/planrun/planrun/backends/openai"
 )
 
 // kvCacheMetrics are vLLM's KV-cache usage gauges, newest name first: V1 engines export
@@ -85,11 +86,7 @@ func gaugeValue(m *dto.Metric) float64 {
 
 // VLLMMetricsURL is where vLLM serves /metrics for an OpenAI base URL: at the root, not
 // under /v1.
-func VLLMMetricsURL(baseURL string) string {
-	u := strings.TrimSuffix(baseURL, "/")
-	u = strings.TrimSuffix(u, "/v1")
-	return u + "/metrics"
-}
+func VLLMMetricsURL(baseURL string) string { return openai.MetricsURL(baseURL) }
 
 // VLLMMetrics fetches and parses one scrape of metricsURL.
 func VLLMMetrics(ctx context.Context, hc *http.Client, metricsURL string) (VLLMStats, error) {

@@ -1,0 +1,58 @@
+package backends
+
+import "context"
+
+// The optional capabilities below are found on a Backend by interface assertion:
+// apply uses what the server offers instead of asking which kind it is.
+
+// ModelDetails is what a server says about one model it has.
+type ModelDetails struct {
+	ParameterSize     string // "7.6B"
+	QuantizationLevel string // "Q4_K_M"
+	Family            string // "llama"
+	Format            string // "gguf"
+	// Info is the model's own metadata (GGUF keys such as "llama.block_count"), from
+	// which gpu.ShapeFromModelInfo reads its shape for the VRAM estimate.
+	Info map[string]any
+}
+
+// ModelShower describes a model the server has. A model it lacks is an *Error of class
+// ErrNotFound.
+type ModelShower interface {
+	ShowModel(ctx context.Context, model string) (ModelDetails, error)
+}
+
+// ModelManager is a server that keeps models by name and can fetch them (Ollama):
+// apply checks a cell's model, pulls it if the plan says so, and records its digest.
+type ModelManager interface {
+	ModelShower
+	// PullModel fetches the model into the server, telling progress as it goes, and
+	// succeeds only once the server says the model is complete.
+	PullModel(ctx context.Context, model string, progress func(string)) error
+	// ModelDigest is the digest of the model's weights and the name the server lists it
+	// under (by SameModel).
+	ModelDigest(ctx context.Context, model string) (digest, name string, err error)
+}
+
+// LoadedModel is one model a server holds in memory, as the server reports it.
+type LoadedModel struct {
+	Name          string `json:"name"`
+	SizeBytes     int64  `json:"size_bytes"`      // the whole model with its KV cache
+	SizeVRAMBytes int64  `json:"size_vram_bytes"` // the part on the GPU
+	ContextLength int    `json:"context_length,omitempty"`
+}
+
+// Offloaded reports whether part of the model sits in CPU memory.
+func (m LoadedModel) Offloaded() bool { return m.SizeVRAMBytes < m.SizeBytes }
+
+// ServerMemory is a server that lists its loaded models with their memory (Ollama's
+// /api/ps): apply polls it during a measured window.
+type ServerMemory interface {
+	LoadedModels(ctx context.Context) ([]LoadedModel, error)
+}
+
+// MetricsSource is a server that may expose Prometheus metrics (vLLM's /metrics, with
+// KV-cache usage): apply polls the URL during a measured window. Empty means none.
+type MetricsSource interface {
+	MetricsURL() string
+}
