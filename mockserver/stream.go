@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -197,81 +198,25 @@ func quote(s string) []byte {
 // says whether the API key applies (it does on /v1/*, as with vLLM's --api-key).
 func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, auth bool,
 	decode func(*http.Request) (params, error)) {
-	clk := s.cfg.clock
-	g := &generation{received: clk.Now(), n: s.requests.Add(1)}
-	g.id = r.Header.Get("X-Request-Id")
-	if g.id == "" {
-		g.id = fmt.Sprintf("req-%d", g.n)
-	}
-	w.Header().Set("X-Request-Id", g.id)
-
+	g := s.newGeneration(w, r)
 	var t *Truth
 	if s.cfg.RecordTruth {
 		t = &Truth{ID: g.id, Number: g.n, Path: r.URL.Path, Received: g.received}
 		defer s.record(t)
 	}
-	fail := func(status int, msg, typ string) {
+	if no := s.screen(w, r, g, t, auth, decode); no.status != 0 {
 		if t != nil {
-			t.Status = status
+			t.Status = no.status
 		}
-		enc.writeError(w, status, msg, typ)
-	}
-
-	if auth && s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
-		fail(http.StatusUnauthorized, "Unauthorized", "")
-		return
-	}
-	p, err := decode(r)
-	if err != nil {
-		fail(http.StatusBadRequest, err.Error(), "BadRequestError")
-		return
-	}
-	g.p = p
-	g.fault = s.cfg.Faults.FaultFor(s.cfg.Seed, g.n)
-	if h := r.Header.Get("X-Mock-Fault"); h != "" {
-		if f, err := ParseFault(h); err == nil {
-			g.fault = f // a test forces a fault on this request
-		}
-	}
-	if t != nil {
-		t.Model, t.Stream, t.Fault, t.PromptTokens = p.model, p.stream, g.fault, p.promptTokens
-		t.Prompt = p.promptHead
-	}
-
-	switch {
-	case !s.modelKnown(p.model) || g.fault == FaultNotFound:
-		fail(http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist. Available models: %s",
-			p.model, strings.Join(s.modelNames(), ", ")), "NotFoundError")
-		return
-	case g.fault == FaultForbidden:
-		fail(http.StatusForbidden, "mock: this key may not use this model", "PermissionDeniedError")
-		return
-	case g.fault == FaultRateLimited:
-		w.Header().Set("Retry-After", s.cfg.Faults.RetryAfter)
-		fail(http.StatusTooManyRequests, "mock: rate limit reached", "RateLimitError")
-		return
-	case g.fault == FaultInternal:
-		fail(http.StatusInternalServerError, "mock: internal error", "InternalServerError")
-		return
-	case g.fault == FaultUnavailable:
-		w.Header().Set("Retry-After", s.cfg.Faults.RetryAfter)
-		fail(http.StatusServiceUnavailable, "mock: server overloaded", "ServiceUnavailableError")
+		enc.writeError(w, no.status, no.msg, no.typ)
 		return
 	}
 
-	g.tokens, g.finish = s.cfg.length(p)
+	g.tokens, g.finish = s.cfg.length(g.p)
 	g.created = g.received.Unix()
-	g.quotedID, g.quotedModel = quote(g.id), quote(p.model)
-	s.promptTok.Add(int64(p.promptTokens))
-
-	w.Header().Set("Content-Type", enc.contentType(p.stream))
-	flusher, _ := w.(http.Flusher)
-	if p.stream && enc.earlyHeaders() {
-		w.WriteHeader(http.StatusOK)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	g.quotedID, g.quotedModel = quote(g.id), quote(g.p.model)
+	s.promptTok.Add(int64(g.p.promptTokens))
+	flusher := openResponse(w, enc, g.p.stream)
 	if t != nil {
 		t.Status = http.StatusOK
 	}
@@ -284,37 +229,138 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 		return
 	}
 	defer release()
-	g.admitted = clk.Now()
+	g.admitted = s.cfg.clock.Now()
 	if t != nil {
 		t.Admitted, t.OutputTokens, t.FinishReason = g.admitted, g.tokens, g.finish
 	}
 
+	if !s.writeChunks(r.Context(), w, flusher, enc, g, t) {
+		if t != nil {
+			t.Canceled = true
+		}
+		return
+	}
+	if t != nil {
+		t.Complete = true
+	}
+}
+
+// newGeneration numbers a request and names it: the client's X-Request-Id, else req-N,
+// echoed on the response.
+func (s *Server) newGeneration(w http.ResponseWriter, r *http.Request) *generation {
+	g := &generation{received: s.cfg.clock.Now(), n: s.requests.Add(1)}
+	g.id = r.Header.Get("X-Request-Id")
+	if g.id == "" {
+		g.id = fmt.Sprintf("req-%d", g.n)
+	}
+	w.Header().Set("X-Request-Id", g.id)
+	return g
+}
+
+// refusal is an error answer: HTTP status, message and OpenAI error type. A zero status
+// lets the request through.
+type refusal struct {
+	status   int
+	msg, typ string
+}
+
+// screen checks the API key, decodes the body into g.p and picks g's fault (the scripted
+// one, or X-Mock-Fault's), then says whether the request is refused before admission.
+func (s *Server) screen(w http.ResponseWriter, r *http.Request, g *generation, t *Truth, auth bool,
+	decode func(*http.Request) (params, error)) refusal {
+	if auth && s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+		return refusal{http.StatusUnauthorized, "Unauthorized", ""}
+	}
+	p, err := decode(r)
+	if err != nil {
+		return refusal{http.StatusBadRequest, err.Error(), "BadRequestError"}
+	}
+	g.p = p
+	g.fault = s.cfg.Faults.FaultFor(s.cfg.Seed, g.n)
+	if h := r.Header.Get("X-Mock-Fault"); h != "" {
+		if f, err := ParseFault(h); err == nil {
+			g.fault = f // a test forces a fault on this request
+		}
+	}
+	if t != nil {
+		t.Model, t.Stream, t.Fault, t.PromptTokens = p.model, p.stream, g.fault, p.promptTokens
+		t.Prompt = p.promptHead
+	}
+	return s.faultRefusal(w.Header(), g)
+}
+
+// faultRefusal is the error answer for an unknown model or a fault that replaces the
+// whole response; the retryable ones set Retry-After on h.
+func (s *Server) faultRefusal(h http.Header, g *generation) refusal {
+	switch {
+	case !s.modelKnown(g.p.model) || g.fault == FaultNotFound:
+		return refusal{http.StatusNotFound, fmt.Sprintf("The model `%s` does not exist. Available models: %s",
+			g.p.model, strings.Join(s.modelNames(), ", ")), "NotFoundError"}
+	case g.fault == FaultForbidden:
+		return refusal{http.StatusForbidden, "mock: this key may not use this model", "PermissionDeniedError"}
+	case g.fault == FaultRateLimited:
+		h.Set("Retry-After", s.cfg.Faults.RetryAfter)
+		return refusal{http.StatusTooManyRequests, "mock: rate limit reached", "RateLimitError"}
+	case g.fault == FaultInternal:
+		return refusal{http.StatusInternalServerError, "mock: internal error", "InternalServerError"}
+	case g.fault == FaultUnavailable:
+		h.Set("Retry-After", s.cfg.Faults.RetryAfter)
+		return refusal{http.StatusServiceUnavailable, "mock: server overloaded", "ServiceUnavailableError"}
+	}
+	return refusal{}
+}
+
+// openResponse sets the content type, and for a stream whose protocol does so sends the
+// headers now, before admission. It returns w's flusher, nil if w cannot flush.
+func openResponse(w http.ResponseWriter, enc encoder, stream bool) http.Flusher {
+	w.Header().Set("Content-Type", enc.contentType(stream))
+	flusher, _ := w.(http.Flusher)
+	if stream && enc.earlyHeaders() {
+		w.WriteHeader(http.StatusOK)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	return flusher
+}
+
+// chunking is how g's answer is cut: chunks chunks of k tokens (one write holding every
+// token when not streaming), and the chunk a mid-stream fault strikes before (-1: none).
+func (s *Server) chunking(g *generation) (chunks, k, faultAt int) {
+	k = s.cfg.TokensPerChunk
+	chunks = chunkCount(g.tokens, k)
+	if !g.p.stream {
+		chunks, k = 1, g.tokens // the whole answer is one write
+	}
+	faultAt = -1
+	if g.fault.midStream() {
+		faultAt = min(s.cfg.Faults.AfterChunks, chunks-1)
+	}
+	return chunks, k, faultAt
+}
+
+// writeChunks writes g's answer after admission: each chunk when its last token is due,
+// then the stream's end. It returns false if the client went away first.
+func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher http.Flusher, enc encoder,
+	g *generation, t *Truth) bool {
+	clk := s.cfg.clock
 	bp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bp)
 	wt := clk.newWaiter()
 	defer wt.stop()
-	ctx := r.Context()
 
-	k := s.cfg.TokensPerChunk
-	chunks := chunkCount(g.tokens, k)
-	if !p.stream {
-		chunks, k = 1, g.tokens // the whole answer is one write
-	}
+	stream := g.p.stream
+	chunks, k, faultAt := s.chunking(g)
 	if t != nil {
 		t.Chunks = make([]ChunkTruth, 0, chunks) // sized once: no allocation per chunk
 	}
-	faultAt := -1
-	if g.fault.midStream() {
-		faultAt = min(s.cfg.Faults.AfterChunks, chunks-1)
-	}
-
 	var offset time.Duration // due time of the next token, from admission
 	var firstDue time.Time   // when token 0 was due: a non-streaming answer's first token
 	tok := 0
 	buf := *bp
 	for c := 0; c < chunks; c++ {
 		from, to := chunkBounds(c, k, g.tokens)
-		if !p.stream {
+		if !stream {
 			from, to = 0, g.tokens
 		}
 		for ; tok < to; tok++ {
@@ -326,36 +372,17 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 		due := g.admitted.Add(offset)
 
 		if c == faultAt {
-			switch g.fault {
-			case FaultStreamCut:
-				// Abort the connection with no terminating chunk: the client reads an
-				// unexpected EOF, as when a server dies mid-stream.
-				panic(http.ErrAbortHandler)
-			case FaultStall:
-				if !wt.waitUntil(ctx, clk.Now().Add(s.cfg.Faults.StallFor)) {
-					if t != nil {
-						t.Canceled = true
-					}
-					return
-				}
-			case FaultMalformed:
-				buf = enc.malformed(buf[:0], g)
-				w.Write(buf)
-				if flusher != nil {
-					flusher.Flush()
-				}
+			var ok bool
+			if buf, ok = s.strikeMidStream(ctx, wt, w, flusher, enc, g, buf); !ok {
+				return false
 			}
 		}
-
 		if !wt.waitUntil(ctx, due) {
-			if t != nil {
-				t.Canceled = true
-			}
-			return
+			return false
 		}
 		now := clk.Now()
 		buf = buf[:0]
-		if !p.stream {
+		if !stream {
 			g.first, g.last = firstDue, now // Ollama's eval_duration still spans the decode
 			buf = enc.whole(buf, g, now)
 		} else {
@@ -378,7 +405,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 		}
 	}
 	s.outTok.Add(int64(g.tokens))
-	if p.stream {
+	if stream {
 		buf = enc.end(buf[:0], g, clk.Now())
 		w.Write(buf)
 		if flusher != nil {
@@ -386,7 +413,28 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 		}
 	}
 	*bp = buf // keep a grown buffer for the next stream
-	if t != nil {
-		t.Complete = true
+	return true
+}
+
+// strikeMidStream acts out g's mid-stream fault, once, before its chunk is due. It returns
+// buf (reused for a malformed chunk) and false if the client went away during a stall.
+func (s *Server) strikeMidStream(ctx context.Context, wt waiter, w http.ResponseWriter, flusher http.Flusher,
+	enc encoder, g *generation, buf []byte) ([]byte, bool) {
+	switch g.fault {
+	case FaultStreamCut:
+		// Abort the connection with no terminating chunk: the client reads an
+		// unexpected EOF, as when a server dies mid-stream.
+		panic(http.ErrAbortHandler)
+	case FaultStall:
+		if !wt.waitUntil(ctx, s.cfg.clock.Now().Add(s.cfg.Faults.StallFor)) {
+			return buf, false
+		}
+	case FaultMalformed:
+		buf = enc.malformed(buf[:0], g)
+		w.Write(buf)
+		if flusher != nil {
+			flusher.Flush()
+		}
 	}
+	return buf, true
 }
