@@ -40,19 +40,12 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
 
-	opts := executor.Options{
-		Grace: a.o.Grace,
-		Stop:  a.o.Stop,
-		OnRequest: func(ev executor.Event) {
-			// SampleLog is safe for concurrent use, and a failed write stays failed: the
-			// level's Flush below reports it.
-			a.samples.Write(report.SampleRecord{CellID: cell.ID, Run: ev.Run, Concurrency: level.Concurrency,
-				RequestRate: level.RequestRate, Warmup: ev.Warmup, Sample: *ev.Sample})
-			if a.o.Progress != nil {
-				a.o.Progress.Request(cell, level, ev)
-			}
-		},
+	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens},
+		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate}}
+	if a.o.Progress != nil {
+		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }
 	}
+	opts := executor.Options{Grace: a.o.Grace, Stop: a.o.Stop, OnRequest: sink.add, DropSamples: true}
 	var pids []int
 	if proc != nil {
 		opts.Abort = proc.Exited()
@@ -105,11 +98,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	}
 	ended := a.now()
 
-	runs := make([]stats.Run, len(res.Runs))
-	for i, r := range res.Runs {
-		runs[i] = stats.Run{Samples: r.Samples, Window: stats.Window{Start: r.Start, End: r.End}}
-	}
-	sum := stats.SummarizeRuns(runs, stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens})
+	sum := stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 
 	row := report.NewRow()
 	row.Plan = planName(a.o.Plan)
@@ -166,7 +155,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 		notes = append(notes, "interrupted")
 	case row.Succeeded == 0:
 		row.Status = report.StatusFailed
-		notes = append(notes, "every request failed"+firstError(res))
+		notes = append(notes, "every request failed"+firstError(sink.firstErr))
 	default:
 		row.Status = report.StatusOK
 	}
@@ -205,15 +194,11 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, b backends.Back
 	return row
 }
 
-func firstError(res executor.Result) string {
-	for _, r := range res.Runs {
-		for _, s := range r.Samples {
-			if s.Err != nil {
-				return ": " + s.Err.Error()
-			}
-		}
+func firstError(e *backends.Error) string {
+	if e == nil {
+		return ""
 	}
-	return ""
+	return ": " + e.Error()
 }
 
 func maxLag(res executor.Result) time.Duration {
