@@ -194,28 +194,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 	if lv.RequestRate > 0 {
 		run.SendLag = openLoop(ctx, lv, idx, warm, slots, &wg, send)
 	} else {
-		next := make(chan int)
-		for w := 0; w < min(slots, lv.Requests); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := range next {
-					// The feeder may still hand out work in the instant ctx is canceled.
-					if ctx.Err() == nil {
-						send(n)
-					}
-				}
-			}()
-		}
-	feed:
-		for n := 0; n < lv.Requests; n++ {
-			select {
-			case next <- n:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		close(next)
+		closedLoop(ctx, lv, slots, &wg, send)
 	}
 	wg.Wait()
 	close(sink)
@@ -244,6 +223,32 @@ func drain(sink <-chan backends.Sample, run *Run, opts Options) {
 		}
 		if opts.OnRequest != nil {
 			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: &s})
+		}
+	}
+}
+
+// closedLoop sends lv.Requests requests from slots workers, each sending its next
+// request as soon as its last one finished.
+func closedLoop(ctx context.Context, lv Level, slots int, wg *sync.WaitGroup, send func(int)) {
+	next := make(chan int)
+	for w := 0; w < min(slots, lv.Requests); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				// The feeder may still hand out work in the instant ctx is canceled.
+				if ctx.Err() == nil {
+					send(n)
+				}
+			}
+		}()
+	}
+	defer close(next)
+	for n := 0; n < lv.Requests; n++ {
+		select {
+		case next <- n:
+		case <-ctx.Done():
+			return
 		}
 	}
 }
