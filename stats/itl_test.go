@@ -28,7 +28,11 @@ func TestITLSketchWithinStatedError(t *testing.T) {
 	if a.itl.sketch == nil {
 		t.Fatal("store did not spill into the sketch past its limit")
 	}
-	got := a.Level(Window{}).ITL
+	l := a.Level(Window{})
+	got := l.ITL
+	if l.ITLRelativeError != ITLRelativeError || Summarize(samples, Window{}, Target{}).ITLRelativeError != 0 {
+		t.Errorf("ITLRelativeError %v from the sketch, want %v (and 0 when exact)", l.ITLRelativeError, ITLRelativeError)
+	}
 	if got.N != exact.N || !near(got.Min, exact.Min) || !near(got.Max, exact.Max) || math.Abs(got.Mean-exact.Mean) > 1e-12 {
 		t.Errorf("sketch dist %+v, exact %+v: count, min, max and mean must stay exact", got, exact)
 	}

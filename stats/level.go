@@ -68,6 +68,10 @@ type Level struct {
 	TPOT Dist `json:"tpot_s"`
 	// ITL pools the gaps between consecutive content chunks of every request.
 	ITL Dist `json:"itl_s"`
+	// ITLRelativeError is 0 when ITL's percentiles are exact, else the bound on their
+	// relative error (the package's ITLRelativeError: more gaps than ITLExactGaps).
+	ITLRelativeError float64 `json:"itl_relative_error,omitempty"`
+
 	E2E Dist `json:"e2e_s"`
 	// DecodeRate is the per-request decode rate, tokens/s after the first token.
 	DecodeRate Dist `json:"decode_tok_s"`
@@ -226,6 +230,9 @@ func (a *Accumulator) level(windowSeconds float64) Level {
 	l.TTFT = NewDist(a.ttft)
 	l.TPOT = NewDist(a.tpot)
 	l.ITL = a.itl.dist()
+	if a.itl.sketch != nil {
+		l.ITLRelativeError = ITLRelativeError
+	}
 	l.E2E = NewDist(a.e2e)
 	l.DecodeRate = NewDist(a.rate)
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)

@@ -26,7 +26,8 @@ type Runs struct {
 	Pooled Level `json:"pooled"`
 	// Median holds, for every figure, the median across runs of each run's figure (the
 	// run-to-run typical value; e.g. Median.OutputTokS is the median run throughput).
-	// Its Failures map is nil and its TokenSource is Pooled's: they do not have medians.
+	// Its Failures map is nil and its TokenSource and ITLRelativeError are Pooled's: they
+	// do not have medians.
 	Median Level `json:"median"`
 	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
 	// TTFTs (NaN with fewer than two runs that measured a TTFT).
@@ -64,6 +65,7 @@ func SummarizeRuns(runs []Run, t Target) Runs {
 	r.Pooled = pool.level(windowSum)
 	r.Median = medianLevel(r.PerRun)
 	r.Median.TokenSource = r.Pooled.TokenSource
+	r.Median.ITLRelativeError = r.Pooled.ITLRelativeError
 	r.Stability, r.Spread = StabilityOf(medians)
 	return r
 }
