@@ -69,9 +69,9 @@ func BenchmarkSlowSink(b *testing.B) {
 			}
 			b.ReportMetric(sum.Pooled.TTFT.Mean*1000, "ttft-mean-ms")
 			b.ReportMetric(sum.Pooled.TPOT.Mean*1000, "tpot-mean-ms")
-			b.ReportMetric(float64(an.TTFT.P50.Microseconds()), "ttft-err-p50-µs")
-			b.ReportMetric(float64(an.TTFT.P99.Microseconds()), "ttft-err-p99-µs")
-			b.ReportMetric(float64(an.TPOT.P50.Microseconds()), "tpot-err-p50-µs")
+			b.ReportMetric(float64(an.TTFT.P50)/1e3, "ttft-err-p50-µs")
+			b.ReportMetric(float64(an.TTFT.P99)/1e3, "ttft-err-p99-µs")
+			b.ReportMetric(float64(an.TPOT.P50)/1e3, "tpot-err-p50-µs")
 			b.ReportMetric(an.Window.Seconds(), "window-s")
 		})
 	}
