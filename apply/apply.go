@@ -54,7 +54,9 @@ type Progress interface {
 	Note(format string, args ...any)
 	// StartLevel: requests is the total of this level, warm-up included.
 	StartLevel(cell *plan.Cell, level plan.Level, requests int)
-	// Request is called for every finished request (from many goroutines).
+	// Request is called for every finished request, one at a time from the level's
+	// drain goroutine, never on a request's own: keep it cheap (bump counters), since a
+	// slow one backs up the queue of finished requests.
 	Request(cell *plan.Cell, level plan.Level, ev executor.Event)
 	// EndLevel is called with the level's result row.
 	EndLevel(cell *plan.Cell, row report.Row)

@@ -64,18 +64,21 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
 
+	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens},
+		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate}}
+	if a.o.Progress != nil {
+		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }
+	}
 	m := levelMeasurement{Started: a.now()}
-	res := a.runMonitored(ctx, setup.backend, lv, a.executorOptions(cell, setup.proc, level),
+	res := a.runMonitored(ctx, setup.backend, lv, a.executorOptions(setup.proc, sink),
 		a.levelMonitors(cell, setup.proc), &m)
 	m.Ended = a.now()
 
-	runs := make([]stats.Run, len(res.Runs))
-	for i, r := range res.Runs {
-		runs[i] = stats.Run{Samples: r.Samples, Window: stats.Window{Start: r.Start, End: r.End}}
-	}
-	m.Stats = stats.SummarizeRuns(runs, stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens})
+	m.Stats = stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 	m.Interrupted = res.Interrupted
-	m.FirstError = firstError(res)
+	if sink.firstErr != nil {
+		m.FirstError = sink.firstErr.Error()
+	}
 	m.MaxSendLag = maxLag(res)
 	return m
 }
@@ -107,39 +110,17 @@ func (a *applier) runMonitored(ctx context.Context, b backends.Backend, lv execu
 	return res
 }
 
-// executorOptions writes every request to the raw-sample log and the progress, and
-// aborts the level when the cell's server exits.
-func (a *applier) executorOptions(cell *plan.Cell, proc *servers.Process, level plan.Level) executor.Options {
-	opts := executor.Options{
-		Grace: a.o.Grace,
-		Stop:  a.o.Stop,
-		OnRequest: func(ev executor.Event) {
-			// SampleLog is safe for concurrent use, and a failed write stays failed: the
-			// level's Flush in record reports it.
-			a.samples.Write(report.SampleRecord{CellID: cell.ID, Run: ev.Run, Concurrency: level.Concurrency,
-				RequestRate: level.RequestRate, Warmup: ev.Warmup, Sample: *ev.Sample})
-			if a.o.Progress != nil {
-				a.o.Progress.Request(cell, level, ev)
-			}
-		},
-	}
+// executorOptions hands every finished request to the level's sink (off the requests'
+// goroutines; the samples are dropped once the sink has them) and aborts the level when
+// the cell's server exits.
+func (a *applier) executorOptions(proc *servers.Process, sink *levelSink) executor.Options {
+	opts := executor.Options{Grace: a.o.Grace, Stop: a.o.Stop, OnRequest: sink.add, DropSamples: true}
 	if proc != nil {
 		opts.Abort = proc.Exited()
 		opts.AbortErr = &backends.Error{Class: backends.ErrServerDied,
 			Message: fmt.Sprintf("server %q exited during the cell (log: %s)", proc.Name(), proc.LogPath())}
 	}
 	return opts
-}
-
-func firstError(res executor.Result) string {
-	for _, r := range res.Runs {
-		for _, s := range r.Samples {
-			if s.Err != nil {
-				return s.Err.Error()
-			}
-		}
-	}
-	return ""
 }
 
 func maxLag(res executor.Result) time.Duration {

@@ -41,7 +41,8 @@ type Run struct {
 	Warmup bool // warm-up runs are discarded from statistics
 	// Start and End bound the measured window: first request start to last request end.
 	Start, End time.Time
-	Samples    []backends.Sample
+	// Samples holds every request's Sample, unless Options.DropSamples.
+	Samples []backends.Sample
 	// SendLag is, in open loop, how late each request was sent against its schedule
 	// (index-aligned with the schedule, not with Samples).
 	SendLag []time.Duration
@@ -63,14 +64,20 @@ type Result struct {
 type Event struct {
 	Run    int
 	Warmup bool
+	// Sample is valid only during the call: copy what you keep.
 	Sample *backends.Sample
 }
 
 // Options tune a level's execution.
 type Options struct {
-	// OnRequest is called for every finished request, from the request's goroutine; it
-	// must be cheap and safe for concurrent use (progress bars, raw JSONL).
+	// OnRequest is called for every finished request, in the order they finish, from one
+	// goroutine per run that drains a buffered queue: never concurrently, and never on a
+	// request's own goroutine, so slow side work (a disk, statistics) cannot delay a
+	// request's timing. Every call for a run returns before its OnRun.
 	OnRequest func(Event)
+	// DropSamples leaves Run.Samples empty, so memory does not grow with the number of
+	// requests: for callers that take what they need in OnRequest.
+	DropSamples bool
 	// OnRun is called after each run (warm-up included), in order.
 	OnRun func(Run)
 	// Grace bounds how long in-flight requests may finish after ctx is canceled; after
@@ -119,7 +126,10 @@ func RunLevel(ctx context.Context, b backends.Backend, lv Level, opts Options) R
 }
 
 func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bool, opts Options) Run {
-	run := Run{Index: idx, Warmup: warm, Samples: make([]backends.Sample, 0, lv.Requests)}
+	run := Run{Index: idx, Warmup: warm}
+	if !opts.DropSamples {
+		run.Samples = make([]backends.Sample, 0, lv.Requests)
+	}
 	kind := "run"
 	if warm {
 		kind = "warmup"
@@ -147,15 +157,16 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 		}
 	}()
 
-	var mu sync.Mutex
+	sink := make(chan backends.Sample, sinkBuffer(lv))
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		drain(sink, &run, opts)
+	}()
 	record := func(s backends.Sample) {
-		mu.Lock()
-		run.Samples = append(run.Samples, s)
-		sp := &run.Samples[len(run.Samples)-1]
-		mu.Unlock()
-		if opts.OnRequest != nil {
-			opts.OnRequest(Event{Run: idx, Warmup: warm, Sample: sp})
-		}
+		// The request's timing is complete here: should the queue be full, waiting
+		// delays this worker's next request, never the measurement of this one.
+		sink <- s
 	}
 	send := func(n int) {
 		req := lv.Request
@@ -189,33 +200,63 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 	if lv.RequestRate > 0 {
 		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, send)
 	} else {
-		next := make(chan int)
-		for w := 0; w < min(slots, lv.Requests); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for n := range next {
-					// The feeder may still hand out work in the instant ctx is canceled.
-					if ctx.Err() == nil {
-						send(n)
-					}
-				}
-			}()
-		}
-	feed:
-		for n := 0; n < lv.Requests; n++ {
-			select {
-			case next <- n:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-		close(next)
+		closedLoop(ctx, lv, slots, &wg, send)
 	}
 	wg.Wait()
+	close(sink)
+	<-drained
 	run.Interrupted = ctx.Err() != nil
-	run.Start, run.End = window(run.Samples)
 	return run
+}
+
+// sinkBuffer sizes a run's queue of finished requests: room for several samples per
+// request in flight, so the drain goroutine only holds a request up when it falls
+// behind for long.
+func sinkBuffer(lv Level) int { return max(1024, 4*lv.Concurrency) }
+
+// drain takes finished requests off the queue one at a time: it widens the run's window,
+// keeps the Sample unless told not to, and hands it to OnRequest.
+func drain(sink <-chan backends.Sample, run *Run, opts Options) {
+	for s := range sink {
+		if run.Start.IsZero() || s.Start.Before(run.Start) {
+			run.Start = s.Start
+		}
+		if e := s.Start.Add(s.End); e.After(run.End) {
+			run.End = e
+		}
+		if !opts.DropSamples {
+			run.Samples = append(run.Samples, s)
+		}
+		if opts.OnRequest != nil {
+			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: &s})
+		}
+	}
+}
+
+// closedLoop sends lv.Requests requests from slots workers, each sending its next
+// request as soon as its last one finished.
+func closedLoop(ctx context.Context, lv Level, slots int, wg *sync.WaitGroup, send func(int)) {
+	next := make(chan int)
+	for w := 0; w < min(slots, lv.Requests); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				// The feeder may still hand out work in the instant ctx is canceled.
+				if ctx.Err() == nil {
+					send(n)
+				}
+			}
+		}()
+	}
+	defer close(next)
+	for n := 0; n < lv.Requests; n++ {
+		select {
+		case next <- n:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // openLoop sends lv.Requests requests on a schedule, at most slots in flight, and returns
@@ -276,20 +317,6 @@ func Schedule(rate float64, arrival string, n int, seed uint64) []time.Duration 
 		out[i] = time.Duration(t)
 	}
 	return out
-}
-
-// window is first request start to last request end over the samples.
-func window(ss []backends.Sample) (start, end time.Time) {
-	for i := range ss {
-		s := &ss[i]
-		if start.IsZero() || s.Start.Before(start) {
-			start = s.Start
-		}
-		if e := s.Start.Add(s.End); e.After(end) {
-			end = e
-		}
-	}
-	return start, end
 }
 
 // abortWait is how long a request that lost its connection waits to learn whether the

@@ -5,7 +5,10 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/planrun/planrun/stats"
 )
 
 // Report is everything the Markdown report shows. WriteMarkdown is a pure function of
@@ -197,6 +200,12 @@ func stability(r Row) string {
 	return fmt.Sprintf("%s (±%s%%)", r.Stability, num(r.StabilitySpread, 100, 1))
 }
 
+// How ITL percentiles are taken, from the stats package's constants.
+var (
+	itlExactNote = strconv.FormatInt(stats.ITLExactGaps, 10)
+	itlErrorNote = strconv.FormatFloat(stats.ITLRelativeError*100, 'g', -1, 64) + "%"
+)
+
 // formulas prints the four metrics exactly as DESIGN.md defines them, plus how the
 // figures in the tables were aggregated and which VRAM figure the rows carry.
 func formulas(b *strings.Builder, rows []Row) {
@@ -207,6 +216,7 @@ func formulas(b *strings.Builder, rows []Row) {
 - **Throughput** = Σ output tokens of successful requests / wall time of the measured window (first request start to last request end); the table shows the median across repeat runs, as for requests/s. Decode rate = (output tokens − 1) / (E2E − TTFT) per request.
 - **VRAM** — GPU memory in use while requests run, sampled via NVML during the measured window: baseline before load, peak during load (the table's figure), and per server process where NVML attributes it. NVML's v1 "used" includes driver-reserved memory; v2 separates it.
 - Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.
+- ITL percentiles are exact up to ` + itlExactNote + ` gaps per run; beyond that they come from a DDSketch with ≤ ` + itlErrorNote + ` relative error (count, mean, min and max stay exact).
 - **Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.
 `)
 	seen := map[string]bool{}

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -25,16 +26,19 @@ func (w Window) IsZero() bool { return w.Start.IsZero() && w.End.IsZero() }
 func WindowOf(samples []backends.Sample) Window {
 	var w Window
 	for i := range samples {
-		s := &samples[i]
-		end := s.Start.Add(s.End)
-		if w.Start.IsZero() || s.Start.Before(w.Start) {
-			w.Start = s.Start
-		}
-		if end.After(w.End) {
-			w.End = end
-		}
+		w.extend(samples[i].Start, samples[i].Start.Add(samples[i].End))
 	}
 	return w
+}
+
+// extend widens w to cover start..end.
+func (w *Window) extend(start, end time.Time) {
+	if w.Start.IsZero() || start.Before(w.Start) {
+		w.Start = start
+	}
+	if end.After(w.End) {
+		w.End = end
+	}
 }
 
 // Target is what the workload asked for; Summarize holds the samples against it.
@@ -64,6 +68,10 @@ type Level struct {
 	TPOT Dist `json:"tpot_s"`
 	// ITL pools the gaps between consecutive content chunks of every request.
 	ITL Dist `json:"itl_s"`
+	// ITLRelativeError is 0 when ITL's percentiles are exact, else the bound on their
+	// relative error (the package's ITLRelativeError: more gaps than ITLExactGaps).
+	ITLRelativeError float64 `json:"itl_relative_error,omitempty"`
+
 	E2E Dist `json:"e2e_s"`
 	// DecodeRate is the per-request decode rate, tokens/s after the first token.
 	DecodeRate Dist `json:"decode_tok_s"`
@@ -93,36 +101,45 @@ type Level struct {
 // Summarize computes a Level from the samples of one run. A zero window is derived
 // from the samples (WindowOf).
 func Summarize(samples []backends.Sample, w Window, t Target) Level {
-	if w.IsZero() {
-		w = WindowOf(samples)
-	}
-	a := newAccumulator(len(samples))
+	a := NewAccumulator(t)
+	a.grow(len(samples))
 	for i := range samples {
-		a.add(&samples[i], t)
+		a.Add(&samples[i])
 	}
-	return a.level(w.Seconds(), t)
+	return a.Level(w)
 }
 
-// accumulator gathers the figures of many samples in one pass; level() derives the
-// distributions once, so adding a sample is cheap.
-type accumulator struct {
-	l                          Level
-	ttft, tpot, itl, e2e, rate []float64
-	chunks                     int
-	promptSum, promptN         int
-	sources                    map[backends.TokenSource]bool
+// Accumulator gathers the figures of one run's requests as they finish, so the samples
+// themselves (with every chunk arrival) need not be kept: per request it keeps the few
+// scalars the exact TTFT, TPOT, E2E and decode-rate percentiles need, and its
+// inter-chunk gaps (ITL) exactly up to ITLExactGaps, then in a sketch. Add is cheap;
+// Level derives the distributions. Not safe for concurrent use: feed it from one
+// goroutine.
+type Accumulator struct {
+	t                     Target
+	l                     Level
+	ttft, tpot, e2e, rate []float64
+	itl                   itlStore
+	chunks                int
+	promptSum, promptN    int
+	sources               map[backends.TokenSource]bool
+	window                Window // spanned by the samples added
 }
 
-func newAccumulator(n int) *accumulator {
-	return &accumulator{
-		ttft: make([]float64, 0, n),
-		tpot: make([]float64, 0, n),
-		e2e:  make([]float64, 0, n),
-		rate: make([]float64, 0, n),
-	}
+// NewAccumulator returns an empty Accumulator holding samples against t.
+func NewAccumulator(t Target) *Accumulator { return &Accumulator{t: t} }
+
+// grow reserves room for n more requests.
+func (a *Accumulator) grow(n int) {
+	a.ttft = slices.Grow(a.ttft, n)
+	a.tpot = slices.Grow(a.tpot, n)
+	a.e2e = slices.Grow(a.e2e, n)
+	a.rate = slices.Grow(a.rate, n)
 }
 
-func (a *accumulator) add(s *backends.Sample, t Target) {
+// Add counts one finished request; s is not retained.
+func (a *Accumulator) Add(s *backends.Sample) {
+	a.window.extend(s.Start, s.Start.Add(s.End))
 	a.l.Requests++
 	if !s.OK() {
 		a.l.Failed++
@@ -143,7 +160,7 @@ func (a *accumulator) add(s *backends.Sample, t Target) {
 		a.rate = append(a.rate, r)
 	}
 	for i := 1; i < len(s.ChunkArrivals); i++ {
-		a.itl = append(a.itl, (s.ChunkArrivals[i] - s.ChunkArrivals[i-1]).Seconds())
+		a.itl.add((s.ChunkArrivals[i] - s.ChunkArrivals[i-1]).Seconds())
 	}
 	a.e2e = append(a.e2e, s.E2E().Seconds())
 	a.l.OutputTokens += s.OutputTokens
@@ -152,7 +169,7 @@ func (a *accumulator) add(s *backends.Sample, t Target) {
 		a.promptSum += s.PromptTokens
 		a.promptN++
 	}
-	if t.MaxTokens > 0 && s.OutputTokens < t.MaxTokens {
+	if a.t.MaxTokens > 0 && s.OutputTokens < a.t.MaxTokens {
 		a.l.EarlyStops++
 	}
 	if s.TokenSource != "" {
@@ -163,18 +180,65 @@ func (a *accumulator) add(s *backends.Sample, t Target) {
 	}
 }
 
-func (a *accumulator) level(windowSeconds float64, t Target) Level {
+// Window is first request start to last request end over the requests added.
+func (a *Accumulator) Window() Window { return a.window }
+
+// merge adds o's requests to a (pooling runs); o is left as it was.
+func (a *Accumulator) merge(o *Accumulator) {
+	if !o.window.IsZero() {
+		a.window.extend(o.window.Start, o.window.End)
+	}
+	a.l.Requests += o.l.Requests
+	a.l.Succeeded += o.l.Succeeded
+	a.l.Failed += o.l.Failed
+	for c, n := range o.l.Failures {
+		if a.l.Failures == nil {
+			a.l.Failures = map[backends.ErrorClass]int{}
+		}
+		a.l.Failures[c] += n
+	}
+	a.l.OutputTokens += o.l.OutputTokens
+	a.l.EarlyStops += o.l.EarlyStops
+	a.ttft = append(a.ttft, o.ttft...)
+	a.tpot = append(a.tpot, o.tpot...)
+	a.e2e = append(a.e2e, o.e2e...)
+	a.rate = append(a.rate, o.rate...)
+	a.itl.merge(&o.itl)
+	a.chunks += o.chunks
+	a.promptSum += o.promptSum
+	a.promptN += o.promptN
+	for s := range o.sources {
+		if a.sources == nil {
+			a.sources = map[backends.TokenSource]bool{}
+		}
+		a.sources[s] = true
+	}
+}
+
+// Level summarises the requests added over the window w (zero: the window they span).
+// The distributions cover successful requests only.
+func (a *Accumulator) Level(w Window) Level {
+	if w.IsZero() {
+		w = a.window
+	}
+	return a.level(w.Seconds())
+}
+
+func (a *Accumulator) level(windowSeconds float64) Level {
 	l := a.l
 	l.WindowSeconds = windowSeconds
 	l.TTFT = NewDist(a.ttft)
 	l.TPOT = NewDist(a.tpot)
-	l.ITL = NewDist(a.itl)
+	l.ITL = a.itl.dist()
+	if a.itl.sketch != nil {
+		l.ITLRelativeError = ITLRelativeError
+	}
 	l.E2E = NewDist(a.e2e)
 	l.DecodeRate = NewDist(a.rate)
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))
-	l.PromptTokensRequested = t.PromptTokens
+	l.PromptTokensRequested = a.t.PromptTokens
 	l.PromptTokensActual = ratio(float64(a.promptSum), float64(a.promptN))
 	switch len(a.sources) {
 	case 0:

@@ -6,10 +6,13 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// Run is one measured run of a concurrency level (warm-up runs are never passed here).
+// Run is one measured run of a concurrency level (warm-up runs are never passed here):
+// either its Samples, or an Accumulator that was fed them as they finished.
 type Run struct {
 	Samples []backends.Sample
-	// Window is the run's measured window; zero derives it from the samples.
+	// Acc, when set, stands for Samples: the run's requests, already accumulated.
+	Acc *Accumulator
+	// Window is the run's measured window; zero derives it from the requests.
 	Window Window
 }
 
@@ -23,7 +26,8 @@ type Runs struct {
 	Pooled Level `json:"pooled"`
 	// Median holds, for every figure, the median across runs of each run's figure (the
 	// run-to-run typical value; e.g. Median.OutputTokS is the median run throughput).
-	// Its Failures map is nil and its TokenSource is Pooled's: they do not have medians.
+	// Its Failures map is nil and its TokenSource and ITLRelativeError are Pooled's: they
+	// do not have medians.
 	Median Level `json:"median"`
 	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
 	// TTFTs (NaN with fewer than two runs that measured a TTFT).
@@ -36,29 +40,32 @@ type Runs struct {
 // judges stability from the spread of per-run median TTFT.
 func SummarizeRuns(runs []Run, t Target) Runs {
 	var r Runs
-	n := 0
-	for _, run := range runs {
-		n += len(run.Samples)
-	}
-	pool := newAccumulator(n)
+	pool := NewAccumulator(t)
 	var windowSum float64
 	medians := make([]float64, 0, len(runs))
 	for _, run := range runs {
+		acc := run.Acc
+		if acc == nil {
+			acc = NewAccumulator(t)
+			acc.grow(len(run.Samples))
+			for i := range run.Samples {
+				acc.Add(&run.Samples[i])
+			}
+		}
 		w := run.Window
 		if w.IsZero() {
-			w = WindowOf(run.Samples)
+			w = acc.Window()
 		}
-		l := Summarize(run.Samples, w, t)
+		l := acc.Level(w)
 		r.PerRun = append(r.PerRun, l)
 		medians = append(medians, l.TTFT.P50)
 		windowSum += w.Seconds()
-		for i := range run.Samples {
-			pool.add(&run.Samples[i], t)
-		}
+		pool.merge(acc)
 	}
-	r.Pooled = pool.level(windowSum, t)
+	r.Pooled = pool.level(windowSum)
 	r.Median = medianLevel(r.PerRun)
 	r.Median.TokenSource = r.Pooled.TokenSource
+	r.Median.ITLRelativeError = r.Pooled.ITLRelativeError
 	r.Stability, r.Spread = StabilityOf(medians)
 	return r
 }

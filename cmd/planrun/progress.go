@@ -15,7 +15,8 @@ import (
 )
 
 // progress shows what apply is doing: a progress bar per level on a terminal, a plain
-// line every few seconds otherwise (CI logs), nothing but warnings with -quiet.
+// line every few seconds otherwise (CI logs), nothing but warnings with -quiet. Finished
+// requests only bump counters; a ticker renders them, so no request takes a lock.
 type progress struct {
 	w     io.Writer
 	tty   bool
@@ -29,7 +30,11 @@ type progress struct {
 	done   atomic.Int64
 	failed atomic.Int64
 	last   time.Time
+	stop   chan struct{} // closes the level's ticker; nil when none runs
 }
+
+// tickEvery is how often the counters are rendered.
+const tickEvery = 200 * time.Millisecond
 
 func newProgress(w io.Writer, tty, quiet bool) *progress {
 	return &progress{w: w, tty: tty, quiet: quiet, every: 5 * time.Second}
@@ -55,6 +60,11 @@ func (p *progress) StartLevel(cell *plan.Cell, level plan.Level, requests int) {
 	if p.quiet {
 		return
 	}
+	if p.stop != nil {
+		close(p.stop)
+	}
+	p.stop = make(chan struct{})
+	go p.tick(p.stop)
 	if p.tty {
 		p.bar = progressbar.NewOptions(requests,
 			progressbar.OptionSetWriter(p.w),
@@ -72,17 +82,35 @@ func (p *progress) StartLevel(cell *plan.Cell, level plan.Level, requests int) {
 }
 
 func (p *progress) Request(_ *plan.Cell, _ plan.Level, ev executor.Event) {
-	n := p.done.Add(1)
+	p.done.Add(1)
 	if ev.Sample.Err != nil {
 		p.failed.Add(1)
 	}
-	if p.quiet {
-		return
+}
+
+// tick renders the counters until stop closes.
+func (p *progress) tick(stop <-chan struct{}) {
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.stop == stop { // not ended while this tick waited for the lock
+				p.render()
+			}
+			p.mu.Unlock()
+		}
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+}
+
+// render shows the counters: the bar on a terminal, a line every p.every otherwise.
+func (p *progress) render() {
+	n := p.done.Load()
 	if p.bar != nil {
-		p.bar.Add(1)
+		p.bar.Set(int(n))
 		return
 	}
 	if time.Since(p.last) >= p.every {
@@ -94,7 +122,12 @@ func (p *progress) Request(_ *plan.Cell, _ plan.Level, ev executor.Event) {
 func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
 	if p.bar != nil {
+		p.bar.Set(int(p.done.Load()))
 		p.bar.Finish()
 		p.bar = nil
 	}

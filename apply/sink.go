@@ -1,0 +1,53 @@
+package apply
+
+import (
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/stats"
+)
+
+// levelSink takes a level's finished requests from the executor's drain goroutine (one
+// at a time, off the requests' own goroutines): it appends each to the raw JSONL, adds
+// measured ones to their run's statistics and tells progress. The Sample is then
+// garbage, so memory grows with the statistics' per-request scalars only.
+type levelSink struct {
+	log      *report.SampleLog
+	rec      report.SampleRecord // where the level's records belong; Sample set per record
+	target   stats.Target
+	progress func(executor.Event) // nil: none
+	runs     []*stats.Accumulator // per measured run, by index
+	firstErr *backends.Error      // of a measured request
+}
+
+// add is executor.Options.OnRequest.
+func (s *levelSink) add(ev executor.Event) {
+	rec := s.rec
+	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
+	// A failed write stays failed: the level's Flush reports it.
+	s.log.Write(rec)
+	if !ev.Warmup {
+		for len(s.runs) <= ev.Run {
+			s.runs = append(s.runs, stats.NewAccumulator(s.target))
+		}
+		s.runs[ev.Run].Add(ev.Sample)
+		if s.firstErr == nil && ev.Sample.Err != nil {
+			s.firstErr = ev.Sample.Err
+		}
+	}
+	if s.progress != nil {
+		s.progress(ev)
+	}
+}
+
+// statsRuns pairs the measured runs with their statistics.
+func (s *levelSink) statsRuns(res executor.Result) []stats.Run {
+	runs := make([]stats.Run, len(res.Runs))
+	for i, r := range res.Runs {
+		runs[i] = stats.Run{Window: stats.Window{Start: r.Start, End: r.End}}
+		if i < len(s.runs) {
+			runs[i].Acc = s.runs[i]
+		}
+	}
+	return runs
+}

@@ -1,0 +1,48 @@
+package apply
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/stats"
+)
+
+// The sink logs every request, warm-ups included, but counts only measured ones in their
+// run's statistics, and remembers the first measured failure for the row's note.
+func TestLevelSink(t *testing.T) {
+	var buf bytes.Buffer
+	log := report.NewSampleLog(&buf)
+	var told int
+	s := &levelSink{log: log, target: stats.Target{MaxTokens: 2}, rec: report.SampleRecord{CellID: "c", Concurrency: 4},
+		progress: func(executor.Event) { told++ }}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ok := backends.Sample{ID: "ok", Start: t0, FirstToken: time.Millisecond, End: 3 * time.Millisecond,
+		ChunkArrivals: []time.Duration{time.Millisecond, 3 * time.Millisecond}, Chunks: 2, OutputTokens: 2}
+	warmErr := backends.Sample{ID: "warm", Start: t0, Err: &backends.Error{Class: backends.ErrServer, Message: "warm-up"}}
+	runErr := backends.Sample{ID: "bad", Start: t0, Err: &backends.Error{Class: backends.ErrTimeout, Message: "measured"}}
+	s.add(executor.Event{Run: 0, Warmup: true, Sample: &warmErr})
+	s.add(executor.Event{Run: 0, Sample: &ok})
+	s.add(executor.Event{Run: 1, Sample: &runErr})
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := report.ReadSamples(&buf)
+	if err != nil || len(recs) != 3 || recs[0].CellID != "c" || !recs[0].Warmup || recs[2].Run != 1 || recs[2].Concurrency != 4 {
+		t.Fatalf("raw log: %d records, err %v: %+v", len(recs), err, recs)
+	}
+	if told != 3 {
+		t.Errorf("progress told of %d requests, want 3", told)
+	}
+	if s.firstErr == nil || s.firstErr.Message != "measured" {
+		t.Errorf("first error %+v, want the measured run's", s.firstErr)
+	}
+	runs := s.statsRuns(executor.Result{Runs: make([]executor.Run, 3)})
+	sum := stats.SummarizeRuns(runs, s.target)
+	if sum.PerRun[0].Succeeded != 1 || sum.PerRun[1].Failed != 1 || sum.PerRun[2].Requests != 0 || sum.Pooled.Requests != 2 || sum.Pooled.ITL.N != 1 {
+		t.Errorf("per run %+v, pooled %d requests, %d ITL gaps", sum.PerRun, sum.Pooled.Requests, sum.Pooled.ITL.N)
+	}
+}
