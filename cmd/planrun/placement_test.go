@@ -72,3 +72,24 @@ func TestPlanSlurmScript(t *testing.T) {
 		t.Errorf("validate without sbatch: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// The placement examples validate (offline) and place their cells as their comments say.
+func TestPlacementExamples(t *testing.T) {
+	for f, want := range map[string][]string{
+		"../../examples/slurm.hcl":        {"Slurm partition small", "Slurm partition large"},
+		"../../examples/remote-hosts.hcl": {"http://gpu1.lab:11434", "http://gpu2.lab:8000/v1"},
+	} {
+		if code, out, errs := runCmd(t, "", "validate", f); code != exitOK || out != "Success! The plan is valid: 2 cells.\n" {
+			t.Errorf("validate %s: exit %d\n%s%s", f, code, out, errs)
+		}
+		code, out, errs := runCmd(t, "", "plan", "-json", f)
+		if code != exitOK {
+			t.Fatalf("plan %s: exit %d: %s", f, code, errs)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("plan -json %s lacks %q:\n%s", f, w, out)
+			}
+		}
+	}
+}
