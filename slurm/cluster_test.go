@@ -16,7 +16,7 @@ import (
 
 // stubJob is a job on the test cluster whose "planrun" is a shell script: it records its
 // arguments in args.txt, then runs body.
-func stubJob(t *testing.T, partition, body string) JobSpec {
+func stubJob(t testing.TB, partition, body string) JobSpec {
 	t.Helper()
 	dir := t.TempDir()
 	stub := filepath.Join(dir, "planrun-stub")
@@ -180,4 +180,34 @@ func TestClusterRunDirNotWritable(t *testing.T) {
 	if log, _ := os.ReadFile(job.LogPath(id)); !strings.Contains(string(log), "is not writable on") {
 		t.Errorf("job log does not say why: %q", log)
 	}
+}
+
+// BenchmarkClusterJobOverhead measures what a Slurm placement adds around a cell on the
+// test cluster, with a command that ends at once: submission to the script running on the
+// node (its marker seen), and from there to Slurm reporting the job ended.
+//
+//	go test -run - -bench ClusterJobOverhead -benchtime 5x ./slurm
+func BenchmarkClusterJobOverhead(b *testing.B) {
+	slurmtest.Require(b)
+	var toStart, toDone time.Duration
+	ctx := context.Background()
+	for b.Loop() {
+		job := stubJob(b, "small", "true")
+		start := time.Now()
+		id, err := Submit(ctx, job)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := WaitShared(ctx, job, id, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		running := time.Now()
+		toStart += running.Sub(start)
+		if st := Watch(ctx, map[string]string{id: "bench"}, 50*time.Millisecond, func(string, Status, error) {}); st[id].State != Completed {
+			b.Fatalf("job %s: %+v", id, st[id])
+		}
+		toDone += time.Since(running)
+	}
+	b.ReportMetric(toStart.Seconds()/float64(b.N), "s-submit-to-start/op")
+	b.ReportMetric(toDone.Seconds()/float64(b.N), "s-start-to-ended/op")
 }
