@@ -1,12 +1,16 @@
 package plan
 
 import (
+	"net/url"
+	"regexp"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Hardware is a `hardware "<name>"` block: the machine a cell runs on, as recorded in
-// every result row (the seed's environment columns).
+// every result row (the seed's environment columns), and where its cells run: this
+// machine, servers on Host, or Slurm batch jobs (see Placement).
 type Hardware struct {
 	Name, GPU string
 	VRAMGB    float64
@@ -14,23 +18,113 @@ type Hardware struct {
 	CUDA      string
 	Host      string
 	Notes     string
+	// Slurm is set when the block has a slurm sub-block: its cells run as batch jobs.
+	Slurm *Slurm
+	// Telemetry names what the host exposes beyond the servers' own endpoints.
+	Telemetry Telemetry
+}
+
+// Placement says where a hardware block's cells run.
+type Placement string
+
+const (
+	// PlaceLocal: on this machine, the behaviour of a block with neither host nor slurm.
+	PlaceLocal Placement = "local"
+	// PlaceHost: against servers on Hardware.Host, measured from this machine.
+	PlaceHost Placement = "host"
+	// PlaceSlurm: as Slurm batch jobs that run planrun on the allocated node.
+	PlaceSlurm Placement = "slurm"
+)
+
+// Slurm holds a hardware block's slurm { ... } settings, as sbatch options. Empty strings
+// are options left to the cluster's defaults.
+type Slurm struct {
+	Partition  string
+	GPUs       string // --gpus, e.g. "1" or "h200:2"
+	GRES       string // --gres, e.g. "gpu:a100:1"; exclusive with GPUs
+	Constraint string
+	Account    string
+	QOS        string
+	Time       string // Slurm's own syntax: "30", "1:30:00", "2-00:00:00"
+	SbatchArgs []string
+	// Jobs is JobsPerHardware (one job runs all the block's cells, in plan order) or
+	// JobsPerCell.
+	Jobs string
+	// PlanrunPath is the planrun binary on the nodes; empty means the submitting
+	// planrun's own path (the cluster shares it).
+	PlanrunPath string
+	DeclRange   hcl.Range
+}
+
+// The values of a slurm block's jobs attribute.
+const (
+	JobsPerHardware = "per_hardware"
+	JobsPerCell     = "per_cell"
+)
+
+var jobsModes = []string{JobsPerHardware, JobsPerCell}
+
+// Telemetry is a hardware block's telemetry { ... } sub-block.
+type Telemetry struct {
+	// DCGM is an NVIDIA DCGM exporter's Prometheus endpoint, e.g. http://HOST:9400/metrics.
+	DCGM string
+}
+
+// Placement says where this hardware's cells run: slurm when it has a slurm block, host
+// when it names a host, local otherwise.
+func (h *Hardware) Placement() Placement {
+	switch {
+	case h.Slurm != nil:
+		return PlaceSlurm
+	case h.Host != "":
+		return PlaceHost
+	}
+	return PlaceLocal
 }
 
 var hardwareSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
 	},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "telemetry"}},
 }
 
+var slurmSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "partition"}, {Name: "gpus"}, {Name: "gres"}, {Name: "constraint"}, {Name: "account"},
+		{Name: "qos"}, {Name: "time"}, {Name: "sbatch_args"}, {Name: "jobs"}, {Name: "planrun_path"},
+	},
+}
+
+var telemetrySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "dcgm"}},
+}
+
+// slurmTime is sbatch's --time syntax: minutes, [days-]hours:minutes[:seconds], or
+// minutes:seconds; "UNLIMITED"/"INFINITE" leave the partition's limit.
+var slurmTime = regexp.MustCompile(`^(\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+(:\d+(:\d+)?)?|UNLIMITED|INFINITE)$`)
+
 func (h *Hardware) object() cty.Value {
+	s := h.Slurm
+	if s == nil {
+		s = &Slurm{}
+	}
 	return cty.ObjectVal(map[string]cty.Value{
-		"ref":     cty.StringVal("hardware." + h.Name),
-		"name":    cty.StringVal(h.Name),
-		"gpu":     cty.StringVal(h.GPU),
-		"vram_gb": cty.NumberFloatVal(h.VRAMGB),
-		"driver":  cty.StringVal(h.Driver),
-		"cuda":    cty.StringVal(h.CUDA),
-		"host":    cty.StringVal(h.Host),
+		"ref":       cty.StringVal("hardware." + h.Name),
+		"name":      cty.StringVal(h.Name),
+		"gpu":       cty.StringVal(h.GPU),
+		"vram_gb":   cty.NumberFloatVal(h.VRAMGB),
+		"driver":    cty.StringVal(h.Driver),
+		"cuda":      cty.StringVal(h.CUDA),
+		"host":      cty.StringVal(h.Host),
+		"placement": cty.StringVal(string(h.Placement())),
+		// Always an object, so expressions over matrix.hardware.slurm.partition work for
+		// every hardware (empty when the block has no slurm block).
+		"slurm": cty.ObjectVal(map[string]cty.Value{
+			"partition": cty.StringVal(s.Partition),
+			"account":   cty.StringVal(s.Account),
+			"qos":       cty.StringVal(s.QOS),
+		}),
 	})
 }
 
@@ -57,8 +151,64 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 	l.decode(a["cuda"], ctx, &h.CUDA)
 	l.decode(a["host"], ctx, &h.Host)
 	l.decode(a["notes"], ctx, &h.Notes)
+	seen := map[string]*hcl.Block{}
+	for _, sb := range content.Blocks {
+		if first := seen[sb.Type]; first != nil {
+			l.errorf(sb.DefRange.Ptr(), "Duplicate "+sb.Type+" block", "A hardware block has at most one %s block; the first is at %s.", sb.Type, first.DefRange)
+			continue
+		}
+		seen[sb.Type] = sb
+		if sb.Type == "slurm" {
+			h.Slurm = l.decodeSlurmBlock(sb, ctx)
+		} else {
+			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
+		}
+	}
+	if sb := seen["slurm"]; sb != nil && a["host"] != nil {
+		l.errorf(sb.DefRange.Ptr(), "Conflicting placement",
+			"A hardware block runs its cells either on a host (host = ..., at %s) or as Slurm jobs (this block), not both: Slurm picks the node.", a["host"].NameRange)
+	}
 	if hasErrorsSince(l.diags, before) {
 		return nil
 	}
 	return h
+}
+
+func (l *loader) decodeSlurmBlock(b *hcl.Block, ctx *hcl.EvalContext) *Slurm {
+	s := &Slurm{Jobs: JobsPerHardware, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(slurmSchema)
+	l.add(diags)
+	a := content.Attributes
+	l.decode(a["partition"], ctx, &s.Partition)
+	l.decode(a["gpus"], ctx, &s.GPUs)
+	l.decode(a["gres"], ctx, &s.GRES)
+	l.decode(a["constraint"], ctx, &s.Constraint)
+	l.decode(a["account"], ctx, &s.Account)
+	l.decode(a["qos"], ctx, &s.QOS)
+	l.decode(a["planrun_path"], ctx, &s.PlanrunPath)
+	if a["gpus"] != nil && a["gres"] != nil {
+		l.errorf(a["gres"].NameRange.Ptr(), "Conflicting arguments",
+			"gpus (at %s) and gres both request GPUs; give one: gpus = \"2\" or gres = \"gpu:2\".", a["gpus"].NameRange)
+	}
+	if l.decode(a["time"], ctx, &s.Time) && !slurmTime.MatchString(s.Time) {
+		l.errorf(a["time"].Expr.Range().Ptr(), "Invalid time",
+			"time is sbatch's time limit: minutes (\"30\"), \"HH:MM:SS\" or \"D-HH:MM:SS\", not %q.", s.Time)
+	}
+	l.decode(a["sbatch_args"], ctx, &s.SbatchArgs)
+	if l.decode(a["jobs"], ctx, &s.Jobs) && !contains(jobsModes, s.Jobs) {
+		l.errorf(a["jobs"].Expr.Range().Ptr(), "Invalid jobs",
+			"jobs is %q (one batch job runs all this hardware's cells, in plan order) or %q (one job per cell), not %q.%s",
+			JobsPerHardware, JobsPerCell, s.Jobs, suggestion(s.Jobs, jobsModes))
+	}
+	return s
+}
+
+func (l *loader) decodeTelemetryBlock(b *hcl.Block, ctx *hcl.EvalContext, t *Telemetry) {
+	content, diags := b.Body.Content(telemetrySchema)
+	l.add(diags)
+	if a := content.Attributes["dcgm"]; a != nil && l.decode(a, ctx, &t.DCGM) {
+		if u, err := url.Parse(t.DCGM); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.errorf(a.Expr.Range().Ptr(), "Invalid dcgm URL", "dcgm is a DCGM exporter's metrics URL such as \"http://HOST:9400/metrics\", not %q.", t.DCGM)
+		}
+	}
 }

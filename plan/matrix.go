@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -23,7 +24,10 @@ type Matrix struct {
 	// ModelID, Server and Notes are the per-cell expressions; nil means the default
 	// (model_id = matrix.model, server = the backend's server, notes = "").
 	ModelID, Server, Notes hcl.Expression
-	DeclRange              hcl.Range
+	// URL, when set, gives each cell its backend's URL (e.g. following
+	// matrix.hardware.host), so one backend block serves every host.
+	URL       hcl.Expression
+	DeclRange hcl.Range
 
 	excludes []map[string][]string // dimension → keys, a cell matching all is dropped
 	includes []*matrixInclude
@@ -61,7 +65,7 @@ var matrixSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "model", Required: true}, {Name: "quantization"}, {Name: "tool", Required: true},
 		{Name: "hardware"}, {Name: "workload", Required: true},
-		{Name: "model_id"}, {Name: "server"}, {Name: "notes"},
+		{Name: "model_id"}, {Name: "server"}, {Name: "notes"}, {Name: "url"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "exclude"}, {Type: "include"}},
 }
@@ -117,7 +121,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 		m.Workloads = append(m.Workloads, v.workload)
 	}
 
-	for _, n := range []string{"model_id", "server", "notes"} {
+	for _, n := range []string{"model_id", "server", "notes", "url"} {
 		if at := a[n]; at != nil {
 			l.add(l.checkRefs(at.Expr, scopeMatrix))
 			switch n {
@@ -127,6 +131,8 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 				m.Server = at.Expr
 			case "notes":
 				m.Notes = at.Expr
+			case "url":
+				m.URL = at.Expr
 			}
 		}
 	}
@@ -510,7 +516,7 @@ func matchesAll(ex map[string][]string, model, q, tool, hw, wl string) bool {
 
 // evalCell evaluates the per-cell expressions that are set, with matrix.* in scope.
 func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expression, addDiags func(hcl.Diagnostics)) {
-	if modelID == nil && server == nil && notes == nil {
+	if modelID == nil && server == nil && notes == nil && m.URL == nil {
 		return
 	}
 	hw := cty.NullVal(cty.DynamicPseudoType)
@@ -546,6 +552,17 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 	}
 	if notes != nil {
 		str(notes, &c.Notes, "notes")
+	}
+	if m.URL != nil {
+		u := c.Backend.URL
+		str(m.URL, &u, "url")
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			addDiags(hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid url",
+				Detail: fmt.Sprintf("url gives cell %s the backend URL %q, which is not an http:// URL.", c.ID, u), Subject: m.URL.Range().Ptr()}})
+		}
+		be := *c.Backend // the cell's own copy: other cells keep theirs
+		be.URL = u
+		c.Backend = &be
 	}
 	if server != nil {
 		v, diags := server.Value(ctx)

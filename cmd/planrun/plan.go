@@ -17,21 +17,30 @@ func init() {
 
 type planArgs struct {
 	planFlags
-	JSON bool
-	Path string
+	JSON        bool
+	SlurmScript string
+	Path        string
 }
 
 func runPlan(_ context.Context, env *Env, args []string) int {
 	var a planArgs
-	fs := newFlagSet(env, "plan", "PLAN", "List every cell apply would run (id, backend, model_id, quantization, hardware,\nworkload, concurrency levels, server), when apply starts and stops each server, and\nthe totals. Sends no request.")
+	fs := newFlagSet(env, "plan", "PLAN", "List every cell apply would run (id, backend, model_id, quantization, hardware,\nworkload, concurrency levels, server, where it runs), when apply starts and stops each\nserver, and the totals. Sends no request.")
 	a.bind(fs)
 	fs.BoolVar(&a.JSON, "json", false, "print the cells as JSON")
+	fs.StringVar(&a.SlurmScript, "slurm-script", "", "print the batch script(s) apply would submit for this hardware block's cells, for review")
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
 	}
 	p, cells, code := a.load(env, a.Path)
 	if code != exitOK {
 		return code
+	}
+	if a.SlurmScript != "" {
+		if err := writeSlurmScripts(env.Stdout, p, cells, a.planFlags, a.SlurmScript); err != nil {
+			fmt.Fprintf(env.Stderr, "planrun plan: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
 	}
 	sum := summarize(cells)
 	if a.JSON {
@@ -44,10 +53,10 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER")
+	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER\tRUNS ON")
 	for _, c := range cells {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, dash(c.Quantization),
-			dash(hardwareName(c)), c.Workload.Name, joinInts(c.Workload.Concurrency), dash(serverName(c)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, dash(c.Quantization),
+			dash(hardwareName(c)), c.Workload.Name, joinInts(c.Workload.Concurrency), dash(serverName(c)), runsOn(c))
 	}
 	tw.Flush()
 	if sched := serverSchedule(cells); len(sched) > 0 {
@@ -95,6 +104,9 @@ type cellJSON struct {
 	RepeatRuns   int    `json:"repeat_runs"`
 	Server       string `json:"server,omitempty"`
 	Notes        string `json:"notes,omitempty"`
+	// Placement is local, host or slurm; RunsOn says it as the table does.
+	Placement string `json:"placement"`
+	RunsOn    string `json:"runs_on"`
 }
 
 func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary, servers []serverUse) any {
@@ -110,7 +122,7 @@ func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary, servers []serve
 			ID: c.ID, Matrix: c.Matrix, Backend: c.Backend.Addr, URL: c.Backend.URL, Model: c.Model,
 			ModelID: c.ModelID, Quantization: c.Quantization, Hardware: hardwareName(c), Workload: c.Workload.Name,
 			Concurrency: c.Workload.Concurrency, WarmupRuns: c.Workload.WarmupRuns, RepeatRuns: c.Workload.RepeatRuns,
-			Server: serverName(c), Notes: c.Notes,
+			Server: serverName(c), Notes: c.Notes, Placement: string(placement(c)), RunsOn: runsOn(c),
 		})
 	}
 	return out

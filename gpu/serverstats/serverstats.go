@@ -39,7 +39,7 @@ type ModelMemory = backends.LoadedModel
 
 // Report is what one server said over a window.
 type Report struct {
-	Source    string `json:"source"` // "ollama /api/ps" or "vllm /metrics"
+	Source    string `json:"source"` // "ollama /api/ps", "vllm /metrics" or "dcgm exporter"
 	URL       string `json:"url"`
 	Polls     int    `json:"polls"`
 	Failures  int    `json:"failures"`
@@ -54,6 +54,9 @@ type Report struct {
 	RequestsRunning      Stat    `json:"requests_running"`
 	RequestsWaiting      Stat    `json:"requests_waiting"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"` // from vllm:cache_config_info
+
+	// DCGM exporter: per GPU of the host, in the exporter's gpu-label order.
+	GPUs []DCGMGPU `json:"gpus,omitempty"`
 }
 
 // Poller samples one server during a window.

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const placementPlan = "../../plan/testdata/valid-files/placement.hcl"
+
+// plan shows where each cell runs, in the table and in the JSON.
+func TestPlanShowsPlacement(t *testing.T) {
+	code, out, errs := runCmd(t, "", "plan", placementPlan)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"openai.vllm/laptop/w openai.vllm qwen - laptop w 1 - this machine",
+		"openai.vllm/box/w openai.vllm qwen - box w 1 - host gpu1.lab",
+		"openai.vllm/h200/w openai.vllm qwen - h200 w 1 - Slurm partition large",
+		"openai.vllm/a100/w openai.vllm qwen - a100 w 1 - Slurm partition small",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCmd(t, "", "plan", "-json", "-only", "*h200*", placementPlan)
+	var doc struct {
+		Cells []struct {
+			Placement string
+			RunsOn    string `json:"runs_on"`
+		}
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Cells) != 1 ||
+		doc.Cells[0].Placement != "slurm" || doc.Cells[0].RunsOn != "Slurm partition large" {
+		t.Errorf("exit %d json:\n%s", code, out)
+	}
+}
+
+// -slurm-script prints what would be submitted, with the -var values apply would pass;
+// it submits nothing (no sbatch is on PATH here).
+func TestPlanSlurmScript(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	code, out, errs := runCmd(t, "", "plan", "-slurm-script", "a100", "-var", "partition=gpu", placementPlan)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"#!/bin/bash\n",
+		"#SBATCH --job-name=planrun-placement-a100\n#SBATCH --output=RUN_DIR/slurm/a100/slurm-%j.out\n#SBATCH --partition=small\n#SBATCH --gres=gpu:a100:1\n",
+		"exec /shared/bin/planrun apply -quiet -run-dir RUN_DIR/slurm/a100 -only m/qwen/-/openai.vllm/a100/w -var partition=gpu /",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("script lacks %q:\n%s", want, out)
+		}
+	}
+	for hw, want := range map[string]string{
+		"box":  `hardware "box" has no slurm block: its cells run on host gpu1.lab`,
+		"h20":  `no selected cell of hardware "h20" runs on Slurm; the Slurm hardware of the selected cells: a100, h200`,
+		"a100": `no selected cell runs on Slurm`,
+	} {
+		args := []string{"plan", "-slurm-script", hw, placementPlan}
+		if hw == "a100" {
+			args = []string{"plan", "-slurm-script", hw, "-only", "*laptop*", placementPlan}
+		}
+		if code, out, errs := runCmd(t, "", args...); code != exitUsage || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("-slurm-script %s: exit %d, stdout %q, stderr %q; want %q", hw, code, out, errs, want)
+		}
+	}
+	// validate stays offline: no Slurm command is needed.
+	if code, out, errs := runCmd(t, "", "validate", placementPlan); code != exitOK {
+		t.Errorf("validate without sbatch: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// The placement examples validate (offline) and place their cells as their comments say.
+func TestPlacementExamples(t *testing.T) {
+	for f, want := range map[string][]string{
+		"../../examples/slurm.hcl":        {"Slurm partition small", "Slurm partition large"},
+		"../../examples/remote-hosts.hcl": {"http://gpu1.lab:11434", "http://gpu2.lab:8000/v1"},
+	} {
+		if code, out, errs := runCmd(t, "", "validate", f); code != exitOK || out != "Success! The plan is valid: 2 cells.\n" {
+			t.Errorf("validate %s: exit %d\n%s%s", f, code, out, errs)
+		}
+		code, out, errs := runCmd(t, "", "plan", "-json", f)
+		if code != exitOK {
+			t.Fatalf("plan %s: exit %d: %s", f, code, errs)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("plan -json %s lacks %q:\n%s", f, w, out)
+			}
+		}
+	}
+}

@@ -1,0 +1,135 @@
+# Two kinds of card as two Slurm partitions: every cell runs as a batch job on the node
+# Slurm allocates, with its server started there, so the client sits next to the server
+# and NVML is sampled on that node. The rows come back into one ledger and report.
+#
+# The defaults match the single-node cluster of scripts/slurm-cluster.sh (partitions
+# "small" and "large") and the tiny model of the quickstart:
+#
+#   scripts/slurm-cluster.sh start
+#   go run ./tools/tinymodel -o /tmp/planrun-quickstart
+#   planrun apply examples/slurm.hcl -var ollama=$PWD/.tools/bin/ollama
+#
+# On a real cluster: the run directory (results/) must be on a filesystem the nodes
+# share, and planrun must be at the same path there (or set planrun_path).
+# `planrun plan -slurm-script small examples/slurm.hcl` prints a job's batch script.
+
+variable "small_partition" {
+  type        = string
+  default     = "small"
+  description = "Partition for the mock server's cells."
+}
+
+variable "large_partition" {
+  type        = string
+  default     = "large"
+  description = "Partition for the Ollama cells."
+}
+
+variable "planrun" {
+  type        = string
+  default     = "planrun"
+  description = "The planrun binary on the nodes that runs the mock server."
+}
+
+variable "ollama" {
+  type        = string
+  default     = "ollama"
+  description = "The ollama binary on the nodes (the quickstart's pinned build: .tools/bin/ollama)."
+}
+
+variable "dir" {
+  type        = string
+  default     = "/tmp/planrun-quickstart"
+  description = "Absolute directory holding the tiny model's Modelfile and tiny.gguf, as the quickstart writes it."
+}
+
+hardware "small" {
+  gpu   = "mock"
+  notes = "the mock server: known TTFT and TPOT, to check what a Slurm placement adds"
+  slurm {
+    partition = var.small_partition
+    time      = "10:00"
+  }
+}
+
+hardware "large" {
+  gpu = "CPU (tiny model)"
+  slurm {
+    partition = var.large_partition
+    time      = "20:00"
+  }
+}
+
+server "mock" {
+  command = [var.planrun, "mock-server", "-addr", "127.0.0.1:18000", "-ttft", "50ms", "-tpot", "5ms"]
+  ready {
+    url     = "http://127.0.0.1:18000/health"
+    timeout = "30s"
+  }
+}
+
+server "ollama" {
+  command = [var.ollama, "serve"]
+  dir     = var.dir
+  env = {
+    OLLAMA_HOST   = "127.0.0.1:11501"
+    OLLAMA_MODELS = "${var.dir}/models"
+    HOME          = "${var.dir}/home"
+    # Four requests decode together at concurrency 4.
+    OLLAMA_NUM_PARALLEL = "4"
+  }
+  ready {
+    url     = "http://127.0.0.1:11501/api/version"
+    timeout = "60s"
+  }
+  setup = [[var.ollama, "create", "tiny", "-f", "${var.dir}/Modelfile"]]
+}
+
+backend "openai" "mock" {
+  url    = "http://127.0.0.1:18000/v1"
+  server = server.mock
+}
+
+backend "ollama" "tiny" {
+  url          = "http://127.0.0.1:11501"
+  server       = server.ollama
+  ensure_model = "check"
+}
+
+workload "quick" {
+  prompt_tokens = 32
+  max_tokens    = 32
+  concurrency   = [1, 4]
+  warmup_runs   = 1
+  repeat_runs   = 3
+  requests      = 8
+  temperature   = 0
+  seed          = 42
+}
+
+matrix "mock" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  hardware = [hardware.small]
+  workload = [workload.quick]
+}
+
+matrix "tiny" {
+  model    = ["tiny"]
+  tool     = [backend.ollama.tiny]
+  hardware = [hardware.large]
+  workload = [workload.quick]
+}
+
+expect "no-errors" {
+  condition     = result.error_rate == 0
+  error_message = "Some requests failed: see the notes column and the job's log under the run directory's slurm/."
+}
+
+output "csv" {
+  path = "../results/slurm/results.csv"
+}
+
+output "markdown" {
+  path = "../results/slurm/results.md"
+}

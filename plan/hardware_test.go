@@ -1,0 +1,84 @@
+package plan
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Placement and the slurm settings come out of testdata/valid-files/placement.hcl as
+// written there, with sbatch's defaults where the block says nothing.
+func TestHardwarePlacement(t *testing.T) {
+	p, diags := Load("testdata/valid-files/placement.hcl", LoadOptions{Getenv: noEnv, Vars: []string{"partition=gpu"}})
+	if diags.HasErrors() {
+		t.Fatal(renderDiags(p, diags))
+	}
+	hw := map[string]*Hardware{}
+	for _, h := range p.Hardware {
+		hw[h.Name] = h
+	}
+	for name, want := range map[string]Placement{"laptop": PlaceLocal, "box": PlaceHost, "h200": PlaceSlurm, "a100": PlaceSlurm} {
+		if got := hw[name].Placement(); got != want {
+			t.Errorf("%s: placement %q, want %q", name, got, want)
+		}
+	}
+	if got := hw["box"].Telemetry.DCGM; got != "http://gpu1.lab:9400/metrics" {
+		t.Errorf("box dcgm = %q", got)
+	}
+	if hw["laptop"].Slurm != nil || hw["box"].Slurm != nil {
+		t.Error("a hardware block without a slurm block has Slurm settings")
+	}
+	h200 := *hw["h200"].Slurm
+	want := Slurm{Partition: "gpu", GPUs: "1", Time: "1:00:00", Account: "bench", SbatchArgs: []string{"--mem=64G"},
+		Jobs: JobsPerCell, DeclRange: h200.DeclRange}
+	if !reflect.DeepEqual(h200, want) {
+		t.Errorf("h200 slurm = %+v\nwant %+v", h200, want)
+	}
+	a100 := hw["a100"].Slurm
+	if a100.Jobs != JobsPerHardware || a100.GRES != "gpu:a100:1" || a100.PlanrunPath != "/shared/bin/planrun" || a100.Constraint != "a100" || a100.QOS != "normal" {
+		t.Errorf("a100 slurm = %+v", a100)
+	}
+}
+
+const perHostPlan = `
+backend "openai" "vllm" { url = "http://127.0.0.1:8000/v1" }
+hardware "a" { host = "gpu-a.lab" }
+hardware "b" { host = "gpu-b.lab" }
+workload "w" { prompt = "hi" }
+matrix "m" {
+  model    = ["x"]
+  tool     = [backend.openai.vllm]
+  hardware = [hardware.a, hardware.b]
+  workload = [workload.w]
+  url      = "http://${matrix.hardware.host}:8000/v1"
+}
+`
+
+// A matrix's url gives each cell the URL of its own host; the backend block is unchanged.
+func TestCellURLFollowsHardwareHost(t *testing.T) {
+	p, diags := LoadFiles(t.TempDir(), map[string][]byte{"p.hcl": []byte(perHostPlan)}, LoadOptions{Getenv: noEnv})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cells, diags := p.Cells()
+	if diags.HasErrors() || len(cells) != 2 {
+		t.Fatal(len(cells), diags)
+	}
+	for i, want := range []string{"http://gpu-a.lab:8000/v1", "http://gpu-b.lab:8000/v1"} {
+		if got := cells[i].Backend.Config().URL; got != want {
+			t.Errorf("cell %s: url %q, want %q", cells[i].ID, got, want)
+		}
+	}
+	if p.Backends[0].URL != "http://127.0.0.1:8000/v1" {
+		t.Errorf("the backend block's url changed to %q", p.Backends[0].URL)
+	}
+
+	bad := strings.Replace(perHostPlan, `"http://${matrix.hardware.host}:8000/v1"`, `"${matrix.hardware.host}:8000"`, 1)
+	p, diags = LoadFiles(t.TempDir(), map[string][]byte{"p.hcl": []byte(bad)}, LoadOptions{Getenv: noEnv})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	if _, diags = p.Cells(); len(diags) != 2 || diags[0].Summary != "Invalid url" || diags[0].Subject.Start.Line != 11 {
+		t.Errorf("diags = %v", diags)
+	}
+}

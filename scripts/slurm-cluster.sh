@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# A single-node Slurm cluster on this machine, for planrun's Slurm placement tests and for
+# trying examples/slurm.hcl: munged, slurmctld and slurmd from Debian's packages, run as root,
+# with configuration, state and logs in one directory. The node has two partitions, "small" and
+# "large", standing for two kinds of GPU card (this machine has none: they only place jobs).
+#
+#   scripts/slurm-cluster.sh start     install the packages if missing, start the daemons, wait
+#                                      until the node is idle
+#   scripts/slurm-cluster.sh status    sinfo, or why the cluster is not up
+#   scripts/slurm-cluster.sh stop      cancel every job, stop the daemons (munged last), leave no
+#                                      daemon behind
+#   scripts/slurm-cluster.sh env       print the export line the Slurm commands need
+#
+# The configuration goes to $PLANRUN_SLURM_DIR (default /tmp/planrun-slurm)/slurm.conf, and
+# /etc/slurm/slurm.conf points at it (a symlink, made only where no other slurm.conf is there and
+# removed by stop), so sbatch, squeue and planrun find the cluster without SLURM_CONF.
+set -euo pipefail
+
+dir="${PLANRUN_SLURM_DIR:-/tmp/planrun-slurm}"
+conf="$dir/slurm.conf"
+etc_conf=/etc/slurm/slurm.conf
+node="$(hostname -s)"
+say() { echo "slurm-cluster: $*" >&2; }
+
+need_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    say "must run as root (the daemons run as root here, munged as user munge)"
+    exit 1
+  fi
+}
+
+install_packages() {
+  local missing=()
+  for c in slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge; do
+    command -v "${c%%:*}" >/dev/null || [[ -x "/usr/sbin/${c%%:*}" ]] || missing+=("${c##*:}")
+  done
+  ((${#missing[@]})) || return 0
+  say "installing Debian packages: ${missing[*]}"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+start_munge() {
+  if [[ -f /run/munge/munged.pid ]] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null; then
+    return 0
+  fi
+  if [[ ! -s /etc/munge/munge.key ]]; then
+    mkdir -p /etc/munge
+    head -c 1024 /dev/urandom >/etc/munge/munge.key
+  fi
+  chown munge:munge /etc/munge /etc/munge/munge.key
+  chmod 700 /etc/munge
+  chmod 400 /etc/munge/munge.key
+  mkdir -p /run/munge /var/lib/munge /var/log/munge
+  chown munge:munge /run/munge /var/lib/munge /var/log/munge
+  chmod 755 /run/munge
+  runuser -u munge -- /usr/sbin/munged
+}
+
+write_conf() {
+  local cpus mem
+  cpus=$(nproc)
+  # Leave the kernel some memory: RealMemory above what slurmd sees drains the node.
+  mem=$(($(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) * 8 / 10))
+  mkdir -p "$dir/state" "$dir/spool" "$dir/log"
+  cat >"$conf" <<EOF
+# Written by planrun's scripts/slurm-cluster.sh: a single-node test cluster.
+ClusterName=planrun
+SlurmctldHost=$node
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SlurmctldPort=6817
+SlurmdPort=6818
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+JobAcctGatherType=jobacct_gather/none
+# sacct reads finished jobs from the controller's text log.
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.log
+KillWait=5
+MinJobAge=300
+SchedulerParameters=defer_batch
+NodeName=$node CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=small Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+PartitionName=large Nodes=$node MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+  if [[ -L $etc_conf || ! -e $etc_conf ]]; then
+    mkdir -p /etc/slurm
+    ln -sfn "$conf" "$etc_conf"
+  elif ! grep -q "scripts/slurm-cluster.sh" "$etc_conf"; then
+    say "$etc_conf exists and is not ours: left alone; export SLURM_CONF=$conf to use this cluster"
+  fi
+}
+
+running() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+start() {
+  need_root
+  install_packages
+  start_munge
+  write_conf
+  export SLURM_CONF="$conf"
+  running "$dir/slurmctld.pid" || /usr/sbin/slurmctld -f "$conf"
+  running "$dir/slurmd.pid" || /usr/sbin/slurmd -f "$conf"
+  for _ in $(seq 1 60); do
+    if sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then
+      say "up: node $node, partitions small and large (config $conf)"
+      sinfo
+      return 0
+    fi
+    scontrol update NodeName="$node" State=RESUME >/dev/null 2>&1 || true
+    sleep 1
+  done
+  say "the node did not become idle in 60 s; logs in $dir/log"
+  sinfo -N -l >&2 || true
+  tail -n 20 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" >&2 || true
+  exit 1
+}
+
+stop_pid() {
+  local pidfile=$1 name=$2
+  running "$pidfile" || return 0
+  local pid
+  pid=$(cat "$pidfile")
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  say "$name did not stop on SIGTERM; killing it"
+  kill -9 "$pid" 2>/dev/null || true
+}
+
+stop() {
+  need_root
+  export SLURM_CONF="$conf"
+  if running "$dir/slurmctld.pid"; then
+    scancel --full --quiet --user=root 2>/dev/null || true
+  fi
+  stop_pid "$dir/slurmd.pid" slurmd
+  stop_pid "$dir/slurmctld.pid" slurmctld
+  # slurmstepd of a job cut off by the stop would outlive slurmd.
+  pkill -x slurmstepd 2>/dev/null || true
+  stop_pid /run/munge/munged.pid munged
+  if [[ -L $etc_conf && $(readlink "$etc_conf") == "$conf" ]]; then
+    rm -f "$etc_conf"
+  fi
+  say "stopped"
+}
+
+status() {
+  export SLURM_CONF="$conf"
+  if ! running "$dir/slurmctld.pid"; then
+    say "not running (no slurmctld; start it with scripts/slurm-cluster.sh start)"
+    exit 1
+  fi
+  sinfo
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+status) status ;;
+env) echo "export SLURM_CONF=$conf" ;;
+*)
+  echo "usage: scripts/slurm-cluster.sh start|stop|status|env" >&2
+  exit 2
+  ;;
+esac
