@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/report"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -20,15 +21,15 @@ type Expect struct {
 	ctx *hcl.EvalContext
 }
 
-// ResultVariables are the names `result.*` offers an expect condition.
-var ResultVariables = []string{
-	"cell", "model", "model_id", "quantization", "tool", "hardware", "workload", "concurrency",
-	"requests", "failed", "error_rate", "stability",
-	"ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "ttft_mean_s",
-	"tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "tpot_mean_ms",
-	"itl_p50_ms", "itl_p99_ms", "e2e_p50_s", "e2e_p99_s",
-	"output_tok_s", "requests_s", "decode_tok_s", "vram_peak_gb", "vram_baseline_gb",
-}
+// ResultVariables are the names `result.*` offers an expect condition: the names of
+// report.ResultFields, whose types validation checks conditions against.
+var ResultVariables = func() []string {
+	names := make([]string, len(report.ResultFields))
+	for i, f := range report.ResultFields {
+		names[i] = f.Name
+	}
+	return names
+}()
 
 var expectSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "error_message"}, {Name: "cells"}},

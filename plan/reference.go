@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/report"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -21,14 +22,22 @@ type Reference struct {
 }
 
 // ReferenceMetrics are the metrics a reference can give a range for.
-var ReferenceMetrics = []string{"ttft_s", "tpot_ms", "output_tok_s", "vram_gb"}
+// They are the names of report.ReferenceMetrics, which apply reads the figures with.
+var ReferenceMetrics = func() []string {
+	names := make([]string, len(report.ReferenceMetrics))
+	for i, m := range report.ReferenceMetrics {
+		names[i] = m.Name
+	}
+	return names
+}()
 
-var referenceSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "match", Required: true}, {Name: "source"},
-		{Name: "ttft_s"}, {Name: "tpot_ms"}, {Name: "output_tok_s"}, {Name: "vram_gb"},
-	},
-}
+var referenceSchema = func() *hcl.BodySchema {
+	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "match", Required: true}, {Name: "source"}}}
+	for _, m := range ReferenceMetrics {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: m})
+	}
+	return s
+}()
 
 // Matches reports whether every match key agrees with the cell. Names compare without
 // regard to case, since published tables write "Q4_K_M" where plans write "q4_K_M";
