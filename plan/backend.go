@@ -157,7 +157,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	if a := attrs["headers"]; a != nil && l.decode(a, ctx, &be.Headers) {
 		for _, h := range keys(be.Headers) {
 			if contains(secretHeaders, strings.ToLower(h)) {
-				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
+				l.errorf(keyRange(a.Expr, h), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -52,6 +53,8 @@ type Plan struct {
 	Outputs    []*Output
 
 	ctx *hcl.EvalContext // var, local, backend, hardware, workload, server and functions
+	// failedMatrices are the matrices that could not be decoded, whose cells are unknown.
+	failedMatrices []string
 }
 
 // rootSchema is the one top-level schema; Load switches on block.Type.
@@ -129,6 +132,10 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	}
 	l.load(srcs)
 	if l.diags.HasErrors() {
+		// The caller expands only a clean plan, so the matrices that did decode are
+		// expanded here: their per-cell mistakes are reported in this run too.
+		_, more := l.p.Cells()
+		l.add(more)
 		return nil, l.diags
 	}
 	return l.p, l.diags
@@ -171,14 +178,18 @@ func (l *loader) load(srcs map[string][]byte) {
 	blocks := blocksByType{}
 	for _, n := range fileNames {
 		f, diags := l.parser.ParseHCL(srcs[n], n)
+		diags, broken := unterminated(diags)
 		l.add(diags)
 		if f == nil {
 			continue
 		}
 		l.p.Files[n] = f
 		content, diags := f.Body.Content(rootSchema)
-		l.add(diags)
+		l.add(beforeLine(diags, broken))
 		for _, b := range content.Blocks {
+			if broken > 0 && bodyEnd(b) >= broken {
+				continue // swallowed by the unterminated string: anything said about it is noise
+			}
 			blocks[b.Type] = append(blocks[b.Type], b)
 		}
 	}
@@ -263,6 +274,48 @@ func (l *loader) declare(blocks blocksByType) {
 			l.names.locals[a.Name] = true
 		}
 	}
+}
+
+// unterminated finds the first unterminated string (a missing closing quote) and drops
+// the "Invalid multi-line string" errors it causes on every later line: one missing
+// quote is one error. broken is the line it starts on, 0 when there is none.
+func unterminated(diags hcl.Diagnostics) (kept hcl.Diagnostics, broken int) {
+	for _, d := range diags {
+		if d.Summary == "Unterminated template string" && d.Subject != nil && (broken == 0 || d.Subject.Start.Line < broken) {
+			broken = d.Subject.Start.Line
+		}
+	}
+	if broken == 0 {
+		return diags, 0
+	}
+	for _, d := range diags {
+		if d.Summary == "Unterminated template string" || d.Subject == nil || d.Subject.Start.Line < broken {
+			kept = append(kept, d)
+		}
+	}
+	return kept, broken
+}
+
+// bodyEnd is the last line of a block's body.
+func bodyEnd(b *hcl.Block) int {
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		return sb.SrcRange.End.Line
+	}
+	return b.DefRange.End.Line
+}
+
+// beforeLine keeps the diagnostics that start before line (all when line is 0).
+func beforeLine(diags hcl.Diagnostics, line int) hcl.Diagnostics {
+	if line == 0 {
+		return diags
+	}
+	var kept hcl.Diagnostics
+	for _, d := range diags {
+		if d.Subject == nil || d.Subject.Start.Line < line {
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 func labelsRange(b *hcl.Block) *hcl.Range {

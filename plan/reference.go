@@ -95,14 +95,14 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 			} else {
 				for k, ev := range v.AsValueMap() {
 					if !contains(matrixDimensions, k) {
-						l.errorf(m.Expr.Range().Ptr(), "Invalid match key", "match keys are %s, not %q.%s", quoteList(matrixDimensions), k, suggestion(k, matrixDimensions))
+						l.errorf(keyRange(m.Expr, k), "Invalid match key", "match keys are %s, not %q.%s", quoteList(matrixDimensions), k, suggestion(k, matrixDimensions))
 						continue
 					}
 					// A block reference matches by its name, as does a string.
 					prefix := map[string]string{"tool": "backend.", "hardware": "hardware.", "workload": "workload."}[k]
 					s, ok := refName(ev, prefix)
 					if !ok || prefix == "" && ev.Type() != cty.String {
-						l.errorf(m.Expr.Range().Ptr(), "Invalid match value", "match.%s is a string or a block reference.", k)
+						l.errorIn(m.Expr, ctx, keyRange(m.Expr, k), "Invalid match value", "match.%s is a string or a block reference.", k)
 						continue
 					}
 					r.Match[k] = s

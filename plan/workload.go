@@ -165,12 +165,12 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			}
 			w.Concurrency = nil
 			seen := map[int]bool{}
-			for _, n := range levels {
+			for i, n := range levels {
 				switch {
 				case n < 1:
-					l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
+					l.errorf(elemRange(c.Expr, i), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
 				case seen[n]:
-					l.errorf(c.Expr.Range().Ptr(), "Duplicate concurrency level", "The level %d is listed twice.", n)
+					l.errorf(elemRange(c.Expr, i), "Duplicate concurrency level", "The level %d is listed twice.", n)
 				default:
 					seen[n] = true
 					w.Concurrency = append(w.Concurrency, n)
@@ -183,9 +183,9 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	}
 
 	if m := a["measure"]; m != nil && l.decode(m, ctx, &w.Measure) {
-		for _, x := range w.Measure {
+		for i, x := range w.Measure {
 			if !contains(Measures, x) {
-				l.errorf(m.Expr.Range().Ptr(), "Unknown measure", "measure lists metrics out of %s; %q is not one.%s", quoteList(Measures), x, suggestion(x, Measures))
+				l.errorf(elemRange(m.Expr, i), "Unknown measure", "measure lists metrics out of %s; %q is not one.%s", quoteList(Measures), x, suggestion(x, Measures))
 			}
 		}
 	}
@@ -230,12 +230,12 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 				l.decode(r, ctx, &rates)
 			}
 			seen := map[float64]bool{}
-			for _, f := range rates {
+			for i, f := range rates {
 				switch {
 				case f <= 0:
-					l.errorf(r.Expr.Range().Ptr(), "Invalid request_rate", "request_rate is requests per second, above 0 (leave it out for a closed loop), not %g.", f)
+					l.errorf(elemRange(r.Expr, i), "Invalid request_rate", "request_rate is requests per second, above 0 (leave it out for a closed loop), not %g.", f)
 				case seen[f]:
-					l.errorf(r.Expr.Range().Ptr(), "Duplicate request_rate", "The rate %g is listed twice.", f)
+					l.errorf(elemRange(r.Expr, i), "Duplicate request_rate", "The rate %g is listed twice.", f)
 				default:
 					seen[f] = true
 					w.RequestRates = append(w.RequestRates, f)
@@ -244,7 +244,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	if g := a["goal"]; g != nil {
-		l.add(l.checkRefs(g.Expr, scopeResult))
+		l.checkCondition(g.Expr, ctx, scopeGoal)
 		w.Goal, w.goalCtx = g.Expr, ctx
 	}
 	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
