@@ -110,11 +110,13 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 			}
 		}
 	}
+	given := 0 // ranges written, decoded or not: one unknown through an earlier error still counts
 	for _, metric := range ReferenceMetrics {
 		at := a[metric]
-		if at == nil {
+		if isNull(at, ctx) {
 			continue
 		}
+		given++
 		var rng []float64
 		if l.decode(at, ctx, &rng) {
 			if len(rng) != 2 || rng[0] > rng[1] {
@@ -124,7 +126,7 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 			r.Ranges[metric] = [2]float64{rng[0], rng[1]}
 		}
 	}
-	if len(r.Ranges) == 0 && !hasErrorsSince(l.diags, before) {
+	if given == 0 && !hasErrorsSince(l.diags, before) {
 		l.errorf(b.DefRange.Ptr(), "Reference without ranges", "A reference gives at least one of %s.", quoteList(ReferenceMetrics))
 	}
 	l.decode(a["source"], ctx, &r.Source)

@@ -187,6 +187,16 @@ func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.
 	return v, !d.HasErrors()
 }
 
+// isNull reports whether an attribute is absent or set to null, both meaning "not
+// set"; an attribute that fails to evaluate or is unknown is not null.
+func isNull(a *hcl.Attribute, ctx *hcl.EvalContext) bool {
+	if a == nil {
+		return true
+	}
+	v, diags := a.Expr.Value(ctx)
+	return !diags.HasErrors() && v.IsNull()
+}
+
 // decode evaluates an attribute into a Go leaf value with gohcl; false leaves target as
 // it was (the default).
 func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool {

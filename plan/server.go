@@ -65,7 +65,9 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 	attrs := content.Attributes
 
 	// command is a list of strings, or one string with the arguments in args.
-	if a := attrs["command"]; a != nil {
+	if a := attrs["command"]; a != nil && isNull(a, ctx) {
+		l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Missing command", "command is null; it names the program to run, e.g. [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"].")
+	} else if a != nil {
 		if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
 			decoded := true
 			if v.Type() == cty.String {
