@@ -176,7 +176,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 		l.decodeTimeouts(tb, ctx, &be.Timeouts)
 	}
 	if hasErrorsSince(l.diags, before) {
-		return nil
+		return standIn(l, be)
 	}
 	return be
 }

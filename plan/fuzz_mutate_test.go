@@ -80,10 +80,11 @@ func mutate(src, ops []byte) []byte {
 		case op%16 == 14 && len(blocks) > 0:
 			body.RemoveBlock(blocks[op/16%len(blocks)])
 		case op%16 == 15 && len(blocks) > 0:
-			dup, _ := hclwrite.ParseConfig(hclwrite.NewEmptyFile().Bytes(), "d.hcl", hcl.InitialPos)
-			dup.Body().AppendBlock(blocks[op/16%len(blocks)])
-			if again, d := hclwrite.ParseConfig(dup.Bytes(), "d.hcl", hcl.InitialPos); !d.HasErrors() && len(again.Body().Blocks()) > 0 {
-				body.AppendBlock(again.Body().Blocks()[0])
+			// A copy parsed from the block's text: appending the block itself would link
+			// one node into two places of the tree.
+			text := blocks[op/16%len(blocks)].BuildTokens(nil).Bytes()
+			if dup, d := hclwrite.ParseConfig(text, "d.hcl", hcl.InitialPos); !d.HasErrors() && len(dup.Body().Blocks()) > 0 {
+				body.AppendBlock(dup.Body().Blocks()[0])
 			}
 		default:
 			attrs := body.Attributes()

@@ -58,7 +58,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 	l.decode(a["host"], ctx, &h.Host)
 	l.decode(a["notes"], ctx, &h.Notes)
 	if hasErrorsSince(l.diags, before) {
-		return nil
+		return standIn(l, h)
 	}
 	return h
 }

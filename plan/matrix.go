@@ -232,7 +232,7 @@ func (l *loader) dimension(m *Matrix, dim string, a *hcl.Attribute, ctx *hcl.Eva
 	var out []dimValue
 	seen := map[string]bool{}
 	for i, e := range elems {
-		if !e.IsWhollyKnown() {
+		if !e.IsKnown() {
 			m.unknown[dim] = true
 			continue
 		}
@@ -324,7 +324,7 @@ func (l *loader) decodeExclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 			matchesNone = true
 		}
 		for i, e := range elems {
-			if !e.IsWhollyKnown() {
+			if !e.IsKnown() {
 				continue
 			}
 			rng := elemRange(a.Expr, i)
@@ -379,7 +379,7 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 			l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Invalid "+dim, "An include's %s is null; give the value the added cell takes.", dim)
 			good = false
 		}
-		if !good || !v.IsWhollyKnown() {
+		if !good || !v.IsKnown() {
 			ok = false
 			continue
 		}
@@ -614,15 +614,15 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 	}
 	hw := cty.NullVal(cty.DynamicPseudoType)
 	if c.Hardware != nil {
-		hw = c.Hardware.object()
+		hw = p.objectOf(c.Hardware)
 	}
 	ctx := p.ctx.NewChild()
 	ctx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{
 		"model":        cty.StringVal(c.Model),
 		"quantization": cty.StringVal(c.Quantization),
-		"tool":         c.Backend.object(),
+		"tool":         p.objectOf(c.Backend),
 		"hardware":     hw,
-		"workload":     c.Workload.object(),
+		"workload":     p.objectOf(c.Workload),
 	})}
 	str := func(expr hcl.Expression, dst *string, what string) {
 		v, diags := expr.Value(ctx)
@@ -687,14 +687,22 @@ func explainIndex(diags hcl.Diagnostics, cellID string) hcl.Diagnostics {
 		}
 		coll, cd := ix.Collection.Value(d.EvalContext)
 		key, kd := ix.Key.Value(d.EvalContext)
-		if cd.HasErrors() || kd.HasErrors() || !coll.IsWhollyKnown() || coll.IsNull() || key.Type() != cty.String || !key.IsKnown() || key.IsNull() ||
-			!(coll.Type().IsObjectType() || coll.Type().IsMapType()) {
+		if cd.HasErrors() || kd.HasErrors() || !coll.IsKnown() || coll.IsNull() || key.Type() != cty.String || !key.IsKnown() || key.IsNull() {
+			continue
+		}
+		var have []string
+		switch {
+		case coll.Type().IsObjectType():
+			have = keys(coll.Type().AttributeTypes()) // known even where the values are not
+		case coll.Type().IsMapType() && coll.IsWhollyKnown():
+			have = keys(coll.AsValueMap())
+		default:
 			continue
 		}
 		nd := *d
 		nd.Summary = "Missing key"
 		nd.Detail = fmt.Sprintf("For cell %s, the key %q is not in %s, whose keys are %s.%s",
-			cellID, key.AsString(), exprText(ix.Collection), quoteList(keys(coll.AsValueMap())), suggestion(key.AsString(), keys(coll.AsValueMap())))
+			cellID, key.AsString(), exprText(ix.Collection), quoteList(have), suggestion(key.AsString(), have))
 		diags[i] = &nd
 	}
 	return diags

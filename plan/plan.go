@@ -55,6 +55,9 @@ type Plan struct {
 	ctx *hcl.EvalContext // var, local, backend, hardware, workload, server and functions
 	// failedMatrices are the matrices that could not be decoded, whose cells are unknown.
 	failedMatrices []string
+	// failed marks the backend, hardware and workload blocks that failed to decode and
+	// stand in for themselves while the rest of a refused plan is checked.
+	failed map[any]bool
 }
 
 // rootSchema is the one top-level schema; Load switches on block.Type.
@@ -126,7 +129,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		absDir = dir
 	}
 	l := &loader{
-		p:     &Plan{Dir: absDir, Files: map[string]*hcl.File{}},
+		p:     &Plan{Dir: absDir, Files: map[string]*hcl.File{}, failed: map[any]bool{}},
 		opts:  opts,
 		names: newNames(),
 	}
@@ -276,12 +279,16 @@ func (l *loader) declare(blocks blocksByType) {
 	}
 }
 
-// unterminated finds the first unterminated string (a missing closing quote) and drops
-// the "Invalid multi-line string" errors it causes on every later line: one missing
-// quote is one error. broken is the line it starts on, 0 when there is none.
+// swallowing are the parse errors after which the rest of a file is read wrongly: a
+// missing closing quote or brace.
+var swallowing = []string{"Unterminated template string", "Unclosed configuration block"}
+
+// unterminated finds the first missing closing quote or brace and drops the errors it
+// causes on every later line ("Invalid multi-line string" on each): one missing quote
+// is one error. broken is the line it starts on, 0 when there is none.
 func unterminated(diags hcl.Diagnostics) (kept hcl.Diagnostics, broken int) {
 	for _, d := range diags {
-		if d.Summary == "Unterminated template string" && d.Subject != nil && (broken == 0 || d.Subject.Start.Line < broken) {
+		if contains(swallowing, d.Summary) && d.Subject != nil && (broken == 0 || d.Subject.Start.Line < broken) {
 			broken = d.Subject.Start.Line
 		}
 	}
@@ -289,7 +296,7 @@ func unterminated(diags hcl.Diagnostics) (kept hcl.Diagnostics, broken int) {
 		return diags, 0
 	}
 	for _, d := range diags {
-		if d.Summary == "Unterminated template string" || d.Subject == nil || d.Subject.Start.Line < broken {
+		if contains(swallowing, d.Summary) || d.Subject == nil || d.Subject.Start.Line < broken {
 			kept = append(kept, d)
 		}
 	}
@@ -361,6 +368,29 @@ func quoteList(xs []string) string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// standIn keeps a block that failed to decode: references to it stay known by name,
+// so the excludes and cells that name it are still checked (without blaming them),
+// while its other attributes are unknown. A plan with a stand-in is refused anyway.
+func standIn[T any](l *loader, v *T) *T {
+	l.p.failed[v] = true
+	return v
+}
+
+// objectOf is a block's value for references: a stand-in's is known only by name.
+func (p *Plan) objectOf(b interface{ object() cty.Value }) cty.Value {
+	v := b.object()
+	if !p.failed[b] {
+		return v
+	}
+	attrs := v.AsValueMap()
+	for k, av := range attrs {
+		if !contains([]string{"ref", "name", "kind", "addr"}, k) {
+			attrs[k] = cty.UnknownVal(av.Type())
+		}
+	}
+	return cty.ObjectVal(attrs)
 }
 
 // decodeEach decodes every block of one type into dst, appending as it goes so each

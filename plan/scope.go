@@ -299,7 +299,7 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 		}
 		for _, b := range l.p.Backends {
 			if b.Kind == kind {
-				objs[b.Name] = b.object()
+				objs[b.Name] = l.p.objectOf(b)
 			}
 		}
 		backendsByKind[kind] = cty.ObjectVal(objs)
@@ -309,14 +309,14 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 		hw[n] = cty.DynamicVal
 	}
 	for _, h := range l.p.Hardware {
-		hw[h.Name] = h.object()
+		hw[h.Name] = l.p.objectOf(h)
 	}
 	wl := map[string]cty.Value{}
 	for n := range l.names.workloads {
 		wl[n] = cty.DynamicVal
 	}
 	for _, w := range l.p.Workloads {
-		wl[w.Name] = w.object()
+		wl[w.Name] = l.p.objectOf(w)
 	}
 	ctx.Variables["server"] = cty.ObjectVal(servers)
 	ctx.Variables["backend"] = cty.ObjectVal(backendsByKind)

@@ -73,10 +73,12 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 		}
 		val := cty.NilVal
 		valRange := b.DefRange.Ptr()
+		badDefault := false
 		if a := content.Attributes["default"]; a != nil {
 			// A default is a constant: it cannot reference anything.
 			dv, diags := a.Expr.Value(nil)
 			l.add(diags)
+			badDefault = diags.HasErrors()
 			if !diags.HasErrors() {
 				val, valRange = l.convertVar(v, defaults, dv, a.Expr.Range().Ptr(), "default")
 			}
@@ -86,6 +88,9 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 				val, valRange = l.convertVar(v, defaults, l.rawToValue(v, raw), raw.rng, raw.source)
 			}
 			delete(given, name)
+		}
+		if val == cty.NilVal && badDefault {
+			continue // the default's own error says it all
 		}
 		if val == cty.NilVal {
 			l.errorf(b.DefRange.Ptr(), "No value for required variable",

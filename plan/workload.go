@@ -263,7 +263,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		l.decodeTimeouts(tb, ctx, &w.Timeouts)
 	}
 	if hasErrorsSince(l.diags, before) {
-		return nil
+		return standIn(l, w)
 	}
 	return w
 }

@@ -3,7 +3,7 @@ workload "w" {
   concurrency = [0] # ERROR: Invalid concurrency
 }
 workload "x" {}
-matrix "m" {
+matrix "m" { # ERROR: Matrix has no cells
   model    = ["a"]
   tool     = [backend.ollama.local]
   workload = [workload.w, workload.x]
