@@ -25,13 +25,16 @@ type Expect struct {
 
 // ResultVariables are the names `result.*` offers an expect condition: the names of
 // report.ResultFields, whose types validation checks conditions against.
-var ResultVariables = func() []string {
-	names := make([]string, len(report.ResultFields))
-	for i, f := range report.ResultFields {
-		names[i] = f.Name
+var ResultVariables = namesOf(report.ResultFields, func(f report.ResultField) string { return f.Name })
+
+// namesOf lists the names of a table's rows.
+func namesOf[T any](rows []T, name func(T) string) []string {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = name(r)
 	}
 	return names
-}()
+}
 
 var expectSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "condition", Required: true}, {Name: "error_message"}, {Name: "cells"}},

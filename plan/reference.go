@@ -23,13 +23,7 @@ type Reference struct {
 
 // ReferenceMetrics are the metrics a reference can give a range for.
 // They are the names of report.ReferenceMetrics, which apply reads the figures with.
-var ReferenceMetrics = func() []string {
-	names := make([]string, len(report.ReferenceMetrics))
-	for i, m := range report.ReferenceMetrics {
-		names[i] = m.Name
-	}
-	return names
-}()
+var ReferenceMetrics = namesOf(report.ReferenceMetrics, func(m report.ReferenceMetric) string { return m.Name })
 
 var referenceSchema = func() *hcl.BodySchema {
 	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "match", Required: true}, {Name: "source"}}}
