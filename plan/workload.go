@@ -150,37 +150,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	atLeast("repeat_runs", &w.RepeatRuns, 1)
 	atLeast("requests", &w.Requests, 0)
 
-	// concurrency is one number or a list of levels.
-	if c := a["concurrency"]; c != nil {
-		if v, ok := l.eval(c.Expr, ctx, scopePlan); ok {
-			n0 := len(l.diags)
-			var levels []int
-			if v.Type() == cty.Number {
-				var n int
-				if l.decode(c, ctx, &n) {
-					levels = []int{n}
-				}
-			} else {
-				l.decode(c, ctx, &levels)
-			}
-			w.Concurrency = nil
-			seen := map[int]bool{}
-			for i, n := range levels {
-				switch {
-				case n < 1:
-					l.errorf(elemRange(c.Expr, i), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
-				case seen[n]:
-					l.errorf(elemRange(c.Expr, i), "Duplicate concurrency level", "The level %d is listed twice.", n)
-				default:
-					seen[n] = true
-					w.Concurrency = append(w.Concurrency, n)
-				}
-			}
-			if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
-				l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "concurrency needs at least one level.")
-			}
-		}
-	}
+	l.decodeConcurrency(w, a["concurrency"], ctx)
 
 	if m := a["measure"]; m != nil && l.decode(m, ctx, &w.Measure) {
 		for i, x := range w.Measure {
@@ -218,7 +188,69 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	l.decode(a["shared_prefix"], ctx, &w.SharedPrefix)
-	if r := a["request_rate"]; r != nil {
+	l.decodeRequestRates(w, a["request_rate"], ctx)
+	if g := a["goal"]; g != nil {
+		l.checkCondition(g.Expr, ctx, scopeGoal)
+		w.Goal, w.goalCtx = g.Expr, ctx
+	}
+	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
+		if !contains(arrivals, w.Arrival) {
+			l.errorf(ar.Expr.Range().Ptr(), "Invalid arrival", "arrival is %s, not %q.%s", quoteList(arrivals), w.Arrival, suggestion(w.Arrival, arrivals))
+		} else if a["request_rate"] == nil {
+			l.add(hcl.Diagnostics{{
+				Severity: hcl.DiagWarning, Summary: "arrival without request_rate",
+				Detail:  fmt.Sprintf("arrival = %q shapes an open loop, which needs request_rate; without it the workload runs closed-loop.", w.Arrival),
+				Subject: ar.NameRange.Ptr(),
+			}})
+		}
+	}
+	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
+	for _, tb := range content.Blocks {
+		l.decodeTimeouts(tb, ctx, &w.Timeouts)
+	}
+	if hasErrorsSince(l.diags, before) {
+		return standIn(l, w)
+	}
+	return w
+}
+
+// decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.
+func (l *loader) decodeConcurrency(w *Workload, c *hcl.Attribute, ctx *hcl.EvalContext) {
+	if c != nil {
+		if v, ok := l.eval(c.Expr, ctx, scopePlan); ok {
+			n0 := len(l.diags)
+			var levels []int
+			if v.Type() == cty.Number {
+				var n int
+				if l.decode(c, ctx, &n) {
+					levels = []int{n}
+				}
+			} else {
+				l.decode(c, ctx, &levels)
+			}
+			w.Concurrency = nil
+			seen := map[int]bool{}
+			for i, n := range levels {
+				switch {
+				case n < 1:
+					l.errorf(elemRange(c.Expr, i), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
+				case seen[n]:
+					l.errorf(elemRange(c.Expr, i), "Duplicate concurrency level", "The level %d is listed twice.", n)
+				default:
+					seen[n] = true
+					w.Concurrency = append(w.Concurrency, n)
+				}
+			}
+			if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
+				l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "concurrency needs at least one level.")
+			}
+		}
+	}
+}
+
+// decodeRequestRates sets w.RequestRates from request_rate: one rate or a list.
+func (l *loader) decodeRequestRates(w *Workload, r *hcl.Attribute, ctx *hcl.EvalContext) {
+	if r != nil {
 		if v, ok := l.eval(r.Expr, ctx, scopePlan); ok {
 			var rates []float64
 			if v.Type() == cty.Number {
@@ -243,27 +275,4 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			}
 		}
 	}
-	if g := a["goal"]; g != nil {
-		l.checkCondition(g.Expr, ctx, scopeGoal)
-		w.Goal, w.goalCtx = g.Expr, ctx
-	}
-	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
-		if !contains(arrivals, w.Arrival) {
-			l.errorf(ar.Expr.Range().Ptr(), "Invalid arrival", "arrival is %s, not %q.%s", quoteList(arrivals), w.Arrival, suggestion(w.Arrival, arrivals))
-		} else if a["request_rate"] == nil {
-			l.add(hcl.Diagnostics{{
-				Severity: hcl.DiagWarning, Summary: "arrival without request_rate",
-				Detail:  fmt.Sprintf("arrival = %q shapes an open loop, which needs request_rate; without it the workload runs closed-loop.", w.Arrival),
-				Subject: ar.NameRange.Ptr(),
-			}})
-		}
-	}
-	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
-	for _, tb := range content.Blocks {
-		l.decodeTimeouts(tb, ctx, &w.Timeouts)
-	}
-	if hasErrorsSince(l.diags, before) {
-		return standIn(l, w)
-	}
-	return w
 }
