@@ -87,7 +87,13 @@ func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s sco
 	v, diags := expr.Value(child)
 	if !diags.HasErrors() {
 		// Unknown strings convert to anything; a sample row catches result.model > 3.
-		_, diags = expr.Value(sampleResultCtx(ctx))
+		// Only operand errors count: a function may fail on the sample (regex on "x").
+		_, sample := expr.Value(sampleResultCtx(ctx))
+		for _, d := range sample {
+			if d.Summary == "Invalid operand" {
+				diags = append(diags, d)
+			}
+		}
 	}
 	l.add(diags)
 	if diags.HasErrors() || v.Type() == cty.Bool && !v.IsNull() || v.Type() == cty.DynamicPseudoType && !v.IsKnown() {
