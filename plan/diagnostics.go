@@ -82,7 +82,9 @@ func writeSnippet(w io.Writer, src []byte, s *hcl.Range, paint func(string, stri
 		line := strings.TrimRight(string(lines[n-1]), "\r")
 		fmt.Fprintf(w, "%*d | %s\n", len(pad), n, line)
 		// Underline the subject's part of the line; tabs are kept so the marks line up.
-		startCol, endCol := 1, utf8.RuneCountInString(line)+1
+		// A continuation line is underlined from its first non-blank character.
+		startCol := utf8.RuneCountInString(line) - utf8.RuneCountInString(strings.TrimLeft(line, " \t")) + 1
+		endCol := utf8.RuneCountInString(line) + 1
 		if n == s.Start.Line {
 			startCol = s.Start.Column
 		}
@@ -120,7 +122,11 @@ func writeValues(w io.Writer, d *hcl.Diagnostic, width int) {
 			continue // a block reference's object says nothing its name does not
 		}
 		seen[name] = true
-		lines = append(lines, fmt.Sprintf("%s │ %s %s", pad, name, describeValue(v)))
+		desc := describeValue(v)
+		if t.RootName() == "result" && !v.IsKnown() {
+			desc = "is " + article(v.Type().FriendlyName()) + ", known once measured"
+		}
+		lines = append(lines, fmt.Sprintf("%s │ %s %s", pad, name, desc))
 	}
 	if len(lines) > 0 {
 		fmt.Fprintf(w, "%s ├────────────────\n%s\n", pad, strings.Join(lines, "\n"))

@@ -91,6 +91,7 @@ func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s sco
 		_, sample := expr.Value(sampleResultCtx(ctx))
 		for _, d := range sample {
 			if d.Summary == "Invalid operand" {
+				d.EvalContext = child // show result.* as its type, not as the sample
 				diags = append(diags, d)
 			}
 		}

@@ -58,8 +58,14 @@ var replacements = []string{
 	"[1, \"a\"]", `{ model = null }`, "matrix.model", "result.error_rate", `"${var.fuzz_null}"`,
 }
 
+// maxOps bounds the operations of one input (two bytes each).
+const maxOps = 25
+
 // mutate applies the operations in ops, two bytes each (what, where), to src.
 func mutate(src, ops []byte) []byte {
+	if len(ops) > maxOps {
+		ops = ops[:maxOps] // longer inputs only grow the plan, and each run slows down
+	}
 	f, diags := hclwrite.ParseConfig(src, "m.hcl", hcl.InitialPos)
 	if diags.HasErrors() {
 		return src
