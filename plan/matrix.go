@@ -33,7 +33,7 @@ type Matrix struct {
 	unknown map[string]bool
 	// cellExprs are the per-cell expressions (the matrix's and its includes'), checked
 	// with unknown matrix.* values when the matrix cannot be expanded.
-	cellExprs []hcl.Expression
+	cellExprs []*hcl.Attribute
 }
 
 // matrixInclude adds one combination (or, when it equals an existing cell, overrides
@@ -126,7 +126,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 
 	for _, n := range []string{"model_id", "server", "notes"} {
 		if at := a[n]; at != nil {
-			l.cellExpr(m, at.Expr)
+			l.cellExpr(m, at)
 			switch n {
 			case "model_id":
 				m.ModelID = at.Expr
@@ -164,11 +164,11 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 }
 
 // cellExpr checks a per-cell expression's references and keeps it for checkCellExprs.
-func (l *loader) cellExpr(m *Matrix, expr hcl.Expression) {
-	d := l.checkRefs(expr, scopeMatrix)
+func (l *loader) cellExpr(m *Matrix, a *hcl.Attribute) {
+	d := l.checkRefs(a.Expr, scopeMatrix)
 	l.add(d)
 	if !d.HasErrors() {
-		m.cellExprs = append(m.cellExprs, expr)
+		m.cellExprs = append(m.cellExprs, a)
 	}
 }
 
@@ -181,9 +181,14 @@ func (l *loader) checkCellExprs(m *Matrix, ctx *hcl.EvalContext) {
 		"model": cty.UnknownVal(cty.String), "quantization": cty.UnknownVal(cty.String),
 		"tool": cty.DynamicVal, "hardware": cty.DynamicVal, "workload": cty.DynamicVal,
 	})}
-	for _, expr := range m.cellExprs {
-		_, diags := expr.Value(cellCtx)
+	for _, a := range m.cellExprs {
+		v, diags := a.Expr.Value(cellCtx)
 		l.add(diags)
+		// A type that can never be a string (an object, a list) is wrong for every cell.
+		if !diags.HasErrors() && a.Name != "server" && v.Type() != cty.DynamicPseudoType && v.Type() != cty.String && convert.GetConversion(v.Type(), cty.String) == nil {
+			l.errorIn(a.Expr, cellCtx, a.Expr.Range().Ptr(), "Invalid "+a.Name,
+				"%s must evaluate to a string for every cell; this gives %s.", a.Name, article(v.Type().FriendlyName()))
+		}
 	}
 }
 
@@ -342,7 +347,7 @@ func (l *loader) decodeExclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 			ex[dim] = append(ex[dim], dv.key)
 		}
 	}
-	if len(content.Attributes) == 0 {
+	if len(content.Attributes) == 0 && !diags.HasErrors() { // a misspelt dimension is reported as such
 		l.errorf(b.DefRange.Ptr(), "Empty exclude", "An exclude block names at least one dimension (model, quantization, tool, hardware, workload).")
 		return
 	}
@@ -396,7 +401,7 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 	}
 	for n, dst := range map[string]*hcl.Expression{"model_id": &in.modelID, "server": &in.server, "notes": &in.note} {
 		if a := content.Attributes[n]; a != nil {
-			l.cellExpr(m, a.Expr)
+			l.cellExpr(m, a)
 			*dst = a.Expr
 		}
 	}
