@@ -2,7 +2,6 @@ package apply
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,22 +16,9 @@ import (
 	"github.com/planrun/planrun/stats"
 )
 
-// referenceFigure is the row's figure a reference range is held against.
+// referenceFigure is the row's figure a reference range is held against (report's table).
 func referenceFigure(row *report.Row, metric string) float64 {
-	switch metric {
-	case "ttft_s":
-		return row.TTFT.P50
-	case "tpot_ms":
-		return row.TPOT.P50 * 1000
-	case "output_tok_s":
-		return row.OutputTokS
-	case "vram_gb":
-		if !math.IsNaN(row.VRAMProcessGB) {
-			return row.VRAMProcessGB
-		}
-		return row.VRAMPeakGB
-	}
-	return math.NaN()
+	return report.ReferenceFigure(row, metric)
 }
 
 // holdAgainstReferences sets the row's reference verdict: for every matching reference
@@ -61,51 +47,10 @@ func (a *applier) holdAgainstReferences(cell *plan.Cell, row *report.Row) {
 	row.Verdict = strings.Join(verdicts, "; ")
 }
 
-// resultValues is what an expect condition sees as result.*: the names in
-// plan.ResultVariables. A figure that was not measured is null, so a condition on it
-// fails with a clear message instead of comparing against zero.
+// resultValues is what an expect condition sees as result.*: report.ResultFields, the
+// table plan validation type-checks against. A figure that was not measured is null.
 func resultValues(row report.Row) map[string]cty.Value {
-	num := func(f float64) cty.Value {
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return cty.NullVal(cty.Number)
-		}
-		return cty.NumberFloatVal(f)
-	}
-	errRate := math.NaN()
-	if row.Requests > 0 {
-		errRate = float64(row.Failed) / float64(row.Requests)
-	}
-	return map[string]cty.Value{
-		"cell":             cty.StringVal(row.CellID),
-		"model":            cty.StringVal(row.Model),
-		"model_id":         cty.StringVal(row.ModelID),
-		"quantization":     cty.StringVal(row.Quantization),
-		"tool":             cty.StringVal(row.Tool),
-		"hardware":         cty.StringVal(row.Hardware),
-		"workload":         cty.StringVal(row.Workload),
-		"concurrency":      cty.NumberIntVal(int64(row.Concurrency)),
-		"requests":         cty.NumberIntVal(int64(row.Requests)),
-		"failed":           cty.NumberIntVal(int64(row.Failed)),
-		"error_rate":       num(errRate),
-		"stability":        cty.StringVal(row.Stability),
-		"ttft_p50_s":       num(row.TTFT.P50),
-		"ttft_p90_s":       num(row.TTFT.P90),
-		"ttft_p99_s":       num(row.TTFT.P99),
-		"ttft_mean_s":      num(row.TTFT.Mean),
-		"tpot_p50_ms":      num(row.TPOT.P50 * 1000),
-		"tpot_p90_ms":      num(row.TPOT.P90 * 1000),
-		"tpot_p99_ms":      num(row.TPOT.P99 * 1000),
-		"tpot_mean_ms":     num(row.TPOT.Mean * 1000),
-		"itl_p50_ms":       num(row.ITL.P50 * 1000),
-		"itl_p99_ms":       num(row.ITL.P99 * 1000),
-		"e2e_p50_s":        num(row.E2E.P50),
-		"e2e_p99_s":        num(row.E2E.P99),
-		"output_tok_s":     num(row.OutputTokS),
-		"requests_s":       num(row.RequestsPerSec),
-		"decode_tok_s":     num(row.DecodeRate.P50),
-		"vram_peak_gb":     num(row.VRAMPeakGB),
-		"vram_baseline_gb": num(row.VRAMBaselineGB),
-	}
+	return report.ResultValues(&row)
 }
 
 // checkExpects evaluates every expect block that applies to the row's cell.

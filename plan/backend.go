@@ -129,7 +129,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	}
 
 	be.URL = rules.DefaultURL
-	if a := attrs["url"]; a != nil {
+	if a := attrs["url"]; !isNull(a, ctx) {
 		if l.decode(a, ctx, &be.URL) {
 			if u, err := url.Parse(be.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.", be.URL)
@@ -139,7 +139,11 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 			be.URL = strings.TrimRight(be.URL, "/")
 		}
 	} else if rules.URLRequired {
-		l.errorf(b.DefRange.Ptr(), "Missing url", "A %s backend needs url, the base URL including /v1 (for example \"http://127.0.0.1:8000/v1\").", kind)
+		subject := b.DefRange.Ptr()
+		if a != nil {
+			subject = a.Expr.Range().Ptr() // url = null
+		}
+		l.errorf(subject, "Missing url", "A %s backend needs url, the base URL including /v1 (for example \"http://127.0.0.1:8000/v1\").", kind)
 	}
 
 	be.API = rules.APIs[0]
@@ -157,7 +161,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	if a := attrs["headers"]; a != nil && l.decode(a, ctx, &be.Headers) {
 		for _, h := range keys(be.Headers) {
 			if contains(secretHeaders, strings.ToLower(h)) {
-				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
+				l.errorf(keyRange(a.Expr, h), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
 			}
 		}
 	}
@@ -172,7 +176,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 		l.decodeTimeouts(tb, ctx, &be.Timeouts)
 	}
 	if hasErrorsSince(l.diags, before) {
-		return nil
+		return standIn(l, be)
 	}
 	return be
 }

@@ -2,8 +2,10 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/report"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -17,17 +19,21 @@ type Expect struct {
 	Cells     []string
 	DeclRange hcl.Range
 
-	ctx *hcl.EvalContext
+	ctx       *hcl.EvalContext
+	cellsExpr hcl.Expression
 }
 
-// ResultVariables are the names `result.*` offers an expect condition.
-var ResultVariables = []string{
-	"cell", "model", "model_id", "quantization", "tool", "hardware", "workload", "concurrency",
-	"requests", "failed", "error_rate", "stability",
-	"ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "ttft_mean_s",
-	"tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms", "tpot_mean_ms",
-	"itl_p50_ms", "itl_p99_ms", "e2e_p50_s", "e2e_p99_s",
-	"output_tok_s", "requests_s", "decode_tok_s", "vram_peak_gb", "vram_baseline_gb",
+// ResultVariables are the names `result.*` offers an expect condition: the names of
+// report.ResultFields, whose types validation checks conditions against.
+var ResultVariables = namesOf(report.ResultFields, func(f report.ResultField) string { return f.Name })
+
+// namesOf lists the names of a table's rows.
+func namesOf[T any](rows []T, name func(T) string) []string {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = name(r)
+	}
+	return names
 }
 
 var expectSchema = &hcl.BodySchema{
@@ -46,12 +52,13 @@ func (l *loader) decodeExpectBlock(b *hcl.Block, ctx *hcl.EvalContext) *Expect {
 	l.add(diags)
 	before := len(l.diags)
 	if a := content.Attributes["condition"]; a != nil {
-		l.add(l.checkRefs(a.Expr, scopeResult))
+		l.checkCondition(a.Expr, ctx, scopeResult)
 		e.Condition = a.Expr
 	}
 	e.ErrorMessage = fmt.Sprintf("expect %q failed", name)
 	l.decode(content.Attributes["error_message"], ctx, &e.ErrorMessage)
 	if a := content.Attributes["cells"]; a != nil && l.decode(a, ctx, &e.Cells) {
+		e.cellsExpr = a.Expr
 		if _, err := compileGlobs(e.Cells); err != nil {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid cell glob", "%s", err)
 		}
@@ -60,6 +67,102 @@ func (l *loader) decodeExpectBlock(b *hcl.Block, ctx *hcl.EvalContext) *Expect {
 		return nil
 	}
 	return e
+}
+
+// checkCondition checks an expect condition or a workload goal at validate time: it is
+// evaluated with unknown values of result.*'s types (report.ResultFields), so a
+// condition that is not true or false, or misuses a field, fails before any request.
+func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s scope) {
+	d := l.checkRefs(expr, s)
+	l.add(d)
+	if d.HasErrors() {
+		return
+	}
+	result := map[string]cty.Value{}
+	for _, f := range report.ResultFields {
+		result[f.Name] = cty.UnknownVal(f.Type)
+	}
+	child := ctx.NewChild()
+	child.Variables = map[string]cty.Value{"result": cty.ObjectVal(result)}
+	v, diags := expr.Value(child)
+	if !diags.HasErrors() {
+		// Unknown strings convert to anything; a sample row catches result.model > 3.
+		// Only operand errors count: a function may fail on the sample (regex on "x").
+		_, sample := expr.Value(sampleResultCtx(ctx))
+		for _, d := range sample {
+			if d.Summary == "Invalid operand" {
+				d.EvalContext = child // show result.* as its type, not as the sample
+				diags = append(diags, d)
+			}
+		}
+	}
+	l.add(diags)
+	if diags.HasErrors() || v.Type() == cty.Bool && !v.IsNull() || v.Type() == cty.DynamicPseudoType && !v.IsKnown() {
+		return
+	}
+	summary, what := "Invalid condition", "An expect condition"
+	if s == scopeGoal {
+		summary, what = "Invalid goal", "A goal"
+	}
+	got := "null"
+	if !v.IsNull() {
+		got = "a " + v.Type().FriendlyName()
+	}
+	l.errorIn(expr, child, expr.Range().Ptr(), summary, "%s must be true or false; this one is %s.", what, got)
+}
+
+// couldMatchMatrix reports whether glob could match an id "<matrix>/..." of one of
+// the named matrices: its literal prefix (before any wildcard) agrees with "<matrix>/".
+func couldMatchMatrix(glob string, matrices []string) bool {
+	prefix := glob
+	if i := strings.IndexAny(glob, "*?["); i >= 0 {
+		prefix = glob[:i]
+	}
+	for _, m := range matrices {
+		if strings.HasPrefix(prefix, m+"/") || strings.HasPrefix(m+"/", prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// sampleResultCtx gives result.* a measured-looking row: names "x", figures 1.
+func sampleResultCtx(ctx *hcl.EvalContext) *hcl.EvalContext {
+	result := map[string]cty.Value{}
+	for _, f := range report.ResultFields {
+		result[f.Name] = cty.NumberIntVal(1)
+		if f.Type == cty.String {
+			result[f.Name] = cty.StringVal("x")
+		}
+	}
+	child := ctx.NewChild()
+	child.Variables = map[string]cty.Value{"result": cty.ObjectVal(result)}
+	return child
+}
+
+// checkCells reports each of the expectation's cell globs that matches none of cells,
+// as -only does: such an expect would silently check nothing. A glob that could match
+// a cell of a matrix that failed to decode (named in failed) is not judged.
+func (e *Expect) checkCells(cells []*Cell, failed []string) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for i, g := range e.Cells {
+		gs, err := compileGlobs([]string{g})
+		if err != nil || couldMatchMatrix(g, failed) {
+			continue
+		}
+		found := false
+		for _, c := range cells {
+			found = found || gs[0].MatchString(c.ID)
+		}
+		if !found {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError, Summary: "Cells match nothing",
+				Detail:  fmt.Sprintf("The glob %q of expect %q matches no cell, so it would check nothing; run 'planrun plan' to list the cell ids.", g, e.Name),
+				Subject: elemRange(e.cellsExpr, i),
+			})
+		}
+	}
+	return diags
 }
 
 // Applies reports whether the expectation covers a cell id.

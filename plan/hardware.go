@@ -169,7 +169,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			"A hardware block runs its cells either on a host (host = ..., at %s) or as Slurm jobs (this block), not both: Slurm picks the node.", a["host"].NameRange)
 	}
 	if hasErrorsSince(l.diags, before) {
-		return nil
+		return standIn(l, h)
 	}
 	return h
 }

@@ -29,8 +29,15 @@ type Matrix struct {
 	URL       hcl.Expression
 	DeclRange hcl.Range
 
-	excludes []map[string][]string // dimension → keys, a cell matching all is dropped
-	includes []*matrixInclude
+	excludes      []map[string][]string // dimension → keys, a cell matching all is dropped
+	excludeRanges []hcl.Range
+	includes      []*matrixInclude
+	// unknown marks dimensions whose values depend on a block or variable that failed:
+	// checks against their values would blame a correct line, so they are skipped.
+	unknown map[string]bool
+	// cellExprs are the per-cell expressions (the matrix's and its includes'), checked
+	// with unknown matrix.* values when the matrix cannot be expanded.
+	cellExprs []*hcl.Attribute
 }
 
 // matrixInclude adds one combination (or, when it equals an existing cell, overrides
@@ -91,7 +98,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 			return nil
 		}
 	}
-	m := &Matrix{Name: name, DeclRange: b.DefRange}
+	m := &Matrix{Name: name, DeclRange: b.DefRange, unknown: map[string]bool{}}
 	content, diags := b.Body.Content(matrixSchema)
 	l.add(diags)
 	before := len(l.diags)
@@ -123,7 +130,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 
 	for _, n := range []string{"model_id", "server", "notes", "url"} {
 		if at := a[n]; at != nil {
-			l.add(l.checkRefs(at.Expr, scopeMatrix))
+			l.cellExpr(m, at)
 			switch n {
 			case "model_id":
 				m.ModelID = at.Expr
@@ -145,10 +152,71 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 			l.decodeInclude(m, blk, ctx)
 		}
 	}
-	if hasErrorsSince(l.diags, before) {
+	if hasErrorsSince(l.diags, before) || len(m.unknown) > 0 {
+		l.checkCellExprs(m, ctx)
+		l.p.failedMatrices = append(l.p.failedMatrices, name)
+		return nil
+	}
+	if !diags.HasErrors() && len(m.includes) == 0 && m.countCells() == 0 {
+		var lines []string
+		for _, r := range m.excludeRanges {
+			lines = append(lines, fmt.Sprint(r.Start.Line))
+		}
+		l.errorf(b.DefRange.Ptr(), "Matrix has no cells",
+			"The exclude blocks at lines %s remove every combination of matrix %q, so it would run nothing.", strings.Join(lines, ", "), name)
 		return nil
 	}
 	return m
+}
+
+// cellExpr checks a per-cell expression's references and keeps it for checkCellExprs.
+func (l *loader) cellExpr(m *Matrix, a *hcl.Attribute) {
+	d := l.checkRefs(a.Expr, scopeMatrix)
+	l.add(d)
+	if !d.HasErrors() {
+		m.cellExprs = append(m.cellExprs, a)
+	}
+}
+
+// checkCellExprs evaluates the per-cell expressions of a matrix that cannot be
+// expanded with unknown matrix.* values, so their own mistakes are reported in the
+// same run as the mistake that stopped the expansion.
+func (l *loader) checkCellExprs(m *Matrix, ctx *hcl.EvalContext) {
+	cellCtx := ctx.NewChild()
+	cellCtx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{
+		"model": cty.UnknownVal(cty.String), "quantization": cty.UnknownVal(cty.String),
+		"tool": cty.DynamicVal, "hardware": cty.DynamicVal, "workload": cty.DynamicVal,
+	})}
+	for _, a := range m.cellExprs {
+		v, diags := a.Expr.Value(cellCtx)
+		l.add(diags)
+		// A type that can never be a string (an object, a list) is wrong for every cell.
+		if !diags.HasErrors() && a.Name != "server" && v.Type() != cty.DynamicPseudoType && v.Type() != cty.String && convert.GetConversion(v.Type(), cty.String) == nil {
+			l.errorIn(a.Expr, cellCtx, a.Expr.Range().Ptr(), "Invalid "+a.Name,
+				"%s must evaluate to a string for every cell; this gives %s.", a.Name, article(v.Type().FriendlyName()))
+		}
+	}
+}
+
+// dimElements evaluates a list of dimension values (or a single value). ok is false
+// when there is nothing to check: an error (reported), null (reported as an error
+// naming what) or an unknown value (dim is marked unknown, silently).
+func (l *loader) dimElements(m *Matrix, dim, what string, a *hcl.Attribute, ctx *hcl.EvalContext) ([]cty.Value, bool) {
+	v, ok := l.value(a.Expr, ctx, scopePlan)
+	switch {
+	case !ok:
+		return nil, false
+	case v.IsNull():
+		l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Invalid "+what, "%s is null; it lists the %s values, or gives one.", what, dim)
+		return nil, false
+	case !v.IsKnown():
+		m.unknown[dim] = true
+		return nil, false
+	}
+	if v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType() {
+		return v.AsValueSlice(), true
+	}
+	return []cty.Value{v}, true
 }
 
 // dimValue is one value of a matrix dimension, with its id key.
@@ -164,13 +232,9 @@ func (l *loader) dimension(m *Matrix, dim string, a *hcl.Attribute, ctx *hcl.Eva
 	if a == nil {
 		return nil // a required attribute: its absence is reported by Content
 	}
-	v, ok := l.eval(a.Expr, ctx, scopePlan)
+	elems, ok := l.dimElements(m, dim, dim, a, ctx)
 	if !ok {
 		return nil
-	}
-	elems := []cty.Value{v}
-	if v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType() {
-		elems = v.AsValueSlice()
 	}
 	if len(elems) == 0 {
 		l.errorf(a.Expr.Range().Ptr(), "Empty matrix dimension", "%s lists no values, so matrix %q has no cells.", dim, m.Name)
@@ -179,8 +243,12 @@ func (l *loader) dimension(m *Matrix, dim string, a *hcl.Attribute, ctx *hcl.Eva
 	var out []dimValue
 	seen := map[string]bool{}
 	for i, e := range elems {
+		if !e.IsKnown() {
+			m.unknown[dim] = true
+			continue
+		}
 		rng := elemRange(a.Expr, i)
-		dv, ok := l.dimValue(dim, e, rng)
+		dv, ok := l.dimValue(dim, e, rng, a.Expr, ctx)
 		if !ok {
 			continue
 		}
@@ -196,12 +264,13 @@ func (l *loader) dimension(m *Matrix, dim string, a *hcl.Attribute, ctx *hcl.Eva
 
 // dimValue resolves one value of a dimension: a string for model and quantization; a
 // block reference (or its name as a string) for tool, hardware and workload.
-func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range) (dimValue, bool) {
+// expr and ctx are the attribute's, so the error shows the values it was made from.
+func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range, expr hcl.Expression, ctx *hcl.EvalContext) (dimValue, bool) {
 	switch dim {
 	case "model", "quantization":
 		s, err := convert.Convert(v, cty.String)
 		if err != nil || s.IsNull() || !s.IsKnown() || s.AsString() == "" {
-			l.errorf(rng, "Invalid "+dim, "Each %s is a non-empty string.", dim)
+			l.errorIn(expr, ctx, rng, "Invalid "+dim, "Each %s is a non-empty string.", dim)
 			return dimValue{}, false
 		}
 		return dimValue{key: s.AsString()}, true
@@ -218,7 +287,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range) (dimValue, bo
 		for _, b := range l.p.Backends {
 			addrs = append(addrs, b.Addr)
 		}
-		l.errorf(rng, "Invalid tool", "A tool is a backend reference such as backend.ollama.local (or its name \"ollama.local\").%s", suggestion(name, addrs))
+		l.errorIn(expr, ctx, rng, "Invalid tool", "A tool is a backend reference such as backend.ollama.local (or its name \"ollama.local\").%s", suggestion(name, addrs))
 	case "hardware":
 		name, ok := refName(v, "hardware.")
 		for _, h := range l.p.Hardware {
@@ -226,7 +295,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range) (dimValue, bo
 				return dimValue{key: h.Name, hardware: h}, true
 			}
 		}
-		l.errorf(rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", suggestion(name, keys(l.names.hardware)))
+		l.errorIn(expr, ctx, rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", suggestion(name, keys(l.names.hardware)))
 	case "workload":
 		name, ok := refName(v, "workload.")
 		for _, w := range l.p.Workloads {
@@ -234,7 +303,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range) (dimValue, bo
 				return dimValue{key: w.Name, workload: w}, true
 			}
 		}
-		l.errorf(rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", suggestion(name, keys(l.names.workloads)))
+		l.errorIn(expr, ctx, rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", suggestion(name, keys(l.names.workloads)))
 	}
 	return dimValue{}, false
 }
@@ -252,24 +321,30 @@ func (l *loader) decodeExclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 	content, diags := b.Body.Content(excludeSchema)
 	l.add(diags)
 	ex := map[string][]string{}
+	matchesNone := false
 	for _, dim := range matrixDimensions {
 		a := content.Attributes[dim]
 		if a == nil {
 			continue
 		}
-		v, ok := l.eval(a.Expr, ctx, scopePlan)
-		if !ok {
-			continue
-		}
-		elems := []cty.Value{v}
-		if v.Type().IsTupleType() || v.Type().IsListType() || v.Type().IsSetType() {
-			elems = v.AsValueSlice()
+		elems, ok := l.dimElements(m, dim, "exclude", a, ctx)
+		if ok && len(elems) == 0 {
+			// An empty list matches no cell (a variable defaulting to [] skips nothing).
+			l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Exclude matches nothing",
+				"%s is an empty list, which matches no cell, so this exclude has no effect.", dim)
+			matchesNone = true
 		}
 		for i, e := range elems {
+			if !e.IsKnown() {
+				continue
+			}
 			rng := elemRange(a.Expr, i)
-			dv, ok := l.dimValue(dim, e, rng)
+			dv, ok := l.dimValue(dim, e, rng, a.Expr, ctx)
 			if !ok {
 				continue
+			}
+			if m.unknown[dim] {
+				continue // its values are not all known: "matches nothing" could be wrong
 			}
 			if !m.hasKey(dim, dv.key) {
 				l.errorf(rng, "Exclude matches nothing", "%q is not one of matrix %q's %s values, so this exclude has no effect.%s", dv.key, m.Name, dim, suggestion(dv.key, m.keys(dim)))
@@ -278,11 +353,14 @@ func (l *loader) decodeExclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 			ex[dim] = append(ex[dim], dv.key)
 		}
 	}
-	if len(content.Attributes) == 0 {
+	if len(content.Attributes) == 0 && !diags.HasErrors() { // a misspelt dimension is reported as such
 		l.errorf(b.DefRange.Ptr(), "Empty exclude", "An exclude block names at least one dimension (model, quantization, tool, hardware, workload).")
 		return
 	}
-	m.excludes = append(m.excludes, ex)
+	if !matchesNone {
+		m.excludes = append(m.excludes, ex)
+		m.excludeRanges = append(m.excludeRanges, b.DefRange)
+	}
 }
 
 func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
@@ -295,6 +373,10 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 		a := content.Attributes[dim]
 		if a == nil {
 			// A dimension with a single value needs no repeating in an include.
+			if m.unknown[dim] {
+				ok = false
+				continue
+			}
 			if len(m.keys(dim)) != 1 {
 				missing = append(missing, dim)
 				ok = false
@@ -303,12 +385,16 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 			in.set(dim, m.value(dim, 0))
 			continue
 		}
-		v, good := l.eval(a.Expr, ctx, scopePlan)
-		if !good {
+		v, good := l.value(a.Expr, ctx, scopePlan)
+		if good && v.IsNull() {
+			l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Invalid "+dim, "An include's %s is null; give the value the added cell takes.", dim)
+			good = false
+		}
+		if !good || !v.IsKnown() {
 			ok = false
 			continue
 		}
-		dv, good := l.dimValue(dim, v, a.Expr.Range().Ptr())
+		dv, good := l.dimValue(dim, v, a.Expr.Range().Ptr(), a.Expr, ctx)
 		if !good {
 			ok = false
 			continue
@@ -321,7 +407,7 @@ func (l *loader) decodeInclude(m *Matrix, b *hcl.Block, ctx *hcl.EvalContext) {
 	}
 	for n, dst := range map[string]*hcl.Expression{"model_id": &in.modelID, "server": &in.server, "notes": &in.note} {
 		if a := content.Attributes[n]; a != nil {
-			l.add(l.checkRefs(a.Expr, scopeMatrix))
+			l.cellExpr(m, a)
 			*dst = a.Expr
 		}
 	}
@@ -410,9 +496,11 @@ func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
 	reported := map[string]bool{}
 	addDiags := func(ds hcl.Diagnostics) {
 		for _, d := range ds {
+			// Keyed by place when there is one: the detail names the cell, and the same
+			// mistake in every cell is one mistake.
 			k := d.Summary + "\x00" + d.Detail
 			if d.Subject != nil {
-				k += d.Subject.String()
+				k = d.Summary + "\x00" + d.Subject.String()
 			}
 			if !reported[k] {
 				reported[k] = true
@@ -436,6 +524,9 @@ func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
 			cells = append(cells, c)
 		}
 	}
+	for _, e := range p.Expects {
+		addDiags(e.checkCells(cells, p.failedMatrices))
+	}
 	return cells, diags
 }
 
@@ -443,23 +534,12 @@ func (m *Matrix) expand(p *Plan, addDiags func(hcl.Diagnostics)) []*Cell {
 	n := len(m.Models) * len(m.Quantizations) * len(m.Tools) * len(m.Hardware) * len(m.Workloads)
 	cells := make([]*Cell, 0, n+len(m.includes))
 	byID := make(map[string]*Cell, n)
-	for _, model := range m.Models {
-		for _, q := range m.Quantizations {
-			for _, t := range m.Tools {
-				for _, h := range m.Hardware {
-					for _, w := range m.Workloads {
-						if m.excluded(model, q, t, h, w) {
-							continue
-						}
-						c := m.cell(model, q, t, h, w)
-						m.evalCell(p, c, m.ModelID, m.Server, m.Notes, addDiags)
-						cells = append(cells, c)
-						byID[c.ID] = c
-					}
-				}
-			}
-		}
-	}
+	m.combos(func(model, q string, t *Backend, h *Hardware, w *Workload) {
+		c := m.cell(model, q, t, h, w)
+		m.evalCell(p, c, m.ModelID, m.Server, m.Notes, addDiags)
+		cells = append(cells, c)
+		byID[c.ID] = c
+	})
 	for _, in := range m.includes {
 		c := m.cell(in.model, in.quantization, in.tool, in.hardware, in.workload)
 		if prev, ok := byID[c.ID]; ok {
@@ -473,6 +553,30 @@ func (m *Matrix) expand(p *Plan, addDiags func(hcl.Diagnostics)) []*Cell {
 		m.evalCell(p, c, in.modelID, in.server, in.note, addDiags)
 	}
 	return cells
+}
+
+// combos calls f for each combination the excludes leave, in id order.
+func (m *Matrix) combos(f func(model, q string, t *Backend, h *Hardware, w *Workload)) {
+	for _, model := range m.Models {
+		for _, q := range m.Quantizations {
+			for _, t := range m.Tools {
+				for _, h := range m.Hardware {
+					for _, w := range m.Workloads {
+						if !m.excluded(model, q, t, h, w) {
+							f(model, q, t, h, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// countCells is the number of combinations the excludes leave (includes not counted).
+func (m *Matrix) countCells() int {
+	n := 0
+	m.combos(func(string, string, *Backend, *Hardware, *Workload) { n++ })
+	return n
 }
 
 func (m *Matrix) cell(model, q string, t *Backend, h *Hardware, w *Workload) *Cell {
@@ -521,25 +625,26 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 	}
 	hw := cty.NullVal(cty.DynamicPseudoType)
 	if c.Hardware != nil {
-		hw = c.Hardware.object()
+		hw = p.objectOf(c.Hardware)
 	}
 	ctx := p.ctx.NewChild()
 	ctx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{
 		"model":        cty.StringVal(c.Model),
 		"quantization": cty.StringVal(c.Quantization),
-		"tool":         c.Backend.object(),
+		"tool":         p.objectOf(c.Backend),
 		"hardware":     hw,
-		"workload":     c.Workload.object(),
+		"workload":     p.objectOf(c.Workload),
 	})}
 	str := func(expr hcl.Expression, dst *string, what string) {
 		v, diags := expr.Value(ctx)
-		if !diags.HasErrors() {
+		diags = explainIndex(diags, c.ID)
+		if !diags.HasErrors() && v.IsKnown() { // unknown: it uses something that failed, reported already
 			var err error
-			if v, err = convert.Convert(v, cty.String); err != nil || v.IsNull() || !v.IsKnown() {
+			if v, err = convert.Convert(v, cty.String); err != nil || v.IsNull() {
 				diags = diags.Append(&hcl.Diagnostic{
 					Severity: hcl.DiagError, Summary: "Invalid " + what,
 					Detail:  fmt.Sprintf("%s must evaluate to a string for every cell; for %s it does not.", what, c.ID),
-					Subject: expr.Range().Ptr(),
+					Subject: expr.Range().Ptr(), Expression: expr, EvalContext: ctx,
 				})
 			} else {
 				*dst = v.AsString()
@@ -566,8 +671,8 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 	}
 	if server != nil {
 		v, diags := server.Value(ctx)
-		addDiags(diags)
-		if diags.HasErrors() {
+		addDiags(explainIndex(diags, c.ID))
+		if diags.HasErrors() || !v.IsKnown() {
 			return
 		}
 		if v.IsNull() {
@@ -588,7 +693,47 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 		addDiags(hcl.Diagnostics{{
 			Severity: hcl.DiagError, Summary: "Invalid server reference",
 			Detail:  fmt.Sprintf("server must name a server block (server.<name>); for cell %s it gives %q.%s", c.ID, name, suggestion(name, ns)),
-			Subject: server.Range().Ptr(),
+			Subject: server.Range().Ptr(), Expression: server, EvalContext: ctx,
 		}})
 	}
+}
+
+// explainIndex rewrites HCL's "Invalid index" (a key missing from a map or object,
+// e.g. server["vllm_${matrix.quantization}"]) to name the cell, the key and the keys
+// that exist.
+func explainIndex(diags hcl.Diagnostics, cellID string) hcl.Diagnostics {
+	for i, d := range diags {
+		ix, ok := d.Expression.(*hclsyntax.IndexExpr)
+		if d.Summary != "Invalid index" || !ok || d.EvalContext == nil {
+			continue
+		}
+		coll, cd := ix.Collection.Value(d.EvalContext)
+		key, kd := ix.Key.Value(d.EvalContext)
+		if cd.HasErrors() || kd.HasErrors() || !coll.IsKnown() || coll.IsNull() || key.Type() != cty.String || !key.IsKnown() || key.IsNull() {
+			continue
+		}
+		var have []string
+		switch {
+		case coll.Type().IsObjectType():
+			have = keys(coll.Type().AttributeTypes()) // known even where the values are not
+		case coll.Type().IsMapType() && coll.IsWhollyKnown():
+			have = keys(coll.AsValueMap())
+		default:
+			continue
+		}
+		nd := *d
+		nd.Summary = "Missing key"
+		nd.Detail = fmt.Sprintf("For cell %s, the key %q is not in %s, whose keys are %s.%s",
+			cellID, key.AsString(), exprText(ix.Collection), quoteList(have), suggestion(key.AsString(), have))
+		diags[i] = &nd
+	}
+	return diags
+}
+
+// exprText is a short name for an expression: its traversal (server, local.ids) or "this value".
+func exprText(expr hcl.Expression) string {
+	if t, d := hcl.AbsTraversalForExpr(expr); !d.HasErrors() {
+		return traversalText(t)
+	}
+	return "this value"
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
@@ -52,6 +53,11 @@ type Plan struct {
 	Outputs    []*Output
 
 	ctx *hcl.EvalContext // var, local, backend, hardware, workload, server and functions
+	// failedMatrices are the matrices that could not be decoded, whose cells are unknown.
+	failedMatrices []string
+	// failed marks the backend, hardware and workload blocks that failed to decode and
+	// stand in for themselves while the rest of a refused plan is checked.
+	failed map[any]bool
 }
 
 // rootSchema is the one top-level schema; Load switches on block.Type.
@@ -123,12 +129,16 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		absDir = dir
 	}
 	l := &loader{
-		p:     &Plan{Dir: absDir, Files: map[string]*hcl.File{}},
+		p:     &Plan{Dir: absDir, Files: map[string]*hcl.File{}, failed: map[any]bool{}},
 		opts:  opts,
 		names: newNames(),
 	}
 	l.load(srcs)
 	if l.diags.HasErrors() {
+		// The caller expands only a clean plan, so the matrices that did decode are
+		// expanded here: their per-cell mistakes are reported in this run too.
+		_, more := l.p.Cells()
+		l.add(more)
 		return nil, l.diags
 	}
 	return l.p, l.diags
@@ -171,14 +181,18 @@ func (l *loader) load(srcs map[string][]byte) {
 	blocks := blocksByType{}
 	for _, n := range fileNames {
 		f, diags := l.parser.ParseHCL(srcs[n], n)
+		diags, broken := unterminated(diags)
 		l.add(diags)
 		if f == nil {
 			continue
 		}
 		l.p.Files[n] = f
 		content, diags := f.Body.Content(rootSchema)
-		l.add(diags)
+		l.add(beforeLine(diags, broken))
 		for _, b := range content.Blocks {
+			if broken > 0 && bodyEnd(b) >= broken {
+				continue // swallowed by the unterminated string: anything said about it is noise
+			}
 			blocks[b.Type] = append(blocks[b.Type], b)
 		}
 	}
@@ -265,6 +279,52 @@ func (l *loader) declare(blocks blocksByType) {
 	}
 }
 
+// swallowing are the parse errors after which the rest of a file is read wrongly: a
+// missing closing quote or brace.
+var swallowing = []string{"Unterminated template string", "Unclosed configuration block"}
+
+// unterminated finds the first missing closing quote or brace and drops the errors it
+// causes on every later line ("Invalid multi-line string" on each): one missing quote
+// is one error. broken is the line it starts on, 0 when there is none.
+func unterminated(diags hcl.Diagnostics) (kept hcl.Diagnostics, broken int) {
+	for _, d := range diags {
+		if contains(swallowing, d.Summary) && d.Subject != nil && (broken == 0 || d.Subject.Start.Line < broken) {
+			broken = d.Subject.Start.Line
+		}
+	}
+	if broken == 0 {
+		return diags, 0
+	}
+	for _, d := range diags {
+		if contains(swallowing, d.Summary) || d.Subject == nil || d.Subject.Start.Line < broken {
+			kept = append(kept, d)
+		}
+	}
+	return kept, broken
+}
+
+// bodyEnd is the last line of a block's body.
+func bodyEnd(b *hcl.Block) int {
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		return sb.SrcRange.End.Line
+	}
+	return b.DefRange.End.Line
+}
+
+// beforeLine keeps the diagnostics that start before line (all when line is 0).
+func beforeLine(diags hcl.Diagnostics, line int) hcl.Diagnostics {
+	if line == 0 {
+		return diags
+	}
+	var kept hcl.Diagnostics
+	for _, d := range diags {
+		if d.Subject == nil || d.Subject.Start.Line < line {
+			kept = append(kept, d)
+		}
+	}
+	return kept
+}
+
 func labelsRange(b *hcl.Block) *hcl.Range {
 	if len(b.LabelRanges) == 0 {
 		return b.TypeRange.Ptr()
@@ -308,6 +368,29 @@ func quoteList(xs []string) string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// standIn keeps a block that failed to decode: references to it stay known by name,
+// so the excludes and cells that name it are still checked (without blaming them),
+// while its other attributes are unknown. A plan with a stand-in is refused anyway.
+func standIn[T any](l *loader, v *T) *T {
+	l.p.failed[v] = true
+	return v
+}
+
+// objectOf is a block's value for references: a stand-in's is known only by name.
+func (p *Plan) objectOf(b interface{ object() cty.Value }) cty.Value {
+	v := b.object()
+	if !p.failed[b] {
+		return v
+	}
+	attrs := v.AsValueMap()
+	for k, av := range attrs {
+		if !contains([]string{"ref", "name", "kind", "addr"}, k) {
+			attrs[k] = cty.UnknownVal(av.Type())
+		}
+	}
+	return cty.ObjectVal(attrs)
 }
 
 // decodeEach decodes every block of one type into dst, appending as it goes so each

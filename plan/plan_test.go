@@ -91,10 +91,13 @@ func renderDiags(p *Plan, diags hcl.Diagnostics) string {
 	return b.String()
 }
 
+// errorComment marks a line that must get an error with this summary; text after " ~ "
+// must appear in the error's detail.
 var errorComment = regexp.MustCompile(`# ERROR: (.+)$`)
 
 // TestInvalidFiles walks the invalid files: each line marked "# ERROR: <summary>" must
-// get exactly that error, on that line, and no other error may be reported.
+// get exactly that error, on that line, and no other error may be reported (so no
+// diagnostic lands on a correct line, and a panic fails the file).
 func TestInvalidFiles(t *testing.T) {
 	files, _ := filepath.Glob("testdata/invalid-files/*.hcl")
 	if len(files) == 0 {
@@ -119,6 +122,15 @@ func TestInvalidFiles(t *testing.T) {
 					continue
 				}
 				got = append(got, fmt.Sprintf("%d: %s", d.Subject.Start.Line, d.Summary))
+				for _, w := range want {
+					line, detail, ok := strings.Cut(w, " ~ ")
+					if ok && line == got[len(got)-1] {
+						if !strings.Contains(d.Detail, detail) {
+							t.Errorf("line %s: detail %q does not say %q", line, d.Detail, detail)
+						}
+						got[len(got)-1] = w
+					}
+				}
 			}
 			sort.Strings(got)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {

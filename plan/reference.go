@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/report"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -21,14 +22,16 @@ type Reference struct {
 }
 
 // ReferenceMetrics are the metrics a reference can give a range for.
-var ReferenceMetrics = []string{"ttft_s", "tpot_ms", "output_tok_s", "vram_gb"}
+// They are the names of report.ReferenceMetrics, which apply reads the figures with.
+var ReferenceMetrics = namesOf(report.ReferenceMetrics, func(m report.ReferenceMetric) string { return m.Name })
 
-var referenceSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "match", Required: true}, {Name: "source"},
-		{Name: "ttft_s"}, {Name: "tpot_ms"}, {Name: "output_tok_s"}, {Name: "vram_gb"},
-	},
-}
+var referenceSchema = func() *hcl.BodySchema {
+	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "match", Required: true}, {Name: "source"}}}
+	for _, m := range ReferenceMetrics {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: m})
+	}
+	return s
+}()
 
 // Matches reports whether every match key agrees with the cell. Names compare without
 // regard to case, since published tables write "Q4_K_M" where plans write "q4_K_M";
@@ -86,14 +89,14 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 			} else {
 				for k, ev := range v.AsValueMap() {
 					if !contains(matrixDimensions, k) {
-						l.errorf(m.Expr.Range().Ptr(), "Invalid match key", "match keys are %s, not %q.%s", quoteList(matrixDimensions), k, suggestion(k, matrixDimensions))
+						l.errorf(keyRange(m.Expr, k), "Invalid match key", "match keys are %s, not %q.%s", quoteList(matrixDimensions), k, suggestion(k, matrixDimensions))
 						continue
 					}
 					// A block reference matches by its name, as does a string.
 					prefix := map[string]string{"tool": "backend.", "hardware": "hardware.", "workload": "workload."}[k]
 					s, ok := refName(ev, prefix)
 					if !ok || prefix == "" && ev.Type() != cty.String {
-						l.errorf(m.Expr.Range().Ptr(), "Invalid match value", "match.%s is a string or a block reference.", k)
+						l.errorIn(m.Expr, ctx, keyRange(m.Expr, k), "Invalid match value", "match.%s is a string or a block reference.", k)
 						continue
 					}
 					r.Match[k] = s
@@ -101,11 +104,13 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 			}
 		}
 	}
+	given := 0 // ranges written, decoded or not: one unknown through an earlier error still counts
 	for _, metric := range ReferenceMetrics {
 		at := a[metric]
-		if at == nil {
+		if isNull(at, ctx) {
 			continue
 		}
+		given++
 		var rng []float64
 		if l.decode(at, ctx, &rng) {
 			if len(rng) != 2 || rng[0] > rng[1] {
@@ -115,7 +120,7 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 			r.Ranges[metric] = [2]float64{rng[0], rng[1]}
 		}
 	}
-	if len(r.Ranges) == 0 && !hasErrorsSince(l.diags, before) {
+	if given == 0 && !hasErrorsSince(l.diags, before) {
 		l.errorf(b.DefRange.Ptr(), "Reference without ranges", "A reference gives at least one of %s.", quoteList(ReferenceMetrics))
 	}
 	l.decode(a["source"], ctx, &r.Source)

@@ -41,6 +41,7 @@ const (
 	scopeVars                // var only: variable validations
 	scopeMatrix              // scopePlan plus matrix.*: a matrix's per-cell expressions
 	scopeResult              // var, local and result.*: expect conditions
+	scopeGoal                // as scopeResult, for a workload's goal
 )
 
 // matrixDimensions are the attributes of matrix.* in per-cell expressions.
@@ -118,8 +119,12 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			}
 		case "result":
 			if !contains(ResultVariables, name) {
+				what := "An expect condition"
+				if s == scopeGoal {
+					what = "A goal"
+				}
 				bad(t, 1, "Unknown result value",
-					"An expect condition can use result.%s; there is no %q.%s", strings.Join(ResultVariables, ", result."), name, suggestion(name, ResultVariables))
+					"%s can use result.%s; there is no %q.%s", what, strings.Join(ResultVariables, ", result."), name, suggestion(name, ResultVariables))
 			}
 		}
 	}
@@ -136,7 +141,7 @@ func rootsIn(s scope) []string {
 		return []string{"var", "local"}
 	case scopeMatrix:
 		return []string{"var", "local", "backend", "server", "hardware", "workload", "matrix"}
-	case scopeResult:
+	case scopeResult, scopeGoal:
 		return []string{"var", "local", "result"}
 	}
 	return []string{"var", "local", "backend", "server", "hardware", "workload"}
@@ -163,16 +168,33 @@ func attrStep(t hcl.Traversal, i int) string {
 // An unknown result means it depends on a block that failed to decode, whose problem is
 // already reported, so it is skipped silently too.
 func (l *loader) eval(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.Value, bool) {
+	v, ok := l.value(expr, ctx, s)
+	if !ok || v.IsNull() || !v.IsWhollyKnown() {
+		return cty.NilVal, false
+	}
+	return v, true
+}
+
+// value checks expr's references, then evaluates it; ok is false when either failed
+// (the problem is recorded). Null and unknown values are the caller's to judge.
+func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.Value, bool) {
 	if d := l.checkRefs(expr, s); d.HasErrors() {
 		l.add(d)
 		return cty.NilVal, false
 	}
 	v, d := expr.Value(ctx)
 	l.add(d)
-	if d.HasErrors() || v.IsNull() || !v.IsWhollyKnown() {
-		return cty.NilVal, false
+	return v, !d.HasErrors()
+}
+
+// isNull reports whether an attribute is absent or set to null, both meaning "not
+// set"; an attribute that fails to evaluate or is unknown is not null.
+func isNull(a *hcl.Attribute, ctx *hcl.EvalContext) bool {
+	if a == nil {
+		return true
 	}
-	return v, true
+	v, diags := a.Expr.Value(ctx)
+	return !diags.HasErrors() && v.IsNull()
 }
 
 // decode evaluates an attribute into a Go leaf value with gohcl; false leaves target as
@@ -182,7 +204,7 @@ func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool
 		return false
 	}
 	v, ok := l.eval(a.Expr, ctx, scopePlan)
-	if !ok {
+	if !ok || !l.checkSuits(a, ctx, v, target) {
 		return false
 	}
 	d := gohcl.DecodeExpression(hcl.StaticExpr(v, a.Expr.Range()), nil, target)
@@ -277,7 +299,7 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 		}
 		for _, b := range l.p.Backends {
 			if b.Kind == kind {
-				objs[b.Name] = b.object()
+				objs[b.Name] = l.p.objectOf(b)
 			}
 		}
 		backendsByKind[kind] = cty.ObjectVal(objs)
@@ -287,14 +309,14 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 		hw[n] = cty.DynamicVal
 	}
 	for _, h := range l.p.Hardware {
-		hw[h.Name] = h.object()
+		hw[h.Name] = l.p.objectOf(h)
 	}
 	wl := map[string]cty.Value{}
 	for n := range l.names.workloads {
 		wl[n] = cty.DynamicVal
 	}
 	for _, w := range l.p.Workloads {
-		wl[w.Name] = w.object()
+		wl[w.Name] = l.p.objectOf(w)
 	}
 	ctx.Variables["server"] = cty.ObjectVal(servers)
 	ctx.Variables["backend"] = cty.ObjectVal(backendsByKind)
@@ -307,11 +329,13 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 // ok is false when v is neither.
 func refName(v cty.Value, prefix string) (name string, ok bool) {
 	switch {
+	case v.IsNull() || !v.IsKnown():
+		return "", false
 	case v.Type() == cty.String:
 		return v.AsString(), true
 	case v.Type().IsObjectType() && v.Type().HasAttribute("ref"):
 		ref := v.GetAttr("ref")
-		if ref.Type() == cty.String && ref.IsKnown() && strings.HasPrefix(ref.AsString(), prefix) {
+		if ref.Type() == cty.String && ref.IsKnown() && !ref.IsNull() && strings.HasPrefix(ref.AsString(), prefix) {
 			return strings.TrimPrefix(ref.AsString(), prefix), true
 		}
 	}

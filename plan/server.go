@@ -65,14 +65,17 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 	attrs := content.Attributes
 
 	// command is a list of strings, or one string with the arguments in args.
-	if a := attrs["command"]; a != nil {
+	if a := attrs["command"]; a != nil && isNull(a, ctx) {
+		l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Missing command", "command is null; it names the program to run, e.g. [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"].")
+	} else if a != nil {
 		if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
+			decoded := true
 			if v.Type() == cty.String {
 				s.Command = []string{v.AsString()}
 			} else {
-				l.decode(a, ctx, &s.Command)
+				decoded = l.decode(a, ctx, &s.Command)
 			}
-			if len(s.Command) == 0 || strings.TrimSpace(s.Command[0]) == "" {
+			if decoded && (len(s.Command) == 0 || strings.TrimSpace(s.Command[0]) == "") {
 				l.errorf(a.Expr.Range().Ptr(), "Empty server command", "command names the program to run, e.g. [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"].")
 			}
 		}

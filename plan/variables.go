@@ -73,10 +73,12 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 		}
 		val := cty.NilVal
 		valRange := b.DefRange.Ptr()
+		badDefault := false
 		if a := content.Attributes["default"]; a != nil {
 			// A default is a constant: it cannot reference anything.
 			dv, diags := a.Expr.Value(nil)
 			l.add(diags)
+			badDefault = diags.HasErrors()
 			if !diags.HasErrors() {
 				val, valRange = l.convertVar(v, defaults, dv, a.Expr.Range().Ptr(), "default")
 			}
@@ -87,6 +89,9 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			}
 			delete(given, name)
 		}
+		if val == cty.NilVal && badDefault {
+			continue // the default's own error says it all
+		}
 		if val == cty.NilVal {
 			l.errorf(b.DefRange.Ptr(), "No value for required variable",
 				"The variable %q has no default, so it needs a value: -var '%s=...', -var-file, or the environment variable %s%s.",
@@ -94,8 +99,13 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			continue
 		}
 		v.Value = val
+		failed := false
 		for _, vb := range content.Blocks {
-			l.checkValidation(v, vb, valRange)
+			failed = !l.checkValidation(v, vb, valRange) || failed
+		}
+		if failed {
+			// Unknown, so the places that use it do not report the same mistake again.
+			v.Value = cty.UnknownVal(v.Type)
 		}
 		l.p.Variables = append(l.p.Variables, v)
 	}
@@ -196,23 +206,24 @@ func (l *loader) convertVar(v *Variable, defaults *typeexpr.Defaults, val cty.Va
 	return out, rng
 }
 
-// checkValidation evaluates one validation block against the resolved value.
-func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range) {
+// checkValidation evaluates one validation block against the resolved value; false
+// when the value fails it.
+func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range) bool {
 	content, diags := b.Body.Content(validationSchema)
 	l.add(diags)
 	if diags.HasErrors() || !v.Value.IsWhollyKnown() {
-		return
+		return true
 	}
 	cond := content.Attributes["condition"]
 	if d := l.checkRefs(cond.Expr, scopeVars); d.HasErrors() {
 		l.add(d)
-		return
+		return true
 	}
 	for _, t := range cond.Expr.Variables() {
 		if attrStep(t, 1) != v.Name {
 			r := t.SourceRange()
 			l.errorf(&r, "Invalid validation condition", "A validation condition of var.%s may only reference var.%s.", v.Name, v.Name)
-			return
+			return true
 		}
 	}
 	ctx := &hcl.EvalContext{
@@ -224,14 +235,14 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 	res, diags := cond.Expr.Value(ctx)
 	l.add(diags)
 	if diags.HasErrors() {
-		return
+		return true
 	}
 	if !res.IsKnown() {
-		return // depends on something that failed, already reported
+		return true // depends on something that failed, already reported
 	}
 	if res.IsNull() || res.Type() != cty.Bool {
 		l.errorf(cond.Expr.Range().Ptr(), "Invalid validation condition", "The condition must be true or false.")
-		return
+		return true
 	}
 	if res.False() {
 		subject := valRange
@@ -244,7 +255,9 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 			Detail:   fmt.Sprintf("%s\n\n(var.%s, checked by the validation at %s)", msg, v.Name, cond.Range),
 			Subject:  subject,
 		}})
+		return false
 	}
+	return true
 }
 
 // decodeLocals evaluates the locals in dependency order; a cycle is reported on each of

@@ -150,42 +150,12 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	atLeast("repeat_runs", &w.RepeatRuns, 1)
 	atLeast("requests", &w.Requests, 0)
 
-	// concurrency is one number or a list of levels.
-	if c := a["concurrency"]; c != nil {
-		if v, ok := l.eval(c.Expr, ctx, scopePlan); ok {
-			n0 := len(l.diags)
-			var levels []int
-			if v.Type() == cty.Number {
-				var n int
-				if l.decode(c, ctx, &n) {
-					levels = []int{n}
-				}
-			} else {
-				l.decode(c, ctx, &levels)
-			}
-			w.Concurrency = nil
-			seen := map[int]bool{}
-			for _, n := range levels {
-				switch {
-				case n < 1:
-					l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
-				case seen[n]:
-					l.errorf(c.Expr.Range().Ptr(), "Duplicate concurrency level", "The level %d is listed twice.", n)
-				default:
-					seen[n] = true
-					w.Concurrency = append(w.Concurrency, n)
-				}
-			}
-			if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
-				l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "concurrency needs at least one level.")
-			}
-		}
-	}
+	l.decodeConcurrency(w, a["concurrency"], ctx)
 
 	if m := a["measure"]; m != nil && l.decode(m, ctx, &w.Measure) {
-		for _, x := range w.Measure {
+		for i, x := range w.Measure {
 			if !contains(Measures, x) {
-				l.errorf(m.Expr.Range().Ptr(), "Unknown measure", "measure lists metrics out of %s; %q is not one.%s", quoteList(Measures), x, suggestion(x, Measures))
+				l.errorf(elemRange(m.Expr, i), "Unknown measure", "measure lists metrics out of %s; %q is not one.%s", quoteList(Measures), x, suggestion(x, Measures))
 			}
 		}
 	}
@@ -218,33 +188,9 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	l.decode(a["shared_prefix"], ctx, &w.SharedPrefix)
-	if r := a["request_rate"]; r != nil {
-		if v, ok := l.eval(r.Expr, ctx, scopePlan); ok {
-			var rates []float64
-			if v.Type() == cty.Number {
-				var f float64
-				if l.decode(r, ctx, &f) && f != 0 {
-					rates = []float64{f}
-				}
-			} else {
-				l.decode(r, ctx, &rates)
-			}
-			seen := map[float64]bool{}
-			for _, f := range rates {
-				switch {
-				case f <= 0:
-					l.errorf(r.Expr.Range().Ptr(), "Invalid request_rate", "request_rate is requests per second, above 0 (leave it out for a closed loop), not %g.", f)
-				case seen[f]:
-					l.errorf(r.Expr.Range().Ptr(), "Duplicate request_rate", "The rate %g is listed twice.", f)
-				default:
-					seen[f] = true
-					w.RequestRates = append(w.RequestRates, f)
-				}
-			}
-		}
-	}
+	l.decodeRequestRates(w, a["request_rate"], ctx)
 	if g := a["goal"]; g != nil {
-		l.add(l.checkRefs(g.Expr, scopeResult))
+		l.checkCondition(g.Expr, ctx, scopeGoal)
 		w.Goal, w.goalCtx = g.Expr, ctx
 	}
 	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
@@ -263,7 +209,70 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		l.decodeTimeouts(tb, ctx, &w.Timeouts)
 	}
 	if hasErrorsSince(l.diags, before) {
-		return nil
+		return standIn(l, w)
 	}
 	return w
+}
+
+// decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.
+func (l *loader) decodeConcurrency(w *Workload, c *hcl.Attribute, ctx *hcl.EvalContext) {
+	if c != nil {
+		if v, ok := l.eval(c.Expr, ctx, scopePlan); ok {
+			n0 := len(l.diags)
+			var levels []int
+			if v.Type() == cty.Number {
+				var n int
+				if l.decode(c, ctx, &n) {
+					levels = []int{n}
+				}
+			} else {
+				l.decode(c, ctx, &levels)
+			}
+			w.Concurrency = nil
+			seen := map[int]bool{}
+			for i, n := range levels {
+				switch {
+				case n < 1:
+					l.errorf(elemRange(c.Expr, i), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
+				case seen[n]:
+					l.errorf(elemRange(c.Expr, i), "Duplicate concurrency level", "The level %d is listed twice.", n)
+				default:
+					seen[n] = true
+					w.Concurrency = append(w.Concurrency, n)
+				}
+			}
+			if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
+				l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "concurrency needs at least one level.")
+			}
+		}
+	}
+}
+
+// decodeRequestRates sets w.RequestRates from request_rate: one rate or a list.
+func (l *loader) decodeRequestRates(w *Workload, r *hcl.Attribute, ctx *hcl.EvalContext) {
+	if r != nil {
+		if v, ok := l.eval(r.Expr, ctx, scopePlan); ok {
+			var rates []float64
+			if v.Type() == cty.Number {
+				var f float64
+				if l.decode(r, ctx, &f) && f != 0 {
+					rates = []float64{f}
+				}
+			} else {
+				l.decode(r, ctx, &rates)
+			}
+			seen := map[float64]bool{}
+			for i, f := range rates {
+				switch {
+				case f <= 0:
+					l.errorf(elemRange(r.Expr, i), "Invalid request_rate", "request_rate is requests per second, above 0 (leave it out for a closed loop), not %g.", f)
+				case seen[f]:
+					l.errorf(elemRange(r.Expr, i), "Duplicate request_rate", "The rate %g is listed twice.", f)
+				default:
+					seen[f] = true
+					w.RequestRates = append(w.RequestRates, f)
+				}
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -61,7 +62,13 @@ func filesOf(diags hcl.Diagnostics, path string) map[string]*hcl.File {
 			continue
 		}
 		if src, err := readFile(d.Subject.Filename); err == nil {
-			files[d.Subject.Filename] = &hcl.File{Bytes: src}
+			// Parsed (errors and all) so the diagnostics can name the block they are in.
+			f, _ := hclsyntax.ParseConfig(src, d.Subject.Filename, hcl.InitialPos)
+			if f == nil {
+				f = &hcl.File{}
+			}
+			f.Bytes = src
+			files[d.Subject.Filename] = f
 		}
 	}
 	return files

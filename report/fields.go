@@ -1,0 +1,123 @@
+package report
+
+import (
+	"math"
+
+	"github.com/zclconf/go-cty/cty"
+)
+
+// ResultField is one name an expect or goal condition may read as result.<Name>: its
+// type, unit and how it is read from a row. Plan validation type-checks conditions
+// against Type, and apply evaluates them with Value, so the two cannot drift apart.
+type ResultField struct {
+	Name string
+	Type cty.Type // cty.String or cty.Number
+	Unit string   // "" for names and counts
+	Doc  string
+	// Value reads the field; a figure that was not measured is null, so a condition on
+	// it fails with a clear message instead of comparing against zero.
+	Value func(*Row) cty.Value
+}
+
+// ResultFields are the fields of result.*, in the order they are documented.
+var ResultFields = []ResultField{
+	strField("cell", "the cell id", func(r *Row) string { return r.CellID }),
+	strField("model", "the matrix's model", func(r *Row) string { return r.Model }),
+	strField("model_id", "the name the server knows the model by", func(r *Row) string { return r.ModelID }),
+	strField("quantization", "the matrix's quantization", func(r *Row) string { return r.Quantization }),
+	strField("tool", "the backend, kind.name", func(r *Row) string { return r.Tool }),
+	strField("hardware", "the hardware block's name", func(r *Row) string { return r.Hardware }),
+	strField("workload", "the workload's name", func(r *Row) string { return r.Workload }),
+	intField("concurrency", "requests in flight", func(r *Row) int { return r.Concurrency }),
+	intField("requests", "measured requests", func(r *Row) int { return r.Requests }),
+	intField("failed", "failed requests", func(r *Row) int { return r.Failed }),
+	numField("error_rate", "", "failed / requests", 1, errorRate),
+	strField("stability", "stable, unstable or the spread's verdict", func(r *Row) string { return r.Stability }),
+	numField("ttft_p50_s", "s", "median time to first token", 1, func(r *Row) float64 { return r.TTFT.P50 }),
+	numField("ttft_p90_s", "s", "p90 time to first token", 1, func(r *Row) float64 { return r.TTFT.P90 }),
+	numField("ttft_p99_s", "s", "p99 time to first token", 1, func(r *Row) float64 { return r.TTFT.P99 }),
+	numField("ttft_mean_s", "s", "mean time to first token", 1, func(r *Row) float64 { return r.TTFT.Mean }),
+	numField("tpot_p50_ms", "ms", "median time per output token", 1000, func(r *Row) float64 { return r.TPOT.P50 }),
+	numField("tpot_p90_ms", "ms", "p90 time per output token", 1000, func(r *Row) float64 { return r.TPOT.P90 }),
+	numField("tpot_p99_ms", "ms", "p99 time per output token", 1000, func(r *Row) float64 { return r.TPOT.P99 }),
+	numField("tpot_mean_ms", "ms", "mean time per output token", 1000, func(r *Row) float64 { return r.TPOT.Mean }),
+	numField("itl_p50_ms", "ms", "median gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P50 }),
+	numField("itl_p99_ms", "ms", "p99 gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P99 }),
+	numField("e2e_p50_s", "s", "median request latency", 1, func(r *Row) float64 { return r.E2E.P50 }),
+	numField("e2e_p99_s", "s", "p99 request latency", 1, func(r *Row) float64 { return r.E2E.P99 }),
+	numField("output_tok_s", "tokens/s", "output throughput of the level", 1, func(r *Row) float64 { return r.OutputTokS }),
+	numField("requests_s", "requests/s", "request throughput of the level", 1, func(r *Row) float64 { return r.RequestsPerSec }),
+	numField("decode_tok_s", "tokens/s", "median per-request decode rate", 1, func(r *Row) float64 { return r.DecodeRate.P50 }),
+	numField("vram_peak_gb", "GB", "peak GPU memory in use during the level", 1, func(r *Row) float64 { return r.VRAMPeakGB }),
+	numField("vram_baseline_gb", "GB", "GPU memory in use before load", 1, func(r *Row) float64 { return r.VRAMBaselineGB }),
+}
+
+// ReferenceMetric is a figure a reference block may give a [low, high] range for, and
+// how the row's figure is read (NaN when it was not measured, which gets no verdict).
+type ReferenceMetric struct {
+	Name   string
+	Unit   string
+	Figure func(*Row) float64
+}
+
+// ReferenceMetrics are the metrics of a reference block, in the order they are documented.
+var ReferenceMetrics = []ReferenceMetric{
+	{"ttft_s", "s", func(r *Row) float64 { return r.TTFT.P50 }},
+	{"tpot_ms", "ms", func(r *Row) float64 { return r.TPOT.P50 * 1000 }},
+	{"output_tok_s", "tokens/s", func(r *Row) float64 { return r.OutputTokS }},
+	{"vram_gb", "GB", func(r *Row) float64 {
+		// The server's own processes when NVML could attribute them, else the GPU's peak.
+		if !math.IsNaN(r.VRAMProcessGB) {
+			return r.VRAMProcessGB
+		}
+		return r.VRAMPeakGB
+	}},
+}
+
+// ResultValues is result.* for one row, keyed by ResultField.Name.
+func ResultValues(r *Row) map[string]cty.Value {
+	vals := make(map[string]cty.Value, len(ResultFields))
+	for _, f := range ResultFields {
+		vals[f.Name] = f.Value(r)
+	}
+	return vals
+}
+
+// ReferenceFigure is the row's figure for a reference metric; NaN for an unknown name.
+func ReferenceFigure(r *Row, metric string) float64 {
+	for _, m := range ReferenceMetrics {
+		if m.Name == metric {
+			return m.Figure(r)
+		}
+	}
+	return math.NaN()
+}
+
+func errorRate(r *Row) float64 {
+	if r.Requests == 0 {
+		return math.NaN()
+	}
+	return float64(r.Failed) / float64(r.Requests)
+}
+
+func strField(name, doc string, get func(*Row) string) ResultField {
+	return ResultField{Name: name, Type: cty.String, Doc: doc,
+		Value: func(r *Row) cty.Value { return cty.StringVal(get(r)) }}
+}
+
+func intField(name, doc string, get func(*Row) int) ResultField {
+	return ResultField{Name: name, Type: cty.Number, Doc: doc,
+		Value: func(r *Row) cty.Value { return cty.NumberIntVal(int64(get(r))) }}
+}
+
+// numField reads a float figure times scale (seconds → ms with 1000); NaN or ±Inf is null.
+func numField(name, unit, doc string, scale float64, get func(*Row) float64) ResultField {
+	return ResultField{Name: name, Type: cty.Number, Unit: unit, Doc: doc,
+		Value: func(r *Row) cty.Value {
+			f := get(r) * scale
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return cty.NullVal(cty.Number)
+			}
+			return cty.NumberFloatVal(f)
+		}}
+}
