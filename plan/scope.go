@@ -5,11 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/planrun/planrun/internal/suggest"
 )
 
 // names holds every declared name, filled before evaluation so that a reference to an
@@ -214,23 +215,10 @@ func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool
 
 // suggestion returns " Did you mean "x"?" for the closest option, or "".
 func suggestion(given string, options []string) string {
-	if s := nearest(given, options); s != "" {
-		return fmt.Sprintf(" Did you mean %q?", s)
-	}
-	return ""
+	return suggest.DidYouMean(given, options)
 }
 
-func nearest(given string, options []string) string {
-	best, bestD := "", 3 // as HCL's own suggestions: further than two edits is noise
-	sorted := append([]string(nil), options...)
-	sort.Strings(sorted)
-	for _, o := range sorted {
-		if d := levenshtein.Distance(given, o, nil); d < bestD {
-			best, bestD = o, d
-		}
-	}
-	return best
-}
+func nearest(given string, options []string) string { return suggest.Nearest(given, options) }
 
 func keys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))

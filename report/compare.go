@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Key matches rows across two result sets: the same model, quantization, hardware,
@@ -47,9 +49,75 @@ type Delta struct {
 	B   *Row
 	// Headline figures: TTFT p50 (s), TPOT p50 (ms), output tok/s, VRAM peak (GB).
 	TTFT, TPOT, Throughput, VRAM Change
+	// Figures holds every CompareFields figure, in that order.
+	Figures []Figure
+	// TooFew is set when either side has fewer than MinConclusiveRequests successful
+	// requests: its percentiles move by more than most regressions between reruns.
+	TooFew bool
 	// Notes says when a side had several rows for the key (the latest was kept).
 	Notes string
 }
+
+// Figure is one result field (a ResultFields name, e.g. "ttft_p99_s") on both sides.
+type Figure struct {
+	Field string
+	Unit  string
+	Change
+}
+
+// Figure returns the named figure's change; ok is false for a name Compare does not
+// compare.
+func (d Delta) Figure(name string) (c Change, ok bool) {
+	for _, f := range d.Figures {
+		if f.Field == name {
+			return f.Change, true
+		}
+	}
+	return Change{math.NaN(), math.NaN(), math.NaN()}, false
+}
+
+// Name identifies the delta's rows in messages: model/quantization/hardware/workload,
+// the concurrency or rate, and the tool when both sides ran the same one.
+func (d Delta) Name() string {
+	c := compareCells(d)
+	name := strings.Join(c[:4], "/") + " c=" + c[4]
+	if d.A != nil && d.B != nil && d.A.Tool == d.B.Tool {
+		name += " " + d.A.Tool
+	}
+	return name
+}
+
+// MinConclusiveRequests is the fewest successful requests per side for a comparison to
+// say more than "too few to conclude": below it one slow request moves a p90 or p99
+// (and often the median) by more than the regressions a gate looks for.
+const MinConclusiveRequests = 20
+
+// CompareFields are the result fields Compare puts side by side: every numeric field of
+// ResultFields (percentiles, rates, SLO figures as they are added there) except the
+// ones the rows are matched on.
+func CompareFields() []ResultField {
+	var out []ResultField
+	for _, f := range ResultFields {
+		if f.Type == cty.Number && f.Name != "concurrency" && f.Name != "request_rate" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// fieldFloat reads a numeric result field as a float; NaN when it was not measured.
+func fieldFloat(f ResultField, r *Row) float64 {
+	v := f.Value(r)
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
+		return math.NaN()
+	}
+	x, _ := v.AsBigFloat().Float64()
+	return x
+}
+
+// CompareHeadline are the figures the text and Markdown tables show when not told
+// otherwise.
+var CompareHeadline = []string{"ttft_p50_s", "tpot_p50_ms", "output_tok_s", "vram_peak_gb"}
 
 // Compare matches rows of a and b by Key, in a's order then b's leftovers. A ledger
 // appended across runs may hold a key several times; the latest row (by end time, then
@@ -94,6 +162,13 @@ func Compare(a, b []Row) []Delta {
 		d.TPOT = change(ra.TPOT.P50*1000, rb.TPOT.P50*1000)
 		d.Throughput = change(ra.OutputTokS, rb.OutputTokS)
 		d.VRAM = change(ra.VRAMPeakGB, rb.VRAMPeakGB)
+		for _, f := range CompareFields() {
+			d.Figures = append(d.Figures, Figure{f.Name, f.Unit, change(fieldFloat(f, ra), fieldFloat(f, rb))})
+		}
+		if d.A != nil && d.B != nil && min(d.A.Succeeded, d.B.Succeeded) < MinConclusiveRequests {
+			d.TooFew = true
+			notes = append(notes, fmt.Sprintf("too few requests to conclude (%d vs %d)", d.A.Succeeded, d.B.Succeeded))
+		}
 		d.Notes = strings.Join(notes, "; ")
 		out = append(out, d)
 	}
@@ -130,28 +205,51 @@ func ByTool(rows []Row) map[string][]Row {
 	return m
 }
 
-// compareHead is the header of both renderings; labels name the two sides.
-func compareHead(la, lb string) []string {
+// compareHead is the header of both renderings: short labels (the result field's name,
+// as -fail-on takes it, then B and Δ%), with the sides named under the table.
+func compareHead(fields []string) []string {
 	h := []string{"Model", "Quant", "Hardware", "Workload", "Conc."}
-	for _, f := range []string{"TTFT p50 (s)", "TPOT p50 (ms)", "Throughput (tok/s)", "VRAM (GB)"} {
-		h = append(h, f+" "+la, f+" "+lb, "Δ%")
+	for _, f := range fields {
+		h = append(h, f+" A", "B", "Δ%")
 	}
 	return append(h, "Notes")
 }
 
-func compareCells(d Delta) []string {
+func compareCells(d Delta, fields ...string) []string {
 	conc := fmt.Sprint(d.Key.Concurrency)
 	if d.Key.RequestRate > 0 {
 		conc += fmt.Sprintf(" @%s/s", formatFloat(d.Key.RequestRate))
 	}
 	c := []string{dash(d.Key.Model), dash(d.Key.Quantization), dash(d.Key.Hardware), dash(d.Key.Workload), conc}
-	for _, ch := range []struct {
-		c        Change
-		decimals int
-	}{{d.TTFT, 3}, {d.TPOT, 1}, {d.Throughput, 1}, {d.VRAM, 2}} {
-		c = append(c, num(ch.c.A, 1, ch.decimals), num(ch.c.B, 1, ch.decimals), pct(ch.c.Pct))
+	for _, name := range fields {
+		ch, _ := d.Figure(name)
+		dec := decimals(name)
+		c = append(c, num(ch.A, 1, dec), num(ch.B, 1, dec), pct(ch.Pct))
 	}
 	return append(c, dash(d.Notes))
+}
+
+// decimals is how many decimals a figure is shown with, by its unit.
+func decimals(field string) int {
+	for _, f := range ResultFields {
+		if f.Name == field {
+			switch f.Unit {
+			case "s":
+				return 3
+			case "GB", "requests/s", "":
+				return 2
+			}
+		}
+	}
+	return 1
+}
+
+// orHeadline is fields, or the headline figures when none are named.
+func orHeadline(fields []string) []string {
+	if len(fields) == 0 {
+		return CompareHeadline
+	}
+	return fields
 }
 
 func pct(p float64) string {
@@ -162,32 +260,52 @@ func pct(p float64) string {
 }
 
 // WriteCompareText writes the deltas as an aligned terminal table; la and lb label the
-// two sides (file names, or tool names with -by tool).
-func WriteCompareText(w io.Writer, deltas []Delta, la, lb string) error {
+// two sides (file names, or tool names with -by tool). fields are CompareFields names to
+// show (none: TTFT p50, TPOT p50, throughput and VRAM peak).
+func WriteCompareText(w io.Writer, deltas []Delta, la, lb string, fields ...string) error {
+	fields = orHeadline(fields)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(compareHead(la, lb), "\t"))
+	fmt.Fprintln(tw, strings.Join(compareHead(fields), "\t"))
 	for _, d := range deltas {
-		fmt.Fprintln(tw, strings.Join(compareCells(d), "\t"))
+		fmt.Fprintln(tw, strings.Join(compareCells(d, fields...), "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "Δ%% = (%s − %s) / %s; positive means %s is higher (worse for TTFT/TPOT, better for throughput).\n", lb, la, la, lb)
+	_, err := fmt.Fprintf(w, "A = %s, B = %s. Δ%% = (%s − %s) / %s; positive means %s is higher (worse for TTFT/TPOT, better for throughput).\n%s",
+		la, lb, lb, la, la, lb, tooFewLine(deltas))
 	return err
 }
 
+// tooFewLine warns, once under the table, when some rows cannot support a conclusion.
+func tooFewLine(deltas []Delta) string {
+	n := 0
+	for _, d := range deltas {
+		if d.TooFew {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d rows have fewer than %d successful requests on a side: too few to conclude; "+
+		"rerun with more requests (repeat_runs, or a longer level) before acting on their Δ%%.\n", n, len(deltas), MinConclusiveRequests)
+}
+
 // WriteCompareMarkdown writes the deltas as a Markdown table with the sign convention
-// under it.
-func WriteCompareMarkdown(w io.Writer, deltas []Delta, la, lb string) error {
+// under it; fields as for WriteCompareText.
+func WriteCompareMarkdown(w io.Writer, deltas []Delta, la, lb string, fields ...string) error {
+	fields = orHeadline(fields)
 	var b strings.Builder
-	table(&b, compareHead(la, lb), func(add func(...string)) {
+	table(&b, compareHead(fields), func(add func(...string)) {
 		for _, d := range deltas {
-			add(compareCells(d)...)
+			add(compareCells(d, fields...)...)
 		}
 	})
-	fmt.Fprintf(&b, "Δ%% = (%s − %s) / %s × 100; positive means %s is higher (worse for TTFT and TPOT, better for throughput). "+
+	fmt.Fprintf(&b, "A = %s, B = %s. Δ%% = (%s − %s) / %s × 100; positive means %s is higher (worse for TTFT and TPOT, better for throughput). "+
 		"TTFT and TPOT are p50 over all requests; throughput is the median across runs of Σ output tokens / measured window; "+
-		"VRAM is the peak during load.\n", lb, la, la, lb)
+		"VRAM is the peak during load.\n", la, lb, lb, la, la, lb)
+	b.WriteString(tooFewLine(deltas))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -18,8 +19,14 @@ func init() {
 type compareArgs struct {
 	Tools    string
 	Markdown bool
+	JSON     bool
 	Out      string
+	Fields   string
+	FailOn   stringList
 }
+
+// exitRegression: compare ran, and a -fail-on threshold was crossed.
+const exitRegression = 5
 
 func runCompare(_ context.Context, env *Env, args []string) int {
 	var a compareArgs
@@ -28,10 +35,20 @@ concurrency, and show TTFT p50, TPOT p50, throughput and VRAM side by side with
 Δ% = (B − A) / A × 100 (positive: B is higher; for TTFT and TPOT higher is worse).
 
 A and B are run directories (their results.csv) or CSV ledgers. With -tools X,Y a
-single result set is split by tool instead: the Ollama-vs-vLLM view of one run.`)
+single result set is split by tool instead: the Ollama-vs-vLLM view of one run.
+
+As a gate (CI): -fail-on '<figure><op><signed change>' (repeatable) exits 5 naming
+every row and figure that crossed, e.g. -fail-on 'ttft_p99_s>+10%' -fail-on
+'output_tok_s<-5%'; a change without % is in the figure's unit (B − A). Figures are
+the numeric result fields (planrun compare -fields all shows them all). Rows on one
+side only are noted, not failed. Rows with fewer than 20 successful requests on a side
+are marked too few to conclude.`)
 	fs.StringVar(&a.Tools, "tools", "", "compare two tools within one result set: -tools ollama.local,openai.vllm")
 	fs.BoolVar(&a.Markdown, "markdown", false, "write Markdown instead of an aligned text table")
 	fs.StringVar(&a.Out, "o", "", "write to this file instead of stdout")
+	fs.BoolVar(&a.JSON, "json", false, "write JSON: every row with every figure (A, B, Δ%) and the gate's breaches")
+	fs.StringVar(&a.Fields, "fields", "", "figures to show, comma-separated, or 'all' (default: ttft_p50_s,tpot_p50_ms,output_tok_s,vram_peak_gb)")
+	fs.Var(&a.FailOn, "fail-on", "exit 5 when a figure's change crosses this: 'ttft_p99_s>+10%' (repeatable)")
 	var pa, pb string
 	operands := []*string{&pa, &pb}
 	if hasFlag(args, "tools") {
@@ -67,27 +84,81 @@ single result set is split by tool instead: the Ollama-vs-vLLM view of one run.`
 		return exitError
 	}
 
+	thresholds, fields, err := a.gateAndFields()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
+		return exitUsage
+	}
 	deltas := compareRows(rowsA, rowsB)
+	breaches := report.Gate(deltas, thresholds)
+	if err := a.write(env, deltas, breaches, labelA, labelB, fields); err != nil {
+		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
+		return exitError
+	}
+	for _, b := range breaches {
+		fmt.Fprintf(env.Stderr, "planrun compare: regression: %s\n", b)
+	}
+	if len(breaches) > 0 {
+		fmt.Fprintf(env.Stderr, "planrun compare: %d threshold crossing(s) in %d row(s) compared\n", len(breaches), len(deltas))
+		return exitRegression
+	}
+	return exitOK
+}
+
+// gateAndFields parses -fail-on and -fields; the figures a threshold names are shown
+// too, so the table holds what the gate judged.
+func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
+	var ts []report.Threshold
+	var fields []string
+	switch a.Fields {
+	case "":
+	case "all":
+		for _, f := range report.CompareFields() {
+			fields = append(fields, f.Name)
+		}
+	default:
+		for _, f := range splitList(a.Fields) {
+			if err := report.CheckCompareField(f); err != nil {
+				return nil, nil, fmt.Errorf("-fields: %v", err)
+			}
+			fields = append(fields, f)
+		}
+	}
+	for _, s := range a.FailOn {
+		t, err := report.ParseThreshold(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		ts = append(ts, t)
+		if a.Fields != "all" && !slices.Contains(fields, t.Field) {
+			if len(fields) == 0 && a.Fields == "" {
+				fields = append(fields, report.CompareHeadline...)
+			}
+			fields = append(fields, t.Field)
+		}
+	}
+	return ts, fields, nil
+}
+
+// write renders the comparison to -o or stdout.
+func (a *compareArgs) write(env *Env, deltas []report.Delta, breaches []report.Breach, la, lb string, fields []string) error {
 	w := env.Stdout
 	if a.Out != "" {
 		f, err := os.Create(a.Out)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
-			return exitError
+			return err
 		}
 		defer f.Close()
 		w = f
 	}
-	if a.Markdown {
-		err = report.WriteCompareMarkdown(w, deltas, labelA, labelB)
-	} else {
-		err = report.WriteCompareText(w, deltas, labelA, labelB)
+	switch {
+	case a.JSON:
+		return report.WriteCompareJSON(w, deltas, la, lb, breaches)
+	case a.Markdown:
+		return report.WriteCompareMarkdown(w, deltas, la, lb, fields...)
+	default:
+		return report.WriteCompareText(w, deltas, la, lb, fields...)
 	}
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
-		return exitError
-	}
-	return exitOK
 }
 
 // compareRows pairs rows of two result sets. Two sets of one tool each pair up across

@@ -1,0 +1,18 @@
+package suggest
+
+import "testing"
+
+func TestDidYouMean(t *testing.T) {
+	opts := []string{"apply", "plan", "compare", "validate"}
+	for _, c := range []struct{ given, want string }{
+		{"aply", ` Did you mean "apply"?`},
+		{"compre", ` Did you mean "compare"?`},
+		{"zzzzzz", ""},
+	} {
+		t.Run(c.given, func(t *testing.T) {
+			if got := DidYouMean(c.given, opts); got != c.want {
+				t.Fatalf("DidYouMean(%q) = %q, want %q", c.given, got, c.want)
+			}
+		})
+	}
+}

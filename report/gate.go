@@ -1,0 +1,196 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/planrun/planrun/internal/suggest"
+)
+
+// Threshold is one -fail-on condition of `compare` used as a gate: a figure (a
+// CompareFields name), > or <, and a signed limit on its change from A to B, in percent
+// (Δ%) or in the figure's own unit (B − A). "ttft_p99_s>+10%" fails a row whose TTFT p99
+// rose by more than 10%; "output_tok_s<-5%" one whose throughput fell by more than 5%.
+type Threshold struct {
+	Field   string
+	Op      byte    // '>' or '<'
+	Limit   float64 // signed
+	Percent bool
+	Text    string // as given
+}
+
+// ThresholdGrammar is how a threshold is written, for error messages and help.
+const ThresholdGrammar = "<figure><op><signed change>, e.g. 'ttft_p99_s>+10%' (Δ% above +10) or " +
+	"'output_tok_s<-5%' (Δ% below -5) or 'e2e_p99_s>+0.5' (B − A above 0.5 s)"
+
+// ParseThreshold reads a threshold; the error says what is wrong and, for a figure
+// name it does not know, which one was meant.
+func ParseThreshold(s string) (Threshold, error) {
+	t := Threshold{Text: s}
+	i := strings.IndexAny(s, "<>")
+	if i < 0 {
+		return t, fmt.Errorf("-fail-on %q has no > or <; write %s", s, ThresholdGrammar)
+	}
+	t.Field, t.Op = strings.TrimSpace(s[:i]), s[i]
+	if err := CheckCompareField(t.Field); err != nil {
+		return t, fmt.Errorf("-fail-on %q: %v", s, err)
+	}
+	limit := strings.TrimSpace(s[i+1:])
+	if limit == "" || (limit[0] != '+' && limit[0] != '-') {
+		return t, fmt.Errorf("-fail-on %q: the change needs its sign (+ for a rise, - for a fall), "+
+			"because it is a change from A to B, not a value: write %s", s, ThresholdGrammar)
+	}
+	if t.Percent = strings.HasSuffix(limit, "%"); t.Percent {
+		limit = strings.TrimSuffix(limit, "%")
+	}
+	v, err := strconv.ParseFloat(limit, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return t, fmt.Errorf("-fail-on %q: %q is not a number; write %s", s, limit, ThresholdGrammar)
+	}
+	t.Limit = v
+	return t, nil
+}
+
+// CheckCompareField says, for a name that is not a CompareFields figure, which one was
+// meant and which there are.
+func CheckCompareField(name string) error {
+	var names []string
+	for _, f := range CompareFields() {
+		if f.Name == name {
+			return nil
+		}
+		names = append(names, f.Name)
+	}
+	return fmt.Errorf("no figure %q.%s Figures: %s", name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
+}
+
+// crossed reports whether c crosses t, and the change it measured (Δ% or B − A). A
+// figure missing on either side crosses nothing.
+func (t Threshold) crossed(c Change) (float64, bool) {
+	v := c.B - c.A
+	if t.Percent {
+		v = c.Pct
+	}
+	if math.IsNaN(v) {
+		return v, false
+	}
+	if t.Op == '>' {
+		return v, v > t.Limit
+	}
+	return v, v < t.Limit
+}
+
+// Breach is a row and figure that crossed a threshold.
+type Breach struct {
+	Row       string // Delta.Name
+	Threshold Threshold
+	Change    Change
+	By        float64 // the measured Δ% or B − A
+	TooFew    bool    // the row has too few requests to conclude (it still fails the gate)
+}
+
+func (b Breach) String() string {
+	got := fmt.Sprintf("%+.1f%%", b.By)
+	if !b.Threshold.Percent {
+		got = fmt.Sprintf("%+g", b.By)
+	}
+	s := fmt.Sprintf("%s: %s %s → %s (%s) crossed %s", b.Row, b.Threshold.Field,
+		strconv.FormatFloat(b.Change.A, 'g', 4, 64), strconv.FormatFloat(b.Change.B, 'g', 4, 64), got, b.Threshold.Text)
+	if b.TooFew {
+		s += " (too few requests to conclude)"
+	}
+	return s
+}
+
+// Gate holds every matched row against every threshold and returns the crossings, row
+// by row. Rows on one side only cross nothing (Compare's notes name them).
+func Gate(deltas []Delta, ts []Threshold) []Breach {
+	var out []Breach
+	for _, d := range deltas {
+		for _, t := range ts {
+			c, _ := d.Figure(t.Field)
+			if by, ok := t.crossed(c); ok {
+				out = append(out, Breach{Row: d.Name(), Threshold: t, Change: c, By: by, TooFew: d.TooFew})
+			}
+		}
+	}
+	return out
+}
+
+// jsonFloat is a figure in JSON: null when not measured (JSON has no NaN).
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+type jsonChange struct {
+	A    jsonFloat `json:"a"`
+	B    jsonFloat `json:"b"`
+	Pct  jsonFloat `json:"delta_pct"`
+	Unit string    `json:"unit,omitempty"`
+}
+
+type jsonDelta struct {
+	Model        string                `json:"model"`
+	Quantization string                `json:"quantization"`
+	Hardware     string                `json:"hardware"`
+	Workload     string                `json:"workload"`
+	Concurrency  int                   `json:"concurrency"`
+	RequestRate  jsonFloat             `json:"request_rate,omitempty"`
+	ToolA        string                `json:"tool_a,omitempty"`
+	ToolB        string                `json:"tool_b,omitempty"`
+	TooFew       bool                  `json:"too_few_requests"`
+	Notes        string                `json:"notes,omitempty"`
+	Figures      map[string]jsonChange `json:"figures"`
+}
+
+type jsonBreach struct {
+	Row       string    `json:"row"`
+	Field     string    `json:"figure"`
+	Threshold string    `json:"threshold"`
+	A         jsonFloat `json:"a"`
+	B         jsonFloat `json:"b"`
+	By        jsonFloat `json:"change"`
+	TooFew    bool      `json:"too_few_requests"`
+}
+
+// WriteCompareJSON writes one JSON object: the two sides' labels, every row with every
+// CompareFields figure (A, B, Δ%; null when not measured) and the breaches of the gate.
+func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Breach) error {
+	out := struct {
+		A        string       `json:"a"`
+		B        string       `json:"b"`
+		Rows     []jsonDelta  `json:"rows"`
+		Breaches []jsonBreach `json:"breaches"`
+	}{A: la, B: lb, Rows: []jsonDelta{}, Breaches: []jsonBreach{}}
+	for _, d := range deltas {
+		jd := jsonDelta{Model: d.Key.Model, Quantization: d.Key.Quantization, Hardware: d.Key.Hardware,
+			Workload: d.Key.Workload, Concurrency: d.Key.Concurrency, RequestRate: jsonFloat(d.Key.RequestRate),
+			TooFew: d.TooFew, Notes: d.Notes, Figures: map[string]jsonChange{}}
+		if d.A != nil {
+			jd.ToolA = d.A.Tool
+		}
+		if d.B != nil {
+			jd.ToolB = d.B.Tool
+		}
+		for _, f := range d.Figures {
+			jd.Figures[f.Field] = jsonChange{jsonFloat(f.A), jsonFloat(f.B), jsonFloat(f.Pct), f.Unit}
+		}
+		out.Rows = append(out.Rows, jd)
+	}
+	for _, b := range breaches {
+		out.Breaches = append(out.Breaches, jsonBreach{b.Row, b.Threshold.Field, b.Threshold.Text,
+			jsonFloat(b.Change.A), jsonFloat(b.Change.B), jsonFloat(b.By), b.TooFew})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
