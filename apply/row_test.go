@@ -204,3 +204,20 @@ func TestBuildRow(t *testing.T) {
 	}
 
 }
+
+func TestPhaseWarnings(t *testing.T) {
+	row := report.NewRow()
+	row.TTFT.P50 = 0.1
+	row.SendDelay.P50 = 0.0005 // 0.5% of TTFT: not worth a note
+	if w := phaseWarnings(row); len(w) != 0 {
+		t.Fatalf("warnings for a small send delay: %v", w)
+	}
+	row.SendDelay.P50 = 0.004
+	row.NewConnections, row.ConnectSetup.Max = 3, 0.02
+	w := phaseWarnings(row)
+	if len(w) != 2 || w[0] != "client send delay p50 4ms is 4.0% of TTFT p50: the client's own sending "+
+		"(start stamp to request written) inflated TTFT; fewer streams per core shrink it" ||
+		w[1] != "3 request(s) opened a new connection (set-up up to 20ms, inside their TTFT)" {
+		t.Fatalf("warnings = %q", w)
+	}
+}

@@ -36,6 +36,13 @@ type Decoder interface {
 	Next(c *Chunk) error
 }
 
+// ResponseIDer is a Decoder that reads the server's id for the response from the
+// stream (OpenAI's "id"); the core records it on the Sample after the stream ends, so
+// the per-chunk path does not carry it.
+type ResponseIDer interface {
+	ResponseID() string
+}
+
 // Adapter is what a backend gives the timing core: how to build the HTTP request and how
 // to read the stream. The core sends, times and classifies.
 type Adapter interface {

@@ -157,13 +157,15 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	resp, err := c.client.Do(hreq)
 	if err != nil {
 		s.End = w.since()
+		s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
 		s.Err = c.transportError(ctx, rctx, err)
 		return s
 	}
 	defer resp.Body.Close()
 	s.Headers = w.since()
-	s.Connect = time.Duration(w.connect.Load())
+	s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
 	s.FirstByte = time.Duration(w.firstByte.Load())
+	s.RequestID = resp.Header.Get("X-Request-Id")
 	// Stamps are the kernel's receive times when the connection has them and only this
 	// request reads it (HTTP/1; HTTP/2 multiplexes streams on one reader) and the clock is
 	// the real one (tests' clocks stay exact). The headers then get the stamp of the read
@@ -202,7 +204,12 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	}
 	s.ChunkArrivals = make([]time.Duration, 0, capHint)
 	s.KernelStamps = rx != nil
-	if err := c.stream(a.NewDecoder(br), &s, w, rx); err != nil {
+	dec := a.NewDecoder(br)
+	err = c.stream(dec, &s, w, rx)
+	if id, ok := dec.(ResponseIDer); ok {
+		s.ResponseID = id.ResponseID()
+	}
+	if err != nil {
 		s.Err = c.readError(ctx, rctx, err, &s)
 		return s
 	}
@@ -305,7 +312,7 @@ type watch struct {
 
 	mu                                  sync.Mutex // guards the timers against the hooks
 	connectTimer, firstTimer, idleTimer *time.Timer
-	last, connect, firstByte            atomic.Int64
+	last, connect, wrote, firstByte     atomic.Int64
 	sawFirstToken                       bool
 	rx                                  rxTimer // the connection's kernel receive times, if any
 }
@@ -325,6 +332,7 @@ func (w *watch) trace() *httptrace.ClientTrace {
 			}
 			w.mu.Unlock()
 		},
+		WroteRequest:         func(httptrace.WroteRequestInfo) { w.wrote.Store(int64(w.since())) },
 		GotFirstResponseByte: func() { w.firstByte.Store(int64(w.since())) },
 	}
 }

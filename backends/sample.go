@@ -87,8 +87,18 @@ type Sample struct {
 	ID    string    `json:"id"`
 	Start time.Time `json:"start"`
 
-	// Phases from net/http/httptrace; zero when the phase did not happen (reused connection).
+	// ResponseID is the server's id for the response (OpenAI's "id", e.g. chatcmpl-…)
+	// and RequestID its X-Request-Id header, where sent: what finds the request in the
+	// server's log.
+	ResponseID string `json:"response_id,omitempty"`
+	RequestID  string `json:"x_request_id,omitempty"`
+
+	// Phases from net/http/httptrace. Connect is when a new connection was ready (dial,
+	// TLS): zero when a pooled one was reused. Wrote is when the request was fully
+	// written; Wrote − Connect is the client's own send delay (SendDelay). Headers, then
+	// FirstByte and FirstToken split the rest into network and server time.
 	Connect   time.Duration `json:"connect_ns,omitempty"`
+	Wrote     time.Duration `json:"wrote_ns,omitempty"`
 	Headers   time.Duration `json:"headers_ns,omitempty"`    // response headers received
 	FirstByte time.Duration `json:"first_byte_ns,omitempty"` // first byte of the response
 	// FirstToken is the arrival of the first chunk carrying generated content (TTFT).
@@ -126,6 +136,15 @@ func (s *Sample) OK() bool { return s.Err == nil }
 // model's first token is its first reasoning chunk.
 func (s *Sample) TTFT() (d time.Duration, ok bool) {
 	return s.FirstToken, s.Chunks+s.ReasoningChunks > 0
+}
+
+// SendDelay is the client's own delay in sending: from the start stamp to the request
+// fully written, less connection set-up. ok is false when the request was never written.
+func (s *Sample) SendDelay() (d time.Duration, ok bool) {
+	if s.Wrote <= 0 {
+		return 0, false
+	}
+	return max(s.Wrote-s.Connect, 0), true
 }
 
 // E2E is request start to the last content chunk (or end of stream).

@@ -200,6 +200,12 @@ var columns = func() []column {
 		strCol("planrun_version", func(r *Row) *string { return &r.Version }),
 		timeCol("started", func(r *Row) *time.Time { return &r.Started }),
 		timeCol("ended", func(r *Row) *time.Time { return &r.Ended }),
+		intCol("new_connections", func(r *Row) *int { return &r.NewConnections }),
+		floatCol("conn_setup_p50_ms", 1000, func(r *Row) *float64 { return &r.ConnectSetup.P50 }),
+		floatCol("conn_setup_max_ms", 1000, func(r *Row) *float64 { return &r.ConnectSetup.Max }),
+		floatCol("send_delay_p50_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P50 }),
+		floatCol("send_delay_p99_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P99 }),
+		floatCol("send_delay_max_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.Max }),
 	)
 	return c
 }()

@@ -50,6 +50,10 @@ var ResultFields = []ResultField{
 	numField("decode_tok_s", "tokens/s", "median per-request decode rate", 1, func(r *Row) float64 { return r.DecodeRate.P50 }),
 	numField("vram_peak_gb", "GB", "peak GPU memory in use during the level", 1, func(r *Row) float64 { return r.VRAMPeakGB }),
 	numField("vram_baseline_gb", "GB", "GPU memory in use before load", 1, func(r *Row) float64 { return r.VRAMBaselineGB }),
+	intField("new_connections", "requests that opened a connection (cold or dropped keep-alive)", func(r *Row) int { return r.NewConnections }),
+	numField("conn_setup_max_ms", "ms", "longest connection set-up (inside that request's TTFT)", 1000, func(r *Row) float64 { return r.ConnectSetup.Max }),
+	numField("send_delay_p50_ms", "ms", "median client send delay: start stamp to request written, less set-up", 1000, func(r *Row) float64 { return r.SendDelay.P50 }),
+	numField("send_delay_p99_ms", "ms", "p99 client send delay", 1000, func(r *Row) float64 { return r.SendDelay.P99 }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

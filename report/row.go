@@ -51,6 +51,12 @@ type Row struct {
 	WindowSeconds  float64 // median run window
 	OutputTokens   int     // total over all runs
 
+	// Client-side phases over all runs (seconds): NewConnections requests opened a
+	// connection, with ConnectSetup its set-up time; SendDelay is each request's start
+	// stamp to fully written, less set-up. Both are inside TTFT.
+	NewConnections          int
+	ConnectSetup, SendDelay stats.Dist
+
 	TokenSource           string
 	TokensPerChunk        float64
 	PromptTokensRequested int
@@ -117,7 +123,7 @@ func NewRow() Row {
 	nan := math.NaN()
 	d := stats.NewDist(nil)
 	return Row{
-		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d,
+		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
@@ -142,6 +148,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.TTFT, r.TPOT, r.ITL, r.E2E, r.DecodeRate = p.TTFT, p.TPOT, p.ITL, p.E2E, p.DecodeRate
 	r.OutputTokS, r.RequestsPerSec, r.WindowSeconds = m.OutputTokS, m.RequestsPerSec, m.WindowSeconds
 	r.OutputTokens = p.OutputTokens
+	r.NewConnections, r.ConnectSetup, r.SendDelay = p.NewConnections, p.ConnectSetup, p.SendDelay
 	r.TokenSource = p.TokenSource
 	r.TokensPerChunk = p.TokensPerChunk
 	r.PromptTokensRequested = p.PromptTokensRequested

@@ -96,6 +96,16 @@ type Level struct {
 	PromptTokensActual    float64 `json:"prompt_tokens_actual"`
 	// EarlyStops counts successful requests that produced fewer than Target.MaxTokens.
 	EarlyStops int `json:"early_stops"`
+
+	// NewConnections counts requests (failed ones too) that opened a connection instead
+	// of reusing a pooled one; ConnectSetup is their set-up time (dial, TLS), which is
+	// inside their TTFT: cold connections of a first run show up here.
+	NewConnections int  `json:"new_connections"`
+	ConnectSetup   Dist `json:"connect_setup_s"`
+	// SendDelay is the client's own time to send each request written (Sample.SendDelay):
+	// from its start stamp to fully written, less connection set-up. It is inside TTFT
+	// and grows when the client is busy (many streams on few cores).
+	SendDelay Dist `json:"send_delay_s"`
 }
 
 // Summarize computes a Level from the samples of one run. A zero window is derived
@@ -119,6 +129,7 @@ type Accumulator struct {
 	t                     Target
 	l                     Level
 	ttft, tpot, e2e, rate []float64
+	connect, send         []float64
 	itl                   itlStore
 	chunks                int
 	promptSum, promptN    int
@@ -141,6 +152,12 @@ func (a *Accumulator) grow(n int) {
 func (a *Accumulator) Add(s *backends.Sample) {
 	a.window.extend(s.Start, s.Start.Add(s.End))
 	a.l.Requests++
+	if s.Connect > 0 {
+		a.connect = append(a.connect, s.Connect.Seconds())
+	}
+	if d, ok := s.SendDelay(); ok {
+		a.send = append(a.send, d.Seconds())
+	}
 	if !s.OK() {
 		a.l.Failed++
 		if a.l.Failures == nil {
@@ -203,6 +220,8 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.tpot = append(a.tpot, o.tpot...)
 	a.e2e = append(a.e2e, o.e2e...)
 	a.rate = append(a.rate, o.rate...)
+	a.connect = append(a.connect, o.connect...)
+	a.send = append(a.send, o.send...)
 	a.itl.merge(&o.itl)
 	a.chunks += o.chunks
 	a.promptSum += o.promptSum
@@ -235,6 +254,9 @@ func (a *Accumulator) level(windowSeconds float64) Level {
 	}
 	l.E2E = NewDist(a.e2e)
 	l.DecodeRate = NewDist(a.rate)
+	l.NewConnections = len(a.connect)
+	l.ConnectSetup = NewDist(a.connect)
+	l.SendDelay = NewDist(a.send)
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))

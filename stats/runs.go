@@ -114,6 +114,9 @@ func medianLevel(levels []Level) Level {
 		PromptTokensRequested: i(func(l *Level) int { return l.PromptTokensRequested }),
 		PromptTokensActual:    f(func(l *Level) float64 { return l.PromptTokensActual }),
 		EarlyStops:            i(func(l *Level) int { return l.EarlyStops }),
+		NewConnections:        i(func(l *Level) int { return l.NewConnections }),
+		ConnectSetup:          d(func(l *Level) *Dist { return &l.ConnectSetup }),
+		SendDelay:             d(func(l *Level) *Dist { return &l.SendDelay }),
 	}
 }
 

@@ -277,3 +277,23 @@ func BenchmarkSummarize100k(b *testing.B) {
 		Summarize(samples, Window{}, Target{MaxTokens: 16})
 	}
 }
+
+// TestConnectionAndSendDelay: connection set-up counts only requests that opened one,
+// send delay every request written (failures too), less the set-up.
+func TestConnectionAndSendDelay(t *testing.T) {
+	ms := time.Millisecond
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	samples := []backends.Sample{
+		{Start: start, Connect: 3 * ms, Wrote: 4 * ms, FirstToken: 20 * ms, End: 30 * ms, OutputTokens: 2, Chunks: 2},
+		{Start: start, Wrote: 2 * ms, FirstToken: 20 * ms, End: 30 * ms, OutputTokens: 2, Chunks: 2},
+		{Start: start, Wrote: 5 * ms, End: 6 * ms, Err: &backends.Error{Class: backends.ErrServer}},
+		{Start: start, End: 6 * ms, Err: &backends.Error{Class: backends.ErrRefused}}, // never written
+	}
+	l := Summarize(samples, Window{}, Target{})
+	if l.NewConnections != 1 || l.ConnectSetup.N != 1 || l.ConnectSetup.Max != 0.003 {
+		t.Errorf("connections %d, set-up %+v", l.NewConnections, l.ConnectSetup)
+	}
+	if l.SendDelay.N != 3 || l.SendDelay.Min != 0.001 || l.SendDelay.Max != 0.005 || l.SendDelay.P50 != 0.002 {
+		t.Errorf("send delay %+v, want 1, 2 and 5 ms", l.SendDelay)
+	}
+}

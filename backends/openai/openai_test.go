@@ -404,3 +404,34 @@ func TestProbe(t *testing.T) {
 		t.Errorf("probe of a closed port %+v", down)
 	}
 }
+
+// TestResponseIDAndPhases: the response's id and X-Request-Id find the request in the
+// server's log, and the phases split its TTFT: a new connection's set-up, then the
+// request written, then headers; a second request reuses the connection.
+func TestResponseIDAndPhases(t *testing.T) {
+	stream := &backendtest.Stream{ContentType: "text/event-stream",
+		Parts: backendtest.Split(backendtest.ReadStream(t, "vllm_chat.sse"), "\n\n")}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Request-Id", "srv-"+r.Header.Get("Content-Type"))
+		stream.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	b := mustNew(t, backends.Config{URL: srv.URL + "/v1"})
+	for i, wantNewConn := range []bool{true, false} {
+		s := b.Do(context.Background(), backends.Request{ID: "r", Model: "m", Prompt: "hi", MaxTokens: 6})
+		if s.Err != nil {
+			t.Fatal(s.Err)
+		}
+		if s.ResponseID != "chatcmpl-8d3a" || s.RequestID != "srv-application/json" {
+			t.Errorf("request %d: response id %q, X-Request-Id %q", i, s.ResponseID, s.RequestID)
+		}
+		if (s.Connect > 0) != wantNewConn {
+			t.Errorf("request %d: connect %v, want a new connection: %v", i, s.Connect, wantNewConn)
+		}
+		send, ok := s.SendDelay()
+		if !ok || s.Wrote < s.Connect || s.Wrote > s.Headers || send != s.Wrote-s.Connect {
+			t.Errorf("request %d: connect %v, wrote %v (send delay %v, %v), headers %v: want connect <= wrote <= headers",
+				i, s.Connect, s.Wrote, send, ok, s.Headers)
+		}
+	}
+}

@@ -18,6 +18,9 @@ type decoder struct {
 	data  []byte // the pending event's data, reused across events
 	has   bool   // a data field was seen for the pending event
 	sc    jsonscan.Scanner
+	// id is the response's "id", read from the first event only: every chunk repeats it.
+	id      string
+	sawData bool
 }
 
 func newDecoder(r *bufio.Reader) *decoder {
@@ -72,5 +75,32 @@ func (d *decoder) dispatch(c *backends.Chunk) error {
 		c.Done = true
 		return nil
 	}
+	if !d.sawData {
+		d.sawData = true
+		d.id = responseID(&d.sc, d.data)
+	}
 	return parseChunk(&d.sc, d.data, c)
+}
+
+// ResponseID implements backends.ResponseIDer.
+func (d *decoder) ResponseID() string { return d.id }
+
+// responseID is the top-level "id" string of an event, or "" (parseChunk reports any
+// malformation).
+func responseID(sc *jsonscan.Scanner, data []byte) string {
+	sc.Reset(data)
+	if !sc.Object() {
+		return ""
+	}
+	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
+		if string(key) != "id" {
+			sc.Skip()
+			continue
+		}
+		if v, ok := sc.String(); ok {
+			return string(v)
+		}
+		return ""
+	}
+	return ""
 }
