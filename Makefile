@@ -2,8 +2,9 @@
 .PHONY: build test ollama tinymodel quickstart
 
 # build: the planrun CLI in the repository root.
+# The commit is stamped explicitly: Go's own VCS stamp is off under GOFLAGS=-buildvcs=false.
 build:
-	go build -o planrun ./cmd/planrun
+	go build -ldflags "-X github.com/planrun/planrun/internal/version.Commit=$$(git rev-parse HEAD 2>/dev/null)" -o planrun ./cmd/planrun
 
 # test: vet and test everything, integration tests included (builds Ollama the first time).
 test:

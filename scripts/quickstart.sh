@@ -9,6 +9,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 say() { echo "quickstart: $*" >&2; }
+# go-nvml's cgo header warns about deprecated declarations on every cold build: quiet
+# them, as scripts/test.sh does.
+export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
 started=$(date +%s)
 
 say "step 1/4: the pinned Ollama (built from the Go module proxy into .tools/bin on first use)"
@@ -29,7 +32,8 @@ mkdir -p "$dir"
 go run ./tools/tinymodel -o "$dir" >/dev/null
 
 say "step 3/4: building planrun"
-go build -o "$root/.tools/bin/planrun" ./cmd/planrun
+go build -ldflags "-X github.com/planrun/planrun/internal/version.Commit=$(git rev-parse HEAD 2>/dev/null || true)" \
+  -o "$root/.tools/bin/planrun" ./cmd/planrun
 
 # A free loopback port: a random one nobody answers on (bash's /dev/tcp, no extra tool).
 port=
@@ -64,4 +68,14 @@ if [[ -n "$report" ]]; then
   say "report: ${report#"$root"/}"
 fi
 say "done in $(( $(date +%s) - started ))s (planrun exit $status); no Ollama process left"
+cat >&2 <<EOF
+
+The planrun binary is $root/.tools/bin/planrun (export PATH="$root/.tools/bin:\$PATH" to run it as planrun).
+To point your own plan at the pinned Ollama and the tiny model it just built, start Ollama and create the model:
+  export OLLAMA_HOST=127.0.0.1:11434 OLLAMA_MODELS=$dir/models
+  HOME=$dir $root/.tools/bin/ollama serve &
+  sleep 2 && $root/.tools/bin/ollama create tiny -f $dir/Modelfile
+then in your plan: backend "ollama" "local" { url = "http://127.0.0.1:11434" } with model_id = "tiny"
+(or copy examples/quickstart.hcl, whose server block starts and stops Ollama itself).
+EOF
 exit "$status"

@@ -179,5 +179,9 @@ func TestReadmePlanValidates(t *testing.T) {
 		if code, out, errs := runCmd(t, "", "validate", path); code != exitOK {
 			t.Errorf("README hcl block %d: exit %d\n%s%s", i+1, code, out, errs)
 		}
+		// A newcomer copies it and runs fmt -check in CI: it must already be formatted.
+		if code, out, errs := runCmd(t, "", "fmt", "-check", "-diff", path); code != exitOK {
+			t.Errorf("README hcl block %d fails fmt -check: exit %d\n%s%s", i+1, code, out, errs)
+		}
 	}
 }
