@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/planrun/planrun/internal/suggest"
 )
 
 // Every subcommand builds its flag set with newFlagSet or newUsageFlagSet and parses it
@@ -60,6 +62,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var operands []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			suggestFlag(fs, err)
 			return nil, err
 		}
 		if fs.NArg() == 0 {
@@ -67,6 +70,19 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		operands = append(operands, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+}
+
+// suggestFlag adds a did-you-mean under the flag package's error for an unknown flag.
+func suggestFlag(fs *flag.FlagSet, err error) {
+	given, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if s := suggest.Nearest(given, names); s != "" {
+		fmt.Fprintf(fs.Output(), "planrun %s: unknown flag -%s. Did you mean -%s?\n", fs.Name(), given, s)
 	}
 }
 

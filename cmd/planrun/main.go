@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/planrun/planrun/internal/suggest"
 )
 
 // Exit codes, one meaning each (documented in the README).
@@ -71,9 +73,16 @@ func Main(ctx context.Context, env *Env, args []string) int {
 		}
 		return exitOK
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = []string{"version"}
+	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(env.Stderr, "planrun: unknown command %q\n\n", args[0])
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		fmt.Fprintf(env.Stderr, "planrun: unknown command %q.%s\n\n", args[0], suggest.DidYouMean(args[0], names))
 		usage(env.Stderr)
 		return exitUsage
 	}
