@@ -44,6 +44,9 @@ type Options struct {
 	Stop <-chan struct{}
 	// Progress receives what happens; nil reports nothing.
 	Progress Progress
+	// Quiet keeps routine news (server started, prompt calibrated, model found) from
+	// Progress; warnings and failures still reach it.
+	Quiet bool
 	// Now is the clock for run directory names and row times; nil means time.Now.
 	Now func() time.Time
 }
@@ -250,6 +253,13 @@ func (a *applier) close() {
 func (a *applier) note(format string, args ...any) {
 	if a.o.Progress != nil {
 		a.o.Progress.Note(format, args...)
+	}
+}
+
+// info is a note that all went as planned: left out with Options.Quiet.
+func (a *applier) info(format string, args ...any) {
+	if !a.o.Quiet {
+		a.note(format, args...)
 	}
 }
 

@@ -99,7 +99,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 	if cell.Server != nil {
 		spec := cell.Server.Spec
 		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
-			a.note("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
+			a.info("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
 		}
 		p, err := a.mgr.Acquire(ctx, spec)
 		if err != nil {
@@ -136,7 +136,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
 	cal := executor.Calibrate(ctx, b, setup.tmpl, setup.prompts, w.PromptTokens)
 	if cal.Actual > 0 {
-		a.note("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
+		a.info("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
 			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
 	} else {
 		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)

@@ -35,7 +35,7 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 		}
 		a.note("%s: model %q is not on %s; pulling it (ensure_model = \"pull\")", cell.ID, id, be.URL)
 		began := time.Now()
-		if err := mm.PullModel(ctx, id, func(msg string) { a.note("%s: pull %s: %s", cell.ID, id, msg) }); err != nil {
+		if err := mm.PullModel(ctx, id, func(msg string) { a.info("%s: pull %s: %s", cell.ID, id, msg) }); err != nil {
 			return fmt.Errorf("pulling model %q into the Ollama server at %s: %w", id, be.URL, err)
 		}
 		a.note("%s: pulled %q in %s", cell.ID, id, time.Since(began).Round(time.Millisecond))
@@ -64,7 +64,7 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 		}
 		a.manifest.ModelDigests[key] = info.Digest
 	}
-	a.note("%s: model %s", cell.ID, info)
+	a.info("%s: model %s", cell.ID, info)
 	return nil
 }
 

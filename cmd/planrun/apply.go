@@ -98,6 +98,7 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		Grace:          a.Grace,
 		Stop:           stop,
 		Progress:       prog,
+		Quiet:          a.Quiet,
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
@@ -111,8 +112,8 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 	dir := relPath(res.RunDir)
 	switch {
 	case res.Interrupted:
-		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/ (resume with -resume %s).\n",
-			ok, failed, interrupted, dir, dir)
+		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
+			ok, failed, interrupted, dir, a.resumeCommand(dir))
 	default:
 		fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
 	}
@@ -130,6 +131,25 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		return exitCellsFailed
 	}
 	return exitOK
+}
+
+// resumeCommand is the command line that continues the run in dir. The plan hash covers
+// variable values, so the same -var flags must be given; their values are not echoed
+// (a sensitive one would land in a log).
+func (a *applyArgs) resumeCommand(dir string) string {
+	cmd := fmt.Sprintf("planrun apply -resume %s %s", shellWord(dir), shellWord(a.Path))
+	if len(a.Vars)+len(a.VarFiles) > 0 {
+		cmd += " (with the same -var and -var-file flags: the plan hash covers their values)"
+	}
+	return cmd
+}
+
+// shellWord quotes s for a shell when it holds anything but plain path characters.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printSummary writes the result rows as an aligned table on stdout.

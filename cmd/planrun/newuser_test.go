@@ -1,8 +1,12 @@
 package main
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/planrun/planrun/mockserver"
 )
 
 // What a new user types wrong, and what planrun answers.
@@ -28,5 +32,37 @@ func TestNewUserHints(t *testing.T) {
 				t.Fatalf("exit %d (want %d); std%s lacks %q:\n%s", code, c.code, c.stream, c.wantSubstr, got)
 			}
 		})
+	}
+}
+
+// -quiet leaves out routine news such as calibration; without it they are shown.
+func TestApplyQuietHasNoCalibrationLines(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond}))
+	defer srv.Close()
+	path := writePlan(t, applyPlan)
+	results := t.TempDir()
+	for _, quiet := range []bool{true, false} {
+		args := []string{"apply", "-gpu=false", "-only", "*openai*", "-results", results, "-var", "url=" + srv.URL, path}
+		if quiet {
+			args = append([]string{"apply", "-quiet"}, args[1:]...)
+		}
+		code, out, errs := runCmd(t, "", args...)
+		if code != exitOK {
+			t.Fatalf("apply exit %d\n%s\n%s", code, out, errs)
+		}
+		if got := strings.Contains(errs, "prompt calibrated"); got == quiet {
+			t.Errorf("quiet %v: calibration line shown %v:\n%s", quiet, got, errs)
+		}
+	}
+}
+
+func TestResumeCommandNamesThePlan(t *testing.T) {
+	a := applyArgs{Path: "plans/my plan.hcl"}
+	if got, want := a.resumeCommand("results/run1"), "planrun apply -resume results/run1 'plans/my plan.hcl'"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	a.Vars = stringList{"port=1"}
+	if got := a.resumeCommand("r"); !strings.Contains(got, "with the same -var and -var-file flags") || strings.Contains(got, "port=1") {
+		t.Errorf("with -var: %q", got)
 	}
 }
