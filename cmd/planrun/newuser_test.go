@@ -66,3 +66,34 @@ func TestResumeCommandNamesThePlan(t *testing.T) {
 		t.Errorf("with -var: %q", got)
 	}
 }
+
+// plan counts the levels apply runs (concurrency × request rate), shows the rates, and
+// its JSON carries the load settings.
+func TestPlanWithRequestRates(t *testing.T) {
+	path := writePlan(t, `
+backend "openai" "x" { url = "http://127.0.0.1:9/v1" }
+workload "w" {
+  concurrency  = [4, 8]
+  request_rate = [1, 2, 5]
+  requests     = 7
+  repeat_runs  = 2
+  max_tokens   = 64
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.x]
+  workload = [workload.w]
+}
+`)
+	code, out, errs := runCmd(t, "", "plan", path)
+	if code != exitOK || !strings.Contains(out, "1,2,5") ||
+		!strings.HasSuffix(out, "Plan: 1 cells, 6 levels (concurrency × request rate), 84 measured requests.\n") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCmd(t, "", "plan", "-json", path)
+	for _, want := range []string{`"request_rates": [`, `"arrival": "poisson"`, `"max_tokens": 64`, `"requests_per_run": 7`, `"measured_requests": 84`} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("plan -json lacks %s:\n%s", want, out)
+		}
+	}
+}

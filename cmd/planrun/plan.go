@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -53,10 +54,11 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER\tRUNS ON")
+	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER\tRUNS ON\tRATE/S")
 	for _, c := range cells {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, dash(c.Quantization),
-			dash(hardwareName(c)), c.Workload.Name, joinInts(c.Workload.Concurrency), dash(serverName(c)), runsOn(c))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, dash(c.Quantization),
+			dash(hardwareName(c)), c.Workload.Name, joinInts(c.Workload.Concurrency), dash(serverName(c)), runsOn(c),
+			rates(c.Workload.RequestRates))
 	}
 	tw.Flush()
 	if sched := serverSchedule(cells); len(sched) > 0 {
@@ -65,28 +67,47 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 			fmt.Fprintf(env.Stdout, "  %s\n", u)
 		}
 	}
-	fmt.Fprintf(env.Stdout, "\nPlan: %d cells, %d concurrency levels, %d measured requests.\n", sum.Cells, sum.Levels, sum.Requests)
+	levels := "concurrency levels"
+	if sum.OpenLoop {
+		levels = "levels (concurrency × request rate)"
+	}
+	fmt.Fprintf(env.Stdout, "\nPlan: %d cells, %d %s, %d measured requests.\n", sum.Cells, sum.Levels, levels, sum.Requests)
 	return exitOK
 }
 
 // planSummary is the total line: what apply would measure.
 type planSummary struct {
-	Cells    int `json:"cells"`
-	Levels   int `json:"concurrency_levels"`
-	Requests int `json:"measured_requests"`
+	Cells int `json:"cells"`
+	// Levels counts the levels apply runs: each concurrency, times each request rate.
+	Levels   int  `json:"concurrency_levels"`
+	Requests int  `json:"measured_requests"`
+	OpenLoop bool `json:"open_loop,omitempty"` // some workload has request rates
 }
 
-// summarize counts measured requests as repeat runs × requests per run at each level;
-// warm-up requests are not measured and not counted.
+// summarize counts the levels as apply runs them (Workload.Levels) and measured
+// requests as repeat runs × requests per run at each; warm-ups are not counted.
 func summarize(cells []*plan.Cell) planSummary {
 	s := planSummary{Cells: len(cells)}
 	for _, c := range cells {
-		for _, lvl := range c.Workload.Concurrency {
+		for _, lvl := range c.Workload.Levels() {
 			s.Levels++
-			s.Requests += c.Workload.RepeatRuns * c.Workload.RequestsPerRun(lvl)
+			s.Requests += c.Workload.RepeatRuns * c.Workload.RequestsPerRun(lvl.Concurrency)
+			s.OpenLoop = s.OpenLoop || lvl.RequestRate > 0
 		}
 	}
 	return s
+}
+
+// rates lists a workload's request rates, "-" for a closed loop.
+func rates(rs []float64) string {
+	if len(rs) == 0 {
+		return "-"
+	}
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 type cellJSON struct {
@@ -102,11 +123,32 @@ type cellJSON struct {
 	Concurrency  []int  `json:"concurrency"`
 	WarmupRuns   int    `json:"warmup_runs"`
 	RepeatRuns   int    `json:"repeat_runs"`
-	Server       string `json:"server,omitempty"`
-	Notes        string `json:"notes,omitempty"`
+	// What each request asks for and how requests arrive: enough to tell two plans'
+	// loads apart from the JSON alone.
+	RequestsPerRun int       `json:"requests_per_run,omitempty"` // 0: one per concurrency slot
+	RequestRates   []float64 `json:"request_rates,omitempty"`    // open loop, requests/s
+	Arrival        string    `json:"arrival,omitempty"`
+	PromptTokens   int       `json:"prompt_tokens"`
+	MaxTokens      int       `json:"max_tokens"`
+	ForceMaxTokens bool      `json:"force_max_tokens"`
+	Temperature    *float64  `json:"temperature,omitempty"`
+	Seed           *int64    `json:"seed,omitempty"`
+	Server         string    `json:"server,omitempty"`
+	Notes          string    `json:"notes,omitempty"`
 	// Placement is local, host or slurm; RunsOn says it as the table does.
 	Placement string `json:"placement"`
 	RunsOn    string `json:"runs_on"`
+}
+
+// withLoad adds the workload's request shape and arrival settings.
+func (j cellJSON) withLoad(w *plan.Workload) cellJSON {
+	j.RequestsPerRun, j.RequestRates = w.Requests, w.RequestRates
+	if len(w.RequestRates) > 0 {
+		j.Arrival = w.Arrival
+	}
+	j.PromptTokens, j.MaxTokens, j.ForceMaxTokens = w.PromptTokens, w.MaxTokens, w.ForceMaxTokens
+	j.Temperature, j.Seed = w.Temperature, w.Seed
+	return j
 }
 
 func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary, servers []serverUse) any {
@@ -123,7 +165,7 @@ func planJSON(p *plan.Plan, cells []*plan.Cell, sum planSummary, servers []serve
 			ModelID: c.ModelID, Quantization: c.Quantization, Hardware: hardwareName(c), Workload: c.Workload.Name,
 			Concurrency: c.Workload.Concurrency, WarmupRuns: c.Workload.WarmupRuns, RepeatRuns: c.Workload.RepeatRuns,
 			Server: serverName(c), Notes: c.Notes, Placement: string(placement(c)), RunsOn: runsOn(c),
-		})
+		}.withLoad(c.Workload))
 	}
 	return out
 }
