@@ -44,18 +44,19 @@ const (
 // point is not written. It returns the charts written, for Report.Charts.
 func WriteCharts(dir string, rows []Row, vram []VRAMSeries) ([]Chart, error) {
 	var charts []Chart
+	x := xAxis(rows)
 	for _, c := range []struct {
 		title, file, y string
 		value          func(Row) float64
 	}{
-		{"TTFT p50 against concurrency", TTFTChartFile, "TTFT p50 (s)", func(r Row) float64 { return r.TTFT.P50 }},
-		{"Output throughput against concurrency", ThroughputChartFile, "output tokens/s", func(r Row) float64 { return r.OutputTokS }},
+		{"TTFT p50 against " + x, TTFTChartFile, "TTFT p50 (s)", func(r Row) float64 { return r.TTFT.P50 }},
+		{"Output throughput against " + x, ThroughputChartFile, "output tokens/s", func(r Row) float64 { return r.OutputTokS }},
 	} {
 		series := byCell(rows, c.value)
 		if len(series) == 0 {
 			continue
 		}
-		if err := savePlot(filepath.Join(dir, c.file), c.title, "concurrency", c.y, series); err != nil {
+		if err := savePlot(filepath.Join(dir, c.file), c.title, x, c.y, series); err != nil {
 			return charts, err
 		}
 		charts = append(charts, Chart{Title: c.title, File: c.file})
@@ -87,7 +88,20 @@ type namedXYs struct {
 	xys  plotter.XYs
 }
 
-// byCell groups measured values by cell, in first-seen order, sorted by concurrency.
+// xAxis names the charts' x axis: the request rate when any level ran open loop (the
+// load it was driven by), else the concurrency.
+func xAxis(rows []Row) string {
+	for _, r := range rows {
+		if r.RequestRate > 0 {
+			return "request rate (requests/s; closed-loop levels at their concurrency)"
+		}
+	}
+	return "concurrency"
+}
+
+// byCell groups measured values by cell, in first-seen order, sorted by x: the request
+// rate of an open-loop level (one series per cell and concurrency cap), else the
+// concurrency.
 func byCell(rows []Row, value func(Row) float64) []namedXYs {
 	var out []namedXYs
 	index := map[string]int{}
@@ -96,13 +110,18 @@ func byCell(rows []Row, value func(Row) float64) []namedXYs {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
-		i, ok := index[r.CellID]
+		key, name, x := r.CellID, cellLabel(r), float64(r.Concurrency)
+		if r.RequestRate > 0 {
+			key, x = fmt.Sprintf("%s c=%d", r.CellID, r.Concurrency), r.RequestRate
+			name = fmt.Sprintf("%s, at most %d in flight", name, r.Concurrency)
+		}
+		i, ok := index[key]
 		if !ok {
 			i = len(out)
-			index[r.CellID] = i
-			out = append(out, namedXYs{name: cellLabel(r)})
+			index[key] = i
+			out = append(out, namedXYs{name: name})
 		}
-		out[i].xys = append(out[i].xys, plotter.XY{X: float64(r.Concurrency), Y: v})
+		out[i].xys = append(out[i].xys, plotter.XY{X: x, Y: v})
 	}
 	for _, s := range out {
 		slices.SortStableFunc(s.xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })

@@ -130,3 +130,24 @@ func TestWriteCharts(t *testing.T) {
 		t.Errorf("rows without figures gave charts %v, err %v", none, err)
 	}
 }
+
+// Open-loop levels are plotted at their request rate, one series per concurrency cap,
+// not stacked at x = concurrency.
+func TestChartsPlotRatesAtTheirRate(t *testing.T) {
+	var rows []Row
+	for _, rate := range []float64{1, 2, 5} {
+		r := sampleRow("c1", 8)
+		r.RequestRate, r.TTFT.P50 = rate, rate/10
+		rows = append(rows, r)
+	}
+	series := byCell(rows, func(r Row) float64 { return r.TTFT.P50 })
+	if len(series) != 1 || len(series[0].xys) != 3 || series[0].xys[0].X != 1 || series[0].xys[2].X != 5 {
+		t.Fatalf("series = %+v, want one with x = 1, 2, 5", series)
+	}
+	if x := xAxis(rows); !strings.HasPrefix(x, "request rate") {
+		t.Errorf("x axis %q", x)
+	}
+	if x := xAxis([]Row{sampleRow("c1", 8)}); x != "concurrency" {
+		t.Errorf("closed-loop x axis %q", x)
+	}
+}
