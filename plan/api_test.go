@@ -79,6 +79,7 @@ func TestVariableErrors(t *testing.T) {
 	}{
 		{LoadOptions{Vars: []string{"nn=2"}}, `sets "nn", which the plan does not declare. Did you mean "n"?`},
 		{LoadOptions{Vars: []string{"n=abc"}}, "Invalid value for variable"},
+		{LoadOptions{Vars: []string{"n=abc"}}, `-var 'n=...': "abc" is not a valid value for var.n, which is of type number.`},
 		{LoadOptions{Vars: []string{"novalue"}}, "Invalid -var option"},
 	}
 	for _, tt := range tests {

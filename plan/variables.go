@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -169,7 +170,8 @@ func (l *loader) externalValues() map[string][]rawValue {
 // rawToValue turns a command-line or environment string into a value: taken literally
 // for string variables (as Terraform does), parsed as an HCL expression otherwise.
 func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
-	if raw.expr == nil {
+	fromText := raw.expr == nil
+	if fromText {
 		if v.Type == cty.String || v.Type == cty.DynamicPseudoType {
 			return cty.StringVal(raw.str)
 		}
@@ -181,6 +183,17 @@ func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
 		raw.expr = expr
 	}
 	val, diags := raw.expr.Value(nil)
+	if diags.HasErrors() && fromText {
+		// A bare word such as abc parses as a reference; HCL's "Variables may not be
+		// used here" would not say which variable or what it expects.
+		given := strconv.Quote(raw.str)
+		if v.Sensitive {
+			given = "the value given"
+		}
+		l.errorf(raw.rng, "Invalid value for variable", "%s: %s is not a valid value for var.%s, which is of type %s.",
+			raw.source, given, v.Name, typeexpr.TypeString(v.Type))
+		return cty.DynamicVal
+	}
 	if diags.HasErrors() {
 		l.errorf(raw.rng, "Invalid value for variable",
 			"%s: the value of var.%s must be a constant: %s", raw.source, v.Name, diags[0].Detail)
