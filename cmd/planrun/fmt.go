@@ -70,6 +70,8 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 		if info.IsDir() {
 			m, _ := filepath.Glob(filepath.Join(p, "*.hcl"))
 			files = append(files, m...)
+		} else if note := notHCL(p); note != "" {
+			fmt.Fprintf(env.Stderr, "planrun fmt: skipping %s: %s\n", p, note)
 		} else {
 			files = append(files, p)
 		}
@@ -108,6 +110,18 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 		}
 	}
 	return code
+}
+
+// notHCL says why a file named on the command line is not formatted (a shell glob such
+// as examples/* also names TOML and Markdown files), or "" for an HCL file.
+func notHCL(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".hcl":
+		return ""
+	case ".toml":
+		return "fmt formats HCL plans, not TOML; planrun convert turns the seed's config.toml into a plan"
+	}
+	return "fmt formats .hcl files only"
 }
 
 // formatHCL formats src after checking it parses: hclwrite would otherwise "format"

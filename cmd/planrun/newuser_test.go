@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +97,19 @@ matrix "m" {
 		if code != exitOK || !strings.Contains(out, want) {
 			t.Errorf("plan -json lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+// fmt given a TOML file (as examples/* names one) skips it with a pointer to convert
+// instead of reporting HCL syntax errors.
+func TestFmtSkipsTOML(t *testing.T) {
+	dir := t.TempDir()
+	toml := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(toml, []byte("[server]\nurl = \"x\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runCmd(t, "", "fmt", "-check", toml)
+	if code != exitOK || !strings.Contains(errs, "skipping "+toml+": fmt formats HCL plans, not TOML; planrun convert") {
+		t.Fatalf("exit %d\n%s", code, errs)
 	}
 }
