@@ -130,12 +130,14 @@ matrix "qwen" {
   server = matrix.tool.kind == "openai" ? server["vllm_${matrix.quantization}"] : server.ollama
 }
 
-reference "rtx5090-14b-fp8" {
-  match        = { hardware = "rtx5090", model = "qwen2.5-14b", quantization = "fp8" }
-  ttft_s       = [0.2, 0.4]
-  output_tok_s = [80, 100]
-  source       = "seed results template"
-}
+# The seed's one published range for this card is for Qwen2.5-14B fp8 (TTFT 0.2-0.4 s,
+# 80-100 tok/s). This plan measures 7B, which has none, so it declares no reference: one
+# that matches no cell holds nothing (validate warns about it). Measuring 14B too, add
+#   reference "rtx5090-14b-fp8" {
+#     match        = { hardware = "rtx5090", model = "qwen2.5-14b", quantization = "fp8" }
+#     ttft_s       = [0.2, 0.4]
+#     output_tok_s = [80, 100]
+#   }
 
 expect "no-errors" {
   condition     = result.error_rate == 0

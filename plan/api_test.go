@@ -233,3 +233,22 @@ func TestWriteDiagnostics(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// A reference that matches no cell would hold nothing against its ranges, silently.
+func TestReferenceMatchingNoCellWarns(t *testing.T) {
+	src := varsPlan + `
+reference "typo" {
+  match  = { model = "qwen-nope" }
+  ttft_s = [0.1, 0.2]
+}
+`
+	p, diags := LoadFiles(".", map[string][]byte{"p.hcl": []byte(src)}, LoadOptions{Getenv: noEnv})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	_, diags = p.Cells()
+	if len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "Reference matches no cell" ||
+		!strings.Contains(diags[0].Detail, `Reference "typo" (match { model = "qwen-nope" })`) {
+		t.Fatalf("diags = %v", diags)
+	}
+}

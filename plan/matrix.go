@@ -527,6 +527,11 @@ func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 	}
+	if len(p.failedMatrices) == 0 {
+		for _, r := range p.References {
+			addDiags(r.checkCells(cells))
+		}
+	}
 	return cells, diags
 }
 

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -32,6 +34,27 @@ var referenceSchema = func() *hcl.BodySchema {
 	}
 	return s
 }()
+
+// checkCells warns when the reference matches none of cells: it would hold no row
+// against its ranges, silently (a misspelt name, or a GPU written differently).
+func (r *Reference) checkCells(cells []*Cell) hcl.Diagnostics {
+	for _, c := range cells {
+		if r.Matches(c) {
+			return nil
+		}
+	}
+	var keys []string
+	for k, v := range r.Match {
+		keys = append(keys, fmt.Sprintf("%s = %q", k, v))
+	}
+	sort.Strings(keys)
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagWarning, Summary: "Reference matches no cell",
+		Detail: fmt.Sprintf("Reference %q (match { %s }) matches no cell of this plan, so no row will be held against "+
+			"its ranges; compare the names with 'planrun plan'.", r.Name, strings.Join(keys, ", ")),
+		Subject: r.DeclRange.Ptr(),
+	}}
+}
 
 // Matches reports whether every match key agrees with the cell. Names compare without
 // regard to case, since published tables write "Q4_K_M" where plans write "q4_K_M";
