@@ -148,7 +148,7 @@ func seedNotes(r Row) string {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, formatFailures(r.Failures)))
 	}
 	if r.Stability == "noisy" || r.Stability == "unstable" {
-		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%%", r.Stability, num(r.StabilitySpread, 100, 0)))
+		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%% (%s)", r.Stability, num(r.StabilitySpread, 100, 0), StabilityHint))
 	}
 	if r.Goal != "" {
 		n = append(n, "goal "+r.Goal)
@@ -160,10 +160,18 @@ func seedNotes(r Row) string {
 		n = append(n, "tokens counted from "+r.TokenSource)
 	}
 	if r.EarlyStops > 0 {
-		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens", r.EarlyStops, r.Requests))
+		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens (%s)", r.EarlyStops, r.Requests, EarlyStopHint))
 	}
 	return strings.Join(n, "; ")
 }
+
+// StabilityHint explains a noisy or unstable row in one line, where the verdict appears.
+const StabilityHint = "the runs' median TTFTs differ by more than 10% (unstable: 30%); one run is not " +
+	"typical: rerun on a quieter machine or with more repeat_runs before comparing"
+
+// EarlyStopHint explains early stops in one line, where they appear.
+const EarlyStopHint = "the server ended them (end of sequence) before the length asked, so their TPOT and " +
+	"throughput cover fewer tokens; force_max_tokens, on servers that honour it, keeps lengths equal"
 
 func detailTable(b *strings.Builder, rows []Row) {
 	head := []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (s)", "TPOT p50/p90/p99 (ms)",

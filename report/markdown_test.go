@@ -151,3 +151,16 @@ func TestChartsPlotRatesAtTheirRate(t *testing.T) {
 		t.Errorf("closed-loop x axis %q", x)
 	}
 }
+
+// A reader meeting "noisy" or early stops in a row is told in the same line what they mean.
+func TestNotesExplainNoisyAndEarlyStops(t *testing.T) {
+	r := sampleRow("c1", 4)
+	r.Stability, r.StabilitySpread, r.EarlyStops = "noisy", 0.2, 3
+	n := seedNotes(r)
+	for _, want := range []string{"noisy: TTFT spread ±20% (" + StabilityHint + ")",
+		"3 of 30 requests stopped before max_tokens (" + EarlyStopHint + ")"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("notes %q lack %q", n, want)
+		}
+	}
+}

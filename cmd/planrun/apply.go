@@ -13,6 +13,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/report"
 )
 
 func init() {
@@ -166,6 +167,12 @@ func printSummary(env *Env, res *apply.Result) {
 			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
 	}
 	tw.Flush()
+	for _, r := range res.Rows {
+		if r.Stability == "noisy" || r.Stability == "unstable" {
+			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, report.StabilityHint)
+			break
+		}
+	}
 	failures := map[string]int{}
 	for _, r := range res.Rows {
 		for class, n := range r.Failures {
