@@ -108,16 +108,7 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		}
 	}
 	printSummary(env, res)
-
-	ok, failed, interrupted, _ := res.Counts()
-	dir := relPath(res.RunDir)
-	switch {
-	case res.Interrupted:
-		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
-			ok, failed, interrupted, dir, a.resumeCommand(dir))
-	default:
-		fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
-	}
+	failed := a.printOutcome(env, res)
 	for _, f := range res.ExpectFailures {
 		fmt.Fprintf(env.Stderr, "Error: %s\n", f)
 	}
@@ -132,6 +123,20 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		return exitCellsFailed
 	}
 	return exitOK
+}
+
+// printOutcome writes the last line: how many cells ended how, where the results are,
+// and after an interrupt the command that resumes the run. It returns the failed cells.
+func (a *applyArgs) printOutcome(env *Env, res *apply.Result) (failed int) {
+	ok, failed, interrupted, _ := res.Counts()
+	dir := relPath(res.RunDir)
+	if res.Interrupted {
+		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
+			ok, failed, interrupted, dir, a.resumeCommand(dir))
+		return failed
+	}
+	fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
+	return failed
 }
 
 // resumeCommand is the command line that continues the run in dir. The plan hash covers
