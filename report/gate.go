@@ -84,16 +84,21 @@ func (t Threshold) crossed(c Change) (float64, bool) {
 	return v, v < t.Limit
 }
 
-// Breach is a row and figure that crossed a threshold.
+// Breach is a row and figure that crossed a threshold, or that A measured and B's row
+// could not (every request failed): a gate must not pass a run that measured nothing.
 type Breach struct {
 	Row       string // Delta.Name
 	Threshold Threshold
 	Change    Change
-	By        float64 // the measured Δ% or B − A
+	By        float64 // the measured Δ% or B − A; NaN when B did not measure the figure
 	TooFew    bool    // the row has too few requests to conclude (it still fails the gate)
 }
 
 func (b Breach) String() string {
+	if math.IsNaN(b.Change.B) {
+		return fmt.Sprintf("%s: %s was %s in A and not measured in B (%s)", b.Row, b.Threshold.Field,
+			strconv.FormatFloat(b.Change.A, 'g', 4, 64), b.Threshold.Text)
+	}
 	got := fmt.Sprintf("%+.1f%%", b.By)
 	if !b.Threshold.Percent {
 		got = fmt.Sprintf("%+g", b.By)
@@ -107,13 +112,15 @@ func (b Breach) String() string {
 }
 
 // Gate holds every matched row against every threshold and returns the crossings, row
-// by row. Rows on one side only cross nothing (Compare's notes name them).
+// by row. Rows on one side only cross nothing (Compare's notes name them); a figure A
+// measured and B's row did not is a breach.
 func Gate(deltas []Delta, ts []Threshold) []Breach {
 	var out []Breach
 	for _, d := range deltas {
 		for _, t := range ts {
 			c, _ := d.Figure(t.Field)
-			if by, ok := t.crossed(c); ok {
+			lost := d.A != nil && d.B != nil && !math.IsNaN(c.A) && math.IsNaN(c.B)
+			if by, ok := t.crossed(c); ok || lost {
 				out = append(out, Breach{Row: d.Name(), Threshold: t, Change: c, By: by, TooFew: d.TooFew})
 			}
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,20 @@ func TestCompareJSONHasEveryFigure(t *testing.T) {
 	}
 	if len(got.Breaches) != 1 || got.Breaches[0].Figure != "ttft_p99_s" {
 		t.Errorf("breaches = %+v", got.Breaches)
+	}
+}
+
+// A row of B that measured nothing (every request failed) fails the gate rather than
+// crossing nothing.
+func TestGateFailsARowBLost(t *testing.T) {
+	th, _ := ParseThreshold("ttft_p99_s>+10%")
+	lost := gateRows(math.NaN(), math.NaN(), 0)
+	b := Gate(Compare(gateRows(1.0, 100, 200), lost), []Threshold{th})
+	if len(b) != 1 || !strings.Contains(b[0].String(), "ttft_p99_s was 1 in A and not measured in B (ttft_p99_s>+10%)") {
+		t.Fatalf("breaches = %v", b)
+	}
+	// A figure neither side measured is no breach.
+	if b := Gate(Compare(lost, lost), []Threshold{th}); len(b) != 0 {
+		t.Fatalf("breaches = %v", b)
 	}
 }

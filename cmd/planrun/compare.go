@@ -41,7 +41,7 @@ As a gate (CI): -fail-on '<figure><op><signed change>' (repeatable) exits 5 nami
 every row and figure that crossed, e.g. -fail-on 'ttft_p99_s>+10%' -fail-on
 'output_tok_s<-5%'; a change without % is in the figure's unit (B − A). Figures are
 the numeric result fields (planrun compare -fields all shows them all). Rows on one
-side only are noted, not failed. Rows with fewer than 20 successful requests on a side
+side only are noted, not failed; a gated figure A measured and B did not fails. Rows with fewer than 20 successful requests on a side
 are marked too few to conclude.`)
 	fs.StringVar(&a.Tools, "tools", "", "compare two tools within one result set: -tools ollama.local,openai.vllm")
 	fs.BoolVar(&a.Markdown, "markdown", false, "write Markdown instead of an aligned text table")
