@@ -50,6 +50,19 @@ var ResultFields = []ResultField{
 	numField("decode_tok_s", "tokens/s", "median per-request decode rate", 1, func(r *Row) float64 { return r.DecodeRate.P50 }),
 	numField("vram_peak_gb", "GB", "peak GPU memory in use during the level", 1, func(r *Row) float64 { return r.VRAMPeakGB }),
 	numField("vram_baseline_gb", "GB", "GPU memory in use before load", 1, func(r *Row) float64 { return r.VRAMBaselineGB }),
+	numField("ttft_p95_s", "s", "p95 time to first token", 1, func(r *Row) float64 { return r.TTFT.P95 }),
+	numField("ttft_std_s", "s", "standard deviation of time to first token", 1, func(r *Row) float64 { return r.TTFT.Std }),
+	numField("tpot_p95_ms", "ms", "p95 time per output token", 1000, func(r *Row) float64 { return r.TPOT.P95 }),
+	numField("tpot_std_ms", "ms", "standard deviation of time per output token", 1000, func(r *Row) float64 { return r.TPOT.Std }),
+	numField("itl_p90_ms", "ms", "p90 gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P90 }),
+	numField("itl_p95_ms", "ms", "p95 gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P95 }),
+	numField("itl_std_ms", "ms", "standard deviation of the gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.Std }),
+	numField("e2e_p90_s", "s", "p90 request latency", 1, func(r *Row) float64 { return r.E2E.P90 }),
+	numField("e2e_p95_s", "s", "p95 request latency", 1, func(r *Row) float64 { return r.E2E.P95 }),
+	numField("e2e_std_s", "s", "standard deviation of request latency", 1, func(r *Row) float64 { return r.E2E.Std }),
+	numField("slo_attainment_pct", "%", "requests meeting every limit of the workload's slo", 100, func(r *Row) float64 { return r.SLOAttainment }),
+	numField("goodput_requests_s", "requests/s", "requests/s of the requests meeting the slo", 1, func(r *Row) float64 { return r.GoodputReqS }),
+	numField("goodput_tok_s", "tokens/s", "output tokens/s of the requests meeting the slo", 1, func(r *Row) float64 { return r.GoodputTokS }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

@@ -85,6 +85,13 @@ type Row struct {
 	Stability       string
 	StabilitySpread float64 // fraction: 0.12 is 12%
 
+	// SLO figures, NaN when the workload has no slo: SLOAttainment is the fraction of
+	// all requests (of every run) that met every limit; goodput is the median across
+	// runs of the good requests' requests/s and output tokens/s.
+	SLOAttainment float64
+	GoodputReqS   float64
+	GoodputTokS   float64
+
 	// Goal is the verdict of the workload's goal (a condition over the row's figures):
 	// GoalMet, GoalMissed, or empty when the workload has none.
 	Goal string
@@ -122,7 +129,7 @@ func NewRow() Row {
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
-		StabilitySpread: nan,
+		StabilitySpread: nan, SLOAttainment: nan, GoodputReqS: nan, GoodputTokS: nan,
 	}
 }
 
@@ -148,6 +155,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.PromptTokensActual = p.PromptTokensActual
 	r.EarlyStops = p.EarlyStops
 	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
+	r.SLOAttainment, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment, m.GoodputReqS, m.GoodputTokS
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.
