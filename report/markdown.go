@@ -21,6 +21,11 @@ type Report struct {
 	Env      Environment
 	// Charts are the SVG files written beside the report (WriteCharts), linked by path.
 	Charts []Chart
+	// Capacities are the answers of the cells' capacity searches.
+	Capacities []Capacity
+	// Percentiles are the percentiles the percentile table shows, out of
+	// stats.Percentiles; nil shows them all.
+	Percentiles []int
 }
 
 // labels are the words of the report in one language.
@@ -99,7 +104,10 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.details)
 		detailTable(&b, r.Rows)
+		percentileTable(&b, r.Rows, r.Percentiles)
+		sloTable(&b, r.Rows)
 	}
+	capacityList(&b, r.Capacities)
 
 	fmt.Fprintf(&b, "## %s\n\n", lb.env)
 	environment(&b, r.Env)

@@ -64,7 +64,10 @@ func TestWriteMarkdownGolden(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			var b bytes.Buffer
 			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: reportRows(), Env: reportEnv(),
-				Charts: []Chart{{"TTFT p50 against concurrency", TTFTChartFile}}}
+				Charts:      []Chart{{"TTFT p50 against concurrency", TTFTChartFile}},
+				Percentiles: []int{50, 99},
+				Capacities: []Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: CapacityFound,
+					TargetPct: 95, Resolution: 1, Levels: 5}}}
 			if err := WriteMarkdown(&b, r); err != nil {
 				t.Fatal(err)
 			}
