@@ -54,6 +54,14 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.res.Rows, cell.ID))
 			break
 		}
+		if endsSweep(cell.Workload, row) {
+			break
+		}
+	}
+	if cell.Workload.Capacity != nil && st.Status != report.StatusInterrupted {
+		if st.Capacity = a.searchCapacity(ctx, cell, setup); st.Capacity != nil {
+			a.note("%s: capacity: %s", cell.ID, st.Capacity)
+		}
 	}
 	return st
 }
@@ -68,7 +76,7 @@ func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.Level, report.CellStatu
 			if r.Status == report.StatusFailed {
 				st.Status = report.StatusFailed
 			}
-			if r.Goal == report.GoalMissed {
+			if endsSweep(cell.Workload, r) {
 				break // the sweep ended here before the interruption
 			}
 			continue

@@ -66,7 +66,13 @@ func (a *applier) writeReport() error {
 	if err != nil {
 		a.note("charts: %v", err)
 	}
-	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts}
+	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts,
+		Percentiles: a.percentiles}
+	for _, c := range a.manifest.Cells {
+		if c.Capacity != nil {
+			r.Capacities = append(r.Capacities, *c.Capacity)
+		}
+	}
 	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
 	for _, p := range paths {
 		if err := report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ func TestSLOAndCapacityDecoded(t *testing.T) {
 	}
 	if c := open.Capacity; c == nil || c.TargetPct != 90 || c.Resolution != 0.25 || open.CapacityDimension() != "request_rate" {
 		t.Errorf("open capacity = %+v (%s), want 90%% by request_rate to 0.25", c, open.CapacityDimension())
+	}
+	if o := p.Outputs[0]; fmt.Sprint(o.Percentiles) != "[50 95 99]" {
+		t.Errorf("markdown percentiles = %v, want [50 95 99]", o.Percentiles)
 	}
 	if g := ws["goal"]; g.Capacity != nil || g.SLO != (stats.SLO{E2E: 2 * time.Second}) {
 		t.Errorf("goal workload: capacity %+v slo %+v", g.Capacity, g.SLO)

@@ -74,3 +74,13 @@ matrix "m" {
   tool     = [backend.ollama.local]
   workload = [workload.limits]
 }
+output "markdown" {
+  percentiles = [
+    50,
+    75, # ERROR: Unknown percentile ~ not 75
+    50, # ERROR: Duplicate percentile
+  ]
+}
+output "csv" {
+  percentiles = [50] # ERROR: Unsupported argument
+}

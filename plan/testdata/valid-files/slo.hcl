@@ -38,3 +38,6 @@ matrix "m" {
 expect "slo" {
   condition = result.slo_attainment_pct == null || result.slo_attainment_pct >= 90
 }
+output "markdown" {
+  percentiles = [50, 95, 99]
+}

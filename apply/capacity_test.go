@@ -1,0 +1,156 @@
+package apply
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/report"
+)
+
+// The mock's TTFT is 50 ms and a loaded machine only adds delay, so a 10 ms limit is
+// missed by every request and a 5 s limit met by every one.
+const sloPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "tight" {
+  max_tokens  = 8
+  concurrency = 2
+  warmup_runs = 0
+  repeat_runs = 2
+  slo {
+    ttft_s = 0.01
+  }
+}
+workload "loose" {
+  max_tokens  = 8
+  concurrency = 2
+  warmup_runs = 0
+  repeat_runs = 2
+  slo {
+    ttft_s  = 5
+    tpot_ms = 1000
+    e2e_s   = 10
+  }
+  goal = result.slo_attainment_pct >= 99 && result.goodput_tok_s > 0
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.mock]
+  workload = [workload.tight, workload.loose]
+  model_id = "mock"
+}
+`
+
+func TestSLOAttainmentAgainstMock(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 50 * time.Millisecond, TPOT: 2 * time.Millisecond}))
+	defer srv.Close()
+	p, cells := loadPlan(t, sloPlan, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 {
+		t.Fatalf("rows = %d, want 2", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		if r.Requests != 4 || r.Succeeded != 4 {
+			t.Fatalf("%s: %d/%d ok", r.Workload, r.Succeeded, r.Requests)
+		}
+		switch r.Workload {
+		case "tight":
+			if r.SLOAttainment != 0 || r.GoodputReqS != 0 || r.GoodputTokS != 0 {
+				t.Errorf("tight: attainment %v goodput %v req/s %v tok/s, want 0", r.SLOAttainment, r.GoodputReqS, r.GoodputTokS)
+			}
+		case "loose":
+			// Every request is good, so goodput is the level's own throughput.
+			if r.SLOAttainment != 1 || r.GoodputReqS != r.RequestsPerSec || r.GoodputTokS != r.OutputTokS {
+				t.Errorf("loose: attainment %v goodput %v req/s %v tok/s, want 1, %v, %v",
+					r.SLOAttainment, r.GoodputReqS, r.GoodputTokS, r.RequestsPerSec, r.OutputTokS)
+			}
+			if r.Goal != report.GoalMet {
+				t.Errorf("loose: goal %q (%s), want met", r.Goal, r.Notes)
+			}
+		}
+	}
+	rows, err := report.ReadLedger(res.LedgerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if want := map[string]float64{"tight": 0, "loose": 1}[r.Workload]; r.SLOAttainment != want {
+			t.Errorf("ledger %s: attainment %v, want %v", r.Workload, r.SLOAttainment, want)
+		}
+	}
+}
+
+// With 3 queue slots a request beyond the third waits for a whole earlier request
+// (≥ 20 + 9·20 ms) before its first token, far past the 100 ms limit, while the first
+// three meet it: attainment is 100% up to concurrency 3 and 3/c above, so the search
+// over [1, 2, 8] at 95% must bisect to exactly 3 (measuring 5, 3, 4).
+const capacityPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  max_tokens  = 10
+  concurrency = [1, 2, 8]
+  warmup_runs = 0
+  repeat_runs = 1
+  slo {
+    ttft_s = 0.1
+  }
+  capacity {
+    target_attainment_pct = 95
+  }
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+output "markdown" {
+  path        = "report.md"
+  percentiles = [50, 95]
+}
+`
+
+func TestCapacitySearchBisects(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 20 * time.Millisecond, QueueSlots: 3}))
+	defer srv.Close()
+	p, cells := loadPlan(t, capacityPlan, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var measured []int
+	for _, r := range res.Rows {
+		measured = append(measured, r.Concurrency)
+	}
+	slices.Sort(measured)
+	if !slices.Equal(measured, []int{1, 2, 3, 4, 5, 8}) {
+		t.Errorf("levels measured %v, want the declared 1, 2, 8 and the bisection's 5, 3, 4", measured)
+	}
+	c := res.Cells[0].Capacity
+	if c == nil || c.Value != 3 || c.Bound != report.CapacityFound || c.Dimension != "concurrency" || c.Levels != 6 {
+		t.Fatalf("capacity = %+v, want concurrency 3 found over 6 levels", c)
+	}
+	md, err := os.ReadFile(p.Outputs[0].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"concurrency 3 at ≥ 95% SLO attainment", "TTFT p95 (s)", "Attainment (%)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the Markdown report lacks %q", want)
+		}
+	}
+	if strings.Contains(string(md), "TTFT p90 (s)") {
+		t.Error("the Markdown report shows p90, which the output's percentiles leave out")
+	}
+}
