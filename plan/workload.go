@@ -211,15 +211,21 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
-	blocks := content.Blocks.ByType()
-	for _, tb := range blocks["timeouts"] {
-		l.decodeTimeouts(tb, ctx, &w.Timeouts)
-	}
-	l.decodeSLOBlocks(w, append(blocks["slo"], blocks["capacity"]...), ctx)
+	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
 	return w
+}
+
+// decodeWorkloadBlocks decodes the blocks inside a workload once its attributes are
+// decoded (the capacity search is checked against them).
+func (l *loader) decodeWorkloadBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.EvalContext) {
+	byType := blocks.ByType()
+	for _, tb := range byType["timeouts"] {
+		l.decodeTimeouts(tb, ctx, &w.Timeouts)
+	}
+	l.decodeSLOBlocks(w, append(byType["slo"], byType["capacity"]...), ctx)
 }
 
 // decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.
