@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
 
@@ -152,5 +154,58 @@ func TestCapacitySearchBisects(t *testing.T) {
 	}
 	if strings.Contains(string(md), "TTFT p90 (s)") {
 		t.Error("the Markdown report shows p90, which the output's percentiles leave out")
+	}
+}
+
+// stopAfterLevels interrupts the run once n levels have ended.
+type stopAfterLevels struct {
+	countingProgress
+	n      int64
+	cancel func()
+}
+
+func (s *stopAfterLevels) EndLevel(c *plan.Cell, r report.Row) {
+	if s.levels.Add(1) == s.n {
+		s.cancel()
+	}
+}
+
+// Interrupted after the declared levels and the first bisection step (1, 2, 8, 5), a
+// resumed run measures only what the search still needs (3, 4) and gives the same
+// answer; resuming the finished run measures nothing and still answers.
+func TestCapacitySearchResumes(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 20 * time.Millisecond, QueueSlots: 3}))
+	defer srv.Close()
+	p, cells := loadPlan(t, capacityPlan, srv.URL)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prog := &stopAfterLevels{n: 4, cancel: cancel}
+	res, err := Run(ctx, Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Cells[0].Status != report.StatusInterrupted || res.Cells[0].Capacity != nil {
+		t.Fatalf("interrupted run: interrupted %v, cell %+v", res.Interrupted, res.Cells[0])
+	}
+	for i := 0; i < 2; i++ {
+		res2, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Resume: res.RunDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := res2.Cells[0].Capacity; c == nil || c.Value != 3 || c.Levels != 6 {
+			t.Fatalf("resume %d: capacity %+v, want concurrency 3 over 6 levels", i+1, c)
+		}
+	}
+	rows, err := report.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var measured []int
+	for _, r := range rows {
+		measured = append(measured, r.Concurrency)
+	}
+	slices.Sort(measured)
+	if !slices.Equal(measured, []int{1, 2, 3, 4, 5, 8}) {
+		t.Errorf("levels in the run's CSV %v, want each of 1, 2, 3, 4, 5, 8 once", measured)
 	}
 }
