@@ -209,3 +209,40 @@ func TestCapacitySearchResumes(t *testing.T) {
 		t.Errorf("levels in the run's CSV %v, want each of 1, 2, 3, 4, 5, 8 once", measured)
 	}
 }
+
+// The search over rates, from recorded rows: bounds are the highest rate that met the
+// target and the lowest above it that missed, whatever noise lies below.
+func TestCapacitySearchOverRates(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 4, 16},
+		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 0.5}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(rate, attainment float64) report.Row {
+		r := report.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainment, r.Status = "c", 64, rate, attainment, report.StatusOK
+		return r
+	}
+	rows := []report.Row{row(1, 1), row(4, 0.95), row(16, 0.5), row(10, 0.89), row(7, 0.9), row(2, 0.8)}
+	s := newCapacitySearch(cell, rows)
+	if next, more := s.next(); !more || next != (plan.Level{Concurrency: 64, RequestRate: 8.5}) {
+		t.Fatalf("next = %+v, %v; want rate 8.5 between 7 (met) and 10 (missed)", next, more)
+	}
+	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.5}, row(8.5, 0.7))
+	s.judge(plan.Level{Concurrency: 64, RequestRate: 7.75}, row(7.75, 0.92))
+	if next, more := s.next(); !more || next.RequestRate != 8.125 {
+		t.Fatalf("next = %+v, %v; want 8.125: 7.75 and 8.5 are more than the resolution apart", next, more)
+	}
+	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.125}, row(8.125, 0.6))
+	if next, more := s.next(); more {
+		t.Fatalf("next = %+v after 7.75 met and 8.125 missed, want the search done (resolution 0.5)", next)
+	}
+	c := s.answer()
+	if c == nil || c.Value != 7.75 || c.Bound != report.CapacityFound || c.Dimension != "request_rate" || c.Levels != 9 {
+		t.Fatalf("answer %+v, want request_rate 7.75 found over 9 levels", c)
+	}
+	if none := newCapacitySearch(cell, []report.Row{row(1, 0.2)}).answer(); none.Bound != report.CapacityBelow || none.Value != 1 {
+		t.Errorf("first level missed: %+v, want below 1", none)
+	}
+	if all := newCapacitySearch(cell, rows[:2]).answer(); all.Bound != report.CapacityAtLeast || all.Value != 4 {
+		t.Errorf("every level met: %+v, want at least 4", all)
+	}
+}
