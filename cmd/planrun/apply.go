@@ -106,6 +106,7 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		}
 	}
 	printSummary(env, res)
+	printCapacities(env, res)
 
 	ok, failed, interrupted, _ := res.Counts()
 	dir := relPath(res.RunDir)
