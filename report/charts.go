@@ -454,7 +454,7 @@ func (f *figure) render(format string) ([]byte, error) {
 	titleStyle.XAlign, titleStyle.YAlign = text.XLeft, text.YTop
 	titleH := titleStyle.Height(f.title) + 2*figurePad
 	legendH := f.legend.Rectangle(draw.Canvas{}).Size().Y + 2*figurePad
-	w := vg.Length(cols) * panelW
+	w := max(vg.Length(cols)*panelW, titleStyle.Width(f.title)+2*figurePad)
 	h := vg.Length(len(grid))*panelH + titleH + legendH
 	c, err := draw.NewFormattedCanvas(w, h, format)
 	if err != nil {
