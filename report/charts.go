@@ -216,7 +216,7 @@ func vramFigure(vram []VRAMSeries) *figure {
 		}
 		p, ok := panel[s.GPU]
 		if !ok {
-			p = newPanel(strings.TrimSpace("VRAM "+s.GPU), "seconds since the level started", "GB")
+			p = newPanel(strings.TrimSpace("VRAM in use "+s.GPU), "seconds since the level started", "GB")
 			panel[s.GPU] = p
 			gpus = append(gpus, s.GPU)
 		}
