@@ -454,7 +454,10 @@ func (f *figure) render(format string) ([]byte, error) {
 	titleStyle.XAlign, titleStyle.YAlign = text.XLeft, text.YTop
 	titleH := titleStyle.Height(f.title) + 2*figurePad
 	legendH := f.legend.Rectangle(draw.Canvas{}).Size().Y + 2*figurePad
-	w := max(vg.Length(cols)*panelW, titleStyle.Width(f.title)+2*figurePad)
+	// Room for the title and legend at a quarter more than their width: a browser without
+	// the Liberation fonts draws the SVG's text in a wider one.
+	text := max(titleStyle.Width(f.title), f.legend.Rectangle(draw.Canvas{}).Size().X)
+	w := max(vg.Length(cols)*panelW, text*5/4+2*figurePad)
 	h := vg.Length(len(grid))*panelH + titleH + legendH
 	c, err := draw.NewFormattedCanvas(w, h, format)
 	if err != nil {
