@@ -97,6 +97,10 @@ type Row struct {
 	Version string // planrun version
 	Started time.Time
 	Ended   time.Time
+
+	// SLOAttainmentPct is the % of requests meeting every limit of the workload's slo;
+	// NaN when the workload has none.
+	SLOAttainmentPct float64
 }
 
 // Status values of a Row.
@@ -122,7 +126,7 @@ func NewRow() Row {
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
-		StabilitySpread: nan,
+		StabilitySpread: nan, SLOAttainmentPct: nan,
 	}
 }
 
