@@ -17,8 +17,8 @@ func endsSweep(w *plan.Workload, row report.Row) bool {
 // meetsCapacity reports whether the row's SLO attainment reaches the capacity target.
 // An interrupted level proves nothing, so it does not meet it.
 func meetsCapacity(w *plan.Workload, row report.Row) bool {
-	return row.Status != report.StatusInterrupted && !math.IsNaN(row.SLOAttainment) &&
-		row.SLOAttainment*100 >= w.Capacity.TargetPct
+	return row.Status != report.StatusInterrupted && !math.IsNaN(row.SLOAttainmentPct) &&
+		row.SLOAttainmentPct >= w.Capacity.TargetPct
 }
 
 // capacitySearch is the state of one cell's capacity search: every level measured so

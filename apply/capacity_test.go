@@ -67,14 +67,14 @@ func TestSLOAttainmentAgainstMock(t *testing.T) {
 		}
 		switch r.Workload {
 		case "tight":
-			if r.SLOAttainment != 0 || r.GoodputReqS != 0 || r.GoodputTokS != 0 {
-				t.Errorf("tight: attainment %v goodput %v req/s %v tok/s, want 0", r.SLOAttainment, r.GoodputReqS, r.GoodputTokS)
+			if r.SLOAttainmentPct != 0 || r.GoodputReqS != 0 || r.GoodputTokS != 0 {
+				t.Errorf("tight: attainment %v goodput %v req/s %v tok/s, want 0", r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS)
 			}
 		case "loose":
 			// Every request is good, so goodput is the level's own throughput.
-			if r.SLOAttainment != 1 || r.GoodputReqS != r.RequestsPerSec || r.GoodputTokS != r.OutputTokS {
-				t.Errorf("loose: attainment %v goodput %v req/s %v tok/s, want 1, %v, %v",
-					r.SLOAttainment, r.GoodputReqS, r.GoodputTokS, r.RequestsPerSec, r.OutputTokS)
+			if r.SLOAttainmentPct != 100 || r.GoodputReqS != r.RequestsPerSec || r.GoodputTokS != r.OutputTokS {
+				t.Errorf("loose: attainment %v goodput %v req/s %v tok/s, want 100, %v, %v",
+					r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS, r.RequestsPerSec, r.OutputTokS)
 			}
 			if r.Goal != report.GoalMet {
 				t.Errorf("loose: goal %q (%s), want met", r.Goal, r.Notes)
@@ -86,8 +86,8 @@ func TestSLOAttainmentAgainstMock(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
-		if want := map[string]float64{"tight": 0, "loose": 1}[r.Workload]; r.SLOAttainment != want {
-			t.Errorf("ledger %s: attainment %v, want %v", r.Workload, r.SLOAttainment, want)
+		if want := map[string]float64{"tight": 0, "loose": 100}[r.Workload]; r.SLOAttainmentPct != want {
+			t.Errorf("ledger %s: attainment %v, want %v", r.Workload, r.SLOAttainmentPct, want)
 		}
 	}
 }
@@ -216,22 +216,22 @@ func TestCapacitySearchOverRates(t *testing.T) {
 	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 4, 16},
 		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 0.5}}
 	cell := &plan.Cell{ID: "c", Workload: w}
-	row := func(rate, attainment float64) report.Row {
+	row := func(rate, attainmentPct float64) report.Row {
 		r := report.NewRow()
-		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainment, r.Status = "c", 64, rate, attainment, report.StatusOK
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, report.StatusOK
 		return r
 	}
-	rows := []report.Row{row(1, 1), row(4, 0.95), row(16, 0.5), row(10, 0.89), row(7, 0.9), row(2, 0.8)}
+	rows := []report.Row{row(1, 100), row(4, 95), row(16, 50), row(10, 89), row(7, 90), row(2, 80)}
 	s := newCapacitySearch(cell, rows)
 	if next, more := s.next(); !more || next != (plan.Level{Concurrency: 64, RequestRate: 8.5}) {
 		t.Fatalf("next = %+v, %v; want rate 8.5 between 7 (met) and 10 (missed)", next, more)
 	}
-	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.5}, row(8.5, 0.7))
-	s.judge(plan.Level{Concurrency: 64, RequestRate: 7.75}, row(7.75, 0.92))
+	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.5}, row(8.5, 70))
+	s.judge(plan.Level{Concurrency: 64, RequestRate: 7.75}, row(7.75, 92))
 	if next, more := s.next(); !more || next.RequestRate != 8.125 {
 		t.Fatalf("next = %+v, %v; want 8.125: 7.75 and 8.5 are more than the resolution apart", next, more)
 	}
-	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.125}, row(8.125, 0.6))
+	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.125}, row(8.125, 60))
 	if next, more := s.next(); more {
 		t.Fatalf("next = %+v after 7.75 met and 8.125 missed, want the search done (resolution 0.5)", next)
 	}
@@ -239,7 +239,7 @@ func TestCapacitySearchOverRates(t *testing.T) {
 	if c == nil || c.Value != 7.75 || c.Bound != report.CapacityFound || c.Dimension != "request_rate" || c.Levels != 9 {
 		t.Fatalf("answer %+v, want request_rate 7.75 found over 9 levels", c)
 	}
-	if none := newCapacitySearch(cell, []report.Row{row(1, 0.2)}).answer(); none.Bound != report.CapacityBelow || none.Value != 1 {
+	if none := newCapacitySearch(cell, []report.Row{row(1, 20)}).answer(); none.Bound != report.CapacityBelow || none.Value != 1 {
 		t.Errorf("first level missed: %+v, want below 1", none)
 	}
 	if all := newCapacitySearch(cell, rows[:2]).answer(); all.Bound != report.CapacityAtLeast || all.Value != 4 {

@@ -216,7 +216,7 @@ var columns = func() []column {
 	c = append(c, spreadCols("e2e", "s", 1, func(r *Row) *stats.Dist { return &r.E2E })...)
 	c = append(c, spreadCols("decode", "tok_s", 1, func(r *Row) *stats.Dist { return &r.DecodeRate })...)
 	c = append(c,
-		floatCol("slo_attainment_pct", 100, func(r *Row) *float64 { return &r.SLOAttainment }),
+		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),
 		floatCol("goodput_requests_s", 1, func(r *Row) *float64 { return &r.GoodputReqS }),
 		floatCol("goodput_tok_s", 1, func(r *Row) *float64 { return &r.GoodputTokS }),
 	)

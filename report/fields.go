@@ -60,7 +60,7 @@ var ResultFields = []ResultField{
 	numField("e2e_p90_s", "s", "p90 request latency", 1, func(r *Row) float64 { return r.E2E.P90 }),
 	numField("e2e_p95_s", "s", "p95 request latency", 1, func(r *Row) float64 { return r.E2E.P95 }),
 	numField("e2e_std_s", "s", "standard deviation of request latency", 1, func(r *Row) float64 { return r.E2E.Std }),
-	numField("slo_attainment_pct", "%", "requests meeting every limit of the workload's slo", 100, func(r *Row) float64 { return r.SLOAttainment }),
+	numField("slo_attainment_pct", "%", "requests meeting every limit of the workload's slo", 1, func(r *Row) float64 { return r.SLOAttainmentPct }),
 	numField("goodput_requests_s", "requests/s", "requests/s of the requests meeting the slo", 1, func(r *Row) float64 { return r.GoodputReqS }),
 	numField("goodput_tok_s", "tokens/s", "output tokens/s of the requests meeting the slo", 1, func(r *Row) float64 { return r.GoodputTokS }),
 }

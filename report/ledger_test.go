@@ -32,7 +32,6 @@ func sampleRow(cell string, conc int) Row {
 	r.ITL = stats.Dist{P50: 0.027, P90: 0.04, P99: 0.05, Mean: 0.03, Min: 0.001, Max: 0.06, P95: 0.045, Std: 0.01}
 	r.E2E = stats.Dist{P50: 7.9, P90: 8.1, P99: 8.2, Mean: 7.95, Min: 7.5, Max: 8.25, P95: 8.15, Std: 0.2}
 	r.DecodeRate = stats.Dist{P50: 35.7, P90: 38, P99: 39, Mean: 35.5, Min: 31, Max: 40, P95: 38.5, Std: 2}
-	r.SLOAttainment, r.GoodputReqS, r.GoodputTokS = 0.9, 0.1125, 31.5
 	r.OutputTokS, r.RequestsPerSec, r.WindowSeconds, r.OutputTokens = 35, 0.125, 80, 7168
 	r.TokenSource, r.TokensPerChunk = "server", 1
 	r.PromptTokensRequested, r.PromptTokensActual, r.EarlyStops = 128, 131, 0
@@ -47,6 +46,7 @@ func sampleRow(cell string, conc int) Row {
 
 func TestRecordRoundTrip(t *testing.T) {
 	want := sampleRow("c1", 4)
+	want.SLOAttainmentPct, want.GoodputReqS, want.GoodputTokS = 90, 0.1125, 31.5
 	got, err := ParseRecord(want.Record())
 	if err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func percentileTable(b *strings.Builder, rows []Row, pcts []int) {
 func sloTable(b *strings.Builder, rows []Row) {
 	var withSLO []Row
 	for _, r := range rows {
-		if !math.IsNaN(r.SLOAttainment) {
+		if !math.IsNaN(r.SLOAttainmentPct) {
 			withSLO = append(withSLO, r)
 		}
 	}
@@ -63,7 +63,7 @@ func sloTable(b *strings.Builder, rows []Row) {
 	b.WriteString("### SLO\n\nA request is good when it succeeded and met every limit of its workload's `slo` (vLLM's `--goodput` rule; its ITL is its largest gap between content chunks). Attainment = good / all requests; goodput = good requests/s and their output tokens/s (median across runs).\n\n")
 	table(b, []string{"Cell", "Conc.", "Attainment (%)", "Goodput (req/s)", "Goodput (tok/s)", "tok/s"}, func(add func(...string)) {
 		for _, r := range withSLO {
-			add(r.CellID, concurrency(r), num(r.SLOAttainment, 100, 1), num(r.GoodputReqS, 1, 3),
+			add(r.CellID, concurrency(r), num(r.SLOAttainmentPct, 1, 1), num(r.GoodputReqS, 1, 3),
 				num(r.GoodputTokS, 1, 1), num(r.OutputTokS, 1, 1))
 		}
 	})

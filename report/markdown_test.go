@@ -63,8 +63,10 @@ func TestWriteMarkdownGolden(t *testing.T) {
 	for _, tt := range []struct{ lang, file string }{{"", "report.en.md"}, {"zh", "report.zh.md"}} {
 		t.Run(tt.file, func(t *testing.T) {
 			var b bytes.Buffer
-			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: reportRows(), Env: reportEnv(),
-				Charts:      []Chart{{"TTFT p50 against concurrency", TTFTChartFile}},
+			rows := reportRows()
+			rows[1].SLOAttainmentPct, rows[1].GoodputReqS, rows[1].GoodputTokS = 90, 0.1125, 31.5
+			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: rows, Env: reportEnv(),
+				Charts:      []Chart{{Title: "TTFT, TPOT and E2E against load", File: LatencyChartFile, PNG: pngName(LatencyChartFile)}},
 				Percentiles: []int{50, 99},
 				Capacities: []Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: CapacityFound,
 					TargetPct: 95, Resolution: 1, Levels: 5}}}
