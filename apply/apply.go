@@ -131,15 +131,18 @@ type applier struct {
 	samples  *report.SampleLog
 	mdPaths  []string
 	language string
-	manifest report.Manifest
-	done     map[levelKey]report.Row // resumed levels already complete
-	tel      *gpu.Telemetry
-	ownTel   bool
-	mgr      *servers.Manager
-	backends map[string]backends.Backend
-	probed   map[string]bool
-	shapes   map[string]modelShape
-	vram     []report.VRAMSeries
+	// percentiles are what the Markdown shows (the last markdown output's choice, as
+	// with language).
+	percentiles []int
+	manifest    report.Manifest
+	done        map[levelKey]report.Row // resumed levels already complete
+	tel         *gpu.Telemetry
+	ownTel      bool
+	mgr         *servers.Manager
+	backends    map[string]backends.Backend
+	probed      map[string]bool
+	shapes      map[string]modelShape
+	vram        []report.VRAMSeries
 }
 
 type levelKey struct {
@@ -169,6 +172,7 @@ func newApplier(o Options) (*applier, error) {
 			if out.Language != "" {
 				a.language = out.Language
 			}
+			a.percentiles = out.Percentiles
 		case "jsonl":
 			jsonlPath = out.Path
 		}

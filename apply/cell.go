@@ -17,8 +17,11 @@ import (
 // runCell runs every level of one cell and returns its status.
 func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatus {
 	todo, st := a.pendingLevels(cell)
-	if len(todo) == 0 {
+	if len(todo) == 0 && !a.capacityPending(cell) {
 		a.note("%s: already complete in %s, skipped", cell.ID, a.res.RunDir)
+		if cell.Workload.Capacity != nil {
+			st.Capacity = newCapacitySearch(cell, a.res.Rows).answer()
+		}
 		return st
 	}
 	setup, err := a.prepareCell(ctx, cell)
@@ -38,15 +41,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 			break
 		}
 		row := a.runLevel(ctx, cell, setup, lv)
-		switch row.Status {
-		case report.StatusInterrupted:
-			st.Status = report.StatusInterrupted
-		case report.StatusFailed:
-			if st.Status == report.StatusOK {
-				st.Status = report.StatusFailed
-				st.Notes = row.Notes
-			}
-		}
+		countRow(&st, row)
 		if row.Status == report.StatusInterrupted {
 			break
 		}
@@ -54,8 +49,30 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.res.Rows, cell.ID))
 			break
 		}
+		if endsSweep(cell.Workload, row) {
+			break
+		}
+	}
+	if cell.Workload.Capacity != nil && st.Status != report.StatusInterrupted {
+		if st.Capacity = a.searchCapacity(ctx, cell, setup, &st); st.Capacity != nil {
+			a.note("%s: capacity: %s", cell.ID, st.Capacity)
+		}
 	}
 	return st
+}
+
+// countRow folds a level's row into its cell's status: an interrupted level interrupts
+// the cell, and the first failed level fails it with that level's notes.
+func countRow(st *report.CellStatus, row report.Row) {
+	switch row.Status {
+	case report.StatusInterrupted:
+		st.Status = report.StatusInterrupted
+	case report.StatusFailed:
+		if st.Status == report.StatusOK {
+			st.Status = report.StatusFailed
+			st.Notes = row.Notes
+		}
+	}
 }
 
 // pendingLevels returns the levels of the cell still to run, and the cell's status so
@@ -68,7 +85,7 @@ func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.Level, report.CellStatu
 			if r.Status == report.StatusFailed {
 				st.Status = report.StatusFailed
 			}
-			if r.Goal == report.GoalMissed {
+			if endsSweep(cell.Workload, r) {
 				break // the sweep ended here before the interruption
 			}
 			continue

@@ -58,7 +58,7 @@ func (a *applier) writeManifest() error {
 	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
-// writeReport re-renders the Markdown report (and charts) from every row so far.
+// writeReport re-renders the Markdown and HTML reports (and charts) from every row so far.
 func (a *applier) writeReport() error {
 	rows := latestRows(a.res.Rows)
 	sortRows(rows, a.o.Cells)
@@ -66,12 +66,22 @@ func (a *applier) writeReport() error {
 	if err != nil {
 		a.note("charts: %v", err)
 	}
-	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts}
+	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts,
+		Percentiles: a.percentiles}
+	for _, c := range a.manifest.Cells {
+		if c.Capacity != nil {
+			r.Capacities = append(r.Capacities, *c.Capacity)
+		}
+	}
 	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
 	for _, p := range paths {
 		if err := report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
+	}
+	html := filepath.Join(a.res.RunDir, report.HTMLFile)
+	if err := report.WriteFileAtomic(html, func(w io.Writer) error { return report.WriteHTML(w, r) }); err != nil {
+		return fmt.Errorf("writing %s: %w", html, err)
 	}
 	return nil
 }

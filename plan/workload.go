@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/stats"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -40,7 +41,12 @@ type Workload struct {
 	// Goal is an optional condition over result.* (like an expect condition). With a
 	// goal, apply runs the levels in order and stops after the first one that misses
 	// it: the last level that met it is the capacity at that goal.
-	Goal      hcl.Expression
+	Goal hcl.Expression
+	// SLO holds each request to per-request limits (zero: no slo block); rows then
+	// report attainment and goodput.
+	SLO stats.SLO
+	// Capacity, when set, searches for the highest level meeting an attainment target.
+	Capacity  *Capacity
 	DeclRange hcl.Range
 
 	goalCtx *hcl.EvalContext
@@ -106,7 +112,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -205,13 +211,21 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
-	for _, tb := range content.Blocks {
-		l.decodeTimeouts(tb, ctx, &w.Timeouts)
-	}
+	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
 	return w
+}
+
+// decodeWorkloadBlocks decodes the blocks inside a workload once its attributes are
+// decoded (the capacity search is checked against them).
+func (l *loader) decodeWorkloadBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.EvalContext) {
+	byType := blocks.ByType()
+	for _, tb := range byType["timeouts"] {
+		l.decodeTimeouts(tb, ctx, &w.Timeouts)
+	}
+	l.decodeSLOBlocks(w, append(byType["slo"], byType["capacity"]...), ctx)
 }
 
 // decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.

@@ -85,6 +85,14 @@ func distCols(prefix, unit string, scale float64, f func(*Row) *stats.Dist) []co
 	}
 }
 
+// spreadCols are a distribution's p95 and standard deviation columns.
+func spreadCols(prefix, unit string, scale float64, f func(*Row) *stats.Dist) []column {
+	return []column{
+		floatCol(prefix+"_p95_"+unit, scale, func(r *Row) *float64 { return &f(r).P95 }),
+		floatCol(prefix+"_std_"+unit, scale, func(r *Row) *float64 { return &f(r).Std }),
+	}
+}
+
 // formatFloat writes up to 6 decimals without trailing zeros or exponent, so the
 // ledger diffs well in git; NaN and infinities are written as an empty cell.
 func formatFloat(v float64) string {
@@ -206,6 +214,17 @@ var columns = func() []column {
 		floatCol("send_delay_p50_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P50 }),
 		floatCol("send_delay_p99_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P99 }),
 		floatCol("send_delay_max_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.Max }),
+	)
+	// Appended after the first ledger format, so older ledgers upgrade in place.
+	c = append(c, spreadCols("ttft", "s", 1, func(r *Row) *stats.Dist { return &r.TTFT })...)
+	c = append(c, spreadCols("tpot", "ms", 1000, func(r *Row) *stats.Dist { return &r.TPOT })...)
+	c = append(c, spreadCols("itl", "ms", 1000, func(r *Row) *stats.Dist { return &r.ITL })...)
+	c = append(c, spreadCols("e2e", "s", 1, func(r *Row) *stats.Dist { return &r.E2E })...)
+	c = append(c, spreadCols("decode", "tok_s", 1, func(r *Row) *stats.Dist { return &r.DecodeRate })...)
+	c = append(c,
+		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),
+		floatCol("goodput_requests_s", 1, func(r *Row) *float64 { return &r.GoodputReqS }),
+		floatCol("goodput_tok_s", 1, func(r *Row) *float64 { return &r.GoodputTokS }),
 	)
 	return c
 }()

@@ -27,11 +27,11 @@ func sampleRow(cell string, conc int) Row {
 	r.Concurrency, r.Runs, r.MaxTokens = conc, 3, 256
 	r.Requests, r.Succeeded, r.Failed = 30, 28, 2
 	r.Failures = map[string]int{"timeout": 1, "5xx": 1}
-	r.TTFT = stats.Dist{P50: 0.82, P90: 0.9, P99: 0.95, Mean: 0.83, Min: 0.7, Max: 0.96}
-	r.TPOT = stats.Dist{P50: 0.028, P90: 0.03, P99: 0.031, Mean: 0.0285, Min: 0.025, Max: 0.032}
-	r.ITL = stats.Dist{P50: 0.027, P90: 0.04, P99: 0.05, Mean: 0.03, Min: 0.001, Max: 0.06}
-	r.E2E = stats.Dist{P50: 7.9, P90: 8.1, P99: 8.2, Mean: 7.95, Min: 7.5, Max: 8.25}
-	r.DecodeRate = stats.Dist{P50: 35.7, P90: 38, P99: 39, Mean: 35.5, Min: 31, Max: 40}
+	r.TTFT = stats.Dist{P50: 0.82, P90: 0.9, P99: 0.95, Mean: 0.83, Min: 0.7, Max: 0.96, P95: 0.92, Std: 0.05}
+	r.TPOT = stats.Dist{P50: 0.028, P90: 0.03, P99: 0.031, Mean: 0.0285, Min: 0.025, Max: 0.032, P95: 0.0305, Std: 0.002}
+	r.ITL = stats.Dist{P50: 0.027, P90: 0.04, P99: 0.05, Mean: 0.03, Min: 0.001, Max: 0.06, P95: 0.045, Std: 0.01}
+	r.E2E = stats.Dist{P50: 7.9, P90: 8.1, P99: 8.2, Mean: 7.95, Min: 7.5, Max: 8.25, P95: 8.15, Std: 0.2}
+	r.DecodeRate = stats.Dist{P50: 35.7, P90: 38, P99: 39, Mean: 35.5, Min: 31, Max: 40, P95: 38.5, Std: 2}
 	r.OutputTokS, r.RequestsPerSec, r.WindowSeconds, r.OutputTokens = 35, 0.125, 80, 7168
 	r.TokenSource, r.TokensPerChunk = "server", 1
 	r.PromptTokensRequested, r.PromptTokensActual, r.EarlyStops = 128, 131, 0
@@ -46,6 +46,7 @@ func sampleRow(cell string, conc int) Row {
 
 func TestRecordRoundTrip(t *testing.T) {
 	want := sampleRow("c1", 4)
+	want.SLOAttainmentPct, want.GoodputReqS, want.GoodputTokS = 90, 0.1125, 31.5
 	got, err := ParseRecord(want.Record())
 	if err != nil {
 		t.Fatal(err)

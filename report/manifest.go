@@ -119,6 +119,8 @@ type CellStatus struct {
 	ID     string `json:"id"`
 	Status string `json:"status"` // ok / failed / interrupted / skipped
 	Notes  string `json:"notes,omitempty"`
+	// Capacity is the answer of the cell's capacity search; nil when it had none.
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // Manifest is manifest.json: what a result directory was produced by and from.

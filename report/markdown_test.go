@@ -63,8 +63,13 @@ func TestWriteMarkdownGolden(t *testing.T) {
 	for _, tt := range []struct{ lang, file string }{{"", "report.en.md"}, {"zh", "report.zh.md"}} {
 		t.Run(tt.file, func(t *testing.T) {
 			var b bytes.Buffer
-			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: reportRows(), Env: reportEnv(),
-				Charts: []Chart{{"TTFT p50 against concurrency", TTFTChartFile}}}
+			rows := reportRows()
+			rows[1].SLOAttainmentPct, rows[1].GoodputReqS, rows[1].GoodputTokS = 90, 0.1125, 31.5
+			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: rows, Env: reportEnv(),
+				Charts:      []Chart{{Title: "TTFT, TPOT and E2E against load", File: LatencyChartFile, PNG: pngName(LatencyChartFile)}},
+				Percentiles: []int{50, 99},
+				Capacities: []Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: CapacityFound,
+					TargetPct: 95, Resolution: 1, Levels: 5}}}
 			if err := WriteMarkdown(&b, r); err != nil {
 				t.Fatal(err)
 			}
@@ -131,34 +136,13 @@ func TestWriteCharts(t *testing.T) {
 	}
 }
 
-// Open-loop levels are plotted at their request rate, one series per concurrency cap,
-// not stacked at x = concurrency.
-func TestChartsPlotRatesAtTheirRate(t *testing.T) {
-	var rows []Row
-	for _, rate := range []float64{1, 2, 5} {
-		r := sampleRow("c1", 8)
-		r.RequestRate, r.TTFT.P50 = rate, rate/10
-		rows = append(rows, r)
-	}
-	series := byCell(rows, func(r Row) float64 { return r.TTFT.P50 })
-	if len(series) != 1 || len(series[0].xys) != 3 || series[0].xys[0].X != 1 || series[0].xys[2].X != 5 {
-		t.Fatalf("series = %+v, want one with x = 1, 2, 5", series)
-	}
-	if x := xAxis(rows); !strings.HasPrefix(x, "request rate") {
-		t.Errorf("x axis %q", x)
-	}
-	if x := xAxis([]Row{sampleRow("c1", 8)}); x != "concurrency" {
-		t.Errorf("closed-loop x axis %q", x)
-	}
-}
-
 // A reader meeting "noisy" or early stops in a row is told in the same line what they mean.
 func TestNotesExplainNoisyAndEarlyStops(t *testing.T) {
 	r := sampleRow("c1", 4)
 	r.Stability, r.StabilitySpread, r.EarlyStops = "noisy", 0.2, 3
-	n := seedNotes(r)
-	for _, want := range []string{"noisy: TTFT spread ±20% (" + StabilityHint + ")",
-		"3 of 30 requests stopped before max_tokens (" + EarlyStopHint + ")"} {
+	n := strings.Join(caveats(r), "; ")
+	for _, want := range []string{"noisy: TTFT spread ±20% — " + StabilityHint,
+		"3 of 30 requests stopped before max_tokens — " + EarlyStopHint} {
 		if !strings.Contains(n, want) {
 			t.Errorf("notes %q lack %q", n, want)
 		}

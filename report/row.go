@@ -91,6 +91,11 @@ type Row struct {
 	Stability       string
 	StabilitySpread float64 // fraction: 0.12 is 12%
 
+	// Goodput, NaN when the workload has no slo: the median across runs of the
+	// requests/s and output tokens/s of the requests that met every limit.
+	GoodputReqS float64
+	GoodputTokS float64
+
 	// Goal is the verdict of the workload's goal (a condition over the row's figures):
 	// GoalMet, GoalMissed, or empty when the workload has none.
 	Goal string
@@ -103,6 +108,10 @@ type Row struct {
 	Version string // planrun version
 	Started time.Time
 	Ended   time.Time
+
+	// SLOAttainmentPct is the % of requests meeting every limit of the workload's slo,
+	// over every request of every run; NaN when the workload has none.
+	SLOAttainmentPct float64
 }
 
 // Status values of a Row.
@@ -128,7 +137,7 @@ func NewRow() Row {
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
-		StabilitySpread: nan,
+		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
 	}
 }
 
@@ -155,6 +164,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.PromptTokensActual = p.PromptTokensActual
 	r.EarlyStops = p.EarlyStops
 	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
+	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

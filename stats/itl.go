@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"math"
+
 	"github.com/DataDog/sketches-go/ddsketch"
 )
 
@@ -18,6 +20,7 @@ const ITLExactGaps = 1 << 20
 type itlStore struct {
 	exact  []float64
 	sketch *ddsketch.DDSketchWithExactSummaryStatistics // nil while exact
+	sumSq  float64                                      // Σ v² of the sketched values, for Std
 	limit  int                                          // 0: ITLExactGaps (tests lower it)
 }
 
@@ -37,6 +40,7 @@ func (s *itlStore) add(v float64) {
 		s.spill()
 	}
 	s.sketch.Add(v) // a gap is never NaN, the only value Add refuses
+	s.sumSq += v * v
 }
 
 // spill moves the exact values into a new sketch.
@@ -47,6 +51,7 @@ func (s *itlStore) spill() {
 	}
 	for _, v := range s.exact {
 		sk.Add(v)
+		s.sumSq += v * v
 	}
 	s.sketch, s.exact = sk, nil
 }
@@ -62,10 +67,12 @@ func (s *itlStore) merge(o *itlStore) {
 	}
 	if o.sketch != nil {
 		s.sketch.MergeWith(o.sketch)
+		s.sumSq += o.sumSq
 		return
 	}
 	for _, v := range o.exact {
 		s.sketch.Add(v)
+		s.sumSq += v * v
 	}
 }
 
@@ -75,9 +82,12 @@ func (s *itlStore) dist() Dist {
 	if s.sketch == nil {
 		return NewDist(s.exact)
 	}
-	q, _ := s.sketch.GetValuesAtQuantiles([]float64{0.50, 0.90, 0.99})
+	q, _ := s.sketch.GetValuesAtQuantiles([]float64{0.50, 0.90, 0.95, 0.99})
 	lo, _ := s.sketch.GetMinValue()
 	hi, _ := s.sketch.GetMaxValue()
 	n := s.sketch.GetCount()
-	return Dist{N: int(n), P50: q[0], P90: q[1], P99: q[2], Mean: s.sketch.GetSum() / n, Min: lo, Max: hi}
+	mean := s.sketch.GetSum() / n
+	// Σv²/n − mean² can dip below zero by rounding when every gap is alike.
+	std := math.Sqrt(math.Max(0, s.sumSq/n-mean*mean))
+	return Dist{N: int(n), P50: q[0], P90: q[1], P99: q[3], Mean: mean, Min: lo, Max: hi, P95: q[2], Std: std}
 }

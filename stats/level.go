@@ -48,6 +48,8 @@ type Target struct {
 	// MaxTokens is the requested output length; a successful request that produced fewer
 	// tokens is an early stop (0: not stated, no early stops counted).
 	MaxTokens int
+	// SLO is the per-request objective behind attainment and goodput (zero: none).
+	SLO SLO
 }
 
 // Level is the summary of the requests of one concurrency level (one run, or all runs
@@ -97,6 +99,16 @@ type Level struct {
 	// EarlyStops counts successful requests that produced fewer than Target.MaxTokens.
 	EarlyStops int `json:"early_stops"`
 
+	// GoodRequests counts the requests that met every limit of Target.SLO (a failed
+	// request never does), and GoodOutputTokens their output tokens.
+	GoodRequests     int `json:"good_requests"`
+	GoodOutputTokens int `json:"good_output_tokens"`
+	// SLOAttainment is GoodRequests / Requests, a fraction; GoodputReqS and GoodputTokS
+	// divide GoodRequests and GoodOutputTokens by the window. All three are NaN when
+	// the target has no SLO.
+	SLOAttainment float64 `json:"slo_attainment"`
+	GoodputReqS   float64 `json:"goodput_requests_s"`
+	GoodputTokS   float64 `json:"goodput_tok_s"`
 	// NewConnections counts requests (failed ones too) that opened a connection instead
 	// of reusing a pooled one; ConnectSetup is their set-up time (dial, TLS), which is
 	// inside their TTFT: cold connections of a first run show up here.
@@ -152,6 +164,7 @@ func (a *Accumulator) grow(n int) {
 func (a *Accumulator) Add(s *backends.Sample) {
 	a.window.extend(s.Start, s.Start.Add(s.End))
 	a.l.Requests++
+	a.addSLO(s)
 	if s.Connect > 0 {
 		a.connect = append(a.connect, s.Connect.Seconds())
 	}
@@ -216,6 +229,8 @@ func (a *Accumulator) merge(o *Accumulator) {
 	}
 	a.l.OutputTokens += o.l.OutputTokens
 	a.l.EarlyStops += o.l.EarlyStops
+	a.l.GoodRequests += o.l.GoodRequests
+	a.l.GoodOutputTokens += o.l.GoodOutputTokens
 	a.ttft = append(a.ttft, o.ttft...)
 	a.tpot = append(a.tpot, o.tpot...)
 	a.e2e = append(a.e2e, o.e2e...)
@@ -260,6 +275,7 @@ func (a *Accumulator) level(windowSeconds float64) Level {
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))
+	a.setSLO(&l, windowSeconds)
 	l.PromptTokensRequested = a.t.PromptTokens
 	l.PromptTokensActual = ratio(float64(a.promptSum), float64(a.promptN))
 	switch len(a.sources) {

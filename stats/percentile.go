@@ -12,7 +12,8 @@ import (
 // closest ranks (numpy's default "linear" method, the one vLLM's benchmark reports):
 // for sorted values x[0..n-1] and a fraction p, h = (n−1)·p and
 // P = x[⌊h⌋] + (h − ⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]). An empty distribution has N = 0 and NaN
-// everywhere else, so "not measured" never reads as zero.
+// everywhere else, so "not measured" never reads as zero. Std is the population standard
+// deviation (numpy.std's default, as vLLM reports it).
 type Dist struct {
 	N    int     `json:"n"`
 	P50  float64 `json:"p50"`
@@ -21,6 +22,27 @@ type Dist struct {
 	Mean float64 `json:"mean"`
 	Min  float64 `json:"min"`
 	Max  float64 `json:"max"`
+	P95  float64 `json:"p95"`
+	Std  float64 `json:"std"`
+}
+
+// Percentiles are the percentiles a Dist holds, in the order outputs show them.
+var Percentiles = []int{50, 90, 95, 99}
+
+// At returns the distribution's p-th percentile for p in Percentiles, and false for any
+// other p.
+func (d Dist) At(p int) (float64, bool) {
+	switch p {
+	case 50:
+		return d.P50, true
+	case 90:
+		return d.P90, true
+	case 95:
+		return d.P95, true
+	case 99:
+		return d.P99, true
+	}
+	return math.NaN(), false
 }
 
 // NewDist summarises values. It sorts values in place (callers hand over scratch
@@ -28,21 +50,28 @@ type Dist struct {
 func NewDist(values []float64) Dist {
 	if len(values) == 0 {
 		nan := math.NaN()
-		return Dist{P50: nan, P90: nan, P99: nan, Mean: nan, Min: nan, Max: nan}
+		return Dist{P50: nan, P90: nan, P99: nan, Mean: nan, Min: nan, Max: nan, P95: nan, Std: nan}
 	}
 	slices.Sort(values)
 	var sum float64
 	for _, v := range values {
 		sum += v
 	}
+	mean := sum / float64(len(values))
+	var sq float64
+	for _, v := range values {
+		sq += (v - mean) * (v - mean)
+	}
 	return Dist{
 		N:    len(values),
 		P50:  Percentile(values, 0.50),
 		P90:  Percentile(values, 0.90),
 		P99:  Percentile(values, 0.99),
-		Mean: sum / float64(len(values)),
+		Mean: mean,
 		Min:  values[0],
 		Max:  values[len(values)-1],
+		P95:  Percentile(values, 0.95),
+		Std:  math.Sqrt(sq / float64(len(values))),
 	}
 }
 

@@ -95,6 +95,8 @@ func medianLevel(levels []Level) Level {
 			Mean: f(func(l *Level) float64 { return get(l).Mean }),
 			Min:  f(func(l *Level) float64 { return get(l).Min }),
 			Max:  f(func(l *Level) float64 { return get(l).Max }),
+			P95:  f(func(l *Level) float64 { return get(l).P95 }),
+			Std:  f(func(l *Level) float64 { return get(l).Std }),
 		}
 	}
 	return Level{
@@ -114,6 +116,11 @@ func medianLevel(levels []Level) Level {
 		PromptTokensRequested: i(func(l *Level) int { return l.PromptTokensRequested }),
 		PromptTokensActual:    f(func(l *Level) float64 { return l.PromptTokensActual }),
 		EarlyStops:            i(func(l *Level) int { return l.EarlyStops }),
+		GoodRequests:          i(func(l *Level) int { return l.GoodRequests }),
+		GoodOutputTokens:      i(func(l *Level) int { return l.GoodOutputTokens }),
+		SLOAttainment:         f(func(l *Level) float64 { return l.SLOAttainment }),
+		GoodputReqS:           f(func(l *Level) float64 { return l.GoodputReqS }),
+		GoodputTokS:           f(func(l *Level) float64 { return l.GoodputTokS }),
 		NewConnections:        i(func(l *Level) int { return l.NewConnections }),
 		ConnectSetup:          d(func(l *Level) *Dist { return &l.ConnectSetup }),
 		SendDelay:             d(func(l *Level) *Dist { return &l.SendDelay }),

@@ -5,5 +5,5 @@ workload "dup" {
   request_rate = [5, 5] # ERROR: Duplicate request_rate
 }
 workload "goal" {
-  goal = result.ttft_p95_s < 1 # ERROR: Unknown result value
+  goal = result.ttft_p999_s < 1 # ERROR: Unknown result value
 }

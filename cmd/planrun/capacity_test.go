@@ -1,0 +1,46 @@
+package main
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/planrun/planrun/mockserver"
+)
+
+// Every request meets a 5 s TTFT limit on the instant mock, so the search's answer is
+// that the highest declared level met the target, printed under the summary.
+func TestApplyPrintsCapacity(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	path := writePlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  max_tokens  = 4
+  concurrency = [1, 2]
+  warmup_runs = 0
+  repeat_runs = 1
+  slo {
+    ttft_s = 5
+  }
+  capacity {
+    target_attainment_pct = 95
+  }
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`)
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+srv.URL, path)
+	if code != exitOK {
+		t.Fatalf("apply exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	want := "Capacity of m/tiny/-/openai.mock/-/w: concurrency 2 or more at ≥ 95% SLO attainment"
+	if !strings.Contains(out, want) {
+		t.Fatalf("stdout lacks %q:\n%s", want, out)
+	}
+}
