@@ -128,6 +128,21 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 	return out
 }
 
+// WriteBreachesMarkdown lists the gate's breaches under a comparison in Markdown (for a
+// PR comment); nothing when there are none.
+func WriteBreachesMarkdown(w io.Writer, breaches []Breach) error {
+	if len(breaches) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n**Gate failed**: %d threshold crossing(s).\n\n", len(breaches))
+	for _, br := range breaches {
+		b.WriteString("- " + strings.ReplaceAll(br.String(), "|", `\|`) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // jsonFloat is a figure in JSON: null when not measured (JSON has no NaN).
 type jsonFloat float64
 

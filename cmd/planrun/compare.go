@@ -155,7 +155,10 @@ func (a *compareArgs) write(env *Env, deltas []report.Delta, breaches []report.B
 	case a.JSON:
 		return report.WriteCompareJSON(w, deltas, la, lb, breaches)
 	case a.Markdown:
-		return report.WriteCompareMarkdown(w, deltas, la, lb, fields...)
+		if err := report.WriteCompareMarkdown(w, deltas, la, lb, fields...); err != nil {
+			return err
+		}
+		return report.WriteBreachesMarkdown(w, breaches)
 	default:
 		return report.WriteCompareText(w, deltas, la, lb, fields...)
 	}

@@ -64,6 +64,11 @@ func TestCompareGate(t *testing.T) {
 	if code != exitRegression || !strings.Contains(out, `"breaches": [`) || !strings.Contains(out, `"e2e_p99_s": {`) {
 		t.Errorf("-json: exit %d\n%s", code, out)
 	}
+	code, out, _ = runCmd(t, "", append([]string{"compare", "-markdown", base, slow}, gate...)...)
+	if code != exitRegression || !strings.Contains(out, "**Gate failed**: 2 threshold crossing(s).") ||
+		!strings.Contains(out, "- tiny/—/—/w c=4 openai.vllm: ttft_p99_s") {
+		t.Errorf("-markdown: exit %d\n%s", code, out)
+	}
 	code, _, errs = runCmd(t, "", "compare", "-fail-on", "ttft_p99>+10%", base, slow)
 	if code != exitUsage || !strings.Contains(errs, `Did you mean "ttft_p99_s"?`) {
 		t.Errorf("misspelt figure: exit %d\n%s", code, errs)
