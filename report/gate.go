@@ -1,10 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -91,7 +93,34 @@ type Breach struct {
 	Threshold Threshold
 	Change    Change
 	By        float64 // the measured Δ% or B − A; NaN when B did not measure the figure
-	TooFew    bool    // the row has too few requests to conclude (it still fails the gate)
+	// Inconclusive is set when the rows hold fewer successful requests (Have, the smaller
+	// side) than the figure needs (Need, see RequestsToConclude): the crossing is within
+	// what reruns of the same server show, so a gate reports it without failing.
+	Inconclusive bool
+	Have, Need   int
+	// JudgedOn names the lower percentile of the same figure the crossing was judged on
+	// when the rows cannot resolve the one the threshold names; "" when it was not needed.
+	JudgedOn string
+}
+
+// TailBeyond is how many requests must lie beyond a tail percentile for a change in it
+// to mean something: with fewer, a p99 is the largest value or two of the run, and an
+// unchanged rerun moves it by more than 10%.
+const TailBeyond = 2
+
+var percentileName = regexp.MustCompile(`_p(\d+)_`)
+
+// RequestsToConclude is the fewest successful requests a side for a change in the
+// figure to be judged: MinConclusiveRequests, and for a percentile pq enough that
+// TailBeyond requests lie beyond it (p90: 20, p95: 40, p99: 200).
+func RequestsToConclude(field string) int {
+	need := MinConclusiveRequests
+	if m := percentileName.FindStringSubmatch(field); m != nil {
+		if q, err := strconv.Atoi(m[1]); err == nil && q > 0 && q < 100 {
+			need = max(need, int(math.Ceil(TailBeyond*100/float64(100-q))))
+		}
+	}
+	return need
 }
 
 func (b Breach) String() string {
@@ -103,26 +132,73 @@ func (b Breach) String() string {
 	if !b.Threshold.Percent {
 		got = fmt.Sprintf("%+g", b.By)
 	}
-	s := fmt.Sprintf("%s: %s %s → %s (%s) crossed %s", b.Row, b.Threshold.Field,
+	s := fmt.Sprintf("%s: %s %s → %s (%s) crossed %s", b.Row, cmp.Or(b.JudgedOn, b.Threshold.Field),
 		strconv.FormatFloat(b.Change.A, 'g', 4, 64), strconv.FormatFloat(b.Change.B, 'g', 4, 64), got, b.Threshold.Text)
-	if b.TooFew {
-		s += " (too few requests to conclude)"
+	if b.JudgedOn != "" {
+		s += fmt.Sprintf(", judged on %s: %d successful requests a side cannot resolve %s (it needs %d)",
+			b.JudgedOn, b.Have, b.Threshold.Field, b.Need)
+	}
+	if b.Inconclusive {
+		s += fmt.Sprintf(", but inconclusive: %s needs %d successful requests a side, the rows have %d", b.Threshold.Field, b.Need, b.Have)
 	}
 	return s
 }
 
 // Gate holds every matched row against every threshold and returns the crossings, row
 // by row. Rows on one side only cross nothing (Compare's notes name them); a figure A
-// measured and B's row did not is a breach.
+// measured and B's row did not is a breach. A crossing on rows too small for the figure
+// is returned marked Inconclusive.
 func Gate(deltas []Delta, ts []Threshold) []Breach {
 	var out []Breach
 	for _, d := range deltas {
+		if d.A == nil || d.B == nil {
+			continue
+		}
+		have := min(d.A.Succeeded, d.B.Succeeded)
 		for _, t := range ts {
-			c, _ := d.Figure(t.Field)
-			lost := d.A != nil && d.B != nil && !math.IsNaN(c.A) && math.IsNaN(c.B)
+			on := judgedOn(t.Field, have)
+			c, _ := d.Figure(cmp.Or(on, t.Field))
+			lost := !math.IsNaN(c.A) && math.IsNaN(c.B)
 			if by, ok := t.crossed(c); ok || lost {
-				out = append(out, Breach{Row: d.Name(), Threshold: t, Change: c, By: by, TooFew: d.TooFew})
+				b := Breach{Row: d.Name(), Threshold: t, Change: c, By: by, Have: have, Need: RequestsToConclude(t.Field)}
+				b.Inconclusive = !lost && on == ""
+				if on != t.Field {
+					b.JudgedOn = on
+				}
+				out = append(out, b)
 			}
+		}
+	}
+	return out
+}
+
+// judgedOn is the figure a threshold on field is judged on with have requests a side:
+// field itself when they resolve it, else the same figure's highest lower percentile
+// they do resolve (a p99 on 40 requests is judged on the p95), else "".
+func judgedOn(field string, have int) string {
+	if have >= RequestsToConclude(field) {
+		return field
+	}
+	m := percentileName.FindStringSubmatchIndex(field)
+	if m == nil {
+		return ""
+	}
+	q, _ := strconv.Atoi(field[m[2]:m[3]])
+	for _, lower := range []int{95, 90, 50} {
+		name := field[:m[2]] + strconv.Itoa(lower) + field[m[3]:]
+		if lower < q && CheckCompareField(name) == nil && have >= RequestsToConclude(name) {
+			return name
+		}
+	}
+	return ""
+}
+
+// Failing are the breaches that fail a gate: the conclusive ones, or all with strict.
+func Failing(breaches []Breach, strict bool) []Breach {
+	var out []Breach
+	for _, b := range breaches {
+		if strict || !b.Inconclusive {
+			out = append(out, b)
 		}
 	}
 	return out
@@ -135,7 +211,11 @@ func WriteBreachesMarkdown(w io.Writer, breaches []Breach) error {
 		return nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n**Gate failed**: %d threshold crossing(s).\n\n", len(breaches))
+	if n := len(Failing(breaches, false)); n > 0 {
+		fmt.Fprintf(&b, "\n**Gate failed**: %d threshold crossing(s).\n\n", n)
+	} else {
+		fmt.Fprintf(&b, "\n**Gate passed**; %d crossing(s) on too few requests to conclude.\n\n", len(breaches))
+	}
 	for _, br := range breaches {
 		b.WriteString("- " + strings.ReplaceAll(br.String(), "|", `\|`) + "\n")
 	}
@@ -175,13 +255,16 @@ type jsonDelta struct {
 }
 
 type jsonBreach struct {
-	Row       string    `json:"row"`
-	Field     string    `json:"figure"`
-	Threshold string    `json:"threshold"`
-	A         jsonFloat `json:"a"`
-	B         jsonFloat `json:"b"`
-	By        jsonFloat `json:"change"`
-	TooFew    bool      `json:"too_few_requests"`
+	Row          string    `json:"row"`
+	Field        string    `json:"figure"`
+	Threshold    string    `json:"threshold"`
+	A            jsonFloat `json:"a"`
+	B            jsonFloat `json:"b"`
+	By           jsonFloat `json:"change"`
+	Inconclusive bool      `json:"inconclusive"`
+	JudgedOn     string    `json:"judged_on,omitempty"`
+	Need         int       `json:"requests_needed"`
+	Have         int       `json:"requests"`
 }
 
 // WriteCompareJSON writes one JSON object: the two sides' labels, every row with every
@@ -210,7 +293,7 @@ func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Bre
 	}
 	for _, b := range breaches {
 		out.Breaches = append(out.Breaches, jsonBreach{b.Row, b.Threshold.Field, b.Threshold.Text,
-			jsonFloat(b.Change.A), jsonFloat(b.Change.B), jsonFloat(b.By), b.TooFew})
+			jsonFloat(b.Change.A), jsonFloat(b.Change.B), jsonFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -68,8 +68,8 @@ func TestGateCatchesRegressionAndPassesRerun(t *testing.T) {
 			t.Errorf("breach %q lacks %q", msg, want)
 		}
 	}
-	if b[0].TooFew {
-		t.Error("200 requests a side marked too few")
+	if b[0].Inconclusive || b[1].Inconclusive {
+		t.Error("200 requests a side marked too few to conclude on a p99")
 	}
 }
 
@@ -131,5 +131,50 @@ func TestGateFailsARowBLost(t *testing.T) {
 	// A figure neither side measured is no breach.
 	if b := Gate(Compare(lost, lost), []Threshold{th}); len(b) != 0 {
 		t.Fatalf("breaches = %v", b)
+	}
+}
+
+// On 40 requests a side a p99 rests on the largest value or two: a threshold on it is
+// judged on the p95, which 40 requests resolve. On 10 nothing is resolved: crossings are
+// reported as inconclusive and fail only with strict.
+func TestGateTailPercentileNeedsRequests(t *testing.T) {
+	var ts []Threshold
+	for _, s := range []string{"ttft_p99_s>+10%", "output_tok_s<-5%"} {
+		th, err := ParseThreshold(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, th)
+	}
+	rows := func(p95, p99, tokS float64, n int) []Row {
+		r := gateRows(p99, tokS, n)
+		r[0].TTFT.P95 = p95
+		return r
+	}
+	// The p99 jumps 20% (one slow request), the p95 holds: no breach.
+	if got := Gate(Compare(rows(1.0, 1.0, 100, 40), rows(1.02, 1.2, 100, 40)), ts); len(got) != 0 {
+		t.Fatalf("breaches = %v", got)
+	}
+	// The p95 moves too: a breach judged on it.
+	got := Gate(Compare(rows(1.0, 1.0, 100, 40), rows(1.2, 1.3, 100, 40)), ts)
+	if len(got) != 1 || got[0].JudgedOn != "ttft_p95_s" || got[0].Inconclusive ||
+		!strings.Contains(got[0].String(), "ttft_p95_s 1 → 1.2 (+20.0%) crossed ttft_p99_s>+10%, judged on ttft_p95_s: "+
+			"40 successful requests a side cannot resolve ttft_p99_s (it needs 200)") {
+		t.Fatalf("breaches = %v", got)
+	}
+	got = Gate(Compare(rows(1.0, 1.0, 100, 10), rows(1.2, 1.3, 90, 10)), ts)
+	if len(got) != 2 || !got[0].Inconclusive || !got[1].Inconclusive || got[0].Have != 10 {
+		t.Fatalf("breaches on 10 requests = %+v", got)
+	}
+	if len(Failing(got, false)) != 0 || len(Failing(got, true)) != 2 {
+		t.Errorf("failing %v, strict %v", Failing(got, false), Failing(got, true))
+	}
+	if !strings.Contains(got[0].String(), "but inconclusive: ttft_p99_s needs 200 successful requests a side, the rows have 10") {
+		t.Errorf("message %q", got[0].String())
+	}
+	for field, want := range map[string]int{"ttft_p50_s": 20, "ttft_p95_s": 40, "itl_p99_ms": 200, "output_tok_s": 20} {
+		if got := RequestsToConclude(field); got != want {
+			t.Errorf("RequestsToConclude(%s) = %d, want %d", field, got, want)
+		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // writeLedger writes one closed-loop row per concurrency with the given TTFT p99 and
-// throughput, as a run of 100 requests would.
+// throughput, as a run of 250 requests would (enough to judge a p99).
 func writeLedger(t *testing.T, path string, ttftP99, tokS float64) {
 	t.Helper()
 	l, err := report.OpenLedger(path)
@@ -19,7 +19,7 @@ func writeLedger(t *testing.T, path string, ttftP99, tokS float64) {
 	for _, conc := range []int{1, 4} {
 		r := report.NewRow()
 		r.CellID, r.Model, r.Tool, r.Workload, r.Concurrency = "m/x", "tiny", "openai.vllm", "w", conc
-		r.Requests, r.Succeeded = 100, 100
+		r.Requests, r.Succeeded = 250, 250
 		r.TTFT.P50, r.TTFT.P99, r.OutputTokS = 0.1, ttftP99, tokS
 		if conc == 1 {
 			r.TTFT.P99, r.OutputTokS = 0.2, 50 // the planted regression is at c=4 only
