@@ -135,6 +135,7 @@ type applier struct {
 	mgr      *servers.Manager
 	backends map[string]backends.Backend
 	probed   map[string]bool
+	unusable map[string]error // backends the probe found unable to serve, by address
 	shapes   map[string]modelShape
 	vram     []report.VRAMSeries
 }
@@ -150,7 +151,7 @@ func rowKey(r report.Row) levelKey {
 
 func newApplier(o Options) (*applier, error) {
 	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]report.Row{},
-		backends: map[string]backends.Backend{}, probed: map[string]bool{}, shapes: map[string]modelShape{}}
+		backends: map[string]backends.Backend{}, probed: map[string]bool{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
 	if a.now == nil {
 		a.now = time.Now
 	}

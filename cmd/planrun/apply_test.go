@@ -81,9 +81,11 @@ func TestApplyExitCodes(t *testing.T) {
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
 
-	// The openai backend sends no key: its cell fails (401); the ollama cell is fine.
+	// The openai backend sends no key: the probe sees it refused (401) and its cell fails
+	// before measuring, with the reason; the ollama cell is fine.
 	code, out, errs := runCmd(t, "", "apply", "-quiet", "-var", "url="+srv.URL, writePlan(t, applyPlan))
-	if code != exitCellsFailed || !strings.Contains(out, "Cells: 1 ok, 1 failed") || !strings.Contains(out, "401: 6") {
+	if code != exitCellsFailed || !strings.Contains(out, "Apply failed! Cells: 1 ok, 1 failed") ||
+		!strings.Contains(out, "Cell m/tiny/-/openai.mock/-/w failed: backend openai.mock") || !strings.Contains(out, "401 Unauthorized") {
 		t.Fatalf("failing cell: exit %d\n%s\n%s", code, out, errs)
 	}
 
