@@ -129,6 +129,7 @@ type applier struct {
 	mdPaths  []string
 	language string
 	manifest report.Manifest
+	host     string
 	done     map[levelKey]report.Row // resumed levels already complete
 	tel      *gpu.Telemetry
 	ownTel   bool
@@ -200,11 +201,15 @@ func newApplier(o Options) (*applier, error) {
 
 	host := report.CollectHost()
 	a.manifest = report.Manifest{Environment: host, Started: started}
+	a.host = host.Host // a resumed run's rows say where they were measured, not where it began
 	if o.Resume != "" {
 		if err := a.loadResume(); err != nil {
 			a.close()
 			return nil, err
 		}
+	}
+	if a.manifest.RunID == "" { // a new run, or one from before run ids
+		a.manifest.RunID = newRunID(runDir)
 	}
 	a.manifest.PlanrunVersion = version.String()
 	a.manifest.PlanPath, a.manifest.PlanHash = p.Path, p.Hash

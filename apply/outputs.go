@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +34,14 @@ func newRunDir(parent string, started time.Time) (string, error) {
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}
+}
+
+// newRunID names a run: its directory's name (its start time) and a random suffix, so
+// runs started in the same second on two machines still differ.
+func newRunID(runDir string) string {
+	var b [4]byte
+	rand.Read(b[:])
+	return filepath.Base(runDir) + "-" + hex.EncodeToString(b[:])
 }
 
 func planName(p *plan.Plan) string {

@@ -20,6 +20,7 @@ import (
 type rowContext struct {
 	Plan, PlanPath, PlanHash string
 	Version                  string
+	RunID, Host              string
 	// ModelNote describes the model as the server reported it; empty when unknown.
 	ModelNote   string
 	Calibration executor.Calibration
@@ -29,7 +30,8 @@ type rowContext struct {
 
 // runRowContext is the part of a row's context that is the same for every row of the run.
 func (a *applier) runRowContext() rowContext {
-	return rowContext{Plan: planName(a.o.Plan), PlanPath: a.o.Plan.Path, PlanHash: a.o.Plan.Hash, Version: version.String()}
+	return rowContext{Plan: planName(a.o.Plan), PlanPath: a.o.Plan.Path, PlanHash: a.o.Plan.Hash, Version: version.String(),
+		RunID: a.manifest.RunID, Host: a.host}
 }
 
 // rowContext gathers the row's context, including the VRAM estimate for the context
@@ -111,7 +113,7 @@ func cellRow(cell *plan.Cell, level plan.Level, rc rowContext) report.Row {
 	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
 	row.MaxTokens = w.MaxTokens
 	row.PromptTokensRequested = w.PromptTokens
-	row.Version = rc.Version
+	row.Version, row.RunID, row.Host = rc.Version, rc.RunID, rc.Host
 	return row
 }
 

@@ -200,6 +200,8 @@ var columns = func() []column {
 		strCol("planrun_version", func(r *Row) *string { return &r.Version }),
 		timeCol("started", func(r *Row) *time.Time { return &r.Started }),
 		timeCol("ended", func(r *Row) *time.Time { return &r.Ended }),
+		strCol("run_id", func(r *Row) *string { return &r.RunID }),
+		strCol("host", func(r *Row) *string { return &r.Host }),
 	)
 	return c
 }()

@@ -123,6 +123,8 @@ type CellStatus struct {
 
 // Manifest is manifest.json: what a result directory was produced by and from.
 type Manifest struct {
+	// RunID names the run; every row and raw sample of the run carries it.
+	RunID string `json:"run_id,omitempty"`
 	Environment
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`

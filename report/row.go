@@ -97,6 +97,11 @@ type Row struct {
 	Version string // planrun version
 	Started time.Time
 	Ended   time.Time
+
+	// RunID names the run that produced the row (the same in its run directory's
+	// manifest.json and requests.jsonl); Host is the machine planrun ran on.
+	RunID string
+	Host  string
 }
 
 // Status values of a Row.
