@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,14 +34,6 @@ func newRunDir(parent string, started time.Time) (string, error) {
 	}
 }
 
-// newRunID names a run: its directory's name (its start time) and a random suffix, so
-// runs started in the same second on two machines still differ.
-func newRunID(runDir string) string {
-	var b [4]byte
-	rand.Read(b[:])
-	return filepath.Base(runDir) + "-" + hex.EncodeToString(b[:])
-}
-
 func planName(p *plan.Plan) string {
 	base := filepath.Base(p.Path)
 	return strings.TrimSuffix(base, filepath.Ext(base))
@@ -68,10 +58,14 @@ func (a *applier) writeManifest() error {
 	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
-// writeReport re-renders the Markdown report (and charts) from every row so far.
+// writeReport re-renders the Markdown report (and charts) and summary.json from every
+// row so far.
 func (a *applier) writeReport() error {
 	rows := latestRows(a.res.Rows)
 	sortRows(rows, a.o.Cells)
+	if err := a.writeSummary(rows); err != nil {
+		return err
+	}
 	charts, err := report.WriteCharts(a.res.RunDir, rows, a.vram)
 	if err != nil {
 		a.note("charts: %v", err)
@@ -101,4 +95,43 @@ func latestRows(rows []report.Row) []report.Row {
 		out = append(out, r)
 	}
 	return out
+}
+
+// writeSummary writes summary.json: the run's plan, environment, cells and rows.
+func (a *applier) writeSummary(rows []report.Row) error {
+	s := report.NewSummary(planName(a.o.Plan), a.manifest, rows)
+	s.Outcome = a.outcome()
+	for _, f := range a.res.ExpectFailures {
+		s.ExpectFailures = append(s.ExpectFailures, f.String())
+	}
+	path := filepath.Join(a.res.RunDir, "summary.json")
+	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSummary(w, s) }); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// outcome is the run's outcome so far, as summary.json states it.
+func (a *applier) outcome() string {
+	if a.res.Interrupted {
+		return report.OutcomeInterrupted
+	}
+	failed := len(a.res.ExpectFailures) > 0
+	for _, c := range a.manifest.Cells {
+		switch c.Status {
+		case report.StatusInterrupted:
+			return report.OutcomeInterrupted
+		case report.StatusFailed:
+			failed = true
+		case "pending":
+			return report.OutcomeRunning
+		}
+	}
+	switch {
+	case failed:
+		return report.OutcomeFailed
+	case a.manifest.Ended.IsZero():
+		return report.OutcomeRunning
+	}
+	return report.OutcomeComplete
 }
