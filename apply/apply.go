@@ -211,6 +211,12 @@ func newApplier(o Options) (*applier, error) {
 	if a.manifest.RunID == "" { // a new run, or one from before run ids
 		a.manifest.RunID = newRunID(runDir)
 	}
+	if o.Resume == "" {
+		if err := a.copyPlan(); err != nil {
+			a.close()
+			return nil, fmt.Errorf("copying the plan into the run directory: %w", err)
+		}
+	}
 	a.manifest.PlanrunVersion = version.String()
 	a.manifest.PlanPath, a.manifest.PlanHash = p.Path, p.Hash
 

@@ -110,6 +110,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 			return nil, fmt.Errorf("server %q did not start: %v", spec.Name, err)
 		}
 		setup.proc = p
+		a.recordServer(spec, "")
 		if a.manifest.ServerStartup == nil {
 			a.manifest.ServerStartup = map[string]string{}
 		}
@@ -126,6 +127,9 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 			return nil, errInterrupted
 		}
 		return nil, err
+	}
+	if cell.Server != nil {
+		a.recordServer(cell.Server.Spec, a.manifest.ServerVersions[cell.Backend.Addr])
 	}
 	if err := a.ensureModel(ctx, cell, b); err != nil {
 		return nil, err
@@ -213,7 +217,7 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	defer cancel()
 	pr := b.Probe(pctx, []string{cell.ModelID})
 	if blocksMeasuring(pr) {
-		err := fmt.Errorf("backend %s at %s cannot serve requests, so its cells were not measured: %s",
+		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
 			addr, report.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
 		a.unusable[addr] = err
 		return err
