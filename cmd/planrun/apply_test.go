@@ -126,3 +126,55 @@ func TestApplyWithoutGPUSampling(t *testing.T) {
 		t.Fatalf("the rows must say GPU sampling was off:\n%s", ledger)
 	}
 }
+
+// A dead backend, a keyed backend without its key and two healthy cells: the broken cells
+// fail at once with their reasons, the last line says so, and the exit code is the table's.
+func TestApplyFailedCellsAreShownWithTheirReasons(t *testing.T) {
+	healthy := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer healthy.Close()
+	keyed := mockserver.New(mockserver.Config{APIKey: "k"})
+	keyedSrv := httptest.NewServer(keyed)
+	defer keyedSrv.Close()
+	dead := httptest.NewServer(nil)
+	deadURL := dead.URL
+	dead.Close() // nothing listens there any more
+
+	src := strings.Replace(applyPlan, `backend "ollama" "mock" { url = var.url }`, `backend "ollama" "mock" { url = var.url }
+backend "openai" "dead" { url = "`+deadURL+`/v1" }
+backend "openai" "keyed" {
+  url         = "`+keyedSrv.URL+`/v1"
+  api_key_env = "KEYED_API_KEY"
+}`, 1)
+	src = strings.Replace(src, `tool     = [backend.openai.mock, backend.ollama.mock]`,
+		`tool     = [backend.openai.mock, backend.openai.dead, backend.openai.keyed, backend.ollama.mock]`, 1)
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+healthy.URL, writePlan(t, src))
+	if code != exitCellsFailed {
+		t.Fatalf("exit %d, want %d (a cell failed)\n%s\n%s", code, exitCellsFailed, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Apply failed! Cells: 2 ok, 2 failed.") {
+		t.Fatalf("last line %q, want Apply failed with the counts", last)
+	}
+	for _, cell := range []string{"openai.dead", "openai.keyed"} {
+		if !regexp.MustCompile(`m/tiny/-/` + regexp.QuoteMeta(cell) + `/-/w +1 +failed`).MatchString(out) {
+			t.Errorf("summary table lacks the failed row of %s:\n%s", cell, out)
+		}
+	}
+	for _, want := range []string{
+		"Cell m/tiny/-/openai.dead/-/w failed: backend openai.dead at " + deadURL + "/v1 cannot serve requests: connection refused",
+		"Cell m/tiny/-/openai.keyed/-/w failed: backend openai.keyed at " + keyedSrv.URL + "/v1 cannot serve requests: environment variable KEYED_API_KEY is not set",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := keyed.Stats().Requests; n != 0 {
+		t.Errorf("%d requests sent to the backend without its key", n)
+	}
+
+	// The table is in apply -h, with the rule for which code wins.
+	code, _, errs = runCmd(t, "", "apply", "-h")
+	if code != exitOK || !strings.Contains(errs, "when several apply, the first in this list wins") || !strings.Contains(errs, "4    a cell failed") {
+		t.Fatalf("apply -h: exit %d, no exit code table:\n%s", code, errs)
+	}
+}
