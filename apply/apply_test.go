@@ -165,6 +165,15 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 			t.Fatalf("report.md lacks %q", want)
 		}
 	}
+	html, _ := os.ReadFile(filepath.Join(res.RunDir, report.HTMLFile))
+	for _, want := range []string{"<strong>TPOT</strong> = (E2E − TTFT) / (output tokens − 1)", "openai.mock", "ollama.mock", "<svg"} {
+		if !strings.Contains(string(html), want) {
+			t.Fatalf("report.html lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(res.RunDir, strings.TrimSuffix(report.LatencyChartFile, ".svg")+".png")); err != nil {
+		t.Fatalf("the latency chart has no PNG: %v", err)
+	}
 	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil || m.PlanHash != p.Hash || len(m.Cells) != 2 || m.Ended.IsZero() || m.ServerVersions["ollama.mock"] == "" {
 		t.Fatalf("manifest: %+v %v", m, err)

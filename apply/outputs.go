@@ -58,8 +58,8 @@ func (a *applier) writeManifest() error {
 	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
-// writeReport re-renders the Markdown report (and charts) and summary.json from every
-// row so far.
+// writeReport re-renders the Markdown and HTML reports (and charts) and summary.json
+// from every row so far.
 func (a *applier) writeReport() error {
 	rows := latestRows(a.res.Rows)
 	sortRows(rows, a.o.Cells)
@@ -76,6 +76,10 @@ func (a *applier) writeReport() error {
 		if err := report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
+	}
+	html := filepath.Join(a.res.RunDir, report.HTMLFile)
+	if err := report.WriteFileAtomic(html, func(w io.Writer) error { return report.WriteHTML(w, r) }); err != nil {
+		return fmt.Errorf("writing %s: %w", html, err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"fmt"
+
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
@@ -9,12 +11,16 @@ import (
 // user what the client self-check warns about, and writes the row to the ledgers, the
 // report's rows and charts, and the progress.
 func (a *applier) record(cell *plan.Cell, level plan.Level, m levelMeasurement, row *report.Row) {
-	if m.GPU.Note == "" && len(m.GPU.Devices) > 0 {
-		var pts []report.VRAMPoint
-		for _, p := range m.GPU.Devices[0].Series {
-			pts = append(pts, report.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
+	if m.GPU.Note == "" {
+		// One trace per GPU: a model split over cards shows each card's share.
+		for _, d := range m.GPU.Devices {
+			var pts []report.VRAMPoint
+			for _, p := range d.Series {
+				pts = append(pts, report.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
+			}
+			gpu := fmt.Sprintf("GPU %d %s", d.Index, d.Name)
+			a.vram = append(a.vram, report.VRAMSeries{Label: cell.ID + " " + levelName(level), GPU: gpu, Points: pts})
 		}
-		a.vram = append(a.vram, report.VRAMSeries{Label: cell.ID + " " + levelName(level), Points: pts})
 	}
 	if m.Monitored {
 		for _, w := range clientWarnings(*row, m) {

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,13 +14,21 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	_ "gonum.org/v1/plot/vg/vgimg" // registers png for draw.NewFormattedCanvas
+	_ "gonum.org/v1/plot/vg/vgsvg" // registers svg
 )
 
-// Chart is an image written beside the report; File is relative to the report's folder.
+// Chart is a figure written beside the report: File is the SVG and PNG the same figure
+// as PNG (PR comments show PNG, not SVG), both relative to the report's folder. SVG
+// holds the SVG itself, which report.html inlines.
 type Chart struct {
 	Title string
 	File  string
+	PNG   string
+	SVG   []byte
 }
 
 // VRAMPoint is one NVML sample: seconds since the cell started, GB in use.
@@ -26,88 +37,340 @@ type VRAMPoint struct {
 	GB      float64
 }
 
-// VRAMSeries is the VRAM-over-time trace of one cell (from the gpu sampler).
+// VRAMSeries is the VRAM-over-time trace of one cell on one GPU (from the gpu sampler).
+// Series with the same GPU share a panel; an empty GPU is one unnamed panel.
 type VRAMSeries struct {
 	Label  string
+	GPU    string
 	Points []VRAMPoint
 }
 
-// Chart file names, fixed so the Markdown links stay valid as the report is re-rendered.
+// Chart file names (SVG; the PNG has the same name with .png), fixed so the links stay
+// valid as the report is re-rendered.
 const (
-	TTFTChartFile       = "ttft_p50_vs_concurrency.svg"
-	ThroughputChartFile = "throughput_vs_concurrency.svg"
-	VRAMChartFile       = "vram_over_time.svg"
+	LatencyChartFile = "latency_vs_load.svg"
+	ParetoChartFile  = "throughput_vs_latency.svg"
+	VRAMChartFile    = "vram_over_time.svg"
+	SLOChartFile     = "slo_attainment.svg"
 )
 
-// WriteCharts writes SVG charts into dir: TTFT p50 and throughput against concurrency,
-// one line per cell, and VRAM over time when series are given. A chart with no measured
-// point is not written. It returns the charts written, for Report.Charts.
-func WriteCharts(dir string, rows []Row, vram []VRAMSeries) ([]Chart, error) {
+// palette colours series by cell, the same cell in the same colour in every chart
+// (Tableau 10: distinct, and readable on white).
+var palette = []color.RGBA{
+	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
+	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
+	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
+}
+
+func seriesColor(i int) color.RGBA { return palette[i%len(palette)] }
+
+// bandColor is the series colour, faint, for the p50–p99 band behind its line.
+func bandColor(i int) color.NRGBA {
+	c := seriesColor(i)
+	return color.NRGBA{c.R, c.G, c.B, 0x40}
+}
+
+// Charts builds the report's figures from its rows, without writing them: latency
+// against load with p50–p99 bands, throughput against latency, VRAM over time per GPU
+// and SLO attainment. A figure with no measured point is left out.
+func Charts(rows []Row, vram []VRAMSeries) ([]Chart, error) {
 	var charts []Chart
-	for _, c := range []struct {
-		title, file, y string
-		value          func(Row) float64
-	}{
-		{"TTFT p50 against concurrency", TTFTChartFile, "TTFT p50 (s)", func(r Row) float64 { return r.TTFT.P50 }},
-		{"Output throughput against concurrency", ThroughputChartFile, "output tokens/s", func(r Row) float64 { return r.OutputTokS }},
-	} {
-		series := byCell(rows, c.value)
-		if len(series) == 0 {
+	for _, f := range []*figure{latencyFigure(rows), paretoFigure(rows), vramFigure(vram), sloFigure(rows)} {
+		if f == nil {
 			continue
 		}
-		if err := savePlot(filepath.Join(dir, c.file), c.title, "concurrency", c.y, series); err != nil {
+		svg, err := f.render("svg")
+		if err != nil {
 			return charts, err
 		}
-		charts = append(charts, Chart{Title: c.title, File: c.file})
+		charts = append(charts, Chart{Title: f.title, File: f.file, PNG: pngName(f.file), SVG: svg})
 	}
-	var vs []namedXYs
-	for _, s := range vram {
+	return charts, nil
+}
+
+// WriteCharts writes each figure of Charts into dir as SVG and PNG and returns them,
+// for Report.Charts.
+func WriteCharts(dir string, rows []Row, vram []VRAMSeries) ([]Chart, error) {
+	charts, err := Charts(rows, vram)
+	if err != nil {
+		return nil, err
+	}
+	figs := map[string]*figure{}
+	for _, f := range []*figure{latencyFigure(rows), paretoFigure(rows), vramFigure(vram), sloFigure(rows)} {
+		if f != nil {
+			figs[f.file] = f
+		}
+	}
+	for i, c := range charts {
+		png, err := figs[c.File].render("png")
+		if err != nil {
+			return charts[:i], err
+		}
+		for name, data := range map[string][]byte{c.File: c.SVG, c.PNG: png} {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				return charts[:i], fmt.Errorf("write chart: %w", err)
+			}
+		}
+	}
+	return charts, nil
+}
+
+func pngName(svg string) string { return strings.TrimSuffix(svg, ".svg") + ".png" }
+
+// loadAxis is how a level's load is read: closed-loop rows by concurrency, open-loop
+// rows by their request rate. The two never share an x axis.
+type loadAxis struct {
+	label string
+	x     func(Row) float64
+	has   func(Row) bool
+}
+
+var loadAxes = []loadAxis{
+	{"concurrency", func(r Row) float64 { return float64(r.Concurrency) }, func(r Row) bool { return !(r.RequestRate > 0) }},
+	{"request rate (req/s)", func(r Row) float64 { return r.RequestRate }, func(r Row) bool { return r.RequestRate > 0 }},
+}
+
+// loadMetric is one latency or throughput figure of the latency chart; p99 is nil when
+// the figure has no band.
+type loadMetric struct {
+	label    string
+	scale    float64
+	p50, p99 func(Row) float64
+}
+
+var loadMetrics = []loadMetric{
+	{"TTFT (s)", 1, func(r Row) float64 { return r.TTFT.P50 }, func(r Row) float64 { return r.TTFT.P99 }},
+	{"TPOT (ms)", 1000, func(r Row) float64 { return r.TPOT.P50 }, func(r Row) float64 { return r.TPOT.P99 }},
+	{"E2E (s)", 1, func(r Row) float64 { return r.E2E.P50 }, func(r Row) float64 { return r.E2E.P99 }},
+	{"output tokens/s", 1, func(r Row) float64 { return r.OutputTokS }, nil},
+}
+
+// latencyFigure: one row of panels per kind of load, one panel per figure, each cell a
+// p50 line over its p50–p99 band.
+func latencyFigure(rows []Row) *figure {
+	f := newFigure("TTFT, TPOT and E2E against load (line p50, band p50–p99)", LatencyChartFile)
+	cells := cellIndex(rows)
+	for _, ax := range loadAxes {
+		var panels []*plot.Plot
+		any := false
+		for _, m := range loadMetrics {
+			p := newPanel(m.label, ax.label, m.label)
+			for _, s := range cellSeries(rows, cells, ax.has, ax.x, scaled(m.p50, m.scale)) {
+				any = true
+				if m.p99 != nil {
+					addBand(p, s.cell, s.xys, cellSeries(s.rows, cells, ax.has, ax.x, scaled(m.p99, m.scale)))
+				}
+				f.line(p, s)
+			}
+			panels = append(panels, p)
+		}
+		if any {
+			f.panels = append(f.panels, panels)
+		}
+	}
+	return f.orNil()
+}
+
+// paretoFigure plots each level's throughput against its latency, cell by cell, each
+// point labelled with its load: the trade-off a deployment picks a point on.
+func paretoFigure(rows []Row) *figure {
+	f := newFigure("Output throughput against latency (each point a level)", ParetoChartFile)
+	cells := cellIndex(rows)
+	var panels []*plot.Plot
+	for _, m := range loadMetrics[:2] {
+		p := newPanel("throughput vs "+m.label+" p50", m.label+" p50", "output tokens/s")
+		for _, ax := range loadAxes {
+			for _, s := range cellSeries(rows, cells, ax.has, scaled(m.p50, m.scale), func(r Row) float64 { return r.OutputTokS }) {
+				f.line(p, s)
+				labels := make([]string, len(s.rows))
+				for i, r := range s.rows {
+					labels[i] = " " + loadLabel(r)
+				}
+				if l, err := plotter.NewLabels(plotter.XYLabels{XYs: s.xys, Labels: labels}); err == nil {
+					p.Add(l)
+				}
+			}
+		}
+		panels = append(panels, p)
+	}
+	if f.entries > 0 {
+		f.panels = [][]*plot.Plot{panels}
+	}
+	return f.orNil()
+}
+
+// vramFigure: one panel per GPU, one line per cell and level.
+func vramFigure(vram []VRAMSeries) *figure {
+	f := newFigure("VRAM in use over time", VRAMChartFile)
+	var gpus []string
+	panel := map[string]*plot.Plot{}
+	for i, s := range vram {
 		var xy plotter.XYs
 		for _, p := range s.Points {
 			if !math.IsNaN(p.GB) {
 				xy = append(xy, plotter.XY{X: p.Seconds, Y: p.GB})
 			}
 		}
-		if len(xy) > 0 {
-			vs = append(vs, namedXYs{s.Label, xy})
+		if len(xy) == 0 {
+			continue
+		}
+		p, ok := panel[s.GPU]
+		if !ok {
+			p = newPanel(strings.TrimSpace("VRAM in use "+s.GPU), "seconds since the level started", "GB")
+			panel[s.GPU] = p
+			gpus = append(gpus, s.GPU)
+		}
+		f.line(p, namedXYs{name: s.Label, cell: i, xys: xy})
+	}
+	for _, g := range gpus {
+		f.panels = append(f.panels, []*plot.Plot{panel[g]})
+	}
+	return f.orNil()
+}
+
+// sloFigure: one bar per level, grouped by load, coloured by cell.
+func sloFigure(rows []Row) *figure {
+	f := newFigure("SLO attainment (% of requests meeting every limit)", SLOChartFile)
+	p := newPanel("SLO attainment", "level", "% of requests")
+	p.Y.Max = 100
+	cells := cellIndex(rows)
+	var loads []string
+	at := map[string]int{}
+	for _, r := range rows {
+		if l := loadLabel(r); !math.IsNaN(r.SLOAttainmentPct) && !slices.Contains(loads, l) {
+			at[l] = len(loads)
+			loads = append(loads, l)
 		}
 	}
-	if len(vs) > 0 {
-		title := "VRAM in use over time"
-		if err := savePlot(filepath.Join(dir, VRAMChartFile), title, "seconds", "GB", vs); err != nil {
-			return charts, err
+	width := vg.Points(12)
+	seen := map[int]bool{}
+	for _, r := range rows {
+		if math.IsNaN(r.SLOAttainmentPct) {
+			continue
 		}
-		charts = append(charts, Chart{Title: title, File: VRAMChartFile})
+		c := cells[r.CellID]
+		bar, err := plotter.NewBarChart(plotter.Values{r.SLOAttainmentPct}, width)
+		if err != nil {
+			continue
+		}
+		bar.Color, bar.LineStyle.Width = seriesColor(c), 0
+		bar.XMin = float64(at[loadLabel(r)])
+		bar.Offset = width * vg.Length(float64(c)-float64(len(cells)-1)/2)
+		p.Add(bar)
+		if !seen[c] {
+			seen[c] = true
+			f.legend.Add(cellLabel(r), bar)
+			f.entries++
+		}
 	}
-	return charts, nil
+	if len(loads) > 0 {
+		p.NominalX(loads...)
+		f.panels = [][]*plot.Plot{{p}}
+	}
+	return f.orNil()
+}
+
+// loadLabel names a level's load: "c4" closed loop, "2 req/s" open loop.
+func loadLabel(r Row) string {
+	if r.RequestRate > 0 {
+		return formatFloat(r.RequestRate) + " req/s"
+	}
+	return fmt.Sprintf("c%d", r.Concurrency)
 }
 
 type namedXYs struct {
 	name string
+	cell int // colour index
 	xys  plotter.XYs
+	rows []Row // the rows behind the points, in the same order
 }
 
-// byCell groups measured values by cell, in first-seen order, sorted by concurrency.
-func byCell(rows []Row, value func(Row) float64) []namedXYs {
+// cellIndex numbers cells in first-seen order, which fixes each cell's colour.
+func cellIndex(rows []Row) map[string]int {
+	idx := map[string]int{}
+	for _, r := range rows {
+		if _, ok := idx[r.CellID]; !ok {
+			idx[r.CellID] = len(idx)
+		}
+	}
+	return idx
+}
+
+func scaled(f func(Row) float64, scale float64) func(Row) float64 {
+	return func(r Row) float64 { return f(r) * scale }
+}
+
+// cellSeries groups the measured (x, y) of the rows that have the load axis by cell,
+// in first-seen order, each sorted by x.
+func cellSeries(rows []Row, cells map[string]int, has func(Row) bool, x, y func(Row) float64) []namedXYs {
 	var out []namedXYs
 	index := map[string]int{}
 	for _, r := range rows {
-		v := value(r)
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		vx, vy := x(r), y(r)
+		if !has(r) || !finite(vx) || !finite(vy) {
 			continue
 		}
 		i, ok := index[r.CellID]
 		if !ok {
 			i = len(out)
 			index[r.CellID] = i
-			out = append(out, namedXYs{name: cellLabel(r)})
+			out = append(out, namedXYs{name: cellLabel(r), cell: cells[r.CellID]})
 		}
-		out[i].xys = append(out[i].xys, plotter.XY{X: float64(r.Concurrency), Y: v})
+		out[i].xys = append(out[i].xys, plotter.XY{X: vx, Y: vy})
+		out[i].rows = append(out[i].rows, r)
 	}
-	for _, s := range out {
-		slices.SortStableFunc(s.xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+	for i := range out {
+		s := &out[i]
+		order := make([]int, len(s.xys))
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.xys[a].X, s.xys[b].X) })
+		xys, rs := make(plotter.XYs, len(order)), make([]Row, len(order))
+		for j, k := range order {
+			xys[j], rs[j] = s.xys[k], s.rows[k]
+		}
+		s.xys, s.rows = xys, rs
 	}
 	return out
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// addBand shades p50..p99 of one cell: a polygon over two or more points, a thick
+// faint bar at a single point.
+func addBand(p *plot.Plot, cell int, p50 plotter.XYs, p99 []namedXYs) {
+	if len(p99) == 0 {
+		return
+	}
+	hi := map[float64]float64{}
+	for _, xy := range p99[0].xys {
+		hi[xy.X] = xy.Y
+	}
+	var lower, upper plotter.XYs
+	for _, xy := range p50 {
+		if y, ok := hi[xy.X]; ok {
+			lower = append(lower, xy)
+			upper = append(upper, plotter.XY{X: xy.X, Y: y})
+		}
+	}
+	if len(lower) == 1 {
+		l, err := plotter.NewLine(plotter.XYs{lower[0], upper[0]})
+		if err == nil {
+			l.Color, l.Width = bandColor(cell), vg.Points(8)
+			p.Add(l)
+		}
+		return
+	}
+	if len(lower) == 0 {
+		return
+	}
+	slices.Reverse(upper)
+	poly, err := plotter.NewPolygon(append(lower, upper...))
+	if err == nil {
+		poly.Color, poly.LineStyle.Width = bandColor(cell), 0
+		p.Add(poly)
+	}
 }
 
 // cellLabel names a cell in a legend by what differs between cells.
@@ -119,27 +382,106 @@ func cellLabel(r Row) string {
 	return l
 }
 
-func savePlot(path, title, x, y string, series []namedXYs) error {
+// figure is one image: a title, rows of panels, and one legend for all of them, drawn
+// in a strip of its own below the panels so it never covers a line.
+type figure struct {
+	title, file string
+	panels      [][]*plot.Plot
+	legend      plot.Legend
+	entries     int
+	inLegend    map[string]bool
+}
+
+func newFigure(title, file string) *figure {
+	l := plot.NewLegend()
+	l.Top, l.Left = true, true // entries read from the strip's top left
+	l.Padding = vg.Points(3)
+	return &figure{title: title, file: file, legend: l, inLegend: map[string]bool{}}
+}
+
+func (f *figure) orNil() *figure {
+	if len(f.panels) == 0 {
+		return nil
+	}
+	return f
+}
+
+func newPanel(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
-	p.Y.Min = 0 // latency and throughput read honestly from zero
+	p.Y.Min = 0 // latency, throughput and memory read honestly from zero
 	p.Add(plotter.NewGrid())
-	for i, s := range series {
-		line, points, err := plotter.NewLinePoints(s.xys)
-		if err != nil {
-			return fmt.Errorf("chart %s: %w", title, err)
+	return p
+}
+
+// line adds a series as a line with points, in its cell's colour, and names it once in
+// the figure's legend.
+func (f *figure) line(p *plot.Plot, s namedXYs) {
+	line, points, err := plotter.NewLinePoints(s.xys)
+	if err != nil {
+		return
+	}
+	line.Color, line.Width = seriesColor(s.cell), vg.Points(1.5)
+	points.Color, points.Shape = seriesColor(s.cell), plotutil.Shape(s.cell)
+	p.Add(line, points)
+	if !f.inLegend[s.name] {
+		f.inLegend[s.name] = true
+		f.legend.Add(s.name, line, points)
+		f.entries++
+	}
+}
+
+// Panel size and margins of a figure, in points.
+const (
+	panelW, panelH = 4 * vg.Inch, 3 * vg.Inch
+	figurePad      = 8
+)
+
+// render draws the figure as "svg" or "png".
+func (f *figure) render(format string) ([]byte, error) {
+	cols := 0
+	for _, row := range f.panels {
+		cols = max(cols, len(row))
+	}
+	grid := make([][]*plot.Plot, len(f.panels))
+	for i, row := range f.panels {
+		grid[i] = append(append([]*plot.Plot(nil), row...), make([]*plot.Plot, cols-len(row))...)
+	}
+	titleStyle := plot.New().Title.TextStyle
+	titleStyle.Font.Size = vg.Points(13)
+	titleStyle.XAlign, titleStyle.YAlign = text.XLeft, text.YTop
+	titleH := titleStyle.Height(f.title) + 2*figurePad
+	legendH := f.legend.Rectangle(draw.Canvas{}).Size().Y + 2*figurePad
+	// Room for the title and legend at a quarter more than their width: a browser without
+	// the Liberation fonts draws the SVG's text in a wider one.
+	text := max(titleStyle.Width(f.title), f.legend.Rectangle(draw.Canvas{}).Size().X)
+	w := max(vg.Length(cols)*panelW, text*5/4+2*figurePad)
+	h := vg.Length(len(grid))*panelH + titleH + legendH
+	c, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", f.title, err)
+	}
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	dc.FillText(titleStyle, vg.Point{X: figurePad, Y: h - figurePad}, f.title)
+	f.legend.Draw(draw.Crop(dc, figurePad, -figurePad, figurePad, -(h - legendH)))
+	plotArea := draw.Crop(dc, 0, 0, legendH, -titleH)
+	tiles := draw.Tiles{Rows: len(grid), Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12),
+		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(12)}
+	canvases := plot.Align(grid, tiles, plotArea)
+	for i, row := range grid {
+		for j, p := range row {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
 		}
-		line.Color = plotutil.Color(i)
-		points.Color = plotutil.Color(i)
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		p.Legend.Add(s.name, line, points)
 	}
-	p.Legend.Top = true
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, path); err != nil {
-		return fmt.Errorf("write chart %s: %w", path, err)
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", f.title, err)
 	}
-	return nil
+	return buf.Bytes(), nil
 }

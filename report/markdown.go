@@ -3,12 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
-	"sort"
-	"strconv"
 	"strings"
-
-	"github.com/planrun/planrun/stats"
 )
 
 // Report is everything the Markdown report shows. WriteMarkdown is a pure function of
@@ -19,7 +14,8 @@ type Report struct {
 	Language string
 	Rows     []Row
 	Env      Environment
-	// Charts are the SVG files written beside the report (WriteCharts), linked by path.
+	// Charts are the figures written beside the report (WriteCharts): Markdown shows the
+	// PNG and links the SVG; HTML inlines the SVG.
 	Charts []Chart
 }
 
@@ -28,6 +24,7 @@ type labels struct {
 	seed                                  []string
 	single, concurrent, details, formulas string
 	env, charts, none                     string
+	results, notes, seedTables, open      string
 }
 
 var english = labels{
@@ -40,6 +37,10 @@ var english = labels{
 	env:        "Environment",
 	charts:     "Charts",
 	none:       "No results yet.",
+	results:    "Results",
+	notes:      "Notes",
+	seedTables: "The seed's tables (single request apart from concurrent)",
+	open:       "show",
 }
 
 var chinese = labels{
@@ -51,11 +52,16 @@ var chinese = labels{
 	env:        "环境",
 	charts:     "图表",
 	none:       "暂无结果。",
+	results:    "结果",
+	notes:      "备注",
+	seedTables: "原表（单请求与并发分开）",
+	open:       "展开",
 }
 
-// WriteMarkdown renders the report: the seed's table with single-request rows apart
-// from concurrent ones, the metric formulas right under it, the detail table, the
-// environment and the chart links.
+// WriteMarkdown renders the report for a PR: the compact headline table with its notes
+// listed once, the charts as PNG (linking the SVG), then, folded under <details>, the
+// seed's tables (single-request rows apart from concurrent ones), the metric formulas,
+// the table of every figure and the environment.
 func WriteMarkdown(w io.Writer, r Report) error {
 	lb := english
 	if r.Language == "zh" {
@@ -70,6 +76,18 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
 		fmt.Fprintf(&b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
 	}
+	if len(r.Rows) == 0 {
+		fmt.Fprintf(&b, "%s\n\n", lb.none)
+	} else {
+		fmt.Fprintf(&b, "## %s\n\n", lb.results)
+		headlineTable(&b, lb, r.Rows)
+	}
+	if len(r.Charts) > 0 {
+		fmt.Fprintf(&b, "## %s\n\n", lb.charts)
+		for _, c := range r.Charts {
+			fmt.Fprintf(&b, "![%s](%s) ([SVG](%s))\n\n", c.Title, c.PNG, c.File)
+		}
+	}
 
 	var single, concurrent []Row
 	for _, row := range r.Rows {
@@ -79,39 +97,73 @@ func WriteMarkdown(w io.Writer, r Report) error {
 			concurrent = append(concurrent, row)
 		}
 	}
-	if len(r.Rows) == 0 {
-		fmt.Fprintf(&b, "%s\n\n", lb.none)
-	}
-	for _, part := range []struct {
-		heading string
-		rows    []Row
-	}{{lb.single, single}, {lb.concurrent, concurrent}} {
-		if len(part.rows) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "## %s\n\n", part.heading)
-		seedTable(&b, lb, part.rows)
+	if len(r.Rows) > 0 {
+		folded(&b, lb.seedTables, func() {
+			for _, part := range []struct {
+				heading string
+				rows    []Row
+			}{{lb.single, single}, {lb.concurrent, concurrent}} {
+				if len(part.rows) > 0 {
+					fmt.Fprintf(&b, "## %s\n\n", part.heading)
+					seedTable(&b, lb, part.rows)
+				}
+			}
+		})
 	}
 
 	fmt.Fprintf(&b, "## %s\n\n", lb.formulas)
-	formulas(&b, r.Rows)
-
+	folded(&b, lb.open, func() {
+		for _, l := range formulaLines(r.Rows) {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	})
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.details)
-		detailTable(&b, r.Rows)
+		folded(&b, lb.open, func() {
+			table(&b, detailHead, func(add func(...string)) {
+				for _, row := range r.Rows {
+					add(detailCells(row)...)
+				}
+			})
+		})
 	}
-
 	fmt.Fprintf(&b, "## %s\n\n", lb.env)
-	environment(&b, r.Env)
-
-	if len(r.Charts) > 0 {
-		fmt.Fprintf(&b, "## %s\n\n", lb.charts)
-		for _, c := range r.Charts {
-			fmt.Fprintf(&b, "![%s](%s)\n\n", c.Title, c.File)
+	folded(&b, lb.open, func() {
+		for _, it := range envItems(r.Env) {
+			fmt.Fprintf(&b, "- %s: %s\n", it[0], it[1])
 		}
-	}
+		b.WriteString("\n")
+	})
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// folded writes body inside <details>, with the blank lines GitHub needs to render the
+// Markdown within.
+func folded(b *strings.Builder, summary string, body func()) {
+	fmt.Fprintf(b, "<details><summary>%s</summary>\n\n", summary)
+	body()
+	b.WriteString("</details>\n\n")
+}
+
+// headlineTable writes the compact table and, under it, each note once with the rows
+// it applies to.
+func headlineTable(b *strings.Builder, lb labels, rows []Row) {
+	body, notes := headline(rows)
+	table(b, headlineHead, func(add func(...string)) {
+		for _, cells := range body {
+			add(cells...)
+		}
+	})
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n\n", lb.notes)
+	for i, n := range notes {
+		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, oneLine(n.Text), strings.Join(n.Rows, ", "))
+	}
+	b.WriteString("\n")
 }
 
 // isSingle: single-request rows (one request in flight, closed loop) are kept apart
@@ -128,159 +180,14 @@ func seedTable(b *strings.Builder, lb labels, rows []Row) {
 	})
 }
 
-func concurrency(r Row) string {
-	if r.RequestRate > 0 {
-		return fmt.Sprintf("%d (open loop %s req/s)", r.Concurrency, formatFloat(r.RequestRate))
-	}
-	return fmt.Sprint(r.Concurrency)
-}
-
-// seedNotes says what a reader must know before trusting the row's figures.
+// seedNotes is the seed table's notes column: the row's verdict when it says more
+// than "ok", then its caveats.
 func seedNotes(r Row) string {
-	var n []string
-	if r.Notes != "" {
-		n = append(n, r.Notes)
-	}
-	if r.Status != "" && r.Status != StatusOK {
-		n = append(n, strings.ToUpper(r.Status))
-	}
-	if r.Failed > 0 {
-		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, formatFailures(r.Failures)))
-	}
-	if r.Stability == "noisy" || r.Stability == "unstable" {
-		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%%", r.Stability, num(r.StabilitySpread, 100, 0)))
-	}
-	if r.Goal != "" {
-		n = append(n, "goal "+r.Goal)
-	}
-	if r.Verdict != "" {
-		n = append(n, fmt.Sprintf("%s: %s", r.Reference, r.Verdict))
-	}
-	if r.TokenSource == "chunks" || r.TokenSource == "mixed" {
-		n = append(n, "tokens counted from "+r.TokenSource)
-	}
-	if r.EarlyStops > 0 {
-		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens", r.EarlyStops, r.Requests))
+	n := caveats(r)
+	if v := rowVerdict(r); v != StatusOK {
+		n = append(n, v)
 	}
 	return strings.Join(n, "; ")
-}
-
-func detailTable(b *strings.Builder, rows []Row) {
-	head := []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (s)", "TPOT p50/p90/p99 (ms)",
-		"ITL p50/p99 (ms)", "E2E p50/p99 (s)", "tok/s", "req/s", "Decode p50 (tok/s)", "Failures",
-		"Tokens (source, tok/chunk)", "Prompt tokens (asked → got)", "Early stops",
-		"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability", "Reference"}
-	table(b, head, func(add func(...string)) {
-		for _, r := range rows {
-			add(r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
-				tri(r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, 1, 3),
-				tri(r.TPOT.P50, r.TPOT.P90, r.TPOT.P99, 1000, 1),
-				num(r.ITL.P50, 1000, 1)+" / "+num(r.ITL.P99, 1000, 1),
-				num(r.E2E.P50, 1, 2)+" / "+num(r.E2E.P99, 1, 2),
-				num(r.OutputTokS, 1, 1), num(r.RequestsPerSec, 1, 3), num(r.DecodeRate.P50, 1, 1),
-				dash(formatFailures(r.Failures)),
-				fmt.Sprintf("%d (%s, %s)", r.OutputTokens, dash(r.TokenSource), num(r.TokensPerChunk, 1, 2)),
-				fmt.Sprintf("%d → %s", r.PromptTokensRequested, num(r.PromptTokensActual, 1, 1)),
-				fmt.Sprint(r.EarlyStops),
-				tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
-				num(r.VRAMEstimateGB, 1, 2)+" / "+num(r.ServerVRAMGB, 1, 2),
-				num(r.ClientCPUPct, 1, 0)+" / "+num(r.ClientLagP99Ms, 1, 2),
-				stability(r), dash(strings.TrimSpace(r.Reference+" "+r.Verdict)))
-		}
-	})
-}
-
-func stability(r Row) string {
-	if r.Stability == "" {
-		return "—"
-	}
-	if math.IsNaN(r.StabilitySpread) {
-		return r.Stability
-	}
-	return fmt.Sprintf("%s (±%s%%)", r.Stability, num(r.StabilitySpread, 100, 1))
-}
-
-// How ITL percentiles are taken, from the stats package's constants.
-var (
-	itlExactNote = strconv.FormatInt(stats.ITLExactGaps, 10)
-	itlErrorNote = strconv.FormatFloat(stats.ITLRelativeError*100, 'g', -1, 64) + "%"
-)
-
-// formulas prints the four metrics exactly as DESIGN.md defines them, plus how the
-// figures in the tables were aggregated and which VRAM figure the rows carry.
-func formulas(b *strings.Builder, rows []Row) {
-	b.WriteString(`- **TTFT** — from the moment the request starts being written to the arrival of the first chunk that carries generated content (a role-only chunk, an empty delta, an SSE comment or keep-alive is not a token).
-- **E2E** — request start to the last content chunk (or end of stream).
-- **Output tokens** — the server's own count (` + "`usage.completion_tokens`" + ` with ` + "`stream_options.include_usage`" + `; Ollama ` + "`eval_count`" + `); only when the server gives none, content chunks are counted (token source ` + "`chunks`" + `). Tokens per chunk = Σ output tokens / Σ content chunks; above 1 the server coalesces tokens.
-- **TPOT** = (E2E − TTFT) / (output tokens − 1), for requests with more than one output token (vLLM's definition, comparable with ` + "`vllm bench serve`" + `). **ITL** (gaps between consecutive content chunks) is a different figure, reported apart.
-- **Throughput** = Σ output tokens of successful requests / wall time of the measured window (first request start to last request end); the table shows the median across repeat runs, as for requests/s. Decode rate = (output tokens − 1) / (E2E − TTFT) per request.
-- **VRAM** — GPU memory in use while requests run, sampled via NVML during the measured window: baseline before load, peak during load (the table's figure), and per server process where NVML attributes it. NVML's v1 "used" includes driver-reserved memory; v2 separates it.
-- Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.
-- ITL percentiles are exact up to ` + itlExactNote + ` gaps per run; beyond that they come from a DDSketch with ≤ ` + itlErrorNote + ` relative error (count, mean, min and max stay exact).
-- **Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.
-`)
-	seen := map[string]bool{}
-	var sources []string
-	for _, r := range rows {
-		if r.VRAMSource != "" && !seen[r.VRAMSource] {
-			seen[r.VRAMSource] = true
-			sources = append(sources, r.VRAMSource)
-		}
-	}
-	if len(sources) > 0 {
-		fmt.Fprintf(b, "- VRAM figures in these rows: %s.\n", strings.Join(sources, "; "))
-	}
-	b.WriteString("\n")
-}
-
-func environment(b *strings.Builder, e Environment) {
-	item := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(b, "- %s: %s\n", k, v)
-		}
-	}
-	item("Host", e.Host)
-	item("OS", strings.TrimSpace(e.OS+"/"+e.Arch+" "+e.Kernel))
-	cpu := e.CPU
-	if e.CPUs > 0 {
-		cpu = strings.TrimSpace(fmt.Sprintf("%s (%d logical CPUs)", e.CPU, e.CPUs))
-	}
-	item("CPU", cpu)
-	gpus := strings.Join(e.GPUs, ", ")
-	if gpus == "" {
-		gpus = "none reported"
-	}
-	item("GPU", gpus)
-	item("Driver", e.Driver)
-	item("CUDA", e.CUDA)
-	for _, k := range sortedKeys(e.ServerVersions) {
-		item("Server "+k, e.ServerVersions[k])
-	}
-	for _, k := range sortedKeys(e.ModelDigests) {
-		if _, ok := e.Models[k]; !ok {
-			item("Model "+k, e.ModelDigests[k])
-		}
-	}
-	modelKeys := make([]string, 0, len(e.Models))
-	for k := range e.Models {
-		modelKeys = append(modelKeys, k)
-	}
-	sort.Strings(modelKeys)
-	for _, k := range modelKeys {
-		item("Model "+k, e.Models[k].String())
-	}
-	item("planrun", e.PlanrunVersion)
-	item("Plan", strings.TrimSpace(e.PlanPath+" "+e.PlanHash))
-	b.WriteString("\n")
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // table writes a Markdown table; cells have their pipes escaped.
@@ -296,23 +203,4 @@ func table(b *strings.Builder, head []string, body func(add func(...string))) {
 	b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
 	body(func(cells ...string) { row(cells) })
 	b.WriteString("\n")
-}
-
-// num formats v·scale with the given decimals; "—" when not measured.
-func num(v, scale float64, decimals int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	return fmt.Sprintf("%.*f", decimals, v*scale)
-}
-
-func tri(a, b, c, scale float64, decimals int) string {
-	return num(a, scale, decimals) + " / " + num(b, scale, decimals) + " / " + num(c, scale, decimals)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }

@@ -64,7 +64,7 @@ func TestWriteMarkdownGolden(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			var b bytes.Buffer
 			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: reportRows(), Env: reportEnv(),
-				Charts: []Chart{{"TTFT p50 against concurrency", TTFTChartFile}}}
+				Charts: []Chart{{Title: "TTFT, TPOT and E2E against load", File: LatencyChartFile, PNG: pngName(LatencyChartFile)}}}
 			if err := WriteMarkdown(&b, r); err != nil {
 				t.Fatal(err)
 			}

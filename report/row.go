@@ -102,6 +102,10 @@ type Row struct {
 	// manifest.json and requests.jsonl); Host is the machine planrun ran on.
 	RunID string
 	Host  string
+
+	// SLOAttainmentPct is the % of requests meeting every limit of the workload's slo;
+	// NaN when the workload has none.
+	SLOAttainmentPct float64
 }
 
 // Status values of a Row.
@@ -127,7 +131,7 @@ func NewRow() Row {
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
-		StabilitySpread: nan,
+		StabilitySpread: nan, SLOAttainmentPct: nan,
 	}
 }
 

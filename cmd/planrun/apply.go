@@ -36,7 +36,7 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	fs := newFlagSet(env, "apply", "PLAN", `Run every selected cell of the plan: warm-up runs (discarded), then the measured runs at
 each concurrency level, with GPU memory sampled during the measured window. Results are
 written as the run goes: the CSV ledger (appended across runs), and a run directory with
-results.csv, report.md (+ SVG charts), requests.jsonl and manifest.json.
+results.csv, report.md (+ SVG and PNG charts), report.html, requests.jsonl and manifest.json.
 
 First Ctrl-C: stop sending, let requests in flight finish (-grace), write everything and
 mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel at once.

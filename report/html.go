@@ -1,0 +1,169 @@
+package report
+
+import (
+	"bytes"
+	"html/template"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// HTMLFile is the name of the HTML report in a run's directory.
+const HTMLFile = "report.html"
+
+// WriteHTML renders the report as one self-contained page: no script, nothing fetched
+// from the network, the charts inline as SVG. It shows what the Markdown shows, from
+// the same sections: the headline table and its notes, the charts, each cell's levels
+// with every figure, the formulas and the environment.
+func WriteHTML(w io.Writer, r Report) error {
+	title := r.Title
+	if title == "" {
+		title = "planrun results"
+	}
+	body, notes := headline(r.Rows)
+	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, DetailHead: detailHead}
+	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
+		page.Plan = strings.TrimSpace(r.Env.PlanPath + " (" + r.Env.PlanHash + "), planrun " + r.Env.PlanrunVersion)
+	}
+	for i, cells := range body {
+		page.Rows = append(page.Rows, htmlRow{Cells: cells, Status: r.Rows[i].Status})
+	}
+	for _, c := range r.Charts {
+		page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
+	}
+	index := map[string]int{}
+	for _, row := range r.Rows {
+		i, ok := index[row.CellID]
+		if !ok {
+			i = len(page.Cells)
+			index[row.CellID] = i
+			page.Cells = append(page.Cells, htmlCell{ID: row.CellID, About: cellAbout(row)})
+		}
+		page.Cells[i].Levels = append(page.Cells[i].Levels, detailCells(row))
+	}
+	for _, l := range formulaLines(r.Rows) {
+		page.Formulas = append(page.Formulas, inlineMarkdown(l))
+	}
+	return htmlReport.Execute(w, page)
+}
+
+type htmlPage struct {
+	Title, Plan string
+	Head        []string
+	Rows        []htmlRow
+	Notes       []note
+	Charts      []htmlChart
+	DetailHead  []string
+	Cells       []htmlCell
+	Formulas    []template.HTML
+	Env         [][2]string
+}
+
+type htmlRow struct {
+	Cells  []string
+	Status string
+}
+
+type htmlChart struct {
+	Title string
+	SVG   template.HTML
+}
+
+type htmlCell struct {
+	ID, About string
+	Levels    [][]string
+}
+
+// cellAbout says what produced a cell's rows, in one line.
+func cellAbout(r Row) string {
+	var parts []string
+	for _, p := range [][2]string{{"model", r.Model}, {"model id", r.ModelID}, {"quantization", r.Quantization},
+		{"tool", r.Tool}, {"backend", SafeURL(r.BackendURL)}, {"hardware", r.Hardware}, {"GPU", r.GPU},
+		{"workload", r.Workload}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+" "+p[1])
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// inlineSVG drops the XML prolog of a chart so it can sit inside HTML. The SVG is
+// planrun's own output (gonum escapes the text in it), hence trusted as HTML.
+func inlineSVG(svg []byte) template.HTML {
+	if i := bytes.Index(svg, []byte("<svg")); i >= 0 {
+		svg = svg[i:]
+	}
+	return template.HTML(svg)
+}
+
+var (
+	mdBold = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	mdCode = regexp.MustCompile("`([^`]+)`")
+)
+
+// inlineMarkdown turns the bold and code spans of a formula line into HTML, after
+// escaping everything else.
+func inlineMarkdown(s string) template.HTML {
+	h := template.HTMLEscapeString(s)
+	h = mdBold.ReplaceAllString(h, "<strong>$1</strong>")
+	h = mdCode.ReplaceAllString(h, "<code>$1</code>")
+	return template.HTML(h)
+}
+
+var htmlReport = template.Must(template.New(HTMLFile).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; margin: 0 auto; padding: 1.5em 2em; max-width: 1600px; }
+h1 { font-size: 1.6em; margin: 0 0 .2em; } h2 { font-size: 1.25em; margin: 1.6em 0 .5em; border-bottom: 1px solid #d0d7de; padding-bottom: .2em; }
+h3 { font-size: 1.05em; margin: 0; display: inline; }
+.plan { color: #59636e; margin: 0 0 1em; }
+table { border-collapse: collapse; margin: .4em 0 .8em; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #d0d7de; padding: .3em .6em; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+tr.failed td, tr.interrupted td { background: #fff1f0; }
+.scroll { overflow-x: auto; }
+.notes { color: #3d444d; }
+figure { margin: 1em 0 2em; }
+.cell td { white-space: nowrap; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
+details { margin: .4em 0; } summary { cursor: pointer; }
+.about { color: #59636e; margin: .3em 0; }
+code { background: #f6f8fa; padding: 0 .25em; border-radius: 3px; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+{{with .Plan}}<p class="plan">Plan {{.}}</p>{{end}}
+<h2>Results</h2>
+{{if .Rows}}<div class="scroll"><table id="headline">
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr class="{{.Status}}">{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>
+{{with .Notes}}<ol class="notes">{{range .}}<li>{{.Text}} <span class="about">({{range $i, $r := .Rows}}{{if $i}}, {{end}}{{$r}}{{end}})</span></li>
+{{end}}</ol>{{end}}
+{{else}}<p>No results yet.</p>{{end}}
+{{with .Charts}}<h2>Charts</h2>
+{{range .}}<figure class="chart" aria-label="{{.Title}}">{{.SVG}}</figure>
+{{end}}{{end}}
+{{with .Cells}}<h2>Cells</h2>
+{{range .}}<details class="cell" open><summary><h3>{{.ID}}</h3></summary>
+<p class="about">{{.About}}</p>
+<div class="scroll"><table>
+<thead><tr>{{range $.DetailHead}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Levels}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>
+</details>
+{{end}}{{end}}
+<h2>How the figures are measured</h2>
+<ul>{{range .Formulas}}<li>{{.}}</li>
+{{end}}</ul>
+<h2>Environment</h2>
+<ul>{{range .Env}}<li>{{index . 0}}: {{index . 1}}</li>
+{{end}}</ul>
+</body>
+</html>
+`))

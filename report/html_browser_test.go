@@ -1,0 +1,158 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chartBox is where a chart's SVG sits on the page, in CSS pixels from the page's top.
+type chartBox struct{ X, Y, W, H float64 }
+
+// TestHTMLInChromium renders report.html in headless Chromium (Debian's chromium
+// package; .ci/run installs it) and checks what a reader would see: no console error,
+// no request leaving the file, one SVG per chart, and each chart's region of the
+// screenshot holding its series' colours. PLANRUN_SCREENSHOT=path keeps the screenshot.
+func TestHTMLInChromium(t *testing.T) {
+	browser, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (apt-get install chromium; .ci/run does): the HTML report is not rendered")
+	}
+	r := htmlTestReport(t)
+	path := filepath.Join(t.TempDir(), HTMLFile)
+	if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
+		t.Fatal(err)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-component-update", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 2000))
+	// A bound on a hung browser, not a speed check.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	ctx, cancelBrowser := chromedp.NewContext(ctx)
+	defer cancelBrowser()
+
+	var mu sync.Mutex
+	var problems []string
+	problem := func(s string) { mu.Lock(); problems = append(problems, s); mu.Unlock() }
+	err = chromedp.Listen(ctx, func(ev any) {
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError {
+				problem("console " + string(ev.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			problem("exception: " + ev.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError {
+				problem("log error: " + ev.Entry.Text)
+			}
+		case *network.EventRequestWillBeSent:
+			if !strings.HasPrefix(ev.Request.URL, "file://") {
+				problem("request to " + ev.Request.URL)
+			}
+		case *network.EventLoadingFailed:
+			problem("loading failed: " + ev.ErrorText)
+		}
+	})
+
+	if err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	if err == nil {
+		_, err = chromedp.Call(ctx, runtime.Enable, cdp.Empty{})
+	}
+	if err == nil {
+		_, err = chromedp.Call(ctx, log.Enable, cdp.Empty{})
+	}
+	if err == nil {
+		err = chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible("#headline"))
+	}
+	var boxes []chartBox
+	if err == nil {
+		boxes, err = chromedp.Run(ctx, chromedp.Evaluate[[]chartBox](`[...document.querySelectorAll("figure.chart svg")].map(s => {
+			const r = s.getBoundingClientRect();
+			return {X: r.left + window.scrollX, Y: r.top + window.scrollY, W: r.width, H: r.height};
+		})`))
+	}
+	var shot []byte
+	if err == nil {
+		shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	}
+	if err != nil {
+		t.Fatalf("rendering %s in Chromium: %v", path, err)
+	}
+	if p := os.Getenv("PLANRUN_SCREENSHOT"); p != "" {
+		os.WriteFile(p, shot, 0o644)
+	}
+	mu.Lock()
+	for _, p := range problems {
+		t.Errorf("Chromium: %s", p)
+	}
+	mu.Unlock()
+
+	if len(boxes) != len(r.Charts) {
+		t.Fatalf("the page shows %d chart SVGs, want %d", len(boxes), len(r.Charts))
+	}
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	for i, box := range boxes {
+		if box.W < 300 || box.H < 150 {
+			t.Errorf("chart %q is drawn %.0f×%.0f px", r.Charts[i].Title, box.W, box.H)
+		}
+		// The first cell has a figure in every chart; the latency chart shows both cells.
+		want := []color.RGBA{seriesColor(0)}
+		if r.Charts[i].File == LatencyChartFile {
+			want = append(want, seriesColor(1))
+		}
+		for j, c := range want {
+			if n := countColor(img, box, c); n < 20 {
+				t.Errorf("chart %q: %d pixels of series %d's colour %v in its region of the screenshot", r.Charts[i].Title, n, j, c)
+			}
+		}
+	}
+}
+
+// countColor counts the pixels within box whose colour is within a small distance of c
+// (antialiasing blends the edges of lines).
+func countColor(img image.Image, box chartBox, c color.RGBA) int {
+	n := 0
+	rect := image.Rect(int(box.X), int(box.Y), int(box.X+box.W), int(box.Y+box.H)).Intersect(img.Bounds())
+	for y := rect.Min.Y; y < rect.Max.Y; y++ {
+		for x := rect.Min.X; x < rect.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if near(r>>8, c.R) && near(g>>8, c.G) && near(b>>8, c.B) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func near(v uint32, want uint8) bool {
+	d := int(v) - int(want)
+	return d >= -12 && d <= 12
+}

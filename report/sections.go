@@ -1,0 +1,235 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/planrun/planrun/stats"
+)
+
+// The sections both report.md and report.html show, as plain cells and lines, so the
+// two formats cannot disagree on a figure or a formula.
+
+// headlineHead is the compact table a PR reader sees first.
+var headlineHead = []string{"Cell", "Workload", "Load", "TTFT p50/p99 (s)", "TPOT p50/p99 (ms)", "tok/s",
+	"VRAM (GB)", "Verdict"}
+
+// note is a caveat shown once under the headline table, with the rows it applies to.
+type note struct {
+	Text string
+	Rows []string // "cell load"
+}
+
+// headline returns the headline table's rows and the notes they refer to: a note that
+// several rows share is listed once, and each row's verdict cites it as [n].
+func headline(rows []Row) (body [][]string, notes []note) {
+	index := map[string]int{}
+	for _, r := range rows {
+		verdict := rowVerdict(r)
+		for _, text := range caveats(r) {
+			i, ok := index[text]
+			if !ok {
+				i = len(notes)
+				index[text] = i
+				notes = append(notes, note{Text: text})
+			}
+			notes[i].Rows = append(notes[i].Rows, r.CellID+" "+loadLabel(r))
+			verdict += fmt.Sprintf(" [%d]", i+1)
+		}
+		body = append(body, []string{r.CellID, dash(r.Workload), concurrency(r),
+			num(r.TTFT.P50, 1, 3) + " / " + num(r.TTFT.P99, 1, 3),
+			num(r.TPOT.P50, 1000, 1) + " / " + num(r.TPOT.P99, 1000, 1),
+			num(r.OutputTokS, 1, 1), num(r.VRAMPeakGB, 1, 2), verdict})
+	}
+	return body, notes
+}
+
+// rowVerdict is what the row concluded: its status when not ok, its goal, and its
+// reference verdict; "ok" when there is nothing else to say.
+func rowVerdict(r Row) string {
+	var v []string
+	if r.Status != "" && r.Status != StatusOK {
+		v = append(v, strings.ToUpper(r.Status))
+	}
+	if r.Goal != "" {
+		v = append(v, "goal "+r.Goal)
+	}
+	if r.Verdict != "" {
+		v = append(v, fmt.Sprintf("%s: %s", r.Reference, r.Verdict))
+	}
+	if len(v) == 0 {
+		return StatusOK
+	}
+	return strings.Join(v, "; ")
+}
+
+func concurrency(r Row) string {
+	if r.RequestRate > 0 {
+		return fmt.Sprintf("%d (open loop %s req/s)", r.Concurrency, formatFloat(r.RequestRate))
+	}
+	return fmt.Sprint(r.Concurrency)
+}
+
+// caveats are what a reader must know before trusting the row's figures, beyond its
+// verdict.
+func caveats(r Row) []string {
+	var n []string
+	if r.Notes != "" {
+		n = append(n, r.Notes)
+	}
+	if r.Failed > 0 {
+		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, formatFailures(r.Failures)))
+	}
+	if r.Stability == "noisy" || r.Stability == "unstable" {
+		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%%", r.Stability, num(r.StabilitySpread, 100, 0)))
+	}
+	if r.TokenSource == "chunks" || r.TokenSource == "mixed" {
+		n = append(n, "tokens counted from "+r.TokenSource)
+	}
+	if r.EarlyStops > 0 {
+		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens", r.EarlyStops, r.Requests))
+	}
+	return n
+}
+
+// detailHead and detailCells are the table of every figure, one row per level.
+var detailHead = []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (s)", "TPOT p50/p90/p99 (ms)",
+	"ITL p50/p99 (ms)", "E2E p50/p99 (s)", "tok/s", "req/s", "Decode p50 (tok/s)", "Failures",
+	"Tokens (source, tok/chunk)", "Prompt tokens (asked → got)", "Early stops",
+	"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability", "Reference"}
+
+func detailCells(r Row) []string {
+	return []string{r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
+		tri(r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, 1, 3),
+		tri(r.TPOT.P50, r.TPOT.P90, r.TPOT.P99, 1000, 1),
+		num(r.ITL.P50, 1000, 1) + " / " + num(r.ITL.P99, 1000, 1),
+		num(r.E2E.P50, 1, 2) + " / " + num(r.E2E.P99, 1, 2),
+		num(r.OutputTokS, 1, 1), num(r.RequestsPerSec, 1, 3), num(r.DecodeRate.P50, 1, 1),
+		dash(formatFailures(r.Failures)),
+		fmt.Sprintf("%d (%s, %s)", r.OutputTokens, dash(r.TokenSource), num(r.TokensPerChunk, 1, 2)),
+		fmt.Sprintf("%d → %s", r.PromptTokensRequested, num(r.PromptTokensActual, 1, 1)),
+		fmt.Sprint(r.EarlyStops),
+		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
+		num(r.VRAMEstimateGB, 1, 2) + " / " + num(r.ServerVRAMGB, 1, 2),
+		num(r.ClientCPUPct, 1, 0) + " / " + num(r.ClientLagP99Ms, 1, 2),
+		stability(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+}
+
+func stability(r Row) string {
+	if r.Stability == "" {
+		return "—"
+	}
+	if math.IsNaN(r.StabilitySpread) {
+		return r.Stability
+	}
+	return fmt.Sprintf("%s (±%s%%)", r.Stability, num(r.StabilitySpread, 100, 1))
+}
+
+// How ITL percentiles are taken, from the stats package's constants.
+var (
+	itlExactNote = strconv.FormatInt(stats.ITLExactGaps, 10)
+	itlErrorNote = strconv.FormatFloat(stats.ITLRelativeError*100, 'g', -1, 64) + "%"
+)
+
+// formulaLines are the four metrics exactly as DESIGN.md defines them, plus how the
+// figures were aggregated and which VRAM figure the rows carry: one Markdown line each
+// (bold and code spans only, which the HTML report converts).
+func formulaLines(rows []Row) []string {
+	lines := []string{
+		"**TTFT** — from the moment the request starts being written to the arrival of the first chunk that carries generated content (a role-only chunk, an empty delta, an SSE comment or keep-alive is not a token).",
+		"**E2E** — request start to the last content chunk (or end of stream).",
+		"**Output tokens** — the server's own count (`usage.completion_tokens` with `stream_options.include_usage`; Ollama `eval_count`); only when the server gives none, content chunks are counted (token source `chunks`). Tokens per chunk = Σ output tokens / Σ content chunks; above 1 the server coalesces tokens.",
+		"**TPOT** = (E2E − TTFT) / (output tokens − 1), for requests with more than one output token (vLLM's definition, comparable with `vllm bench serve`). **ITL** (gaps between consecutive content chunks) is a different figure, reported apart.",
+		"**Throughput** = Σ output tokens of successful requests / wall time of the measured window (first request start to last request end); the table shows the median across repeat runs, as for requests/s. Decode rate = (output tokens − 1) / (E2E − TTFT) per request.",
+		"**VRAM** — GPU memory in use while requests run, sampled via NVML during the measured window: baseline before load, peak during load (the table's figure), and per server process where NVML attributes it. NVML's v1 \"used\" includes driver-reserved memory; v2 separates it.",
+		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
+		"ITL percentiles are exact up to " + itlExactNote + " gaps per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
+		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
+	}
+	seen := map[string]bool{}
+	var sources []string
+	for _, r := range rows {
+		if r.VRAMSource != "" && !seen[r.VRAMSource] {
+			seen[r.VRAMSource] = true
+			sources = append(sources, r.VRAMSource)
+		}
+	}
+	if len(sources) > 0 {
+		lines = append(lines, fmt.Sprintf("VRAM figures in these rows: %s.", strings.Join(sources, "; ")))
+	}
+	return lines
+}
+
+// envItems are the environment's facts as (name, value), empty values left out.
+func envItems(e Environment) [][2]string {
+	var items [][2]string
+	item := func(k, v string) {
+		if v != "" {
+			items = append(items, [2]string{k, v})
+		}
+	}
+	item("Host", e.Host)
+	item("OS", strings.TrimSpace(e.OS+"/"+e.Arch+" "+e.Kernel))
+	cpu := e.CPU
+	if e.CPUs > 0 {
+		cpu = strings.TrimSpace(fmt.Sprintf("%s (%d logical CPUs)", e.CPU, e.CPUs))
+	}
+	item("CPU", cpu)
+	gpus := strings.Join(e.GPUs, ", ")
+	if gpus == "" {
+		gpus = "none reported"
+	}
+	item("GPU", gpus)
+	item("Driver", e.Driver)
+	item("CUDA", e.CUDA)
+	for _, k := range sortedKeys(e.ServerVersions) {
+		item("Server "+k, e.ServerVersions[k])
+	}
+	for _, k := range sortedKeys(e.ModelDigests) {
+		if _, ok := e.Models[k]; !ok {
+			item("Model "+k, e.ModelDigests[k])
+		}
+	}
+	modelKeys := make([]string, 0, len(e.Models))
+	for k := range e.Models {
+		modelKeys = append(modelKeys, k)
+	}
+	sort.Strings(modelKeys)
+	for _, k := range modelKeys {
+		item("Model "+k, e.Models[k].String())
+	}
+	item("planrun", e.PlanrunVersion)
+	item("Plan", strings.TrimSpace(e.PlanPath+" "+e.PlanHash))
+	return items
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// num formats v·scale with the given decimals; "—" when not measured.
+func num(v, scale float64, decimals int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f", decimals, v*scale)
+}
+
+func tri(a, b, c, scale float64, decimals int) string {
+	return num(a, scale, decimals) + " / " + num(b, scale, decimals) + " / " + num(c, scale, decimals)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
