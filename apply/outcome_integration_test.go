@@ -141,11 +141,13 @@ func TestEveryCellAccountedFor(t *testing.T) {
 		}
 	}
 
-	// The Markdown report names every cell, and the reason of each failed one.
-	md := string(readFile(t, res.ReportPath))
-	for id, reason := range want {
-		if !strings.Contains(md, id) || !strings.Contains(md, reason) {
-			t.Errorf("report.md lacks cell %s or its reason %q", id, reason)
+	// The Markdown and HTML reports name every cell, and the reason of each failed one.
+	for _, name := range []string{"report.md", report.HTMLFile} {
+		text := string(readFile(t, filepath.Join(res.RunDir, name)))
+		for id, reason := range want {
+			if !strings.Contains(text, id) || !strings.Contains(text, reason) {
+				t.Errorf("%s lacks cell %s or its reason %q", name, id, reason)
+			}
 		}
 	}
 
