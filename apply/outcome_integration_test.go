@@ -9,7 +9,6 @@ package apply
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"net"
 	"net/http/httptest"
@@ -24,7 +23,7 @@ import (
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/planrun/planrun/report/summarytest"
 )
 
 const outcomePlan = `
@@ -171,8 +170,8 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	}
 
 	summary := readFile(t, filepath.Join(res.RunDir, "summary.json"))
-	validateAgainstSchema(t, summary)
-	assertSummaryMatchesCSV(t, summary, runCSV)
+	summarytest.Validate(t, report.SummarySchema, summary)
+	summarytest.MatchesCSV(t, summary, runCSV)
 	var sum report.Summary
 	if err := json.Unmarshal(summary, &sum); err != nil {
 		t.Fatal(err)
@@ -211,60 +210,4 @@ func readManifest(t *testing.T, dir string) report.Manifest {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// validateAgainstSchema checks a summary.json against report.SummarySchema.
-func validateAgainstSchema(t *testing.T, data []byte) {
-	t.Helper()
-	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.SummarySchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("summary.schema.json", schema); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("summary.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sch.Validate(doc); err != nil {
-		t.Fatalf("summary.json does not validate: %v", err)
-	}
-}
-
-// assertSummaryMatchesCSV checks every field of every row of summary.json against the
-// run's CSV.
-func assertSummaryMatchesCSV(t *testing.T, summary, ledger []byte) {
-	t.Helper()
-	s, err := report.ReadSummary(bytes.NewReader(summary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(ledger)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs)-1 != len(s.Rows) {
-		t.Fatalf("summary.json has %d rows, results.csv %d", len(s.Rows), len(recs)-1)
-	}
-	for i, rec := range recs[1:] {
-		for j, name := range recs[0] {
-			got := ""
-			switch v := s.Rows[i][name].(type) {
-			case json.Number:
-				got = v.String()
-			case string:
-				got = v
-			}
-			if got != rec[j] {
-				t.Errorf("row %d %s: summary.json %q, results.csv %q", i, name, got, rec[j])
-			}
-		}
-	}
 }

@@ -8,33 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/planrun/planrun/report/summarytest"
 )
-
-// validateSummary checks a summary.json against the shipped schema.
-func validateSummary(t *testing.T, data []byte) {
-	t.Helper()
-	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader(SummarySchema))
-	if err != nil {
-		t.Fatalf("schema: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("summary.schema.json", schema); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("summary.schema.json")
-	if err != nil {
-		t.Fatalf("compile schema: %v", err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("summary.json is not JSON: %v", err)
-	}
-	if err := sch.Validate(doc); err != nil {
-		t.Fatalf("summary.json does not validate against its schema: %v\n%s", err, data)
-	}
-}
 
 func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
 	measured := sampleRow("m/a", 4)
@@ -56,7 +31,7 @@ func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
 	if err := WriteSummary(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	validateSummary(t, buf.Bytes())
+	summarytest.Validate(t, SummarySchema, buf.Bytes())
 
 	var ledger bytes.Buffer
 	w := csv.NewWriter(&ledger)
@@ -65,7 +40,7 @@ func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
 		w.Write(r.Record())
 	}
 	w.Flush()
-	assertSummaryEqualsCSV(t, buf.Bytes(), ledger.Bytes())
+	summarytest.MatchesCSV(t, buf.Bytes(), ledger.Bytes())
 
 	// A figure that was not measured is null, never 0.
 	back, err := ReadSummary(bytes.NewReader(buf.Bytes()))
@@ -77,42 +52,6 @@ func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
 	}
 	if back.Rows[0]["ttft_p50_s"] != json.Number("0.82") {
 		t.Fatalf("ttft_p50_s = %#v, want the number 0.82", back.Rows[0]["ttft_p50_s"])
-	}
-}
-
-// assertSummaryEqualsCSV checks that summary.json holds the CSV's rows, every field
-// equal once written back as CSV text.
-func assertSummaryEqualsCSV(t *testing.T, summary, ledger []byte) {
-	t.Helper()
-	s, err := ReadSummary(bytes.NewReader(summary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := csv.NewReader(bytes.NewReader(ledger)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	header, recs := recs[0], recs[1:]
-	if len(recs) != len(s.Rows) {
-		t.Fatalf("summary has %d rows, the CSV %d", len(s.Rows), len(recs))
-	}
-	for i, rec := range recs {
-		for j, name := range header {
-			v, ok := s.Rows[i][name]
-			if !ok {
-				t.Fatalf("row %d: column %s missing from summary.json", i, name)
-			}
-			got := ""
-			switch x := v.(type) {
-			case json.Number:
-				got = x.String()
-			case string:
-				got = x
-			}
-			if got != rec[j] {
-				t.Errorf("row %d %s: summary %q, CSV %q", i, name, got, rec[j])
-			}
-		}
 	}
 }
 
