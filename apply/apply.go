@@ -46,6 +46,9 @@ type Options struct {
 	Progress Progress
 	// Now is the clock for run directory names and row times; nil means time.Now.
 	Now func() time.Time
+	// Command is the command line that started the run ("planrun", "apply", flags...),
+	// kept in manifest.json with the values of sensitive -var flags redacted.
+	Command []string
 }
 
 // Progress is told what apply is doing, for progress bars or plain log lines.
@@ -212,6 +215,7 @@ func newApplier(o Options) (*applier, error) {
 		a.manifest.RunID = newRunID(runDir)
 	}
 	if o.Resume == "" {
+		a.manifest.Command = redactCommand(o.Command, p.Variables)
 		if err := a.copyPlan(); err != nil {
 			a.close()
 			return nil, fmt.Errorf("copying the plan into the run directory: %w", err)

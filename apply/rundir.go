@@ -106,3 +106,31 @@ func (a *applier) recordServer(spec servers.Spec, version string) {
 	}
 	a.manifest.Servers[spec.Name] = s
 }
+
+// redactCommand returns args with the value of each -var that sets a sensitive variable
+// replaced, in either form ("-var", "name=value" or "-var=name=value").
+func redactCommand(args []string, vars []*plan.Variable) []string {
+	sensitive := map[string]bool{}
+	for _, v := range vars {
+		sensitive[v.Name] = v.Sensitive
+	}
+	redact := func(assign string) string {
+		name, _, ok := strings.Cut(assign, "=")
+		if ok && sensitive[strings.TrimSpace(name)] {
+			return name + "=" + redacted
+		}
+		return assign
+	}
+	out := slices.Clone(args)
+	for i, arg := range out {
+		flag := strings.TrimLeft(arg, "-")
+		switch {
+		case arg == flag: // an operand
+		case flag == "var" && i+1 < len(out):
+			out[i+1] = redact(out[i+1])
+		case strings.HasPrefix(flag, "var="):
+			out[i] = arg[:len(arg)-len(flag)] + "var=" + redact(strings.TrimPrefix(flag, "var="))
+		}
+	}
+	return out
+}

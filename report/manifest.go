@@ -139,6 +139,8 @@ type Manifest struct {
 	// redacted: with them, the run can be repeated.
 	PlanFiles []string          `json:"plan_files,omitempty"`
 	Variables map[string]string `json:"variables,omitempty"`
+	// Command is the command line that started the run, sensitive -var values redacted.
+	Command []string `json:"command,omitempty"`
 	// Servers are the plan-managed servers the run started, by name.
 	Servers map[string]ServerRun `json:"servers,omitempty"`
 }

@@ -37,6 +37,8 @@ type Summary struct {
 		Path  string   `json:"path"`
 		Hash  string   `json:"hash"`
 		Files []string `json:"files,omitempty"` // copies in the run directory
+		// Command is the command line that started the run, sensitive -var values redacted.
+		Command []string `json:"command,omitempty"`
 		// Variables are the resolved values, sensitive ones redacted.
 		Variables map[string]string `json:"variables,omitempty"`
 	} `json:"plan"`
@@ -70,7 +72,7 @@ func NewSummary(name string, m Manifest, rows []Row) Summary {
 		Environment: m.Environment, Servers: m.Servers, ServerStartup: m.ServerStartup,
 		Started: m.Started, Ended: m.Ended, Cells: m.Cells, Warnings: m.Warnings}
 	s.Plan.Name, s.Plan.Path, s.Plan.Hash = name, m.PlanPath, m.PlanHash
-	s.Plan.Files, s.Plan.Variables = m.PlanFiles, m.Variables
+	s.Plan.Files, s.Plan.Variables, s.Plan.Command = m.PlanFiles, m.Variables, m.Command
 	if s.Cells == nil {
 		s.Cells = []CellStatus{}
 	}

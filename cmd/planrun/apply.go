@@ -98,6 +98,7 @@ mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel 
 		Grace:          a.Grace,
 		Stop:           stop,
 		Progress:       prog,
+		Command:        append([]string{"planrun", "apply"}, args...),
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)

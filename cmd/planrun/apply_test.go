@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/report/summarytest"
 )
 
 const applyPlan = `
@@ -170,6 +173,18 @@ backend "openai" "keyed" {
 	}
 	if n := keyed.Stats().Requests; n != 0 {
 		t.Errorf("%d requests sent to the backend without its key", n)
+	}
+
+	// summary.json says the same, validates, and records the command line.
+	runDir := regexp.MustCompile(`Results in (.+)/\.`).FindStringSubmatch(out)[1]
+	summary, err := os.ReadFile(filepath.Join(runDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarytest.Validate(t, report.SummarySchema, summary)
+	s, err := report.ReadSummary(bytes.NewReader(summary))
+	if err != nil || s.Outcome != report.OutcomeFailed || len(s.Cells) != 4 || strings.Join(s.Plan.Command[:3], " ") != "planrun apply -quiet" {
+		t.Errorf("summary.json: outcome %q, %d cells, command %q (%v)", s.Outcome, len(s.Cells), s.Plan.Command, err)
 	}
 
 	// The table is in apply -h, with the rule for which code wins.
