@@ -49,6 +49,9 @@ type Options struct {
 	Quiet bool
 	// Now is the clock for run directory names and row times; nil means time.Now.
 	Now func() time.Time
+	// Command is the command line that started the run ("planrun", "apply", flags...),
+	// kept in manifest.json with the values of sensitive -var flags redacted.
+	Command []string
 }
 
 // Progress is told what apply is doing, for progress bars or plain log lines.
@@ -135,12 +138,14 @@ type applier struct {
 	// with language).
 	percentiles []int
 	manifest    report.Manifest
+	host        string
 	done        map[levelKey]report.Row // resumed levels already complete
 	tel         *gpu.Telemetry
 	ownTel      bool
 	mgr         *servers.Manager
 	backends    map[string]backends.Backend
 	probed      map[string]bool
+	unusable    map[string]error // backends the probe found unable to serve, by address
 	shapes      map[string]modelShape
 	vram        []report.VRAMSeries
 }
@@ -156,7 +161,7 @@ func rowKey(r report.Row) levelKey {
 
 func newApplier(o Options) (*applier, error) {
 	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]report.Row{},
-		backends: map[string]backends.Backend{}, probed: map[string]bool{}, shapes: map[string]modelShape{}}
+		backends: map[string]backends.Backend{}, probed: map[string]bool{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -206,10 +211,21 @@ func newApplier(o Options) (*applier, error) {
 
 	host := report.CollectHost()
 	a.manifest = report.Manifest{Environment: host, Started: started}
+	a.host = host.Host // a resumed run's rows say where they were measured, not where it began
 	if o.Resume != "" {
 		if err := a.loadResume(); err != nil {
 			a.close()
 			return nil, err
+		}
+	}
+	if a.manifest.RunID == "" { // a new run, or one from before run ids
+		a.manifest.RunID = newRunID(runDir)
+	}
+	if o.Resume == "" {
+		a.manifest.Command = redactCommand(o.Command, p.Variables)
+		if err := a.copyPlan(); err != nil {
+			a.close()
+			return nil, fmt.Errorf("copying the plan into the run directory: %w", err)
 		}
 	}
 	a.manifest.PlanrunVersion = version.String()

@@ -32,6 +32,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 	if err != nil {
 		a.note("%s: %s", cell.ID, err)
 		st.Status, st.Notes = report.StatusFailed, err.Error()
+		a.recordUnmeasured(cell, todo[0], st.Notes)
 		return st
 	}
 
@@ -126,6 +127,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 			return nil, fmt.Errorf("server %q did not start: %v", spec.Name, err)
 		}
 		setup.proc = p
+		a.recordServer(spec, "")
 		if a.manifest.ServerStartup == nil {
 			a.manifest.ServerStartup = map[string]string{}
 		}
@@ -137,7 +139,15 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 	setup.backend = b
-	a.probe(ctx, cell, b)
+	if err := a.probe(ctx, cell, b); err != nil {
+		if ctx.Err() != nil {
+			return nil, errInterrupted
+		}
+		return nil, err
+	}
+	if cell.Server != nil {
+		a.recordServer(cell.Server.Spec, a.manifest.ServerVersions[cell.Backend.Addr])
+	}
 	if err := a.ensureModel(ctx, cell, b); err != nil {
 		return nil, err
 	}
@@ -207,21 +217,33 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 }
 
 // probe records the server's version and the model's presence once per backend and
-// model, for the manifest and as an early, clear message when the model is missing.
-func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) {
-	key := cell.Backend.Addr + " " + cell.ModelID
+// model, for the manifest and as an early, clear message when the model is missing. An
+// error means the backend cannot serve any request (unreachable, key missing or refused):
+// its cells fail at once with that reason instead of sending every request to it.
+func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) error {
+	addr := cell.Backend.Addr
+	if err, ok := a.unusable[addr]; ok {
+		return err
+	}
+	key := addr + " " + cell.ModelID
 	if a.probed[key] {
-		return
+		return nil
 	}
 	a.probed[key] = true
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pr := b.Probe(pctx, []string{cell.ModelID})
+	if blocksMeasuring(pr) {
+		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
+			addr, report.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
+		a.unusable[addr] = err
+		return err
+	}
 	if pr.Version != "" {
 		if a.manifest.ServerVersions == nil {
 			a.manifest.ServerVersions = map[string]string{}
 		}
-		a.manifest.ServerVersions[cell.Backend.Addr] = pr.Version
+		a.manifest.ServerVersions[addr] = pr.Version
 	}
 	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
 		if a.manifest.ModelDigests == nil {
@@ -230,6 +252,13 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 		a.manifest.ModelDigests[key] = d
 	}
 	for _, p := range pr.Problems {
-		a.note("%s: %s", cell.Backend.Addr, p)
+		a.note("%s: %s", addr, p)
 	}
+	return nil
+}
+
+// blocksMeasuring reports whether a probe found a backend that cannot answer any request:
+// unreachable (refused, timed out), its key missing, or its key refused.
+func blocksMeasuring(pr backends.ProbeResult) bool {
+	return !pr.Reachable || pr.ErrorClass == backends.ErrUnauthorized || pr.ErrorClass == backends.ErrForbidden
 }

@@ -65,7 +65,8 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	}
 
 	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO},
-		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate}}
+		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
+			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {
 		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }
 	}

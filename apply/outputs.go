@@ -58,10 +58,14 @@ func (a *applier) writeManifest() error {
 	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
-// writeReport re-renders the Markdown and HTML reports (and charts) from every row so far.
+// writeReport re-renders the Markdown and HTML reports (and charts) and summary.json
+// from every row so far.
 func (a *applier) writeReport() error {
 	rows := latestRows(a.res.Rows)
 	sortRows(rows, a.o.Cells)
+	if err := a.writeSummary(rows); err != nil {
+		return err
+	}
 	charts, err := report.WriteCharts(a.res.RunDir, rows, a.vram)
 	if err != nil {
 		a.note("charts: %v", err)
@@ -101,4 +105,43 @@ func latestRows(rows []report.Row) []report.Row {
 		out = append(out, r)
 	}
 	return out
+}
+
+// writeSummary writes summary.json: the run's plan, environment, cells and rows.
+func (a *applier) writeSummary(rows []report.Row) error {
+	s := report.NewSummary(planName(a.o.Plan), a.manifest, rows)
+	s.Outcome = a.outcome()
+	for _, f := range a.res.ExpectFailures {
+		s.ExpectFailures = append(s.ExpectFailures, f.String())
+	}
+	path := filepath.Join(a.res.RunDir, "summary.json")
+	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSummary(w, s) }); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// outcome is the run's outcome so far, as summary.json states it.
+func (a *applier) outcome() string {
+	if a.res.Interrupted {
+		return report.OutcomeInterrupted
+	}
+	failed := len(a.res.ExpectFailures) > 0
+	for _, c := range a.manifest.Cells {
+		switch c.Status {
+		case report.StatusInterrupted:
+			return report.OutcomeInterrupted
+		case report.StatusFailed:
+			failed = true
+		case "pending":
+			return report.OutcomeRunning
+		}
+	}
+	switch {
+	case failed:
+		return report.OutcomeFailed
+	case a.manifest.Ended.IsZero():
+		return report.OutcomeRunning
+	}
+	return report.OutcomeComplete
 }

@@ -33,13 +33,7 @@ func (a *applier) record(cell *plan.Cell, level plan.Level, m levelMeasurement, 
 		a.note("writing raw samples: %v", err)
 	}
 	if row.Requests > 0 || row.Status != report.StatusInterrupted {
-		if err := a.ledger.Append(*row); err != nil {
-			a.note("writing the CSV ledger: %v", err)
-		}
-		if err := a.runCSV.Append(*row); err != nil {
-			a.note("writing the run's CSV: %v", err)
-		}
-		a.res.Rows = append(a.res.Rows, *row)
+		a.appendRow(*row)
 		if row.Status != report.StatusInterrupted {
 			a.checkExpects(cell, *row)
 		}
@@ -47,4 +41,22 @@ func (a *applier) record(cell *plan.Cell, level plan.Level, m levelMeasurement, 
 	if a.o.Progress != nil {
 		a.o.Progress.EndLevel(cell, *row)
 	}
+}
+
+// appendRow writes a row to both ledgers and the run's rows; a ledger that cannot be
+// written is reported and the run goes on (the run's rows still reach the report).
+func (a *applier) appendRow(row report.Row) {
+	if err := a.ledger.Append(row); err != nil {
+		a.note("writing the CSV ledger: %v", err)
+	}
+	if err := a.runCSV.Append(row); err != nil {
+		a.note("writing the run's CSV: %v", err)
+	}
+	a.res.Rows = append(a.res.Rows, row)
+}
+
+// recordUnmeasured writes the row of a cell that failed before measuring, at its first
+// pending level. Nothing was measured, so no reference or expectation is held against it.
+func (a *applier) recordUnmeasured(cell *plan.Cell, level plan.Level, reason string) {
+	a.appendRow(unmeasuredRow(cell, level, a.runRowContext(), reason, a.now()))
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // loadResume reads the run directory's manifest and rows: the plan must be the same (same
-// hash), and levels whose rows are complete (ok or failed) are not run again.
+// hash), and levels whose rows are complete (ok, or failed after measuring) are not run
+// again.
 func (a *applier) loadResume() error {
 	dir := a.o.Resume
 	m, err := report.ReadManifest(filepath.Join(dir, "manifest.json"))
@@ -26,7 +27,8 @@ func (a *applier) loadResume() error {
 		return fmt.Errorf("cannot resume %s: %w", dir, err)
 	}
 	for _, r := range rows {
-		if r.Status == report.StatusOK || r.Status == report.StatusFailed {
+		// A cell that failed before measuring (its server was down, say) is tried again.
+		if r.Status == report.StatusOK || r.Status == report.StatusFailed && r.Requests > 0 {
 			a.done[rowKey(r)] = r
 		}
 	}

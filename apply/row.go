@@ -20,6 +20,7 @@ import (
 type rowContext struct {
 	Plan, PlanPath, PlanHash string
 	Version                  string
+	RunID, Host              string
 	// ModelNote describes the model as the server reported it; empty when unknown.
 	ModelNote   string
 	Calibration executor.Calibration
@@ -27,11 +28,17 @@ type rowContext struct {
 	Estimate *gpu.VRAMEstimate
 }
 
+// runRowContext is the part of a row's context that is the same for every row of the run.
+func (a *applier) runRowContext() rowContext {
+	return rowContext{Plan: planName(a.o.Plan), PlanPath: a.o.Plan.Path, PlanHash: a.o.Plan.Hash, Version: version.String(),
+		RunID: a.manifest.RunID, Host: a.host}
+}
+
 // rowContext gathers the row's context, including the VRAM estimate for the context
 // length the server reported (which reads the model's shape from the server once).
 func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Level, cal executor.Calibration, m levelMeasurement) rowContext {
-	rc := rowContext{Plan: planName(a.o.Plan), PlanPath: a.o.Plan.Path, PlanHash: a.o.Plan.Hash,
-		Version: version.String(), ModelNote: a.modelNote(cell), Calibration: cal}
+	rc := a.runRowContext()
+	rc.ModelNote, rc.Calibration = a.modelNote(cell), cal
 	ctxLen := 0
 	for _, sm := range m.Server.Models {
 		if backends.SameModel(sm.Name, cell.ModelID) {
@@ -49,23 +56,13 @@ func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Le
 // plan's references and expectations are held against the row when it is recorded.
 func buildRow(cell *plan.Cell, level plan.Level, m levelMeasurement, rc rowContext) report.Row {
 	w := cell.Workload
-	row := report.NewRow()
-	row.Plan = rc.Plan
-	row.PlanPath, row.PlanHash = rc.PlanPath, rc.PlanHash
-	row.CellID, row.Matrix, row.Model, row.ModelID = cell.ID, cell.Matrix, cell.Model, cell.ModelID
-	row.Quantization, row.Tool, row.BackendURL = cell.Quantization, cell.Backend.Addr, report.SafeURL(cell.Backend.URL)
-	if cell.Hardware != nil {
-		row.Hardware, row.GPU = cell.Hardware.Name, cell.Hardware.GPU
-	}
-	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
-	row.MaxTokens = w.MaxTokens
+	row := cellRow(cell, level, rc)
 	row.SetStats(m.Stats)
 	if rc.Calibration.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
 		row.PromptTokensActual = float64(rc.Calibration.Actual)
 	}
-	row.PromptTokensRequested = w.PromptTokens
+	row.PromptTokensRequested = w.PromptTokens // SetStats' is zero when nothing was measured
 	setVRAM(&row, m.GPU)
-	row.Version = rc.Version
 	row.Started, row.Ended = m.Started, m.Ended
 
 	var notes []string
@@ -99,6 +96,35 @@ func buildRow(cell *plan.Cell, level plan.Level, m levelMeasurement, rc rowConte
 		notes = append(notes, note)
 	}
 	row.Notes = strings.Join(notes, "; ")
+	return row
+}
+
+// cellRow is a row that says what produced it (plan, cell, level, planrun version) and
+// has no figures yet: every figure is NaN until a measurement fills it.
+func cellRow(cell *plan.Cell, level plan.Level, rc rowContext) report.Row {
+	w := cell.Workload
+	row := report.NewRow()
+	row.Plan = rc.Plan
+	row.PlanPath, row.PlanHash = rc.PlanPath, rc.PlanHash
+	row.CellID, row.Matrix, row.Model, row.ModelID = cell.ID, cell.Matrix, cell.Model, cell.ModelID
+	row.Quantization, row.Tool, row.BackendURL = cell.Quantization, cell.Backend.Addr, report.SafeURL(cell.Backend.URL)
+	if cell.Hardware != nil {
+		row.Hardware, row.GPU = cell.Hardware.Name, cell.Hardware.GPU
+	}
+	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
+	row.MaxTokens = w.MaxTokens
+	row.PromptTokensRequested = w.PromptTokens
+	row.Version, row.RunID, row.Host = rc.Version, rc.RunID, rc.Host
+	return row
+}
+
+// unmeasuredRow is the row of a cell that failed before measuring (server not started,
+// backend unreachable or unbuildable, model missing): status failed, the reason in its
+// notes, no figures, so the cell still shows in every output.
+func unmeasuredRow(cell *plan.Cell, level plan.Level, rc rowContext, reason string, at time.Time) report.Row {
+	row := cellRow(cell, level, rc)
+	row.Status, row.Notes = report.StatusFailed, "not measured: "+reason
+	row.Started, row.Ended = at, at
 	return row
 }
 

@@ -128,6 +128,15 @@ func TestServerDyingMidCellFailsTheRestAndTheRunGoesOn(t *testing.T) {
 	if second.Status != report.StatusOK || second.Succeeded != 10 {
 		t.Fatalf("the run must go on with the next server: %s, %d ok", second.Status, second.Succeeded)
 	}
+	// The run directory says how each server was started, and what version it was.
+	m := readManifest(t, res.RunDir)
+	for _, name := range []string{"first", "second"} {
+		s := m.Servers[name]
+		if strings.Join(s.Command, " ") != os.Args[0]+" -test.run=^$" || s.Version == "" ||
+			strings.Join(s.EnvNames, ",") != "PLANRUN_TEST_DIE_AFTER,PLANRUN_TEST_MOCK_SERVER,PLANRUN_TEST_PIDFILE" {
+			t.Fatalf("server %s in the manifest: %+v", name, s)
+		}
+	}
 	gone(t, pids[0])
 	gone(t, pids[1])
 }

@@ -66,6 +66,9 @@ type ProbeResult struct {
 	Problems      []string        `json:"problems,omitempty"` // what a person can act on
 	// ModelDigests maps a model id to the server's digest of it (Ollama /api/show).
 	ModelDigests map[string]string `json:"model_digests,omitempty"`
+	// ErrorClass is the class of the failure that ended the probe early (server
+	// unreachable, key missing or refused, ...); empty when the probe ran through.
+	ErrorClass ErrorClass `json:"error_class,omitempty"`
 }
 
 // OK reports whether every check passed.

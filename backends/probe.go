@@ -9,8 +9,10 @@ import (
 
 // ProbeModels checks each wanted model id against the server's list and sends one tiny
 // request (max 2 tokens) per present model to see whether the server reports its own
-// token count. Shared by the adapters so every probe reads the same.
-func ProbeModels(ctx context.Context, be Backend, have, want []string, url string) (present map[string]bool, usage *bool, problems []string) {
+// token count. Shared by the adapters so every probe reads the same. refused is the
+// class of a test request the server refused for its key (401, 403): a server may list
+// models to anyone and still refuse every request.
+func ProbeModels(ctx context.Context, be Backend, have, want []string, url string) (present map[string]bool, usage *bool, problems []string, refused ErrorClass) {
 	present = make(map[string]bool, len(want))
 	for _, id := range want {
 		present[id] = contains(have, id)
@@ -25,6 +27,9 @@ func ProbeModels(ctx context.Context, be Backend, have, want []string, url strin
 		s := be.Do(ctx, Request{ID: "probe/" + id, Model: id, Prompt: "Say hi.", MaxTokens: 2})
 		if s.Err != nil {
 			problems = append(problems, "a test request to model "+strconv.Quote(id)+" failed: "+s.Err.Error())
+			if s.Err.Class == ErrUnauthorized || s.Err.Class == ErrForbidden {
+				refused = s.Err.Class
+			}
 			continue
 		}
 		reported := s.TokenSource != TokensChunks
@@ -32,7 +37,7 @@ func ProbeModels(ctx context.Context, be Backend, have, want []string, url strin
 			usage = &reported
 		}
 	}
-	return present, usage, problems
+	return present, usage, problems, refused
 }
 
 // contains matches a model id by SameModel.

@@ -17,12 +17,23 @@ type column struct {
 	name string
 	get  func(*Row) string
 	set  func(*Row, string) error
+	kind columnKind // how summary.json types the value
 }
+
+// columnKind is the JSON type of a column's value in summary.json.
+type columnKind string
+
+const (
+	kindText    columnKind = "string"
+	kindInteger columnKind = "integer"
+	kindNumber  columnKind = "number"
+	kindTime    columnKind = "time"
+)
 
 func strCol(name string, f func(*Row) *string) column {
 	return column{name,
 		func(r *Row) string { return oneLine(*f(r)) },
-		func(r *Row, s string) error { *f(r) = s; return nil }}
+		func(r *Row, s string) error { *f(r) = s; return nil }, kindText}
 }
 
 func intCol(name string, f func(*Row) *int) column {
@@ -36,7 +47,7 @@ func intCol(name string, f func(*Row) *int) column {
 			v, err := strconv.Atoi(s)
 			*f(r) = v
 			return err
-		}}
+		}, kindInteger}
 }
 
 // floatCol writes *f(r)·scale (e.g. seconds → ms with scale 1000).
@@ -51,7 +62,7 @@ func floatCol(name string, scale float64, f func(*Row) *float64) column {
 			v, err := strconv.ParseFloat(s, 64)
 			*f(r) = v / scale
 			return err
-		}}
+		}, kindNumber}
 }
 
 func timeCol(name string, f func(*Row) *time.Time) column {
@@ -70,7 +81,7 @@ func timeCol(name string, f func(*Row) *time.Time) column {
 			t, err := time.Parse(time.RFC3339, s)
 			*f(r) = t
 			return err
-		}}
+		}, kindTime}
 }
 
 // distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
@@ -171,7 +182,7 @@ var columns = func() []column {
 		intCol("failed", func(r *Row) *int { return &r.Failed }),
 		{"failures_by_class",
 			func(r *Row) string { return formatFailures(r.Failures) },
-			func(r *Row, s string) (err error) { r.Failures, err = parseFailures(s); return err }},
+			func(r *Row, s string) (err error) { r.Failures, err = parseFailures(s); return err }, kindText},
 	}
 	c = append(c, distCols("ttft", "s", 1, func(r *Row) *stats.Dist { return &r.TTFT })...)
 	c = append(c, distCols("tpot", "ms", 1000, func(r *Row) *stats.Dist { return &r.TPOT })...)
@@ -208,12 +219,8 @@ var columns = func() []column {
 		strCol("planrun_version", func(r *Row) *string { return &r.Version }),
 		timeCol("started", func(r *Row) *time.Time { return &r.Started }),
 		timeCol("ended", func(r *Row) *time.Time { return &r.Ended }),
-		intCol("new_connections", func(r *Row) *int { return &r.NewConnections }),
-		floatCol("conn_setup_p50_ms", 1000, func(r *Row) *float64 { return &r.ConnectSetup.P50 }),
-		floatCol("conn_setup_max_ms", 1000, func(r *Row) *float64 { return &r.ConnectSetup.Max }),
-		floatCol("send_delay_p50_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P50 }),
-		floatCol("send_delay_p99_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P99 }),
-		floatCol("send_delay_max_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.Max }),
+		strCol("run_id", func(r *Row) *string { return &r.RunID }),
+		strCol("host", func(r *Row) *string { return &r.Host }),
 	)
 	// Appended after the first ledger format, so older ledgers upgrade in place.
 	c = append(c, spreadCols("ttft", "s", 1, func(r *Row) *stats.Dist { return &r.TTFT })...)
@@ -225,6 +232,15 @@ var columns = func() []column {
 		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),
 		floatCol("goodput_requests_s", 1, func(r *Row) *float64 { return &r.GoodputReqS }),
 		floatCol("goodput_tok_s", 1, func(r *Row) *float64 { return &r.GoodputTokS }),
+	)
+	// The client's side of TTFT: connection set-up and send delay.
+	c = append(c,
+		intCol("new_connections", func(r *Row) *int { return &r.NewConnections }),
+		floatCol("conn_setup_p50_ms", 1000, func(r *Row) *float64 { return &r.ConnectSetup.P50 }),
+		floatCol("conn_setup_max_ms", 1000, func(r *Row) *float64 { return &r.ConnectSetup.Max }),
+		floatCol("send_delay_p50_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P50 }),
+		floatCol("send_delay_p99_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P99 }),
+		floatCol("send_delay_max_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.Max }),
 	)
 	return c
 }()

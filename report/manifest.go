@@ -125,6 +125,8 @@ type CellStatus struct {
 
 // Manifest is manifest.json: what a result directory was produced by and from.
 type Manifest struct {
+	// RunID names the run; every row and raw sample of the run carries it.
+	RunID string `json:"run_id,omitempty"`
 	Environment
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended,omitzero"`
@@ -133,6 +135,28 @@ type Manifest struct {
 	Cells         []CellStatus      `json:"cells"`
 	// Warnings are problems with the run as a whole (declared hardware not found, ...).
 	Warnings []string `json:"warnings,omitempty"`
+
+	// PlanFiles are the plan's files as copied into the run directory (relative to it),
+	// and Variables every variable's value as the run resolved it, sensitive ones
+	// redacted: with them, the run can be repeated.
+	PlanFiles []string          `json:"plan_files,omitempty"`
+	Variables map[string]string `json:"variables,omitempty"`
+	// Command is the command line that started the run, sensitive -var values redacted.
+	Command []string `json:"command,omitempty"`
+	// Servers are the plan-managed servers the run started, by name.
+	Servers map[string]ServerRun `json:"servers,omitempty"`
+}
+
+// ServerRun is how a plan-managed server was started, so it can be started again.
+type ServerRun struct {
+	Command []string `json:"command"`       // program and arguments, exactly as run
+	Dir     string   `json:"dir,omitempty"` // working directory; empty means planrun's
+	// EnvNames are the variables the plan set for it (their values are not copied: they
+	// may hold keys).
+	EnvNames []string `json:"env_names,omitempty"`
+	// Setup are the commands run once it was ready (e.g. creating the model).
+	Setup   [][]string `json:"setup,omitempty"`
+	Version string     `json:"version,omitempty"` // as its backend's probe reported it
 }
 
 // WriteManifest writes m to path atomically (temporary file, fsync, rename), so the

@@ -109,6 +109,11 @@ type Row struct {
 	Started time.Time
 	Ended   time.Time
 
+	// RunID names the run that produced the row (the same in its run directory's
+	// manifest.json and requests.jsonl); Host is the machine planrun ran on.
+	RunID string
+	Host  string
+
 	// SLOAttainmentPct is the % of requests meeting every limit of the workload's slo,
 	// over every request of every run; NaN when the workload has none.
 	SLOAttainmentPct float64

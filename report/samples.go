@@ -20,6 +20,9 @@ type SampleRecord struct {
 	// RequestRate is the open-loop arrival rate of the level (requests/s); 0 closed loop.
 	RequestRate float64 `json:"request_rate,omitempty"`
 	Warmup      bool    `json:"warmup"` // false for measured requests
+	// RunID and Host say which run, on which machine, sent the request (as in the rows).
+	RunID string `json:"run_id,omitempty"`
+	Host  string `json:"host,omitempty"`
 	backends.Sample
 }
 

@@ -162,14 +162,14 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	}
 	if e := b.core.GetJSON(ctx, b.base+"/api/version", &v); e != nil {
 		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
-		r.Problems = append(r.Problems, e.Message)
+		r.Problems, r.ErrorClass = append(r.Problems, e.Message), e.Class
 		return r
 	}
 	r.Reachable = true
 	r.Version = v.Version
 	models, e := b.Models(ctx)
 	if e != nil {
-		r.Problems = append(r.Problems, e.Message)
+		r.Problems, r.ErrorClass = append(r.Problems, e.Message), e.Class
 		return r
 	}
 	r.Models = models
@@ -181,6 +181,6 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 			r.ModelDigests[id] = d
 		}
 	}
-	r.ModelsPresent, r.UsageReported, r.Problems = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
+	r.ModelsPresent, r.UsageReported, r.Problems, r.ErrorClass = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
 	return r
 }

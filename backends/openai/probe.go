@@ -16,7 +16,7 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	models, e := b.Models(ctx)
 	if e != nil {
 		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
-		r.Problems = append(r.Problems, e.Message)
+		r.Problems, r.ErrorClass = append(r.Problems, e.Message), e.Class
 		return r
 	}
 	r.Reachable = true
@@ -24,7 +24,7 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	if !b.strict {
 		r.Version = b.version(ctx)
 	}
-	r.ModelsPresent, r.UsageReported, r.Problems = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
+	r.ModelsPresent, r.UsageReported, r.Problems, r.ErrorClass = backends.ProbeModels(ctx, b, models, modelIDs, b.cfg.URL)
 	return r
 }
 

@@ -41,8 +41,7 @@ results.csv, report.md (+ SVG and PNG charts), report.html, requests.jsonl and m
 First Ctrl-C: stop sending, let requests in flight finish (-grace), write everything and
 mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel at once.
 
-Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block failed;
-4 a cell failed; 130 interrupted.`)
+`+applyExitCodes)
 	a.bind(fs)
 	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
 	fs.StringVar(&a.Results, "results", "", "directory for run directories (default: beside the csv output, or <plan dir>/results)")
@@ -100,6 +99,7 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		Stop:           stop,
 		Progress:       prog,
 		Quiet:          a.Quiet,
+		Command:        append([]string{"planrun", "apply"}, args...),
 	})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
@@ -109,10 +109,37 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 	}
 	printSummary(env, res)
 	printCapacities(env, res)
-	failed := a.printOutcome(env, res)
+
 	for _, f := range res.ExpectFailures {
 		fmt.Fprintf(env.Stderr, "Error: %s\n", f)
 	}
+	ok, failed, interrupted, _ := res.Counts()
+	dir := relPath(res.RunDir)
+	code = applyExitCode(err, res)
+	switch {
+	case res.Interrupted:
+		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
+			ok, failed, interrupted, dir, a.resumeCommand(dir))
+	case code != exitOK:
+		fmt.Fprintf(env.Stdout, "\nApply failed! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
+	default:
+		fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
+	}
+	return code
+}
+
+// applyExitCodes is apply's exit code table, shown by apply -h and kept in the README.
+const applyExitCodes = `Exit codes (when several apply, the first in this list wins):
+  1    the plan is invalid, or the outputs could not be written
+  130  interrupted (Ctrl-C)
+  3    an expect block failed
+  4    a cell failed (before measuring, or every request of a level failed)
+  2    bad command line (nothing was run)
+  0    every cell ok and every expect block held`
+
+// applyExitCode picks the exit code of a finished apply by the table in applyExitCodes.
+func applyExitCode(err error, res *apply.Result) int {
+	_, failed, _, _ := res.Counts()
 	switch {
 	case err != nil:
 		return exitError
@@ -124,20 +151,6 @@ Exit codes: 0 all cells ok; 1 the plan or the outputs failed; 3 an expect block 
 		return exitCellsFailed
 	}
 	return exitOK
-}
-
-// printOutcome writes the last line: how many cells ended how, where the results are,
-// and after an interrupt the command that resumes the run. It returns the failed cells.
-func (a *applyArgs) printOutcome(env *Env, res *apply.Result) (failed int) {
-	ok, failed, interrupted, _ := res.Counts()
-	dir := relPath(res.RunDir)
-	if res.Interrupted {
-		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
-			ok, failed, interrupted, dir, a.resumeCommand(dir))
-		return failed
-	}
-	fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
-	return failed
 }
 
 // resumeCommand is the command line that continues the run in dir. The plan hash covers
@@ -173,6 +186,11 @@ func printSummary(env *Env, res *apply.Result) {
 			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
 	}
 	tw.Flush()
+	for _, c := range res.Cells {
+		if c.Status == report.StatusFailed {
+			fmt.Fprintf(env.Stdout, "Cell %s failed: %s\n", c.ID, c.Notes)
+		}
+	}
 	for _, r := range res.Rows {
 		if r.Stability == "noisy" || r.Stability == "unstable" {
 			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, report.StabilityHint)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/report/summarytest"
 )
 
 const applyPlan = `
@@ -81,9 +84,11 @@ func TestApplyExitCodes(t *testing.T) {
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
 
-	// The openai backend sends no key: its cell fails (401); the ollama cell is fine.
+	// The openai backend sends no key: the probe sees it refused (401) and its cell fails
+	// before measuring, with the reason; the ollama cell is fine.
 	code, out, errs := runCmd(t, "", "apply", "-quiet", "-var", "url="+srv.URL, writePlan(t, applyPlan))
-	if code != exitCellsFailed || !strings.Contains(out, "Cells: 1 ok, 1 failed") || !strings.Contains(out, "401: 6") {
+	if code != exitCellsFailed || !strings.Contains(out, "Apply failed! Cells: 1 ok, 1 failed") ||
+		!strings.Contains(out, "Cell m/tiny/-/openai.mock/-/w failed: backend openai.mock") || !strings.Contains(out, "401 Unauthorized") {
 		t.Fatalf("failing cell: exit %d\n%s\n%s", code, out, errs)
 	}
 
@@ -122,5 +127,88 @@ func TestApplyWithoutGPUSampling(t *testing.T) {
 	ledger, _ := os.ReadFile(filepath.Join(dir, "results", "results.csv"))
 	if !strings.Contains(string(ledger), "sampling turned off for this run (-gpu=false)") {
 		t.Fatalf("the rows must say GPU sampling was off:\n%s", ledger)
+	}
+}
+
+// A dead backend, a keyed backend without its key and two healthy cells: the broken cells
+// fail at once with their reasons, the last line says so, and the exit code is the table's.
+func TestApplyFailedCellsAreShownWithTheirReasons(t *testing.T) {
+	healthy := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer healthy.Close()
+	keyed := mockserver.New(mockserver.Config{APIKey: "k"})
+	keyedSrv := httptest.NewServer(keyed)
+	defer keyedSrv.Close()
+	dead := httptest.NewServer(nil)
+	deadURL := dead.URL
+	dead.Close() // nothing listens there any more
+
+	src := strings.Replace(applyPlan, `backend "ollama" "mock" { url = var.url }`, `backend "ollama" "mock" { url = var.url }
+backend "openai" "dead" { url = "`+deadURL+`/v1" }
+backend "openai" "keyed" {
+  url         = "`+keyedSrv.URL+`/v1"
+  api_key_env = "KEYED_API_KEY"
+}`, 1)
+	src = strings.Replace(src, `tool     = [backend.openai.mock, backend.ollama.mock]`,
+		`tool     = [backend.openai.mock, backend.openai.dead, backend.openai.keyed, backend.ollama.mock]`, 1)
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+healthy.URL, writePlan(t, src))
+	if code != exitCellsFailed {
+		t.Fatalf("exit %d, want %d (a cell failed)\n%s\n%s", code, exitCellsFailed, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "Apply failed! Cells: 2 ok, 2 failed.") {
+		t.Fatalf("last line %q, want Apply failed with the counts", last)
+	}
+	for _, cell := range []string{"openai.dead", "openai.keyed"} {
+		if !regexp.MustCompile(`m/tiny/-/` + regexp.QuoteMeta(cell) + `/-/w +1 +failed`).MatchString(out) {
+			t.Errorf("summary table lacks the failed row of %s:\n%s", cell, out)
+		}
+	}
+	for _, want := range []string{
+		"Cell m/tiny/-/openai.dead/-/w failed: backend openai.dead at " + deadURL + "/v1 cannot serve requests: connection refused",
+		"Cell m/tiny/-/openai.keyed/-/w failed: backend openai.keyed at " + keyedSrv.URL + "/v1 cannot serve requests: environment variable KEYED_API_KEY is not set",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := keyed.Stats().Requests; n != 0 {
+		t.Errorf("%d requests sent to the backend without its key", n)
+	}
+
+	// summary.json says the same, validates, and records the command line.
+	runDir := regexp.MustCompile(`Results in (.+)/\.`).FindStringSubmatch(out)[1]
+	summary, err := os.ReadFile(filepath.Join(runDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarytest.Validate(t, report.SummarySchema, summary)
+	s, err := report.ReadSummary(bytes.NewReader(summary))
+	if err != nil || s.Outcome != report.OutcomeFailed || len(s.Cells) != 4 || strings.Join(s.Plan.Command[:3], " ") != "planrun apply -quiet" {
+		t.Errorf("summary.json: outcome %q, %d cells, command %q (%v)", s.Outcome, len(s.Cells), s.Plan.Command, err)
+	}
+
+	// The table is in apply -h, with the rule for which code wins.
+	code, _, errs = runCmd(t, "", "apply", "-h")
+	if code != exitOK || !strings.Contains(errs, "when several apply, the first in this list wins") || !strings.Contains(errs, "4    a cell failed") {
+		t.Fatalf("apply -h: exit %d, no exit code table:\n%s", code, errs)
+	}
+}
+
+// The README's exit code table lists the codes of apply -h's, in the same order.
+func TestApplyExitCodesInReadme(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inHelp, inReadme []string
+	for _, line := range strings.Split(applyExitCodes, "\n")[1:] {
+		inHelp = append(inHelp, strings.Fields(line)[0])
+	}
+	_, table, _ := strings.Cut(string(readme), "#### Exit codes")
+	for _, m := range regexp.MustCompile("(?m)^\\| `(\\d+)` \\|").FindAllStringSubmatch(table, len(inHelp)) {
+		inReadme = append(inReadme, m[1])
+	}
+	if strings.Join(inHelp, " ") != strings.Join(inReadme, " ") {
+		t.Fatalf("exit codes: apply -h %v, README %v", inHelp, inReadme)
 	}
 }
