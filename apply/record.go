@@ -27,8 +27,10 @@ func (a *applier) record(cell *plan.Cell, level plan.Level, m levelMeasurement, 
 		a.note("writing raw samples: %v", err)
 	}
 	if row.Requests > 0 || row.Status != report.StatusInterrupted {
-		if err := a.ledger.Append(*row); err != nil {
-			a.note("writing the CSV ledger: %v", err)
+		if a.ledger != nil { // nil on a Slurm node: the coordinator merges the rows
+			if err := a.ledger.Append(*row); err != nil {
+				a.note("writing the CSV ledger: %v", err)
+			}
 		}
 		if err := a.runCSV.Append(*row); err != nil {
 			a.note("writing the run's CSV: %v", err)

@@ -200,6 +200,9 @@ var columns = func() []column {
 		strCol("planrun_version", func(r *Row) *string { return &r.Version }),
 		timeCol("started", func(r *Row) *time.Time { return &r.Started }),
 		timeCol("ended", func(r *Row) *time.Time { return &r.Ended }),
+		strCol("slurm_job", func(r *Row) *string { return &r.SlurmJob }),
+		strCol("slurm_node", func(r *Row) *string { return &r.SlurmNode }),
+		strCol("slurm_state", func(r *Row) *string { return &r.SlurmState }),
 	)
 	return c
 }()

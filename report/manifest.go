@@ -131,6 +131,23 @@ type Manifest struct {
 	Cells         []CellStatus      `json:"cells"`
 	// Warnings are problems with the run as a whole (declared hardware not found, ...).
 	Warnings []string `json:"warnings,omitempty"`
+	// SlurmJobs are the batch jobs that ran the run's Slurm-placed cells.
+	SlurmJobs []SlurmJob `json:"slurm_jobs,omitempty"`
+}
+
+// SlurmJob is one batch job of a run, as the manifest records it.
+type SlurmJob struct {
+	Name     string   `json:"name"` // the hardware block, or <hardware>-<n> per cell
+	Hardware string   `json:"hardware"`
+	ID       string   `json:"id,omitempty"` // empty when sbatch refused the job
+	Node     string   `json:"node,omitempty"`
+	State    string   `json:"state"`
+	ExitCode string   `json:"exit_code,omitempty"`
+	Log      string   `json:"log,omitempty"`
+	Dir      string   `json:"dir"` // its run directory: results.csv, manifest.json, requests.jsonl
+	Cells    []string `json:"cells"`
+	GPUs     []string `json:"gpus,omitempty"` // what NVML saw on the node
+	Notes    string   `json:"notes,omitempty"`
 }
 
 // WriteManifest writes m to path atomically (temporary file, fsync, rename), so the

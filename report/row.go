@@ -97,6 +97,12 @@ type Row struct {
 	Version string // planrun version
 	Started time.Time
 	Ended   time.Time
+
+	// Where a Slurm-placed row was measured: the batch job's id, the node it ran on and
+	// the job's final state (COMPLETED, FAILED, CANCELLED, ...); empty for other rows.
+	SlurmJob   string
+	SlurmNode  string
+	SlurmState string
 }
 
 // Status values of a Row.
