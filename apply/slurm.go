@@ -1,9 +1,12 @@
 package apply
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -263,6 +266,9 @@ func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
 		a.appendRow(*r)
 	}
 	a.settleCells(j, interrupted, why)
+	if err := a.mergeSamples(filepath.Join(j.spec.Dir, "requests.jsonl")); err != nil {
+		a.note("job %s %s: merging its raw samples: %v", j.id, j.spec.Name, err)
+	}
 	m := &a.manifest.SlurmJobs[j.entry]
 	m.Notes = reason
 	if nm, err := report.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
@@ -317,6 +323,33 @@ func (a *applier) failJob(j *slurmJob, why string) {
 		}
 		a.setCellStatus(report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: why})
 	}
+}
+
+// mergeSamples appends a job's raw samples to the run's, a line at a time.
+func (a *applier) mergeSamples(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var rec report.SampleRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return err
+		}
+		if err := a.samples.Write(rec); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return a.samples.Flush()
 }
 
 // appendRow appends a row to the CSV ledger and the run's CSV.
