@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -412,5 +413,60 @@ func TestRunDirectoriesNeverMix(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.Dir, "results", "2026-12-01T10-01-00")); !os.IsNotExist(err) {
 		t.Fatalf("a refused run left its directory behind: %v", err)
+	}
+}
+
+// One backend block serves two hosts when a matrix url follows the cell's hardware: each
+// host gets its own client, so each cell's requests reach its own host.
+func TestApplyMatrixURLKeysBackendByHost(t *testing.T) {
+	var hits [2]atomic.Int64
+	var urls [2]string
+	for i := range urls {
+		h := mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits[i].Add(1)
+			h.ServeHTTP(w, r)
+		}))
+		defer srv.Close()
+		urls[i] = srv.URL
+	}
+	src := `
+variable "url" { type = string }
+variable "other" {
+  type    = string
+  default = "` + urls[1] + `"
+}
+backend "openai" "vllm" { url = "${var.url}/v1" }
+hardware "a" { host = "host-a" }
+hardware "b" { host = "host-b" }
+workload "w" {
+  prompt_tokens = 16
+  max_tokens    = 4
+  concurrency   = [1]
+  warmup_runs   = 0
+  repeat_runs   = 1
+  requests      = 2
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.vllm]
+  hardware = [hardware.a, hardware.b]
+  workload = [workload.w]
+  model_id = "mock"
+  url      = matrix.hardware.host == "host-a" ? "${var.url}/v1" : "${var.other}/v1"
+}
+`
+	p, cells := loadPlan(t, src, urls[0])
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _, _ := res.Counts(); ok != 2 {
+		t.Fatalf("cells: %+v", res.Cells)
+	}
+	for i := range hits {
+		if hits[i].Load() == 0 {
+			t.Errorf("host %d got no request: both cells went to one host", i)
+		}
 	}
 }

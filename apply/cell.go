@@ -176,16 +176,20 @@ func noteSuffix(n string) string {
 	return ": " + n
 }
 
+// backendKey names a cell's backend client: one backend block serves several hosts when
+// a matrix url gives each cell its own URL, and each host needs its own client.
+func backendKey(cell *plan.Cell) string { return cell.Backend.Addr + " " + cell.Backend.URL }
+
 func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
-	addr := cell.Backend.Addr
-	if b, ok := a.backends[addr]; ok {
+	key := backendKey(cell)
+	if b, ok := a.backends[key]; ok {
 		return b, nil
 	}
 	b, err := a.o.NewBackend(cell.Backend.Config())
 	if err != nil {
-		return nil, fmt.Errorf("backend %s: %w", addr, err)
+		return nil, fmt.Errorf("backend %s: %w", cell.Backend.Addr, err)
 	}
-	a.backends[addr] = b
+	a.backends[key] = b
 	return b, nil
 }
 
@@ -193,10 +197,10 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 // model, for the manifest and as an early, clear message when the model is missing.
 func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) {
 	key := cell.Backend.Addr + " " + cell.ModelID
-	if a.probed[key] {
+	if a.probed[backendKey(cell)+" "+cell.ModelID] {
 		return
 	}
-	a.probed[key] = true
+	a.probed[backendKey(cell)+" "+cell.ModelID] = true
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pr := b.Probe(pctx, []string{cell.ModelID})
