@@ -470,3 +470,67 @@ matrix "m" {
 		}
 	}
 }
+
+// A remote hardware block's DCGM exporter gives its rows their VRAM figure, and every
+// row says where its VRAM figure came from.
+func TestApplyDCGMMonitor(t *testing.T) {
+	prom, err := os.ReadFile(filepath.Join("..", "gpu", "serverstats", "testdata", "dcgm.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scrapes atomic.Int64
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scrapes.Add(1)
+		w.Write(prom)
+	}))
+	defer exporter.Close()
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond}))
+	defer srv.Close()
+	src := `
+variable "url" { type = string }
+backend "openai" "vllm" { url = "${var.url}/v1" }
+hardware "a" {
+  host = "gpu-a"
+  telemetry {
+    dcgm = "` + exporter.URL + `/metrics"
+  }
+}
+hardware "b" { host = "gpu-b" }
+workload "w" {
+  prompt_tokens = 16
+  max_tokens    = 4
+  concurrency   = [1]
+  warmup_runs   = 0
+  repeat_runs   = 1
+  requests      = 2
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.vllm]
+  hardware = [hardware.a, hardware.b]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`
+	p, cells := loadPlan(t, src, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || scrapes.Load() == 0 {
+		t.Fatalf("%d rows, %d scrapes", len(res.Rows), scrapes.Load())
+	}
+	for _, r := range res.Rows {
+		switch r.Hardware {
+		case "a":
+			// 128344 MiB used on GPU 0, nothing on GPU 1.
+			if want := 128344.0 * (1 << 20) / 1e9; math.Abs(r.VRAMPeakGB-want) > 1e-9 || r.VRAMSource != "dcgm exporter "+exporter.URL+"/metrics (framebuffer used, peak)" {
+				t.Errorf("hardware a: VRAM peak %v GB from %q, want %v GB from the exporter", r.VRAMPeakGB, r.VRAMSource, want)
+			}
+		case "b":
+			if !math.IsNaN(r.VRAMPeakGB) || !strings.HasPrefix(r.VRAMSource, "none: remote host gpu-b without telemetry") {
+				t.Errorf("hardware b: VRAM peak %v GB from %q, want none", r.VRAMPeakGB, r.VRAMSource)
+			}
+		}
+	}
+}
