@@ -134,6 +134,7 @@ func (a *applier) submitSlurm(ctx context.Context) *slurmRun {
 		}
 		a.manifest.SlurmJobs = append(a.manifest.SlurmJobs, report.SlurmJob{Name: spec.Name, Hardware: spec.Hardware,
 			Dir: spec.Dir, Cells: spec.CellIDs, State: "SUBMITTING"})
+		jr := newJobRows(spec.Dir, a.doneLevels()) // before the job can write a row
 		if j.id, err = slurm.Submit(ctx, spec); err != nil {
 			a.failJob(j, err.Error())
 			continue
@@ -143,7 +144,7 @@ func (a *applier) submitSlurm(ctx context.Context) *slurmRun {
 		a.note("job %s %s: submitted (%d cells, %d levels; log %s)", j.id, spec.Name, len(j.cells), j.total, spec.LogPath(j.id))
 		sr.jobs = append(sr.jobs, j)
 		sr.open++
-		go a.follow(ctx, j, a.doneLevels(), sr.events)
+		go a.follow(ctx, j, jr, sr.events)
 	}
 	return sr
 }
@@ -398,7 +399,7 @@ func placedRow(p *plan.Plan, c *plan.Cell, lv plan.Level, status, notes string) 
 // Poll. It cancels the job when its node cannot see the run directory, when it goes
 // RowsTimeout without a row, or when ctx ends (the first Ctrl-C); the last event says
 // the job ended.
-func (a *applier) follow(ctx context.Context, j *slurmJob, seen map[levelKey]bool, events chan<- jobEvent) {
+func (a *applier) follow(ctx context.Context, j *slurmJob, jr *jobRows, events chan<- jobEvent) {
 	so := a.o.Slurm.withDefaults()
 	shared := make(chan error, 1)
 	go func() { _, err := slurm.WaitShared(ctx, j.spec, j.id, so.SharedTimeout); shared <- err }()
@@ -422,12 +423,12 @@ func (a *applier) follow(ctx context.Context, j *slurmJob, seen map[levelKey]boo
 		if st.State == slurm.Pending || st.State == slurm.Unknown {
 			lastRow = time.Now() // the rows clock runs while the job runs
 		}
-		rows := newJobRows(j.spec.Dir, seen)
+		rows := jr.next()
 		if len(rows) > 0 {
 			lastRow = time.Now()
 		}
 		if st.State.Terminal() {
-			ev.rows = append(rows, newJobRows(j.spec.Dir, seen)...)
+			ev.rows = append(rows, jr.next()...)
 			break
 		}
 		events <- jobEvent{job: j, status: st, rows: rows}
@@ -468,20 +469,42 @@ func (a *applier) cancelJob(id string) error {
 	return nil
 }
 
-// newJobRows reads the rows the job's node has written so far and returns those not seen
-// yet (complete ones; an interrupted row only once the job has ended is fine either way:
-// it is a level's last word). A file being written is read again at the next poll.
-func newJobRows(dir string, seen map[levelKey]bool) []report.Row {
-	rows, err := report.ReadLedger(filepath.Join(dir, "results.csv"))
+// jobRows reads the rows a job's node writes into its results.csv.
+type jobRows struct {
+	path string
+	// seen: levels already in the run (a resumed run's, or merged from this job).
+	seen map[levelKey]bool
+	// earlier is how many rows an earlier job of a resumed run left in the file: of
+	// those, only complete levels the run lacks are taken (the coordinator may have
+	// stopped before merging them); its interrupted rows are history.
+	earlier int
+	read    int
+}
+
+func newJobRows(dir string, seen map[levelKey]bool) *jobRows {
+	jr := &jobRows{path: filepath.Join(dir, "results.csv"), seen: seen}
+	rows, _ := report.ReadLedger(jr.path)
+	jr.earlier = len(rows)
+	return jr
+}
+
+// next returns the rows written since the last call. A file caught mid-write is read
+// again at the next poll.
+func (jr *jobRows) next() []report.Row {
+	rows, err := report.ReadLedger(jr.path)
 	if err != nil {
 		return nil
 	}
 	var out []report.Row
-	for _, r := range rows {
-		if k := rowKey(r); !seen[k] {
-			seen[k] = true
-			out = append(out, r)
+	for i := jr.read; i < len(rows); i++ {
+		r, k := rows[i], rowKey(rows[i])
+		complete := r.Status == report.StatusOK || r.Status == report.StatusFailed
+		if i < jr.earlier && (!complete || jr.seen[k]) {
+			continue
 		}
+		jr.seen[k] = true
+		out = append(out, r)
 	}
+	jr.read = max(jr.read, len(rows))
 	return out
 }

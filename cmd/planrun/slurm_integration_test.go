@@ -321,3 +321,47 @@ func TestSlurmInterruptCancelsJobs(t *testing.T) {
 		t.Errorf("no interrupted summary:\n%s", out)
 	}
 }
+
+// -resume after an interrupt runs again only the levels no job finished, and keeps the
+// rows of the first job.
+func TestSlurmResumeSkipsCompleteLevels(t *testing.T) {
+	slurmtest.Require(t)
+	src := slurmPlanHead + slurmHardware("slow", "small", 18641, "100ms")
+	cmd, out, dir := slurmApply(t, src)
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(out.String(), "rows 1 of 2") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, cmd); code != exitInterrupted {
+		t.Fatalf("apply exit %d, want %d:\n%s", code, exitInterrupted, out)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "results", "2*"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	bin := planrunBinary(t)
+	again := exec.Command(bin, "apply", "-gpu=false", "-var", "planrun="+bin, "-var", "dir="+dir, "-resume", runs[0], filepath.Join(dir, "plan.hcl"))
+	b, err := again.CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, b)
+	}
+	rows, err := report.ReadLedger(filepath.Join(runs[0], "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	okJob := map[int]string{}
+	for _, r := range rows {
+		if r.Status == report.StatusOK {
+			if _, dup := okJob[r.Concurrency]; dup {
+				t.Errorf("c=%d measured twice", r.Concurrency)
+			}
+			okJob[r.Concurrency] = r.SlurmJob
+		}
+	}
+	if len(okJob) != 2 || okJob[1] == okJob[2] || okJob[1] == "" {
+		t.Errorf("ok rows by level → job: %v; want c=1 from the first job, c=2 from the resumed one\nfirst:\n%s\nresume:\n%s", okJob, out, b)
+	}
+}
