@@ -33,6 +33,11 @@ type Options struct {
 	ResultsDir string
 	// Resume is a run directory to continue: levels already complete there are skipped.
 	Resume string
+	// RunDir is the run directory of a Slurm job's node side (planrun apply -run-dir): it
+	// is used as is, created when missing and resumed when it holds a manifest of this
+	// plan. Every cell runs on this machine, and the plan's own outputs (CSV ledger,
+	// Markdown, JSONL) are left to the coordinator, which merges the job's rows.
+	RunDir string
 	// GPU is the telemetry handle; nil opens NVML (which never fails: without a GPU the
 	// rows say why there is no VRAM figure).
 	GPU *gpu.Telemetry
@@ -42,6 +47,11 @@ type Options struct {
 	Grace time.Duration
 	// Stop cancels in-flight requests at once (a second Ctrl-C).
 	Stop <-chan struct{}
+	// Vars and VarFiles are the -var and -var-file values the plan was loaded with: a
+	// Slurm job loads the same plan with the same values on its node.
+	Vars, VarFiles []string
+	// Slurm tunes how Slurm jobs are followed.
+	Slurm SlurmOptions
 	// Progress receives what happens; nil reports nothing.
 	Progress Progress
 	// Quiet keeps routine news (server started, prompt calibrated, model found) from
@@ -117,6 +127,9 @@ func (f ExpectFailure) String() string {
 // interrupted. Run returns an error only when outputs cannot be written at all; failing
 // requests and cells are results.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := checkSlurm(o); err != nil {
+		return nil, err
+	}
 	a, err := newApplier(o)
 	if err != nil {
 		return nil, err
@@ -187,16 +200,23 @@ func newApplier(o Options) (*applier, error) {
 		resultsDir = filepath.Dir(ledgerPath)
 	}
 	started := a.now()
-	// The ledger first: a ledger refused (e.g. another header) must not leave an empty
-	// run directory behind.
-	if err := os.MkdirAll(filepath.Dir(ledgerPath), 0o755); err != nil {
-		return nil, fmt.Errorf("creating the ledger's directory: %w", err)
-	}
 	var err error
-	if a.ledger, err = report.OpenLedger(ledgerPath); err != nil {
-		return nil, err
-	}
 	runDir := o.Resume
+	if o.RunDir != "" {
+		if runDir, err = a.nodeRunDir(); err != nil {
+			return nil, err
+		}
+		ledgerPath, jsonlPath, a.mdPaths = "", "", nil
+	} else {
+		// The ledger first: a ledger refused (e.g. another header) must not leave an
+		// empty run directory behind.
+		if err := os.MkdirAll(filepath.Dir(ledgerPath), 0o755); err != nil {
+			return nil, fmt.Errorf("creating the ledger's directory: %w", err)
+		}
+		if a.ledger, err = report.OpenLedger(ledgerPath); err != nil {
+			return nil, err
+		}
+	}
 	if runDir == "" {
 		if runDir, err = newRunDir(resultsDir, started); err != nil {
 			a.close()
@@ -212,7 +232,7 @@ func newApplier(o Options) (*applier, error) {
 	host := report.CollectHost()
 	a.manifest = report.Manifest{Environment: host, Started: started}
 	a.host = host.Host // a resumed run's rows say where they were measured, not where it began
-	if o.Resume != "" {
+	if a.o.Resume != "" {
 		if err := a.loadResume(); err != nil {
 			a.close()
 			return nil, err
@@ -309,7 +329,14 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 
+	sr := a.submitSlurm(ctx)
+	if err := a.writeManifest(); err != nil {
+		return nil, err
+	}
 	for i, cell := range a.o.Cells {
+		if a.onSlurm(cell) {
+			continue
+		}
 		if ctx.Err() != nil {
 			a.res.Interrupted = true
 			break
@@ -325,8 +352,10 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 		if err := a.writeReport(); err != nil {
 			return a.res, err
 		}
+		a.mergeArrived(sr)
 	}
 	a.mgr.Close()
+	a.waitSlurm(sr)
 	a.manifest.Ended = a.now()
 	a.res.Cells = a.manifest.Cells
 	if err := a.writeManifest(); err != nil {

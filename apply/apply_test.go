@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -470,6 +471,125 @@ func TestResumeRetriesCellsThatWereNotMeasured(t *testing.T) {
 	for _, r := range rows {
 		if r.Status != report.StatusOK || r.Requests == 0 {
 			t.Fatalf("%s c=%d: %s with %d requests after resume", r.CellID, r.Concurrency, r.Status, r.Requests)
+		}
+	}
+}
+
+// One backend block serves two hosts when a matrix url follows the cell's hardware: each
+// host gets its own client, so each cell's requests reach its own host.
+func TestApplyMatrixURLKeysBackendByHost(t *testing.T) {
+	var hits [2]atomic.Int64
+	var urls [2]string
+	for i := range urls {
+		h := mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits[i].Add(1)
+			h.ServeHTTP(w, r)
+		}))
+		defer srv.Close()
+		urls[i] = srv.URL
+	}
+	src := `
+variable "url" { type = string }
+variable "other" {
+  type    = string
+  default = "` + urls[1] + `"
+}
+backend "openai" "vllm" { url = "${var.url}/v1" }
+hardware "a" { host = "host-a" }
+hardware "b" { host = "host-b" }
+workload "w" {
+  prompt_tokens = 16
+  max_tokens    = 4
+  concurrency   = [1]
+  warmup_runs   = 0
+  repeat_runs   = 1
+  requests      = 2
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.vllm]
+  hardware = [hardware.a, hardware.b]
+  workload = [workload.w]
+  model_id = "mock"
+  url      = matrix.hardware.host == "host-a" ? "${var.url}/v1" : "${var.other}/v1"
+}
+`
+	p, cells := loadPlan(t, src, urls[0])
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, _, _ := res.Counts(); ok != 2 {
+		t.Fatalf("cells: %+v", res.Cells)
+	}
+	for i := range hits {
+		if hits[i].Load() == 0 {
+			t.Errorf("host %d got no request: both cells went to one host", i)
+		}
+	}
+}
+
+// A remote hardware block's DCGM exporter gives its rows their VRAM figure, and every
+// row says where its VRAM figure came from.
+func TestApplyDCGMMonitor(t *testing.T) {
+	prom, err := os.ReadFile(filepath.Join("..", "gpu", "serverstats", "testdata", "dcgm.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scrapes atomic.Int64
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scrapes.Add(1)
+		w.Write(prom)
+	}))
+	defer exporter.Close()
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond}))
+	defer srv.Close()
+	src := `
+variable "url" { type = string }
+backend "openai" "vllm" { url = "${var.url}/v1" }
+hardware "a" {
+  host = "gpu-a"
+  telemetry {
+    dcgm = "` + exporter.URL + `/metrics"
+  }
+}
+hardware "b" { host = "gpu-b" }
+workload "w" {
+  prompt_tokens = 16
+  max_tokens    = 4
+  concurrency   = [1]
+  warmup_runs   = 0
+  repeat_runs   = 1
+  requests      = 2
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.vllm]
+  hardware = [hardware.a, hardware.b]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`
+	p, cells := loadPlan(t, src, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || scrapes.Load() == 0 {
+		t.Fatalf("%d rows, %d scrapes", len(res.Rows), scrapes.Load())
+	}
+	for _, r := range res.Rows {
+		switch r.Hardware {
+		case "a":
+			// 128344 MiB used on GPU 0, nothing on GPU 1.
+			if want := 128344.0 * (1 << 20) / 1e9; math.Abs(r.VRAMPeakGB-want) > 1e-9 || r.VRAMSource != "dcgm exporter "+exporter.URL+"/metrics (framebuffer used, peak)" {
+				t.Errorf("hardware a: VRAM peak %v GB from %q, want %v GB from the exporter", r.VRAMPeakGB, r.VRAMSource, want)
+			}
+		case "b":
+			if !math.IsNaN(r.VRAMPeakGB) || !strings.HasPrefix(r.VRAMSource, "none: remote host gpu-b without telemetry") {
+				t.Errorf("hardware b: VRAM peak %v GB from %q, want none", r.VRAMPeakGB, r.VRAMSource)
+			}
 		}
 	}
 }

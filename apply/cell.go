@@ -203,16 +203,20 @@ func noteSuffix(n string) string {
 	return ": " + n
 }
 
+// backendKey names a cell's backend client: one backend block serves several hosts when
+// a matrix url gives each cell its own URL, and each host needs its own client.
+func backendKey(cell *plan.Cell) string { return cell.Backend.Addr + " " + cell.Backend.URL }
+
 func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
-	addr := cell.Backend.Addr
-	if b, ok := a.backends[addr]; ok {
+	key := backendKey(cell)
+	if b, ok := a.backends[key]; ok {
 		return b, nil
 	}
 	b, err := a.o.NewBackend(cell.Backend.Config())
 	if err != nil {
-		return nil, fmt.Errorf("backend %s: %w", addr, err)
+		return nil, fmt.Errorf("backend %s: %w", cell.Backend.Addr, err)
 	}
-	a.backends[addr] = b
+	a.backends[key] = b
 	return b, nil
 }
 
@@ -222,21 +226,21 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 // its cells fail at once with that reason instead of sending every request to it.
 func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) error {
 	addr := cell.Backend.Addr
-	if err, ok := a.unusable[addr]; ok {
+	if err, ok := a.unusable[backendKey(cell)]; ok {
 		return err
 	}
 	key := addr + " " + cell.ModelID
-	if a.probed[key] {
+	if a.probed[backendKey(cell)+" "+cell.ModelID] {
 		return nil
 	}
-	a.probed[key] = true
+	a.probed[backendKey(cell)+" "+cell.ModelID] = true
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pr := b.Probe(pctx, []string{cell.ModelID})
 	if blocksMeasuring(pr) {
 		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
 			addr, report.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
-		a.unusable[addr] = err
+		a.unusable[backendKey(cell)] = err
 		return err
 	}
 	if pr.Version != "" {

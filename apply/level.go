@@ -34,7 +34,9 @@ type levelMeasurement struct {
 	Monitored bool
 	GPU       gpu.Summary
 	Server    serverstats.Report
-	Client    selfcheck.Report
+	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
+	DCGM   serverstats.Report
+	Client selfcheck.Report
 	// MaxSendLag is, in open loop, the most any request was sent behind its schedule.
 	MaxSendLag time.Duration
 	// FirstError is the text of the first failed request's error; empty when none failed.

@@ -23,11 +23,14 @@ type monitor interface {
 // stop: the GPU sampler first, so its window is the runs and no more; the server poller
 // last, because its stop polls the server once more over the network.
 func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monitor {
-	return []monitor{
+	mons := []monitor{
 		&gpuMonitor{tel: a.telemetryFor(cell), interval: a.o.SampleInterval, proc: proc},
 		&clientMonitor{},
-		&serverMonitor{a: a, cell: cell},
 	}
+	if url := dcgmURL(cell); url != "" {
+		mons = append(mons, &dcgmMonitor{url: url})
+	}
+	return append(mons, &serverMonitor{a: a, cell: cell})
 }
 
 // gpuMonitor samples the GPUs through NVML, attributing memory to the server's

@@ -46,13 +46,21 @@ func (a *applier) record(cell *plan.Cell, level plan.Level, m levelMeasurement, 
 // appendRow writes a row to both ledgers and the run's rows; a ledger that cannot be
 // written is reported and the run goes on (the run's rows still reach the report).
 func (a *applier) appendRow(row report.Row) {
-	if err := a.ledger.Append(row); err != nil {
-		a.note("writing the CSV ledger: %v", err)
+	a.appendLedgers(row)
+	a.res.Rows = append(a.res.Rows, row)
+}
+
+// appendLedgers writes a row to the CSV ledger and the run's CSV. A Slurm node has no
+// ledger: the coordinator merges its rows.
+func (a *applier) appendLedgers(row report.Row) {
+	if a.ledger != nil {
+		if err := a.ledger.Append(row); err != nil {
+			a.note("writing the CSV ledger: %v", err)
+		}
 	}
 	if err := a.runCSV.Append(row); err != nil {
 		a.note("writing the run's CSV: %v", err)
 	}
-	a.res.Rows = append(a.res.Rows, row)
 }
 
 // recordUnmeasured writes the row of a cell that failed before measuring, at its first

@@ -9,6 +9,19 @@ import (
 	"github.com/planrun/planrun/report"
 )
 
+// nodeRunDir prepares a Slurm job's run directory on the node: created when missing,
+// resumed (as -resume would) when an earlier attempt of the job left a manifest there.
+func (a *applier) nodeRunDir() (string, error) {
+	dir := a.o.RunDir
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("creating the run directory: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+		a.o.Resume = dir
+	}
+	return dir, nil
+}
+
 // loadResume reads the run directory's manifest and rows: the plan must be the same (same
 // hash), and levels whose rows are complete (ok, or failed after measuring) are not run
 // again.

@@ -73,6 +73,7 @@ func buildRow(cell *plan.Cell, level plan.Level, m levelMeasurement, rc rowConte
 		notes = append(notes, rc.Calibration.Note)
 	}
 	notes = append(notes, serverFigures(cell, &row, m.GPU, m.Server, rc.Estimate)...)
+	setVRAMSources(cell, &row, m)
 	if m.Monitored {
 		row.ClientCPUPct = m.Client.CPUPercent
 		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6

@@ -25,7 +25,7 @@ type serverWatch struct {
 var statsClient = &http.Client{Timeout: 5 * time.Second}
 
 func (a *applier) watchServer(ctx context.Context, cell *plan.Cell) *serverWatch {
-	switch src := a.backends[cell.Backend.Addr].(type) {
+	switch src := a.backends[backendKey(cell)].(type) {
 	case backends.ServerMemory:
 		return &serverWatch{serverstats.StartModels(ctx, src, cell.Backend.URL, 0)}
 	case backends.MetricsSource:
@@ -104,7 +104,7 @@ func serverKind(cell *plan.Cell) string {
 // a server that describes its models (Ollama's /api/show; other servers do not describe
 // their model's shape). Shapes are read once per backend and model.
 func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen int) (gpu.VRAMEstimate, bool) {
-	shower, ok := a.backends[cell.Backend.Addr].(backends.ModelShower)
+	shower, ok := a.backends[backendKey(cell)].(backends.ModelShower)
 	if !ok {
 		return gpu.VRAMEstimate{}, false
 	}

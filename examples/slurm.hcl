@@ -7,7 +7,8 @@
 #
 #   scripts/slurm-cluster.sh start
 #   go run ./tools/tinymodel -o /tmp/planrun-quickstart
-#   planrun apply examples/slurm.hcl -var ollama=$PWD/.tools/bin/ollama
+#   go build -o planrun ./cmd/planrun
+#   ./planrun apply -var planrun=$PWD/planrun -var ollama=$PWD/.tools/bin/ollama examples/slurm.hcl
 #
 # On a real cluster: the run directory (results/) must be on a filesystem the nodes
 # share, and planrun must be at the same path there (or set planrun_path).

@@ -232,6 +232,9 @@ var columns = func() []column {
 		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),
 		floatCol("goodput_requests_s", 1, func(r *Row) *float64 { return &r.GoodputReqS }),
 		floatCol("goodput_tok_s", 1, func(r *Row) *float64 { return &r.GoodputTokS }),
+		strCol("slurm_job", func(r *Row) *string { return &r.SlurmJob }),
+		strCol("slurm_node", func(r *Row) *string { return &r.SlurmNode }),
+		strCol("slurm_state", func(r *Row) *string { return &r.SlurmState }),
 	)
 	// The client's side of TTFT: connection set-up and send delay.
 	c = append(c,

@@ -145,6 +145,8 @@ type Manifest struct {
 	Command []string `json:"command,omitempty"`
 	// Servers are the plan-managed servers the run started, by name.
 	Servers map[string]ServerRun `json:"servers,omitempty"`
+	// SlurmJobs are the batch jobs that ran the run's Slurm-placed cells.
+	SlurmJobs []SlurmJob `json:"slurm_jobs,omitempty"`
 }
 
 // ServerRun is how a plan-managed server was started, so it can be started again.
@@ -157,6 +159,21 @@ type ServerRun struct {
 	// Setup are the commands run once it was ready (e.g. creating the model).
 	Setup   [][]string `json:"setup,omitempty"`
 	Version string     `json:"version,omitempty"` // as its backend's probe reported it
+}
+
+// SlurmJob is one batch job of a run, as the manifest records it.
+type SlurmJob struct {
+	Name     string   `json:"name"` // the hardware block, or <hardware>-<n> per cell
+	Hardware string   `json:"hardware"`
+	ID       string   `json:"id,omitempty"` // empty when sbatch refused the job
+	Node     string   `json:"node,omitempty"`
+	State    string   `json:"state"`
+	ExitCode string   `json:"exit_code,omitempty"`
+	Log      string   `json:"log,omitempty"`
+	Dir      string   `json:"dir"` // its run directory: results.csv, manifest.json, requests.jsonl
+	Cells    []string `json:"cells"`
+	GPUs     []string `json:"gpus,omitempty"` // what NVML saw on the node
+	Notes    string   `json:"notes,omitempty"`
 }
 
 // WriteManifest writes m to path atomically (temporary file, fsync, rename), so the

@@ -117,6 +117,12 @@ type Row struct {
 	// SLOAttainmentPct is the % of requests meeting every limit of the workload's slo,
 	// over every request of every run; NaN when the workload has none.
 	SLOAttainmentPct float64
+
+	// Where a Slurm-placed row was measured: the batch job's id, the node it ran on and
+	// the job's final state (COMPLETED, FAILED, CANCELLED, ...); empty for other rows.
+	SlurmJob   string
+	SlurmNode  string
+	SlurmState string
 }
 
 // Status values of a Row.

@@ -14,6 +14,7 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/slurm"
 )
 
 func init() {
@@ -24,6 +25,7 @@ type applyArgs struct {
 	planFlags
 	Path        string
 	Resume      string
+	RunDir      string
 	Results     string
 	Quiet       bool
 	Grace       time.Duration
@@ -44,6 +46,7 @@ mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel 
 `+applyExitCodes)
 	a.bind(fs)
 	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
+	fs.StringVar(&a.RunDir, strings.TrimPrefix(slurm.NodeRunDirFlag, "-"), "", "run in this run directory as a Slurm job's node side: created or resumed, and no row appended to the plan's CSV ledger (the submitting planrun merges them)")
 	fs.StringVar(&a.Results, "results", "", "directory for run directories (default: beside the csv output, or <plan dir>/results)")
 	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
 	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
@@ -93,6 +96,9 @@ mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel 
 		NewBackend:     func(c backends.Config) (backends.Backend, error) { c.Getenv = env.Getenv; return connect.New(c) },
 		ResultsDir:     a.Results,
 		Resume:         a.Resume,
+		RunDir:         a.RunDir,
+		Vars:           a.Vars,
+		VarFiles:       a.VarFiles,
 		GPU:            tel,
 		SampleInterval: a.GPUInterval,
 		Grace:          a.Grace,
