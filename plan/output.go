@@ -16,8 +16,9 @@ type Output struct {
 	Path string
 	// Language of headings: "en" (default) or "zh".
 	Language string
-	// Percentiles are the latency percentiles a markdown output shows, out of
-	// stats.Percentiles (the default, all of them); the CSV and JSONL keep every one.
+	// Percentiles are the latency percentiles a markdown output shows (report.html
+	// follows them too), out of stats.Percentiles (the default, all of them); the CSV
+	// and JSONL keep every one.
 	Percentiles []int
 	DeclRange   hcl.Range
 }

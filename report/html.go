@@ -13,15 +13,16 @@ const HTMLFile = "report.html"
 
 // WriteHTML renders the report as one self-contained page: no script, nothing fetched
 // from the network, the charts inline as SVG. It shows what the Markdown shows, from
-// the same sections: the headline table and its notes, the charts, each cell's levels
-// with every figure, the formulas and the environment.
+// the same sections: the headline table and its notes, each cell's capacity, the
+// charts, each cell's levels with every figure, at the report's percentiles plus std and
+// with SLO attainment and goodput, the formulas and the environment.
 func WriteHTML(w io.Writer, r Report) error {
 	title := r.Title
 	if title == "" {
 		title = "planrun results"
 	}
 	body, notes := headline(r.Rows)
-	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, DetailHead: detailHead}
+	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, Capacities: r.Capacities}
 	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
 		page.Plan = strings.TrimSpace(r.Env.PlanPath + " (" + r.Env.PlanHash + "), planrun " + r.Env.PlanrunVersion)
 	}
@@ -31,16 +32,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	for _, c := range r.Charts {
 		page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
 	}
-	index := map[string]int{}
-	for _, row := range r.Rows {
-		i, ok := index[row.CellID]
-		if !ok {
-			i = len(page.Cells)
-			index[row.CellID] = i
-			page.Cells = append(page.Cells, htmlCell{ID: row.CellID, About: cellAbout(row)})
-		}
-		page.Cells[i].Levels = append(page.Cells[i].Levels, detailCells(row))
-	}
+	page.Cells = htmlCells(r.Rows, r.Percentiles)
 	for _, l := range formulaLines(r.Rows) {
 		page.Formulas = append(page.Formulas, inlineMarkdown(l))
 	}
@@ -52,8 +44,8 @@ type htmlPage struct {
 	Head        []string
 	Rows        []htmlRow
 	Notes       []note
+	Capacities  []Capacity
 	Charts      []htmlChart
-	DetailHead  []string
 	Cells       []htmlCell
 	Formulas    []template.HTML
 	Env         [][2]string
@@ -71,7 +63,47 @@ type htmlChart struct {
 
 type htmlCell struct {
 	ID, About string
-	Levels    [][]string
+	Tables    []htmlTable
+}
+
+// htmlTable is one of a cell's tables, one row per level.
+type htmlTable struct {
+	Title string
+	Note  template.HTML
+	Head  []string
+	Rows  [][]string
+}
+
+// htmlCells groups the rows by cell, in order of first appearance, each with its table
+// of every figure, its percentile table and, when its workload has an slo, its SLO table.
+func htmlCells(rows []Row, pcts []int) []htmlCell {
+	var cells []htmlCell
+	var levels [][]Row
+	index := map[string]int{}
+	for _, row := range rows {
+		i, ok := index[row.CellID]
+		if !ok {
+			i = len(cells)
+			index[row.CellID] = i
+			cells = append(cells, htmlCell{ID: row.CellID, About: cellAbout(row)})
+			levels = append(levels, nil)
+		}
+		levels[i] = append(levels[i], row)
+	}
+	for i, rs := range levels {
+		detail := htmlTable{Head: detailHead}
+		for _, r := range rs {
+			detail.Rows = append(detail.Rows, detailCells(r))
+		}
+		pct := htmlTable{Title: "Percentiles"}
+		pct.Head, pct.Rows = percentileCells(rs, pcts)
+		cells[i].Tables = []htmlTable{detail, pct}
+		slo := htmlTable{Title: "SLO", Note: inlineMarkdown(sloNote)}
+		if slo.Head, slo.Rows = sloCells(rs); len(slo.Rows) > 0 {
+			cells[i].Tables = append(cells[i].Tables, slo)
+		}
+	}
+	return cells
 }
 
 // cellAbout says what produced a cell's rows, in one line.
@@ -119,7 +151,8 @@ var htmlReport = template.Must(template.New(HTMLFile).Parse(`<!DOCTYPE html>
 <style>
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; margin: 0 auto; padding: 1.5em 2em; max-width: 1600px; }
 h1 { font-size: 1.6em; margin: 0 0 .2em; } h2 { font-size: 1.25em; margin: 1.6em 0 .5em; border-bottom: 1px solid #d0d7de; padding-bottom: .2em; }
-h3 { font-size: 1.05em; margin: 0; display: inline; }
+h3 { font-size: 1.05em; margin: .8em 0 .3em; } summary h3 { margin: 0; display: inline; }
+h4 { font-size: 1em; margin: .6em 0 .2em; }
 .plan { color: #59636e; margin: 0 0 1em; }
 table { border-collapse: collapse; margin: .4em 0 .8em; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #d0d7de; padding: .3em .6em; text-align: left; vertical-align: top; }
@@ -146,17 +179,22 @@ code { background: #f6f8fa; padding: 0 .25em; border-radius: 3px; }
 {{with .Notes}}<ol class="notes">{{range .}}<li>{{.Text}} <span class="about">({{range $i, $r := .Rows}}{{if $i}}, {{end}}{{$r}}{{end}})</span></li>
 {{end}}</ol>{{end}}
 {{else}}<p>No results yet.</p>{{end}}
+{{with .Capacities}}<h3>Capacity</h3>
+<ul id="capacity">{{range .}}<li><code>{{.CellID}}</code>: {{.}}</li>
+{{end}}</ul>{{end}}
 {{with .Charts}}<h2>Charts</h2>
 {{range .}}<figure class="chart" aria-label="{{.Title}}">{{.SVG}}</figure>
 {{end}}{{end}}
 {{with .Cells}}<h2>Cells</h2>
 {{range .}}<details class="cell" open><summary><h3>{{.ID}}</h3></summary>
 <p class="about">{{.About}}</p>
+{{range .Tables}}{{with .Title}}<h4>{{.}}</h4>{{end}}
+{{with .Note}}<p class="about">{{.}}</p>{{end}}
 <div class="scroll"><table>
-<thead><tr>{{range $.DetailHead}}<th>{{.}}</th>{{end}}</tr></thead>
-<tbody>{{range .Levels}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+<thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
-</details>
+{{end}}</details>
 {{end}}{{end}}
 <h2>How the figures are measured</h2>
 <ul>{{range .Formulas}}<li>{{.}}</li>

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// htmlTestReport is reportRows with SLO attainment on every row but the vLLM one, and a
-// VRAM trace on one GPU, so every kind of chart has something to draw.
+// htmlTestReport is reportRows with SLO attainment on every row but the vLLM one, a VRAM
+// trace on one GPU, so every kind of chart has something to draw, and a capacity answer
+// for the first cell.
 func htmlTestReport(t *testing.T) Report {
 	t.Helper()
 	rows := reportRows()
@@ -16,6 +17,7 @@ func htmlTestReport(t *testing.T) Report {
 			rows[i].SLOAttainmentPct = 70 + 10*float64(i)
 		}
 	}
+	rows[0].GoodputReqS, rows[0].GoodputTokS = 0.1125, 31.5
 	rows[0].Notes = "<b>not bold</b>"
 	vram := []VRAMSeries{
 		{Label: "qwen-7b-q4-ollama c1", GPU: "0 RTX 4060", Points: []VRAMPoint{{0, 0.6}, {1, 4.2}, {2, 4.5}}},
@@ -28,7 +30,9 @@ func htmlTestReport(t *testing.T) Report {
 	if len(charts) != 4 {
 		t.Fatalf("charts = %d, want latency, throughput/latency, VRAM and SLO", len(charts))
 	}
-	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts}
+	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts,
+		Capacities: []Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: CapacityFound,
+			TargetPct: 95, Resolution: 1, Levels: 5}}}
 }
 
 func TestWriteHTML(t *testing.T) {
@@ -64,6 +68,56 @@ func TestWriteHTML(t *testing.T) {
 	}
 	if n := strings.Count(page, `<details class="cell"`); n != 2 {
 		t.Errorf("%d cell sections, want 2", n)
+	}
+}
+
+// report.html carries what the Markdown has beyond the headline: the capacity answer
+// beside the headline table, and per cell the chosen percentiles with std, SLO
+// attainment and goodput.
+func TestWriteHTMLFigures(t *testing.T) {
+	r := htmlTestReport(t)
+	page := func(pcts []int) string {
+		t.Helper()
+		r.Percentiles = pcts
+		var b bytes.Buffer
+		if err := WriteHTML(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	def := page(nil)
+	capacity := strings.Index(def, `<li><code>qwen-7b-q4-ollama</code>: concurrency 6 at ≥ 95% SLO attainment (bisected to 1, 5 levels measured)</li>`)
+	if capacity < 0 || capacity < strings.Index(def, `id="headline"`) || capacity > strings.Index(def, "<h2>Charts</h2>") {
+		t.Errorf("no capacity answer between the headline table and the charts:\n%s", def)
+	}
+	q4, vllm := strings.Index(def, "<h3>qwen-7b-q4-ollama</h3>"), strings.Index(def, "<h3>qwen-7b-fp8-vllm</h3>")
+	if q4 < 0 || vllm < q4 {
+		t.Fatalf("cell sections missing or out of order: %d %d", q4, vllm)
+	}
+	q4Cell, vllmCell := def[q4:vllm], def[vllm:]
+	for _, want := range []string{
+		"<th>TTFT p50 (s)</th><th>TTFT p90 (s)</th><th>TTFT p95 (s)</th><th>TTFT p99 (s)</th><th>TTFT std (s)</th>",
+		"<th>E2E p95 (s)</th><th>E2E p99 (s)</th><th>E2E std (s)</th>",
+		"<td>0.820</td><td>0.900</td><td>0.920</td><td>0.950</td><td>0.050</td>",  // TTFT, default percentiles
+		"<td>27.0</td><td>40.0</td><td>45.0</td><td>50.0</td><td>10.0</td>",       // ITL in ms
+		"<th>Attainment (%)</th><th>Goodput (req/s)</th><th>Goodput (tok/s)</th>", // SLO
+		"<td>70.0</td><td>0.113</td><td>31.5</td>",
+		"<code>slo</code>", // its explanation, as in the Markdown
+	} {
+		if !strings.Contains(q4Cell, want) {
+			t.Errorf("the q4 cell's detail lacks %q", want)
+		}
+	}
+	if strings.Contains(vllmCell, "Attainment") {
+		t.Errorf("a cell without slo shows an SLO table")
+	}
+	if !strings.Contains(vllmCell, "<th>TTFT p95 (s)</th>") {
+		t.Errorf("the vLLM cell has no percentile table")
+	}
+	chosen := page([]int{50, 99})
+	if !strings.Contains(chosen, "<th>TTFT p50 (s)</th><th>TTFT p99 (s)</th><th>TTFT std (s)</th>") ||
+		!strings.Contains(chosen, "<td>0.820</td><td>0.950</td><td>0.050</td>") || strings.Contains(chosen, "p95") {
+		t.Errorf("percentiles [50 99] not followed")
 	}
 }
 

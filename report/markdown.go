@@ -159,11 +159,7 @@ func folded(b *strings.Builder, summary string, body func()) {
 // it applies to.
 func headlineTable(b *strings.Builder, lb labels, rows []Row) {
 	body, notes := headline(rows)
-	table(b, headlineHead, func(add func(...string)) {
-		for _, cells := range body {
-			add(cells...)
-		}
-	})
+	tableOf(b, headlineHead, body)
 	if len(notes) == 0 {
 		return
 	}
@@ -196,6 +192,15 @@ func seedNotes(r Row) string {
 		n = append(n, v)
 	}
 	return strings.Join(n, "; ")
+}
+
+// tableOf writes a Markdown table of rows already built.
+func tableOf(b *strings.Builder, head []string, body [][]string) {
+	table(b, head, func(add func(...string)) {
+		for _, cells := range body {
+			add(cells...)
+		}
+	})
 }
 
 // table writes a Markdown table; cells have their pipes escaped.

@@ -241,3 +241,59 @@ func dash(s string) string {
 	}
 	return s
 }
+
+// percentileCells is the percentile table: each latency distribution at pcts (default
+// stats.Percentiles) plus its standard deviation, one column per figure and percentile.
+func percentileCells(rows []Row, pcts []int) (head []string, body [][]string) {
+	if len(pcts) == 0 {
+		pcts = stats.Percentiles
+	}
+	dists := []struct {
+		name, unit string
+		scale      float64
+		decimals   int
+		get        func(*Row) stats.Dist
+	}{
+		{"TTFT", "s", 1, 3, func(r *Row) stats.Dist { return r.TTFT }},
+		{"TPOT", "ms", 1000, 1, func(r *Row) stats.Dist { return r.TPOT }},
+		{"ITL", "ms", 1000, 1, func(r *Row) stats.Dist { return r.ITL }},
+		{"E2E", "s", 1, 2, func(r *Row) stats.Dist { return r.E2E }},
+	}
+	head = []string{"Cell", "Conc."}
+	for _, d := range dists {
+		for _, p := range pcts {
+			head = append(head, fmt.Sprintf("%s p%d (%s)", d.name, p, d.unit))
+		}
+		head = append(head, fmt.Sprintf("%s std (%s)", d.name, d.unit))
+	}
+	for i := range rows {
+		cells := []string{rows[i].CellID, concurrency(rows[i])}
+		for _, d := range dists {
+			dist := d.get(&rows[i])
+			for _, p := range pcts {
+				v, _ := dist.At(p)
+				cells = append(cells, num(v, d.scale, d.decimals))
+			}
+			cells = append(cells, num(dist.Std, d.scale, d.decimals))
+		}
+		body = append(body, cells)
+	}
+	return head, body
+}
+
+// sloNote says how SLO attainment and goodput are counted (a Markdown line: code spans
+// only, which the HTML report converts).
+const sloNote = "A request is good when it succeeded and met every limit of its workload's `slo` (vLLM's `--goodput` rule; its ITL is its largest gap between content chunks). Attainment = good / all requests; goodput = good requests/s and their output tokens/s (median across runs)."
+
+// sloCells is the SLO table: attainment and goodput of the rows whose workload has an
+// slo; no body when none has.
+func sloCells(rows []Row) (head []string, body [][]string) {
+	head = []string{"Cell", "Conc.", "Attainment (%)", "Goodput (req/s)", "Goodput (tok/s)", "tok/s"}
+	for _, r := range rows {
+		if !math.IsNaN(r.SLOAttainmentPct) {
+			body = append(body, []string{r.CellID, concurrency(r), num(r.SLOAttainmentPct, 1, 1),
+				num(r.GoodputReqS, 1, 3), num(r.GoodputTokS, 1, 1), num(r.OutputTokS, 1, 1)})
+		}
+	}
+	return head, body
+}
