@@ -69,11 +69,11 @@ type Progress interface {
 	// Note is a one-line message (server started, calibration, warnings).
 	Note(format string, args ...any)
 	// StartLevel: requests is the total of this level, warm-up included.
-	StartLevel(cell *plan.Cell, level plan.Level, requests int)
+	StartLevel(cell *plan.Cell, level plan.LoadLevel, requests int)
 	// Request is called for every finished request, one at a time from the level's
 	// drain goroutine, never on a request's own: keep it cheap (bump counters), since a
 	// slow one backs up the queue of finished requests.
-	Request(cell *plan.Cell, level plan.Level, ev executor.Event)
+	Request(cell *plan.Cell, level plan.LoadLevel, ev executor.Event)
 	// EndLevel is called with the level's result row.
 	EndLevel(cell *plan.Cell, row report.Row)
 }
@@ -165,11 +165,11 @@ type applier struct {
 
 type levelKey struct {
 	cell  string
-	level plan.Level
+	level plan.LoadLevel
 }
 
 func rowKey(r report.Row) levelKey {
-	return levelKey{r.CellID, plan.Level{Concurrency: r.Concurrency, RequestRate: r.RequestRate}}
+	return levelKey{r.CellID, plan.LoadLevel{Concurrency: r.Concurrency, RequestRate: r.RequestRate}}
 }
 
 func newApplier(o Options) (*applier, error) {

@@ -79,10 +79,10 @@ type countingProgress struct {
 	onReq    func()
 }
 
-func (c *countingProgress) Note(string, ...any)                    { c.notes.Add(1) }
-func (c *countingProgress) StartLevel(*plan.Cell, plan.Level, int) {}
-func (c *countingProgress) EndLevel(*plan.Cell, report.Row)        { c.levels.Add(1) }
-func (c *countingProgress) Request(*plan.Cell, plan.Level, executor.Event) {
+func (c *countingProgress) Note(string, ...any)                        { c.notes.Add(1) }
+func (c *countingProgress) StartLevel(*plan.Cell, plan.LoadLevel, int) {}
+func (c *countingProgress) EndLevel(*plan.Cell, report.Row)            { c.levels.Add(1) }
+func (c *countingProgress) Request(*plan.Cell, plan.LoadLevel, executor.Event) {
 	c.requests.Add(1)
 	if c.onReq != nil {
 		c.onReq()

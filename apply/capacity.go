@@ -26,7 +26,7 @@ func meetsCapacity(w *plan.Workload, row report.Row) bool {
 type capacitySearch struct {
 	w      *plan.Workload
 	cellID string
-	levels []plan.Level
+	levels []plan.LoadLevel
 	met    []bool
 }
 
@@ -41,14 +41,14 @@ func newCapacitySearch(cell *plan.Cell, rows []report.Row) *capacitySearch {
 	return s
 }
 
-func (s *capacitySearch) judge(lv plan.Level, row report.Row) {
+func (s *capacitySearch) judge(lv plan.LoadLevel, row report.Row) {
 	s.levels = append(s.levels, lv)
 	s.met = append(s.met, meetsCapacity(s.w, row))
 }
 
 // bounds are the highest level that met the target and the lowest above it that
 // missed it; nil where there is none.
-func (s *capacitySearch) bounds() (met, missed *plan.Level) {
+func (s *capacitySearch) bounds() (met, missed *plan.LoadLevel) {
 	for i := range s.levels {
 		if s.met[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
 			met = &s.levels[i]
@@ -64,10 +64,10 @@ func (s *capacitySearch) bounds() (met, missed *plan.Level) {
 }
 
 // next is the level to measure next; false once the bounds are the resolution apart.
-func (s *capacitySearch) next() (plan.Level, bool) {
+func (s *capacitySearch) next() (plan.LoadLevel, bool) {
 	met, missed := s.bounds()
 	if met == nil || missed == nil {
-		return plan.Level{}, false
+		return plan.LoadLevel{}, false
 	}
 	return s.w.Capacity.Between(*met, *missed, s.w.SearchesRate())
 }
@@ -126,7 +126,7 @@ func (a *applier) capacityPending(cell *plan.Cell) bool {
 }
 
 // loadOf is the level's load in the dimension the capacity search varies.
-func loadOf(w *plan.Workload, lv plan.Level) float64 {
+func loadOf(w *plan.Workload, lv plan.LoadLevel) float64 {
 	if w.SearchesRate() {
 		return lv.RequestRate
 	}

@@ -223,15 +223,15 @@ func TestCapacitySearchOverRates(t *testing.T) {
 	}
 	rows := []report.Row{row(1, 100), row(4, 95), row(16, 50), row(10, 89), row(7, 90), row(2, 80)}
 	s := newCapacitySearch(cell, rows)
-	if next, more := s.next(); !more || next != (plan.Level{Concurrency: 64, RequestRate: 8.5}) {
+	if next, more := s.next(); !more || next != (plan.LoadLevel{Concurrency: 64, RequestRate: 8.5}) {
 		t.Fatalf("next = %+v, %v; want rate 8.5 between 7 (met) and 10 (missed)", next, more)
 	}
-	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.5}, row(8.5, 70))
-	s.judge(plan.Level{Concurrency: 64, RequestRate: 7.75}, row(7.75, 92))
+	s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: 8.5}, row(8.5, 70))
+	s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: 7.75}, row(7.75, 92))
 	if next, more := s.next(); !more || next.RequestRate != 8.125 {
 		t.Fatalf("next = %+v, %v; want 8.125: 7.75 and 8.5 are more than the resolution apart", next, more)
 	}
-	s.judge(plan.Level{Concurrency: 64, RequestRate: 8.125}, row(8.125, 60))
+	s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: 8.125}, row(8.125, 60))
 	if next, more := s.next(); more {
 		t.Fatalf("next = %+v after 7.75 met and 8.125 missed, want the search done (resolution 0.5)", next)
 	}

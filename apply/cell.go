@@ -78,9 +78,9 @@ func countRow(st *report.CellStatus, row report.Row) {
 
 // pendingLevels returns the levels of the cell still to run, and the cell's status so
 // far: levels a resumed run already completed count towards it and are not run again.
-func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.Level, report.CellStatus) {
+func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.LoadLevel, report.CellStatus) {
 	st := report.CellStatus{ID: cell.ID, Status: report.StatusOK}
-	var todo []plan.Level
+	var todo []plan.LoadLevel
 	for _, lv := range cell.Workload.Levels() {
 		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
 			if r.Status == report.StatusFailed {
@@ -186,10 +186,10 @@ func capacityNote(w *plan.Workload, rows []report.Row, cellID string) string {
 		return fmt.Sprintf("no level met the goal of workload %q; the sweep stopped at its first level", w.Name)
 	}
 	return fmt.Sprintf("goal of workload %q missed after %s: capacity at the goal is %s, %.1f output tok/s, %.2f req/s",
-		w.Name, levelName(plan.Level{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), levelName(plan.Level{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), best.OutputTokS, best.RequestsPerSec)
+		w.Name, levelName(plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), levelName(plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), best.OutputTokS, best.RequestsPerSec)
 }
 
-func levelName(l plan.Level) string {
+func levelName(l plan.LoadLevel) string {
 	if l.RequestRate > 0 {
 		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
 	}

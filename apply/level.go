@@ -18,7 +18,7 @@ import (
 
 // runLevel measures one concurrency level of a cell and writes its row, in three steps:
 // measure, build the row from what was measured, record it.
-func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.Level) report.Row {
+func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) report.Row {
 	m := a.measure(ctx, cell, setup, level)
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
 	a.record(cell, level, m, &row)
@@ -47,9 +47,9 @@ type levelMeasurement struct {
 
 // measure runs the level's warm-up runs, then its measured runs with the monitors
 // watching, and summarises them.
-func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.Level) levelMeasurement {
+func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) levelMeasurement {
 	w := cell.Workload
-	lv := executor.Level{
+	lv := executor.LevelSpec{
 		Concurrency: level.Concurrency,
 		Requests:    w.RequestsPerRun(level.Concurrency),
 		WarmupRuns:  w.WarmupRuns,
@@ -89,7 +89,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 // runMonitored runs the warm-up runs, then starts the monitors, runs the measured runs
 // and stops the monitors into m. The monitors cover the measured runs only: warm-up runs
 // load the model first, so the GPU baseline is taken with it resident.
-func (a *applier) runMonitored(ctx context.Context, b backends.Backend, lv executor.Level, opts executor.Options,
+func (a *applier) runMonitored(ctx context.Context, b backends.Backend, lv executor.LevelSpec, opts executor.Options,
 	monitors []monitor, m *levelMeasurement) executor.Result {
 	if lv.WarmupRuns > 0 {
 		warm := lv

@@ -30,10 +30,10 @@ func (n *noteRecorder) Note(format string, args ...any) {
 	n.notes = append(n.notes, fmt.Sprintf(format, args...))
 	n.mu.Unlock()
 }
-func (n *noteRecorder) StartLevel(*plan.Cell, plan.Level, int)         {}
-func (n *noteRecorder) Request(*plan.Cell, plan.Level, executor.Event) {}
-func (n *noteRecorder) EndLevel(*plan.Cell, report.Row)                {}
-func (n *noteRecorder) text() string                                   { return strings.Join(n.notes, "\n") }
+func (n *noteRecorder) StartLevel(*plan.Cell, plan.LoadLevel, int)         {}
+func (n *noteRecorder) Request(*plan.Cell, plan.LoadLevel, executor.Event) {}
+func (n *noteRecorder) EndLevel(*plan.Cell, report.Row)                    {}
+func (n *noteRecorder) text() string                                       { return strings.Join(n.notes, "\n") }
 
 // cellBackend is the adapter apply would measure the cell with.
 func cellBackend(t *testing.T, cell *plan.Cell) backends.Backend {

@@ -10,7 +10,7 @@ import (
 // record holds a level's row against the plan's references and expectations, tells the
 // user what the client self-check warns about, and writes the row to the ledgers, the
 // report's rows and charts, and the progress.
-func (a *applier) record(cell *plan.Cell, level plan.Level, m levelMeasurement, row *report.Row) {
+func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, row *report.Row) {
 	if m.GPU.Note == "" {
 		// One trace per GPU: a model split over cards shows each card's share.
 		for _, d := range m.GPU.Devices {
@@ -65,6 +65,6 @@ func (a *applier) appendLedgers(row report.Row) {
 
 // recordUnmeasured writes the row of a cell that failed before measuring, at its first
 // pending level. Nothing was measured, so no reference or expectation is held against it.
-func (a *applier) recordUnmeasured(cell *plan.Cell, level plan.Level, reason string) {
+func (a *applier) recordUnmeasured(cell *plan.Cell, level plan.LoadLevel, reason string) {
 	a.appendRow(unmeasuredRow(cell, level, a.runRowContext(), reason, a.now()))
 }

@@ -36,7 +36,7 @@ func (a *applier) runRowContext() rowContext {
 
 // rowContext gathers the row's context, including the VRAM estimate for the context
 // length the server reported (which reads the model's shape from the server once).
-func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Level, cal executor.Calibration, m levelMeasurement) rowContext {
+func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.LoadLevel, cal executor.Calibration, m levelMeasurement) rowContext {
 	rc := a.runRowContext()
 	rc.ModelNote, rc.Calibration = a.modelNote(cell), cal
 	ctxLen := 0
@@ -54,7 +54,7 @@ func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Le
 // buildRow turns one level's measurement into its result row: figures, VRAM columns,
 // notes, status and goal. It is pure, so everything it needs is in its arguments; the
 // plan's references and expectations are held against the row when it is recorded.
-func buildRow(cell *plan.Cell, level plan.Level, m levelMeasurement, rc rowContext) report.Row {
+func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowContext) report.Row {
 	w := cell.Workload
 	row := cellRow(cell, level, rc)
 	row.SetStats(m.Stats)
@@ -102,7 +102,7 @@ func buildRow(cell *plan.Cell, level plan.Level, m levelMeasurement, rc rowConte
 
 // cellRow is a row that says what produced it (plan, cell, level, planrun version) and
 // has no figures yet: every figure is NaN until a measurement fills it.
-func cellRow(cell *plan.Cell, level plan.Level, rc rowContext) report.Row {
+func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) report.Row {
 	w := cell.Workload
 	row := report.NewRow()
 	row.Plan = rc.Plan
@@ -122,7 +122,7 @@ func cellRow(cell *plan.Cell, level plan.Level, rc rowContext) report.Row {
 // unmeasuredRow is the row of a cell that failed before measuring (server not started,
 // backend unreachable or unbuildable, model missing): status failed, the reason in its
 // notes, no figures, so the cell still shows in every output.
-func unmeasuredRow(cell *plan.Cell, level plan.Level, rc rowContext, reason string, at time.Time) report.Row {
+func unmeasuredRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, reason string, at time.Time) report.Row {
 	row := cellRow(cell, level, rc)
 	row.Status, row.Notes = report.StatusFailed, "not measured: "+reason
 	row.Started, row.Ended = at, at

@@ -49,8 +49,8 @@ func rowSamples(n int, ttft time.Duration, promptTokens int, err *backends.Error
 		}
 		ss = append(ss, s)
 	}
-	run := stats.Run{Samples: ss, Window: stats.Window{Start: start, End: start.Add(time.Second)}}
-	return stats.SummarizeRuns([]stats.Run{run}, stats.Target{PromptTokens: 32, MaxTokens: 4})
+	run := stats.MeasuredRun{Samples: ss, Window: stats.Window{Start: start, End: start.Add(time.Second)}}
+	return stats.SummarizeRuns([]stats.MeasuredRun{run}, stats.Target{PromptTokens: 32, MaxTokens: 4})
 }
 
 func gpuSummary(attributed bool) gpu.Summary {
@@ -76,7 +76,7 @@ func TestBuildRow(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		workload   string
-		level      plan.Level
+		level      plan.LoadLevel
 		m          levelMeasurement
 		rc         rowContext
 		wantStatus string
@@ -87,7 +87,7 @@ func TestBuildRow(t *testing.T) {
 		wantSource string
 		check      func(t *testing.T, r report.Row)
 	}{{
-		name: "ok", workload: "plain", level: plan.Level{Concurrency: 2}, m: ok(100 * time.Millisecond),
+		name: "ok", workload: "plain", level: plan.LoadLevel{Concurrency: 2}, m: ok(100 * time.Millisecond),
 		rc:         rowContext{Plan: "bench", PlanPath: "/p/plan.hcl", PlanHash: "abc", Version: "v1.2"},
 		wantStatus: report.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
 		check: func(t *testing.T, r report.Row) {
@@ -110,7 +110,7 @@ func TestBuildRow(t *testing.T) {
 			}
 		},
 	}, {
-		name: "every request failed", workload: "plain", level: plan.Level{Concurrency: 1},
+		name: "every request failed", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m: levelMeasurement{Stats: rowSamples(3, 0, 0, &backends.Error{Class: backends.ErrServer, Message: "boom"}),
 			FirstError: "HTTP 500: boom"},
 		wantStatus: report.StatusFailed, wantNotes: "every request failed: HTTP 500: boom",
@@ -121,28 +121,28 @@ func TestBuildRow(t *testing.T) {
 			}
 		},
 	}, {
-		name: "interrupted before a measured run", workload: "goal", level: plan.Level{Concurrency: 1},
+		name: "interrupted before a measured run", workload: "goal", level: plan.LoadLevel{Concurrency: 1},
 		m:          levelMeasurement{Interrupted: true, GPU: gpu.Summary{Note: "no measured run"}},
 		wantStatus: report.StatusInterrupted, wantNotes: "interrupted",
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no measured run",
 	}, {
-		name: "goal met", workload: "goal", level: plan.Level{Concurrency: 1}, m: ok(100 * time.Millisecond),
+		name: "goal met", workload: "goal", level: plan.LoadLevel{Concurrency: 1}, m: ok(100 * time.Millisecond),
 		wantStatus: report.StatusOK, wantGoal: report.GoalMet,
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
 	}, {
-		name: "goal missed", workload: "goal", level: plan.Level{Concurrency: 1}, m: ok(900 * time.Millisecond),
+		name: "goal missed", workload: "goal", level: plan.LoadLevel{Concurrency: 1}, m: ok(900 * time.Millisecond),
 		wantStatus: report.StatusOK, wantGoal: report.GoalMissed, wantNotes: "goal missed: result.ttft_p50_s = 0.9",
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
 	}, {
-		name: "VRAM attributed to the server's processes", workload: "plain", level: plan.Level{Concurrency: 1},
+		name: "VRAM attributed to the server's processes", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          func() levelMeasurement { m := ok(100 * time.Millisecond); m.GPU = gpuSummary(true); return m }(),
 		wantStatus: report.StatusOK, wantVRAM: [3]float64{1, 5, 4}, wantSource: "v2",
 	}, {
-		name: "VRAM without process attribution", workload: "plain", level: plan.Level{Concurrency: 1},
+		name: "VRAM without process attribution", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          func() levelMeasurement { m := ok(100 * time.Millisecond); m.GPU = gpuSummary(false); return m }(),
 		wantStatus: report.StatusOK, wantVRAM: [3]float64{1, 5, nan}, wantSource: "v2",
 	}, {
-		name: "open loop with the client self-check", workload: "plain", level: plan.Level{Concurrency: 4, RequestRate: 2},
+		name: "open loop with the client self-check", workload: "plain", level: plan.LoadLevel{Concurrency: 4, RequestRate: 2},
 		m: func() levelMeasurement {
 			m := ok(100 * time.Millisecond)
 			m.Monitored, m.MaxSendLag = true, 1234567*time.Nanosecond
@@ -161,7 +161,7 @@ func TestBuildRow(t *testing.T) {
 			}
 		},
 	}, {
-		name: "calibration fills a prompt count the server did not give", workload: "plain", level: plan.Level{Concurrency: 1},
+		name: "calibration fills a prompt count the server did not give", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          levelMeasurement{Stats: rowSamples(2, 100*time.Millisecond, 0, nil)},
 		rc:         rowContext{ModelNote: "model tiny (q4)", Calibration: executor.Calibration{Actual: 30, Note: "5 words short"}},
 		wantStatus: report.StatusOK, wantNotes: "model tiny (q4); 5 words short",
@@ -172,7 +172,7 @@ func TestBuildRow(t *testing.T) {
 			}
 		},
 	}, {
-		name: "the server's prompt count wins over calibration", workload: "plain", level: plan.Level{Concurrency: 1},
+		name: "the server's prompt count wins over calibration", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          ok(100 * time.Millisecond),
 		rc:         rowContext{Calibration: executor.Calibration{Actual: 30}, Estimate: &gpu.VRAMEstimate{TotalBytes: 6e9}},
 		wantStatus: report.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",

@@ -41,10 +41,10 @@ func (s *levelSink) add(ev executor.Event) {
 }
 
 // statsRuns pairs the measured runs with their statistics.
-func (s *levelSink) statsRuns(res executor.Result) []stats.Run {
-	runs := make([]stats.Run, len(res.Runs))
+func (s *levelSink) statsRuns(res executor.Result) []stats.MeasuredRun {
+	runs := make([]stats.MeasuredRun, len(res.Runs))
 	for i, r := range res.Runs {
-		runs[i] = stats.Run{Window: stats.Window{Start: r.Start, End: r.End}}
+		runs[i] = stats.MeasuredRun{Window: stats.Window{Start: r.Start, End: r.End}}
 		if i < len(s.runs) {
 			runs[i].Acc = s.runs[i]
 		}

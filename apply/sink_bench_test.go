@@ -51,9 +51,9 @@ func BenchmarkSlowSink(b *testing.B) {
 	for _, sleep := range []time.Duration{0, time.Millisecond} {
 		b.Run(fmt.Sprintf("sink-sleep=%s", sleep), func(b *testing.B) {
 			prompts := &executor.Prompts{Words: 4, Salt: "slow-sink-" + sleep.String()}
-			lv := executor.Level{Concurrency: 64, Requests: 2000, RepeatRuns: 1, Prompts: prompts,
+			lv := executor.LevelSpec{Concurrency: 64, Requests: 2000, RepeatRuns: 1, Prompts: prompts,
 				Request: backends.Request{Model: "mock", MaxTokens: tokens, ForceMaxTokens: true}}
-			var an loadbench.Level
+			var an loadbench.LevelReport
 			var sum stats.Runs
 			for b.Loop() {
 				srv.Summaries(true)
@@ -91,7 +91,7 @@ var (
 func BenchmarkSoakRSS(b *testing.B) {
 	n, tokens := *soakRequests, *soakTokens
 	_, be := mockBackend(b, mockserver.Config{OutputTokens: tokens, TokensPerChunk: 1})
-	lv := executor.Level{Concurrency: 64, Requests: n, RepeatRuns: 1, Prompts: &executor.Prompts{Words: 4},
+	lv := executor.LevelSpec{Concurrency: 64, Requests: n, RepeatRuns: 1, Prompts: &executor.Prompts{Words: 4},
 		Request: backends.Request{Model: "mock", MaxTokens: tokens, ForceMaxTokens: true}}
 	for b.Loop() {
 		var done int

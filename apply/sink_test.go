@@ -40,7 +40,7 @@ func TestLevelSink(t *testing.T) {
 	if s.firstErr == nil || s.firstErr.Message != "measured" {
 		t.Errorf("first error %+v, want the measured run's", s.firstErr)
 	}
-	runs := s.statsRuns(executor.Result{Runs: make([]executor.Run, 3)})
+	runs := s.statsRuns(executor.Result{Runs: make([]executor.RunResult, 3)})
 	sum := stats.SummarizeRuns(runs, s.target)
 	if sum.PerRun[0].Succeeded != 1 || sum.PerRun[1].Failed != 1 || sum.PerRun[2].Requests != 0 || sum.Pooled.Requests != 2 || sum.Pooled.ITL.N != 1 {
 		t.Errorf("per run %+v, pooled %d requests, %d ITL gaps", sum.PerRun, sum.Pooled.Requests, sum.Pooled.ITL.N)

@@ -371,7 +371,7 @@ func mergeInto(dst *map[string]string, src map[string]string) {
 
 // placedRow is the row of a level that produced no measurement (its job failed or was
 // never submitted): the cell's identity, a status and why.
-func placedRow(p *plan.Plan, c *plan.Cell, lv plan.Level, status, notes string) report.Row {
+func placedRow(p *plan.Plan, c *plan.Cell, lv plan.LoadLevel, status, notes string) report.Row {
 	r := report.NewRow()
 	r.Plan, r.PlanPath, r.PlanHash = planName(p), p.Path, p.Hash
 	r.CellID, r.Matrix, r.Model, r.ModelID = c.ID, c.Matrix, c.Model, c.ModelID

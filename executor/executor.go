@@ -15,8 +15,8 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// Level describes one concurrency level of one cell: what to send and how.
-type Level struct {
+// LevelSpec describes one concurrency level of one cell: what to send and how.
+type LevelSpec struct {
 	// Concurrency is the number of requests kept in flight (closed loop), or the cap on
 	// requests in flight (open loop).
 	Concurrency int
@@ -35,8 +35,8 @@ type Level struct {
 	Prompts *Prompts
 }
 
-// Run is one measured (or warm-up) run of a level.
-type Run struct {
+// RunResult is one measured (or warm-up) run of a level.
+type RunResult struct {
 	Index  int  // 0-based among runs of its kind
 	Warmup bool // warm-up runs are discarded from statistics
 	// Start and End bound the measured window: first request start to last request end.
@@ -51,12 +51,12 @@ type Run struct {
 }
 
 // Window is the measured wall time of the run.
-func (r *Run) Window() time.Duration { return r.End.Sub(r.Start) }
+func (r *RunResult) Window() time.Duration { return r.End.Sub(r.Start) }
 
 // Result is everything measured at one level.
 type Result struct {
-	Level       Level
-	Runs        []Run // measured runs only
+	Level       LevelSpec
+	Runs        []RunResult // measured runs only
 	Interrupted bool
 }
 
@@ -79,7 +79,7 @@ type Options struct {
 	// requests: for callers that take what they need in OnRequest.
 	DropSamples bool
 	// OnRun is called after each run (warm-up included), in order.
-	OnRun func(Run)
+	OnRun func(RunResult)
 	// Grace bounds how long in-flight requests may finish after ctx is canceled; after
 	// it they are canceled. Zero cancels them at once.
 	Grace time.Duration
@@ -98,7 +98,7 @@ type Options struct {
 // RunLevel runs the warm-up and measured runs of one level against b. Cancelling ctx
 // stops sending new requests; requests in flight get opts.Grace to finish. The result
 // holds what was measured so far either way.
-func RunLevel(ctx context.Context, b backends.Backend, lv Level, opts Options) Result {
+func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Options) Result {
 	res := Result{Level: lv}
 	if opts.Clock == nil {
 		opts.Clock = backends.SystemClock{}
@@ -125,8 +125,8 @@ func RunLevel(ctx context.Context, b backends.Backend, lv Level, opts Options) R
 	return res
 }
 
-func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bool, opts Options) Run {
-	run := Run{Index: idx, Warmup: warm}
+func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, warm bool, opts Options) RunResult {
+	run := RunResult{Index: idx, Warmup: warm}
 	if !opts.DropSamples {
 		run.Samples = make([]backends.Sample, 0, lv.Requests)
 	}
@@ -212,11 +212,11 @@ func runOnce(ctx context.Context, b backends.Backend, lv Level, idx int, warm bo
 // sinkBuffer sizes a run's queue of finished requests: room for several samples per
 // request in flight, so the drain goroutine only holds a request up when it falls
 // behind for long.
-func sinkBuffer(lv Level) int { return max(1024, 4*lv.Concurrency) }
+func sinkBuffer(lv LevelSpec) int { return max(1024, 4*lv.Concurrency) }
 
 // drain takes finished requests off the queue one at a time: it widens the run's window,
 // keeps the Sample unless told not to, and hands it to OnRequest.
-func drain(sink <-chan backends.Sample, run *Run, opts Options) {
+func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
 	for s := range sink {
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
@@ -235,7 +235,7 @@ func drain(sink <-chan backends.Sample, run *Run, opts Options) {
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next
 // request as soon as its last one finished.
-func closedLoop(ctx context.Context, lv Level, slots int, wg *sync.WaitGroup, send func(int)) {
+func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int)) {
 	next := make(chan int)
 	for w := 0; w < min(slots, lv.Requests); w++ {
 		wg.Add(1)
@@ -262,7 +262,7 @@ func closedLoop(ctx context.Context, lv Level, slots int, wg *sync.WaitGroup, se
 // openLoop sends lv.Requests requests on a schedule, at most slots in flight, and returns
 // how late each send was against its schedule, read on clk. The timer waits out the gap
 // clk says is left, so the schedule keeps to clk's time.
-func openLoop(ctx context.Context, clk backends.Clock, lv Level, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
+func openLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
 	seed := lv.Seed + uint64(idx)*7919
 	if warm {
 		seed += 1 << 32

@@ -64,7 +64,7 @@ func (f *fakeBackend) Do(ctx context.Context, req backends.Request) backends.Sam
 func TestRunLevelClosedLoop(t *testing.T) {
 	f := &fakeBackend{delay: 5 * time.Millisecond}
 	var warm, measured atomic.Int64
-	lv := Level{Concurrency: 4, Requests: 12, WarmupRuns: 2, RepeatRuns: 3, Prompts: &Prompts{Words: 3}}
+	lv := LevelSpec{Concurrency: 4, Requests: 12, WarmupRuns: 2, RepeatRuns: 3, Prompts: &Prompts{Words: 3}}
 	res := RunLevel(context.Background(), f, lv, Options{OnRequest: func(e Event) {
 		if e.Warmup {
 			warm.Add(1)
@@ -101,7 +101,7 @@ func TestRunLevelClosedLoop(t *testing.T) {
 
 func TestSharedPrefixGivesOnePrompt(t *testing.T) {
 	f := &fakeBackend{}
-	RunLevel(context.Background(), f, Level{Concurrency: 2, Requests: 4, RepeatRuns: 1, Prompts: &Prompts{Words: 5, Shared: true}}, Options{})
+	RunLevel(context.Background(), f, LevelSpec{Concurrency: 2, Requests: 4, RepeatRuns: 1, Prompts: &Prompts{Words: 5, Shared: true}}, Options{})
 	for _, p := range f.prompts {
 		if p != f.prompts[0] {
 			t.Fatalf("shared prompts differ: %q vs %q", p, f.prompts[0])
@@ -111,7 +111,7 @@ func TestSharedPrefixGivesOnePrompt(t *testing.T) {
 
 func TestOpenLoopCapsInFlightAndRecordsLag(t *testing.T) {
 	f := &fakeBackend{delay: 20 * time.Millisecond}
-	lv := Level{Concurrency: 2, Requests: 10, RepeatRuns: 1, RequestRate: 1000, Arrival: "constant", Prompts: &Prompts{Words: 1}}
+	lv := LevelSpec{Concurrency: 2, Requests: 10, RepeatRuns: 1, RequestRate: 1000, Arrival: "constant", Prompts: &Prompts{Words: 1}}
 	res := RunLevel(context.Background(), f, lv, Options{})
 	if f.calls.Load() != 10 {
 		t.Fatalf("calls = %d, want 10", f.calls.Load())
@@ -148,7 +148,7 @@ func TestInterruptKeepsMeasuredSamples(t *testing.T) {
 	f := &fakeBackend{delay: 30 * time.Millisecond}
 	ctx, cancel := context.WithCancel(context.Background())
 	var done atomic.Int64
-	lv := Level{Concurrency: 2, Requests: 1000, RepeatRuns: 3, Prompts: &Prompts{Words: 1}}
+	lv := LevelSpec{Concurrency: 2, Requests: 1000, RepeatRuns: 3, Prompts: &Prompts{Words: 1}}
 	res := RunLevel(ctx, f, lv, Options{Grace: time.Second, OnRequest: func(Event) {
 		if done.Add(1) == 4 {
 			cancel()
@@ -177,7 +177,7 @@ func TestInterruptWithoutGraceCancelsInFlight(t *testing.T) {
 		}
 		cancel()
 	}()
-	res := RunLevel(ctx, f, Level{Concurrency: 2, Requests: 4, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}, Options{})
+	res := RunLevel(ctx, f, LevelSpec{Concurrency: 2, Requests: 4, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}, Options{})
 	if len(res.Runs[0].Samples) != 2 {
 		t.Fatalf("samples = %d, want the 2 in flight", len(res.Runs[0].Samples))
 	}
@@ -192,7 +192,7 @@ func TestAbortFailsRemainingRequests(t *testing.T) {
 	f := &fakeBackend{}
 	abort := make(chan struct{})
 	close(abort)
-	res := RunLevel(context.Background(), f, Level{Concurrency: 1, Requests: 3, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}, Options{Abort: abort})
+	res := RunLevel(context.Background(), f, LevelSpec{Concurrency: 1, Requests: 3, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}, Options{Abort: abort})
 	if f.calls.Load() != 0 {
 		t.Fatalf("sent %d requests after abort", f.calls.Load())
 	}
@@ -247,7 +247,7 @@ func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 		// At 1 request/s every send is already late by the clock's 1 s steps, so nothing
 		// waits and each lag is exactly the steps read since t0, less the schedule.
 		clk := &stepClock{now: time.Unix(1000, 0), step: time.Second}
-		lv := Level{Concurrency: 3, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
+		lv := LevelSpec{Concurrency: 3, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
 		res := RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk})
 		want := []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}
 		got := res.Runs[0].SendLag
@@ -265,7 +265,7 @@ func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 		clk := &stepClock{now: at}
 		abort := make(chan struct{})
 		close(abort)
-		lv := Level{Concurrency: 1, Requests: 2, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}
+		lv := LevelSpec{Concurrency: 1, Requests: 2, RepeatRuns: 1, Prompts: &Prompts{Words: 1}}
 		res := RunLevel(context.Background(), &fakeBackend{}, lv, Options{Abort: abort, Clock: clk})
 		if n := len(res.Runs[0].Samples); n != 2 {
 			t.Fatalf("%d samples, want 2", n)

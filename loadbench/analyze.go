@@ -10,8 +10,8 @@ import (
 	"github.com/planrun/planrun/mockserver"
 )
 
-// Level is what one concurrency level measured.
-type Level struct {
+// LevelReport is what one concurrency level measured.
+type LevelReport struct {
 	Streams  int
 	Requests int // sent in the measured run
 	Failed   int // samples with an error
@@ -59,7 +59,7 @@ func Tolerance(d time.Duration) time.Duration {
 
 // KeptUp reports whether the client measured faithfully at this level: no failed
 // request, every sample found in the truth, and 99% of TTFTs and TPOTs within Tolerance.
-func (l Level) KeptUp() bool {
+func (l LevelReport) KeptUp() bool {
 	return l.Failed == 0 && l.Matched == l.Requests && l.Requests > 0 &&
 		l.TTFT.Within >= 0.99 && l.TPOT.Within >= 0.99
 }
@@ -76,8 +76,8 @@ func promptKey(s string) string {
 
 // Analyze holds samples against the server's summaries, matched by the unique prompt
 // prefix prompts gave each request.
-func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *executor.Prompts, window time.Duration) Level {
-	l := Level{Requests: len(samples), Window: window}
+func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *executor.Prompts, window time.Duration) LevelReport {
+	l := LevelReport{Requests: len(samples), Window: window}
 	byKey := make(map[string]*mockserver.Summary, len(sums))
 	for i := range sums {
 		byKey[promptKey(sums[i].Prompt)] = &sums[i]

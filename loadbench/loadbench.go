@@ -113,7 +113,7 @@ func Remote(url, socket string) Target {
 
 // Run measures every level in turn and calls done (if not nil) after each. It stops
 // early, returning what it has, when ctx ends.
-func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, error) {
+func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]LevelReport, error) {
 	cfg = cfg.withDefaults()
 	bcfg := backends.Config{Kind: cfg.Protocol, Name: cfg.Protocol + ".selfbench", URL: t.URL,
 		EngineExtensions: true, Timeouts: backends.Timeouts{Connect: 10 * time.Second, Idle: 30 * time.Second}}
@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, 
 	if perRequest > 0 {
 		rounds = max(1, int(cfg.Duration/perRequest))
 	}
-	var out []Level
+	var out []LevelReport
 	for i, streams := range cfg.Levels {
 		if ctx.Err() != nil {
 			break
@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, 
 		prompts := &executor.Prompts{Words: 8, Salt: fmt.Sprintf("selfbench-%d-%d", i, streams)}
 		// Warm-up: one short request per stream opens the keep-alive connections, so
 		// the measured TTFTs do not include TCP connects the server never sees.
-		warm := executor.Level{Concurrency: streams, Requests: streams, RepeatRuns: 1,
+		warm := executor.LevelSpec{Concurrency: streams, Requests: streams, RepeatRuns: 1,
 			Request: backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
 			Prompts: &executor.Prompts{Words: 1, Shared: true}}
 		executor.RunLevel(ctx, b, warm, executor.Options{})
@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg Config, t Target, done func(Level)) ([]Level, 
 			return out, err
 		}
 
-		lv := executor.Level{Concurrency: streams, Requests: streams * rounds, RepeatRuns: 1,
+		lv := executor.LevelSpec{Concurrency: streams, Requests: streams * rounds, RepeatRuns: 1,
 			Request: backends.Request{Model: "mock", MaxTokens: cfg.Tokens, ForceMaxTokens: true},
 			Prompts: prompts}
 		cpu0 := cpuTime()

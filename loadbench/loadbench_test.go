@@ -109,7 +109,7 @@ func TestRunInProcess(t *testing.T) {
 			}
 			defer stop()
 			var seen []int
-			levels, err := Run(context.Background(), cfg, InProcess(srv, url), func(l Level) { seen = append(seen, l.Streams) })
+			levels, err := Run(context.Background(), cfg, InProcess(srv, url), func(l LevelReport) { seen = append(seen, l.Streams) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,7 @@ import (
 var header = []string{"streams", "requests", "tok/s", "of ideal", "cpu s/1k tok",
 	"TTFT err p50", "TTFT err p99", "TPOT err p50", "TPOT err p99", "in tol", "send p50/p99", "server late p50/max p99", "kept up"}
 
-func row(l Level) []string {
+func row(l LevelReport) []string {
 	ideal := "-"
 	if l.IdealTokensPerSec > 0 {
 		ideal = fmt.Sprintf("%.0f%%", 100*l.TokensPerSec/l.IdealTokensPerSec)
@@ -56,7 +56,7 @@ func Legend(inProcess bool) string {
 }
 
 // Write prints levels as an aligned table, or as a Markdown table when markdown is set.
-func Write(w io.Writer, levels []Level, markdown bool) error {
+func Write(w io.Writer, levels []LevelReport, markdown bool) error {
 	if markdown {
 		var b strings.Builder
 		b.WriteString("| " + strings.Join(header, " | ") + " |\n")

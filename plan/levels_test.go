@@ -29,7 +29,7 @@ workload "one_rate" {
 		byName[w.Name] = w
 	}
 	got := byName["sweep"].Levels()
-	want := []Level{{1, 2}, {1, 4.5}, {8, 2}, {8, 4.5}}
+	want := []LoadLevel{{1, 2}, {1, 4.5}, {8, 2}, {8, 4.5}}
 	if len(got) != len(want) {
 		t.Fatalf("levels %v, want %v", got, want)
 	}
@@ -38,10 +38,10 @@ workload "one_rate" {
 			t.Fatalf("levels %v, want %v", got, want)
 		}
 	}
-	if l := byName["closed"].Levels(); len(l) != 2 || l[1] != (Level{Concurrency: 4}) {
+	if l := byName["closed"].Levels(); len(l) != 2 || l[1] != (LoadLevel{Concurrency: 4}) {
 		t.Fatalf("closed-loop levels %v", l)
 	}
-	if l := byName["one_rate"].Levels(); len(l) != 1 || l[0] != (Level{Concurrency: 1, RequestRate: 3}) {
+	if l := byName["one_rate"].Levels(); len(l) != 1 || l[0] != (LoadLevel{Concurrency: 1, RequestRate: 3}) {
 		t.Fatalf("one rate: %v", l)
 	}
 

@@ -40,18 +40,18 @@ func (w *Workload) CapacityDimension() string {
 // Between returns the level to measure next in a capacity search, given the highest
 // level known to meet the target (met) and the lowest known to miss it (missed): their
 // midpoint, or false once they are within the resolution (met is then the capacity).
-func (c *Capacity) Between(met, missed Level, byRate bool) (Level, bool) {
+func (c *Capacity) Between(met, missed LoadLevel, byRate bool) (LoadLevel, bool) {
 	if byRate {
 		if missed.RequestRate-met.RequestRate <= c.Resolution {
-			return Level{}, false
+			return LoadLevel{}, false
 		}
-		return Level{Concurrency: met.Concurrency, RequestRate: (met.RequestRate + missed.RequestRate) / 2}, true
+		return LoadLevel{Concurrency: met.Concurrency, RequestRate: (met.RequestRate + missed.RequestRate) / 2}, true
 	}
 	step := int(c.Resolution)
 	if missed.Concurrency-met.Concurrency <= step {
-		return Level{}, false
+		return LoadLevel{}, false
 	}
-	return Level{Concurrency: (met.Concurrency + missed.Concurrency) / 2}, true
+	return LoadLevel{Concurrency: (met.Concurrency + missed.Concurrency) / 2}, true
 }
 
 var sloSchema = &hcl.BodySchema{

@@ -40,16 +40,16 @@ func TestCapacityBetween(t *testing.T) {
 	c := &Capacity{TargetPct: 95, Resolution: 1}
 	tests := []struct {
 		name        string
-		met, missed Level
+		met, missed LoadLevel
 		byRate      bool
-		next        Level
+		next        LoadLevel
 		more        bool
 	}{
-		{"midpoint", Level{Concurrency: 4}, Level{Concurrency: 16}, false, Level{Concurrency: 10}, true},
-		{"odd gap rounds down", Level{Concurrency: 4}, Level{Concurrency: 7}, false, Level{Concurrency: 5}, true},
-		{"adjacent: done", Level{Concurrency: 5}, Level{Concurrency: 6}, false, Level{}, false},
-		{"rate midpoint", Level{Concurrency: 8, RequestRate: 2}, Level{Concurrency: 8, RequestRate: 8}, true, Level{Concurrency: 8, RequestRate: 5}, true},
-		{"rate within resolution", Level{Concurrency: 8, RequestRate: 2}, Level{Concurrency: 8, RequestRate: 3}, true, Level{}, false},
+		{"midpoint", LoadLevel{Concurrency: 4}, LoadLevel{Concurrency: 16}, false, LoadLevel{Concurrency: 10}, true},
+		{"odd gap rounds down", LoadLevel{Concurrency: 4}, LoadLevel{Concurrency: 7}, false, LoadLevel{Concurrency: 5}, true},
+		{"adjacent: done", LoadLevel{Concurrency: 5}, LoadLevel{Concurrency: 6}, false, LoadLevel{}, false},
+		{"rate midpoint", LoadLevel{Concurrency: 8, RequestRate: 2}, LoadLevel{Concurrency: 8, RequestRate: 8}, true, LoadLevel{Concurrency: 8, RequestRate: 5}, true},
+		{"rate within resolution", LoadLevel{Concurrency: 8, RequestRate: 2}, LoadLevel{Concurrency: 8, RequestRate: 3}, true, LoadLevel{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -52,8 +52,8 @@ type Workload struct {
 	goalCtx *hcl.EvalContext
 }
 
-// Level is one measured load level of a workload: a row of results.
-type Level struct {
+// LoadLevel is one measured load level of a workload: a row of results.
+type LoadLevel struct {
 	Concurrency int
 	// RequestRate is the open-loop arrival rate in requests/s; 0 for a closed loop.
 	RequestRate float64
@@ -61,15 +61,15 @@ type Level struct {
 
 // Levels lists the workload's load levels in the order they run: each concurrency
 // level, and within it each request rate.
-func (w *Workload) Levels() []Level {
-	var out []Level
+func (w *Workload) Levels() []LoadLevel {
+	var out []LoadLevel
 	for _, c := range w.Concurrency {
 		if len(w.RequestRates) == 0 {
-			out = append(out, Level{Concurrency: c})
+			out = append(out, LoadLevel{Concurrency: c})
 			continue
 		}
 		for _, r := range w.RequestRates {
-			out = append(out, Level{Concurrency: c, RequestRate: r})
+			out = append(out, LoadLevel{Concurrency: c, RequestRate: r})
 		}
 	}
 	return out

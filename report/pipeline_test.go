@@ -21,7 +21,7 @@ func TestStatsToLedgerExact(t *testing.T) {
 	}
 	// Two runs of two requests in flight. Run 0: window 0 → 1.0 s, 200 tokens → 200 tok/s.
 	// Run 1: window 10 → 12 s, 200 tokens → 100 tok/s. Median run throughput: 150.
-	runs := []stats.Run{
+	runs := []stats.MeasuredRun{
 		{Samples: []backends.Sample{req(0, 0, 100, 1000, 101, 101), req(0, 0, 120, 940, 99, 50)}},
 		{Samples: []backends.Sample{req(1, 0, 110, 2000, 100, 100), req(1, 500, 130, 1330, 100, 100),
 			{Start: t0.Add(ms(10_100)), End: ms(50), Err: &backends.Error{Class: backends.ErrServer, Status: 500}}}},

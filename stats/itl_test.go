@@ -28,7 +28,7 @@ func TestITLSketchWithinStatedError(t *testing.T) {
 	if a.itl.sketch == nil {
 		t.Fatal("store did not spill into the sketch past its limit")
 	}
-	l := a.Level(Window{})
+	l := a.Summary(Window{})
 	got := l.ITL
 	if l.ITLRelativeError != ITLRelativeError || Summarize(samples, Window{}, Target{}).ITLRelativeError != 0 {
 		t.Errorf("ITLRelativeError %v from the sketch, want %v (and 0 when exact)", l.ITLRelativeError, ITLRelativeError)
@@ -67,15 +67,15 @@ func TestITLMerge(t *testing.T) {
 func TestSummarizeRunsFromAccumulators(t *testing.T) {
 	all := manySamples(3000)
 	target := Target{MaxTokens: 16, PromptTokens: 8}
-	var fromSamples, fromAcc []Run
+	var fromSamples, fromAcc []MeasuredRun
 	for i := 0; i < 3; i++ {
 		part := all[i*1000 : (i+1)*1000]
-		fromSamples = append(fromSamples, Run{Samples: part})
+		fromSamples = append(fromSamples, MeasuredRun{Samples: part})
 		acc := NewAccumulator(target)
 		for j := range part {
 			acc.Add(&part[j])
 		}
-		fromAcc = append(fromAcc, Run{Acc: acc})
+		fromAcc = append(fromAcc, MeasuredRun{Acc: acc})
 	}
 	want := SummarizeRuns(fromSamples, target)
 	got := SummarizeRuns(fromAcc, target)
@@ -86,7 +86,7 @@ func TestSummarizeRunsFromAccumulators(t *testing.T) {
 
 // nanFree replaces NaN (never equal to itself) so summaries compare with DeepEqual.
 func nanFree(r Runs) Runs {
-	fix := func(l *Level) {
+	fix := func(l *Summary) {
 		v := reflect.ValueOf(l).Elem()
 		var walk func(reflect.Value)
 		walk = func(v reflect.Value) {

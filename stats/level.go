@@ -52,10 +52,10 @@ type Target struct {
 	SLO SLO
 }
 
-// Level is the summary of the requests of one concurrency level (one run, or all runs
+// Summary describes the requests of one concurrency level (one run, or all runs
 // pooled). Times are in seconds, rates in per-second units. Distributions cover
 // successful requests only; failures are counted by class.
-type Level struct {
+type Summary struct {
 	Requests  int `json:"requests"`
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
@@ -120,26 +120,26 @@ type Level struct {
 	SendDelay Dist `json:"send_delay_s"`
 }
 
-// Summarize computes a Level from the samples of one run. A zero window is derived
+// Summarize computes a Summary from the samples of one run. A zero window is derived
 // from the samples (WindowOf).
-func Summarize(samples []backends.Sample, w Window, t Target) Level {
+func Summarize(samples []backends.Sample, w Window, t Target) Summary {
 	a := NewAccumulator(t)
 	a.grow(len(samples))
 	for i := range samples {
 		a.Add(&samples[i])
 	}
-	return a.Level(w)
+	return a.Summary(w)
 }
 
 // Accumulator gathers the figures of one run's requests as they finish, so the samples
 // themselves (with every chunk arrival) need not be kept: per request it keeps the few
 // scalars the exact TTFT, TPOT, E2E and decode-rate percentiles need, and its
 // inter-chunk gaps (ITL) exactly up to ITLExactGaps, then in a sketch. Add is cheap;
-// Level derives the distributions. Not safe for concurrent use: feed it from one
+// Summary derives the distributions. Not safe for concurrent use: feed it from one
 // goroutine.
 type Accumulator struct {
 	t                     Target
-	l                     Level
+	l                     Summary
 	ttft, tpot, e2e, rate []float64
 	connect, send         []float64
 	itl                   itlStore
@@ -249,16 +249,16 @@ func (a *Accumulator) merge(o *Accumulator) {
 	}
 }
 
-// Level summarises the requests added over the window w (zero: the window they span).
+// Summary summarises the requests added over the window w (zero: the window they span).
 // The distributions cover successful requests only.
-func (a *Accumulator) Level(w Window) Level {
+func (a *Accumulator) Summary(w Window) Summary {
 	if w.IsZero() {
 		w = a.window
 	}
 	return a.level(w.Seconds())
 }
 
-func (a *Accumulator) level(windowSeconds float64) Level {
+func (a *Accumulator) level(windowSeconds float64) Summary {
 	l := a.l
 	l.WindowSeconds = windowSeconds
 	l.TTFT = NewDist(a.ttft)

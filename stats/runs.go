@@ -6,9 +6,10 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// Run is one measured run of a concurrency level (warm-up runs are never passed here):
-// either its Samples, or an Accumulator that was fed them as they finished.
-type Run struct {
+// MeasuredRun is one measured run of a concurrency level, as the statistics take it
+// (warm-up runs are never passed here): either its Samples, or an Accumulator that was
+// fed them as they finished.
+type MeasuredRun struct {
 	Samples []backends.Sample
 	// Acc, when set, stands for Samples: the run's requests, already accumulated.
 	Acc *Accumulator
@@ -19,16 +20,16 @@ type Run struct {
 // Runs aggregates the repeat runs of one concurrency level.
 type Runs struct {
 	// PerRun is each run's own summary, in order.
-	PerRun []Level `json:"per_run"`
+	PerRun []Summary `json:"per_run"`
 	// Pooled summarises every request of every run together: its percentiles are over
 	// all requests, its counts and failures are totals, and its rates divide by the sum
 	// of the run windows.
-	Pooled Level `json:"pooled"`
+	Pooled Summary `json:"pooled"`
 	// Median holds, for every figure, the median across runs of each run's figure (the
 	// run-to-run typical value; e.g. Median.OutputTokS is the median run throughput).
 	// Its Failures map is nil and its TokenSource and ITLRelativeError are Pooled's: they
 	// do not have medians.
-	Median Level `json:"median"`
+	Median Summary `json:"median"`
 	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
 	// TTFTs (NaN with fewer than two runs that measured a TTFT).
 	Spread float64 `json:"spread"`
@@ -38,7 +39,7 @@ type Runs struct {
 
 // SummarizeRuns summarises each run, pools all requests, takes medians across runs and
 // judges stability from the spread of per-run median TTFT.
-func SummarizeRuns(runs []Run, t Target) Runs {
+func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	var r Runs
 	pool := NewAccumulator(t)
 	var windowSum float64
@@ -56,7 +57,7 @@ func SummarizeRuns(runs []Run, t Target) Runs {
 		if w.IsZero() {
 			w = acc.Window()
 		}
-		l := acc.Level(w)
+		l := acc.Summary(w)
 		r.PerRun = append(r.PerRun, l)
 		medians = append(medians, l.TTFT.P50)
 		windowSum += w.Seconds()
@@ -71,59 +72,59 @@ func SummarizeRuns(runs []Run, t Target) Runs {
 }
 
 // medianLevel takes the median across levels of every numeric figure.
-func medianLevel(levels []Level) Level {
-	f := func(get func(*Level) float64) float64 {
+func medianLevel(levels []Summary) Summary {
+	f := func(get func(*Summary) float64) float64 {
 		vs := make([]float64, len(levels))
 		for i := range levels {
 			vs[i] = get(&levels[i])
 		}
 		return median(vs)
 	}
-	i := func(get func(*Level) int) int {
-		v := f(func(l *Level) float64 { return float64(get(l)) })
+	i := func(get func(*Summary) int) int {
+		v := f(func(l *Summary) float64 { return float64(get(l)) })
 		if math.IsNaN(v) {
 			return 0
 		}
 		return int(math.Round(v))
 	}
-	d := func(get func(*Level) *Dist) Dist {
+	d := func(get func(*Summary) *Dist) Dist {
 		return Dist{
-			N:    i(func(l *Level) int { return get(l).N }),
-			P50:  f(func(l *Level) float64 { return get(l).P50 }),
-			P90:  f(func(l *Level) float64 { return get(l).P90 }),
-			P99:  f(func(l *Level) float64 { return get(l).P99 }),
-			Mean: f(func(l *Level) float64 { return get(l).Mean }),
-			Min:  f(func(l *Level) float64 { return get(l).Min }),
-			Max:  f(func(l *Level) float64 { return get(l).Max }),
-			P95:  f(func(l *Level) float64 { return get(l).P95 }),
-			Std:  f(func(l *Level) float64 { return get(l).Std }),
+			N:    i(func(l *Summary) int { return get(l).N }),
+			P50:  f(func(l *Summary) float64 { return get(l).P50 }),
+			P90:  f(func(l *Summary) float64 { return get(l).P90 }),
+			P99:  f(func(l *Summary) float64 { return get(l).P99 }),
+			Mean: f(func(l *Summary) float64 { return get(l).Mean }),
+			Min:  f(func(l *Summary) float64 { return get(l).Min }),
+			Max:  f(func(l *Summary) float64 { return get(l).Max }),
+			P95:  f(func(l *Summary) float64 { return get(l).P95 }),
+			Std:  f(func(l *Summary) float64 { return get(l).Std }),
 		}
 	}
-	return Level{
-		Requests:              i(func(l *Level) int { return l.Requests }),
-		Succeeded:             i(func(l *Level) int { return l.Succeeded }),
-		Failed:                i(func(l *Level) int { return l.Failed }),
-		WindowSeconds:         f(func(l *Level) float64 { return l.WindowSeconds }),
-		TTFT:                  d(func(l *Level) *Dist { return &l.TTFT }),
-		TPOT:                  d(func(l *Level) *Dist { return &l.TPOT }),
-		ITL:                   d(func(l *Level) *Dist { return &l.ITL }),
-		E2E:                   d(func(l *Level) *Dist { return &l.E2E }),
-		DecodeRate:            d(func(l *Level) *Dist { return &l.DecodeRate }),
-		OutputTokens:          i(func(l *Level) int { return l.OutputTokens }),
-		OutputTokS:            f(func(l *Level) float64 { return l.OutputTokS }),
-		RequestsPerSec:        f(func(l *Level) float64 { return l.RequestsPerSec }),
-		TokensPerChunk:        f(func(l *Level) float64 { return l.TokensPerChunk }),
-		PromptTokensRequested: i(func(l *Level) int { return l.PromptTokensRequested }),
-		PromptTokensActual:    f(func(l *Level) float64 { return l.PromptTokensActual }),
-		EarlyStops:            i(func(l *Level) int { return l.EarlyStops }),
-		GoodRequests:          i(func(l *Level) int { return l.GoodRequests }),
-		GoodOutputTokens:      i(func(l *Level) int { return l.GoodOutputTokens }),
-		SLOAttainment:         f(func(l *Level) float64 { return l.SLOAttainment }),
-		GoodputReqS:           f(func(l *Level) float64 { return l.GoodputReqS }),
-		GoodputTokS:           f(func(l *Level) float64 { return l.GoodputTokS }),
-		NewConnections:        i(func(l *Level) int { return l.NewConnections }),
-		ConnectSetup:          d(func(l *Level) *Dist { return &l.ConnectSetup }),
-		SendDelay:             d(func(l *Level) *Dist { return &l.SendDelay }),
+	return Summary{
+		Requests:              i(func(l *Summary) int { return l.Requests }),
+		Succeeded:             i(func(l *Summary) int { return l.Succeeded }),
+		Failed:                i(func(l *Summary) int { return l.Failed }),
+		WindowSeconds:         f(func(l *Summary) float64 { return l.WindowSeconds }),
+		TTFT:                  d(func(l *Summary) *Dist { return &l.TTFT }),
+		TPOT:                  d(func(l *Summary) *Dist { return &l.TPOT }),
+		ITL:                   d(func(l *Summary) *Dist { return &l.ITL }),
+		E2E:                   d(func(l *Summary) *Dist { return &l.E2E }),
+		DecodeRate:            d(func(l *Summary) *Dist { return &l.DecodeRate }),
+		OutputTokens:          i(func(l *Summary) int { return l.OutputTokens }),
+		OutputTokS:            f(func(l *Summary) float64 { return l.OutputTokS }),
+		RequestsPerSec:        f(func(l *Summary) float64 { return l.RequestsPerSec }),
+		TokensPerChunk:        f(func(l *Summary) float64 { return l.TokensPerChunk }),
+		PromptTokensRequested: i(func(l *Summary) int { return l.PromptTokensRequested }),
+		PromptTokensActual:    f(func(l *Summary) float64 { return l.PromptTokensActual }),
+		EarlyStops:            i(func(l *Summary) int { return l.EarlyStops }),
+		GoodRequests:          i(func(l *Summary) int { return l.GoodRequests }),
+		GoodOutputTokens:      i(func(l *Summary) int { return l.GoodOutputTokens }),
+		SLOAttainment:         f(func(l *Summary) float64 { return l.SLOAttainment }),
+		GoodputReqS:           f(func(l *Summary) float64 { return l.GoodputReqS }),
+		GoodputTokS:           f(func(l *Summary) float64 { return l.GoodputTokS }),
+		NewConnections:        i(func(l *Summary) int { return l.NewConnections }),
+		ConnectSetup:          d(func(l *Summary) *Dist { return &l.ConnectSetup }),
+		SendDelay:             d(func(l *Summary) *Dist { return &l.SendDelay }),
 	}
 }
 

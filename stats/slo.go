@@ -65,7 +65,7 @@ func (a *Accumulator) addSLO(s *backends.Sample) {
 
 // setSLO derives the SLO figures of l over the window: NaN when the target has no SLO
 // (or, for attainment, no request was made).
-func (a *Accumulator) setSLO(l *Level, windowSeconds float64) {
+func (a *Accumulator) setSLO(l *Summary, windowSeconds float64) {
 	if a.t.SLO.IsZero() {
 		nan := math.NaN()
 		l.SLOAttainment, l.GoodputReqS, l.GoodputTokS = nan, nan, nan

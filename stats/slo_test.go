@@ -69,7 +69,7 @@ func TestNoSLOLeavesFiguresUnmeasured(t *testing.T) {
 func TestSLOPooledAcrossRuns(t *testing.T) {
 	tgt := Target{SLO: SLO{TTFT: ms(260)}}
 	s := sloSamples()
-	runs := []Run{
+	runs := []MeasuredRun{
 		{Samples: s[:2]}, // a good, b not: window 0..0.5
 		{Samples: s[2:]}, // c good, the timeout not: window 0.2..2.1
 		{Samples: []backends.Sample{ok(0, 2, backends.TokensUsage, 100, 200)}}, // good: window 0.2

@@ -211,11 +211,11 @@ func TestReference(t *testing.T) {
 
 func TestSummarizeRuns(t *testing.T) {
 	// Three runs with median TTFTs 0.1, 0.1 and 0.2 s: m = 0.1, spread 100% → unstable.
-	run := func(ttft, tokens int, seconds int) Run {
+	run := func(ttft, tokens int, seconds int) MeasuredRun {
 		s := ok(0, tokens, backends.TokensUsage, ttft, ttft+100)
-		return Run{Samples: []backends.Sample{s}, Window: Window{Start: t0, End: t0.Add(time.Duration(seconds) * time.Second)}}
+		return MeasuredRun{Samples: []backends.Sample{s}, Window: Window{Start: t0, End: t0.Add(time.Duration(seconds) * time.Second)}}
 	}
-	runs := []Run{run(100, 10, 1), run(100, 20, 2), run(200, 90, 3)}
+	runs := []MeasuredRun{run(100, 10, 1), run(100, 20, 2), run(200, 90, 3)}
 	r := SummarizeRuns(runs, Target{MaxTokens: 20})
 	if len(r.PerRun) != 3 {
 		t.Fatalf("per run = %d levels, want 3", len(r.PerRun))

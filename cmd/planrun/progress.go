@@ -49,7 +49,7 @@ func (p *progress) Note(format string, args ...any) {
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-func (p *progress) StartLevel(cell *plan.Cell, level plan.Level, requests int) {
+func (p *progress) StartLevel(cell *plan.Cell, level plan.LoadLevel, requests int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.label = cell.ID + " " + levelLabel(level)
@@ -81,7 +81,7 @@ func (p *progress) StartLevel(cell *plan.Cell, level plan.Level, requests int) {
 	fmt.Fprintf(p.w, "%s: %d requests (warm-up included)\n", p.label, requests)
 }
 
-func (p *progress) Request(_ *plan.Cell, _ plan.Level, ev executor.Event) {
+func (p *progress) Request(_ *plan.Cell, _ plan.LoadLevel, ev executor.Event) {
 	p.done.Add(1)
 	if ev.Sample.Err != nil {
 		p.failed.Add(1)
@@ -135,7 +135,7 @@ func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
 		return
 	}
 	fmt.Fprintf(p.w, "%s %s: %s — TTFT p50 %s, TPOT p50 %s, %s tok/s, %d/%d ok\n",
-		cell.ID, levelLabel(plan.Level{Concurrency: row.Concurrency, RequestRate: row.RequestRate}), row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
+		cell.ID, levelLabel(plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}), row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
 		fmtNum(row.OutputTokS, 1), row.Succeeded, row.Requests)
 }
 
@@ -160,7 +160,7 @@ func fmtNum(v float64, prec int) string {
 	return fmt.Sprintf("%.*f", prec, v)
 }
 
-func levelLabel(l plan.Level) string {
+func levelLabel(l plan.LoadLevel) string {
 	if l.RequestRate > 0 {
 		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
 	}

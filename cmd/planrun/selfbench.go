@@ -155,7 +155,7 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level\n",
 		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration)
-	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.Level) {
+	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.LevelReport) {
 		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
 	})
 	if len(levels) > 0 {
