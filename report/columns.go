@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,6 +86,26 @@ func timeCol(name string, f func(*Row) *time.Time) column {
 }
 
 // distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
+// rowDist is one of a row's distributions as the ledger names it: the column prefix,
+// the unit and the scale from the Row's seconds to it.
+type rowDist struct {
+	prefix, unit, doc string
+	scale             float64
+	get               func(*Row) *stats.Dist
+}
+
+// latencyDists are the latency distributions; rowDists adds the decode rate.
+var (
+	latencyDists = []rowDist{
+		{"ttft", "s", "time to first token", 1, func(r *Row) *stats.Dist { return &r.TTFT }},
+		{"tpot", "ms", "time per output token", 1000, func(r *Row) *stats.Dist { return &r.TPOT }},
+		{"itl", "ms", "gap between content chunks", 1000, func(r *Row) *stats.Dist { return &r.ITL }},
+		{"e2e", "s", "request latency", 1, func(r *Row) *stats.Dist { return &r.E2E }},
+	}
+	rowDists = append(slices.Clip(latencyDists),
+		rowDist{"decode", "tok_s", "per-request decode rate", 1, func(r *Row) *stats.Dist { return &r.DecodeRate }})
+)
+
 func distCols(prefix, unit string, scale float64, f func(*Row) *stats.Dist) []column {
 	return []column{
 		floatCol(prefix+"_p50_"+unit, scale, func(r *Row) *float64 { return &f(r).P50 }),
@@ -184,11 +205,9 @@ var columns = func() []column {
 			func(r *Row) string { return formatFailures(r.Failures) },
 			func(r *Row, s string) (err error) { r.Failures, err = parseFailures(s); return err }, kindText},
 	}
-	c = append(c, distCols("ttft", "s", 1, func(r *Row) *stats.Dist { return &r.TTFT })...)
-	c = append(c, distCols("tpot", "ms", 1000, func(r *Row) *stats.Dist { return &r.TPOT })...)
-	c = append(c, distCols("itl", "ms", 1000, func(r *Row) *stats.Dist { return &r.ITL })...)
-	c = append(c, distCols("e2e", "s", 1, func(r *Row) *stats.Dist { return &r.E2E })...)
-	c = append(c, distCols("decode", "tok_s", 1, func(r *Row) *stats.Dist { return &r.DecodeRate })...)
+	for _, d := range rowDists {
+		c = append(c, distCols(d.prefix, d.unit, d.scale, d.get)...)
+	}
 	c = append(c,
 		floatCol("output_tok_s", 1, func(r *Row) *float64 { return &r.OutputTokS }),
 		floatCol("requests_s", 1, func(r *Row) *float64 { return &r.RequestsPerSec }),
@@ -223,11 +242,9 @@ var columns = func() []column {
 		strCol("host", func(r *Row) *string { return &r.Host }),
 	)
 	// Appended after the first ledger format, so older ledgers upgrade in place.
-	c = append(c, spreadCols("ttft", "s", 1, func(r *Row) *stats.Dist { return &r.TTFT })...)
-	c = append(c, spreadCols("tpot", "ms", 1000, func(r *Row) *stats.Dist { return &r.TPOT })...)
-	c = append(c, spreadCols("itl", "ms", 1000, func(r *Row) *stats.Dist { return &r.ITL })...)
-	c = append(c, spreadCols("e2e", "s", 1, func(r *Row) *stats.Dist { return &r.E2E })...)
-	c = append(c, spreadCols("decode", "tok_s", 1, func(r *Row) *stats.Dist { return &r.DecodeRate })...)
+	for _, d := range rowDists {
+		c = append(c, spreadCols(d.prefix, d.unit, d.scale, d.get)...)
+	}
 	c = append(c,
 		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),
 		floatCol("goodput_requests_s", 1, func(r *Row) *float64 { return &r.GoodputReqS }),

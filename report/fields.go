@@ -2,8 +2,11 @@ package report
 
 import (
 	"math"
+	"slices"
 
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/planrun/planrun/stats"
 )
 
 // ResultField is one name an expect or goal condition may read as result.<Name>: its
@@ -20,7 +23,10 @@ type ResultField struct {
 }
 
 // ResultFields are the fields of result.*, in the order they are documented.
-var ResultFields = []ResultField{
+var ResultFields = slices.Concat(rowFields, distFields(), figureFields)
+
+// rowFields say what produced a row.
+var rowFields = []ResultField{
 	strField("cell", "the cell id", func(r *Row) string { return r.CellID }),
 	strField("model", "the matrix's model", func(r *Row) string { return r.Model }),
 	strField("model_id", "the name the server knows the model by", func(r *Row) string { return r.ModelID }),
@@ -33,33 +39,40 @@ var ResultFields = []ResultField{
 	intField("failed", "failed requests", func(r *Row) int { return r.Failed }),
 	numField("error_rate", "", "failed / requests", 1, errorRate),
 	strField("stability", "stable, unstable or the spread's verdict", func(r *Row) string { return r.Stability }),
-	numField("ttft_p50_s", "s", "median time to first token", 1, func(r *Row) float64 { return r.TTFT.P50 }),
-	numField("ttft_p90_s", "s", "p90 time to first token", 1, func(r *Row) float64 { return r.TTFT.P90 }),
-	numField("ttft_p99_s", "s", "p99 time to first token", 1, func(r *Row) float64 { return r.TTFT.P99 }),
-	numField("ttft_mean_s", "s", "mean time to first token", 1, func(r *Row) float64 { return r.TTFT.Mean }),
-	numField("tpot_p50_ms", "ms", "median time per output token", 1000, func(r *Row) float64 { return r.TPOT.P50 }),
-	numField("tpot_p90_ms", "ms", "p90 time per output token", 1000, func(r *Row) float64 { return r.TPOT.P90 }),
-	numField("tpot_p99_ms", "ms", "p99 time per output token", 1000, func(r *Row) float64 { return r.TPOT.P99 }),
-	numField("tpot_mean_ms", "ms", "mean time per output token", 1000, func(r *Row) float64 { return r.TPOT.Mean }),
-	numField("itl_p50_ms", "ms", "median gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P50 }),
-	numField("itl_p99_ms", "ms", "p99 gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P99 }),
-	numField("e2e_p50_s", "s", "median request latency", 1, func(r *Row) float64 { return r.E2E.P50 }),
-	numField("e2e_p99_s", "s", "p99 request latency", 1, func(r *Row) float64 { return r.E2E.P99 }),
+}
+
+// distFields are p50, p90, p95, p99, mean and std of each latency distribution, in the
+// units the ledger uses (TTFT and E2E in s, TPOT and ITL in ms).
+func distFields() []ResultField {
+	var out []ResultField
+	for _, d := range latencyDists {
+		stat := []struct {
+			name, doc string
+			get       func(*stats.Dist) float64
+		}{
+			{"p50", "median", func(x *stats.Dist) float64 { return x.P50 }},
+			{"p90", "p90", func(x *stats.Dist) float64 { return x.P90 }},
+			{"p95", "p95", func(x *stats.Dist) float64 { return x.P95 }},
+			{"p99", "p99", func(x *stats.Dist) float64 { return x.P99 }},
+			{"mean", "mean", func(x *stats.Dist) float64 { return x.Mean }},
+			{"std", "standard deviation of", func(x *stats.Dist) float64 { return x.Std }},
+		}
+		for _, st := range stat {
+			get := d.get
+			out = append(out, numField(d.prefix+"_"+st.name+"_"+d.unit, d.unit, st.doc+" "+d.doc, d.scale,
+				func(r *Row) float64 { return st.get(get(r)) }))
+		}
+	}
+	return out
+}
+
+// figureFields are the level's throughput, memory, SLO and client figures.
+var figureFields = []ResultField{
 	numField("output_tok_s", "tokens/s", "output throughput of the level", 1, func(r *Row) float64 { return r.OutputTokS }),
 	numField("requests_s", "requests/s", "request throughput of the level", 1, func(r *Row) float64 { return r.RequestsPerSec }),
 	numField("decode_tok_s", "tokens/s", "median per-request decode rate", 1, func(r *Row) float64 { return r.DecodeRate.P50 }),
 	numField("vram_peak_gb", "GB", "peak GPU memory in use during the level", 1, func(r *Row) float64 { return r.VRAMPeakGB }),
 	numField("vram_baseline_gb", "GB", "GPU memory in use before load", 1, func(r *Row) float64 { return r.VRAMBaselineGB }),
-	numField("ttft_p95_s", "s", "p95 time to first token", 1, func(r *Row) float64 { return r.TTFT.P95 }),
-	numField("ttft_std_s", "s", "standard deviation of time to first token", 1, func(r *Row) float64 { return r.TTFT.Std }),
-	numField("tpot_p95_ms", "ms", "p95 time per output token", 1000, func(r *Row) float64 { return r.TPOT.P95 }),
-	numField("tpot_std_ms", "ms", "standard deviation of time per output token", 1000, func(r *Row) float64 { return r.TPOT.Std }),
-	numField("itl_p90_ms", "ms", "p90 gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P90 }),
-	numField("itl_p95_ms", "ms", "p95 gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.P95 }),
-	numField("itl_std_ms", "ms", "standard deviation of the gap between content chunks", 1000, func(r *Row) float64 { return r.ITL.Std }),
-	numField("e2e_p90_s", "s", "p90 request latency", 1, func(r *Row) float64 { return r.E2E.P90 }),
-	numField("e2e_p95_s", "s", "p95 request latency", 1, func(r *Row) float64 { return r.E2E.P95 }),
-	numField("e2e_std_s", "s", "standard deviation of request latency", 1, func(r *Row) float64 { return r.E2E.Std }),
 	numField("slo_attainment_pct", "%", "requests meeting every limit of the workload's slo", 1, func(r *Row) float64 { return r.SLOAttainmentPct }),
 	numField("goodput_requests_s", "requests/s", "requests/s of the requests meeting the slo", 1, func(r *Row) float64 { return r.GoodputReqS }),
 	numField("goodput_tok_s", "tokens/s", "output tokens/s of the requests meeting the slo", 1, func(r *Row) float64 { return r.GoodputTokS }),
