@@ -195,6 +195,8 @@ func (a *applier) mergeJobEvent(sr *slurmRun, ev jobEvent) {
 		a.note("job %s %s: %s", j.id, j.spec.Name, ev.note)
 	}
 	for _, r := range ev.rows {
+		// The row joins this run: its id is the run's; Host stays the node that measured it.
+		r.RunID = a.manifest.RunID
 		r.SlurmJob, r.SlurmNode = j.id, j.status.Node
 		j.rowIdx = append(j.rowIdx, len(a.res.Rows))
 		a.res.Rows = append(a.res.Rows, r)
@@ -255,7 +257,7 @@ func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
 			if ran[levelKey{c.ID, lv}] || interrupted {
 				continue
 			}
-			r := placedRow(a.o.Plan, c, lv, report.StatusFailed, why)
+			r := a.jobFailedRow(c, lv, why)
 			r.SlurmJob, r.SlurmNode = j.id, j.status.Node
 			j.rowIdx = append(j.rowIdx, len(a.res.Rows))
 			a.res.Rows = append(a.res.Rows, r)
@@ -318,7 +320,7 @@ func (a *applier) failJob(j *slurmJob, why string) {
 	for _, c := range j.cells {
 		todo, _ := a.pendingLevels(c)
 		for _, lv := range todo {
-			r := placedRow(a.o.Plan, c, lv, report.StatusFailed, why)
+			r := a.jobFailedRow(c, lv, why)
 			a.appendRow(r)
 		}
 		a.setCellStatus(report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: why})
@@ -342,6 +344,7 @@ func (a *applier) mergeSamples(path string) error {
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return err
 		}
+		rec.RunID = a.manifest.RunID // the sample joins this run, as its row did
 		if err := a.samples.Write(rec); err != nil {
 			return err
 		}
@@ -369,18 +372,13 @@ func mergeInto(dst *map[string]string, src map[string]string) {
 	}
 }
 
-// placedRow is the row of a level that produced no measurement (its job failed or was
-// never submitted): the cell's identity, a status and why.
-func placedRow(p *plan.Plan, c *plan.Cell, lv plan.LoadLevel, status, notes string) report.Row {
-	r := report.NewRow()
-	r.Plan, r.PlanPath, r.PlanHash = planName(p), p.Path, p.Hash
-	r.CellID, r.Matrix, r.Model, r.ModelID = c.ID, c.Matrix, c.Model, c.ModelID
-	r.Quantization, r.Tool, r.BackendURL = c.Quantization, c.Backend.Addr, report.SafeURL(c.Backend.URL)
-	if c.Hardware != nil {
-		r.Hardware, r.GPU = c.Hardware.Name, c.Hardware.GPU
-	}
-	r.Workload, r.Concurrency, r.RequestRate = c.Workload.Name, lv.Concurrency, lv.RequestRate
-	r.MaxTokens, r.Status, r.Notes = c.Workload.MaxTokens, status, notes
+// jobFailedRow is the row of a level its job never ran (the job failed, was cancelled
+// or was never submitted): status failed, the reason in its notes, no figures. Host is
+// left empty: no machine measured it.
+func (a *applier) jobFailedRow(c *plan.Cell, lv plan.LoadLevel, why string) report.Row {
+	r := cellRow(c, lv, a.runRowContext())
+	r.Host = ""
+	r.Status, r.Notes = report.StatusFailed, why
 	return r
 }
 

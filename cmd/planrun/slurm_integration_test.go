@@ -253,6 +253,29 @@ func TestSlurmApplyTwoPartitions(t *testing.T) {
 	if len(reports) != 1 {
 		t.Fatalf("report.md: %v", reports)
 	}
+	// Merged rows and raw samples belong to the coordinator's run, whichever job measured them.
+	m, err := report.ReadManifest(filepath.Join(filepath.Dir(reports[0]), "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.RunID == "" || r.RunID != m.RunID {
+			t.Errorf("row %s c=%d: run id %q, want the run's %q", r.CellID, r.Concurrency, r.RunID, m.RunID)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(reports[0]), "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := report.ReadSamples(bytes.NewReader(raw))
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("%d merged raw samples: %v", len(samples), err)
+	}
+	for _, s := range samples {
+		if s.RunID != m.RunID {
+			t.Fatalf("raw sample of %s: run id %q, want the run's %q", s.CellID, s.RunID, m.RunID)
+		}
+	}
 	md, _ := os.ReadFile(reports[0])
 	for _, id := range []string{"m_small/mock/-/openai.mock_small/small/quick", "tiny/tiny/-/ollama.tiny/large/quick"} {
 		if !strings.Contains(string(md), id) {
