@@ -10,9 +10,10 @@ import (
 )
 
 // functions is the function table a Terraform user expects, from go-cty's stdlib, plus
-// file() reading relative to the plan's directory. None of them reach the network.
+// file() reading relative to the plan's directory, plus the length distributions
+// (lengths.go). None of them reach the network.
 func functions(dir string) map[string]function.Function {
-	return map[string]function.Function{
+	fs := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"ceil":            stdlib.CeilFunc,
 		"chomp":           stdlib.ChompFunc,
@@ -77,6 +78,10 @@ func functions(dir string) map[string]function.Function {
 		"values":          stdlib.ValuesFunc,
 		"zipmap":          stdlib.ZipmapFunc,
 	}
+	for name, f := range lengthFunctions() {
+		fs[name] = f
+	}
+	return fs
 }
 
 // fileFunc reads a file relative to the plan directory, as Terraform's file() reads

@@ -51,6 +51,8 @@ type Plan struct {
 	References []*Reference
 	Expects    []*Expect
 	Outputs    []*Output
+	// Datasets are the dataset blocks, which workloads name.
+	Datasets []*Dataset
 
 	ctx *hcl.EvalContext // var, local, backend, hardware, workload, server and functions
 	// failedMatrices are the matrices that could not be decoded, whose cells are unknown.
@@ -73,6 +75,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "reference", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
 		{Type: "output", LabelNames: []string{"kind"}},
+		{Type: "dataset", LabelNames: []string{"name"}},
 	},
 }
 
@@ -209,6 +212,7 @@ func (l *loader) load(srcs map[string][]byte) {
 	// Phase 3: the typed blocks, in dependency order: servers before the backends
 	// that name them, everything before the matrices that combine them.
 	decodeEach(&l.p.Servers, blocks["server"], ctx, l.decodeServerBlock)
+	decodeEach(&l.p.Datasets, blocks["dataset"], ctx, l.decodeDatasetBlock)
 	l.setRefObjects(ctx)
 	decodeEach(&l.p.Backends, blocks["backend"], ctx, l.decodeBackendBlock)
 	decodeEach(&l.p.Hardware, blocks["hardware"], ctx, l.decodeHardwareBlock)
@@ -225,7 +229,7 @@ func (l *loader) load(srcs map[string][]byte) {
 // declare records every declared name and reports duplicates and malformed labels.
 func (l *loader) declare(blocks blocksByType) {
 	first := map[string]*hcl.Block{}
-	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect"} {
+	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect", "dataset"} {
 		for _, b := range blocks[typ] {
 			for i, lab := range b.Labels {
 				if typ == "backend" && i == 0 {
@@ -259,6 +263,8 @@ func (l *loader) declare(blocks blocksByType) {
 				l.names.hardware[b.Labels[0]] = true
 			case "workload":
 				l.names.workloads[b.Labels[0]] = true
+			case "dataset":
+				l.names.datasets[b.Labels[0]] = true
 			}
 		}
 	}

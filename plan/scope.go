@@ -19,6 +19,7 @@ type names struct {
 	vars, locals                 map[string]bool
 	backends                     map[string]map[string]bool // kind → name
 	hardware, workloads, servers map[string]bool
+	datasets                     map[string]bool
 }
 
 func newNames() *names {
@@ -26,6 +27,7 @@ func newNames() *names {
 		vars: map[string]bool{}, locals: map[string]bool{},
 		backends: map[string]map[string]bool{},
 		hardware: map[string]bool{}, workloads: map[string]bool{}, servers: map[string]bool{},
+		datasets: map[string]bool{},
 	}
 	for _, k := range kindNames() {
 		n.backends[k] = map[string]bool{}
@@ -107,8 +109,8 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				bad(t, 2, "Reference to undeclared backend",
 					"No backend %q %q is declared.%s", name, bname, suggestion("backend."+name+"."+bname, all))
 			}
-		case "server", "hardware", "workload":
-			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads}[root]
+		case "server", "hardware", "workload", "dataset":
+			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads, "dataset": l.names.datasets}[root]
 			if !set[name] {
 				bad(t, 1, "Reference to undeclared "+root,
 					"No %s %q is declared.%s", root, name, suggestion(name, keys(set)))
@@ -132,7 +134,7 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 	return diags
 }
 
-var allRoots = []string{"var", "local", "backend", "server", "hardware", "workload", "matrix", "result"}
+var allRoots = []string{"var", "local", "backend", "server", "hardware", "workload", "dataset", "matrix", "result"}
 
 func rootsIn(s scope) []string {
 	switch s {
@@ -145,7 +147,7 @@ func rootsIn(s scope) []string {
 	case scopeResult, scopeGoal:
 		return []string{"var", "local", "result"}
 	}
-	return []string{"var", "local", "backend", "server", "hardware", "workload"}
+	return []string{"var", "local", "backend", "server", "hardware", "workload", "dataset"}
 }
 
 // attrStep is the name at step i of a traversal (attribute or string index), or "".
@@ -310,6 +312,14 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 	ctx.Variables["backend"] = cty.ObjectVal(backendsByKind)
 	ctx.Variables["hardware"] = cty.ObjectVal(hw)
 	ctx.Variables["workload"] = cty.ObjectVal(wl)
+	ds := map[string]cty.Value{}
+	for n := range l.names.datasets {
+		ds[n] = cty.DynamicVal
+	}
+	for _, d := range l.p.Datasets {
+		ds[d.Name] = l.p.objectOf(d)
+	}
+	ctx.Variables["dataset"] = cty.ObjectVal(ds)
 }
 
 // refName reads a block reference: an object made by setRefObjects whose ref starts

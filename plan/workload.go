@@ -6,15 +6,26 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/stats"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Workload is a `workload "<name>"` block: what is sent, how often, and what is measured.
 type Workload struct {
-	Name         string
+	Name string
+	// PromptTokens and MaxTokens are the typical input and output lengths (the fixed
+	// length, or a distribution's centre); PromptLength and OutputLength say how each
+	// request's own length is drawn.
 	PromptTokens int
 	MaxTokens    int
+	PromptLength dataset.Length
+	OutputLength dataset.Length
+	// Dataset, when set, supplies the prompts (and lengths "dataset" reads).
+	Dataset *Dataset
+	// Stream is false for non-streamed requests (stream = false): E2E and token counts
+	// come from the whole response, and TTFT and TPOT are unavailable.
+	Stream bool
 	// Concurrency lists the levels measured; each is its own result row.
 	Concurrency []int
 	WarmupRuns  int
@@ -110,7 +121,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt_tokens"}, {Name: "max_tokens"}, {Name: "concurrency"}, {Name: "warmup_runs"},
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
-		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"},
+		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}},
 }
@@ -138,7 +149,8 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		Name: name, PromptTokens: defaultPromptTokens, MaxTokens: defaultMaxTokens,
 		Concurrency: []int{1}, WarmupRuns: defaultWarmupRuns, RepeatRuns: defaultRepeatRuns,
 		Measure: append([]string(nil), Measures...), Arrival: "poisson", ForceMaxTokens: true,
-		DeclRange: b.DefRange,
+		PromptLength: dataset.Fixed(defaultPromptTokens), OutputLength: dataset.Fixed(defaultMaxTokens),
+		Stream: true, DeclRange: b.DefRange,
 	}
 	content, diags := b.Body.Content(workloadSchema)
 	l.add(diags)
@@ -150,8 +162,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			l.errorf(a[name].Expr.Range().Ptr(), "Invalid "+name, "%s must be at least %d, not %d.", name, min, *dst)
 		}
 	}
-	atLeast("prompt_tokens", &w.PromptTokens, 1)
-	atLeast("max_tokens", &w.MaxTokens, 1)
+	l.decodeLengths(w, a, ctx)
 	atLeast("warmup_runs", &w.WarmupRuns, 0)
 	atLeast("repeat_runs", &w.RepeatRuns, 1)
 	atLeast("requests", &w.Requests, 0)
@@ -211,11 +222,43 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		}
 	}
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
+	l.decode(a["stream"], ctx, &w.Stream)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
 	return w
+}
+
+// decodeLengths reads the dataset a workload names and its input and output lengths,
+// which may be drawn from a distribution or taken from that dataset.
+func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalContext) {
+	if d := a["dataset"]; d != nil {
+		if v, ok := l.eval(d.Expr, ctx, scopePlan); ok {
+			name, _ := refName(v, "dataset.")
+			for _, ds := range l.p.Datasets {
+				if ds.Name == name {
+					w.Dataset = ds
+				}
+			}
+			if w.Dataset == nil {
+				l.errorf(d.Expr.Range().Ptr(), "Invalid dataset", "dataset names a dataset block, as dataset.<name>.")
+			}
+		}
+	}
+	for _, x := range []struct {
+		name string
+		dst  *dataset.Length
+		typ  *int
+	}{{"prompt_tokens", &w.PromptLength, &w.PromptTokens}, {"max_tokens", &w.OutputLength, &w.MaxTokens}} {
+		at := a[x.name]
+		l.decodeLength(at, ctx, x.dst)
+		if x.dst.Kind != dataset.LengthDataset {
+			*x.typ = x.dst.Typical() // dataset lengths keep the default as their typical one
+		} else if w.Dataset == nil {
+			l.errorf(at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
+		}
+	}
 }
 
 // decodeWorkloadBlocks decodes the blocks inside a workload once its attributes are

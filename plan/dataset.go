@@ -1,0 +1,83 @@
+package plan
+
+import (
+	"os"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/dataset"
+	"github.com/zclconf/go-cty/cty"
+)
+
+// Dataset is a `dataset "<name>"` block: a file of prompts or trace rows that workloads
+// name with dataset = dataset.<name>. The plan only checks that the file exists; its
+// rows are read (and a malformed one reported with file:line) before any request is sent.
+type Dataset struct {
+	Name string
+	// Spec is how to read the file; its Path is already resolved against the plan.
+	Spec      dataset.Spec
+	DeclRange hcl.Range
+}
+
+var datasetSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "format", Required: true}, {Name: "path", Required: true},
+		{Name: "prompt_field"}, {Name: "output_tokens_field"}, {Name: "prompt_words"},
+		{Name: "min_prompt_words"}, {Name: "max_prompt_words"},
+	},
+}
+
+// defaultTextWords is the length of a prompt cut from a text corpus without prompt_words.
+const defaultTextWords = 100
+
+func (d *Dataset) object() cty.Value {
+	return cty.ObjectVal(map[string]cty.Value{
+		"ref":    cty.StringVal("dataset." + d.Name),
+		"name":   cty.StringVal(d.Name),
+		"format": cty.StringVal(d.Spec.Format),
+	})
+}
+
+func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset {
+	name := b.Labels[0]
+	if !validName(name) {
+		return nil
+	}
+	for _, prev := range l.p.Datasets {
+		if prev.Name == name {
+			return nil
+		}
+	}
+	d := &Dataset{Name: name, Spec: dataset.Spec{TextWords: defaultTextWords}, DeclRange: b.DefRange}
+	content, diags := b.Body.Content(datasetSchema)
+	l.add(diags)
+	before := len(l.diags)
+	a := content.Attributes
+	if f := a["format"]; f != nil && l.decode(f, ctx, &d.Spec.Format) && !contains(dataset.Formats, d.Spec.Format) {
+		l.errorf(f.Expr.Range().Ptr(), "Unknown dataset format", "format is %s, not %q.%s",
+			quoteList(dataset.Formats), d.Spec.Format, suggestion(d.Spec.Format, dataset.Formats))
+	}
+	if p := a["path"]; p != nil && l.decode(p, ctx, &d.Spec.Path) {
+		d.Spec.Path = l.resolvePath(d.Spec.Path)
+		if _, err := os.Stat(d.Spec.Path); err != nil {
+			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).", err)
+		}
+	}
+	l.decode(a["prompt_field"], ctx, &d.Spec.PromptField)
+	l.decode(a["output_tokens_field"], ctx, &d.Spec.OutputTokensField)
+	for _, w := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"prompt_words", &d.Spec.TextWords, 1}, {"min_prompt_words", &d.Spec.MinPromptWords, 0}, {"max_prompt_words", &d.Spec.MaxPromptWords, 0}} {
+		if at := a[w.name]; l.decode(at, ctx, w.dst) && *w.dst < w.min {
+			l.errorf(at.Expr.Range().Ptr(), "Invalid "+w.name, "%s must be at least %d, not %d.", w.name, w.min, *w.dst)
+		}
+	}
+	if lo, hi := d.Spec.MinPromptWords, d.Spec.MaxPromptWords; hi > 0 && lo > hi {
+		l.errorf(a["max_prompt_words"].Expr.Range().Ptr(), "Invalid max_prompt_words", "max_prompt_words (%d) is below min_prompt_words (%d): no row could pass.", hi, lo)
+	}
+	if hasErrorsSince(l.diags, before) {
+		return standIn(l, d)
+	}
+	return d
+}
