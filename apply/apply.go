@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
@@ -161,6 +162,8 @@ type applier struct {
 	unusable    map[string]error // backends the probe found unable to serve, by address
 	shapes      map[string]modelShape
 	vram        []report.VRAMSeries
+	// traffic holds each dataset workload's drawn rows (readDatasets).
+	traffic map[*plan.Workload]dataset.Sample
 }
 
 type levelKey struct {
@@ -250,6 +253,10 @@ func newApplier(o Options) (*applier, error) {
 	}
 	a.manifest.PlanrunVersion = version.String()
 	a.manifest.PlanPath, a.manifest.PlanHash = p.Path, p.Hash
+	if err := a.readDatasets(); err != nil {
+		a.close()
+		return nil, err
+	}
 
 	if a.runCSV, err = report.OpenLedger(filepath.Join(runDir, "results.csv")); err != nil {
 		a.close()

@@ -103,6 +103,8 @@ type cellSetup struct {
 	tmpl    backends.Request
 	prompts *executor.Prompts
 	cal     executor.Calibration
+	// shapes are the requests' own lengths, when the workload draws them (traffic.go).
+	shapes []executor.Shape
 }
 
 // errInterrupted is prepareCell's answer when the run was interrupted while the cell's
@@ -167,6 +169,13 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
 	} else {
 		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
+	}
+	if hasShapes(w) {
+		setup.shapes = shapes(w, a.traffic[w])
+		if note := fitShapes(ctx, setup, setup.shapes); note != "" {
+			a.info("%s: %s", cell.ID, note)
+			cal.Note = strings.TrimPrefix(cal.Note+"; "+note, "; ")
+		}
 	}
 	setup.cal = cal
 	return setup, nil

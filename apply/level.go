@@ -58,6 +58,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Arrival:     w.Arrival,
 		Request:     setup.tmpl,
 		Prompts:     setup.prompts,
+		Shapes:      setup.shapes,
 	}
 	if w.Seed != nil {
 		lv.Seed = uint64(*w.Seed)

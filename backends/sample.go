@@ -123,6 +123,9 @@ type Sample struct {
 	TextBytes       int    `json:"text_bytes"`
 	ReasoningBytes  int    `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
 	FinishReason    string `json:"finish_reason,omitempty"`   // "stop", "length", ...
+	// MaxTokens is the request's own output length when it had one drawn (a length
+	// distribution or a dataset); 0 when it was the level's.
+	MaxTokens int `json:"max_tokens,omitempty"`
 
 	Server *ServerTimings `json:"server,omitempty"`
 	Err    *Error         `json:"error,omitempty"`

@@ -30,8 +30,8 @@ dataset "questions" {
 
 workload "mixed" {
   dataset       = dataset.questions
-  prompt_tokens = "dataset"                  # each request's prompt is its row's text
-  max_tokens    = normal(64, 16, 16, 128)    # drawn per request, forced where the server allows
+  prompt_tokens = "dataset"               # each request's prompt is its row's text
+  max_tokens    = normal(64, 16, 16, 128) # drawn per request, forced where the server allows
   concurrency   = [1, 4]
   warmup_runs   = 1
   repeat_runs   = 2

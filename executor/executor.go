@@ -33,6 +33,9 @@ type LevelSpec struct {
 	// Request is the template for every request; Prompts supplies its text.
 	Request backends.Request
 	Prompts *Prompts
+	// Shapes, when set, give request n of every run its own prompt and output length
+	// (Shapes[n % len]); otherwise every request is the template.
+	Shapes []Shape
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -171,7 +174,15 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	send := func(n int) {
 		req := lv.Request
 		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
-		if lv.Prompts != nil {
+		drawn := 0 // the request's own output length, kept on its sample for early stops
+		switch {
+		case len(lv.Shapes) > 0 && lv.Prompts != nil:
+			sh := lv.Shapes[n%len(lv.Shapes)]
+			req.Prompt = lv.Prompts.Shaped(req.ID, sh)
+			if sh.MaxTokens > 0 {
+				req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
+			}
+		case lv.Prompts != nil:
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
 		if aborted(opts.Abort) {
@@ -179,6 +190,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			return
 		}
 		s := b.Do(reqCtx, req)
+		s.MaxTokens = drawn
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
 			// A connection lost as the managed server died is the server's death, not a
 			// network fault: wait briefly for its exit to be seen, then say so.

@@ -30,11 +30,29 @@ type Prompts struct {
 	Shared bool
 	// Salt distinguishes the prefixes of different cells and levels.
 	Salt string
+	// Fit turns a drawn prompt length into filler words (see FitTokens); requests with a
+	// Shape are built with it.
+	Fit Fit
 }
 
 // For returns the prompt for the request with this id.
 func (p *Prompts) For(id string) string {
-	body := p.body()
+	if p.Text != "" {
+		return p.prefixed(id, p.Text)
+	}
+	return p.prefixed(id, fillerText(p.Words))
+}
+
+// Shaped returns the prompt of a request with its own shape: the shape's text, or
+// filler the fit predicts the server counts as sh.PromptTokens tokens.
+func (p *Prompts) Shaped(id string, sh Shape) string {
+	if sh.Text != "" {
+		return p.prefixed(id, sh.Text)
+	}
+	return p.prefixed(id, fillerText(p.Fit.Words(sh.PromptTokens)))
+}
+
+func (p *Prompts) prefixed(id, body string) string {
 	if p.Shared {
 		return body
 	}
@@ -45,18 +63,26 @@ func (p *Prompts) For(id string) string {
 	return fmt.Sprintf("[%016x] %s", h.Sum64(), body)
 }
 
-func (p *Prompts) body() string {
-	if p.Text != "" {
-		return p.Text
-	}
+// fillerText is n filler words.
+func fillerText(n int) string {
 	var b strings.Builder
-	for i := 0; i < p.Words; i++ {
+	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString(filler[(i*7+i/len(filler))%len(filler)])
 	}
 	return b.String()
+}
+
+// Shape is one request's own lengths, drawn before a level runs so every run of the
+// level sends the same mix.
+type Shape struct {
+	// Text is a dataset row's prompt; empty means filler of PromptTokens tokens.
+	Text         string
+	PromptTokens int
+	// MaxTokens is the request's output length (forced where the server allows).
+	MaxTokens int
 }
 
 // Calibration records how the prompt length was matched to the server's own count.

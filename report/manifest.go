@@ -147,6 +147,19 @@ type Manifest struct {
 	Servers map[string]ServerRun `json:"servers,omitempty"`
 	// SlurmJobs are the batch jobs that ran the run's Slurm-placed cells.
 	SlurmJobs []SlurmJob `json:"slurm_jobs,omitempty"`
+	// Datasets are the dataset files the run's workloads read, by dataset block name.
+	Datasets map[string]DatasetRun `json:"datasets,omitempty"`
+}
+
+// DatasetRun identifies a dataset file as a run read it: with its SHA-256, a rerun can
+// tell whether it sent the same prompts.
+type DatasetRun struct {
+	Path   string `json:"path"`
+	Format string `json:"format"`
+	SHA256 string `json:"sha256"`
+	// Rows counts the file's rows; Kept those that passed the length filters.
+	Rows int `json:"rows"`
+	Kept int `json:"kept"`
 }
 
 // ServerRun is how a plan-managed server was started, so it can be started again.

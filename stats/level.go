@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -199,7 +200,7 @@ func (a *Accumulator) Add(s *backends.Sample) {
 		a.promptSum += s.PromptTokens
 		a.promptN++
 	}
-	if a.t.MaxTokens > 0 && s.OutputTokens < a.t.MaxTokens {
+	if want := cmp.Or(s.MaxTokens, a.t.MaxTokens); want > 0 && s.OutputTokens < want {
 		a.l.EarlyStops++
 	}
 	if s.TokenSource != "" {

@@ -1,0 +1,117 @@
+package apply
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// readDatasets draws every workload's dataset rows before anything is sent: a malformed
+// row or an empty file stops the run with file:line, and each dataset's SHA-256 and
+// row count go into the manifest.
+func (a *applier) readDatasets() error {
+	a.traffic = map[*plan.Workload]dataset.Sample{}
+	for _, c := range a.o.Cells {
+		w := c.Workload
+		if _, done := a.traffic[w]; done || w.Dataset == nil {
+			continue
+		}
+		s, err := dataset.Draw(w.Dataset.Spec, maxRequests(w), workloadSeed(w))
+		if err != nil {
+			return fmt.Errorf("dataset %q: %w", w.Dataset.Name, err)
+		}
+		a.traffic[w] = s
+		if a.manifest.Datasets == nil {
+			a.manifest.Datasets = map[string]report.DatasetRun{}
+		}
+		a.manifest.Datasets[w.Dataset.Name] = report.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
+			SHA256: s.Info.SHA256, Rows: s.Info.Rows, Kept: s.Info.Kept}
+		if s.Note != "" {
+			a.note("workload %q: %s", w.Name, s.Note)
+		}
+	}
+	return nil
+}
+
+// maxRequests is the most requests one run of the workload sends, at any level.
+func maxRequests(w *plan.Workload) int {
+	n := 1
+	for _, l := range w.Levels() {
+		n = max(n, w.RequestsPerRun(l.Concurrency))
+	}
+	return n
+}
+
+func workloadSeed(w *plan.Workload) int64 {
+	if w.Seed != nil {
+		return *w.Seed
+	}
+	return 0
+}
+
+// hasShapes says whether the workload's requests differ from one another in length.
+func hasShapes(w *plan.Workload) bool {
+	return w.Dataset != nil || w.PromptLength.Kind != dataset.LengthFixed || w.OutputLength.Kind != dataset.LengthFixed
+}
+
+// shapes draws each request's prompt and output length, seeded by the workload's seed,
+// from its distributions or its dataset rows. A dataset row's text is the prompt only
+// with prompt_tokens = "dataset" (a Mooncake row gives a length, built as filler);
+// otherwise the prompt is filler of the drawn length.
+func shapes(w *plan.Workload, sample dataset.Sample) []executor.Shape {
+	n := maxRequests(w)
+	draws := dataset.NewLengths(workloadSeed(w))
+	out := make([]executor.Shape, n)
+	for i := range out {
+		var row dataset.Row
+		if len(sample.Rows) > 0 {
+			row = sample.Rows[i%len(sample.Rows)]
+		}
+		sh := &out[i]
+		switch {
+		case w.PromptLength.Kind == dataset.LengthDataset && row.Prompt != "":
+			sh.Text = row.Prompt
+		case w.PromptLength.Kind == dataset.LengthDataset:
+			sh.PromptTokens = cmp.Or(row.InputLength, w.PromptTokens)
+		case w.PromptLength.Kind != dataset.LengthFixed:
+			sh.PromptTokens = draws.Next(w.PromptLength, 0)
+		}
+		rowOut := row.OutputTokens
+		if rowOut == 0 && row.OutputWords > 0 {
+			// ShareGPT gives the answer's text: about 4/3 tokens per English word.
+			rowOut = int(math.Round(float64(row.OutputWords) * 4 / 3))
+		}
+		if w.OutputLength.Kind == dataset.LengthDataset {
+			sh.MaxTokens = cmp.Or(rowOut, w.MaxTokens)
+		} else {
+			sh.MaxTokens = draws.Next(w.OutputLength, 0)
+		}
+	}
+	return out
+}
+
+// fitShapes fits the server's tokens per filler word when some request's prompt is
+// filler of a drawn length, so each is built to the server's own count; the fit and
+// its error become a note on the cell's rows.
+func fitShapes(ctx context.Context, setup *cellSetup, shapes []executor.Shape) string {
+	lo, hi := 0, 0
+	for _, sh := range shapes {
+		if sh.Text == "" && sh.PromptTokens > 0 {
+			if lo == 0 || sh.PromptTokens < lo {
+				lo = sh.PromptTokens
+			}
+			hi = max(hi, sh.PromptTokens)
+		}
+	}
+	if hi == 0 {
+		return ""
+	}
+	setup.prompts.Fit = executor.FitTokens(ctx, setup.backend, setup.tmpl, setup.prompts, lo, hi)
+	return setup.prompts.Fit.String()
+}

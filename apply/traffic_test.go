@@ -1,0 +1,154 @@
+package apply
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// runSamples applies a plan against a fresh mock server and returns the result with the
+// measured requests of requests.jsonl.
+func runSamples(t *testing.T, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
+	t.Helper()
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := report.ReadSamples(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var measured []report.SampleRecord
+	for _, r := range recs {
+		if !r.Warmup {
+			measured = append(measured, r)
+		}
+	}
+	return res, measured
+}
+
+// examples/datasets.hcl against the mock: every prompt is a dataset row (the mock counts
+// words, so its count is the row's words plus the request's prefix), every output has
+// its drawn length, and the manifest names the file by its SHA-256.
+func TestApplyDatasetsExample(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, diags := plan.Load("../examples/datasets.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock"}, Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cells, _ := p.Cells()
+	res, recs := runSamples(t, p, cells)
+	for _, r := range res.Rows {
+		if r.Status != report.StatusOK || r.Succeeded != r.Requests || r.EarlyStops != 0 {
+			t.Fatalf("c=%d: status %s, %d/%d ok, %d early stops", r.Concurrency, r.Status, r.Succeeded, r.Requests, r.EarlyStops)
+		}
+	}
+	rowWords := map[int]bool{}
+	if _, err := dataset.Scan(p.Datasets[0].Spec, func(r dataset.Row) error { rowWords[r.PromptWords] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	seenOut := map[int]bool{}
+	for _, r := range recs {
+		if !rowWords[r.PromptTokens-1] || r.PromptTokens-1 < 4 {
+			t.Fatalf("%s: %d prompt tokens is no dataset row of at least 4 words plus the prefix", r.ID, r.PromptTokens)
+		}
+		if r.MaxTokens < 16 || r.MaxTokens > 128 || r.OutputTokens != r.MaxTokens {
+			t.Fatalf("%s: drew %d output tokens, got %d: want the drawn length in [16, 128]", r.ID, r.MaxTokens, r.OutputTokens)
+		}
+		seenOut[r.MaxTokens] = true
+	}
+	if len(recs) != 2*2*16 || len(seenOut) < 8 {
+		t.Fatalf("%d measured requests with %d distinct output lengths", len(recs), len(seenOut))
+	}
+	raw, _ := os.ReadFile(p.Datasets[0].Spec.Path)
+	sum := sha256.Sum256(raw)
+	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := m.Datasets["questions"]; d.SHA256 != hex.EncodeToString(sum[:]) || d.Rows != 200 || d.Kept == 0 || d.Format != "jsonl" {
+		t.Fatalf("manifest dataset = %+v", d)
+	}
+}
+
+const drawnPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = normal(300, 60, 50, 1000)
+  max_tokens    = uniform(8, 40)
+  concurrency   = 16
+  requests      = 400
+  warmup_runs   = 0
+  repeat_runs   = 1
+  seed          = 3
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`
+
+// Drawn lengths arrive as drawn, on the server's own count: each prompt within 2% of
+// its draw, and over the run the mean and spread of the declared distributions within
+// a few percent.
+func TestDrawnLengthsReachTheServer(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, cells := loadPlan(t, drawnPlan, srv.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(recs) != 400 {
+		t.Fatalf("%d measured requests, want 400", len(recs))
+	}
+	if !strings.Contains(res.Rows[0].Notes, "tokens/word") {
+		t.Errorf("row notes %q do not give the prompt fit", res.Rows[0].Notes)
+	}
+	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	var in, out []float64
+	for _, r := range recs {
+		var n int
+		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, "req")+3:], "%d", &n)
+		if want := drawn[n].PromptTokens; math.Abs(float64(r.PromptTokens-want)) > 0.02*float64(want) {
+			t.Fatalf("%s: the server counted %d prompt tokens, drawn %d", r.ID, r.PromptTokens, want)
+		}
+		if r.OutputTokens != drawn[n].MaxTokens {
+			t.Fatalf("%s: %d output tokens, drawn %d", r.ID, r.OutputTokens, drawn[n].MaxTokens)
+		}
+		in, out = append(in, float64(r.PromptTokens)), append(out, float64(r.OutputTokens))
+	}
+	check := func(what string, xs []float64, mean, sd float64) {
+		var s, sq float64
+		for _, x := range xs {
+			s += x
+			sq += x * x
+		}
+		m := s / float64(len(xs))
+		d := math.Sqrt(sq/float64(len(xs)) - m*m)
+		if math.Abs(m-mean) > 0.03*mean || math.Abs(d-sd) > 0.08*sd {
+			t.Errorf("%s: mean %.1f sd %.1f, declared %.1f and %.1f", what, m, d, mean, sd)
+		}
+	}
+	check("prompt tokens", in, 300, 60)
+	check("output tokens", out, 24, math.Sqrt((33*33-1)/12.0))
+}

@@ -1,0 +1,93 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// Fit is a server's own token count of filler prompts as a line over their words,
+// tokens = Overhead + TokensPerWord × words, so a prompt of any drawn length can be built
+// without probing each one. Overhead holds the chat template and the request's prefix.
+type Fit struct {
+	Overhead, TokensPerWord float64
+	// MaxErrorPct is the largest miss of the line on the probes, in percent of the count.
+	MaxErrorPct float64
+	Probes      int
+	// Note says why the fit is missing or rough; empty when it is fine.
+	Note string
+}
+
+// Words is the number of filler words the fit predicts the server counts as tokens;
+// without a fit, the rough 0.75 words per token of English text.
+func (f Fit) Words(tokens int) int {
+	if f.TokensPerWord <= 0 {
+		return max(tokens*3/4, 1)
+	}
+	return max(int(math.Round((float64(tokens)-f.Overhead)/f.TokensPerWord)), 1)
+}
+
+// String is the fit as a row note gives it.
+func (f Fit) String() string {
+	if f.TokensPerWord <= 0 {
+		return "prompt lengths not fitted: " + f.Note
+	}
+	return fmt.Sprintf("prompt lengths built on the server's count: %.3f tokens/word + %.1f, fit error up to %.1f%% over %d probes",
+		f.TokensPerWord, f.Overhead, f.MaxErrorPct, f.Probes)
+}
+
+// FitTokens probes the server (max_tokens 1) with filler prompts spanning lo to hi
+// tokens and fits its counts with a least-squares line, so drawn lengths between them
+// are built to the server's own count (its tokenizer and template, not a guess).
+func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p *Prompts, lo, hi int) Fit {
+	lo, hi = max(lo, 1), max(hi, lo, 1)
+	var xs, ys []float64
+	cal := Calibration{}
+	for i := range fitProbes {
+		tokens := lo + (hi-lo)*i/(fitProbes-1)
+		words := max(tokens*3/4, 1)
+		probe := *p
+		probe.Text, probe.Words = "", words
+		got := measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d", i), &cal)
+		if got <= 0 {
+			note := "the server reports no prompt token count"
+			if cal.Note != "" {
+				note = cal.Note
+			}
+			return Fit{Probes: cal.Probes, Note: note}
+		}
+		xs, ys = append(xs, float64(words)), append(ys, float64(got))
+	}
+	f := lineFit(xs, ys)
+	f.Probes = cal.Probes
+	if f.TokensPerWord <= 0 {
+		return Fit{Probes: cal.Probes, Note: "the server's counts do not grow with the prompt"}
+	}
+	return f
+}
+
+// fitProbes is how many prompt lengths FitTokens measures: enough for a line and a
+// check of it.
+const fitProbes = 4
+
+// lineFit is the least-squares line through (xs, ys) and its largest relative miss.
+func lineFit(xs, ys []float64) Fit {
+	n := float64(len(xs))
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	den := n*sxx - sx*sx
+	if den == 0 {
+		return Fit{}
+	}
+	f := Fit{TokensPerWord: (n*sxy - sx*sy) / den}
+	f.Overhead = (sy - f.TokensPerWord*sx) / n
+	for i := range xs {
+		miss := math.Abs(f.Overhead+f.TokensPerWord*xs[i]-ys[i]) / ys[i] * 100
+		f.MaxErrorPct = max(f.MaxErrorPct, miss)
+	}
+	return f
+}
