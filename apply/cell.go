@@ -161,6 +161,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		ForceMaxTokens: w.ForceMaxTokens,
 		Temperature:    w.Temperature,
 		Seed:           w.Seed,
+		NoStream:       !w.Stream,
 	}
 	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
 	cal := executor.Calibrate(ctx, b, setup.tmpl, setup.prompts, w.PromptTokens)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/gpu"
@@ -151,4 +152,27 @@ func TestDrawnLengthsReachTheServer(t *testing.T) {
 	}
 	check("prompt tokens", in, 300, 60)
 	check("output tokens", out, 24, math.Sqrt((33*33-1)/12.0))
+}
+
+// stream = false against the mock, through both protocols: E2E and the server's token
+// counts are measured, TTFT and TPOT are unavailable (NaN, an empty cell), not invented.
+func TestApplyNonStreamed(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond}))
+	defer srv.Close()
+	src := strings.Replace(twoToolsPlan, "prompt_tokens = 32", "prompt_tokens = 32\n  stream = false", 1)
+	p, cells := loadPlan(t, src, srv.URL)
+	res, recs := runSamples(t, p, cells)
+	for _, r := range res.Rows {
+		if r.Status != report.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
+			t.Fatalf("%s c=%d: status %s, %d output tokens, E2E p50 %.4f", r.Tool, r.Concurrency, r.Status, r.OutputTokens, r.E2E.P50)
+		}
+		if !math.IsNaN(r.TTFT.P50) || !math.IsNaN(r.TPOT.P50) {
+			t.Fatalf("%s: TTFT %v, TPOT %v: want both unavailable", r.Tool, r.TTFT.P50, r.TPOT.P50)
+		}
+	}
+	for _, r := range recs {
+		if !r.Unstreamed || r.PromptTokens != 32 {
+			t.Fatalf("%s: unstreamed %v, %d prompt tokens", r.ID, r.Unstreamed, r.PromptTokens)
+		}
+	}
 }

@@ -36,6 +36,13 @@ type Decoder interface {
 	Next(c *Chunk) error
 }
 
+// WholeDecoder is an Adapter whose non-streamed responses (Request.NoStream) need a
+// decoder of their own; it yields the whole answer as one chunk. An adapter whose
+// streaming decoder also reads the whole answer (Ollama's NDJSON) need not implement it.
+type WholeDecoder interface {
+	NewWholeDecoder(r *bufio.Reader) Decoder
+}
+
 // ResponseIDer is a Decoder that reads the server's id for the response from the
 // stream (OpenAI's "id"); the core records it on the Sample after the stream ends, so
 // the per-chunk path does not carry it.

@@ -205,6 +205,12 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.ChunkArrivals = make([]time.Duration, 0, capHint)
 	s.KernelStamps = rx != nil
 	dec := a.NewDecoder(br)
+	if req.NoStream {
+		s.Unstreamed = true
+		if wd, ok := a.(WholeDecoder); ok {
+			dec = wd.NewWholeDecoder(br)
+		}
+	}
 	err = c.stream(dec, &s, w, rx)
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()

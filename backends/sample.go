@@ -21,6 +21,9 @@ type Request struct {
 	// Temperature and Seed are sent when set.
 	Temperature *float64
 	Seed        *int64
+	// NoStream asks for the whole answer in one response (a workload's stream = false):
+	// E2E and token counts are measured, TTFT and TPOT cannot be.
+	NoStream bool
 }
 
 // TokenSource says where Sample.OutputTokens came from.
@@ -126,6 +129,9 @@ type Sample struct {
 	// MaxTokens is the request's own output length when it had one drawn (a length
 	// distribution or a dataset); 0 when it was the level's.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Unstreamed marks a non-streamed request: its one arrival is the whole answer, so it
+	// has no TTFT, TPOT or ITL (never the answer's end passed off as a first token).
+	Unstreamed bool `json:"unstreamed,omitempty"`
 
 	Server *ServerTimings `json:"server,omitempty"`
 	Err    *Error         `json:"error,omitempty"`
@@ -138,7 +144,7 @@ func (s *Sample) OK() bool { return s.Err == nil }
 // chunks are generated tokens too (usage.completion_tokens counts them), so a reasoning
 // model's first token is its first reasoning chunk.
 func (s *Sample) TTFT() (d time.Duration, ok bool) {
-	return s.FirstToken, s.Chunks+s.ReasoningChunks > 0
+	return s.FirstToken, s.Chunks+s.ReasoningChunks > 0 && !s.Unstreamed
 }
 
 // SendDelay is the client's own delay in sending: from the start stamp to the request
@@ -156,7 +162,7 @@ func (s *Sample) E2E() time.Duration { return s.End }
 // TPOT is vLLM's time per output token: (E2E − TTFT) / (output tokens − 1), defined only
 // when more than one token was produced.
 func (s *Sample) TPOT() (d time.Duration, ok bool) {
-	if s.OutputTokens <= 1 || s.Chunks+s.ReasoningChunks == 0 {
+	if s.OutputTokens <= 1 || s.Chunks+s.ReasoningChunks == 0 || s.Unstreamed {
 		return 0, false
 	}
 	return (s.End - s.FirstToken) / time.Duration(s.OutputTokens-1), true

@@ -121,7 +121,7 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	} else {
 		m["prompt"] = req.Prompt
 	}
-	m["stream"] = true
+	m["stream"] = !req.NoStream // the done line of a whole answer carries the text too
 	if req.MaxTokens > 0 {
 		options["num_predict"] = req.MaxTokens
 	}

@@ -134,8 +134,10 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	} else {
 		m["prompt"] = req.Prompt
 	}
-	m["stream"] = true
-	m["stream_options"] = map[string]bool{"include_usage": true}
+	m["stream"] = !req.NoStream
+	if !req.NoStream {
+		m["stream_options"] = map[string]bool{"include_usage": true}
+	}
 	if req.MaxTokens > 0 {
 		m["max_tokens"] = req.MaxTokens
 		if req.ForceMaxTokens && b.cfg.EngineExtensions {

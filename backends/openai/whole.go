@@ -1,0 +1,70 @@
+package openai
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// wholeDecoder reads a non-streamed chat.completion or text_completion: the whole
+// answer is one chunk, with the usage counts. It runs once per request, so plain
+// encoding/json is fine here.
+type wholeDecoder struct {
+	r    *bufio.Reader
+	id   string
+	done bool
+}
+
+// NewWholeDecoder implements backends.WholeDecoder.
+func (b *Backend) NewWholeDecoder(r *bufio.Reader) backends.Decoder { return &wholeDecoder{r: r} }
+
+// ResponseID implements backends.ResponseIDer.
+func (d *wholeDecoder) ResponseID() string { return d.id }
+
+type wholeResponse struct {
+	ID      string `json:"id"`
+	Choices []struct {
+		Text    string `json:"text"`
+		Message struct {
+			Content          string `json:"content"`
+			ReasoningContent string `json:"reasoning_content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Next implements backends.Decoder.
+func (d *wholeDecoder) Next(c *backends.Chunk) error {
+	if d.done {
+		return io.EOF
+	}
+	d.done = true
+	var v wholeResponse
+	if err := json.NewDecoder(d.r).Decode(&v); err != nil {
+		return &backends.Error{Class: backends.ErrMalformed, Message: fmt.Sprintf("non-streamed response: %v", err)}
+	}
+	if v.Error != nil {
+		return &backends.Error{Class: backends.ErrServer, Message: v.Error.Message}
+	}
+	d.id = v.ID
+	for _, ch := range v.Choices {
+		c.Text += len(ch.Text) + len(ch.Message.Content)
+		c.Reasoning += len(ch.Message.ReasoningContent)
+		c.FinishReason = ch.FinishReason
+	}
+	if v.Usage != nil {
+		c.Tokens, c.PromptTokens, c.OutputTokens = backends.TokensUsage, v.Usage.PromptTokens, v.Usage.CompletionTokens
+	}
+	c.Done = true
+	return nil
+}
