@@ -164,21 +164,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		NoStream:       !w.Stream,
 	}
 	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
-	cal := executor.Calibrate(ctx, b, setup.tmpl, setup.prompts, w.PromptTokens)
-	if cal.Actual > 0 {
-		a.info("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
-			cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
-	} else {
-		a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
-	}
-	if hasShapes(w) {
-		setup.shapes = shapes(w, a.traffic[w])
-		if note := fitShapes(ctx, setup, setup.shapes); note != "" {
-			a.info("%s: %s", cell.ID, note)
-			cal.Note = strings.TrimPrefix(cal.Note+"; "+note, "; ")
-		}
-	}
-	setup.cal = cal
+	setup.cal = a.calibrate(ctx, cell, setup)
 	return setup, nil
 }
 

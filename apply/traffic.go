@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/executor"
@@ -94,6 +96,35 @@ func shapes(w *plan.Workload, sample dataset.Sample) []executor.Shape {
 		}
 	}
 	return out
+}
+
+// calibrate matches the cell's prompts to the server's own token count: one calibrated
+// filler length for a fixed prompt_tokens, and for drawn lengths a tokens-per-word fit
+// (fitShapes). Its Note, which goes on the cell's rows, says how well that went and
+// whether a small dataset wrapped.
+func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSetup) executor.Calibration {
+	w := cell.Workload
+	cal := executor.Calibration{Requested: w.PromptTokens}
+	if w.PromptLength.Kind == dataset.LengthFixed {
+		cal = executor.Calibrate(ctx, setup.backend, setup.tmpl, setup.prompts, w.PromptTokens)
+		if cal.Actual > 0 {
+			a.info("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
+				cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
+		} else {
+			a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
+		}
+	}
+	if !hasShapes(w) {
+		return cal
+	}
+	setup.shapes = shapes(w, a.traffic[w])
+	notes := []string{cal.Note, a.traffic[w].Note}
+	if note := fitShapes(ctx, setup, setup.shapes); note != "" {
+		a.info("%s: %s", cell.ID, note)
+		notes = append(notes, note)
+	}
+	cal.Note = strings.Join(slices.DeleteFunc(notes, func(s string) bool { return s == "" }), "; ")
+	return cal
 }
 
 // fitShapes fits the server's tokens per filler word when some request's prompt is
