@@ -163,7 +163,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		Seed:           w.Seed,
 		NoStream:       !w.Stream,
 	}
-	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID}
+	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w])}
 	setup.cal = a.calibrate(ctx, cell, setup)
 	return setup, nil
 }

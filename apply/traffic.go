@@ -57,6 +57,19 @@ func workloadSeed(w *plan.Workload) int64 {
 	return 0
 }
 
+// corpus is a text dataset's drawn words, which prompts of drawn lengths are cut from;
+// nil for other formats.
+func corpus(w *plan.Workload, sample dataset.Sample) []string {
+	if w.Dataset == nil || w.Dataset.Spec.Format != dataset.FormatText {
+		return nil
+	}
+	var words []string
+	for _, r := range sample.Rows[:min(len(sample.Rows), maxRequests(w))] {
+		words = append(words, strings.Fields(r.Prompt)...)
+	}
+	return words
+}
+
 // hasShapes says whether the workload's requests differ from one another in length.
 func hasShapes(w *plan.Workload) bool {
 	return w.Dataset != nil || w.PromptLength.Kind != dataset.LengthFixed || w.OutputLength.Kind != dataset.LengthFixed
@@ -65,17 +78,19 @@ func hasShapes(w *plan.Workload) bool {
 // shapes draws each request's prompt and output length, seeded by the workload's seed,
 // from its distributions or its dataset rows. A dataset row's text is the prompt only
 // with prompt_tokens = "dataset" (a Mooncake row gives a length, built as filler);
-// otherwise the prompt is filler of the drawn length.
+// otherwise the prompt is filler of the drawn length, or a text corpus cut to it.
 func shapes(w *plan.Workload, sample dataset.Sample) []executor.Shape {
 	n := maxRequests(w)
 	draws := dataset.NewLengths(workloadSeed(w))
 	out := make([]executor.Shape, n)
+	offset := 0
 	for i := range out {
 		var row dataset.Row
 		if len(sample.Rows) > 0 {
 			row = sample.Rows[i%len(sample.Rows)]
 		}
 		sh := &out[i]
+		sh.Offset, offset = offset, offset+row.PromptWords // a corpus request starts at its own row
 		switch {
 		case w.PromptLength.Kind == dataset.LengthDataset && row.Prompt != "":
 			sh.Text = row.Prompt

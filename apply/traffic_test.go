@@ -176,3 +176,83 @@ func TestApplyNonStreamed(t *testing.T) {
 		}
 	}
 }
+
+// writePlanDir writes a plan and a dataset file side by side and loads the plan.
+func writePlanDir(t *testing.T, src, dataName, data, url string) (*plan.Plan, []*plan.Cell) {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, dataName), []byte(data), 0o644)
+	os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644)
+	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + url}, Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cells, _ := p.Cells()
+	return p, cells
+}
+
+const corpusPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+dataset "book" {
+  format       = "text"
+  path         = "book.txt"
+  prompt_words = 50
+}
+workload "w" {
+  dataset       = dataset.book
+  prompt_tokens = uniform(20, 120)
+  max_tokens    = 4
+  requests      = 30
+  warmup_runs   = 0
+  repeat_runs   = 1
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`
+
+// A text corpus is cut into prompts of the drawn lengths, on the server's count.
+func TestApplyTextCorpus(t *testing.T) {
+	var book strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&book, "word%d ", i)
+		if i%13 == 0 {
+			book.WriteString("\n")
+		}
+	}
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, cells := writePlanDir(t, corpusPlan, "book.txt", book.String(), srv.URL)
+	_, recs := runSamples(t, p, cells)
+	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	for _, r := range recs {
+		var n int
+		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, "req")+3:], "%d", &n)
+		if want := drawn[n].PromptTokens; want < 20 || want > 120 || math.Abs(float64(r.PromptTokens-want)) > 0.02*float64(want) {
+			t.Fatalf("%s: the server counted %d prompt tokens, drawn %d", r.ID, r.PromptTokens, want)
+		}
+	}
+	if len(recs) != 30 {
+		t.Fatalf("%d requests", len(recs))
+	}
+}
+
+// A malformed dataset line stops apply with file:line before the server sees a request.
+func TestApplyRefusesMalformedDataset(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	src := strings.NewReplacer(`format       = "text"`, `format = "jsonl"`, "book.txt", "rows.jsonl", "prompt_words = 50", "").Replace(corpusPlan)
+	p, cells := writePlanDir(t, src, "rows.jsonl", "{\"prompt\": \"a b\"}\n{\"prompt\": 3}\n", srv.URL)
+	_, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	if err == nil || !strings.Contains(err.Error(), "rows.jsonl:2:") {
+		t.Fatalf("err = %v, want rows.jsonl:2", err)
+	}
+	if n := mock.Stats().Requests; n != 0 {
+		t.Fatalf("the server got %d requests", n)
+	}
+}

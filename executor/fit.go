@@ -48,7 +48,7 @@ func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 	for i := range fitProbes {
 		tokens := lo + (hi-lo)*i/(fitProbes-1)
 		words := max(tokens*3/4, 1)
-		probe := *p
+		probe := *p // its corpus, if any: the fit is of the words requests are built from
 		probe.Text, probe.Words = "", words
 		got := measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d", i), &cal)
 		if got <= 0 {

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -19,5 +20,26 @@ func TestLineFit(t *testing.T) {
 	}
 	if f := lineFit([]float64{5, 5}, []float64{9, 9}); f.TokensPerWord != 0 {
 		t.Errorf("a fit through one point: %+v", f)
+	}
+}
+
+func TestShapedPrompts(t *testing.T) {
+	p := &Prompts{Shared: true, Words: 2, Corpus: strings.Fields("a b c d e"), Fit: Fit{TokensPerWord: 1}}
+	for _, tc := range []struct {
+		sh   Shape
+		want string
+	}{
+		{Shape{PromptTokens: 3, Offset: 1}, "b c d"},
+		{Shape{PromptTokens: 4, Offset: 3}, "d e a b"}, // the corpus wraps
+		{Shape{Offset: 2}, "c d"},                      // no drawn length: the calibrated words
+		{Shape{Text: "a row", PromptTokens: 9}, "a row"},
+	} {
+		if got := p.Shaped("r", tc.sh); got != tc.want {
+			t.Errorf("Shaped(%+v) = %q, want %q", tc.sh, got, tc.want)
+		}
+	}
+	p.Shared, p.Corpus = false, nil
+	if got := p.Shaped("r", Shape{PromptTokens: 3}); len(strings.Fields(got)) != 4 || !strings.HasPrefix(got, "[") {
+		t.Errorf("filler prompt %q: want a prefix and 3 words", got)
 	}
 }

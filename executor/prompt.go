@@ -33,6 +33,9 @@ type Prompts struct {
 	// Fit turns a drawn prompt length into filler words (see FitTokens); requests with a
 	// Shape are built with it.
 	Fit Fit
+	// Corpus, when set, replaces the filler vocabulary: a body is a run of its words (a
+	// text dataset), starting at the request's Shape.Offset.
+	Corpus []string
 }
 
 // For returns the prompt for the request with this id.
@@ -40,7 +43,7 @@ func (p *Prompts) For(id string) string {
 	if p.Text != "" {
 		return p.prefixed(id, p.Text)
 	}
-	return p.prefixed(id, fillerText(p.Words))
+	return p.prefixed(id, p.words(p.Words, 0))
 }
 
 // Shaped returns the prompt of a request with its own shape: the shape's text, or
@@ -49,7 +52,11 @@ func (p *Prompts) Shaped(id string, sh Shape) string {
 	if sh.Text != "" {
 		return p.prefixed(id, sh.Text)
 	}
-	return p.prefixed(id, fillerText(p.Fit.Words(sh.PromptTokens)))
+	n := p.Words
+	if sh.PromptTokens > 0 {
+		n = p.Fit.Words(sh.PromptTokens)
+	}
+	return p.prefixed(id, p.words(n, sh.Offset))
 }
 
 func (p *Prompts) prefixed(id, body string) string {
@@ -63,14 +70,18 @@ func (p *Prompts) prefixed(id, body string) string {
 	return fmt.Sprintf("[%016x] %s", h.Sum64(), body)
 }
 
-// fillerText is n filler words.
-func fillerText(n int) string {
+// words is a body of n words: the corpus's from start on (wrapping), or filler.
+func (p *Prompts) words(n, start int) string {
 	var b strings.Builder
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(filler[(i*7+i/len(filler))%len(filler)])
+		if len(p.Corpus) > 0 {
+			b.WriteString(p.Corpus[(start+i)%len(p.Corpus)])
+		} else {
+			b.WriteString(filler[(i*7+i/len(filler))%len(filler)])
+		}
 	}
 	return b.String()
 }
@@ -78,9 +89,11 @@ func fillerText(n int) string {
 // Shape is one request's own lengths, drawn before a level runs so every run of the
 // level sends the same mix.
 type Shape struct {
-	// Text is a dataset row's prompt; empty means filler of PromptTokens tokens.
+	// Text is a dataset row's prompt; empty means filler of PromptTokens tokens (of the
+	// calibrated length when 0), from word Offset of a corpus.
 	Text         string
 	PromptTokens int
+	Offset       int
 	// MaxTokens is the request's output length (forced where the server allows).
 	MaxTokens int
 }
