@@ -256,3 +256,29 @@ func TestApplyRefusesMalformedDataset(t *testing.T) {
 		t.Fatalf("the server got %d requests", n)
 	}
 }
+
+// A Mooncake trace's rows give each request its input and output length (replay at the
+// trace's timestamps is a later step; here they are sent as a closed loop).
+func TestApplyMooncakeLengths(t *testing.T) {
+	var trace strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&trace, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": %d, \"hash_ids\": [%d]}\n", i*10, 40+i*30, 3+i, i)
+	}
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	src := strings.NewReplacer(`format       = "text"`, `format = "mooncake"`, "book.txt", "trace.jsonl", "prompt_words = 50", "",
+		"uniform(20, 120)", `"dataset"`, "max_tokens    = 4", `max_tokens = "dataset"`, "requests      = 30", "requests = 12").Replace(corpusPlan)
+	p, cells := writePlanDir(t, src, "trace.jsonl", trace.String(), srv.URL)
+	_, recs := runSamples(t, p, cells)
+	if len(recs) != 12 {
+		t.Fatalf("%d requests", len(recs))
+	}
+	for _, r := range recs {
+		var n int
+		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, "req")+3:], "%d", &n)
+		in := 40 + n*30
+		if math.Abs(float64(r.PromptTokens-in)) > 0.02*float64(in) || r.OutputTokens != 3+n {
+			t.Fatalf("%s: %d prompt and %d output tokens, the trace says %d and %d", r.ID, r.PromptTokens, r.OutputTokens, in, 3+n)
+		}
+	}
+}

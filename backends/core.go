@@ -204,13 +204,8 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	}
 	s.ChunkArrivals = make([]time.Duration, 0, capHint)
 	s.KernelStamps = rx != nil
-	dec := a.NewDecoder(br)
-	if req.NoStream {
-		s.Unstreamed = true
-		if wd, ok := a.(WholeDecoder); ok {
-			dec = wd.NewWholeDecoder(br)
-		}
-	}
+	s.Unstreamed = req.NoStream
+	dec := decoderFor(a, req, br)
 	err = c.stream(dec, &s, w, rx)
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()
@@ -223,6 +218,15 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	// back to the pool instead of being closed.
 	io.CopyN(io.Discard, br, 64<<10)
 	return s
+}
+
+// decoderFor is the adapter's stream decoder, or its whole-response decoder for a
+// non-streamed request where it has one.
+func decoderFor(a Adapter, req Request, br *bufio.Reader) Decoder {
+	if wd, ok := a.(WholeDecoder); ok && req.NoStream {
+		return wd.NewWholeDecoder(br)
+	}
+	return a.NewDecoder(br)
 }
 
 // stream is the per-chunk path: decode, read the clock, record. It takes no lock and
