@@ -38,7 +38,11 @@ func TestShapedPrompts(t *testing.T) {
 			t.Errorf("Shaped(%+v) = %q, want %q", tc.sh, got, tc.want)
 		}
 	}
-	p.Shared, p.Corpus = false, nil
+	p.Text = "fixed text"
+	if got := p.Shaped("r", Shape{Offset: 2}); got != "fixed text" {
+		t.Errorf("with the plan's prompt and no drawn length: %q", got)
+	}
+	p.Shared, p.Corpus, p.Text = false, nil, ""
 	if got := p.Shaped("r", Shape{PromptTokens: 3}); len(strings.Fields(got)) != 4 || !strings.HasPrefix(got, "[") {
 		t.Errorf("filler prompt %q: want a prefix and 3 words", got)
 	}

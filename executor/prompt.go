@@ -46,17 +46,19 @@ func (p *Prompts) For(id string) string {
 	return p.prefixed(id, p.words(p.Words, 0))
 }
 
-// Shaped returns the prompt of a request with its own shape: the shape's text, or
-// filler the fit predicts the server counts as sh.PromptTokens tokens.
+// Shaped returns the prompt of a request with its own shape: the shape's text, filler
+// the fit predicts the server counts as sh.PromptTokens tokens, or (no drawn prompt
+// length) the prompt For would give, from the shape's corpus offset.
 func (p *Prompts) Shaped(id string, sh Shape) string {
-	if sh.Text != "" {
+	switch {
+	case sh.Text != "":
 		return p.prefixed(id, sh.Text)
+	case sh.PromptTokens > 0:
+		return p.prefixed(id, p.words(p.Fit.Words(sh.PromptTokens), sh.Offset))
+	case p.Text != "":
+		return p.prefixed(id, p.Text)
 	}
-	n := p.Words
-	if sh.PromptTokens > 0 {
-		n = p.Fit.Words(sh.PromptTokens)
-	}
-	return p.prefixed(id, p.words(n, sh.Offset))
+	return p.prefixed(id, p.words(p.Words, sh.Offset))
 }
 
 func (p *Prompts) prefixed(id, body string) string {

@@ -253,6 +253,9 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 	}{{"prompt_tokens", &w.PromptLength, &w.PromptTokens}, {"max_tokens", &w.OutputLength, &w.MaxTokens}} {
 		at := a[x.name]
 		l.decodeLength(at, ctx, x.dst)
+		if at != nil && x.name == "prompt_tokens" && x.dst.Kind != dataset.LengthFixed && (a["prompt"] != nil || a["prompt_file"] != nil) {
+			l.errorf(at.Expr.Range().Ptr(), "Conflicting arguments", "A prompt or prompt_file has its own length: prompt_tokens can only be a number beside it, not %s.", x.dst)
+		}
 		if x.dst.Kind != dataset.LengthDataset {
 			*x.typ = x.dst.Typical() // dataset lengths keep the default as their typical one
 		} else if w.Dataset == nil {

@@ -14,6 +14,10 @@ workload "w" {
   prompt_tokens = uniform(10, 5) # ERROR: Invalid prompt_tokens
   max_tokens    = normal(10, -1, 1, 20) # ERROR: Invalid max_tokens
 }
+workload "t" {
+  prompt        = "fixed"
+  prompt_tokens = uniform(1, 9) # ERROR: Conflicting arguments
+}
 workload "v" {
   prompt_tokens = "dataset" # ERROR: Invalid prompt_tokens
   max_tokens    = lognormal(1, 1, 0, 5) # ERROR: Invalid max_tokens
