@@ -164,6 +164,12 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		NoStream:       !w.Stream,
 	}
 	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w])}
+	if hasShapes(w) {
+		setup.shapes = shapes(w, a.traffic[w])
+	}
+	if err := checkContext(ctx, cell, setup); err != nil {
+		return nil, err
+	}
 	setup.cal = a.calibrate(ctx, cell, setup)
 	return setup, nil
 }

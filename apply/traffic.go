@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/plan"
@@ -129,10 +130,9 @@ func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSet
 			a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
 		}
 	}
-	if !hasShapes(w) {
+	if len(setup.shapes) == 0 {
 		return cal
 	}
-	setup.shapes = shapes(w, a.traffic[w])
 	notes := []string{cal.Note, a.traffic[w].Note}
 	if note := fitShapes(ctx, setup, setup.shapes); note != "" {
 		a.info("%s: %s", cell.ID, note)
@@ -140,6 +140,41 @@ func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSet
 	}
 	cal.Note = strings.Join(slices.DeleteFunc(notes, func(s string) bool { return s == "" }), "; ")
 	return cal
+}
+
+// checkContext refuses a cell whose longest request, prompt and output as drawn, is past
+// the model's context as the server states it (vLLM's max_model_len), before anything is
+// sent: such requests would only fail one by one. A dataset row's text has no token
+// count yet, so only its output length is held to the limit.
+func checkContext(ctx context.Context, cell *plan.Cell, setup *cellSetup) error {
+	cl, ok := setup.backend.(backends.ContextLimiter)
+	if !ok {
+		return nil
+	}
+	limit, ok := cl.ContextLength(ctx, cell.ModelID)
+	if !ok || limit <= 0 {
+		return nil
+	}
+	w := cell.Workload
+	fixedPrompt := w.PromptTokens
+	if w.Prompt != "" {
+		fixedPrompt = 0 // the plan's own text: its length is the server's to count
+	}
+	in, out := fixedPrompt, w.MaxTokens
+	for _, sh := range setup.shapes {
+		p := sh.PromptTokens
+		if p == 0 && sh.Text == "" {
+			p = fixedPrompt
+		}
+		if o := cmp.Or(sh.MaxTokens, w.MaxTokens); p+o > in+out {
+			in, out = p, o
+		}
+	}
+	if in+out > limit {
+		return fmt.Errorf("workload %q asks for requests of up to %d tokens (%d prompt + %d output), past the %d-token context the server gives model %q: lower the lengths or raise the server's limit",
+			w.Name, in+out, in, out, limit, cell.ModelID)
+	}
+	return nil
 }
 
 // fitShapes fits the server's tokens per filler word when some request's prompt is

@@ -282,3 +282,23 @@ func TestApplyMooncakeLengths(t *testing.T) {
 		}
 	}
 }
+
+// Drawn lengths past the model's context (the mock's max_model_len is 4096) fail the
+// cell with a clear error before the server sees a request.
+func TestApplyRefusesLengthsPastTheContext(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	p, cells := loadPlan(t, strings.Replace(drawnPlan, "uniform(8, 40)", "uniform(3000, 5000)", 1), srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 1 || res.Cells[0].Status != "failed" || !strings.Contains(res.Cells[0].Notes, "past the 4096-token context the server gives model \"mock\"") {
+		t.Fatalf("cells = %+v", res.Cells)
+	}
+	// The probe's one tiny request (does the server report usage?) and nothing else.
+	if n := mock.Stats().Requests; n != 1 {
+		t.Fatalf("the server got %d requests, want only the probe's", n)
+	}
+}

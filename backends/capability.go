@@ -16,6 +16,12 @@ type ModelDetails struct {
 	Info map[string]any
 }
 
+// ContextLimiter is a server that says how many tokens (prompt and output together) a
+// model's requests may hold, so requests past it are refused before any is sent.
+type ContextLimiter interface {
+	ContextLength(ctx context.Context, model string) (tokens int, ok bool)
+}
+
 // ModelShower describes a model the server has. A model it lacks is an *Error of class
 // ErrNotFound.
 type ModelShower interface {

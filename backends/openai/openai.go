@@ -33,6 +33,8 @@ type Backend struct {
 
 	mu     sync.Mutex
 	models []string // the server's model ids, fetched once
+	// contexts are the models' max_model_len (vLLM's), where the list gives one.
+	contexts map[string]int
 }
 
 // reserved are body fields the adapter owns; ExtraFields may not set them.
@@ -188,18 +190,35 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 	}
 	var v struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
 		} `json:"data"`
 	}
 	if e := b.core.GetJSON(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", &v); e != nil {
 		return nil, e
 	}
 	ids := make([]string, 0, len(v.Data))
+	b.contexts = map[string]int{}
 	for _, m := range v.Data {
 		ids = append(ids, m.ID)
+		if m.MaxModelLen > 0 {
+			b.contexts[m.ID] = m.MaxModelLen
+		}
 	}
 	b.models = ids
 	return ids, nil
+}
+
+// ContextLength implements backends.ContextLimiter: vLLM's max_model_len from the
+// model list.
+func (b *Backend) ContextLength(ctx context.Context, model string) (int, bool) {
+	if _, e := b.Models(ctx); e != nil {
+		return 0, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.contexts[model]
+	return n, ok
 }
 
 // MetricsURL implements backends.MetricsSource: where vLLM (and SGLang) serve Prometheus
