@@ -116,8 +116,8 @@ func shapes(w *plan.Workload, sample dataset.Sample) []executor.Shape {
 
 // calibrate matches the cell's prompts to the server's own token count: one calibrated
 // filler length for a fixed prompt_tokens, and for drawn lengths a tokens-per-word fit
-// (fitShapes). Its Note, which goes on the cell's rows, says how well that went and
-// whether a small dataset wrapped.
+// (fitShapes). Its Note, which goes on the cell's rows, says how well that went, whether
+// a small dataset wrapped, and that non-streamed requests have no TTFT.
 func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSetup) executor.Calibration {
 	w := cell.Workload
 	cal := executor.Calibration{Requested: w.PromptTokens}
@@ -130,11 +130,11 @@ func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSet
 			a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
 		}
 	}
-	if len(setup.shapes) == 0 {
-		return cal
-	}
 	notes := []string{cal.Note, a.traffic[w].Note}
-	if note := fitShapes(ctx, setup, setup.shapes); note != "" {
+	if !w.Stream {
+		notes = append(notes, "non-streamed requests (stream = false): TTFT, TPOT and ITL unavailable")
+	}
+	if note := fitShapes(ctx, setup, setup.shapes); note != "" { // "" without drawn filler lengths
 		a.info("%s: %s", cell.ID, note)
 		notes = append(notes, note)
 	}

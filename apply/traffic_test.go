@@ -166,8 +166,8 @@ func TestApplyNonStreamed(t *testing.T) {
 		if r.Status != report.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
 			t.Fatalf("%s c=%d: status %s, %d output tokens, E2E p50 %.4f", r.Tool, r.Concurrency, r.Status, r.OutputTokens, r.E2E.P50)
 		}
-		if !math.IsNaN(r.TTFT.P50) || !math.IsNaN(r.TPOT.P50) {
-			t.Fatalf("%s: TTFT %v, TPOT %v: want both unavailable", r.Tool, r.TTFT.P50, r.TPOT.P50)
+		if !math.IsNaN(r.TTFT.P50) || !math.IsNaN(r.TPOT.P50) || !strings.Contains(r.Notes, "TTFT, TPOT and ITL unavailable") {
+			t.Fatalf("%s: TTFT %v, TPOT %v, notes %q: want both unavailable, and said", r.Tool, r.TTFT.P50, r.TPOT.P50, r.Notes)
 		}
 	}
 	for _, r := range recs {

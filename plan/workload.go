@@ -224,6 +224,10 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
 	l.decode(a["stream"], ctx, &w.Stream)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
+	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
+		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
+			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")
+	}
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}

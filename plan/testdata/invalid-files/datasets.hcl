@@ -18,6 +18,12 @@ workload "t" {
   prompt        = "fixed"
   prompt_tokens = uniform(1, 9) # ERROR: Conflicting arguments
 }
+workload "u" {
+  stream = false # ERROR: Unmeasurable SLO
+  slo {
+    ttft_s = 1
+  }
+}
 workload "v" {
   prompt_tokens = "dataset" # ERROR: Invalid prompt_tokens
   max_tokens    = lognormal(1, 1, 0, 5) # ERROR: Invalid max_tokens
