@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -138,6 +139,12 @@ type cellJSON struct {
 	// Placement is local, host or slurm; RunsOn says it as the table does.
 	Placement string `json:"placement"`
 	RunsOn    string `json:"runs_on"`
+	// PromptLength and OutputLength say how drawn lengths are drawn ("normal(...)",
+	// "dataset"); absent for fixed ones (prompt_tokens and max_tokens say them).
+	PromptLength string `json:"prompt_length,omitempty"`
+	OutputLength string `json:"output_length,omitempty"`
+	Dataset      string `json:"dataset,omitempty"`
+	NoStream     bool   `json:"no_stream,omitempty"`
 }
 
 // withLoad adds the workload's request shape and arrival settings.
@@ -148,6 +155,16 @@ func (j cellJSON) withLoad(w *plan.Workload) cellJSON {
 	}
 	j.PromptTokens, j.MaxTokens, j.ForceMaxTokens = w.PromptTokens, w.MaxTokens, w.ForceMaxTokens
 	j.Temperature, j.Seed = w.Temperature, w.Seed
+	if w.PromptLength.Kind != dataset.LengthFixed {
+		j.PromptLength = w.PromptLength.String()
+	}
+	if w.OutputLength.Kind != dataset.LengthFixed {
+		j.OutputLength = w.OutputLength.String()
+	}
+	if w.Dataset != nil {
+		j.Dataset = w.Dataset.Name
+	}
+	j.NoStream = !w.Stream
 	return j
 }
 
