@@ -188,3 +188,26 @@ func TestRealOllamaProbe(t *testing.T) {
 		t.Errorf("problems %q: want exactly the missing model", r.Problems)
 	}
 }
+
+// stream = false on a real Ollama: the one done line carries the answer and the counts;
+// E2E and tokens are measured, TTFT and TPOT are not.
+func TestRealOllamaNonStreamed(t *testing.T) {
+	s := realOllama(t)
+	for _, api := range []string{"chat", "generate"} {
+		t.Run(api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "ollama.real", URL: s.URL, API: api})
+			got := b.Do(context.Background(), backends.Request{ID: "real/whole", Model: s.Model, Prompt: realPrompt,
+				MaxTokens: realMaxTokens, NoStream: true})
+			if !got.OK() {
+				t.Fatalf("request failed: %v", got.Err)
+			}
+			_, ttftOK := got.TTFT()
+			_, tpotOK := got.TPOT()
+			if !got.Unstreamed || got.TokenSource != backends.TokensServer || got.OutputTokens < 1 || got.PromptTokens < 1 ||
+				got.E2E() <= 0 || ttftOK || tpotOK || got.Chunks != 1 {
+				t.Errorf("sample: unstreamed %v, %s %d out, %d in, E2E %v, TTFT defined %v, TPOT defined %v, %d chunks",
+					got.Unstreamed, got.TokenSource, got.OutputTokens, got.PromptTokens, got.E2E(), ttftOK, tpotOK, got.Chunks)
+			}
+		})
+	}
+}

@@ -161,3 +161,23 @@ func TestRealOllamaV1Probe(t *testing.T) {
 		t.Errorf("usage reported %v: Ollama's /v1 sends usage with include_usage", r.UsageReported)
 	}
 }
+
+// stream = false on Ollama's /v1: the whole chat.completion is decoded once, with usage.
+func TestRealOllamaV1NonStreamed(t *testing.T) {
+	s := realOllama(t)
+	for _, api := range []string{"chat", "completions"} {
+		t.Run(api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "openai.real", URL: s.URL + "/v1", API: api})
+			got := b.Do(context.Background(), backends.Request{ID: "real/whole", Model: s.Model, Prompt: "hello world, the model",
+				MaxTokens: 16, NoStream: true})
+			if !got.OK() {
+				t.Fatalf("request failed: %v", got.Err)
+			}
+			_, ttftOK := got.TTFT()
+			if !got.Unstreamed || got.TokenSource != backends.TokensUsage || got.OutputTokens < 1 || got.PromptTokens < 1 ||
+				got.E2E() <= 0 || ttftOK || got.TextBytes == 0 || got.ResponseID == "" {
+				t.Errorf("sample: %+v", got)
+			}
+		})
+	}
+}
