@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -119,6 +120,13 @@ func TestDrawIsSeededAndUniform(t *testing.T) {
 	if fmt.Sprint(a.Rows) == fmt.Sprint(c.Rows) {
 		t.Error("different seeds drew the same rows")
 	}
+	if slices.IsSortedFunc(a.Rows, func(x, y Row) int { return x.Line - y.Line }) {
+		t.Error("the sample is in file order, not shuffled")
+	}
+	trace, _ := Draw(Spec{Path: write(t, "t", "{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 2, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 3, \"input_length\": 1, \"output_length\": 1}\n"), Format: FormatMooncake}, 3, 7)
+	if len(trace.Rows) != 3 || trace.Rows[0].TimestampMS != 1 || trace.Rows[2].TimestampMS != 3 {
+		t.Errorf("a trace's sample is out of time order: %v", trace.Rows)
+	}
 	if len(a.Rows) != 10 || a.Wrapped || a.Info.Rows != 100 {
 		t.Errorf("sample = %d rows, wrapped %v, info %+v", len(a.Rows), a.Wrapped, a.Info)
 	}
@@ -147,7 +155,9 @@ func TestDrawWrapsASmallDataset(t *testing.T) {
 	for _, r := range s.Rows {
 		lines = append(lines, r.Line)
 	}
-	if fmt.Sprint(lines) != "[1 2 3 1 2 3 1]" || !s.Wrapped || !strings.Contains(s.Note, "3 usable rows for 7 requests") {
+	// Every row once, in a seeded order, then the same order again.
+	sorted := slices.Sorted(slices.Values(lines[:3]))
+	if fmt.Sprint(sorted) != "[1 2 3]" || fmt.Sprint(lines[3:]) != fmt.Sprint(append(lines[:3:3], lines[0])) || !s.Wrapped || !strings.Contains(s.Note, "3 usable rows for 7 requests") {
 		t.Errorf("lines %v, wrapped %v, note %q", lines, s.Wrapped, s.Note)
 	}
 }

@@ -17,8 +17,9 @@ type Sample struct {
 }
 
 // Draw picks n rows uniformly at random by reservoir sampling (one pass, n rows in
-// memory), reproducibly for a seed. The rows keep file order, except a Mooncake trace's,
-// which keep time order anyway. A dataset with fewer usable rows than n wraps: its rows
+// memory), reproducibly for a seed, in a seeded random order (as vLLM's bench shuffles,
+// so a file sorted by length does not become a run sorted by length); a Mooncake trace's
+// rows keep their time order. A dataset with fewer usable rows than n wraps: its rows
 // repeat in order, and the Sample says so, since real files are often smaller than a
 // long benchmark and failing would make them unusable.
 func Draw(spec Spec, n int, seed int64) (Sample, error) {
@@ -42,6 +43,9 @@ func Draw(spec Spec, n int, seed int64) (Sample, error) {
 		return Sample{}, err
 	}
 	slices.SortStableFunc(res, func(a, b Row) int { return a.Line - b.Line })
+	if spec.Format != FormatMooncake {
+		rng.Shuffle(len(res), func(i, j int) { res[i], res[j] = res[j], res[i] })
+	}
 	s := Sample{Rows: res, Info: info}
 	if len(res) < n {
 		s.Wrapped = true
