@@ -1,8 +1,8 @@
 // Package dataset reads the prompts and lengths of a plan's `dataset` blocks (JSONL,
 // ShareGPT, a plain-text corpus or a Mooncake trace) and draws request lengths from the
-// declared distributions. Files are streamed, never loaded
-// whole: a seeded reservoir keeps only the rows a workload sends, and the file's SHA-256
-// and row count are taken on the same pass, so a 1 GB trace costs the memory of its sample.
+// declared distributions. Files are streamed, never loaded whole: a seeded reservoir
+// keeps only the rows a workload sends, and the file's SHA-256 and row count are taken
+// on the same pass, so a 1 GB trace costs the memory of its sample.
 package dataset
 
 import (
