@@ -182,22 +182,7 @@ func newApplier(o Options) (*applier, error) {
 		a.now = time.Now
 	}
 	p := o.Plan
-	ledgerPath := filepath.Join(p.Dir, "results", "results.csv")
-	jsonlPath := ""
-	for _, out := range p.Outputs {
-		switch out.Kind {
-		case "csv":
-			ledgerPath = out.Path
-		case "markdown":
-			a.mdPaths = append(a.mdPaths, out.Path)
-			if out.Language != "" {
-				a.language = out.Language
-			}
-			a.percentiles = out.Percentiles
-		case "jsonl":
-			jsonlPath = out.Path
-		}
-	}
+	ledgerPath, jsonlPath := a.readOutputs()
 	resultsDir := o.ResultsDir
 	if resultsDir == "" {
 		resultsDir = filepath.Dir(ledgerPath)
@@ -266,7 +251,37 @@ func newApplier(o Options) (*applier, error) {
 		a.close()
 		return nil, err
 	}
-	a.tel = o.GPU
+	a.openTelemetry()
+	a.mgr = servers.NewManager(servers.Options{})
+	return a, nil
+}
+
+// readOutputs takes the plan's output blocks: the ledger's path (results/results.csv
+// beside the plan by default), the raw-sample log's ("" for the run directory's), and
+// the Markdown reports' paths, language and percentiles.
+func (a *applier) readOutputs() (ledgerPath, jsonlPath string) {
+	ledgerPath = filepath.Join(a.o.Plan.Dir, "results", "results.csv")
+	for _, out := range a.o.Plan.Outputs {
+		switch out.Kind {
+		case "csv":
+			ledgerPath = out.Path
+		case "markdown":
+			a.mdPaths = append(a.mdPaths, out.Path)
+			if out.Language != "" {
+				a.language = out.Language
+			}
+			a.percentiles = out.Percentiles
+		case "jsonl":
+			jsonlPath = out.Path
+		}
+	}
+	return ledgerPath, jsonlPath
+}
+
+// openTelemetry opens NVML unless the caller gave a handle, and records the GPUs, the
+// driver and CUDA in the manifest.
+func (a *applier) openTelemetry() {
+	a.tel = a.o.GPU
 	if a.tel == nil {
 		a.tel, a.ownTel = gpu.Open(), true
 	}
@@ -275,8 +290,6 @@ func newApplier(o Options) (*applier, error) {
 		a.manifest.GPUs = append(a.manifest.GPUs, fmt.Sprintf("%s (%.0f GB)", d.Name, float64(d.TotalBytes)/1e9))
 	}
 	a.manifest.Driver, a.manifest.CUDA = info.DriverVersion, info.CUDADriverVersion
-	a.mgr = servers.NewManager(servers.Options{})
-	return a, nil
 }
 
 func (a *applier) close() {
