@@ -116,23 +116,7 @@ type DCGMGPU struct {
 
 // DCGMMetrics fetches and parses one scrape of a DCGM exporter's /metrics.
 func DCGMMetrics(ctx context.Context, hc *http.Client, url string) ([]DCGMReading, error) {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("dcgm exporter /metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("dcgm exporter /metrics: HTTP %d", resp.StatusCode)
-	}
-	return ParseDCGMMetrics(resp.Body)
+	return scrape(ctx, hc, url, "dcgm exporter /metrics", ParseDCGMMetrics)
 }
 
 // StartDCGM polls a DCGM exporter (url is its /metrics, e.g. http://HOST:9400/metrics)

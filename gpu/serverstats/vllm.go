@@ -90,23 +90,30 @@ func VLLMMetricsURL(baseURL string) string { return openai.MetricsURL(baseURL) }
 
 // VLLMMetrics fetches and parses one scrape of metricsURL.
 func VLLMMetrics(ctx context.Context, hc *http.Client, metricsURL string) (VLLMStats, error) {
+	return scrape(ctx, hc, metricsURL, "vllm /metrics", ParseVLLMMetrics)
+}
+
+// scrape GETs one Prometheus text exposition from url and hands its body to parse;
+// source names the endpoint in errors.
+func scrape[T any](ctx context.Context, hc *http.Client, url, source string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return VLLMStats{}, err
+		return zero, err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return VLLMStats{}, fmt.Errorf("vllm /metrics: %w", err)
+		return zero, fmt.Errorf("%s: %w", source, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return VLLMStats{}, fmt.Errorf("vllm /metrics: HTTP %d", resp.StatusCode)
+		return zero, fmt.Errorf("%s: HTTP %d", source, resp.StatusCode)
 	}
-	return ParseVLLMMetrics(resp.Body)
+	return parse(resp.Body)
 }
 
 // StartVLLM polls vLLM's /metrics (metricsURL, see VLLMMetricsURL) every interval until
