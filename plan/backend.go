@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/json"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -131,7 +130,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	be.URL = rules.DefaultURL
 	if a := attrs["url"]; !isNull(a, ctx) {
 		if l.decode(a, ctx, &be.URL) {
-			if u, err := url.Parse(be.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			if u, ok := httpURL(be.URL); !ok {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.", be.URL)
 			} else if u.User != nil {
 				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The URL carries credentials. %s", literalKeyDetail)

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"net/url"
 	"regexp"
 
 	"github.com/hashicorp/hcl/v2"
@@ -207,7 +206,7 @@ func (l *loader) decodeTelemetryBlock(b *hcl.Block, ctx *hcl.EvalContext, t *Tel
 	content, diags := b.Body.Content(telemetrySchema)
 	l.add(diags)
 	if a := content.Attributes["dcgm"]; a != nil && l.decode(a, ctx, &t.DCGM) {
-		if u, err := url.Parse(t.DCGM); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := httpURL(t.DCGM); !ok {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid dcgm URL", "dcgm is a DCGM exporter's metrics URL such as \"http://HOST:9400/metrics\", not %q.", t.DCGM)
 		}
 	}

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -666,7 +665,7 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 	if m.URL != nil {
 		u := c.Backend.URL
 		str(m.URL, &u, "url")
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		if _, ok := httpURL(u); !ok {
 			addDiags(hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid url",
 				Detail: fmt.Sprintf("url gives cell %s the backend URL %q, which is not an http:// URL.", c.ID, u), Subject: m.URL.Range().Ptr()}})
 		}

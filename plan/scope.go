@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -229,6 +230,13 @@ func keys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// httpURL parses s and reports whether it is an http:// or https:// URL with a host,
+// the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass.
+func httpURL(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func contains(xs []string, x string) bool {

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"net/url"
 	"strings"
 	"time"
 
@@ -126,7 +125,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		rc, diags := rb.Body.Content(readySchema)
 		l.add(diags)
 		if a := rc.Attributes["url"]; a != nil && l.decode(a, ctx, &s.ReadyURL) {
-			if u, err := url.Parse(s.ReadyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			if _, ok := httpURL(s.ReadyURL); !ok {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.", s.ReadyURL)
 			}
 		}
