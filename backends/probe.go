@@ -83,7 +83,3 @@ func ModelAbsent(ctx context.Context, e *Error, model string, list func(context.
 	}
 	return models, !contains(models, model), true
 }
-
-// HasModel reports whether models holds id, treating Ollama's implicit ":latest" tag as
-// equal.
-func HasModel(models []string, id string) bool { return contains(models, id) }

@@ -23,15 +23,22 @@ func scanLines(src *bufio.Reader, spec Spec, keep func(Row) error) error {
 			return r, err
 		}
 	}
+	return eachLine(src, func(line int, b []byte) error {
+		r, err := parse(line, b)
+		if err != nil {
+			return err
+		}
+		return keep(r)
+	})
+}
+
+// eachLine calls fn with every non-blank line and its number (from 1).
+func eachLine(src *bufio.Reader, fn func(line int, b []byte) error) error {
 	for line := 1; ; line++ {
 		b, err := src.ReadBytes('\n')
 		if len(bytes.TrimSpace(b)) > 0 {
-			r, perr := parse(line, b)
-			if perr != nil {
-				return perr
-			}
-			if kerr := keep(r); kerr != nil {
-				return kerr
+			if ferr := fn(line, b); ferr != nil {
+				return ferr
 			}
 		}
 		if err == io.EOF {
@@ -107,7 +114,13 @@ type shareGPTEntry struct {
 func scanShareGPT(src *bufio.Reader, spec Spec, keep func(Row) error) error {
 	first, err := peekNonSpace(src)
 	if err != nil || first != '[' {
-		return scanLinesWith(src, spec, keep)
+		return eachLine(src, func(line int, b []byte) error {
+			var e shareGPTEntry
+			if err := json.Unmarshal(b, &e); err != nil {
+				return lineError(spec, line, "not a ShareGPT conversation: %v", err)
+			}
+			return keepConversation(e, line, keep)
+		})
 	}
 	lines := &lineCounter{r: src, line: 1}
 	dec := json.NewDecoder(lines)
@@ -125,28 +138,6 @@ func scanShareGPT(src *bufio.Reader, spec Spec, keep func(Row) error) error {
 		}
 	}
 	return nil
-}
-
-// scanLinesWith reads ShareGPT conversations one per line.
-func scanLinesWith(src *bufio.Reader, spec Spec, keep func(Row) error) error {
-	for line := 1; ; line++ {
-		b, err := src.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			var e shareGPTEntry
-			if uerr := json.Unmarshal(b, &e); uerr != nil {
-				return lineError(spec, line, "not a ShareGPT conversation: %v", uerr)
-			}
-			if kerr := keepConversation(e, line, keep); kerr != nil {
-				return kerr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
 }
 
 func keepConversation(e shareGPTEntry, line int, keep func(Row) error) error {

@@ -132,7 +132,6 @@ func appendTokens(b []byte, from, to int) []byte {
 	return b
 }
 
-// countWords is the mock tokenizer: whitespace-separated words.
 // promptText is how a request carries text: a plain string (Ollama), or OpenAI's
 // string-or-parts JSON.
 type promptText interface{ string | json.RawMessage }
@@ -166,6 +165,7 @@ func (q *request[T]) params(chat bool, words func(T) int, headOf func(T) string)
 	return p, nil
 }
 
+// countWords is the mock tokenizer: whitespace-separated words.
 func countWords(s string) int {
 	n, in := 0, false
 	for i := 0; i < len(s); i++ {

@@ -82,6 +82,22 @@ func TestSummarizeRunsFromAccumulators(t *testing.T) {
 	if !reflect.DeepEqual(nanFree(got), nanFree(want)) {
 		t.Errorf("from accumulators:\n%+v\nfrom samples:\n%+v", got.Pooled, want.Pooled)
 	}
+	// Both sides above feed the same Accumulator.Add; what merging the runs must give is
+	// what summarising every sample at once gives (rates aside: the windows differ).
+	one := Summarize(all, Window{}, target)
+	p := got.Pooled
+	for _, c := range []struct {
+		name      string
+		got, want Dist
+	}{{"ttft", p.TTFT, one.TTFT}, {"tpot", p.TPOT, one.TPOT}, {"itl", p.ITL, one.ITL}, {"e2e", p.E2E, one.E2E}, {"decode rate", p.DecodeRate, one.DecodeRate}} {
+		if c.got != c.want {
+			t.Errorf("pooled %s %+v, all samples at once %+v", c.name, c.got, c.want)
+		}
+	}
+	if p.Requests != one.Requests || p.Failed != one.Failed || p.OutputTokens != one.OutputTokens || p.EarlyStops != one.EarlyStops ||
+		!reflect.DeepEqual(p.Failures, one.Failures) || p.TokensPerChunk != one.TokensPerChunk {
+		t.Errorf("pooled counts %+v, all samples at once %+v", p, one)
+	}
 }
 
 // nanFree replaces NaN (never equal to itself) so summaries compare with DeepEqual.

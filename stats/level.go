@@ -22,16 +22,6 @@ func (w Window) Seconds() float64 { return w.End.Sub(w.Start).Seconds() }
 // IsZero reports whether the window was left unset.
 func (w Window) IsZero() bool { return w.Start.IsZero() && w.End.IsZero() }
 
-// WindowOf derives the measured window from the samples themselves: the earliest Start
-// to the latest Start+End. Failed requests count too: they occupied the window.
-func WindowOf(samples []backends.Sample) Window {
-	var w Window
-	for i := range samples {
-		w.extend(samples[i].Start, samples[i].Start.Add(samples[i].End))
-	}
-	return w
-}
-
 // extend widens w to cover start..end.
 func (w *Window) extend(start, end time.Time) {
 	if w.Start.IsZero() || start.Before(w.Start) {
@@ -122,14 +112,19 @@ type Summary struct {
 }
 
 // Summarize computes a Summary from the samples of one run. A zero window is derived
-// from the samples (WindowOf).
+// from the samples (Accumulator.Window).
 func Summarize(samples []backends.Sample, w Window, t Target) Summary {
+	return accumulate(samples, t).Summary(w)
+}
+
+// accumulate is an Accumulator fed the samples.
+func accumulate(samples []backends.Sample, t Target) *Accumulator {
 	a := NewAccumulator(t)
 	a.grow(len(samples))
 	for i := range samples {
 		a.Add(&samples[i])
 	}
-	return a.Summary(w)
+	return a
 }
 
 // Accumulator gathers the figures of one run's requests as they finish, so the samples
@@ -211,7 +206,8 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	}
 }
 
-// Window is first request start to last request end over the requests added.
+// Window is first request start to last request end (Start+End) over the requests
+// added. Failed requests count too: they occupied the window.
 func (a *Accumulator) Window() Window { return a.window }
 
 // merge adds o's requests to a (pooling runs); o is left as it was.

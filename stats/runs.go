@@ -47,11 +47,7 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	for _, run := range runs {
 		acc := run.Acc
 		if acc == nil {
-			acc = NewAccumulator(t)
-			acc.grow(len(run.Samples))
-			for i := range run.Samples {
-				acc.Add(&run.Samples[i])
-			}
+			acc = accumulate(run.Samples, t)
 		}
 		w := run.Window
 		if w.IsZero() {

@@ -9,8 +9,9 @@ import (
 // text_completion chunk: content, reasoning, finish_reason, usage, and an error object
 // (vLLM reports mid-stream failures as a data event with "error"). Everything else is
 // skipped but validated. A repeated key counts once, its last value winning, as with
-// encoding/json, so the fuzz test can hold the two to the same answers.
-func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk) error {
+// encoding/json, so the fuzz test can hold the two to the same answers. A non-nil id
+// receives the event's "id" string (the decoder asks on the first event only).
+func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string) error {
 	sc.Reset(data)
 	var errMsg string
 	isErr := false
@@ -38,6 +39,13 @@ func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk) error {
 		case "error":
 			isErr = true
 			errMsg = errorText(sc)
+		case "id":
+			if id != nil && sc.Peek() == '"' {
+				raw, _ := sc.String()
+				*id = string(raw)
+			} else {
+				sc.Skip()
+			}
 		default:
 			sc.Skip()
 		}

@@ -49,7 +49,7 @@ func FuzzSSE(f *testing.F) {
 		}
 		var c backends.Chunk
 		var sc jsonscan.Scanner
-		err := parseChunk(&sc, in, &c)
+		err := parseChunk(&sc, in, &c, nil)
 		want, wantClass := reference(in)
 		var e *backends.Error
 		gotClass := backends.ErrNone

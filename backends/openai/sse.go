@@ -75,32 +75,13 @@ func (d *decoder) dispatch(c *backends.Chunk) error {
 		c.Done = true
 		return nil
 	}
+	var id *string
 	if !d.sawData {
 		d.sawData = true
-		d.id = responseID(&d.sc, d.data)
+		id = &d.id
 	}
-	return parseChunk(&d.sc, d.data, c)
+	return parseChunk(&d.sc, d.data, c, id)
 }
 
 // ResponseID implements backends.ResponseIDer.
 func (d *decoder) ResponseID() string { return d.id }
-
-// responseID is the top-level "id" string of an event, or "" (parseChunk reports any
-// malformation).
-func responseID(sc *jsonscan.Scanner, data []byte) string {
-	sc.Reset(data)
-	if !sc.Object() {
-		return ""
-	}
-	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
-		if string(key) != "id" {
-			sc.Skip()
-			continue
-		}
-		if v, ok := sc.String(); ok {
-			return string(v)
-		}
-		return ""
-	}
-	return ""
-}
