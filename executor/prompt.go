@@ -128,7 +128,7 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 	for i := 0; i < 8; i++ {
 		got := measurePrompt(ctx, b, tmpl, p, fmt.Sprintf("calibrate%d", i), &cal)
 		if got <= 0 {
-			p.Words = max(target*3/4, 1) // rough words-per-token for English text
+			p.Words = roughWords(target)
 			cal.Words = p.Words
 			if cal.Note == "" {
 				cal.Note = "server reports no prompt token count: prompt length not calibrated"
