@@ -39,12 +39,7 @@ type Prompts struct {
 }
 
 // For returns the prompt for the request with this id.
-func (p *Prompts) For(id string) string {
-	if p.Text != "" {
-		return p.prefixed(id, p.Text)
-	}
-	return p.prefixed(id, p.words(p.Words, 0))
-}
+func (p *Prompts) For(id string) string { return p.Shaped(id, Shape{}) }
 
 // Shaped returns the prompt of a request with its own shape: the shape's text, filler
 // the fit predicts the server counts as sh.PromptTokens tokens, or (no drawn prompt
