@@ -172,6 +172,14 @@ func TestApplyNonStreamed(t *testing.T) {
 	src := strings.Replace(twoToolsPlan, "prompt_tokens = 32", "prompt_tokens = 32\n  stream = false", 1)
 	p, cells := loadPlan(t, src, srv.URL)
 	res, recs := runSamples(t, p, cells)
+	sent := 0
+	for _, r := range res.Rows {
+		sent += r.Requests
+	}
+	if len(res.Rows) != 2*2 || sent == 0 || len(recs) != sent {
+		// Without these the checks below pass on a run that sent nothing.
+		t.Fatalf("%d rows (want 2 tools × 2 levels) of %d requests, %d raw records", len(res.Rows), sent, len(recs))
+	}
 	for _, r := range res.Rows {
 		if r.Status != report.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
 			t.Fatalf("%s c=%d: status %s, %d output tokens, E2E p50 %.4f", r.Tool, r.Concurrency, r.Status, r.OutputTokens, r.E2E.P50)
