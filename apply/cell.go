@@ -227,22 +227,21 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 // error means the backend cannot serve any request (unreachable, key missing or refused):
 // its cells fail at once with that reason instead of sending every request to it.
 func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) error {
-	addr := cell.Backend.Addr
-	if err, ok := a.unusable[backendKey(cell)]; ok {
+	addr, bk := cell.Backend.Addr, backendKey(cell)
+	if err, ok := a.unusable[bk]; ok {
 		return err
 	}
-	key := addr + " " + cell.ModelID
-	if a.probed[backendKey(cell)+" "+cell.ModelID] {
+	if a.probed[bk+" "+cell.ModelID] {
 		return nil
 	}
-	a.probed[backendKey(cell)+" "+cell.ModelID] = true
+	a.probed[bk+" "+cell.ModelID] = true
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pr := b.Probe(pctx, []string{cell.ModelID})
 	if blocksMeasuring(pr) {
 		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
 			addr, report.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
-		a.unusable[backendKey(cell)] = err
+		a.unusable[bk] = err
 		return err
 	}
 	if pr.Version != "" {
@@ -255,7 +254,7 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 		if a.manifest.ModelDigests == nil {
 			a.manifest.ModelDigests = map[string]string{}
 		}
-		a.manifest.ModelDigests[key] = d
+		a.manifest.ModelDigests[addr+" "+cell.ModelID] = d // keyed as ensureModel keys it
 	}
 	for _, p := range pr.Problems {
 		a.note("%s: %s", addr, p)

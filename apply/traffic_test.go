@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,16 @@ func runSamples(t *testing.T, p *plan.Plan, cells []*plan.Cell) (*Result, []repo
 		}
 	}
 	return res, measured
+}
+
+// requestIndex is n of a request id ".../req<n>": the index of its drawn shape.
+func requestIndex(t *testing.T, id string) int {
+	t.Helper()
+	n, err := strconv.Atoi(id[strings.LastIndex(id, "/req")+4:])
+	if err != nil {
+		t.Fatalf("request id %q: %v", id, err)
+	}
+	return n
 }
 
 // examples/datasets.hcl against the mock: every prompt is a dataset row (the mock counts
@@ -128,8 +139,7 @@ func TestDrawnLengthsReachTheServer(t *testing.T) {
 	drawn := shapes(p.Workloads[0], dataset.Sample{})
 	var in, out []float64
 	for _, r := range recs {
-		var n int
-		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, "req")+3:], "%d", &n)
+		n := requestIndex(t, r.ID)
 		if want := drawn[n].PromptTokens; math.Abs(float64(r.PromptTokens-want)) > 0.02*float64(want) {
 			t.Fatalf("%s: the server counted %d prompt tokens, drawn %d", r.ID, r.PromptTokens, want)
 		}
@@ -162,6 +172,14 @@ func TestApplyNonStreamed(t *testing.T) {
 	src := strings.Replace(twoToolsPlan, "prompt_tokens = 32", "prompt_tokens = 32\n  stream = false", 1)
 	p, cells := loadPlan(t, src, srv.URL)
 	res, recs := runSamples(t, p, cells)
+	sent := 0
+	for _, r := range res.Rows {
+		sent += r.Requests
+	}
+	if len(res.Rows) != 2*2 || sent == 0 || len(recs) != sent {
+		// Without these the checks below pass on a run that sent nothing.
+		t.Fatalf("%d rows (want 2 tools × 2 levels) of %d requests, %d raw records", len(res.Rows), sent, len(recs))
+	}
 	for _, r := range res.Rows {
 		if r.Status != report.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
 			t.Fatalf("%s c=%d: status %s, %d output tokens, E2E p50 %.4f", r.Tool, r.Concurrency, r.Status, r.OutputTokens, r.E2E.P50)
@@ -230,8 +248,7 @@ func TestApplyTextCorpus(t *testing.T) {
 	_, recs := runSamples(t, p, cells)
 	drawn := shapes(p.Workloads[0], dataset.Sample{})
 	for _, r := range recs {
-		var n int
-		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, "req")+3:], "%d", &n)
+		n := requestIndex(t, r.ID)
 		if want := drawn[n].PromptTokens; want < 20 || want > 120 || math.Abs(float64(r.PromptTokens-want)) > 0.02*float64(want) {
 			t.Fatalf("%s: the server counted %d prompt tokens, drawn %d", r.ID, r.PromptTokens, want)
 		}
@@ -274,8 +291,7 @@ func TestApplyMooncakeLengths(t *testing.T) {
 		t.Fatalf("%d requests", len(recs))
 	}
 	for _, r := range recs {
-		var n int
-		fmt.Sscanf(r.ID[strings.LastIndex(r.ID, "req")+3:], "%d", &n)
+		n := requestIndex(t, r.ID)
 		in := 40 + n*30
 		if math.Abs(float64(r.PromptTokens-in)) > 0.02*float64(in) || r.OutputTokens != 3+n {
 			t.Fatalf("%s: %d prompt and %d output tokens, the trace says %d and %d", r.ID, r.PromptTokens, r.OutputTokens, in, 3+n)

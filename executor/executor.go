@@ -229,7 +229,10 @@ func sinkBuffer(lv LevelSpec) int { return max(1024, 4*lv.Concurrency) }
 // drain takes finished requests off the queue one at a time: it widens the run's window,
 // keeps the Sample unless told not to, and hands it to OnRequest.
 func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
-	for s := range sink {
+	// One variable for the whole run: OnRequest gets its address, and a per-iteration s
+	// would escape to the heap once per request (Event.Sample is valid only during the call).
+	var s backends.Sample
+	for s = range sink {
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
 		}

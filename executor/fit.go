@@ -24,10 +24,14 @@ type Fit struct {
 // without a fit, the rough 0.75 words per token of English text.
 func (f Fit) Words(tokens int) int {
 	if f.TokensPerWord <= 0 {
-		return max(tokens*3/4, 1)
+		return roughWords(tokens)
 	}
 	return max(int(math.Round((float64(tokens)-f.Overhead)/f.TokensPerWord)), 1)
 }
+
+// roughWords is the filler words of about tokens tokens by the rough 0.75 words per
+// token of English text, for when the server's own count is not known.
+func roughWords(tokens int) int { return max(tokens*3/4, 1) }
 
 // String is the fit as a row note gives it.
 func (f Fit) String() string {
@@ -47,7 +51,7 @@ func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 	cal := Calibration{}
 	for i := range fitProbes {
 		tokens := lo + (hi-lo)*i/(fitProbes-1)
-		words := max(tokens*3/4, 1)
+		words := roughWords(tokens)
 		probe := *p // its corpus, if any: the fit is of the words requests are built from
 		probe.Text, probe.Words = "", words
 		got := measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d", i), &cal)

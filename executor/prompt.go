@@ -39,12 +39,7 @@ type Prompts struct {
 }
 
 // For returns the prompt for the request with this id.
-func (p *Prompts) For(id string) string {
-	if p.Text != "" {
-		return p.prefixed(id, p.Text)
-	}
-	return p.prefixed(id, p.words(p.Words, 0))
-}
+func (p *Prompts) For(id string) string { return p.Shaped(id, Shape{}) }
 
 // Shaped returns the prompt of a request with its own shape: the shape's text, filler
 // the fit predicts the server counts as sh.PromptTokens tokens, or (no drawn prompt
@@ -128,7 +123,7 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 	for i := 0; i < 8; i++ {
 		got := measurePrompt(ctx, b, tmpl, p, fmt.Sprintf("calibrate%d", i), &cal)
 		if got <= 0 {
-			p.Words = max(target*3/4, 1) // rough words-per-token for English text
+			p.Words = roughWords(target)
 			cal.Words = p.Words
 			if cal.Note == "" {
 				cal.Note = "server reports no prompt token count: prompt length not calibrated"
