@@ -234,5 +234,3 @@ func keys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-// hasFlag reports whether args set the flag name (-name, --name, -name=value).
