@@ -85,7 +85,6 @@ func timeCol(name string, f func(*Row) *time.Time) column {
 		}, kindTime}
 }
 
-// distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
 // rowDist is one of a row's distributions as the ledger names it: the column prefix,
 // the unit and the scale from the Row's seconds to it.
 type rowDist struct {
@@ -106,6 +105,7 @@ var (
 		rowDist{"decode", "tok_s", "per-request decode rate", 1, func(r *Row) *stats.Dist { return &r.DecodeRate }})
 )
 
+// distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
 func distCols(prefix, unit string, scale float64, f func(*Row) *stats.Dist) []column {
 	return []column{
 		floatCol(prefix+"_p50_"+unit, scale, func(r *Row) *float64 { return &f(r).P50 }),
