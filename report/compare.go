@@ -27,7 +27,7 @@ func KeyOf(r Row) Key {
 	return Key{r.Model, r.Quantization, r.Hardware, r.Workload, r.Concurrency, r.RequestRate}
 }
 
-// Change is one headline figure on both sides. Pct = (B − A) / A × 100: positive means
+// Change is one figure on both sides. Pct = (B − A) / A × 100: positive means
 // B is higher (for TTFT and TPOT, higher is worse; for throughput, better). NaN when
 // either side was not measured or A is zero.
 type Change struct {
@@ -47,8 +47,6 @@ type Delta struct {
 	Key Key
 	A   *Row
 	B   *Row
-	// Headline figures: TTFT p50 (s), TPOT p50 (ms), output tok/s, VRAM peak (GB).
-	TTFT, TPOT, Throughput, VRAM Change
 	// Figures holds every CompareFields figure, in that order.
 	Figures []Figure
 	// TooFew is set when either side has fewer than MinConclusiveRequests successful
@@ -158,10 +156,6 @@ func Compare(a, b []Row) []Delta {
 		} else {
 			notes = append(notes, "only in A")
 		}
-		d.TTFT = change(ra.TTFT.P50, rb.TTFT.P50)
-		d.TPOT = change(ra.TPOT.P50*1000, rb.TPOT.P50*1000)
-		d.Throughput = change(ra.OutputTokS, rb.OutputTokS)
-		d.VRAM = change(ra.VRAMPeakGB, rb.VRAMPeakGB)
 		for _, f := range CompareFields() {
 			d.Figures = append(d.Figures, Figure{f.Name, f.Unit, change(fieldFloat(f, ra), fieldFloat(f, rb))})
 		}
