@@ -92,8 +92,9 @@ const MinConclusiveRequests = 20
 
 // CompareFields are the result fields Compare puts side by side: every numeric field of
 // ResultFields (percentiles, rates, SLO figures as they are added there) except the
-// ones the rows are matched on.
-func CompareFields() []ResultField {
+// ones the rows are matched on. Built once: Compare reads it for every row, and the
+// gate for every threshold.
+var CompareFields = func() []ResultField {
 	var out []ResultField
 	for _, f := range ResultFields {
 		if f.Type == cty.Number && f.Name != "concurrency" && f.Name != "request_rate" {
@@ -101,7 +102,7 @@ func CompareFields() []ResultField {
 		}
 	}
 	return out
-}
+}()
 
 // fieldFloat reads a numeric result field as a float; NaN when it was not measured.
 func fieldFloat(f ResultField, r *Row) float64 {
@@ -156,7 +157,7 @@ func Compare(a, b []Row) []Delta {
 		} else {
 			notes = append(notes, "only in A")
 		}
-		for _, f := range CompareFields() {
+		for _, f := range CompareFields {
 			d.Figures = append(d.Figures, Figure{f.Name, f.Unit, change(fieldFloat(f, ra), fieldFloat(f, rb))})
 		}
 		if d.A != nil && d.B != nil && min(d.A.Succeeded, d.B.Succeeded) < MinConclusiveRequests {

@@ -125,7 +125,7 @@ func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
 	switch a.Fields {
 	case "":
 	case "all":
-		for _, f := range report.CompareFields() {
+		for _, f := range report.CompareFields {
 			fields = append(fields, f.Name)
 		}
 	default:
