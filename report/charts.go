@@ -74,11 +74,24 @@ func bandColor(i int) color.NRGBA {
 // against load with p50–p99 bands, throughput against latency, VRAM over time per GPU
 // and SLO attainment. A figure with no measured point is left out.
 func Charts(rows []Row, vram []VRAMSeries) ([]Chart, error) {
-	var charts []Chart
+	return chartsOf(figures(rows, vram))
+}
+
+// figures are the figures of Charts that have a measured point.
+func figures(rows []Row, vram []VRAMSeries) []*figure {
+	var figs []*figure
 	for _, f := range []*figure{latencyFigure(rows), paretoFigure(rows), vramFigure(vram), sloFigure(rows)} {
-		if f == nil {
-			continue
+		if f != nil {
+			figs = append(figs, f)
 		}
+	}
+	return figs
+}
+
+// chartsOf renders each figure as SVG; the charts are in the figures' order.
+func chartsOf(figs []*figure) ([]Chart, error) {
+	var charts []Chart
+	for _, f := range figs {
 		svg, err := f.render("svg")
 		if err != nil {
 			return charts, err
@@ -89,20 +102,15 @@ func Charts(rows []Row, vram []VRAMSeries) ([]Chart, error) {
 }
 
 // WriteCharts writes each figure of Charts into dir as SVG and PNG and returns them,
-// for Report.Charts.
+// for Report.Charts. Each figure is built once, for both formats.
 func WriteCharts(dir string, rows []Row, vram []VRAMSeries) ([]Chart, error) {
-	charts, err := Charts(rows, vram)
+	figs := figures(rows, vram)
+	charts, err := chartsOf(figs)
 	if err != nil {
 		return nil, err
 	}
-	figs := map[string]*figure{}
-	for _, f := range []*figure{latencyFigure(rows), paretoFigure(rows), vramFigure(vram), sloFigure(rows)} {
-		if f != nil {
-			figs[f.file] = f
-		}
-	}
 	for i, c := range charts {
-		png, err := figs[c.File].render("png")
+		png, err := figs[i].render("png")
 		if err != nil {
 			return charts[:i], err
 		}

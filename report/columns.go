@@ -85,27 +85,29 @@ func timeCol(name string, f func(*Row) *time.Time) column {
 		}, kindTime}
 }
 
-// distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
 // rowDist is one of a row's distributions as the ledger names it: the column prefix,
-// the unit and the scale from the Row's seconds to it.
+// the unit and the scale from the Row's seconds to it, and the decimals the report's
+// tables show it with.
 type rowDist struct {
 	prefix, unit, doc string
 	scale             float64
+	decimals          int
 	get               func(*Row) *stats.Dist
 }
 
 // latencyDists are the latency distributions; rowDists adds the decode rate.
 var (
 	latencyDists = []rowDist{
-		{"ttft", "s", "time to first token", 1, func(r *Row) *stats.Dist { return &r.TTFT }},
-		{"tpot", "ms", "time per output token", 1000, func(r *Row) *stats.Dist { return &r.TPOT }},
-		{"itl", "ms", "gap between content chunks", 1000, func(r *Row) *stats.Dist { return &r.ITL }},
-		{"e2e", "s", "request latency", 1, func(r *Row) *stats.Dist { return &r.E2E }},
+		{"ttft", "s", "time to first token", 1, 3, func(r *Row) *stats.Dist { return &r.TTFT }},
+		{"tpot", "ms", "time per output token", 1000, 1, func(r *Row) *stats.Dist { return &r.TPOT }},
+		{"itl", "ms", "gap between content chunks", 1000, 1, func(r *Row) *stats.Dist { return &r.ITL }},
+		{"e2e", "s", "request latency", 1, 2, func(r *Row) *stats.Dist { return &r.E2E }},
 	}
 	rowDists = append(slices.Clip(latencyDists),
-		rowDist{"decode", "tok_s", "per-request decode rate", 1, func(r *Row) *stats.Dist { return &r.DecodeRate }})
+		rowDist{"decode", "tok_s", "per-request decode rate", 1, 1, func(r *Row) *stats.Dist { return &r.DecodeRate }})
 )
 
+// distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
 func distCols(prefix, unit string, scale float64, f func(*Row) *stats.Dist) []column {
 	return []column{
 		floatCol(prefix+"_p50_"+unit, scale, func(r *Row) *float64 { return &f(r).P50 }),

@@ -27,7 +27,7 @@ func KeyOf(r Row) Key {
 	return Key{r.Model, r.Quantization, r.Hardware, r.Workload, r.Concurrency, r.RequestRate}
 }
 
-// Change is one headline figure on both sides. Pct = (B − A) / A × 100: positive means
+// Change is one figure on both sides. Pct = (B − A) / A × 100: positive means
 // B is higher (for TTFT and TPOT, higher is worse; for throughput, better). NaN when
 // either side was not measured or A is zero.
 type Change struct {
@@ -47,8 +47,6 @@ type Delta struct {
 	Key Key
 	A   *Row
 	B   *Row
-	// Headline figures: TTFT p50 (s), TPOT p50 (ms), output tok/s, VRAM peak (GB).
-	TTFT, TPOT, Throughput, VRAM Change
 	// Figures holds every CompareFields figure, in that order.
 	Figures []Figure
 	// TooFew is set when either side has fewer than MinConclusiveRequests successful
@@ -94,8 +92,9 @@ const MinConclusiveRequests = 20
 
 // CompareFields are the result fields Compare puts side by side: every numeric field of
 // ResultFields (percentiles, rates, SLO figures as they are added there) except the
-// ones the rows are matched on.
-func CompareFields() []ResultField {
+// ones the rows are matched on. Built once: Compare reads it for every row, and the
+// gate for every threshold.
+var CompareFields = func() []ResultField {
 	var out []ResultField
 	for _, f := range ResultFields {
 		if f.Type == cty.Number && f.Name != "concurrency" && f.Name != "request_rate" {
@@ -103,7 +102,7 @@ func CompareFields() []ResultField {
 		}
 	}
 	return out
-}
+}()
 
 // fieldFloat reads a numeric result field as a float; NaN when it was not measured.
 func fieldFloat(f ResultField, r *Row) float64 {
@@ -158,11 +157,7 @@ func Compare(a, b []Row) []Delta {
 		} else {
 			notes = append(notes, "only in A")
 		}
-		d.TTFT = change(ra.TTFT.P50, rb.TTFT.P50)
-		d.TPOT = change(ra.TPOT.P50*1000, rb.TPOT.P50*1000)
-		d.Throughput = change(ra.OutputTokS, rb.OutputTokS)
-		d.VRAM = change(ra.VRAMPeakGB, rb.VRAMPeakGB)
-		for _, f := range CompareFields() {
+		for _, f := range CompareFields {
 			d.Figures = append(d.Figures, Figure{f.Name, f.Unit, change(fieldFloat(f, ra), fieldFloat(f, rb))})
 		}
 		if d.A != nil && d.B != nil && min(d.A.Succeeded, d.B.Succeeded) < MinConclusiveRequests {

@@ -31,16 +31,24 @@ func TestCompareByTool(t *testing.T) {
 	if d.Key.Concurrency != 1 || d.A == nil || d.B == nil || d.A.Tool != "ollama.local" || d.B.Tool != "openai.vllm" {
 		t.Fatalf("first delta = %+v", d)
 	}
+	figure := func(name string) Change {
+		c, ok := d.Figure(name)
+		if !ok {
+			t.Fatalf("no figure %s", name)
+		}
+		return c
+	}
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"ttft", d.TTFT.Pct, -50}, {"tpot", d.TPOT.Pct, -50}, {"tpot A ms", d.TPOT.A, 28}, {"throughput", d.Throughput.Pct, 100}} {
+	}{{"ttft", figure("ttft_p50_s").Pct, -50}, {"tpot", figure("tpot_p50_ms").Pct, -50}, {"tpot A ms", figure("tpot_p50_ms").A, 28},
+		{"throughput", figure("output_tok_s").Pct, 100}} {
 		if math.Abs(c.got-c.want) > 1e-9 {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if !math.IsNaN(d.VRAM.Pct) {
-		t.Errorf("VRAM Δ%% with B unmeasured = %v, want NaN", d.VRAM.Pct)
+	if vram := figure("vram_peak_gb"); !math.IsNaN(vram.Pct) {
+		t.Errorf("VRAM Δ%% with B unmeasured = %v, want NaN", vram.Pct)
 	}
 	if deltas[1].B != nil || deltas[1].Notes != "only in A" || deltas[2].A != nil || deltas[2].Notes != "only in B" {
 		t.Errorf("unmatched rows: %+v / %+v", deltas[1], deltas[2])
@@ -53,7 +61,10 @@ func TestCompareKeepsLatestDuplicate(t *testing.T) {
 	newer.Ended = old.Ended.Add(time.Hour)
 	// The newer run sits first in the file: end time decides, not position.
 	deltas := Compare([]Row{newer, old}, []Row{toolRow("ollama.local", 1, 1.0, 0.03, 30, 4)})
-	if len(deltas) != 1 || deltas[0].A.TTFT.P50 != 0.5 || math.Abs(deltas[0].TTFT.Pct-100) > 1e-9 {
+	if len(deltas) != 1 {
+		t.Fatalf("deltas = %+v", deltas)
+	}
+	if ttft, _ := deltas[0].Figure("ttft_p50_s"); deltas[0].A.TTFT.P50 != 0.5 || math.Abs(ttft.Pct-100) > 1e-9 {
 		t.Fatalf("deltas = %+v", deltas)
 	}
 	if !strings.Contains(deltas[0].Notes, "A has 2 rows, latest kept") {

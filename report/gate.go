@@ -61,7 +61,7 @@ func ParseThreshold(s string) (Threshold, error) {
 // meant and which there are.
 func CheckCompareField(name string) error {
 	var names []string
-	for _, f := range CompareFields() {
+	for _, f := range CompareFields {
 		if f.Name == name {
 			return nil
 		}

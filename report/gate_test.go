@@ -106,7 +106,7 @@ func TestCompareJSONHasEveryFigure(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
-	for _, f := range CompareFields() {
+	for _, f := range CompareFields {
 		if _, ok := got.Rows[0].Figures[f.Name]; !ok {
 			t.Errorf("JSON lacks figure %s", f.Name)
 		}

@@ -248,27 +248,17 @@ func percentileCells(rows []Row, pcts []int) (head []string, body [][]string) {
 	if len(pcts) == 0 {
 		pcts = stats.Percentiles
 	}
-	dists := []struct {
-		name, unit string
-		scale      float64
-		decimals   int
-		get        func(*Row) stats.Dist
-	}{
-		{"TTFT", "s", 1, 3, func(r *Row) stats.Dist { return r.TTFT }},
-		{"TPOT", "ms", 1000, 1, func(r *Row) stats.Dist { return r.TPOT }},
-		{"ITL", "ms", 1000, 1, func(r *Row) stats.Dist { return r.ITL }},
-		{"E2E", "s", 1, 2, func(r *Row) stats.Dist { return r.E2E }},
-	}
 	head = []string{"Cell", "Conc."}
-	for _, d := range dists {
+	for _, d := range latencyDists {
+		name := strings.ToUpper(d.prefix)
 		for _, p := range pcts {
-			head = append(head, fmt.Sprintf("%s p%d (%s)", d.name, p, d.unit))
+			head = append(head, fmt.Sprintf("%s p%d (%s)", name, p, d.unit))
 		}
-		head = append(head, fmt.Sprintf("%s std (%s)", d.name, d.unit))
+		head = append(head, fmt.Sprintf("%s std (%s)", name, d.unit))
 	}
 	for i := range rows {
 		cells := []string{rows[i].CellID, concurrency(rows[i])}
-		for _, d := range dists {
+		for _, d := range latencyDists {
 			dist := d.get(&rows[i])
 			for _, p := range pcts {
 				v, _ := dist.At(p)

@@ -125,7 +125,7 @@ func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
 	switch a.Fields {
 	case "":
 	case "all":
-		for _, f := range report.CompareFields() {
+		for _, f := range report.CompareFields {
 			fields = append(fields, f.Name)
 		}
 	default:
@@ -234,5 +234,3 @@ func keys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
-
-// hasFlag reports whether args set the flag name (-name, --name, -name=value).
