@@ -93,6 +93,10 @@ type Shape struct {
 	Offset       int
 	// MaxTokens is the request's output length (forced where the server allows).
 	MaxTokens int
+	// HashIDs are a Mooncake trace row's prefix blocks: the prompt is built from one
+	// block of text per id (the same id, the same text), so requests that share ids
+	// share a prefix a prefix-caching server can reuse.
+	HashIDs []int64
 }
 
 // Calibration records how the prompt length was matched to the server's own count.
