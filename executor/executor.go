@@ -202,7 +202,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		}
 		shared := 0
 		if lv.Prompts != nil {
-			shared = sent.Add(sh, lv.Prompts.BlockSize)
+			shared = sent.Add(lv.Prompts, sh)
 		}
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = drawn

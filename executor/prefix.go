@@ -13,36 +13,46 @@ import (
 // The text is seeded per run, so a run's first request of a group or block pays the
 // full prefill and what Sent counts as shared is what a prefix cache could reuse.
 
-// grouped is the prompt of a request of a prefix group: the group's shared prefix,
-// then the request's unique marker, then its own filler, the whole of the shape's
-// prompt length (or the calibrated one when the shape has none).
-func (p *Prompts) grouped(id string, sh Shape) string {
-	total := p.totalWords(sh)
-	prefix := p.Fit.blockWords(sh.PrefixTokens)
-	head := seededWords(p.seed(id, "group", int64(sh.PrefixGroup)), prefix)
-	return head + " " + p.prefixed(id, p.words(max(total-prefix, 1), sh.Offset))
+// sharedPrompt is the prompt of a request in a prefix group or with hash ids: its
+// shared parts (layout), then the request's unique marker, then filler to the whole of
+// its prompt length.
+func (p *Prompts) sharedPrompt(id string, sh Shape) string {
+	parts := p.layout(sh)
+	texts := make([]string, 0, len(parts)+1)
+	left := p.totalWords(sh)
+	for _, pt := range parts {
+		texts = append(texts, seededWords(p.seed(id, pt.key), pt.words))
+		left -= pt.words
+	}
+	return strings.Join(append(texts, strings.TrimSpace(p.prefixed(id, p.words(max(left, 0), sh.Offset)))), " ")
 }
 
-// blocks is the prompt of a request with hash ids: one block of BlockSize tokens per
-// id, the last cut so the prompt is sh.PromptTokens long, then the request's marker
-// (and filler, should the ids cover less than the length).
-func (p *Prompts) blocks(id string, sh Shape) string {
-	left := p.totalWords(sh)
-	per := p.Fit.blockWords(p.blockSize())
-	parts := make([]string, 0, len(sh.HashIDs)+1)
+// part is one shared piece of a prompt: a prefix group's prefix or one hash block.
+type part struct {
+	key   sentKey
+	words int
+}
+
+// layout is the shared parts of sh's prompt in order: its group's prefix, or one block
+// of BlockSize tokens per hash id, the last cut so the prompt keeps its length.
+func (p *Prompts) layout(sh Shape) []part {
+	if len(sh.HashIDs) == 0 {
+		if sh.PrefixTokens <= 0 {
+			return nil
+		}
+		return []part{{sentKey{id: int64(sh.PrefixGroup)}, p.Fit.blockWords(sh.PrefixTokens)}}
+	}
+	left, per := p.totalWords(sh), p.Fit.blockWords(p.blockSize())
+	parts := make([]part, 0, len(sh.HashIDs))
 	for _, h := range sh.HashIDs {
 		n := min(per, left)
 		if n <= 0 {
 			break
 		}
-		parts = append(parts, seededWords(p.seed(id, "block", h), n))
+		parts = append(parts, part{sentKey{block: true, id: h}, n})
 		left -= n
 	}
-	rest := ""
-	if left > 0 {
-		rest = p.words(left, sh.Offset)
-	}
-	return strings.Join(append(parts, strings.TrimSpace(p.prefixed(id, rest))), " ")
+	return parts
 }
 
 // totalWords is the filler words of the shape's whole prompt: fitted to its drawn
@@ -66,14 +76,18 @@ func (p *Prompts) blockSize() int {
 
 // seed names a group's or block's text within the request's run (the part of the id
 // before its last "/", as runOnce writes ids) and the cell's Salt.
-func (p *Prompts) seed(id, kind string, n int64) uint64 {
+func (p *Prompts) seed(id string, k sentKey) uint64 {
 	run := id[:max(strings.LastIndexByte(id, '/'), 0)]
+	kind := "group"
+	if k.block {
+		kind = "block"
+	}
 	h := fnv.New64a()
 	for _, s := range []string{p.Salt, run, kind} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
-	return h.Sum64() ^ uint64(n)*0x9e3779b97f4a7c15
+	return h.Sum64() ^ uint64(k.id)*0x9e3779b97f4a7c15
 }
 
 // seededWords is n filler words drawn from seed: different seeds differ from the first
@@ -99,11 +113,20 @@ func (f Fit) blockWords(tokens int) int {
 	return max(int(math.Round(float64(tokens)/f.TokensPerWord)), 1)
 }
 
-// Sent records which prefix groups and hash blocks a run has sent, to count each
-// request's shared prefix tokens. Safe for concurrent use by a run's requests.
+// tokens is the server's count of words of filler inside a prompt, as the fit predicts
+// it (without a fit, the rough 4/3 tokens per English word).
+func (f Fit) tokens(words int) int {
+	if f.TokensPerWord <= 0 {
+		return int(math.Round(float64(words) * 4 / 3))
+	}
+	return int(math.Round(float64(words) * f.TokensPerWord))
+}
+
+// Sent records how much of each prefix group and hash block a run has sent, to count
+// each request's shared prefix tokens. Safe for concurrent use by a run's requests.
 type Sent struct {
 	mu   sync.Mutex
-	seen map[sentKey]bool
+	seen map[sentKey]int // words sent of each group or block
 }
 
 type sentKey struct {
@@ -111,44 +134,29 @@ type sentKey struct {
 	id    int64
 }
 
-// Add records sh's prefix as sent and returns how many of its prompt tokens an earlier
-// request of the run already sent: its group's PrefixTokens once the group was sent,
-// or the tokens of its leading hash blocks that were all sent before (a prefix cache
-// can reuse a block only when every block before it matches too), each blockSize
-// tokens but the last, cut to sh.PromptTokens.
-func (s *Sent) Add(sh Shape, blockSize int) int {
-	if sh.PrefixTokens <= 0 && len(sh.HashIDs) == 0 {
+// Add records the shared parts of sh's prompt (built by p) as sent and returns how many
+// of its prompt tokens earlier requests of the run already sent: its leading parts as
+// far as they were sent before (a prefix cache reuses a part only behind a match of
+// every part before it), on the server's count as p's fit predicts it. The first
+// request of a prefix group counts 0.
+func (s *Sent) Add(p *Prompts, sh Shape) int {
+	parts := p.layout(sh)
+	if len(parts) == 0 {
 		return 0
-	}
-	if blockSize <= 0 {
-		blockSize = DefaultBlockSize
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen == nil {
-		s.seen = map[sentKey]bool{}
-	}
-	if len(sh.HashIDs) == 0 {
-		k := sentKey{id: int64(sh.PrefixGroup)}
-		shared := 0
-		if s.seen[k] {
-			shared = sh.PrefixTokens
-		}
-		s.seen[k] = true
-		return shared
+		s.seen = map[sentKey]int{}
 	}
 	shared, leading := 0, true
-	for i, h := range sh.HashIDs {
-		tokens := min(blockSize, sh.PromptTokens-i*blockSize)
-		if tokens <= 0 {
-			break
-		}
-		k := sentKey{block: true, id: h}
-		leading = leading && s.seen[k]
+	for _, pt := range parts {
+		before := s.seen[pt.key]
 		if leading {
-			shared += tokens
+			shared += min(pt.words, before)
 		}
-		s.seen[k] = true
+		leading = leading && before >= pt.words
+		s.seen[pt.key] = max(before, pt.words)
 	}
-	return shared
+	return p.Fit.tokens(shared)
 }

@@ -59,6 +59,7 @@ func TestHashBlocksAreSharedTextCutToTheLength(t *testing.T) {
 
 func TestSentCountsWhatAnEarlierRequestSent(t *testing.T) {
 	var s Sent
+	p := &Prompts{Fit: wordFit, BlockSize: 4} // a prompt of n tokens has n-1 words and a marker
 	steps := []struct {
 		sh   Shape
 		want int
@@ -67,14 +68,16 @@ func TestSentCountsWhatAnEarlierRequestSent(t *testing.T) {
 		{Shape{PromptTokens: 50, PrefixTokens: 20, PrefixGroup: 1}, 0},
 		{Shape{PromptTokens: 60, PrefixTokens: 20, PrefixGroup: 0}, 20},
 		{Shape{PromptTokens: 10}, 0},
-		{Shape{PromptTokens: 10, HashIDs: []int64{1, 2, 3}}, 0},
-		{Shape{PromptTokens: 12, HashIDs: []int64{1, 2, 4}}, 8},
-		{Shape{PromptTokens: 10, HashIDs: []int64{1, 2, 3}}, 10}, // the last block cut to 2
-		{Shape{PromptTokens: 8, HashIDs: []int64{5, 2}}, 0},      // 2 is behind a new block: no prefix
-		{Shape{PromptTokens: 8, HashIDs: []int64{0}}, 0},         // block 0 is not group 0
+		{Shape{PromptTokens: 10, HashIDs: []int64{1, 2, 3}}, 0},     // blocks of 4, 4, 1 words
+		{Shape{PromptTokens: 12, HashIDs: []int64{1, 2, 4}}, 8},     // 4, 4, 3
+		{Shape{PromptTokens: 10, HashIDs: []int64{1, 2, 3}}, 9},     // all sent before
+		{Shape{PromptTokens: 13, HashIDs: []int64{1, 2, 3}}, 9},     // 4, 4, 4: block 3's last 3 words are new
+		{Shape{PromptTokens: 13, HashIDs: []int64{1, 2, 3, 9}}, 12}, // now the whole of block 3 was sent
+		{Shape{PromptTokens: 8, HashIDs: []int64{5, 2}}, 0},         // 2 is behind a new block: no prefix
+		{Shape{PromptTokens: 8, HashIDs: []int64{0}}, 0},            // block 0 is not group 0
 	}
 	for i, st := range steps {
-		if got := s.Add(st.sh, 4); got != st.want {
+		if got := s.Add(p, st.sh); got != st.want {
 			t.Fatalf("step %d: shared %d, want %d", i, got, st.want)
 		}
 	}

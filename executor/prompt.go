@@ -51,10 +51,8 @@ func (p *Prompts) For(id string) string { return p.Shaped(id, Shape{}) }
 // marker follows it (a marker first would defeat a prefix cache).
 func (p *Prompts) Shaped(id string, sh Shape) string {
 	switch {
-	case len(sh.HashIDs) > 0:
-		return p.blocks(id, sh)
-	case sh.PrefixTokens > 0:
-		return p.grouped(id, sh)
+	case len(sh.HashIDs) > 0 || sh.PrefixTokens > 0:
+		return p.sharedPrompt(id, sh)
 	case sh.Text != "":
 		return p.prefixed(id, sh.Text)
 	case sh.PromptTokens > 0:
