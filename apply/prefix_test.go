@@ -3,8 +3,6 @@ package apply
 import (
 	"math"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -33,77 +31,15 @@ func TestShapesOfPrefixGroupsAndHashBlocks(t *testing.T) {
 	}
 }
 
-const prefixPlan = `
-variable "url" { type = string }
-backend "openai" "mock" { url = "${var.url}/v1" }
-dataset "trace" {
-  format     = "mooncake"
-  path       = "trace.jsonl"
-  block_size = 64
-}
-workload "grouped" {
-  prompt_tokens = 400
-  max_tokens    = 4
-  concurrency   = 4
-  requests      = 40
-  warmup_runs   = 1
-  repeat_runs   = 2
-  seed          = 1
-  prefix {
-    tokens = 300
-    groups = 4
-  }
-}
-workload "plain" {
-  prompt_tokens = 400
-  max_tokens    = 4
-  concurrency   = 4
-  requests      = 40
-  warmup_runs   = 1
-  repeat_runs   = 2
-  seed          = 1
-}
-workload "trace" {
-  dataset       = dataset.trace
-  prompt_tokens = "dataset"
-  max_tokens    = "dataset"
-  concurrency   = 2
-  requests      = 12
-  warmup_runs   = 0
-  repeat_runs   = 1
-}
-matrix "m" {
-  model    = ["mock"]
-  tool     = [backend.openai.mock]
-  workload = [workload.grouped, workload.plain, workload.trace]
-  model_id = "mock"
-}
-`
-
-// A trace whose rows share leading hash blocks: rows 2-4 reuse row 1's first blocks.
-const prefixTrace = `{"timestamp": 0, "input_length": 200, "output_length": 3, "hash_ids": [1, 2, 3, 4]}
-{"timestamp": 1, "input_length": 150, "output_length": 3, "hash_ids": [1, 2, 5]}
-{"timestamp": 2, "input_length": 256, "output_length": 3, "hash_ids": [1, 2, 3, 6]}
-{"timestamp": 3, "input_length": 100, "output_length": 3, "hash_ids": [7, 8]}
-{"timestamp": 4, "input_length": 190, "output_length": 3, "hash_ids": [1, 9, 10]}
-{"timestamp": 5, "input_length": 130, "output_length": 3, "hash_ids": [7, 8, 11]}
-`
-
-// Against a mock with a prefix cache, prefix groups lower TTFT against the same
-// workload without them, and shared_prefix_pct is what the mock found cached: for
-// prefix groups and for a trace's hash blocks alike.
-func TestPrefixCacheShowsTheShare(t *testing.T) {
-	mock := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, PrefillPerToken: 100 * time.Microsecond,
+// examples/prefix-cache.hcl against a mock with a prefix cache: prefix groups lower
+// TTFT against the same workload without them, and shared_prefix_pct is what the mock
+// found cached, for prefix groups and for a trace's hash blocks alike.
+func TestPrefixCacheExample(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, PrefillPerToken: 20 * time.Microsecond,
 		PrefixCache: true, RecordTruth: true})
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
-	dir := t.TempDir()
-	for name, src := range map[string]string{"plan.hcl": prefixPlan, "trace.jsonl": prefixTrace} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + srv.URL}, Getenv: func(string) string { return "" }})
+	p, diags := plan.Load("../examples/prefix-cache.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock"}, Getenv: func(string) string { return "" }})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -135,9 +71,9 @@ func TestPrefixCacheShowsTheShare(t *testing.T) {
 		}
 		t.Logf("%s: shared_prefix_pct %.2f%%, mock cached %.2f%%, TTFT p50 %.1f ms", name, got, mockPct, rows[name].TTFT.P50*1000)
 	}
-	// 4 groups of 10 per run: 36 of 40 requests share 300 of their 400 tokens.
-	if got := rows["grouped"].SharedPrefixPct; math.Abs(got-67.5) > 1 || rows["plain"].SharedPrefixPct != 0 || rows["trace"].SharedPrefixPct < 20 {
-		t.Errorf("shares: grouped %.2f%% (want 67.5), plain %.2f%% (want 0), trace %.2f%%", got, rows["plain"].SharedPrefixPct, rows["trace"].SharedPrefixPct)
+	// 4 groups of 8 per run: 28 of 32 requests share 768 of their 1024 tokens.
+	if got := rows["grouped"].SharedPrefixPct; math.Abs(got-65.625) > 1 || rows["plain"].SharedPrefixPct != 0 || rows["trace"].SharedPrefixPct < 20 {
+		t.Errorf("shares: grouped %.2f%% (want 65.6), plain %.2f%% (want 0), trace %.2f%%", got, rows["plain"].SharedPrefixPct, rows["trace"].SharedPrefixPct)
 	}
 	if g, pl := rows["grouped"].TTFT.P50, rows["plain"].TTFT.P50; !(g < 0.6*pl) {
 		t.Errorf("TTFT p50 with prefix groups %.1f ms, without %.1f ms: want the cache's benefit", g*1000, pl*1000)
