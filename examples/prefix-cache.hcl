@@ -7,15 +7,15 @@
 #   planrun apply examples/prefix-cache.hcl -var url=http://127.0.0.1:8000/v1 -var model=my-model
 
 variable "url" {
+  description = "The prefix-caching server's OpenAI-compatible base URL, ending in /v1."
   type        = string
   default     = "http://127.0.0.1:8000/v1"
-  description = "An OpenAI-compatible base URL, ending in /v1."
 }
 
 variable "model" {
+  description = "The model as the server names it (vLLM: --served-model-name)."
   type        = string
   default     = "tiny"
-  description = "The model name the server knows."
 }
 
 backend "openai" "server" {
