@@ -200,10 +200,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0)
 			return
 		}
-		shared := 0
-		if lv.Prompts != nil {
-			shared = sent.Add(lv.Prompts, sh)
-		}
+		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = drawn
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
