@@ -189,8 +189,10 @@ func fitShapes(ctx context.Context, setup *cellSetup, shapes []executor.Shape) s
 	lo, hi := 0, 0
 	for _, sh := range shapes {
 		if sh.Text == "" && sh.PromptTokens > 0 {
-			// A prefix is built with the fit too: the probes span it.
-			short := cmp.Or(min(sh.PrefixTokens, sh.PromptTokens), sh.PromptTokens)
+			short := sh.PromptTokens
+			if sh.PrefixTokens > 0 {
+				short = min(short, sh.PrefixTokens) // a prefix is built with the fit too: the probes span it
+			}
 			if lo == 0 || short < lo {
 				lo = short
 			}

@@ -34,10 +34,10 @@ func TestSharedPrefixShown(t *testing.T) {
 	if d := detailCells(shared)[4]; !strings.Contains(d, "prefix 42%") {
 		t.Errorf("detail TTFT = %q", d)
 	}
-	if !slices.Contains(formulaLines([]Row{plain, shared}), SharedPrefixFormula) {
+	if !slices.Contains(formulaLines([]Row{plain, shared}), sharedPrefixFormula) {
 		t.Error("no shared prefix formula under tables with a shared row")
 	}
-	if slices.Contains(formulaLines([]Row{plain}), SharedPrefixFormula) {
+	if slices.Contains(formulaLines([]Row{plain}), sharedPrefixFormula) {
 		t.Error("shared prefix formula under tables without one")
 	}
 }

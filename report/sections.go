@@ -136,8 +136,8 @@ func prefixShare(r Row) string {
 	return " · prefix " + num(r.SharedPrefixPct, 1, 0) + "%"
 }
 
-// SharedPrefixFormula defines shared_prefix_pct under the tables of rows that have one.
-const SharedPrefixFormula = "**Shared prefix** = Σ shared prefix tokens / Σ prompt tokens (the server's count), over successful requests: a request's shared prefix tokens are its prefix group's tokens once an earlier request of the same run sent that group (the first of each group counts 0), or the tokens of its leading Mooncake hash blocks that earlier requests of the run all sent (block_size each, the last cut to the input length). Shown beside TTFT as `prefix N%`, which a prefix-caching server turns into shorter prefill."
+// sharedPrefixFormula defines shared_prefix_pct under the tables of rows that have one.
+const sharedPrefixFormula = "**Shared prefix** = Σ shared prefix tokens / Σ prompt tokens (the server's count), over successful requests: a request's shared prefix tokens are its prefix group's tokens once an earlier request of the same run sent that group (the first of each group counts 0), or its leading Mooncake hash blocks (`block_size` tokens each, the last cut to the input length) as far as earlier requests of the run sent them, a block counting only behind blocks that all matched, as a prefix cache reuses them. Shown beside TTFT as `prefix N%`: a prefix-caching server turns it into shorter prefill."
 
 func stability(r Row) string {
 	if r.Stability == "" {
@@ -171,7 +171,7 @@ func formulaLines(rows []Row) []string {
 		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
 	}
 	if slices.ContainsFunc(rows, func(r Row) bool { return r.SharedPrefixPct > 0 }) {
-		lines = append(lines, SharedPrefixFormula)
+		lines = append(lines, sharedPrefixFormula)
 	}
 	seen := map[string]bool{}
 	var sources []string
