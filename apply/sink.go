@@ -24,6 +24,7 @@ type levelSink struct {
 func (s *levelSink) add(ev executor.Event) {
 	rec := s.rec
 	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
+	rec.SharedPrefixTokens = ev.SharedPrefixTokens
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
 	if !ev.Warmup {
@@ -31,6 +32,7 @@ func (s *levelSink) add(ev executor.Event) {
 			s.runs = append(s.runs, stats.NewAccumulator(s.target))
 		}
 		s.runs[ev.Run].Add(ev.Sample)
+		s.runs[ev.Run].AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err
 		}

@@ -69,6 +69,15 @@ type Event struct {
 	Warmup bool
 	// Sample is valid only during the call: copy what you keep.
 	Sample *backends.Sample
+	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
+	// blocks that an earlier request of its run already sent (Sent.Add).
+	SharedPrefixTokens int
+}
+
+// finished is a request on its way from its goroutine to the drain.
+type finished struct {
+	s            backends.Sample
+	sharedPrefix int
 }
 
 // Options tune a level's execution.
@@ -160,24 +169,26 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		}
 	}()
 
-	sink := make(chan backends.Sample, sinkBuffer(lv))
+	sink := make(chan finished, sinkBuffer(lv))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	record := func(s backends.Sample) {
+	record := func(s backends.Sample, shared int) {
 		// The request's timing is complete here: should the queue be full, waiting
 		// delays this worker's next request, never the measurement of this one.
-		sink <- s
+		sink <- finished{s, shared}
 	}
+	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
 	send := func(n int) {
 		req := lv.Request
 		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
 		drawn := 0 // the request's own output length, kept on its sample for early stops
+		var sh Shape
 		switch {
 		case len(lv.Shapes) > 0 && lv.Prompts != nil:
-			sh := lv.Shapes[n%len(lv.Shapes)]
+			sh = lv.Shapes[n%len(lv.Shapes)]
 			req.Prompt = lv.Prompts.Shaped(req.ID, sh)
 			if sh.MaxTokens > 0 {
 				req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
@@ -186,9 +197,10 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
 		if aborted(opts.Abort) {
-			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)})
+			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0)
 			return
 		}
+		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = drawn
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
@@ -204,7 +216,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			}
 			t.Stop()
 		}
-		record(s)
+		record(s, shared)
 	}
 
 	slots := max(lv.Concurrency, 1)
@@ -228,11 +240,12 @@ func sinkBuffer(lv LevelSpec) int { return max(1024, 4*lv.Concurrency) }
 
 // drain takes finished requests off the queue one at a time: it widens the run's window,
 // keeps the Sample unless told not to, and hands it to OnRequest.
-func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
-	// One variable for the whole run: OnRequest gets its address, and a per-iteration s
+func drain(sink <-chan finished, run *RunResult, opts Options) {
+	// One variable for the whole run: OnRequest gets its address, and a per-iteration f
 	// would escape to the heap once per request (Event.Sample is valid only during the call).
-	var s backends.Sample
-	for s = range sink {
+	var f finished
+	for f = range sink {
+		s := &f.s
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
 		}
@@ -240,10 +253,10 @@ func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
 			run.End = e
 		}
 		if !opts.DropSamples {
-			run.Samples = append(run.Samples, s)
+			run.Samples = append(run.Samples, *s)
 		}
 		if opts.OnRequest != nil {
-			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: &s})
+			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix})
 		}
 	}
 }

@@ -30,6 +30,9 @@ type Truth struct {
 	// client that puts a unique marker first can find its request here.
 	Prompt       string
 	PromptTokens int
+	// CachedTokens are the prompt's leading tokens the prefix cache held
+	// (Config.PrefixCache).
+	CachedTokens int
 	OutputTokens int
 	FinishReason string
 	// Chunks are the content chunks in order. A non-streaming response is one chunk.

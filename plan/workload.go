@@ -59,6 +59,8 @@ type Workload struct {
 	// Capacity, when set, searches for the highest level meeting an attainment target.
 	Capacity  *Capacity
 	DeclRange hcl.Range
+	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
+	Prefix *Prefix
 
 	goalCtx *hcl.EvalContext
 }
@@ -123,7 +125,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -276,6 +278,7 @@ func (l *loader) decodeWorkloadBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.E
 		l.decodeTimeouts(tb, ctx, &w.Timeouts)
 	}
 	l.decodeSLOBlocks(w, append(byType["slo"], byType["capacity"]...), ctx)
+	l.decodePrefixBlocks(w, byType["prefix"], ctx)
 }
 
 // decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.

@@ -80,6 +80,7 @@ var figureFields = []ResultField{
 	numField("conn_setup_max_ms", "ms", "longest connection set-up (inside that request's TTFT)", 1000, func(r *Row) float64 { return r.ConnectSetup.Max }),
 	numField("send_delay_p50_ms", "ms", "median client send delay: start stamp to request written, less set-up", 1000, func(r *Row) float64 { return r.SendDelay.P50 }),
 	numField("send_delay_p99_ms", "ms", "p99 client send delay", 1000, func(r *Row) float64 { return r.SendDelay.P99 }),
+	numField("shared_prefix_pct", "%", "prompt tokens that were a prefix an earlier request of the run already sent", 1, func(r *Row) float64 { return r.SharedPrefixPct }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

@@ -123,6 +123,10 @@ type Row struct {
 	SlurmJob   string
 	SlurmNode  string
 	SlurmState string
+
+	// SharedPrefixPct is the % of the server-counted prompt tokens that were a prefix
+	// an earlier request of the same run already sent (prefix groups, hash blocks).
+	SharedPrefixPct float64
 }
 
 // Status values of a Row.
@@ -149,6 +153,7 @@ func NewRow() Row {
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
+		SharedPrefixPct: nan,
 	}
 }
 
@@ -176,6 +181,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.EarlyStops = p.EarlyStops
 	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
+	r.SharedPrefixPct = p.SharedPrefixPct
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

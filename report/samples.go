@@ -24,6 +24,9 @@ type SampleRecord struct {
 	RunID string `json:"run_id,omitempty"`
 	Host  string `json:"host,omitempty"`
 	backends.Sample
+	// SharedPrefixTokens are the request's prompt tokens that were a prefix an earlier
+	// request of its run already sent (a prefix group's or hash blocks').
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this
