@@ -44,14 +44,20 @@ func (f Fit) String() string {
 
 // FitTokens probes the server (max_tokens 1) with filler prompts spanning lo to hi
 // tokens and fits its counts with a least-squares line, so drawn lengths between them
-// are built to the server's own count (its tokenizer and template, not a guess).
+// are built to the server's own count (its tokenizer and template, not a guess). Each
+// probe's words come from the counts of the probes before it, so the probes land on the
+// span whatever the tokenizer: a small model's tokenizer may take four tokens a word,
+// and a probe built on English's 0.75 words a token would overrun the model's context,
+// which Ollama answers by cutting the prompt, bending the line. A span narrower than
+// half of hi is widened down to hi/2, so the line has room to be fitted.
 func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p *Prompts, lo, hi int) Fit {
-	lo, hi = max(lo, 1), max(hi, lo, 1)
+	hi = max(hi, lo, 1)
+	lo = max(min(lo, hi/2), 1)
 	var xs, ys []float64
 	cal := Calibration{}
 	for i := range fitProbes {
 		tokens := lo + (hi-lo)*i/(fitProbes-1)
-		words := roughWords(tokens)
+		words := probeWords(xs, ys, tokens)
 		probe := *p // its corpus, if any: the fit is of the words requests are built from
 		probe.Text, probe.Words = "", words
 		got := measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d", i), &cal)
@@ -70,6 +76,26 @@ func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 		return Fit{Probes: cal.Probes, Note: "the server's counts do not grow with the prompt"}
 	}
 	return f
+}
+
+// probeWords is the words of the next probe, meant to be counted as tokens: English's
+// rough rate for the first probe, then the first probe's tokens a word (template
+// included, so it errs short), then the line through the probes so far. Probes grow by
+// at least a word, so the line is never fitted through one point.
+func probeWords(xs, ys []float64, tokens int) int {
+	words := roughWords(tokens)
+	switch n := len(xs); {
+	case n == 1:
+		words = max(int(float64(tokens)*xs[0]/ys[0]), 1)
+	case n > 1:
+		if f := lineFit(xs, ys); f.TokensPerWord > 0 {
+			words = f.Words(tokens)
+		}
+	}
+	if n := len(xs); n > 0 {
+		words = max(words, int(xs[n-1])+1)
+	}
+	return words
 }
 
 // fitProbes is how many prompt lengths FitTokens measures: enough for a line and a

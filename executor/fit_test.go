@@ -1,9 +1,12 @@
 package executor
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/backends"
 )
 
 func TestLineFit(t *testing.T) {
@@ -45,5 +48,31 @@ func TestShapedPrompts(t *testing.T) {
 	p.Shared, p.Corpus, p.Text = false, nil, ""
 	if got := p.Shaped("r", Shape{PromptTokens: 3}); len(strings.Fields(got)) != 4 || !strings.HasPrefix(got, "[") {
 		t.Errorf("filler prompt %q: want a prefix and 3 words", got)
+	}
+}
+
+// A tokenizer of four tokens a word with a 512-token context that cuts longer prompts
+// (as Ollama does): probes built on English's 0.75 words a token would overrun it and
+// bend the line; probes aimed by the counts before them stay inside and fit exactly.
+func TestFitTokensAimsProbesAtTheServersCount(t *testing.T) {
+	for _, tc := range []struct{ perWord, lo, hi int }{{4, 150, 250}, {1, 150, 250}, {4, 200, 200}} {
+		var asked []int
+		fb := &fakeBackend{promptTokens: func(prompt string) int {
+			n := 10 + tc.perWord*len(strings.Fields(prompt))
+			asked = append(asked, n)
+			return min(n, 512)
+		}}
+		f := FitTokens(context.Background(), fb, backends.Request{}, &Prompts{Shared: true}, tc.lo, tc.hi)
+		if math.Abs(f.TokensPerWord-float64(tc.perWord)) > 1e-6 || math.Abs(f.Overhead-10) > 1e-6 || f.MaxErrorPct > 1e-6 {
+			t.Errorf("%+v: fit %+v, want %d tokens/word + 10 exactly (probes counted %v)", tc, f, tc.perWord, asked)
+		}
+		for _, n := range asked {
+			if n > 512 {
+				t.Errorf("%+v: a probe of %d tokens overran the context (probes %v)", tc, n, asked)
+			}
+		}
+		if got := 10 + tc.perWord*f.Words(tc.hi); math.Abs(float64(got-tc.hi)) > float64(tc.perWord) {
+			t.Errorf("%+v: a %d-token prompt is built as %d tokens", tc, tc.hi, got)
+		}
 	}
 }
