@@ -99,6 +99,9 @@ func TestRequestBodies(t *testing.T) {
 		{"chat", backends.Config{KeepAlive: "5m", ExtraFields: map[string]any{"options": map[string]any{"num_ctx": 4096}}},
 			backends.Request{Model: "tiny", Prompt: "hi", MaxTokens: 32, Temperature: &temp, Seed: &seed}},
 		{"generate", backends.Config{API: "generate"}, backends.Request{Model: "tiny", Prompt: "hi"}},
+		// A session's later turn: the history goes ahead of the prompt, in order.
+		{"chat_history", backends.Config{}, backends.Request{Model: "tiny", Prompt: "and then?",
+			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -167,6 +167,9 @@ func TestRequestBodies(t *testing.T) {
 		// Without engine extensions, ForceMaxTokens sends nothing the server might reject.
 		{"chat_force_no_engine", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 16, ForceMaxTokens: true}},
 		{"completions", backends.Config{API: "completions"}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8}},
+		// A session's later turn: the history goes ahead of the prompt, in order.
+		{"chat_history", backends.Config{}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
+			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
