@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/planrun/planrun/backends/internal/jsonscan"
 )
 
 // Core is the one timing core: it sends a request an Adapter built, stamps the response
@@ -206,7 +208,14 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.KernelStamps = rx != nil
 	s.Unstreamed = req.NoStream
 	dec := decoderFor(a, req, br)
-	err = c.stream(dec, &s, w, rx)
+	var text *[]byte // the answer's raw content, kept only when asked
+	if req.KeepText {
+		text = new([]byte)
+	}
+	err = c.stream(dec, &s, w, rx, text)
+	if text != nil {
+		s.Text = jsonscan.Unquote(*text)
+	}
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()
 	}
@@ -230,8 +239,9 @@ func decoderFor(a Adapter, req Request, br *bufio.Reader) Decoder {
 }
 
 // stream is the per-chunk path: decode, read the clock, record. It takes no lock and
-// allocates nothing beyond growing ChunkArrivals.
-func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer) error {
+// allocates nothing beyond growing ChunkArrivals (and text, when the request keeps its
+// content: non-nil text gets each chunk's raw content appended).
+func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte) error {
 	var ch Chunk
 	complete := false
 	prev := s.Headers
@@ -270,6 +280,9 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer) error {
 			if ch.Text > 0 {
 				s.Chunks++
 				s.TextBytes += ch.Text
+				if text != nil {
+					*text = append(*text, ch.Content...)
+				}
 			}
 			if ch.Reasoning > 0 {
 				s.ReasoningChunks++

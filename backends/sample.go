@@ -151,6 +151,9 @@ type Sample struct {
 	// MaxTokens is the request's own output length when it had one drawn (a length
 	// distribution or a dataset); 0 when it was the level's.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Text is the answer's content (reasoning apart), kept only when the request asked
+	// (Request.KeepText); it stays out of requests.jsonl.
+	Text string `json:"-"`
 	// Unstreamed marks a non-streamed request: its one arrival is the whole answer, so it
 	// has no TTFT, TPOT or ITL (never the answer's end passed off as a first token).
 	Unstreamed bool `json:"unstreamed,omitempty"`

@@ -184,3 +184,14 @@ func TestProbe(t *testing.T) {
 		t.Errorf("probe %+v", r)
 	}
 }
+
+// TestKeepText: a request that keeps its text gets the answer's content (not thinking).
+func TestKeepText(t *testing.T) {
+	srv := httptest.NewServer(&backendtest.Stream{ContentType: "application/x-ndjson",
+		Parts: backendtest.Split(backendtest.ReadStream(t, "chat.ndjson"), "\n")})
+	defer srv.Close()
+	s := mustNew(t, backends.Config{URL: srv.URL}).Do(context.Background(), backends.Request{Model: "tiny", Prompt: "p", KeepText: true})
+	if s.Err != nil || s.Text != "Hello there!" {
+		t.Errorf("text %q (error %v), want %q", s.Text, s.Err, "Hello there!")
+	}
+}

@@ -438,3 +438,30 @@ func TestResponseIDAndPhases(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepText: a request that keeps its text gets the answer's content, unescaped and
+// without reasoning, on its sample; one that does not gets none.
+func TestKeepText(t *testing.T) {
+	for _, tt := range []struct{ file, api, text string }{
+		{"vllm_chat.sse", "chat", "Hello, world!"},
+		{"vllm_completions.sse", "completions", " The sky is blue."},
+		{"quirks_no_usage_no_done.sse", "chat", "A\nB日本"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			srv := httptest.NewServer(&backendtest.Stream{ContentType: "text/event-stream",
+				Parts: backendtest.Split(backendtest.ReadStream(t, tt.file), "\n\n")})
+			defer srv.Close()
+			b := mustNew(t, backends.Config{URL: srv.URL + "/v1", API: tt.api})
+			for _, keep := range []bool{true, false} {
+				s := b.Do(context.Background(), backends.Request{ID: "r1", Model: "m", Prompt: "hi", KeepText: keep})
+				want := tt.text
+				if !keep {
+					want = ""
+				}
+				if s.Err != nil || s.Text != want {
+					t.Errorf("KeepText %v: text %q (error %v), want %q", keep, s.Text, s.Err, want)
+				}
+			}
+		})
+	}
+}
