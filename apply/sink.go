@@ -24,6 +24,7 @@ type levelSink struct {
 func (s *levelSink) add(ev executor.Event) {
 	rec := s.rec
 	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
+	rec.Session, rec.Turn = ev.Session, ev.Turn
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
 	if !ev.Warmup {
@@ -31,6 +32,9 @@ func (s *levelSink) add(ev executor.Event) {
 			s.runs = append(s.runs, stats.NewAccumulator(s.target))
 		}
 		s.runs[ev.Run].Add(ev.Sample)
+		if ev.Turn > 0 {
+			s.runs[ev.Run].AddTurn(ev.Session, ev.Turn, ev.Sample)
+		}
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err
 		}

@@ -36,6 +36,9 @@ type LevelSpec struct {
 	// Shapes, when set, give request n of every run its own prompt and output length
 	// (Shapes[n % len]); otherwise every request is the template.
 	Shapes []Shape
+	// Session, when set, runs the level as multi-turn sessions (closed loop, Concurrency
+	// sessions in flight); Requests is then Sessions × Turns.
+	Session *SessionSpec
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -69,6 +72,9 @@ type Event struct {
 	Warmup bool
 	// Sample is valid only during the call: copy what you keep.
 	Sample *backends.Sample
+	// Session and Turn place a session workload's request: its session within the run
+	// and its turn within the session, both from 1; 0 when the level has no sessions.
+	Session, Turn int
 }
 
 // Options tune a level's execution.
@@ -160,18 +166,24 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		}
 	}()
 
-	sink := make(chan backends.Sample, sinkBuffer(lv))
+	sink := make(chan finished, sinkBuffer(lv))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	record := func(s backends.Sample) {
+	record := func(s backends.Sample, t *turn) {
 		// The request's timing is complete here: should the queue be full, waiting
 		// delays this worker's next request, never the measurement of this one.
-		sink <- s
+		f := finished{Sample: s}
+		if t != nil {
+			f.session, f.turn = t.session, t.turn
+		}
+		sink <- f
 	}
-	send := func(n int) {
+	// send sends request n (t, for a session's turn, adds its history) and returns its
+	// sample once recorded.
+	send := func(n int, t *turn) backends.Sample {
 		req := lv.Request
 		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
 		drawn := 0 // the request's own output length, kept on its sample for early stops
@@ -185,9 +197,13 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		case lv.Prompts != nil:
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
+		if t != nil {
+			t.prompt, req.History, req.KeepText = req.Prompt, t.history, t.keepText
+		}
 		if aborted(opts.Abort) {
-			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)})
-			return
+			s := backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}
+			record(s, t)
+			return s
 		}
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = drawn
@@ -204,15 +220,20 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			}
 			t.Stop()
 		}
-		record(s)
+		record(s, t)
+		return s
 	}
+	one := func(n int) { send(n, nil) }
 
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
-	if lv.RequestRate > 0 {
-		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, send)
-	} else {
-		closedLoop(ctx, lv, slots, &wg, send)
+	switch {
+	case lv.Session != nil:
+		runSessions(ctx, lv, slots, &wg, send)
+	case lv.RequestRate > 0:
+		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, one)
+	default:
+		closedLoop(ctx, lv, slots, &wg, one)
 	}
 	wg.Wait()
 	close(sink)
@@ -228,11 +249,12 @@ func sinkBuffer(lv LevelSpec) int { return max(1024, 4*lv.Concurrency) }
 
 // drain takes finished requests off the queue one at a time: it widens the run's window,
 // keeps the Sample unless told not to, and hands it to OnRequest.
-func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
-	// One variable for the whole run: OnRequest gets its address, and a per-iteration s
+func drain(sink <-chan finished, run *RunResult, opts Options) {
+	// One variable for the whole run: OnRequest gets its address, and a per-iteration f
 	// would escape to the heap once per request (Event.Sample is valid only during the call).
-	var s backends.Sample
-	for s = range sink {
+	var f finished
+	for f = range sink {
+		s := &f.Sample
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
 		}
@@ -240,12 +262,18 @@ func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
 			run.End = e
 		}
 		if !opts.DropSamples {
-			run.Samples = append(run.Samples, s)
+			run.Samples = append(run.Samples, *s)
 		}
 		if opts.OnRequest != nil {
-			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: &s})
+			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, Session: f.session, Turn: f.turn})
 		}
 	}
+}
+
+// finished is a request's sample on its way to drain, with its place in a session.
+type finished struct {
+	backends.Sample
+	session, turn int
 }
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next

@@ -24,6 +24,10 @@ type SampleRecord struct {
 	RunID string `json:"run_id,omitempty"`
 	Host  string `json:"host,omitempty"`
 	backends.Sample
+	// Session and Turn place a session workload's request: its session within the run
+	// and its turn within the session, both from 1; absent for other workloads.
+	Session int `json:"session,omitempty"`
+	Turn    int `json:"turn,omitempty"`
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this
