@@ -123,6 +123,11 @@ type Row struct {
 	SlurmJob   string
 	SlurmNode  string
 	SlurmState string
+
+	// Turns and Sessions are a session workload's figures per turn index and per
+	// session, over every request of every run; empty for other workloads.
+	Turns    []stats.TurnSummary
+	Sessions *stats.SessionSummary
 }
 
 // Status values of a Row.
@@ -176,6 +181,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.EarlyStops = p.EarlyStops
 	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
+	r.Turns, r.Sessions = p.Turns, p.Sessions
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.
