@@ -208,14 +208,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.KernelStamps = rx != nil
 	s.Unstreamed = req.NoStream
 	dec := decoderFor(a, req, br)
-	var text *[]byte // the answer's raw content, kept only when asked
-	if req.KeepText {
-		text = new([]byte)
-	}
-	err = c.stream(dec, &s, w, rx, text)
-	if text != nil {
-		s.Text = jsonscan.Unquote(*text)
-	}
+	err = c.read(dec, &s, w, rx, req.KeepText)
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()
 	}
@@ -236,6 +229,18 @@ func decoderFor(a Adapter, req Request, br *bufio.Reader) Decoder {
 		return wd.NewWholeDecoder(br)
 	}
 	return a.NewDecoder(br)
+}
+
+// read streams the response into s, keeping the answer's content text when keep is set:
+// its raw bytes are gathered chunk by chunk and unescaped once, at the end.
+func (c *Core) read(dec Decoder, s *Sample, w *watch, rx rxTimer, keep bool) error {
+	if !keep {
+		return c.stream(dec, s, w, rx, nil)
+	}
+	var text []byte
+	err := c.stream(dec, s, w, rx, &text)
+	s.Text = jsonscan.Unquote(text)
+	return err
 }
 
 // stream is the per-chunk path: decode, read the clock, record. It takes no lock and

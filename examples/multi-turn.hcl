@@ -9,13 +9,13 @@
 variable "url" {
   type        = string
   default     = "http://127.0.0.1:8000/v1"
-  description = "An OpenAI-compatible base URL, ending in /v1."
+  description = "The chat server's OpenAI-compatible base URL, ending in /v1."
 }
 
 variable "model" {
   type        = string
   default     = "tiny"
-  description = "The model name the server knows."
+  description = "The model the sessions talk to, as the server names it."
 }
 
 backend "openai" "server" {

@@ -176,13 +176,9 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		// The request's timing is complete here: should the queue be full, waiting
 		// delays this worker's next request, never the measurement of this one.
 		f := finished{Sample: s}
-		if t != nil {
-			f.session, f.turn = t.session, t.turn
-		}
+		f.session, f.turn = t.place()
 		sink <- f
 	}
-	// send sends request n (t, for a session's turn, adds its history) and returns its
-	// sample once recorded.
 	send := func(n int, t *turn) backends.Sample {
 		req := lv.Request
 		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
@@ -197,9 +193,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		case lv.Prompts != nil:
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
-		if t != nil {
-			t.prompt, req.History, req.KeepText = req.Prompt, t.history, t.keepText
-		}
+		t.apply(&req)
 		if aborted(opts.Abort) {
 			s := backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}
 			record(s, t)
@@ -223,17 +217,15 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		record(s, t)
 		return s
 	}
-	one := func(n int) { send(n, nil) }
 
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
-	switch {
-	case lv.Session != nil:
+	if lv.Session != nil {
 		runSessions(ctx, lv, slots, &wg, send)
-	case lv.RequestRate > 0:
-		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, one)
-	default:
-		closedLoop(ctx, lv, slots, &wg, one)
+	} else if lv.RequestRate > 0 {
+		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(n int) { send(n, nil) })
+	} else {
+		closedLoop(ctx, lv, slots, &wg, func(n int) { send(n, nil) })
 	}
 	wg.Wait()
 	close(sink)

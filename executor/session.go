@@ -30,6 +30,22 @@ type turn struct {
 	prompt        string
 }
 
+// place is the turn's session and turn index; 0, 0 for a request of no session (nil).
+func (t *turn) place() (session, turn int) {
+	if t == nil {
+		return 0, 0
+	}
+	return t.session, t.turn
+}
+
+// apply puts the turn's history on req and notes the prompt it is sent with; nothing
+// for a request of no session (nil).
+func (t *turn) apply(req *backends.Request) {
+	if t != nil {
+		t.prompt, req.History, req.KeepText = req.Prompt, t.history, t.keepText
+	}
+}
+
 // runSessions runs the level's sessions from slots workers, each starting its next
 // session as soon as its last one ended. Session i's turn k is request i×Turns + k−1,
 // so each turn has its own id and shape.
