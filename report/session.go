@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/planrun/planrun/stats"
@@ -112,4 +113,12 @@ func turnFigures(t stats.TurnSummary) TurnFigures {
 	return TurnFigures{Turn: t.Turn, Requests: t.Requests, Succeeded: t.Succeeded, TTFTP50: jsonFloat(t.TTFT.P50),
 		TTFTP90: jsonFloat(t.TTFT.P90), TTFTMean: jsonFloat(t.TTFT.Mean), E2EP50: jsonFloat(t.E2E.P50),
 		PromptTokensMean: jsonFloat(t.PromptTokensMean)}
+}
+
+// sessionDurationP50 is result.session_duration_p50_s: NaN without sessions.
+func sessionDurationP50(r *Row) float64 {
+	if r.Sessions == nil {
+		return math.NaN()
+	}
+	return r.Sessions.Duration.P50
 }
