@@ -22,3 +22,13 @@ func sessionTurns(w *plan.Workload) int {
 	}
 	return w.Session.Turns
 }
+
+// sessionPrompt is the longest prompt of the workload's requests when the longest turn
+// sends in tokens and gets out back: a session's last turn carries every earlier turn
+// of its session too, prompt and answer.
+func sessionPrompt(w *plan.Workload, in, out int) int {
+	if w.Session == nil {
+		return in
+	}
+	return w.Session.Turns*in + (w.Session.Turns-1)*out
+}

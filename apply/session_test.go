@@ -1,10 +1,13 @@
 package apply
 
 import (
+	"context"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
@@ -156,5 +159,43 @@ func TestRealOllamaSessions(t *testing.T) {
 		if r.Sessions == nil || r.Sessions.Completed != 2 || len(r.Turns) != 3 {
 			t.Errorf("%s: sessions %+v, %d turns", r.CellID, r.Sessions, len(r.Turns))
 		}
+	}
+}
+
+// A session whose last turn, history included, would not fit the model's context (the
+// mock's 4096 tokens) fails its cell before any of its requests is sent, though each
+// turn's own prompt and answer would fit.
+func TestApplyRefusesSessionsPastTheContext(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 1000
+  max_tokens    = 500
+  warmup_runs   = 0
+  repeat_runs   = 1
+  session {
+    turns = 3
+  }
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+}
+`, srv.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last turn: 3 prompts and 2 answers of history (4000 tokens), 500 out.
+	if len(res.Cells) != 1 || res.Cells[0].Status != "failed" || !strings.Contains(res.Cells[0].Notes, "4500 tokens (4000 prompt + 500 output)") {
+		t.Fatalf("cells = %+v", res.Cells)
+	}
+	if n := mock.Stats().Requests; n != 1 {
+		t.Fatalf("the server got %d requests, want only the probe's", n)
 	}
 }
