@@ -163,7 +163,8 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		Seed:           w.Seed,
 		NoStream:       !w.Stream,
 	}
-	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w])}
+	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w]),
+		BlockSize: blockSize(w)}
 	if hasShapes(w) {
 		setup.shapes = shapes(w, a.traffic[w])
 	}

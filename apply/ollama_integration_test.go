@@ -184,3 +184,45 @@ func TestRealOllamaApply(t *testing.T) {
 		t.Errorf("manifest plan hash %q (want %q), ended %v", m.PlanHash, p.Hash, m.Ended)
 	}
 }
+
+// Ollama cuts a prompt past num_ctx without a word (prompt_eval_count stops at it), so a
+// workload past the context must fail its cell before any request: the tiny model's
+// Modelfile sets num_ctx 512. With num_ctx raised in the request options the same
+// workload runs, and the server counts the whole prompt.
+func TestRealOllamaRefusesLengthsPastNumCtx(t *testing.T) {
+	s := realOllama(t)
+	plan := strings.NewReplacer(`backend "openai" "real" { url = "${var.url}/v1" }`, "",
+		"tool     = [backend.ollama.real, backend.openai.real]", "tool     = [backend.ollama.real]",
+		"prompt_tokens = 32", "prompt_tokens = 600", "max_tokens    = 16", "max_tokens    = 4",
+		"concurrency   = [1, 2]", "concurrency   = 1", "warmup_runs   = 1", "warmup_runs   = 0",
+		"repeat_runs   = 2", "repeat_runs   = 1").Replace(realPlan)
+	p, cells := loadPlan(t, plan, s.URL)
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `asks for requests of up to 604 tokens (600 prompt + 4 output), past the 512-token context the server gives model "tiny"`
+	if len(res.Cells) != 1 || res.Cells[0].Status != report.StatusFailed || !strings.Contains(res.Cells[0].Notes, want) {
+		t.Fatalf("cells = %+v, want failed with %q", res.Cells, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(res.RunDir, "requests.jsonl")); len(b) > 0 {
+		t.Fatalf("requests recorded for a cell refused before sending (%v):\n%s", err, b)
+	}
+
+	raised := strings.Replace(plan, `backend "ollama" "real" { url = var.url }`,
+		`backend "ollama" "real" {
+  url          = var.url
+  extra_fields = { options = { num_ctx = 1024 } }
+}`, 1)
+	p, cells = loadPlan(t, raised, s.URL)
+	res, err = Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 1 || res.Cells[0].Status != report.StatusOK || len(res.Rows) != 1 {
+		t.Fatalf("with num_ctx 1024: cells = %+v", res.Cells)
+	}
+	if got := res.Rows[0].PromptTokensActual; got < 570 || got > 630 {
+		t.Fatalf("with num_ctx 1024 the server counted %.0f prompt tokens, want about 600 (not cut at 512)", got)
+	}
+}

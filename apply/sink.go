@@ -25,6 +25,7 @@ func (s *levelSink) add(ev executor.Event) {
 	rec := s.rec
 	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
 	rec.Session, rec.Turn = ev.Session, ev.Turn
+	rec.SharedPrefixTokens = ev.SharedPrefixTokens
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
 	if !ev.Warmup {
@@ -35,6 +36,7 @@ func (s *levelSink) add(ev executor.Event) {
 		if ev.Turn > 0 {
 			s.runs[ev.Run].AddTurn(ev.Session, ev.Turn, ev.Sample)
 		}
+		s.runs[ev.Run].AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err
 		}

@@ -73,13 +73,16 @@ func corpus(w *plan.Workload, sample dataset.Sample) []string {
 
 // hasShapes says whether the workload's requests differ from one another in length.
 func hasShapes(w *plan.Workload) bool {
-	return w.Dataset != nil || w.PromptLength.Kind != dataset.LengthFixed || w.OutputLength.Kind != dataset.LengthFixed
+	return w.Dataset != nil || w.PromptLength.Kind != dataset.LengthFixed || w.OutputLength.Kind != dataset.LengthFixed ||
+		w.Prefix != nil
 }
 
 // shapes draws each request's prompt and output length, seeded by the workload's seed,
 // from its distributions or its dataset rows. A dataset row's text is the prompt only
 // with prompt_tokens = "dataset" (a Mooncake row gives a length, built as filler);
-// otherwise the prompt is filler of the drawn length, or a text corpus cut to it.
+// otherwise the prompt is filler of the drawn length, or a text corpus cut to it. A
+// Mooncake row's hash_ids become shared blocks, and a prefix block puts the request in
+// its group (prefixShape).
 func shapes(w *plan.Workload, sample dataset.Sample) []executor.Shape {
 	n := maxRequests(w)
 	draws := dataset.NewLengths(workloadSeed(w))
@@ -97,9 +100,11 @@ func shapes(w *plan.Workload, sample dataset.Sample) []executor.Shape {
 			sh.Text = row.Prompt
 		case w.PromptLength.Kind == dataset.LengthDataset:
 			sh.PromptTokens = cmp.Or(row.InputLength, w.PromptTokens)
+			sh.HashIDs = row.HashIDs
 		case w.PromptLength.Kind != dataset.LengthFixed:
 			sh.PromptTokens = draws.Next(w.PromptLength, 0)
 		}
+		prefixShape(w, i, sh)
 		rowOut := row.OutputTokens
 		if rowOut == 0 && row.OutputWords > 0 {
 			// ShareGPT gives the answer's text: about 4/3 tokens per English word.
@@ -185,8 +190,12 @@ func fitShapes(ctx context.Context, setup *cellSetup, shapes []executor.Shape) s
 	lo, hi := 0, 0
 	for _, sh := range shapes {
 		if sh.Text == "" && sh.PromptTokens > 0 {
-			if lo == 0 || sh.PromptTokens < lo {
-				lo = sh.PromptTokens
+			short := sh.PromptTokens
+			if sh.PrefixTokens > 0 {
+				short = min(short, sh.PrefixTokens) // a prefix is built with the fit too: the probes span it
+			}
+			if lo == 0 || short < lo {
+				lo = short
 			}
 			hi = max(hi, sh.PromptTokens)
 		}

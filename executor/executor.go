@@ -72,9 +72,20 @@ type Event struct {
 	Warmup bool
 	// Sample is valid only during the call: copy what you keep.
 	Sample *backends.Sample
+	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
+	// blocks that an earlier request of its run already sent (Sent.Add).
+	SharedPrefixTokens int
 	// Session and Turn place a session workload's request: its session within the run
 	// and its turn within the session, both from 1; 0 when the level has no sessions.
 	Session, Turn int
+}
+
+// finished is a request on its way from its goroutine to the drain, with its shared
+// prefix tokens and its place in a session.
+type finished struct {
+	s             backends.Sample
+	sharedPrefix  int
+	session, turn int
 }
 
 // Options tune a level's execution.
@@ -172,20 +183,21 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	record := func(s backends.Sample, t *turn) {
+	record := func(s backends.Sample, shared int, tr *turn) backends.Sample {
 		// The request's timing is complete here: should the queue be full, waiting
 		// delays this worker's next request, never the measurement of this one.
-		f := finished{Sample: s}
-		f.session, f.turn = t.place()
-		sink <- f
+		sink <- tr.finish(s, shared)
+		return s
 	}
-	send := func(n int, t *turn) backends.Sample {
+	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
+	send := func(n int, tr *turn) backends.Sample {
 		req := lv.Request
 		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
 		drawn := 0 // the request's own output length, kept on its sample for early stops
+		var sh Shape
 		switch {
 		case len(lv.Shapes) > 0 && lv.Prompts != nil:
-			sh := lv.Shapes[n%len(lv.Shapes)]
+			sh = lv.Shapes[n%len(lv.Shapes)]
 			req.Prompt = lv.Prompts.Shaped(req.ID, sh)
 			if sh.MaxTokens > 0 {
 				req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
@@ -193,12 +205,11 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		case lv.Prompts != nil:
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
-		t.apply(&req)
+		tr.apply(&req)
 		if aborted(opts.Abort) {
-			s := backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}
-			record(s, t)
-			return s
+			return record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0, tr)
 		}
+		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = drawn
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
@@ -214,8 +225,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			}
 			t.Stop()
 		}
-		record(s, t)
-		return s
+		return record(s, shared, tr)
 	}
 
 	slots := max(lv.Concurrency, 1)
@@ -246,7 +256,7 @@ func drain(sink <-chan finished, run *RunResult, opts Options) {
 	// would escape to the heap once per request (Event.Sample is valid only during the call).
 	var f finished
 	for f = range sink {
-		s := &f.Sample
+		s := &f.s
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
 		}
@@ -257,15 +267,10 @@ func drain(sink <-chan finished, run *RunResult, opts Options) {
 			run.Samples = append(run.Samples, *s)
 		}
 		if opts.OnRequest != nil {
-			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, Session: f.session, Turn: f.turn})
+			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix,
+				Session: f.session, Turn: f.turn})
 		}
 	}
-}
-
-// finished is a request's sample on its way to drain, with its place in a session.
-type finished struct {
-	backends.Sample
-	session, turn int
 }
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next

@@ -36,6 +36,9 @@ type Prompts struct {
 	// Corpus, when set, replaces the filler vocabulary: a body is a run of its words (a
 	// text dataset), starting at the request's Shape.Offset.
 	Corpus []string
+	// BlockSize is the tokens of text per hash id of a Shape's HashIDs (0:
+	// DefaultBlockSize).
+	BlockSize int
 }
 
 // For returns the prompt for the request with this id.
@@ -43,9 +46,13 @@ func (p *Prompts) For(id string) string { return p.Shaped(id, Shape{}) }
 
 // Shaped returns the prompt of a request with its own shape: the shape's text, filler
 // the fit predicts the server counts as sh.PromptTokens tokens, or (no drawn prompt
-// length) the prompt For would give, from the shape's corpus offset.
+// length) the prompt For would give, from the shape's corpus offset. A shape with
+// HashIDs or a PrefixTokens prefix starts with its shared text, and the request's unique
+// marker follows it (a marker first would defeat a prefix cache).
 func (p *Prompts) Shaped(id string, sh Shape) string {
 	switch {
+	case len(sh.HashIDs) > 0 || sh.PrefixTokens > 0:
+		return p.sharedPrompt(id, sh)
 	case sh.Text != "":
 		return p.prefixed(id, sh.Text)
 	case sh.PromptTokens > 0:
@@ -97,6 +104,9 @@ type Shape struct {
 	// block of text per id (the same id, the same text), so requests that share ids
 	// share a prefix a prefix-caching server can reuse.
 	HashIDs []int64
+	// PrefixTokens > 0 starts the prompt with the prefix of group PrefixGroup: the same
+	// PrefixTokens tokens for every request of the group, inside the prompt's length.
+	PrefixTokens, PrefixGroup int
 }
 
 // Calibration records how the prompt length was matched to the server's own count.

@@ -30,12 +30,14 @@ type turn struct {
 	prompt        string
 }
 
-// place is the turn's session and turn index; 0, 0 for a request of no session (nil).
-func (t *turn) place() (session, turn int) {
-	if t == nil {
-		return 0, 0
+// finish is request s on its way to the drain, with its shared prefix tokens and, for a
+// session's turn, its place (t nil: a request of no session).
+func (t *turn) finish(s backends.Sample, shared int) finished {
+	f := finished{s: s, sharedPrefix: shared}
+	if t != nil {
+		f.session, f.turn = t.session, t.turn
 	}
-	return t.session, t.turn
+	return f
 }
 
 // apply puts the turn's history on req and notes the prompt it is sent with; nothing

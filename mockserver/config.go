@@ -48,6 +48,13 @@ type Config struct {
 	// RecordTruth keeps a Truth (chunk write times) per request, read with Server.Truth.
 	// Off by default so a long-running server does not grow without bound.
 	RecordTruth bool
+	// PrefillPerToken adds prefill time to TTFT: this much per prompt token (the mock's
+	// count, words) that the prefix cache does not hold; every token without PrefixCache.
+	PrefillPerToken time.Duration
+	// PrefixCache keeps the word prefixes of every prompt received: a prompt's leading
+	// words that an earlier prompt began with are cached (Truth.CachedTokens), and cost
+	// no prefill, as on a server with prefix caching.
+	PrefixCache bool
 
 	// clock is replaced in tests so golden streams carry fixed timestamps.
 	clock clock

@@ -43,6 +43,9 @@ func (s *Server) ollamaHandler(kind ollamaKind) http.HandlerFunc {
 				return params{}, err
 			}
 			p, err := req.params(kind == ollamaChat, countWords, head)
+			if s.cfg.PrefixCache {
+				p.promptText = req.text(kind == ollamaChat, plainText)
+			}
 			p.stream = req.Stream == nil || *req.Stream
 			if req.Options.NumPredict > 0 { // -1 and 0 mean "no limit" to Ollama
 				p.maxTokens = req.Options.NumPredict

@@ -80,6 +80,9 @@ func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
 				return params{}, err
 			}
 			p, err := req.params(kind == openaiChat, countContentWords, contentHead)
+			if s.cfg.PrefixCache {
+				p.promptText = req.text(kind == openaiChat, contentText)
+			}
 			p.stream, p.maxTokens = req.Stream, req.MaxTokens
 			p.ignoreEOS, p.minTokens = req.IgnoreEOS, req.MinTokens
 			if req.MaxCompletionTokens > 0 {

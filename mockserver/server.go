@@ -25,6 +25,8 @@ type Server struct {
 	promptTok atomic.Int64
 	outTok    atomic.Int64
 
+	prefixes prefixCache
+
 	truthMu sync.Mutex
 	truths  []*Truth
 

@@ -15,6 +15,7 @@ type params struct {
 	model        string
 	promptTokens int
 	promptHead   string // the start of the (first) prompt text, kept on the Truth
+	promptText   string // the whole prompt, kept only for Config.PrefixCache
 	maxTokens    int    // 0: not set
 	stream       bool
 	includeUsage bool // OpenAI stream_options.include_usage
@@ -55,6 +56,8 @@ type generation struct {
 	created            int64     // unix seconds, for OpenAI's "created"
 	quotedID           []byte    // JSON strings, rendered once per request
 	quotedModel        []byte
+
+	prefill time.Duration // added to the first token's due time (Config.PrefillPerToken)
 }
 
 // length decides the output length and finish reason: the request's cap (or
@@ -218,6 +221,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	g.created = g.received.Unix()
 	g.quotedID, g.quotedModel = quote(g.id), quote(g.p.model)
 	s.promptTok.Add(int64(g.p.promptTokens))
+	g.prefill = s.prefill(g, t)
 	flusher := openResponse(w, enc, g.p.stream)
 	if t != nil {
 		t.Status = http.StatusOK
@@ -368,6 +372,7 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 		for ; tok < to; tok++ {
 			offset += s.cfg.tokenGap(g.n, tok)
 			if tok == 0 {
+				offset += g.prefill
 				firstDue = g.admitted.Add(offset)
 			}
 		}

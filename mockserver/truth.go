@@ -32,7 +32,10 @@ type Truth struct {
 	PromptTokens int
 	// Messages is the number of chat messages the request carried (a session's turn k
 	// carries 2k−1); 0 for a bare prompt.
-	Messages     int
+	Messages int
+	// CachedTokens are the prompt's leading tokens the prefix cache held
+	// (Config.PrefixCache).
+	CachedTokens int
 	OutputTokens int
 	FinishReason string
 	// Chunks are the content chunks in order. A non-streaming response is one chunk.

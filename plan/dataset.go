@@ -16,13 +16,16 @@ type Dataset struct {
 	// Spec is how to read the file; its Path is already resolved against the plan.
 	Spec      dataset.Spec
 	DeclRange hcl.Range
+	// BlockSize is the tokens each hash id of a mooncake trace stands for (block_size;
+	// 0: executor.DefaultBlockSize, Mooncake's 512).
+	BlockSize int
 }
 
 var datasetSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "format", Required: true}, {Name: "path", Required: true},
 		{Name: "prompt_field"}, {Name: "output_tokens_field"}, {Name: "prompt_words"},
-		{Name: "min_prompt_words"}, {Name: "max_prompt_words"},
+		{Name: "min_prompt_words"}, {Name: "max_prompt_words"}, {Name: "block_size"},
 	},
 }
 
@@ -73,6 +76,7 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 			l.errorf(at.Expr.Range().Ptr(), "Invalid "+w.name, "%s must be at least %d, not %d.", w.name, w.min, *w.dst)
 		}
 	}
+	l.decodeBlockSize(d, a["block_size"], ctx)
 	if lo, hi := d.Spec.MinPromptWords, d.Spec.MaxPromptWords; hi > 0 && lo > hi {
 		l.errorf(a["max_prompt_words"].Expr.Range().Ptr(), "Invalid max_prompt_words", "max_prompt_words (%d) is below min_prompt_words (%d): no row could pass.", hi, lo)
 	}

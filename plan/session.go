@@ -35,17 +35,23 @@ func (s *Session) SessionsPerRun(level int) int {
 
 // decodeSession reads a workload's session block, if any, and refuses what a session
 // cannot be combined with: an open loop (sessions are closed loop: each waits for its
-// own answers), a shared prefix (the history is the session's own shared prefix) and a
-// fixed requests count (requests per run are sessions × turns).
+// own answers), a shared prefix or prefix groups (the history is the session's own
+// shared prefix) and a fixed requests count (requests per run are sessions × turns).
 func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes, ctx *hcl.EvalContext) {
-	var found []*hcl.Block
+	var found, prefixes []*hcl.Block
 	for _, b := range blocks {
-		if b.Type == "session" {
+		switch b.Type {
+		case "session":
 			found = append(found, b)
+		case "prefix":
+			prefixes = append(prefixes, b)
 		}
 	}
 	if len(found) == 0 {
 		return
+	}
+	for _, p := range prefixes {
+		l.errorf(p.DefRange.Ptr(), "Conflicting blocks", "A prefix block cannot go with a session block (at %s): a session's history is already the prefix its turns share.", found[0].DefRange)
 	}
 	for _, dup := range found[1:] {
 		l.errorf(dup.DefRange.Ptr(), "Duplicate session block", "A workload has one session block; the first is at %s.", found[0].DefRange)

@@ -61,6 +61,8 @@ type Workload struct {
 	// Session, when set, makes the workload multi-turn conversations (session block).
 	Session   *Session
 	DeclRange hcl.Range
+	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
+	Prefix *Prefix
 
 	goalCtx *hcl.EvalContext
 }
@@ -128,7 +130,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "session"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -282,6 +284,7 @@ func (l *loader) decodeWorkloadBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.E
 		l.decodeTimeouts(tb, ctx, &w.Timeouts)
 	}
 	l.decodeSLOBlocks(w, append(byType["slo"], byType["capacity"]...), ctx)
+	l.decodePrefixBlocks(w, byType["prefix"], ctx)
 }
 
 // decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.

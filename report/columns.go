@@ -264,6 +264,7 @@ var columns = func() []column {
 		floatCol("send_delay_p99_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.P99 }),
 		floatCol("send_delay_max_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.Max }),
 	)
+	c = append(c, floatCol("shared_prefix_pct", 1, func(r *Row) *float64 { return &r.SharedPrefixPct }))
 	return c
 }()
 

@@ -87,6 +87,7 @@ var figureFields = []ResultField{
 		}
 		return r.Sessions.TurnsNotSent
 	}),
+	numField("shared_prefix_pct", "%", "prompt tokens that were a prefix an earlier request of the run already sent", 1, func(r *Row) float64 { return r.SharedPrefixPct }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

@@ -128,6 +128,9 @@ type Row struct {
 	// session, over every request of every run; empty for other workloads.
 	Turns    []stats.TurnSummary
 	Sessions *stats.SessionSummary
+	// SharedPrefixPct is the % of the server-counted prompt tokens that were a prefix
+	// an earlier request of the same run already sent (prefix groups, hash blocks).
+	SharedPrefixPct float64
 }
 
 // Status values of a Row.
@@ -154,6 +157,7 @@ func NewRow() Row {
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
+		SharedPrefixPct: nan,
 	}
 }
 
@@ -182,6 +186,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 	r.Turns, r.Sessions = p.Turns, p.Sessions
+	r.SharedPrefixPct = p.SharedPrefixPct
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

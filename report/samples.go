@@ -28,6 +28,9 @@ type SampleRecord struct {
 	// and its turn within the session, both from 1; absent for other workloads.
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// SharedPrefixTokens are the request's prompt tokens that were a prefix an earlier
+	// request of its run already sent (a prefix group's or hash blocks').
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this

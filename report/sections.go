@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,7 +41,7 @@ func headline(rows []Row) (body [][]string, notes []note) {
 			verdict += fmt.Sprintf(" [%d]", i+1)
 		}
 		body = append(body, []string{r.CellID, dash(r.Workload), concurrency(r),
-			num(r.TTFT.P50, 1, 3) + " / " + num(r.TTFT.P99, 1, 3),
+			num(r.TTFT.P50, 1, 3) + " / " + num(r.TTFT.P99, 1, 3) + prefixShare(r),
 			num(r.TPOT.P50, 1000, 1) + " / " + num(r.TPOT.P99, 1000, 1),
 			num(r.OutputTokS, 1, 1), num(r.VRAMPeakGB, 1, 2), verdict})
 	}
@@ -111,7 +112,7 @@ var detailHead = []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (
 
 func detailCells(r Row) []string {
 	return []string{r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
-		tri(r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, 1, 3),
+		tri(r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, 1, 3) + prefixShare(r),
 		tri(r.TPOT.P50, r.TPOT.P90, r.TPOT.P99, 1000, 1),
 		num(r.ITL.P50, 1000, 1) + " / " + num(r.ITL.P99, 1000, 1),
 		num(r.E2E.P50, 1, 2) + " / " + num(r.E2E.P99, 1, 2),
@@ -125,6 +126,18 @@ func detailCells(r Row) []string {
 		num(r.ClientCPUPct, 1, 0) + " / " + num(r.ClientLagP99Ms, 1, 2),
 		stability(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
 }
+
+// prefixShare is the row's shared prefix share as TTFT's cells show it beside TTFT
+// (prefix caching lowers TTFT); "" when no prompt token was a shared prefix.
+func prefixShare(r Row) string {
+	if !(r.SharedPrefixPct > 0) {
+		return ""
+	}
+	return " · prefix " + num(r.SharedPrefixPct, 1, 0) + "%"
+}
+
+// sharedPrefixFormula defines shared_prefix_pct under the tables of rows that have one.
+const sharedPrefixFormula = "**Shared prefix** = Σ shared prefix tokens / Σ prompt tokens (the server's count), over successful requests: a request's shared prefix tokens are its prefix group's tokens once an earlier request of the same run sent that group (the first of each group counts 0), or its leading Mooncake hash blocks (`block_size` tokens each, the last cut to the input length) as far as earlier requests of the run sent them, a block counting only behind blocks that all matched, as a prefix cache reuses them. Shown beside TTFT as `prefix N%`: a prefix-caching server turns it into shorter prefill."
 
 func stability(r Row) string {
 	if r.Stability == "" {
@@ -156,6 +169,9 @@ func formulaLines(rows []Row) []string {
 		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
 		"ITL percentiles are exact up to " + itlExactNote + " gaps per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
 		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
+	}
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.SharedPrefixPct > 0 }) {
+		lines = append(lines, sharedPrefixFormula)
 	}
 	seen := map[string]bool{}
 	var sources []string

@@ -115,6 +115,11 @@ type Summary struct {
 	// session (Accumulator.AddTurn); absent otherwise, and in Runs.Median.
 	Turns    []TurnSummary   `json:"turns,omitempty"`
 	Sessions *SessionSummary `json:"sessions,omitempty"`
+	// SharedPrefixTokens is Σ prompt tokens that were a prefix an earlier request of the
+	// run already sent (AddSharedPrefix), and SharedPrefixPct its share of the server's
+	// prompt token counts, in % (NaN when the server counted none).
+	SharedPrefixTokens int     `json:"shared_prefix_tokens"`
+	SharedPrefixPct    float64 `json:"shared_prefix_pct"`
 }
 
 // Summarize computes a Summary from the samples of one run. A zero window is derived
@@ -198,7 +203,7 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	a.e2e = append(a.e2e, s.E2E().Seconds())
 	a.l.OutputTokens += s.OutputTokens
 	a.chunks += s.Chunks
-	if s.PromptTokens > 0 {
+	if counted(s) {
 		a.promptSum += s.PromptTokens
 		a.promptN++
 	}
@@ -210,6 +215,17 @@ func (a *Accumulator) Add(s *backends.Sample) {
 			a.sources = map[backends.TokenSource]bool{}
 		}
 		a.sources[s.TokenSource] = true
+	}
+}
+
+// counted says whether s's prompt tokens count: the server counted them on a success.
+func counted(s *backends.Sample) bool { return s.OK() && s.PromptTokens > 0 }
+
+// AddSharedPrefix counts tokens of s's prompt as a shared prefix (executor.Event's
+// SharedPrefixTokens), on the same requests as the prompt tokens they are a share of.
+func (a *Accumulator) AddSharedPrefix(s *backends.Sample, tokens int) {
+	if counted(s) {
+		a.l.SharedPrefixTokens += tokens
 	}
 }
 
@@ -235,6 +251,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.l.EarlyStops += o.l.EarlyStops
 	a.l.GoodRequests += o.l.GoodRequests
 	a.l.GoodOutputTokens += o.l.GoodOutputTokens
+	a.l.SharedPrefixTokens += o.l.SharedPrefixTokens
 	a.ttft = append(a.ttft, o.ttft...)
 	a.tpot = append(a.tpot, o.tpot...)
 	a.e2e = append(a.e2e, o.e2e...)
@@ -291,6 +308,7 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	}
 	l.PromptTokensRequested = a.t.PromptTokens
 	l.PromptTokensActual = ratio(float64(a.promptSum), float64(a.promptN))
+	l.SharedPrefixPct = ratio(float64(l.SharedPrefixTokens)*100, float64(a.promptSum))
 	switch len(a.sources) {
 	case 0:
 	case 1:

@@ -121,6 +121,8 @@ func medianLevel(levels []Summary) Summary {
 		NewConnections:        i(func(l *Summary) int { return l.NewConnections }),
 		ConnectSetup:          d(func(l *Summary) *Dist { return &l.ConnectSetup }),
 		SendDelay:             d(func(l *Summary) *Dist { return &l.SendDelay }),
+		SharedPrefixTokens:    i(func(l *Summary) int { return l.SharedPrefixTokens }),
+		SharedPrefixPct:       f(func(l *Summary) float64 { return l.SharedPrefixPct }),
 	}
 }
 

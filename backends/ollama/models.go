@@ -188,3 +188,72 @@ func shortDigest(d string) string {
 	}
 	return d
 }
+
+// ContextLength implements backends.ContextLimiter. Ollama does not refuse a prompt past
+// the model's context: it cuts it (prompt_eval_count then stops at num_ctx) and answers
+// as if nothing happened, so such requests must be caught before they are sent. The
+// context a request gets is the num_ctx it sends (the backend's extra_fields options),
+// else the model's PARAMETER num_ctx (/api/show), else what /api/ps says the loaded model
+// runs with (servers that report it), capped at the context the model was trained for.
+// The server's own default (OLLAMA_CONTEXT_LENGTH) is not visible through the API:
+// without any of these only the trained context bounds it (the default may be lower),
+// and without that the context is unknown (ok false).
+func (b *Backend) ContextLength(ctx context.Context, model string) (int, bool) {
+	var sr api.ShowResponse
+	if e := b.core.PostJSON(ctx, b.base+"/api/show", api.ShowRequest{Model: model}, &sr); e != nil {
+		return 0, false
+	}
+	n := requestNumCtx(b.cfg.ExtraFields)
+	if n == 0 {
+		n = parameterInt(sr.Parameters, "num_ctx")
+	}
+	if n == 0 {
+		if loaded, err := b.LoadedModels(ctx); err == nil {
+			for _, m := range loaded {
+				if backends.SameModel(m.Name, model) {
+					n = m.ContextLength
+				}
+			}
+		}
+	}
+	if trained := trainedContext(sr.ModelInfo); trained > 0 && (n == 0 || n > trained) {
+		n = trained // Ollama lowers a larger num_ctx to the trained context
+	}
+	return n, n > 0
+}
+
+// requestNumCtx is the num_ctx the backend sends in every request's options; 0 if none.
+func requestNumCtx(extra map[string]any) int {
+	opts, _ := extra["options"].(map[string]any)
+	switch v := opts["num_ctx"].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return 0
+}
+
+// parameterInt reads one numeric parameter from /api/show's "parameters" text, which
+// holds one "name   value" line per PARAMETER of the Modelfile; 0 if absent.
+func parameterInt(params, name string) int {
+	for _, line := range strings.Split(params, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == name {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	return 0
+}
+
+// trainedContext is the model's <architecture>.context_length from its GGUF metadata.
+func trainedContext(info map[string]any) int {
+	arch, _ := info["general.architecture"].(string)
+	if n, ok := info[arch+".context_length"].(float64); ok {
+		return int(n)
+	}
+	return 0
+}

@@ -28,3 +28,40 @@ workload "v" {
   prompt_tokens = "dataset" # ERROR: Invalid prompt_tokens
   max_tokens    = lognormal(1, 1, 0, 5) # ERROR: Invalid max_tokens
 }
+dataset "m" {
+  format     = "mooncake"
+  path       = "datasets.hcl"
+  block_size = 0 # ERROR: Invalid block_size
+}
+dataset "n" {
+  format     = "text"
+  path       = "datasets.hcl"
+  block_size = 16 # ERROR: Unexpected block_size
+}
+workload "p1" {
+  prompt_tokens = 100
+  prefix {
+    tokens = 100 # ERROR: Prefix longer than the prompt
+    groups = 0 # ERROR: Invalid prefix groups
+  }
+}
+workload "p2" {
+  prompt_tokens = uniform(50, 200)
+  prefix {
+    tokens = 60 # ERROR: Prefix longer than the prompt
+  }
+}
+workload "p3" {
+  prompt = "fixed text"
+  prefix { # ERROR: Conflicting arguments
+    tokens = 10
+  }
+}
+workload "p4" {
+  prefix {
+    tokens = 0 # ERROR: Invalid prefix tokens
+  }
+  prefix { # ERROR: Duplicate prefix block
+    tokens = 10
+  }
+}

@@ -24,6 +24,9 @@ workload "twice" {
   session {
     turns = 2
   }
+  prefix { # ERROR: Conflicting blocks
+    tokens = 8
+  }
   session { # ERROR: Duplicate session block
     turns = 3
   }

@@ -1,0 +1,127 @@
+package apply
+
+import (
+	"math"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+func TestShapesOfPrefixGroupsAndHashBlocks(t *testing.T) {
+	w := &plan.Workload{PromptTokens: 100, MaxTokens: 8, Concurrency: []int{1}, Requests: 7,
+		PromptLength: dataset.Fixed(100), OutputLength: dataset.Fixed(8), Prefix: &plan.Prefix{Tokens: 40, Groups: 3}}
+	for i, sh := range shapes(w, dataset.Sample{}) {
+		if sh.PromptTokens != 100 || sh.PrefixTokens != 40 || sh.PrefixGroup != i%3 {
+			t.Fatalf("request %d: %+v, want the whole 100 tokens with group %d's 40-token prefix", i, sh, i%3)
+		}
+	}
+	trace := dataset.Sample{Rows: []dataset.Row{{InputLength: 700, OutputTokens: 3, HashIDs: []int64{1, 2}}}}
+	w = &plan.Workload{PromptTokens: 100, MaxTokens: 8, Concurrency: []int{1}, Requests: 2, Dataset: &plan.Dataset{},
+		PromptLength: dataset.Length{Kind: dataset.LengthDataset}, OutputLength: dataset.Length{Kind: dataset.LengthDataset}}
+	for _, sh := range shapes(w, trace) {
+		if sh.PromptTokens != 700 || !slices.Equal(sh.HashIDs, []int64{1, 2}) || sh.PrefixTokens != 0 {
+			t.Fatalf("trace row shape %+v, want input length 700 with hash ids [1 2]", sh)
+		}
+	}
+}
+
+// examples/prefix-cache.hcl against a mock with a prefix cache: prefix groups lower
+// TTFT against the same workload without them, and shared_prefix_pct is what the mock
+// found cached, for prefix groups and for a trace's hash blocks alike.
+func TestPrefixCacheExample(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, PrefillPerToken: 20 * time.Microsecond,
+		PrefixCache: true, RecordTruth: true})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	p, diags := plan.Load("../examples/prefix-cache.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock"}, Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cells, _ := p.Cells()
+	res, recs := runSamples(t, p, cells)
+	rows := map[string]report.Row{}
+	for _, r := range res.Rows {
+		if r.Status != report.StatusOK || r.Succeeded != r.Requests {
+			t.Fatalf("%s: status %s, %d/%d ok", r.Workload, r.Status, r.Succeeded, r.Requests)
+		}
+		rows[r.Workload] = r
+	}
+	truths := map[string]mockserver.Truth{}
+	for _, tr := range mock.Truths() {
+		truths[tr.ID] = tr
+	}
+	for _, name := range []string{"grouped", "plain", "trace"} {
+		var cached, prompt, shared int
+		for _, r := range recs {
+			if r.CellID == rows[name].CellID {
+				tr := truths[r.RequestID]
+				cached, prompt, shared = cached+tr.CachedTokens, prompt+tr.PromptTokens, shared+r.SharedPrefixTokens
+			}
+		}
+		mockPct := 100 * float64(cached) / float64(prompt)
+		got := rows[name].SharedPrefixPct
+		if math.Abs(got-mockPct) > 1 || math.Abs(float64(shared-cached)) > 0.01*float64(prompt) {
+			t.Errorf("%s: shared_prefix_pct %.2f%% (%d tokens), the mock cached %.2f%% (%d of %d)", name, got, shared, mockPct, cached, prompt)
+		}
+		t.Logf("%s: shared_prefix_pct %.2f%%, mock cached %.2f%%, TTFT p50 %.1f ms", name, got, mockPct, rows[name].TTFT.P50*1000)
+	}
+	// 4 groups of 8 per run: 28 of 32 requests share 768 of their 1024 tokens.
+	if got := rows["grouped"].SharedPrefixPct; math.Abs(got-65.625) > 1 || rows["plain"].SharedPrefixPct != 0 || rows["trace"].SharedPrefixPct < 20 {
+		t.Errorf("shares: grouped %.2f%% (want 65.6), plain %.2f%% (want 0), trace %.2f%%", got, rows["plain"].SharedPrefixPct, rows["trace"].SharedPrefixPct)
+	}
+	if g, pl := rows["grouped"].TTFT.P50, rows["plain"].TTFT.P50; !(g < 0.6*pl) {
+		t.Errorf("TTFT p50 with prefix groups %.1f ms, without %.1f ms: want the cache's benefit", g*1000, pl*1000)
+	}
+}
+
+const realPrefixPlan = `
+variable "url" { type = string }
+backend "ollama" "real" { url = var.url }
+workload "grouped" {
+  prompt_tokens = uniform(80, 120) # the fit's probes stay below the 512 tokens this server keeps
+  max_tokens    = 2
+  concurrency   = 2
+  requests      = 8
+  warmup_runs   = 0
+  repeat_runs   = 1
+  seed          = 5
+  prefix {
+    tokens = 50
+    groups = 2
+  }
+}
+matrix "tiny" {
+  model    = ["tiny"]
+  tool     = [backend.ollama.real]
+  workload = [workload.grouped]
+  model_id = "tiny"
+}
+`
+
+// On the real Ollama, prefix-grouped prompts keep their drawn lengths on the server's
+// own count: the prefix is inside the length, not added to it.
+func TestRealOllamaPrefixLengths(t *testing.T) {
+	s := realOllama(t)
+	p, cells := loadPlan(t, realPrefixPlan, s.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(recs) != 8 || res.Rows[0].Succeeded != 8 {
+		t.Fatalf("%d measured requests, row %+v", len(recs), res.Rows[0])
+	}
+	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	for _, r := range recs {
+		want := drawn[requestIndex(t, r.ID)].PromptTokens
+		t.Logf("%s: the server counted %d prompt tokens, drawn %d, %d shared", r.ID, r.PromptTokens, want, r.SharedPrefixTokens)
+		if miss := math.Abs(float64(r.PromptTokens-want)) / float64(want); miss > 0.04 {
+			t.Errorf("%s: the server counted %d prompt tokens, drawn %d (%.1f%% off)", r.ID, r.PromptTokens, want, miss*100)
+		}
+	}
+	if got := res.Rows[0].SharedPrefixPct; !(got > 20) {
+		t.Errorf("shared_prefix_pct %.1f%%: 6 of 8 requests share a 50-token prefix", got)
+	}
+}

@@ -1,0 +1,85 @@
+package mockserver
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// prefixCache is the mock's prefix cache: the word prefixes of every prompt received
+// (by a running hash at each word), so the leading words a new prompt shares with an
+// earlier one are known to be cached, as a server's prefix cache would hold their KV.
+type prefixCache struct {
+	mu   sync.Mutex
+	seen map[uint64]struct{}
+}
+
+// add records text's word prefixes and returns how many of its leading words an
+// earlier prompt began with.
+func (c *prefixCache) add(text string) (cached int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[uint64]struct{}{}
+	}
+	h, matching := uint64(14695981039346656037), true // FNV-1a over the words
+	for i, w := range strings.Fields(text) {
+		for j := 0; j < len(w); j++ {
+			h = (h ^ uint64(w[j])) * 1099511628211
+		}
+		h = (h ^ ' ') * 1099511628211
+		if _, ok := c.seen[h]; ok && matching {
+			cached = i + 1
+		} else {
+			matching = false
+		}
+		c.seen[h] = struct{}{}
+	}
+	return cached
+}
+
+// prefill is the time PrefillPerToken adds before g's first token: one step per prompt
+// token the prefix cache did not hold. With RecordTruth, t gets the cached count.
+func (s *Server) prefill(g *generation, t *Truth) time.Duration {
+	cached := 0
+	if s.cfg.PrefixCache {
+		cached = min(s.prefixes.add(g.p.promptText), g.p.promptTokens)
+	}
+	if t != nil {
+		t.CachedTokens = cached
+	}
+	return s.cfg.PrefillPerToken * time.Duration(g.p.promptTokens-cached)
+}
+
+// text is the request's prompt as the prefix cache reads it: the prompt, or the chat's
+// messages in order.
+func (q *request[T]) text(chat bool, textOf func(T) string) string {
+	if !chat {
+		return textOf(q.Prompt)
+	}
+	parts := make([]string, len(q.Messages))
+	for i, m := range q.Messages {
+		parts[i] = textOf(m.Content)
+	}
+	return strings.Join(parts, " ")
+}
+
+// contentText is a content or prompt's text: a string, or the "text" of its parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	json.Unmarshal(raw, &parts)
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.Text
+	}
+	return strings.Join(texts, " ")
+}
+
+func plainText(s string) string { return s }

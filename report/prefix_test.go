@@ -1,0 +1,43 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The shared prefix share is a ledger column, a result field, and a note beside TTFT
+// with its formula under the tables, only on rows that shared something.
+func TestSharedPrefixShown(t *testing.T) {
+	shared, plain := NewRow(), NewRow()
+	shared.CellID, plain.CellID = "a", "b"
+	shared.SharedPrefixPct, plain.SharedPrefixPct = 42, 0
+
+	back, err := ParseRecord(shared.Record())
+	if err != nil || back.SharedPrefixPct != 42 {
+		t.Fatalf("ledger round trip: %v, %v", back.SharedPrefixPct, err)
+	}
+	if h := Header(); h[len(h)-1] != "shared_prefix_pct" {
+		t.Errorf("shared_prefix_pct is not the last column: %v", h[len(h)-1])
+	}
+	if v := ResultValues(&shared)["shared_prefix_pct"]; v.IsNull() || v.AsBigFloat().String() != "42" {
+		t.Errorf("result.shared_prefix_pct = %#v", v)
+	}
+
+	body, _ := headline([]Row{shared, plain})
+	if ttft := body[0][3]; !strings.HasSuffix(ttft, " · prefix 42%") {
+		t.Errorf("headline TTFT of a shared row = %q, want the share beside it", ttft)
+	}
+	if ttft := body[1][3]; strings.Contains(ttft, "prefix") {
+		t.Errorf("headline TTFT of a row without a share = %q", ttft)
+	}
+	if d := detailCells(shared)[4]; !strings.Contains(d, "prefix 42%") {
+		t.Errorf("detail TTFT = %q", d)
+	}
+	if !slices.Contains(formulaLines([]Row{plain, shared}), sharedPrefixFormula) {
+		t.Error("no shared prefix formula under tables with a shared row")
+	}
+	if slices.Contains(formulaLines([]Row{plain}), sharedPrefixFormula) {
+		t.Error("shared prefix formula under tables without one")
+	}
+}
