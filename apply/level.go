@@ -59,6 +59,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Request:     setup.tmpl,
 		Prompts:     setup.prompts,
 		Shapes:      setup.shapes,
+		Session:     sessionSpec(w, level),
 	}
 	if w.Seed != nil {
 		lv.Seed = uint64(*w.Seed)
@@ -67,7 +68,8 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
 
-	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO},
+	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
+		Turns: sessionTurns(w)},
 		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
 			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {

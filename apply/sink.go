@@ -24,6 +24,7 @@ type levelSink struct {
 func (s *levelSink) add(ev executor.Event) {
 	rec := s.rec
 	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
+	rec.Session, rec.Turn = ev.Session, ev.Turn
 	rec.SharedPrefixTokens = ev.SharedPrefixTokens
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
@@ -32,6 +33,9 @@ func (s *levelSink) add(ev executor.Event) {
 			s.runs = append(s.runs, stats.NewAccumulator(s.target))
 		}
 		s.runs[ev.Run].Add(ev.Sample)
+		if ev.Turn > 0 {
+			s.runs[ev.Run].AddTurn(ev.Session, ev.Turn, ev.Sample)
+		}
 		s.runs[ev.Run].AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err

@@ -175,6 +175,7 @@ func checkContext(ctx context.Context, cell *plan.Cell, setup *cellSetup) error 
 			in, out = p, o
 		}
 	}
+	in = sessionPrompt(w, in, out)
 	if in+out > limit {
 		return fmt.Errorf("workload %q asks for requests of up to %d tokens (%d prompt + %d output), past the %d-token context the server gives model %q: lower the lengths or raise the server's limit",
 			w.Name, in+out, in, out, limit, cell.ModelID)

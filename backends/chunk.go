@@ -12,6 +12,11 @@ type Chunk struct {
 	// Text is the byte length of generated content in this event (0 for a role-only
 	// chunk, an empty delta or a usage-only chunk: those are not tokens).
 	Text int
+	// Content is the raw (still JSON-escaped) bytes of the event's generated content, not
+	// reasoning, valid only until the decoder's next Next: the core copies them when a
+	// request keeps its text (Request.KeepText). When several fields of one event carry
+	// content (several choices), it is the last of them.
+	Content []byte
 	// Reasoning is the byte length of reasoning content (reasoning_content, Ollama's
 	// thinking); it is generated output too, counted apart.
 	Reasoning int

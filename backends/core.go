@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/planrun/planrun/backends/internal/jsonscan"
 )
 
 // Core is the one timing core: it sends a request an Adapter built, stamps the response
@@ -206,7 +208,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.KernelStamps = rx != nil
 	s.Unstreamed = req.NoStream
 	dec := decoderFor(a, req, br)
-	err = c.stream(dec, &s, w, rx)
+	err = c.read(dec, &s, w, rx, req.KeepText)
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()
 	}
@@ -229,9 +231,22 @@ func decoderFor(a Adapter, req Request, br *bufio.Reader) Decoder {
 	return a.NewDecoder(br)
 }
 
+// read streams the response into s, keeping the answer's content text when keep is set:
+// its raw bytes are gathered chunk by chunk and unescaped once, at the end.
+func (c *Core) read(dec Decoder, s *Sample, w *watch, rx rxTimer, keep bool) error {
+	if !keep {
+		return c.stream(dec, s, w, rx, nil)
+	}
+	var text []byte
+	err := c.stream(dec, s, w, rx, &text)
+	s.Text = jsonscan.Unquote(text)
+	return err
+}
+
 // stream is the per-chunk path: decode, read the clock, record. It takes no lock and
-// allocates nothing beyond growing ChunkArrivals.
-func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer) error {
+// allocates nothing beyond growing ChunkArrivals (and text, when the request keeps its
+// content: non-nil text gets each chunk's raw content appended).
+func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte) error {
 	var ch Chunk
 	complete := false
 	prev := s.Headers
@@ -270,6 +285,9 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer) error {
 			if ch.Text > 0 {
 				s.Chunks++
 				s.TextBytes += ch.Text
+				if text != nil {
+					*text = append(*text, ch.Content...)
+				}
 			}
 			if ch.Reasoning > 0 {
 				s.ReasoningChunks++

@@ -24,6 +24,28 @@ type Request struct {
 	// NoStream asks for the whole answer in one response (a workload's stream = false):
 	// E2E and token counts are measured, TTFT and TPOT cannot be.
 	NoStream bool
+	// History is the conversation before Prompt (a session's earlier turns: user
+	// prompts and the server's own answers, in order). Chat endpoints send it as
+	// messages ahead of Prompt; a completions or generate endpoint cannot carry it.
+	History []Message
+	// KeepText asks the timing core to keep the answer's content text (not reasoning)
+	// on Sample.Text: what a session's next turn sends back as history. Off, the
+	// per-chunk path does no extra work.
+	KeepText bool
+}
+
+// Message is one chat message of a conversation. (Content comes first so the wire
+// format stays what it was when messages were maps: keys in sorted order.)
+type Message struct {
+	Content string `json:"content"`
+	Role    string `json:"role"` // "user" or "assistant"
+}
+
+// Messages is the chat messages of req: its History, then Prompt as the user's message.
+func (r *Request) Messages() []Message {
+	out := make([]Message, 0, len(r.History)+1)
+	out = append(out, r.History...)
+	return append(out, Message{Role: "user", Content: r.Prompt})
 }
 
 // TokenSource says where Sample.OutputTokens came from.
@@ -129,6 +151,9 @@ type Sample struct {
 	// MaxTokens is the request's own output length when it had one drawn (a length
 	// distribution or a dataset); 0 when it was the level's.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Text is the answer's content (reasoning apart), kept only when the request asked
+	// (Request.KeepText); it stays out of requests.jsonl.
+	Text string `json:"-"`
 	// Unstreamed marks a non-streamed request: its one arrival is the whole answer, so it
 	// has no TTFT, TPOT or ITL (never the answer's end passed off as a first token).
 	Unstreamed bool `json:"unstreamed,omitempty"`

@@ -36,6 +36,9 @@ type LevelSpec struct {
 	// Shapes, when set, give request n of every run its own prompt and output length
 	// (Shapes[n % len]); otherwise every request is the template.
 	Shapes []Shape
+	// Session, when set, runs the level as multi-turn sessions (closed loop, Concurrency
+	// sessions in flight); Requests is then Sessions × Turns.
+	Session *SessionSpec
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -72,12 +75,17 @@ type Event struct {
 	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
 	// blocks that an earlier request of its run already sent (Sent.Add).
 	SharedPrefixTokens int
+	// Session and Turn place a session workload's request: its session within the run
+	// and its turn within the session, both from 1; 0 when the level has no sessions.
+	Session, Turn int
 }
 
-// finished is a request on its way from its goroutine to the drain.
+// finished is a request on its way from its goroutine to the drain, with its shared
+// prefix tokens and its place in a session.
 type finished struct {
-	s            backends.Sample
-	sharedPrefix int
+	s             backends.Sample
+	sharedPrefix  int
+	session, turn int
 }
 
 // Options tune a level's execution.
@@ -175,13 +183,14 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	record := func(s backends.Sample, shared int) {
+	record := func(s backends.Sample, shared int, tr *turn) backends.Sample {
 		// The request's timing is complete here: should the queue be full, waiting
 		// delays this worker's next request, never the measurement of this one.
-		sink <- finished{s, shared}
+		sink <- tr.finish(s, shared)
+		return s
 	}
 	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
-	send := func(n int) {
+	send := func(n int, tr *turn) backends.Sample {
 		req := lv.Request
 		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
 		drawn := 0 // the request's own output length, kept on its sample for early stops
@@ -196,9 +205,9 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		case lv.Prompts != nil:
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
+		tr.apply(&req)
 		if aborted(opts.Abort) {
-			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0)
-			return
+			return record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0, tr)
 		}
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		s := b.Do(reqCtx, req)
@@ -216,15 +225,17 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			}
 			t.Stop()
 		}
-		record(s, shared)
+		return record(s, shared, tr)
 	}
 
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
-	if lv.RequestRate > 0 {
-		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, send)
+	if lv.Session != nil {
+		runSessions(ctx, lv, slots, &wg, send)
+	} else if lv.RequestRate > 0 {
+		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(n int) { send(n, nil) })
 	} else {
-		closedLoop(ctx, lv, slots, &wg, send)
+		closedLoop(ctx, lv, slots, &wg, func(n int) { send(n, nil) })
 	}
 	wg.Wait()
 	close(sink)
@@ -256,7 +267,8 @@ func drain(sink <-chan finished, run *RunResult, opts Options) {
 			run.Samples = append(run.Samples, *s)
 		}
 		if opts.OnRequest != nil {
-			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix})
+			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix,
+				Session: f.session, Turn: f.turn})
 		}
 	}
 }

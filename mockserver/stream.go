@@ -21,6 +21,7 @@ type params struct {
 	includeUsage bool // OpenAI stream_options.include_usage
 	ignoreEOS    bool // vLLM extension
 	minTokens    int  // vLLM extension
+	messages     int  // chat messages in the request (0 for a bare prompt)
 }
 
 // encoder renders one protocol. Streaming methods append to b so one pooled buffer per
@@ -159,6 +160,7 @@ func (q *request[T]) params(chat bool, words func(T) int, headOf func(T) string)
 		p.promptTokens, p.promptHead = words(q.Prompt), headOf(q.Prompt)
 		return p, nil
 	}
+	p.messages = len(q.Messages)
 	for i, m := range q.Messages {
 		p.promptTokens += words(m.Content)
 		if i == 0 {
@@ -288,7 +290,7 @@ func (s *Server) screen(w http.ResponseWriter, r *http.Request, g *generation, t
 	}
 	if t != nil {
 		t.Model, t.Stream, t.Fault, t.PromptTokens = p.model, p.stream, g.fault, p.promptTokens
-		t.Prompt = p.promptHead
+		t.Prompt, t.Messages = p.promptHead, p.messages
 	}
 	return s.faultRefusal(w.Header(), g)
 }

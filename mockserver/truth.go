@@ -30,6 +30,9 @@ type Truth struct {
 	// client that puts a unique marker first can find its request here.
 	Prompt       string
 	PromptTokens int
+	// Messages is the number of chat messages the request carried (a session's turn k
+	// carries 2k−1); 0 for a bare prompt.
+	Messages int
 	// CachedTokens are the prompt's leading tokens the prefix cache held
 	// (Config.PrefixCache).
 	CachedTokens int

@@ -523,6 +523,7 @@ func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
 			cells = append(cells, c)
 		}
 	}
+	addDiags(checkSessionBackends(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 	}

@@ -57,7 +57,9 @@ type Workload struct {
 	// report attainment and goodput.
 	SLO stats.SLO
 	// Capacity, when set, searches for the highest level meeting an attainment target.
-	Capacity  *Capacity
+	Capacity *Capacity
+	// Session, when set, makes the workload multi-turn conversations (session block).
+	Session   *Session
 	DeclRange hcl.Range
 	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
 	Prefix *Prefix
@@ -99,6 +101,9 @@ func (w *Workload) MeetsGoal(result map[string]cty.Value) (bool, hcl.Diagnostics
 
 // RequestsPerRun is the number of measured requests in one run at a concurrency level.
 func (w *Workload) RequestsPerRun(level int) int {
+	if w.Session != nil {
+		return w.Session.SessionsPerRun(level) * w.Session.Turns
+	}
 	if w.Requests > 0 {
 		return w.Requests
 	}
@@ -125,7 +130,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -226,6 +231,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
 	l.decode(a["stream"], ctx, &w.Stream)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
+	l.decodeSession(w, content.Blocks, a, ctx)
 	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
 		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
 			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")

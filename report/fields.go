@@ -80,6 +80,13 @@ var figureFields = []ResultField{
 	numField("conn_setup_max_ms", "ms", "longest connection set-up (inside that request's TTFT)", 1000, func(r *Row) float64 { return r.ConnectSetup.Max }),
 	numField("send_delay_p50_ms", "ms", "median client send delay: start stamp to request written, less set-up", 1000, func(r *Row) float64 { return r.SendDelay.P50 }),
 	numField("send_delay_p99_ms", "ms", "p99 client send delay", 1000, func(r *Row) float64 { return r.SendDelay.P99 }),
+	numField("session_duration_p50_s", "s", "median duration of a session workload's completed sessions, think times included", 1, sessionDurationP50),
+	intField("turns_not_sent", "turns of a session workload never sent because an earlier turn of their session failed", func(r *Row) int {
+		if r.Sessions == nil {
+			return 0
+		}
+		return r.Sessions.TurnsNotSent
+	}),
 	numField("shared_prefix_pct", "%", "prompt tokens that were a prefix an earlier request of the run already sent", 1, func(r *Row) float64 { return r.SharedPrefixPct }),
 }
 

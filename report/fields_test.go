@@ -31,6 +31,11 @@ func filledRow() *Row {
 				f.SetFloat(float64(n) + 0.25)
 			case reflect.Struct:
 				fill(f)
+			case reflect.Pointer:
+				if f.Type().Elem().Kind() == reflect.Struct {
+					f.Set(reflect.New(f.Type().Elem()))
+					fill(f.Elem())
+				}
 			}
 		}
 	}

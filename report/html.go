@@ -102,6 +102,7 @@ func htmlCells(rows []Row, pcts []int) []htmlCell {
 		if slo.Head, slo.Rows = sloCells(rs); len(slo.Rows) > 0 {
 			cells[i].Tables = append(cells[i].Tables, slo)
 		}
+		cells[i].Tables = append(cells[i].Tables, sessionHTMLTables(rs)...)
 	}
 	return cells
 }

@@ -86,6 +86,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	} else {
 		fmt.Fprintf(&b, "## %s\n\n", lb.results)
 		headlineTable(&b, lb, r.Rows)
+		sessionTables(&b, r.Rows)
 	}
 	capacityList(&b, r.Capacities)
 	if len(r.Charts) > 0 {

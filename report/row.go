@@ -124,6 +124,10 @@ type Row struct {
 	SlurmNode  string
 	SlurmState string
 
+	// Turns and Sessions are a session workload's figures per turn index and per
+	// session, over every request of every run; empty for other workloads.
+	Turns    []stats.TurnSummary
+	Sessions *stats.SessionSummary
 	// SharedPrefixPct is the % of the server-counted prompt tokens that were a prefix
 	// an earlier request of the same run already sent (prefix groups, hash blocks).
 	SharedPrefixPct float64
@@ -181,6 +185,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.EarlyStops = p.EarlyStops
 	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
+	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct
 }
 

@@ -24,6 +24,10 @@ type SampleRecord struct {
 	RunID string `json:"run_id,omitempty"`
 	Host  string `json:"host,omitempty"`
 	backends.Sample
+	// Session and Turn place a session workload's request: its session within the run
+	// and its turn within the session, both from 1; absent for other workloads.
+	Session int `json:"session,omitempty"`
+	Turn    int `json:"turn,omitempty"`
 	// SharedPrefixTokens are the request's prompt tokens that were a prefix an earlier
 	// request of its run already sent (a prefix group's or hash blocks').
 	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`

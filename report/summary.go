@@ -56,6 +56,9 @@ type Summary struct {
 	// Rows map each column name to its value: a string, a number, or null where the CSV
 	// cell is empty (not measured).
 	Rows []map[string]any `json:"rows"`
+	// Sessions are the per-turn and per-session figures of the rows of session
+	// workloads (those rows' CSV figures are in Rows, as every row's).
+	Sessions []SessionFigures `json:"sessions,omitempty"`
 }
 
 // SummaryColumn describes one figure of a summary row.
@@ -83,6 +86,7 @@ func NewSummary(name string, m Manifest, rows []Row) Summary {
 	for i, r := range rows {
 		s.Rows[i] = summaryRow(r)
 	}
+	s.Sessions = sessionFigures(rows)
 	return s
 }
 

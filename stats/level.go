@@ -41,6 +41,8 @@ type Target struct {
 	MaxTokens int
 	// SLO is the per-request objective behind attainment and goodput (zero: none).
 	SLO SLO
+	// Turns is the number of turns of a session workload's sessions (0: no sessions).
+	Turns int
 }
 
 // Summary describes the requests of one concurrency level (one run, or all runs
@@ -109,6 +111,10 @@ type Summary struct {
 	// from its start stamp to fully written, less connection set-up. It is inside TTFT
 	// and grows when the client is busy (many streams on few cores).
 	SendDelay Dist `json:"send_delay_s"`
+	// Turns and Sessions are a session workload's figures per turn index and per
+	// session (Accumulator.AddTurn); absent otherwise, and in Runs.Median.
+	Turns    []TurnSummary   `json:"turns,omitempty"`
+	Sessions *SessionSummary `json:"sessions,omitempty"`
 	// SharedPrefixTokens is Σ prompt tokens that were a prefix an earlier request of the
 	// run already sent (AddSharedPrefix), and SharedPrefixPct its share of the server's
 	// prompt token counts, in % (NaN when the server counted none).
@@ -147,7 +153,8 @@ type Accumulator struct {
 	chunks                int
 	promptSum, promptN    int
 	sources               map[backends.TokenSource]bool
-	window                Window // spanned by the samples added
+	window                Window        // spanned by the samples added
+	sessions              *sessionStore // nil until AddTurn
 }
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
@@ -252,6 +259,12 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.connect = append(a.connect, o.connect...)
 	a.send = append(a.send, o.send...)
 	a.itl.merge(&o.itl)
+	if o.sessions != nil {
+		if a.sessions == nil {
+			a.sessions = &sessionStore{}
+		}
+		a.sessions.merge(o.sessions, a.t.Turns)
+	}
 	a.chunks += o.chunks
 	a.promptSum += o.promptSum
 	a.promptN += o.promptN
@@ -290,6 +303,9 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))
 	a.setSLO(&l, windowSeconds)
+	if a.sessions != nil {
+		l.Turns, l.Sessions = a.sessions.summaries(a.t.Turns)
+	}
 	l.PromptTokensRequested = a.t.PromptTokens
 	l.PromptTokensActual = ratio(float64(a.promptSum), float64(a.promptN))
 	l.SharedPrefixPct = ratio(float64(l.SharedPrefixTokens)*100, float64(a.promptSum))

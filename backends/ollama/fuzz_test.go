@@ -49,12 +49,17 @@ func FuzzNDJSON(f *testing.F) {
 			return // the wrong type somewhere: covered by the decoder loop above
 		}
 		text, thinking := 0, 0
+		var s1 string
 		if msg, ok := m["message"].(map[string]any); ok {
-			s1, _ := msg["content"].(string)
+			s1, _ = msg["content"].(string)
 			s2, _ := msg["thinking"].(string)
 			text, thinking = len(s1), len(s2)
 		}
 		r, _ := m["response"].(string)
+		// The content text, where one field carries it (Content is the last of the two).
+		if got := jsonscan.Unquote(c.Content); (s1 == "" || r == "") && got != s1+r {
+			t.Fatalf("content %q; encoding/json says %q", got, s1+r)
+		}
 		th, _ := m["thinking"].(string)
 		done, _ := m["done"].(bool)
 		if c.Text != text+len(r) || c.Reasoning != thinking+len(th) || c.Done != done {

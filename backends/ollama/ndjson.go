@@ -43,16 +43,17 @@ func parseLine(sc *jsonscan.Scanner, line []byte, c *backends.Chunk) error {
 	}
 	var t backends.ServerTimings
 	var msgText, msgThinking, response, thinking int
+	var msgRaw, responseRaw []byte
 	hasEval, errMsg, isErr := false, "", false
 	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 		switch string(key) {
 		case "message":
-			msgText, msgThinking = 0, 0
+			msgText, msgThinking, msgRaw = 0, 0, nil
 			if sc.Object() {
 				for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 					switch string(key) {
 					case "content":
-						msgText, _ = sc.StringLen()
+						msgRaw, msgText, _ = sc.StringRaw()
 					case "thinking":
 						msgThinking, _ = sc.StringLen()
 					default:
@@ -61,7 +62,7 @@ func parseLine(sc *jsonscan.Scanner, line []byte, c *backends.Chunk) error {
 				}
 			}
 		case "response":
-			response, _ = sc.StringLen()
+			responseRaw, response, _ = sc.StringRaw()
 		case "thinking":
 			thinking, _ = sc.StringLen()
 		case "done":
@@ -103,6 +104,10 @@ func parseLine(sc *jsonscan.Scanner, line []byte, c *backends.Chunk) error {
 		return &backends.Error{Class: backends.ErrServer, Message: "the server reported an error mid-stream: " + errMsg}
 	}
 	c.Text = msgText + response
+	c.Content = msgRaw
+	if len(responseRaw) > 0 {
+		c.Content = responseRaw
+	}
 	c.Reasoning = msgThinking + thinking
 	if c.Done {
 		// The done line carries the server's own figures; only it allocates. (Taking

@@ -99,6 +99,9 @@ func TestRequestBodies(t *testing.T) {
 		{"chat", backends.Config{KeepAlive: "5m", ExtraFields: map[string]any{"options": map[string]any{"num_ctx": 4096}}},
 			backends.Request{Model: "tiny", Prompt: "hi", MaxTokens: 32, Temperature: &temp, Seed: &seed}},
 		{"generate", backends.Config{API: "generate"}, backends.Request{Model: "tiny", Prompt: "hi"}},
+		// A session's later turn: the history goes ahead of the prompt, in order.
+		{"chat_history", backends.Config{}, backends.Request{Model: "tiny", Prompt: "and then?",
+			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,5 +182,16 @@ func TestProbe(t *testing.T) {
 	r := mustNew(t, backends.Config{URL: srv.URL}).Probe(context.Background(), []string{"tiny"})
 	if !r.OK() || r.Version != "0.6.5" || !r.ModelsPresent["tiny"] || r.UsageReported == nil || !*r.UsageReported {
 		t.Errorf("probe %+v", r)
+	}
+}
+
+// TestKeepText: a request that keeps its text gets the answer's content (not thinking).
+func TestKeepText(t *testing.T) {
+	srv := httptest.NewServer(&backendtest.Stream{ContentType: "application/x-ndjson",
+		Parts: backendtest.Split(backendtest.ReadStream(t, "chat.ndjson"), "\n")})
+	defer srv.Close()
+	s := mustNew(t, backends.Config{URL: srv.URL}).Do(context.Background(), backends.Request{Model: "tiny", Prompt: "p", KeepText: true})
+	if s.Err != nil || s.Text != "Hello there!" {
+		t.Errorf("text %q (error %v), want %q", s.Text, s.Err, "Hello there!")
 	}
 }

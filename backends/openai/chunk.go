@@ -24,7 +24,7 @@ func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string
 	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 		switch string(key) {
 		case "choices":
-			c.Text, c.Reasoning, c.FinishReason = 0, 0, ""
+			c.Text, c.Reasoning, c.FinishReason, c.Content = 0, 0, "", nil
 			if sc.Array() {
 				for sc.More() {
 					parseChoice(sc, c)
@@ -87,8 +87,11 @@ func parseUsage(sc *jsonscan.Scanner, c *backends.Chunk) {
 	}
 }
 
-// message is the text lengths of one delta (or message) object.
-type message struct{ content, reasoningContent, reasoning int }
+// message is the text lengths of one delta (or message) object, and its raw content.
+type message struct {
+	content, reasoningContent, reasoning int
+	raw                                  []byte
+}
 
 func (m message) text() int     { return m.content }
 func (m message) thinking() int { return m.reasoningContent + m.reasoning }
@@ -99,7 +102,7 @@ func parseMessage(sc *jsonscan.Scanner) (m message) {
 	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 		switch string(key) {
 		case "content":
-			m.content, _ = sc.StringLen()
+			m.raw, m.content, _ = sc.StringRaw()
 		case "reasoning_content":
 			m.reasoningContent, _ = sc.StringLen()
 		case "reasoning":
@@ -117,6 +120,7 @@ func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
 	}
 	var delta, msg message
 	text := 0
+	var textRaw []byte
 	finish := ""
 	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
 		switch string(key) {
@@ -125,7 +129,7 @@ func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
 		case "message":
 			msg = parseMessage(sc)
 		case "text":
-			text, _ = sc.StringLen()
+			textRaw, text, _ = sc.StringRaw()
 		case "finish_reason":
 			finish = ""
 			if raw, ok := sc.String(); ok {
@@ -136,6 +140,11 @@ func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
 		}
 	}
 	c.Text += delta.text() + msg.text() + text
+	for _, raw := range [...][]byte{delta.raw, msg.raw, textRaw} {
+		if len(raw) > 0 {
+			c.Content = raw
+		}
+	}
 	c.Reasoning += delta.thinking() + msg.thinking()
 	if finish != "" {
 		c.FinishReason = finish

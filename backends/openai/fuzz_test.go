@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/planrun/planrun/backends"
@@ -50,7 +52,7 @@ func FuzzSSE(f *testing.F) {
 		var c backends.Chunk
 		var sc jsonscan.Scanner
 		err := parseChunk(&sc, in, &c, nil)
-		want, wantClass := reference(in)
+		want, texts, wantClass := reference(in)
 		var e *backends.Error
 		gotClass := backends.ErrNone
 		if errors.As(err, &e) {
@@ -61,20 +63,27 @@ func FuzzSSE(f *testing.F) {
 		if gotClass != wantClass {
 			t.Fatalf("class %q, encoding/json says %q (%v)", gotClass, wantClass, err)
 		}
-		if err == nil && want.PromptTokens >= 0 && want.OutputTokens >= 0 && want.ReasoningTokens >= 0 && c != want {
+		content := c.Content
+		c.Content = nil
+		if err == nil && want.PromptTokens >= 0 && want.OutputTokens >= 0 && want.ReasoningTokens >= 0 && !reflect.DeepEqual(c, want) {
 			t.Fatalf("chunk %+v\nencoding/json says %+v", c, want)
+		}
+		// The content text, where one field carries it (Content is the last of several).
+		if err == nil && len(texts) <= 1 && jsonscan.Unquote(content) != strings.Join(texts, "") {
+			t.Fatalf("content %q, encoding/json says %q", jsonscan.Unquote(content), texts)
 		}
 	})
 }
 
 // reference reads the same fields with encoding/json, following the scanner's rules:
 // the wrong type where a field is read is malformed, a repeated key's last value wins.
-func reference(in []byte) (c backends.Chunk, class backends.ErrorClass) {
+// texts are the event's non-empty content strings, in order.
+func reference(in []byte) (c backends.Chunk, texts []string, class backends.ErrorClass) {
 	var top any
 	json.Unmarshal(in, &top)
 	m, ok := top.(map[string]any)
 	if !ok {
-		return c, backends.ErrMalformed
+		return c, nil, backends.ErrMalformed
 	}
 	bad := false
 	str := func(v any) int {
@@ -86,6 +95,12 @@ func reference(in []byte) (c backends.Chunk, class backends.ErrorClass) {
 			bad = true
 		}
 		return 0
+	}
+	content := func(v any) int {
+		if s, ok := v.(string); ok && s != "" {
+			texts = append(texts, s)
+		}
+		return str(v)
 	}
 	obj := func(v any) map[string]any {
 		o, ok := v.(map[string]any)
@@ -117,11 +132,11 @@ func reference(in []byte) (c backends.Chunk, class backends.ErrorClass) {
 			}
 			for _, k := range []string{"delta", "message"} {
 				if d := obj(o[k]); d != nil {
-					c.Text += str(d["content"])
+					c.Text += content(d["content"])
 					c.Reasoning += str(d["reasoning_content"]) + str(d["reasoning"])
 				}
 			}
-			c.Text += str(o["text"])
+			c.Text += content(o["text"])
 			if f, ok := o["finish_reason"].(string); ok && f != "" {
 				c.FinishReason = f
 			} else {
@@ -140,10 +155,10 @@ func reference(in []byte) (c backends.Chunk, class backends.ErrorClass) {
 		}
 	}
 	if bad {
-		return c, backends.ErrMalformed
+		return c, texts, backends.ErrMalformed
 	}
 	if _, isErr := m["error"]; isErr {
-		return c, backends.ErrServer
+		return c, texts, backends.ErrServer
 	}
-	return c, backends.ErrNone
+	return c, texts, backends.ErrNone
 }

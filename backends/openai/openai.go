@@ -132,7 +132,7 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	}
 	m["model"] = req.Model
 	if b.chat {
-		m["messages"] = []map[string]string{{"role": "user", "content": req.Prompt}}
+		m["messages"] = req.Messages()
 	} else {
 		m["prompt"] = req.Prompt
 	}

@@ -167,6 +167,9 @@ func TestRequestBodies(t *testing.T) {
 		// Without engine extensions, ForceMaxTokens sends nothing the server might reject.
 		{"chat_force_no_engine", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 16, ForceMaxTokens: true}},
 		{"completions", backends.Config{API: "completions"}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8}},
+		// A session's later turn: the history goes ahead of the prompt, in order.
+		{"chat_history", backends.Config{}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
+			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -433,5 +436,32 @@ func TestResponseIDAndPhases(t *testing.T) {
 			t.Errorf("request %d: connect %v, wrote %v (send delay %v, %v), headers %v: want connect <= wrote <= headers",
 				i, s.Connect, s.Wrote, send, ok, s.Headers)
 		}
+	}
+}
+
+// TestKeepText: a request that keeps its text gets the answer's content, unescaped and
+// without reasoning, on its sample; one that does not gets none.
+func TestKeepText(t *testing.T) {
+	for _, tt := range []struct{ file, api, text string }{
+		{"vllm_chat.sse", "chat", "Hello, world!"},
+		{"vllm_completions.sse", "completions", " The sky is blue."},
+		{"quirks_no_usage_no_done.sse", "chat", "A\nB日本"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			srv := httptest.NewServer(&backendtest.Stream{ContentType: "text/event-stream",
+				Parts: backendtest.Split(backendtest.ReadStream(t, tt.file), "\n\n")})
+			defer srv.Close()
+			b := mustNew(t, backends.Config{URL: srv.URL + "/v1", API: tt.api})
+			for _, keep := range []bool{true, false} {
+				s := b.Do(context.Background(), backends.Request{ID: "r1", Model: "m", Prompt: "hi", KeepText: keep})
+				want := tt.text
+				if !keep {
+					want = ""
+				}
+				if s.Err != nil || s.Text != want {
+					t.Errorf("KeepText %v: text %q (error %v), want %q", keep, s.Text, s.Err, want)
+				}
+			}
+		})
 	}
 }

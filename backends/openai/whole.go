@@ -58,6 +58,9 @@ func (d *wholeDecoder) Next(c *backends.Chunk) error {
 	}
 	d.id = v.ID
 	for _, ch := range v.Choices {
+		if t := ch.Text + ch.Message.Content; t != "" {
+			c.Content = escaped(t)
+		}
 		c.Text += len(ch.Text) + len(ch.Message.Content)
 		c.Reasoning += len(ch.Message.ReasoningContent)
 		c.FinishReason = ch.FinishReason
@@ -67,4 +70,10 @@ func (d *wholeDecoder) Next(c *backends.Chunk) error {
 	}
 	c.Done = true
 	return nil
+}
+
+// escaped is text as the raw bytes of a JSON string (Chunk.Content's form).
+func escaped(text string) []byte {
+	b, _ := json.Marshal(text)
+	return b[1 : len(b)-1]
 }

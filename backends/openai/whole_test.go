@@ -56,3 +56,17 @@ func TestNonStreamedMalformed(t *testing.T) {
 		t.Fatalf("err = %v, want malformed", s.Err)
 	}
 }
+
+// A non-streamed answer's text is kept too, when asked.
+func TestNonStreamedKeepText(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(wholeChat))
+	}))
+	defer srv.Close()
+	s := mustNew(t, backends.Config{URL: srv.URL + "/v1"}).Do(context.Background(),
+		backends.Request{ID: "r", Model: "m", Prompt: "hi", NoStream: true, KeepText: true})
+	if s.Err != nil || s.Text != "one two three" {
+		t.Errorf("text %q (error %v), want %q", s.Text, s.Err, "one two three")
+	}
+}

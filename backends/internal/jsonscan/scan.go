@@ -344,6 +344,17 @@ func (s *Scanner) StringLen() (n int, ok bool) {
 	return decodedLen(raw), true
 }
 
+// StringRaw is StringLen that also returns the raw (still escaped) bytes, valid until
+// the next Reset: a decoder hands them on without allocating, and they are unescaped
+// (Unquote) only where the text itself is wanted.
+func (s *Scanner) StringRaw() (raw []byte, n int, ok bool) {
+	raw, ok = s.String()
+	if !ok {
+		return nil, 0, false
+	}
+	return raw, decodedLen(raw), true
+}
+
 // String consumes a string and returns its raw (still escaped) bytes, valid until the
 // next Reset. null gives ok=false.
 func (s *Scanner) String() (raw []byte, ok bool) {

@@ -1,0 +1,87 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// SessionSpec runs a level as multi-turn conversations. A session is Turns requests in
+// order: turn k sends every earlier turn's prompt and the server's own answer as chat
+// messages (History), then its own prompt, after ThinkTime since the last answer.
+// Sessions are the unit of concurrency: LevelSpec.Concurrency sessions are in flight,
+// each with one request at a time. A failed turn ends its session: its later turns are
+// not sent (a figure of the session statistics, never a silent gap).
+type SessionSpec struct {
+	Turns     int
+	ThinkTime time.Duration
+	// Sessions is the number of sessions in each run.
+	Sessions int
+}
+
+// turn is what a session adds to one of its requests: its place, the conversation so
+// far, and (filled by send) the prompt it was sent with.
+type turn struct {
+	session, turn int // from 1
+	history       []backends.Message
+	keepText      bool // the answer goes into the next turn's history
+	prompt        string
+}
+
+// finish is request s on its way to the drain, with its shared prefix tokens and, for a
+// session's turn, its place (t nil: a request of no session).
+func (t *turn) finish(s backends.Sample, shared int) finished {
+	f := finished{s: s, sharedPrefix: shared}
+	if t != nil {
+		f.session, f.turn = t.session, t.turn
+	}
+	return f
+}
+
+// apply puts the turn's history on req and notes the prompt it is sent with; nothing
+// for a request of no session (nil).
+func (t *turn) apply(req *backends.Request) {
+	if t != nil {
+		t.prompt, req.History, req.KeepText = req.Prompt, t.history, t.keepText
+	}
+}
+
+// runSessions runs the level's sessions from slots workers, each starting its next
+// session as soon as its last one ended. Session i's turn k is request i×Turns + k−1,
+// so each turn has its own id and shape.
+func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, *turn) backends.Sample) {
+	sessions := lv
+	sessions.Requests = lv.Session.Sessions
+	closedLoop(ctx, sessions, slots, wg, func(i int) { converse(ctx, lv.Session, i, send) })
+}
+
+// converse runs session i (from 0) turn by turn until its last turn, a failed turn, or
+// ctx is done.
+func converse(ctx context.Context, sp *SessionSpec, i int, send func(int, *turn) backends.Sample) {
+	var history []backends.Message
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	for k := 1; k <= sp.Turns; k++ {
+		if k > 1 && sp.ThinkTime > 0 {
+			timer.Reset(sp.ThinkTime)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		t := &turn{session: i + 1, turn: k, history: history, keepText: k < sp.Turns}
+		s := send(i*sp.Turns+k-1, t)
+		if !s.OK() {
+			return
+		}
+		history = append(history, backends.Message{Role: "user", Content: t.prompt},
+			backends.Message{Role: "assistant", Content: s.Text})
+	}
+}
