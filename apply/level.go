@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -83,7 +84,9 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	if sink.firstErr != nil {
 		m.FirstError = sink.firstErr.Error()
 	}
-	m.MaxSendLag = maxLag(res)
+	if lag := m.Stats.Pooled.SendLag; lag.N > 0 {
+		m.MaxSendLag = time.Duration(math.Round(lag.Max * 1e9))
+	}
 	return m
 }
 
@@ -125,14 +128,4 @@ func (a *applier) executorOptions(proc *servers.Process, sink *levelSink) execut
 			Message: fmt.Sprintf("server %q exited during the cell (log: %s)", proc.Name(), proc.LogPath())}
 	}
 	return opts
-}
-
-func maxLag(res executor.Result) time.Duration {
-	var m time.Duration
-	for _, r := range res.Runs {
-		for _, l := range r.SendLag {
-			m = max(m, l)
-		}
-	}
-	return m
 }

@@ -24,6 +24,10 @@ type levelSink struct {
 func (s *levelSink) add(ev executor.Event) {
 	rec := s.rec
 	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
+	if ev.Paced {
+		at, lag := int64(ev.Scheduled), int64(ev.SendLag)
+		rec.ScheduledNS, rec.SendLagNS = &at, &lag
+	}
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
 	if !ev.Warmup {
@@ -31,6 +35,9 @@ func (s *levelSink) add(ev executor.Event) {
 			s.runs = append(s.runs, stats.NewAccumulator(s.target))
 		}
 		s.runs[ev.Run].Add(ev.Sample)
+		if ev.Paced {
+			s.runs[ev.Run].AddSendLag(ev.SendLag)
+		}
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err
 		}

@@ -36,6 +36,10 @@ type LevelSpec struct {
 	// Shapes, when set, give request n of every run its own prompt and output length
 	// (Shapes[n % len]); otherwise every request is the template.
 	Shapes []Shape
+	// Trace, when set, replays a trace: each run sends the rows it streams, each at its
+	// own offset, with its own shape (Shapes and RequestRate are then unused).
+	// Concurrency caps the requests in flight; 0 means no cap.
+	Trace Trace
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -46,11 +50,10 @@ type RunResult struct {
 	Start, End time.Time
 	// Samples holds every request's Sample, unless Options.DropSamples.
 	Samples []backends.Sample
-	// SendLag is, in open loop, how late each request was sent against its schedule
-	// (index-aligned with the schedule, not with Samples).
-	SendLag []time.Duration
 	// Interrupted is set when the run was cut short by cancellation.
 	Interrupted bool
+	// Err is why a replay's trace stopped before its end (it could not be read).
+	Err error
 }
 
 // Window is the measured wall time of the run.
@@ -69,6 +72,14 @@ type Event struct {
 	Warmup bool
 	// Sample is valid only during the call: copy what you keep.
 	Sample *backends.Sample
+	// Paced is set in open loop and replay: the request had a scheduled send time.
+	Paced bool
+	// Scheduled is when the request was due, from the run's start; SendLag is how late
+	// it was sent against that (a full cap on requests in flight shows here). Both are
+	// zero unless Paced.
+	Scheduled, SendLag time.Duration
+	// Index is the request's number in its run, from 0.
+	Index int
 }
 
 // Options tune a level's execution.
@@ -160,25 +171,28 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		}
 	}()
 
-	sink := make(chan backends.Sample, sinkBuffer(lv))
+	sink := make(chan finished, sinkBuffer(lv))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	record := func(s backends.Sample) {
-		// The request's timing is complete here: should the queue be full, waiting
-		// delays this worker's next request, never the measurement of this one.
-		sink <- s
-	}
-	send := func(n int) {
+	send := func(p paced) {
+		record := func(s backends.Sample) {
+			// The request's timing is complete here: should the queue be full, waiting
+			// delays this worker's next request, never the measurement of this one.
+			sink <- finished{Sample: s, paced: p}
+		}
 		req := lv.Request
-		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
+		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, p.n)
 		drawn := 0 // the request's own output length, kept on its sample for early stops
+		sh := p.shape
+		if sh == nil && len(lv.Shapes) > 0 {
+			sh = &lv.Shapes[p.n%len(lv.Shapes)]
+		}
 		switch {
-		case len(lv.Shapes) > 0 && lv.Prompts != nil:
-			sh := lv.Shapes[n%len(lv.Shapes)]
-			req.Prompt = lv.Prompts.Shaped(req.ID, sh)
+		case sh != nil && lv.Prompts != nil:
+			req.Prompt = lv.Prompts.Shaped(req.ID, *sh)
 			if sh.MaxTokens > 0 {
 				req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
 			}
@@ -209,10 +223,13 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
-	if lv.RequestRate > 0 {
-		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, send)
-	} else {
-		closedLoop(ctx, lv, slots, &wg, send)
+	switch {
+	case lv.Trace != nil:
+		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, send)
+	case lv.RequestRate > 0:
+		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, send)
+	default:
+		closedLoop(ctx, lv, slots, &wg, func(n int) { send(paced{n: n}) })
 	}
 	wg.Wait()
 	close(sink)
@@ -228,11 +245,12 @@ func sinkBuffer(lv LevelSpec) int { return max(1024, 4*lv.Concurrency) }
 
 // drain takes finished requests off the queue one at a time: it widens the run's window,
 // keeps the Sample unless told not to, and hands it to OnRequest.
-func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
-	// One variable for the whole run: OnRequest gets its address, and a per-iteration s
+func drain(sink <-chan finished, run *RunResult, opts Options) {
+	// One variable for the whole run: OnRequest gets its address, and a per-iteration f
 	// would escape to the heap once per request (Event.Sample is valid only during the call).
-	var s backends.Sample
-	for s = range sink {
+	var f finished
+	for f = range sink {
+		s := &f.Sample
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
 		}
@@ -240,10 +258,11 @@ func drain(sink <-chan backends.Sample, run *RunResult, opts Options) {
 			run.End = e
 		}
 		if !opts.DropSamples {
-			run.Samples = append(run.Samples, s)
+			run.Samples = append(run.Samples, *s)
 		}
 		if opts.OnRequest != nil {
-			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: &s})
+			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, Paced: f.timed,
+				Scheduled: f.at, SendLag: f.lag, Index: f.n})
 		}
 	}
 }
@@ -274,43 +293,20 @@ func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup
 	}
 }
 
-// openLoop sends lv.Requests requests on a schedule, at most slots in flight, and returns
-// how late each send was against its schedule, read on clk. The timer waits out the gap
-// clk says is left, so the schedule keeps to clk's time.
-func openLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
+// openLoop sends lv.Requests requests on a schedule, at most slots in flight; each
+// request carries how late it was sent against its schedule, read on clk.
+func openLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(paced)) {
 	seed := lv.Seed + uint64(idx)*7919
 	if warm {
 		seed += 1 << 32
 	}
-	sched := Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed)
-	lags := make([]time.Duration, 0, len(sched))
-	sem := make(chan struct{}, slots)
-	t0 := clk.Now()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for n, at := range sched {
-		if d := at - clk.Now().Sub(t0); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return lags
-			}
+	p := newPacer(ctx, clk, slots, wg, send)
+	defer p.stop()
+	for n, at := range Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed) {
+		if !p.send(paced{n: n, at: at}) {
+			return
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return lags
-		}
-		lags = append(lags, clk.Now().Sub(t0)-at)
-		wg.Add(1)
-		go func(n int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			send(n)
-		}(n)
 	}
-	return lags
 }
 
 // Schedule returns the send offsets of n requests at rate per second: exponential gaps

@@ -80,6 +80,8 @@ var figureFields = []ResultField{
 	numField("conn_setup_max_ms", "ms", "longest connection set-up (inside that request's TTFT)", 1000, func(r *Row) float64 { return r.ConnectSetup.Max }),
 	numField("send_delay_p50_ms", "ms", "median client send delay: start stamp to request written, less set-up", 1000, func(r *Row) float64 { return r.SendDelay.P50 }),
 	numField("send_delay_p99_ms", "ms", "p99 client send delay", 1000, func(r *Row) float64 { return r.SendDelay.P99 }),
+	numField("send_lag_p99_ms", "ms", "p99 of how late open-loop or replayed requests were sent against their schedule", 1000, func(r *Row) float64 { return r.SendLag.P99 }),
+	numField("send_lag_max_ms", "ms", "most any open-loop or replayed request was sent behind its schedule", 1000, func(r *Row) float64 { return r.SendLag.Max }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

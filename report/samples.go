@@ -24,6 +24,10 @@ type SampleRecord struct {
 	RunID string `json:"run_id,omitempty"`
 	Host  string `json:"host,omitempty"`
 	backends.Sample
+	// ScheduledNS is, in open loop and trace replay, when the request was due (ns from
+	// its run's start), and SendLagNS how late it was sent; absent in closed loop.
+	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
+	SendLagNS   *int64 `json:"send_lag_ns,omitempty"`
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this

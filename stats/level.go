@@ -109,6 +109,10 @@ type Summary struct {
 	// from its start stamp to fully written, less connection set-up. It is inside TTFT
 	// and grows when the client is busy (many streams on few cores).
 	SendDelay Dist `json:"send_delay_s"`
+	// SendLag is, in open loop and trace replay, how late each request was sent against
+	// its schedule (AddSendLag); a full cap on requests in flight shows here. Its
+	// percentiles are exact up to ITLExactGaps requests, then within ITLRelativeError.
+	SendLag Dist `json:"send_lag_s"`
 }
 
 // Summarize computes a Summary from the samples of one run. A zero window is derived
@@ -143,6 +147,7 @@ type Accumulator struct {
 	promptSum, promptN    int
 	sources               map[backends.TokenSource]bool
 	window                Window // spanned by the samples added
+	lag                   itlStore
 }
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
@@ -206,6 +211,10 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	}
 }
 
+// AddSendLag counts how late one paced request was sent against its schedule. A
+// replay's lags go into a bounded store, so a long trace does not grow the memory.
+func (a *Accumulator) AddSendLag(d time.Duration) { a.lag.add(d.Seconds()) }
+
 // Window is first request start to last request end (Start+End) over the requests
 // added. Failed requests count too: they occupied the window.
 func (a *Accumulator) Window() Window { return a.window }
@@ -235,6 +244,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.connect = append(a.connect, o.connect...)
 	a.send = append(a.send, o.send...)
 	a.itl.merge(&o.itl)
+	a.lag.merge(&o.lag)
 	a.chunks += o.chunks
 	a.promptSum += o.promptSum
 	a.promptN += o.promptN
@@ -269,6 +279,7 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.NewConnections = len(a.connect)
 	l.ConnectSetup = NewDist(a.connect)
 	l.SendDelay = NewDist(a.send)
+	l.SendLag = a.lag.dist()
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))

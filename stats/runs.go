@@ -121,6 +121,7 @@ func medianLevel(levels []Summary) Summary {
 		NewConnections:        i(func(l *Summary) int { return l.NewConnections }),
 		ConnectSetup:          d(func(l *Summary) *Dist { return &l.ConnectSetup }),
 		SendDelay:             d(func(l *Summary) *Dist { return &l.SendDelay }),
+		SendLag:               d(func(l *Summary) *Dist { return &l.SendLag }),
 	}
 }
 
