@@ -61,6 +61,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Prompts:     setup.prompts,
 		Shapes:      setup.shapes,
 	}
+	a.replayLevel(w, &lv)
 	if w.Seed != nil {
 		lv.Seed = uint64(*w.Seed)
 	}
@@ -79,6 +80,11 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		a.levelMonitors(cell, setup.proc), &m)
 	m.Ended = a.now()
 
+	for _, r := range res.Runs {
+		if r.Err != nil {
+			a.note("%s %s: the trace stopped before the window's end: %v", cell.ID, levelName(level), r.Err)
+		}
+	}
 	m.Stats = stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 	m.Interrupted = res.Interrupted
 	if sink.firstErr != nil {

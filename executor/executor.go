@@ -199,6 +199,9 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		case lv.Prompts != nil:
 			req.Prompt = lv.Prompts.For(req.ID)
 		}
+		if p.early != nil {
+			p.lag = p.early.until(p.at)
+		}
 		if aborted(opts.Abort) {
 			record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)})
 			return

@@ -16,6 +16,9 @@ type paced struct {
 	at, lag time.Duration
 	// shape is a replayed row's own; nil takes LevelSpec.Shapes' turn.
 	shape *Shape
+	// early is set when the request was handed over before its time: once built, it
+	// waits out the rest (pacer.until), which gives its lag.
+	early *pacer
 }
 
 // finished is a request's Sample with its send time against its schedule, queued for
@@ -47,12 +50,15 @@ func newPacer(ctx context.Context, clk backends.Clock, slots int, wg *sync.WaitG
 	return p
 }
 
-// send waits until r.at (the timer waits out the gap clk says is left, so the schedule
-// keeps to clk's time), then for a free slot, and sends r on its own goroutine. It
-// returns false, sending nothing, when ctx ends first.
+// send sends r on its own goroutine at r.at from the pacer's start, read on clk, once a
+// slot is free; it returns false, sending nothing, when ctx ends first. The pacer waits
+// on the runtime timer until just before r.at; the request's goroutine then builds the
+// request and waits out the rest in short thread-blocking sleeps (until), so neither a
+// late timer nor building the prompt makes the request late.
 func (p *pacer) send(r paced) bool {
-	if d := r.at - p.clk.Now().Sub(p.t0); d > 0 {
-		p.timer.Reset(d)
+	d := r.at - p.clk.Now().Sub(p.t0)
+	if d > preciseTail {
+		p.timer.Reset(d - preciseTail)
 		select {
 		case <-p.timer.C:
 		case <-p.ctx.Done():
@@ -66,7 +72,12 @@ func (p *pacer) send(r paced) bool {
 			return false
 		}
 	}
-	r.timed, r.lag = true, p.clk.Now().Sub(p.t0)-r.at
+	r.timed = true
+	if d > 0 {
+		r.early = p
+	} else {
+		r.lag = p.clk.Now().Sub(p.t0) - r.at
+	}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -76,6 +87,25 @@ func (p *pacer) send(r paced) bool {
 		p.do(r)
 	}()
 	return true
+}
+
+// preciseTail is the last part of a wait spent in short thread-blocking sleeps rather
+// than on the runtime timer (which may fire up to a millisecond late), and preciseStep
+// the longest of them: requests then go out within tens of microseconds of schedule.
+const (
+	preciseTail = 1500 * time.Microsecond
+	preciseStep = 100 * time.Microsecond
+)
+
+// until waits until at from the pacer's start and returns how late it is then.
+func (p *pacer) until(at time.Duration) time.Duration {
+	for {
+		late := p.clk.Now().Sub(p.t0) - at
+		if late >= 0 {
+			return late
+		}
+		nanosleep(min(-late, preciseStep))
+	}
 }
 
 func (p *pacer) stop() { p.timer.Stop() }

@@ -31,8 +31,10 @@ func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.
 	rctx, cancel := context.WithCancel(ctx)
 	rows := make(chan TraceRow, traceBuffer)
 	errc := make(chan error, 1)
+	read := make(chan struct{}) // closed when the reader is done
 	go func() {
 		defer close(rows)
+		defer close(read)
 		errc <- lv.Trace(rctx, rows)
 	}()
 	defer func() {
@@ -40,8 +42,7 @@ func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.
 		for range rows { // let a reader blocked on a full channel see the cancel
 		}
 	}()
-	p := newPacer(ctx, clk, lv.Concurrency, wg, send)
-	defer p.stop()
+	var p *pacer
 	for n := 0; ; n++ {
 		var r TraceRow
 		var ok bool
@@ -53,8 +54,26 @@ func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.
 		if !ok {
 			return <-errc
 		}
+		if p == nil {
+			// The run starts once the reader has filled its buffer: opening the file and
+			// parsing the first rows would otherwise delay the first requests.
+			for len(rows) < cap(rows) && !closed(read) && ctx.Err() == nil {
+				time.Sleep(50 * time.Microsecond)
+			}
+			p = newPacer(ctx, clk, lv.Concurrency, wg, send)
+			defer p.stop()
+		}
 		if !p.send(paced{n: n, at: r.At, shape: &r.Shape}) {
 			return nil
 		}
+	}
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
