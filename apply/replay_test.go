@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
@@ -155,5 +157,47 @@ func TestApplyTraceReplayExample(t *testing.T) {
 		if r.OutputTokens != want.OutputLength || math.Abs(float64(r.PromptTokens-want.InputLength)) > 0.03*float64(want.InputLength) {
 			t.Fatalf("%s: %d prompt and %d output tokens, the trace says %d and %d", r.ID, r.PromptTokens, r.OutputTokens, want.InputLength, want.OutputLength)
 		}
+	}
+}
+
+// A replay that cannot run as asked stops before the server sees a request: a window
+// that starts past the trace's end, or an out-of-order trace (file:line).
+func TestReplayRefusesBeforeSending(t *testing.T) {
+	data, _ := seededTrace(20, 15, 3) // about 1.3 s of trace time
+	for _, tc := range []struct {
+		name, start, data, want string
+	}{
+		{"window past the end", "1m", data, "holds none of the trace's rows"},
+		{"out of order", "0s", "{\"timestamp\": 5, \"input_length\": 9, \"output_length\": 2, \"hash_ids\": []}\n" +
+			"{\"timestamp\": 4, \"input_length\": 9, \"output_length\": 2, \"hash_ids\": []}\n", "trace.jsonl:2: timestamp 4 is before"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mock := mockserver.New(mockserver.Config{})
+			srv := httptest.NewServer(mock)
+			defer srv.Close()
+			src := strings.Replace(replayPlan, "speedup = 10", "speedup = 10\n    start = \""+tc.start+"\"", 1)
+			p, cells := writePlanDir(t, src, "trace.jsonl", tc.data, srv.URL)
+			_, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if n := mock.Stats().Requests; n != 0 {
+				t.Fatalf("the server got %d requests", n)
+			}
+		})
+	}
+}
+
+// The workload's requests cap the rows replayed, and the note says where the trace
+// was cut.
+func TestReplayCutByRequests(t *testing.T) {
+	data, _ := seededTrace(40, 15, 5)
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	src := strings.Replace(replayPlan, "temperature = 0", "temperature = 0\n  requests = 25", 1)
+	p, cells := writePlanDir(t, src, "trace.jsonl", data, srv.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(recs) != 25 || !strings.Contains(res.Rows[0].Notes, ": 25 of 40 rows replayed") {
+		t.Fatalf("%d requests, notes %q", len(recs), res.Rows[0].Notes)
 	}
 }
