@@ -201,3 +201,32 @@ func TestReplayCutByRequests(t *testing.T) {
 		t.Fatalf("%d requests, notes %q", len(recs), res.Rows[0].Notes)
 	}
 }
+
+// A short trace replayed on the real Ollama's /v1: every row is sent at its time with
+// its own prompt length, on the server's own count.
+func TestRealOllamaReplay(t *testing.T) {
+	s := realOllama(t)
+	var trace strings.Builder
+	ins := []int{24, 40, 64, 32, 48, 80}
+	for i, in := range ins {
+		fmt.Fprintf(&trace, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": %d, \"hash_ids\": [%d]}\n", i*150, in, 4+i, i)
+	}
+	src := strings.NewReplacer(`["mock"]`, `["tiny"]`, `model_id = "mock"`, `model_id = "tiny"`,
+		"speedup = 10", "speedup = 1").Replace(replayPlan)
+	p, cells := writePlanDir(t, src, "trace.jsonl", trace.String(), strings.TrimSuffix(s.URL, "/"))
+	res, recs := runSamples(t, p, cells)
+	if r := res.Rows[0]; r.Status != report.StatusOK || r.Succeeded != len(ins) || len(recs) != len(ins) {
+		t.Fatalf("status %s, %d/%d ok, %d records", r.Status, r.Succeeded, r.Requests, len(recs))
+	}
+	for _, r := range recs {
+		n := requestIndex(t, r.ID)
+		if r.ScheduledNS == nil || time.Duration(*r.ScheduledNS) != time.Duration(n)*150*time.Millisecond {
+			t.Fatalf("%s: scheduled %v, want %v", r.ID, r.ScheduledNS, time.Duration(n)*150*time.Millisecond)
+		}
+		// The tiny model's byte vocabulary makes a filler word about 4 tokens: a prompt
+		// can only land within a word of its length.
+		if d := math.Abs(float64(r.PromptTokens - ins[n])); d > 0.05*float64(ins[n])+5 {
+			t.Fatalf("%s: %d prompt tokens on Ollama's count, the trace says %d", r.ID, r.PromptTokens, ins[n])
+		}
+	}
+}
