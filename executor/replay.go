@@ -22,8 +22,12 @@ type TraceRow struct {
 // sent and never held whole; the executor closes rows when it returns.
 type Trace func(ctx context.Context, rows chan<- TraceRow) error
 
-// traceBuffer is how many rows the trace's reader may read ahead of the schedule.
-const traceBuffer = 256
+// traceBuffer is how many rows the trace's reader may read ahead of the schedule, and
+// settle how long a replay waits before its first request.
+const (
+	traceBuffer = 256
+	settle      = 20 * time.Millisecond
+)
 
 // replayLoop sends the rows lv.Trace streams, each at its own offset and with its own
 // shape, at most lv.Concurrency in flight (0: no cap). It returns the trace's error.
@@ -55,9 +59,10 @@ func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.
 			return <-errc
 		}
 		if p == nil {
-			// The run starts once the reader has filled its buffer: opening the file and
-			// parsing the first rows would otherwise delay the first requests.
-			for len(rows) < cap(rows) && !closed(read) && ctx.Err() == nil {
+			// The run starts once the reader has filled its buffer and the level's
+			// monitors, started just before, have taken their first samples: either
+			// would otherwise delay the first requests, against which all are timed.
+			for settled := time.Now().Add(settle); (time.Now().Before(settled) || len(rows) < cap(rows) && !closed(read)) && ctx.Err() == nil; {
 				time.Sleep(50 * time.Microsecond)
 			}
 			p = newPacer(ctx, clk, lv.Concurrency, wg, send)
