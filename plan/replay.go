@@ -46,7 +46,8 @@ func (l *loader) decodeReplay(w *Workload, blocks hcl.Blocks, a hcl.Attributes, 
 		l.errorf(d.Expr.Range().Ptr(), "Empty replay window", "duration is the length of trace time replayed: leave it out to replay to the trace's end, or give more than 0.")
 	}
 	w.Replay = r
-	if w.Dataset == nil || w.Dataset.Spec.Format != dataset.FormatMooncake {
+	// A dataset that failed to decode, or a reference to none, has its own diagnostic.
+	if ds := w.Dataset; a["dataset"] == nil || ds != nil && !l.p.failed[ds] && ds.Spec.Format != dataset.FormatMooncake {
 		l.errorf(b.DefRange.Ptr(), "Replay needs a trace", "replay sends a Mooncake trace's rows at their timestamps: set the workload's dataset to a dataset block with format = %q.", dataset.FormatMooncake)
 	}
 	for _, name := range []string{"request_rate", "prompt", "prompt_file"} {

@@ -27,3 +27,16 @@ workload "conflicts" {
     speedup = 2
   }
 }
+workload "no_dataset" {
+  replay { # ERROR: Replay needs a trace
+  }
+}
+dataset "broken" {
+  format = "mooncake"
+  path   = "nowhere.jsonl" # ERROR: Cannot read dataset
+}
+workload "broken_trace" {
+  dataset = dataset.broken
+  replay {
+  }
+}
