@@ -183,22 +183,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			// delays this worker's next request, never the measurement of this one.
 			sink <- finished{Sample: s, paced: p}
 		}
-		req := lv.Request
-		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, p.n)
-		drawn := 0 // the request's own output length, kept on its sample for early stops
-		sh := p.shape
-		if sh == nil && len(lv.Shapes) > 0 {
-			sh = &lv.Shapes[p.n%len(lv.Shapes)]
-		}
-		switch {
-		case sh != nil && lv.Prompts != nil:
-			req.Prompt = lv.Prompts.Shaped(req.ID, *sh)
-			if sh.MaxTokens > 0 {
-				req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
-			}
-		case lv.Prompts != nil:
-			req.Prompt = lv.Prompts.For(req.ID)
-		}
+		req, drawn := lv.request(fmt.Sprintf("%s%d/req%d", kind, idx, p.n), p)
 		if p.early != nil {
 			p.lag = p.early.until(p.at)
 		}
@@ -239,6 +224,29 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	<-drained
 	run.Interrupted = ctx.Err() != nil
 	return run
+}
+
+// request builds request p of a run, named id, from the template: its prompt and, when
+// it has its own shape, its output length, which is returned too (0: the template's),
+// to be kept on its sample for early stops.
+func (lv LevelSpec) request(id string, p paced) (backends.Request, int) {
+	req := lv.Request
+	req.ID = id
+	drawn := 0
+	sh := p.shape
+	if sh == nil && len(lv.Shapes) > 0 {
+		sh = &lv.Shapes[p.n%len(lv.Shapes)]
+	}
+	switch {
+	case sh != nil && lv.Prompts != nil:
+		req.Prompt = lv.Prompts.Shaped(req.ID, *sh)
+		if sh.MaxTokens > 0 {
+			req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
+		}
+	case lv.Prompts != nil:
+		req.Prompt = lv.Prompts.For(req.ID)
+	}
+	return req, drawn
 }
 
 // sinkBuffer sizes a run's queue of finished requests: room for several samples per
