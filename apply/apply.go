@@ -164,6 +164,8 @@ type applier struct {
 	vram        []report.VRAMSeries
 	// traffic holds each dataset workload's drawn rows (readDatasets).
 	traffic map[*plan.Workload]dataset.Sample
+	// replays holds each replay workload's trace window (scanTrace).
+	replays map[*plan.Workload]*replayWindow
 }
 
 type levelKey struct {

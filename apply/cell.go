@@ -165,7 +165,10 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 	}
 	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w]),
 		BlockSize: blockSize(w)}
-	if hasShapes(w) {
+	switch {
+	case a.replays[w] != nil:
+		setup.shapes = a.replays[w].bounds
+	case hasShapes(w):
 		setup.shapes = shapes(w, a.traffic[w])
 	}
 	if err := checkContext(ctx, cell, setup); err != nil {

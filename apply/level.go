@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -61,6 +62,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Shapes:      setup.shapes,
 		Session:     sessionSpec(w, level),
 	}
+	a.replayLevel(w, &lv)
 	if w.Seed != nil {
 		lv.Seed = uint64(*w.Seed)
 	}
@@ -80,12 +82,19 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		a.levelMonitors(cell, setup.proc), &m)
 	m.Ended = a.now()
 
+	for _, r := range res.Runs {
+		if r.Err != nil {
+			a.note("%s %s: the trace stopped before the window's end: %v", cell.ID, levelName(level), r.Err)
+		}
+	}
 	m.Stats = stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 	m.Interrupted = res.Interrupted
 	if sink.firstErr != nil {
 		m.FirstError = sink.firstErr.Error()
 	}
-	m.MaxSendLag = maxLag(res)
+	if lag := m.Stats.Pooled.SendLag; lag.N > 0 {
+		m.MaxSendLag = time.Duration(math.Round(lag.Max * 1e9))
+	}
 	return m
 }
 
@@ -127,14 +136,4 @@ func (a *applier) executorOptions(proc *servers.Process, sink *levelSink) execut
 			Message: fmt.Sprintf("server %q exited during the cell (log: %s)", proc.Name(), proc.LogPath())}
 	}
 	return opts
-}
-
-func maxLag(res executor.Result) time.Duration {
-	var m time.Duration
-	for _, r := range res.Runs {
-		for _, l := range r.SendLag {
-			m = max(m, l)
-		}
-	}
-	return m
 }

@@ -26,6 +26,10 @@ func (s *levelSink) add(ev executor.Event) {
 	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
 	rec.Session, rec.Turn = ev.Session, ev.Turn
 	rec.SharedPrefixTokens = ev.SharedPrefixTokens
+	if ev.Paced {
+		at, lag := int64(ev.Scheduled), int64(ev.SendLag)
+		rec.ScheduledNS, rec.SendLagNS = &at, &lag
+	}
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
 	if !ev.Warmup {
@@ -37,6 +41,9 @@ func (s *levelSink) add(ev executor.Event) {
 			s.runs[ev.Run].AddTurn(ev.Session, ev.Turn, ev.Sample)
 		}
 		s.runs[ev.Run].AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
+		if ev.Paced {
+			s.runs[ev.Run].AddSendLag(ev.SendLag)
+		}
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err
 		}

@@ -20,12 +20,19 @@ import (
 // row count go into the manifest.
 func (a *applier) readDatasets() error {
 	a.traffic = map[*plan.Workload]dataset.Sample{}
+	a.replays = map[*plan.Workload]*replayWindow{}
 	for _, c := range a.o.Cells {
 		w := c.Workload
 		if _, done := a.traffic[w]; done || w.Dataset == nil {
 			continue
 		}
-		s, err := dataset.Draw(w.Dataset.Spec, maxRequests(w), workloadSeed(w))
+		var s dataset.Sample
+		var err error
+		if w.Replay != nil {
+			s, err = a.scanTrace(w) // streamed again while it is sent, never drawn whole
+		} else {
+			s, err = dataset.Draw(w.Dataset.Spec, maxRequests(w), workloadSeed(w))
+		}
 		if err != nil {
 			return fmt.Errorf("dataset %q: %w", w.Dataset.Name, err)
 		}

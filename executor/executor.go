@@ -39,6 +39,10 @@ type LevelSpec struct {
 	// Session, when set, runs the level as multi-turn sessions (closed loop, Concurrency
 	// sessions in flight); Requests is then Sessions × Turns.
 	Session *SessionSpec
+	// Trace, when set, replays a trace: each run sends the rows it streams, each at its
+	// own offset, with its own shape (Shapes and RequestRate are then unused).
+	// Concurrency caps the requests in flight; 0 means no cap.
+	Trace Trace
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -49,11 +53,10 @@ type RunResult struct {
 	Start, End time.Time
 	// Samples holds every request's Sample, unless Options.DropSamples.
 	Samples []backends.Sample
-	// SendLag is, in open loop, how late each request was sent against its schedule
-	// (index-aligned with the schedule, not with Samples).
-	SendLag []time.Duration
 	// Interrupted is set when the run was cut short by cancellation.
 	Interrupted bool
+	// Err is why a replay's trace stopped before its end (it could not be read).
+	Err error
 }
 
 // Window is the measured wall time of the run.
@@ -78,14 +81,14 @@ type Event struct {
 	// Session and Turn place a session workload's request: its session within the run
 	// and its turn within the session, both from 1; 0 when the level has no sessions.
 	Session, Turn int
-}
-
-// finished is a request on its way from its goroutine to the drain, with its shared
-// prefix tokens and its place in a session.
-type finished struct {
-	s             backends.Sample
-	sharedPrefix  int
-	session, turn int
+	// Paced is set in open loop and replay: the request had a scheduled send time.
+	Paced bool
+	// Scheduled is when the request was due, from the run's start; SendLag is how late
+	// it was sent against that (a full cap on requests in flight shows here). Both are
+	// zero unless Paced.
+	Scheduled, SendLag time.Duration
+	// Index is the request's number in its run, from 0.
+	Index int
 }
 
 // Options tune a level's execution.
@@ -183,35 +186,25 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	record := func(s backends.Sample, shared int, tr *turn) backends.Sample {
-		// The request's timing is complete here: should the queue be full, waiting
-		// delays this worker's next request, never the measurement of this one.
-		sink <- tr.finish(s, shared)
-		return s
-	}
 	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
-	send := func(n int, tr *turn) backends.Sample {
-		req := lv.Request
-		req.ID = fmt.Sprintf("%s%d/req%d", kind, idx, n)
-		drawn := 0 // the request's own output length, kept on its sample for early stops
-		var sh Shape
-		switch {
-		case len(lv.Shapes) > 0 && lv.Prompts != nil:
-			sh = lv.Shapes[n%len(lv.Shapes)]
-			req.Prompt = lv.Prompts.Shaped(req.ID, sh)
-			if sh.MaxTokens > 0 {
-				req.MaxTokens, drawn = sh.MaxTokens, sh.MaxTokens
-			}
-		case lv.Prompts != nil:
-			req.Prompt = lv.Prompts.For(req.ID)
+	send := func(p paced, tr *turn) backends.Sample {
+		record := func(s backends.Sample, shared int) backends.Sample {
+			// The request's timing is complete here: should the queue be full, waiting
+			// delays this worker's next request, never the measurement of this one.
+			sink <- tr.finish(s, shared, p)
+			return s
+		}
+		req, sh := lv.request(fmt.Sprintf("%s%d/req%d", kind, idx, p.n), p)
+		if p.early != nil {
+			p.lag = p.early.until(p.at)
 		}
 		tr.apply(&req)
 		if aborted(opts.Abort) {
-			return record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0, tr)
+			return record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0)
 		}
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		s := b.Do(reqCtx, req)
-		s.MaxTokens = drawn
+		s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
 			// A connection lost as the managed server died is the server's death, not a
 			// network fault: wait briefly for its exit to be seen, then say so.
@@ -225,23 +218,49 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			}
 			t.Stop()
 		}
-		return record(s, shared, tr)
+		return record(s, shared)
 	}
 
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
-	if lv.Session != nil {
+	switch {
+	case lv.Session != nil:
 		runSessions(ctx, lv, slots, &wg, send)
-	} else if lv.RequestRate > 0 {
-		run.SendLag = openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(n int) { send(n, nil) })
-	} else {
-		closedLoop(ctx, lv, slots, &wg, func(n int) { send(n, nil) })
+	case lv.Trace != nil:
+		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil) })
+	case lv.RequestRate > 0:
+		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil) })
+	default:
+		closedLoop(ctx, lv, slots, &wg, func(n int) { send(paced{n: n}, nil) })
 	}
 	wg.Wait()
 	close(sink)
 	<-drained
 	run.Interrupted = ctx.Err() != nil
 	return run
+}
+
+// request builds request p of a run, named id, from the template: its prompt and, when
+// it has its own shape, its output length. The shape it was built from is returned too
+// (zero: the template's), for its shared prefix and its output length.
+func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
+	req := lv.Request
+	req.ID = id
+	sh := p.shape
+	if sh == nil && len(lv.Shapes) > 0 {
+		sh = &lv.Shapes[p.n%len(lv.Shapes)]
+	}
+	switch {
+	case sh != nil && lv.Prompts != nil:
+		req.Prompt = lv.Prompts.Shaped(req.ID, *sh)
+		if sh.MaxTokens > 0 {
+			req.MaxTokens = sh.MaxTokens
+		}
+		return req, *sh
+	case lv.Prompts != nil:
+		req.Prompt = lv.Prompts.For(req.ID)
+	}
+	return req, Shape{}
 }
 
 // sinkBuffer sizes a run's queue of finished requests: room for several samples per
@@ -256,7 +275,7 @@ func drain(sink <-chan finished, run *RunResult, opts Options) {
 	// would escape to the heap once per request (Event.Sample is valid only during the call).
 	var f finished
 	for f = range sink {
-		s := &f.s
+		s := &f.Sample
 		if run.Start.IsZero() || s.Start.Before(run.Start) {
 			run.Start = s.Start
 		}
@@ -268,7 +287,7 @@ func drain(sink <-chan finished, run *RunResult, opts Options) {
 		}
 		if opts.OnRequest != nil {
 			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix,
-				Session: f.session, Turn: f.turn})
+				Session: f.session, Turn: f.turn, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n})
 		}
 	}
 }
@@ -299,43 +318,20 @@ func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup
 	}
 }
 
-// openLoop sends lv.Requests requests on a schedule, at most slots in flight, and returns
-// how late each send was against its schedule, read on clk. The timer waits out the gap
-// clk says is left, so the schedule keeps to clk's time.
-func openLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(int)) []time.Duration {
+// openLoop sends lv.Requests requests on a schedule, at most slots in flight; each
+// request carries how late it was sent against its schedule, read on clk.
+func openLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(paced)) {
 	seed := lv.Seed + uint64(idx)*7919
 	if warm {
 		seed += 1 << 32
 	}
-	sched := Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed)
-	lags := make([]time.Duration, 0, len(sched))
-	sem := make(chan struct{}, slots)
-	t0 := clk.Now()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for n, at := range sched {
-		if d := at - clk.Now().Sub(t0); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return lags
-			}
+	p := newPacer(ctx, clk, slots, wg, send)
+	defer p.stop()
+	for n, at := range Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed) {
+		if !p.send(paced{n: n, at: at}) {
+			return
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return lags
-		}
-		lags = append(lags, clk.Now().Sub(t0)-at)
-		wg.Add(1)
-		go func(n int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			send(n)
-		}(n)
 	}
-	return lags
 }
 
 // Schedule returns the send offsets of n requests at rate per second: exponential gaps

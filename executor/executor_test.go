@@ -112,18 +112,20 @@ func TestSharedPrefixGivesOnePrompt(t *testing.T) {
 func TestOpenLoopCapsInFlightAndRecordsLag(t *testing.T) {
 	f := &fakeBackend{delay: 20 * time.Millisecond}
 	lv := LevelSpec{Concurrency: 2, Requests: 10, RepeatRuns: 1, RequestRate: 1000, Arrival: "constant", Prompts: &Prompts{Words: 1}}
-	res := RunLevel(context.Background(), f, lv, Options{})
+	lags := &sendLags{}
+	RunLevel(context.Background(), f, lv, Options{OnRequest: lags.add})
+	sendLag := lags.byIndex()
 	if f.calls.Load() != 10 {
 		t.Fatalf("calls = %d, want 10", f.calls.Load())
 	}
 	if m := f.maxFlight.Load(); m > 2 {
 		t.Fatalf("max in flight %d exceeds the cap 2", m)
 	}
-	if n := len(res.Runs[0].SendLag); n != 10 {
+	if n := len(sendLag); n != 10 {
 		t.Fatalf("send lags = %d, want one per request", n)
 	}
 	// With 2 slots of 20 ms each, requests at 1 ms spacing must wait: late sends show.
-	if last := res.Runs[0].SendLag[9]; last < 20*time.Millisecond {
+	if last := sendLag[9]; last < 20*time.Millisecond {
 		t.Fatalf("last send lag %v; the cap should have delayed it by at least 20ms", last)
 	}
 }
@@ -248,9 +250,10 @@ func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 		// waits and each lag is exactly the steps read since t0, less the schedule.
 		clk := &stepClock{now: time.Unix(1000, 0), step: time.Second}
 		lv := LevelSpec{Concurrency: 3, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
-		res := RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk})
+		lags := &sendLags{}
+		RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk, OnRequest: lags.add})
 		want := []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}
-		got := res.Runs[0].SendLag
+		got := lags.byIndex()
 		if len(got) != len(want) {
 			t.Fatalf("send lags %v, want %v", got, want)
 		}
@@ -276,4 +279,24 @@ func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sendLags collects the send lags the executor reports per request, by request index.
+type sendLags struct{ m map[int]time.Duration }
+
+func (l *sendLags) add(ev Event) {
+	if l.m == nil {
+		l.m = map[int]time.Duration{}
+	}
+	if ev.Paced {
+		l.m[ev.Index] = ev.SendLag
+	}
+}
+
+func (l *sendLags) byIndex() []time.Duration {
+	out := make([]time.Duration, len(l.m))
+	for i, d := range l.m {
+		out[i] = d
+	}
+	return out
 }

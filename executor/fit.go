@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/planrun/planrun/backends"
 )
@@ -80,8 +81,8 @@ func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 
 // probeWords is the words of the next probe, meant to be counted as tokens: English's
 // rough rate for the first probe, then the first probe's tokens a word (template
-// included, so it errs short), then the line through the probes so far. Probes grow by
-// at least a word, so the line is never fitted through one point.
+// included, so it errs short), then the line through the probes so far. No two probes
+// have the same words, so the line is never fitted through one point.
 func probeWords(xs, ys []float64, tokens int) int {
 	words := roughWords(tokens)
 	switch n := len(xs); {
@@ -92,8 +93,8 @@ func probeWords(xs, ys []float64, tokens int) int {
 			words = f.Words(tokens)
 		}
 	}
-	if n := len(xs); n > 0 {
-		words = max(words, int(xs[n-1])+1)
+	for slices.Contains(xs, float64(words)) {
+		words++
 	}
 	return words
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ func TestShapedPrompts(t *testing.T) {
 // (as Ollama does): probes built on English's 0.75 words a token would overrun it and
 // bend the line; probes aimed by the counts before them stay inside and fit exactly.
 func TestFitTokensAimsProbesAtTheServersCount(t *testing.T) {
-	for _, tc := range []struct{ perWord, lo, hi int }{{4, 150, 250}, {1, 150, 250}, {4, 200, 200}} {
+	for _, tc := range []struct{ perWord, lo, hi int }{{4, 150, 250}, {1, 150, 250}, {4, 200, 200}, {4, 160, 400}} {
 		var asked []int
 		fb := &fakeBackend{promptTokens: func(prompt string) int {
 			n := 10 + tc.perWord*len(strings.Fields(prompt))
@@ -71,8 +72,13 @@ func TestFitTokensAimsProbesAtTheServersCount(t *testing.T) {
 				t.Errorf("%+v: a probe of %d tokens overran the context (probes %v)", tc, n, asked)
 			}
 		}
-		if got := 10 + tc.perWord*f.Words(tc.hi); math.Abs(float64(got-tc.hi)) > float64(tc.perWord) {
-			t.Errorf("%+v: a %d-token prompt is built as %d tokens", tc, tc.hi, got)
+		for _, want := range []int{tc.lo, tc.hi} {
+			if got := 10 + tc.perWord*f.Words(want); math.Abs(float64(got-want)) > float64(tc.perWord) {
+				t.Errorf("%+v: a %d-token prompt is built as %d tokens", tc, want, got)
+			}
+		}
+		if lo, hi := slices.Min(asked), slices.Max(asked); hi-lo < (tc.hi-min(tc.lo, tc.hi/2))/2 {
+			t.Errorf("%+v: the probes span %d to %d tokens, too little of the span for a line (probes %v)", tc, lo, hi, asked)
 		}
 	}
 }

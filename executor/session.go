@@ -30,10 +30,11 @@ type turn struct {
 	prompt        string
 }
 
-// finish is request s on its way to the drain, with its shared prefix tokens and, for a
-// session's turn, its place (t nil: a request of no session).
-func (t *turn) finish(s backends.Sample, shared int) finished {
-	f := finished{s: s, sharedPrefix: shared}
+// finish is request s on its way to the drain, with its send time against its schedule
+// (p), its shared prefix tokens and, for a session's turn, its place (t nil: a request of
+// no session).
+func (t *turn) finish(s backends.Sample, shared int, p paced) finished {
+	f := finished{Sample: s, paced: p, sharedPrefix: shared}
 	if t != nil {
 		f.session, f.turn = t.session, t.turn
 	}
@@ -51,7 +52,7 @@ func (t *turn) apply(req *backends.Request) {
 // runSessions runs the level's sessions from slots workers, each starting its next
 // session as soon as its last one ended. Session i's turn k is request i×Turns + k−1,
 // so each turn has its own id and shape.
-func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, *turn) backends.Sample) {
+func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn) backends.Sample) {
 	sessions := lv
 	sessions.Requests = lv.Session.Sessions
 	closedLoop(ctx, sessions, slots, wg, func(i int) { converse(ctx, lv.Session, i, send) })
@@ -59,7 +60,7 @@ func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGrou
 
 // converse runs session i (from 0) turn by turn until its last turn, a failed turn, or
 // ctx is done.
-func converse(ctx context.Context, sp *SessionSpec, i int, send func(int, *turn) backends.Sample) {
+func converse(ctx context.Context, sp *SessionSpec, i int, send func(paced, *turn) backends.Sample) {
 	var history []backends.Message
 	timer := time.NewTimer(0)
 	<-timer.C
@@ -77,7 +78,7 @@ func converse(ctx context.Context, sp *SessionSpec, i int, send func(int, *turn)
 			return
 		}
 		t := &turn{session: i + 1, turn: k, history: history, keepText: k < sp.Turns}
-		s := send(i*sp.Turns+k-1, t)
+		s := send(paced{n: i*sp.Turns + k - 1}, t)
 		if !s.OK() {
 			return
 		}

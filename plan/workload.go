@@ -59,7 +59,9 @@ type Workload struct {
 	// Capacity, when set, searches for the highest level meeting an attainment target.
 	Capacity *Capacity
 	// Session, when set, makes the workload multi-turn conversations (session block).
-	Session   *Session
+	Session *Session
+	// Replay, when set, sends the Mooncake dataset's rows at their timestamps.
+	Replay    *Replay
 	DeclRange hcl.Range
 	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
 	Prefix *Prefix
@@ -130,7 +132,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -232,6 +234,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decode(a["stream"], ctx, &w.Stream)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	l.decodeSession(w, content.Blocks, a, ctx)
+	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
 	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
 		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
 			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")

@@ -88,6 +88,8 @@ var figureFields = []ResultField{
 		return r.Sessions.TurnsNotSent
 	}),
 	numField("shared_prefix_pct", "%", "prompt tokens that were a prefix an earlier request of the run already sent", 1, func(r *Row) float64 { return r.SharedPrefixPct }),
+	numField("send_lag_p99_ms", "ms", "p99 of how late open-loop or replayed requests were sent against their schedule", 1000, func(r *Row) float64 { return r.SendLag.P99 }),
+	numField("send_lag_max_ms", "ms", "most any open-loop or replayed request was sent behind its schedule", 1000, func(r *Row) float64 { return r.SendLag.Max }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

@@ -56,6 +56,9 @@ type Row struct {
 	// stamp to fully written, less set-up. Both are inside TTFT.
 	NewConnections          int
 	ConnectSetup, SendDelay stats.Dist
+	// SendLag is, in open loop and trace replay, how late requests were sent against
+	// their schedule (NaN in closed loop).
+	SendLag stats.Dist
 
 	TokenSource           string
 	TokensPerChunk        float64
@@ -151,7 +154,7 @@ func NewRow() Row {
 	nan := math.NaN()
 	d := stats.NewDist(nil)
 	return Row{
-		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d,
+		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d, SendLag: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
@@ -178,6 +181,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.OutputTokS, r.RequestsPerSec, r.WindowSeconds = m.OutputTokS, m.RequestsPerSec, m.WindowSeconds
 	r.OutputTokens = p.OutputTokens
 	r.NewConnections, r.ConnectSetup, r.SendDelay = p.NewConnections, p.ConnectSetup, p.SendDelay
+	r.SendLag = p.SendLag
 	r.TokenSource = p.TokenSource
 	r.TokensPerChunk = p.TokensPerChunk
 	r.PromptTokensRequested = p.PromptTokensRequested

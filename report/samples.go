@@ -31,6 +31,10 @@ type SampleRecord struct {
 	// SharedPrefixTokens are the request's prompt tokens that were a prefix an earlier
 	// request of its run already sent (a prefix group's or hash blocks').
 	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	// ScheduledNS is, in open loop and trace replay, when the request was due (ns from
+	// its run's start), and SendLagNS how late it was sent; absent in closed loop.
+	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
+	SendLagNS   *int64 `json:"send_lag_ns,omitempty"`
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this

@@ -120,6 +120,10 @@ type Summary struct {
 	// prompt token counts, in % (NaN when the server counted none).
 	SharedPrefixTokens int     `json:"shared_prefix_tokens"`
 	SharedPrefixPct    float64 `json:"shared_prefix_pct"`
+	// SendLag is, in open loop and trace replay, how late each request was sent against
+	// its schedule (AddSendLag); a full cap on requests in flight shows here. Its
+	// percentiles are exact up to ITLExactGaps requests, then within ITLRelativeError.
+	SendLag Dist `json:"send_lag_s"`
 }
 
 // Summarize computes a Summary from the samples of one run. A zero window is derived
@@ -155,6 +159,7 @@ type Accumulator struct {
 	sources               map[backends.TokenSource]bool
 	window                Window        // spanned by the samples added
 	sessions              *sessionStore // nil until AddTurn
+	lag                   itlStore
 }
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
@@ -229,6 +234,10 @@ func (a *Accumulator) AddSharedPrefix(s *backends.Sample, tokens int) {
 	}
 }
 
+// AddSendLag counts how late one paced request was sent against its schedule. A
+// replay's lags go into a bounded store, so a long trace does not grow the memory.
+func (a *Accumulator) AddSendLag(d time.Duration) { a.lag.add(d.Seconds()) }
+
 // Window is first request start to last request end (Start+End) over the requests
 // added. Failed requests count too: they occupied the window.
 func (a *Accumulator) Window() Window { return a.window }
@@ -265,6 +274,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 		}
 		a.sessions.merge(o.sessions, a.t.Turns)
 	}
+	a.lag.merge(&o.lag)
 	a.chunks += o.chunks
 	a.promptSum += o.promptSum
 	a.promptN += o.promptN
@@ -299,6 +309,7 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.NewConnections = len(a.connect)
 	l.ConnectSetup = NewDist(a.connect)
 	l.SendDelay = NewDist(a.send)
+	l.SendLag = a.lag.dist()
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))

@@ -123,6 +123,7 @@ func medianLevel(levels []Summary) Summary {
 		SendDelay:             d(func(l *Summary) *Dist { return &l.SendDelay }),
 		SharedPrefixTokens:    i(func(l *Summary) int { return l.SharedPrefixTokens }),
 		SharedPrefixPct:       f(func(l *Summary) float64 { return l.SharedPrefixPct }),
+		SendLag:               d(func(l *Summary) *Dist { return &l.SendLag }),
 	}
 }
 

@@ -1,0 +1,132 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/plan"
+)
+
+// replayWindow is what the validating pass over a replayed trace found: which rows are
+// sent, and the lengths that bound them. The rows themselves are read again, streamed,
+// while the run sends them: a trace is never held in memory.
+type replayWindow struct {
+	spec    dataset.Spec
+	startMS int64
+	speedup float64
+	// rows is how many rows are replayed: the first rows at or after the window's start,
+	// up to its end and the workload's requests.
+	rows int
+	// bounds are the replayed rows with the shortest and longest prompt and the longest
+	// request, so the tokens-per-word fit and the context check cover every row.
+	bounds []executor.Shape
+}
+
+// scanTrace validates a replay workload's trace in one streamed pass (SHA-256, row count,
+// a malformed row or out-of-order timestamp as file:line) before anything is sent, and
+// decides which rows its window replays. Its Sample has no rows: Info for the manifest
+// and, when the trace is cut, a Note saying where.
+func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
+	r := w.Replay
+	win := &replayWindow{spec: w.Dataset.Spec, startMS: r.Start.Milliseconds(), speedup: r.Speedup}
+	endMS := int64(-1)
+	if r.Duration > 0 {
+		endMS = win.startMS + r.Duration.Milliseconds()
+	}
+	first, last, after, cutMS := int64(-1), int64(0), 0, int64(-1)
+	var lo, hi, long executor.Shape
+	info, err := dataset.Scan(win.spec, func(row dataset.Row) error {
+		if first < 0 {
+			first = row.TimestampMS
+		}
+		last = row.TimestampMS
+		if row.TimestampMS < win.startMS {
+			return nil
+		}
+		after++
+		if (endMS >= 0 && row.TimestampMS >= endMS) || (w.Requests > 0 && win.rows >= w.Requests) {
+			if cutMS < 0 {
+				cutMS = row.TimestampMS
+			}
+			return nil
+		}
+		sh := executor.Shape{PromptTokens: row.InputLength, MaxTokens: row.OutputLength}
+		if win.rows == 0 || sh.PromptTokens < lo.PromptTokens {
+			lo = sh
+		}
+		if sh.PromptTokens > hi.PromptTokens {
+			hi = sh
+		}
+		if sh.PromptTokens+sh.MaxTokens > long.PromptTokens+long.MaxTokens {
+			long = sh
+		}
+		win.rows++
+		return nil
+	})
+	if err != nil {
+		return dataset.Sample{}, err
+	}
+	if win.rows == 0 {
+		return dataset.Sample{}, fmt.Errorf("%s: the replay window (start %s, duration %s) holds none of the trace's rows, which span %s to %s of trace time",
+			win.spec.Path, r.Start, durationOrEnd(r.Duration), msDuration(first), msDuration(last))
+	}
+	a.replays[w] = win
+	win.bounds = []executor.Shape{lo, hi, long}
+	s := dataset.Sample{Info: info}
+	if win.rows < after {
+		s.Note = fmt.Sprintf("trace cut at %s: %d of %d rows replayed", msDuration(cutMS), win.rows, after)
+	}
+	return s, nil
+}
+
+func durationOrEnd(d time.Duration) string {
+	if d == 0 {
+		return "to the end"
+	}
+	return d.String()
+}
+
+func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// errTraceSent stops the reader once the window's rows are all sent.
+var errTraceSent = errors.New("replay window sent")
+
+// trace is the window's executor.Trace: it streams the file again and hands each
+// replayed row to the executor at (timestamp − start) / speedup, with its own lengths
+// and prefix blocks.
+func (win *replayWindow) trace(ctx context.Context, rows chan<- executor.TraceRow) error {
+	n := 0
+	_, err := dataset.Scan(win.spec, func(row dataset.Row) error {
+		if row.TimestampMS < win.startMS {
+			return nil
+		}
+		if n == win.rows {
+			return errTraceSent
+		}
+		n++
+		at := time.Duration(float64(msDuration(row.TimestampMS-win.startMS)) / win.speedup)
+		select {
+		case rows <- executor.TraceRow{At: at, Shape: executor.Shape{PromptTokens: row.InputLength,
+			MaxTokens: row.OutputLength, HashIDs: row.HashIDs}}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	if errors.Is(err, errTraceSent) || ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// replayLevel makes a replay workload's level send its trace window: one request per
+// replayed row, each at its own time.
+func (a *applier) replayLevel(w *plan.Workload, lv *executor.LevelSpec) {
+	if win := a.replays[w]; win != nil {
+		lv.Trace, lv.Requests = win.trace, win.rows
+	}
+}
