@@ -27,7 +27,7 @@ import (
 func newBackend(c backends.Config) (backends.Backend, error) { return connect.New(c) }
 
 // loadPlan writes src as plan.hcl in a temp dir and loads it with url as var.url.
-func loadPlan(t *testing.T, src, url string) (*plan.Plan, []*plan.Cell) {
+func loadPlan(t testing.TB, src, url string) (*plan.Plan, []*plan.Cell) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644); err != nil {

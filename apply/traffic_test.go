@@ -23,7 +23,7 @@ import (
 
 // runSamples applies a plan against a fresh mock server and returns the result with the
 // measured requests of requests.jsonl.
-func runSamples(t *testing.T, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
+func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
 	t.Helper()
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
 	if err != nil {
@@ -48,7 +48,7 @@ func runSamples(t *testing.T, p *plan.Plan, cells []*plan.Cell) (*Result, []repo
 }
 
 // requestIndex is n of a request id ".../req<n>": the index of its drawn shape.
-func requestIndex(t *testing.T, id string) int {
+func requestIndex(t testing.TB, id string) int {
 	t.Helper()
 	n, err := strconv.Atoi(id[strings.LastIndex(id, "/req")+4:])
 	if err != nil {
@@ -196,7 +196,7 @@ func TestApplyNonStreamed(t *testing.T) {
 }
 
 // writePlanDir writes a plan and a dataset file side by side and loads the plan.
-func writePlanDir(t *testing.T, src, dataName, data, url string) (*plan.Plan, []*plan.Cell) {
+func writePlanDir(t testing.TB, src, dataName, data, url string) (*plan.Plan, []*plan.Cell) {
 	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, dataName), []byte(data), 0o644)
