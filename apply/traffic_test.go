@@ -25,7 +25,10 @@ import (
 // measured requests of requests.jsonl.
 func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
 	t.Helper()
-	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+	// A temporary results directory: the examples' plans would otherwise write their
+	// run directories into examples/.
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true,
+		ResultsDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

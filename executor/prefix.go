@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"cmp"
+	"container/list"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -123,15 +125,29 @@ func (f Fit) tokens(words int) int {
 }
 
 // Sent records how much of each prefix group and hash block a run has sent, to count
-// each request's shared prefix tokens. Safe for concurrent use by a run's requests.
+// each request's shared prefix tokens. It remembers the SentParts parts used most
+// recently, so replaying a long trace of ever new hash ids keeps its memory bounded; a
+// part forgotten counts as not sent, as a server's prefix cache, which is smaller still,
+// would have evicted it. Safe for concurrent use by a run's requests.
 type Sent struct {
-	mu   sync.Mutex
-	seen map[sentKey]int // words sent of each group or block
+	mu     sync.Mutex
+	seen   map[sentKey]*list.Element // of recent, most recently used first
+	recent list.List                 // of *sentPart
+	limit  int                       // 0: SentParts (tests lower it)
 }
+
+// SentParts is how many prefix groups and hash blocks a run's Sent remembers: with
+// Mooncake's 512-token blocks, 128 Mi tokens, far past any server's prefix cache.
+const SentParts = 1 << 18
 
 type sentKey struct {
 	block bool // a hash block, else a prefix group
 	id    int64
+}
+
+type sentPart struct {
+	key   sentKey
+	words int // sent of the part so far
 }
 
 // Add records the shared parts of sh's prompt (built by p) as sent and returns how many
@@ -147,16 +163,33 @@ func (s *Sent) Add(p *Prompts, sh Shape) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.seen == nil {
-		s.seen = map[sentKey]int{}
+		s.seen = map[sentKey]*list.Element{}
 	}
 	shared, leading := 0, true
 	for _, pt := range parts {
-		before := s.seen[pt.key]
+		before := s.use(pt.key)
 		if leading {
-			shared += min(pt.words, before)
+			shared += min(pt.words, before.words)
 		}
-		leading = leading && before >= pt.words
-		s.seen[pt.key] = max(before, pt.words)
+		leading = leading && before.words >= pt.words
+		before.words = max(before.words, pt.words)
 	}
 	return p.Fit.tokens(shared)
+}
+
+// use returns the record of part k, made the most recent (new, with nothing sent, when
+// it is not remembered), forgetting the least recent past the limit.
+func (s *Sent) use(k sentKey) *sentPart {
+	if e, ok := s.seen[k]; ok {
+		s.recent.MoveToFront(e)
+		return e.Value.(*sentPart)
+	}
+	sp := &sentPart{key: k}
+	s.seen[k] = s.recent.PushFront(sp)
+	if s.recent.Len() > cmp.Or(s.limit, SentParts) {
+		old := s.recent.Back()
+		s.recent.Remove(old)
+		delete(s.seen, old.Value.(*sentPart).key)
+	}
+	return sp
 }

@@ -83,6 +83,25 @@ func TestSentCountsWhatAnEarlierRequestSent(t *testing.T) {
 	}
 }
 
+// Sent remembers the parts used most recently, up to its limit: a part forgotten counts
+// as not sent, as an evicted prefix cache entry would.
+func TestSentForgetsTheLeastRecentPart(t *testing.T) {
+	s := Sent{limit: 2}
+	p := &Prompts{Fit: wordFit, BlockSize: 4}
+	block := func(id int64) Shape { return Shape{PromptTokens: 5, HashIDs: []int64{id}} } // one block of 4 words
+	for i, st := range []struct {
+		id   int64
+		want int
+	}{{1, 0}, {2, 0}, {1, 4}, {3, 0}, {1, 4}, {2, 0}, {3, 0}} { // 3 evicts 2; 2 evicts 3
+		if got := s.Add(p, block(st.id)); got != st.want {
+			t.Fatalf("step %d (block %d): shared %d, want %d", i, st.id, got, st.want)
+		}
+	}
+	if len(s.seen) != 2 || s.recent.Len() != 2 {
+		t.Fatalf("remembers %d parts (list %d), limit 2", len(s.seen), s.recent.Len())
+	}
+}
+
 func TestRunLevelReportsSharedPrefixTokensPerRun(t *testing.T) {
 	f := &fakeBackend{}
 	shapes := make([]Shape, 6)

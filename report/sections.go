@@ -167,7 +167,7 @@ func formulaLines(rows []Row) []string {
 		"**Throughput** = Σ output tokens of successful requests / wall time of the measured window (first request start to last request end); the table shows the median across repeat runs, as for requests/s. Decode rate = (output tokens − 1) / (E2E − TTFT) per request.",
 		"**VRAM** — GPU memory in use while requests run, sampled via NVML during the measured window: baseline before load, peak during load (the table's figure), and per server process where NVML attributes it. NVML's v1 \"used\" includes driver-reserved memory; v2 separates it.",
 		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
-		"ITL percentiles are exact up to " + itlExactNote + " gaps per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
+		"ITL percentiles are exact up to " + itlExactNote + " gaps per run, and the per-request figures' up to " + itlExactNote + " requests per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
 		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
 	}
 	if slices.ContainsFunc(rows, func(r Row) bool { return r.SharedPrefixPct > 0 }) {

@@ -3,7 +3,7 @@ package stats
 import (
 	"cmp"
 	"math"
-	"slices"
+
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -66,6 +66,11 @@ type Summary struct {
 	// ITLRelativeError is 0 when ITL's percentiles are exact, else the bound on their
 	// relative error (the package's ITLRelativeError: more gaps than ITLExactGaps).
 	ITLRelativeError float64 `json:"itl_relative_error,omitempty"`
+	// RelativeError is 0 when the per-request figures' percentiles (TTFT, TPOT, E2E,
+	// decode rate, connection set-up, send delay) are exact, else the bound on their
+	// relative error: a run of more than ITLExactGaps requests (a long trace replay or
+	// soak) keeps them in the same bounded sketch as ITL.
+	RelativeError float64 `json:"relative_error,omitempty"`
 
 	E2E Dist `json:"e2e_s"`
 	// DecodeRate is the per-request decode rate, tokens/s after the first token.
@@ -135,7 +140,6 @@ func Summarize(samples []backends.Sample, w Window, t Target) Summary {
 // accumulate is an Accumulator fed the samples.
 func accumulate(samples []backends.Sample, t Target) *Accumulator {
 	a := NewAccumulator(t)
-	a.grow(len(samples))
 	for i := range samples {
 		a.Add(&samples[i])
 	}
@@ -151,27 +155,19 @@ func accumulate(samples []backends.Sample, t Target) *Accumulator {
 type Accumulator struct {
 	t                     Target
 	l                     Summary
-	ttft, tpot, e2e, rate []float64
-	connect, send         []float64
-	itl                   itlStore
+	ttft, tpot, e2e, rate valueStore
+	connect, send         valueStore
+	itl                   valueStore
 	chunks                int
 	promptSum, promptN    int
 	sources               map[backends.TokenSource]bool
 	window                Window        // spanned by the samples added
 	sessions              *sessionStore // nil until AddTurn
-	lag                   itlStore
+	lag                   valueStore
 }
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
 func NewAccumulator(t Target) *Accumulator { return &Accumulator{t: t} }
-
-// grow reserves room for n more requests.
-func (a *Accumulator) grow(n int) {
-	a.ttft = slices.Grow(a.ttft, n)
-	a.tpot = slices.Grow(a.tpot, n)
-	a.e2e = slices.Grow(a.e2e, n)
-	a.rate = slices.Grow(a.rate, n)
-}
 
 // Add counts one finished request; s is not retained.
 func (a *Accumulator) Add(s *backends.Sample) {
@@ -179,10 +175,10 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	a.l.Requests++
 	a.addSLO(s)
 	if s.Connect > 0 {
-		a.connect = append(a.connect, s.Connect.Seconds())
+		a.connect.add(s.Connect.Seconds())
 	}
 	if d, ok := s.SendDelay(); ok {
-		a.send = append(a.send, d.Seconds())
+		a.send.add(d.Seconds())
 	}
 	if !s.OK() {
 		a.l.Failed++
@@ -194,18 +190,18 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	}
 	a.l.Succeeded++
 	if d, ok := s.TTFT(); ok {
-		a.ttft = append(a.ttft, d.Seconds())
+		a.ttft.add(d.Seconds())
 	}
 	if d, ok := s.TPOT(); ok {
-		a.tpot = append(a.tpot, d.Seconds())
+		a.tpot.add(d.Seconds())
 	}
 	if r, ok := s.DecodeRate(); ok {
-		a.rate = append(a.rate, r)
+		a.rate.add(r)
 	}
 	for i := 1; i < len(s.ChunkArrivals); i++ {
 		a.itl.add((s.ChunkArrivals[i] - s.ChunkArrivals[i-1]).Seconds())
 	}
-	a.e2e = append(a.e2e, s.E2E().Seconds())
+	a.e2e.add(s.E2E().Seconds())
 	a.l.OutputTokens += s.OutputTokens
 	a.chunks += s.Chunks
 	if counted(s) {
@@ -261,13 +257,10 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.l.GoodRequests += o.l.GoodRequests
 	a.l.GoodOutputTokens += o.l.GoodOutputTokens
 	a.l.SharedPrefixTokens += o.l.SharedPrefixTokens
-	a.ttft = append(a.ttft, o.ttft...)
-	a.tpot = append(a.tpot, o.tpot...)
-	a.e2e = append(a.e2e, o.e2e...)
-	a.rate = append(a.rate, o.rate...)
-	a.connect = append(a.connect, o.connect...)
-	a.send = append(a.send, o.send...)
-	a.itl.merge(&o.itl)
+	for _, v := range []struct{ dst, src *valueStore }{{&a.ttft, &o.ttft}, {&a.tpot, &o.tpot}, {&a.e2e, &o.e2e},
+		{&a.rate, &o.rate}, {&a.connect, &o.connect}, {&a.send, &o.send}, {&a.itl, &o.itl}} {
+		v.dst.merge(v.src)
+	}
 	if o.sessions != nil {
 		if a.sessions == nil {
 			a.sessions = &sessionStore{}
@@ -298,17 +291,20 @@ func (a *Accumulator) Summary(w Window) Summary {
 func (a *Accumulator) level(windowSeconds float64) Summary {
 	l := a.l
 	l.WindowSeconds = windowSeconds
-	l.TTFT = NewDist(a.ttft)
-	l.TPOT = NewDist(a.tpot)
+	l.TTFT = a.ttft.dist()
+	l.TPOT = a.tpot.dist()
 	l.ITL = a.itl.dist()
 	if a.itl.sketch != nil {
 		l.ITLRelativeError = ITLRelativeError
 	}
-	l.E2E = NewDist(a.e2e)
-	l.DecodeRate = NewDist(a.rate)
-	l.NewConnections = len(a.connect)
-	l.ConnectSetup = NewDist(a.connect)
-	l.SendDelay = NewDist(a.send)
+	if a.e2e.sketch != nil || a.send.sketch != nil {
+		l.RelativeError = ITLRelativeError
+	}
+	l.E2E = a.e2e.dist()
+	l.DecodeRate = a.rate.dist()
+	l.NewConnections = a.connect.count()
+	l.ConnectSetup = a.connect.dist()
+	l.SendDelay = a.send.dist()
 	l.SendLag = a.lag.dist()
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)

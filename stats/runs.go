@@ -27,8 +27,8 @@ type Runs struct {
 	Pooled Summary `json:"pooled"`
 	// Median holds, for every figure, the median across runs of each run's figure (the
 	// run-to-run typical value; e.g. Median.OutputTokS is the median run throughput).
-	// Its Failures map is nil and its TokenSource and ITLRelativeError are Pooled's: they
-	// do not have medians.
+	// Its Failures map is nil and its TokenSource, ITLRelativeError and RelativeError are
+	// Pooled's: they do not have medians.
 	Median Summary `json:"median"`
 	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
 	// TTFTs (NaN with fewer than two runs that measured a TTFT).
@@ -62,7 +62,7 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	r.Pooled = pool.level(windowSum)
 	r.Median = medianLevel(r.PerRun)
 	r.Median.TokenSource = r.Pooled.TokenSource
-	r.Median.ITLRelativeError = r.Pooled.ITLRelativeError
+	r.Median.ITLRelativeError, r.Median.RelativeError = r.Pooled.ITLRelativeError, r.Pooled.RelativeError
 	r.Stability, r.Spread = StabilityOf(medians)
 	return r
 }

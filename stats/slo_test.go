@@ -109,7 +109,7 @@ func TestDistP95AndStd(t *testing.T) {
 
 // Past its exact limit the ITL store keeps Std exact and gives p95 from the sketch.
 func TestITLSketchP95AndStd(t *testing.T) {
-	s := &itlStore{limit: 2}
+	s := &valueStore{limit: 2}
 	for _, v := range []float64{4, 1, 3, 2} {
 		s.add(v)
 	}

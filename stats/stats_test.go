@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -295,5 +296,61 @@ func TestConnectionAndSendDelay(t *testing.T) {
 	}
 	if l.SendDelay.N != 3 || l.SendDelay.Min != 0.001 || l.SendDelay.Max != 0.005 || l.SendDelay.P50 != 0.002 {
 		t.Errorf("send delay %+v, want 1, 2 and 5 ms", l.SendDelay)
+	}
+}
+
+// A run of more requests than ITLExactGaps keeps its per-request figures in the sketch
+// past that: the percentiles stay within ITLRelativeError of the exact ones and the
+// summary says they are sketched.
+func TestAccumulatorSketchesPastTheExactLimit(t *testing.T) {
+	samples := manySamples(100_000)
+	exact := Summarize(samples, Window{}, Target{})
+	a := NewAccumulator(Target{})
+	for _, st := range []*valueStore{&a.ttft, &a.tpot, &a.e2e, &a.rate, &a.connect, &a.send} {
+		st.limit = 1000
+	}
+	for i := range samples {
+		a.Add(&samples[i])
+	}
+	got := a.Summary(Window{})
+	if exact.RelativeError != 0 || got.RelativeError != ITLRelativeError {
+		t.Fatalf("relative error %v exact, %v sketched", exact.RelativeError, got.RelativeError)
+	}
+	for _, d := range []struct {
+		name      string
+		want, got Dist
+	}{{"ttft", exact.TTFT, got.TTFT}, {"tpot", exact.TPOT, got.TPOT}, {"e2e", exact.E2E, got.E2E}, {"decode", exact.DecodeRate, got.DecodeRate}} {
+		if d.got.N != d.want.N || d.got.Min != d.want.Min || d.got.Max != d.want.Max || math.Abs(d.got.Mean-d.want.Mean) > 1e-9*d.want.Mean {
+			t.Errorf("%s: count, min, max or mean not exact: %+v, want %+v", d.name, d.got, d.want)
+		}
+		for _, q := range [][2]float64{{d.got.P50, d.want.P50}, {d.got.P90, d.want.P90}, {d.got.P99, d.want.P99}} {
+			if math.Abs(q[0]-q[1]) > 1.01*ITLRelativeError*q[1] {
+				t.Errorf("%s: percentile %v, exact %v", d.name, q[0], q[1])
+			}
+		}
+	}
+}
+
+// BenchmarkAccumulatorMemory adds 4M requests to one run's accumulator and reports the
+// live heap after 1M and after 4M: past ITLExactGaps requests every per-request figure
+// goes into a bounded sketch, so a long trace replay's statistics stay flat.
+func BenchmarkAccumulatorMemory(b *testing.B) {
+	samples := manySamples(10_000)
+	heap := func() float64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapAlloc) / (1 << 20)
+	}
+	for range b.N {
+		a := NewAccumulator(Target{})
+		for i := range 4_000_000 {
+			if i == 1_000_000 {
+				b.ReportMetric(heap(), "heap-MiB-at-1M")
+			}
+			a.Add(&samples[i%len(samples)])
+		}
+		b.ReportMetric(heap(), "heap-MiB-at-4M")
+		runtime.KeepAlive(a)
 	}
 }

@@ -6,32 +6,35 @@ import (
 	"github.com/DataDog/sketches-go/ddsketch"
 )
 
-// ITLRelativeError bounds the relative error of ITL percentiles once a run has more
-// inter-chunk gaps than ITLExactGaps: they then come from a DDSketch, whose quantiles are
-// within this fraction of the value at that rank. Count, mean, min and max stay exact.
+// ITLRelativeError bounds the relative error of percentiles once a run has more values
+// of a figure than ITLExactGaps (inter-chunk gaps, or requests for the per-request
+// figures): they then come from a DDSketch, whose quantiles are within this fraction of
+// the value at that rank. Count, mean, min and max stay exact.
 const ITLRelativeError = 0.01
 
-// ITLExactGaps is how many inter-chunk gaps a run (or the pool of a level's runs) keeps
-// exactly (8 MiB of float64) before folding them into the sketch: a typical benchmark
-// stays exact, and a soak of millions of long requests stays within bounded memory.
+// ITLExactGaps is how many values of a figure a run (or the pool of a level's runs)
+// keeps exactly (8 MiB of float64) before folding them into the sketch: a typical
+// benchmark stays exact, and a soak of millions of requests, or the replay of a long
+// trace, stays within bounded memory.
 const ITLExactGaps = 1 << 20
 
-// itlStore holds ITL values: exactly up to a limit, then in a mergeable DDSketch.
-type itlStore struct {
+// valueStore holds one figure's values (ITL gaps, or one value per request): exactly up
+// to a limit, then in a mergeable DDSketch.
+type valueStore struct {
 	exact  []float64
 	sketch *ddsketch.DDSketchWithExactSummaryStatistics // nil while exact
 	sumSq  float64                                      // Σ v² of the sketched values, for Std
 	limit  int                                          // 0: ITLExactGaps (tests lower it)
 }
 
-func (s *itlStore) max() int {
+func (s *valueStore) max() int {
 	if s.limit > 0 {
 		return s.limit
 	}
 	return ITLExactGaps
 }
 
-func (s *itlStore) add(v float64) {
+func (s *valueStore) add(v float64) {
 	if s.sketch == nil {
 		if len(s.exact) < s.max() {
 			s.exact = append(s.exact, v)
@@ -39,12 +42,12 @@ func (s *itlStore) add(v float64) {
 		}
 		s.spill()
 	}
-	s.sketch.Add(v) // a gap is never NaN, the only value Add refuses
+	s.sketch.Add(v) // a duration or rate is never NaN, the only value Add refuses
 	s.sumSq += v * v
 }
 
 // spill moves the exact values into a new sketch.
-func (s *itlStore) spill() {
+func (s *valueStore) spill() {
 	sk, err := ddsketch.NewDefaultDDSketchWithExactSummaryStatistics(ITLRelativeError)
 	if err != nil {
 		panic(err) // only for an accuracy outside (0, 1), which ITLRelativeError is not
@@ -57,7 +60,7 @@ func (s *itlStore) spill() {
 }
 
 // merge adds o's values to s; o is left as it was.
-func (s *itlStore) merge(o *itlStore) {
+func (s *valueStore) merge(o *valueStore) {
 	if s.sketch == nil && o.sketch == nil && len(s.exact)+len(o.exact) <= s.max() {
 		s.exact = append(s.exact, o.exact...)
 		return
@@ -78,7 +81,7 @@ func (s *itlStore) merge(o *itlStore) {
 
 // dist summarises the values: exactly (NewDist) while they fit, else from the sketch
 // with exact count, mean, min and max.
-func (s *itlStore) dist() Dist {
+func (s *valueStore) dist() Dist {
 	if s.sketch == nil {
 		return NewDist(s.exact)
 	}
@@ -87,7 +90,15 @@ func (s *itlStore) dist() Dist {
 	hi, _ := s.sketch.GetMaxValue()
 	n := s.sketch.GetCount()
 	mean := s.sketch.GetSum() / n
-	// Σv²/n − mean² can dip below zero by rounding when every gap is alike.
+	// Σv²/n − mean² can dip below zero by rounding when every value is alike.
 	std := math.Sqrt(math.Max(0, s.sumSq/n-mean*mean))
 	return Dist{N: int(n), P50: q[0], P90: q[1], P99: q[3], Mean: mean, Min: lo, Max: hi, P95: q[2], Std: std}
+}
+
+// count is the number of values added.
+func (s *valueStore) count() int {
+	if s.sketch == nil {
+		return len(s.exact)
+	}
+	return int(s.sketch.GetCount())
 }

@@ -48,7 +48,7 @@ func TestITLSketchWithinStatedError(t *testing.T) {
 
 // Pooling merges the runs' stores: exact while the sum fits, a sketch beyond.
 func TestITLMerge(t *testing.T) {
-	a, b := &itlStore{limit: 4}, &itlStore{limit: 4}
+	a, b := &valueStore{limit: 4}, &valueStore{limit: 4}
 	for _, v := range []float64{1, 2} {
 		a.add(v)
 		b.add(v + 2)
