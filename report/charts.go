@@ -278,10 +278,16 @@ func sloFigure(rows []Row) *figure {
 	return f.orNil()
 }
 
-// loadLabel names a level's load: "c4" closed loop, "2 req/s" open loop.
+// loadLabel names a level's load: "c4" closed loop, "2 req/s" open loop, "replay" (or
+// "replay c4", with a cap on requests in flight) a trace replay.
 func loadLabel(r Row) string {
-	if r.RequestRate > 0 {
+	switch {
+	case r.RequestRate > 0:
 		return formatFloat(r.RequestRate) + " req/s"
+	case replayed(r) && r.Concurrency == 0:
+		return "replay"
+	case replayed(r):
+		return fmt.Sprintf("replay c%d", r.Concurrency)
 	}
 	return fmt.Sprintf("c%d", r.Concurrency)
 }

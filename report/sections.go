@@ -68,11 +68,20 @@ func rowVerdict(r Row) string {
 }
 
 func concurrency(r Row) string {
-	if r.RequestRate > 0 {
+	switch {
+	case r.RequestRate > 0:
 		return fmt.Sprintf("%d (open loop %s req/s)", r.Concurrency, formatFloat(r.RequestRate))
+	case replayed(r) && r.Concurrency == 0:
+		return "trace replay"
+	case replayed(r):
+		return fmt.Sprintf("trace replay, ≤ %d in flight", r.Concurrency)
 	}
 	return fmt.Sprint(r.Concurrency)
 }
+
+// replayed says whether the row is a trace replay: paced requests (a send lag) without
+// an open-loop rate.
+func replayed(r Row) bool { return r.RequestRate == 0 && r.SendLag.N > 0 }
 
 // caveats are what a reader must know before trusting the row's figures, beyond its
 // verdict.
