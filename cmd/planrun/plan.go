@@ -58,7 +58,7 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER\tRUNS ON\tRATE/S")
 	for _, c := range cells {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, dash(c.Quantization),
-			dash(hardwareName(c)), c.Workload.Name, joinInts(c.Workload.Concurrency), dash(serverName(c)), runsOn(c),
+			dash(hardwareName(c)), c.Workload.Name, concurrencyColumn(c.Workload), dash(serverName(c)), runsOn(c),
 			rates(c.Workload.RequestRates))
 	}
 	tw.Flush()
@@ -72,8 +72,24 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	if sum.OpenLoop {
 		levels = "levels (concurrency × request rate)"
 	}
-	fmt.Fprintf(env.Stdout, "\nPlan: %d cells, %d %s, %d measured requests.\n", sum.Cells, sum.Levels, levels, sum.Requests)
+	replays := ""
+	if sum.Replays > 0 {
+		replays = fmt.Sprintf(", plus the rows of %d trace replay(s), counted when apply reads the trace", sum.Replays)
+	}
+	fmt.Fprintf(env.Stdout, "\nPlan: %d cells, %d %s, %d measured requests%s.\n", sum.Cells, sum.Levels, levels, sum.Requests, replays)
 	return exitOK
+}
+
+// concurrencyColumn is a workload's levels as the plan table shows them; a trace replay
+// has no closed-loop level, only an optional cap on requests in flight.
+func concurrencyColumn(w *plan.Workload) string {
+	switch {
+	case w.Replay != nil && w.Concurrency[0] == 0:
+		return "replay"
+	case w.Replay != nil:
+		return "replay ≤" + joinInts(w.Concurrency)
+	}
+	return joinInts(w.Concurrency)
 }
 
 // planSummary is the total line: what apply would measure.
@@ -83,6 +99,9 @@ type planSummary struct {
 	Levels   int  `json:"concurrency_levels"`
 	Requests int  `json:"measured_requests"`
 	OpenLoop bool `json:"open_loop,omitempty"` // some workload has request rates
+	// Replays counts the cells that replay a whole trace window, whose rows (not in
+	// Requests) are known only once apply reads the trace.
+	Replays int `json:"trace_replays,omitempty"`
 }
 
 // summarize counts the levels as apply runs them (Workload.Levels) and measured
@@ -90,6 +109,9 @@ type planSummary struct {
 func summarize(cells []*plan.Cell) planSummary {
 	s := planSummary{Cells: len(cells)}
 	for _, c := range cells {
+		if c.Workload.Replay != nil && c.Workload.Requests == 0 {
+			s.Replays++
+		}
 		for _, lvl := range c.Workload.Levels() {
 			s.Levels++
 			s.Requests += c.Workload.RepeatRuns * c.Workload.RequestsPerRun(lvl.Concurrency)

@@ -185,3 +185,16 @@ func TestReadmePlanValidates(t *testing.T) {
 		}
 	}
 }
+
+// A trace replay's rows are known only once apply reads the trace: plan says so rather
+// than counting its requests as 0, and shows the replay in the concurrency column.
+func TestPlanCommandTraceReplay(t *testing.T) {
+	code, out, errs := runCmd(t, "", "plan", "../../examples/trace-replay.hcl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.HasSuffix(out, "\nPlan: 1 cells, 1 concurrency levels, 0 measured requests, plus the rows of 1 trace replay(s), counted when apply reads the trace.\n") ||
+		!strings.Contains(strings.Join(strings.Fields(out), " "), " replay replay - this machine -") {
+		t.Errorf("plan output:\n%s", out)
+	}
+}
