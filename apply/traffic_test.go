@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,10 +26,14 @@ import (
 // measured requests of requests.jsonl.
 func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
 	t.Helper()
-	// A temporary results directory: the examples' plans would otherwise write their
-	// run directories into examples/.
+	// A temporary ledger and results directory: the examples' plans would otherwise
+	// write their results into examples/.
+	tmp := t.TempDir()
+	if !slices.ContainsFunc(p.Outputs, func(o *plan.Output) bool { return o.Kind == "csv" }) {
+		p.Outputs = append(p.Outputs, &plan.Output{Kind: "csv", Path: filepath.Join(tmp, "results.csv")})
+	}
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true,
-		ResultsDir: t.TempDir()})
+		ResultsDir: tmp})
 	if err != nil {
 		t.Fatal(err)
 	}
