@@ -109,12 +109,15 @@ type planSummary struct {
 func summarize(cells []*plan.Cell) planSummary {
 	s := planSummary{Cells: len(cells)}
 	for _, c := range cells {
-		if c.Workload.Replay != nil && c.Workload.Requests == 0 {
+		unknown := c.Workload.Replay != nil && c.Workload.Requests == 0 // the window's rows
+		if unknown {
 			s.Replays++
 		}
 		for _, lvl := range c.Workload.Levels() {
 			s.Levels++
-			s.Requests += c.Workload.RepeatRuns * c.Workload.RequestsPerRun(lvl.Concurrency)
+			if !unknown {
+				s.Requests += c.Workload.RepeatRuns * c.Workload.RequestsPerRun(lvl.Concurrency)
+			}
 			s.OpenLoop = s.OpenLoop || lvl.RequestRate > 0
 		}
 	}
