@@ -265,6 +265,13 @@ var columns = func() []column {
 		floatCol("send_delay_max_ms", 1000, func(r *Row) *float64 { return &r.SendDelay.Max }),
 	)
 	c = append(c, floatCol("shared_prefix_pct", 1, func(r *Row) *float64 { return &r.SharedPrefixPct }))
+	// How late open-loop and replayed requests were sent against their schedule (empty
+	// in closed loop).
+	c = append(c,
+		floatCol("send_lag_p50_ms", 1000, func(r *Row) *float64 { return &r.SendLag.P50 }),
+		floatCol("send_lag_p99_ms", 1000, func(r *Row) *float64 { return &r.SendLag.P99 }),
+		floatCol("send_lag_max_ms", 1000, func(r *Row) *float64 { return &r.SendLag.Max }),
+	)
 	return c
 }()
 

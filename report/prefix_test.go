@@ -13,12 +13,16 @@ func TestSharedPrefixShown(t *testing.T) {
 	shared.CellID, plain.CellID = "a", "b"
 	shared.SharedPrefixPct, plain.SharedPrefixPct = 42, 0
 
+	shared.SendLag.P50, shared.SendLag.P99, shared.SendLag.Max = 0.0001, 0.0005, 0.002
 	back, err := ParseRecord(shared.Record())
 	if err != nil || back.SharedPrefixPct != 42 {
 		t.Fatalf("ledger round trip: %v, %v", back.SharedPrefixPct, err)
 	}
-	if h := Header(); h[len(h)-1] != "shared_prefix_pct" {
-		t.Errorf("shared_prefix_pct is not the last column: %v", h[len(h)-1])
+	if l := back.SendLag; l.P50 != 0.0001 || l.P99 != 0.0005 || l.Max != 0.002 {
+		t.Errorf("send lag round trip: %+v", l)
+	}
+	if h := Header(); h[len(h)-4] != "shared_prefix_pct" {
+		t.Errorf("shared_prefix_pct is not the column before the send lag's three: %v", h[len(h)-4:])
 	}
 	if v := ResultValues(&shared)["shared_prefix_pct"]; v.IsNull() || v.AsBigFloat().String() != "42" {
 		t.Errorf("result.shared_prefix_pct = %#v", v)
