@@ -16,7 +16,7 @@ import (
 // while the run sends them: a trace is never held in memory.
 type replayWindow struct {
 	spec    dataset.Spec
-	startMS int64
+	start   time.Duration // of the window, in trace time
 	speedup float64
 	// rows is how many rows are replayed: the first rows at or after the window's start,
 	// up to its end and the workload's requests.
@@ -32,25 +32,25 @@ type replayWindow struct {
 // and, when the trace is cut, a Note saying where.
 func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
 	r := w.Replay
-	win := &replayWindow{spec: w.Dataset.Spec, startMS: r.Start.Milliseconds(), speedup: r.Speedup}
-	endMS := int64(-1)
+	win := &replayWindow{spec: w.Dataset.Spec, start: r.Start, speedup: r.Speedup}
+	end := time.Duration(-1)
 	if r.Duration > 0 {
-		endMS = win.startMS + r.Duration.Milliseconds()
+		end = win.start + r.Duration
 	}
-	first, last, after, cutMS := int64(-1), int64(0), 0, int64(-1)
+	first, last, after, cut := time.Duration(-1), time.Duration(0), 0, time.Duration(-1)
 	var lo, hi, long executor.Shape
 	info, err := dataset.Scan(win.spec, func(row dataset.Row) error {
 		if first < 0 {
-			first = row.TimestampMS
+			first = row.Timestamp
 		}
-		last = row.TimestampMS
-		if row.TimestampMS < win.startMS {
+		last = row.Timestamp
+		if row.Timestamp < win.start {
 			return nil
 		}
 		after++
-		if (endMS >= 0 && row.TimestampMS >= endMS) || (w.Requests > 0 && win.rows >= w.Requests) {
-			if cutMS < 0 {
-				cutMS = row.TimestampMS
+		if (end >= 0 && row.Timestamp >= end) || (w.Requests > 0 && win.rows >= w.Requests) {
+			if cut < 0 {
+				cut = row.Timestamp
 			}
 			return nil
 		}
@@ -72,13 +72,13 @@ func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
 	}
 	if win.rows == 0 {
 		return dataset.Sample{}, fmt.Errorf("%s: the replay window (start %s, duration %s) holds none of the trace's rows, which span %s to %s of trace time",
-			win.spec.Path, r.Start, durationOrEnd(r.Duration), msDuration(first), msDuration(last))
+			win.spec.Path, r.Start, durationOrEnd(r.Duration), first, last)
 	}
 	a.replays[w] = win
 	win.bounds = []executor.Shape{lo, hi, long}
 	s := dataset.Sample{Info: info}
 	if win.rows < after {
-		s.Note = fmt.Sprintf("trace cut at %s: %d of %d rows replayed", msDuration(cutMS), win.rows, after)
+		s.Note = fmt.Sprintf("trace cut at %s: %d of %d rows replayed", cut, win.rows, after)
 	}
 	return s, nil
 }
@@ -90,8 +90,6 @@ func durationOrEnd(d time.Duration) string {
 	return d.String()
 }
 
-func msDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
-
 // errTraceSent stops the reader once the window's rows are all sent.
 var errTraceSent = errors.New("replay window sent")
 
@@ -101,14 +99,14 @@ var errTraceSent = errors.New("replay window sent")
 func (win *replayWindow) trace(ctx context.Context, rows chan<- executor.TraceRow) error {
 	n := 0
 	_, err := dataset.Scan(win.spec, func(row dataset.Row) error {
-		if row.TimestampMS < win.startMS {
+		if row.Timestamp < win.start {
 			return nil
 		}
 		if n == win.rows {
 			return errTraceSent
 		}
 		n++
-		at := time.Duration(float64(msDuration(row.TimestampMS-win.startMS)) / win.speedup)
+		at := time.Duration(float64(row.Timestamp-win.start) / win.speedup)
 		select {
 		case rows <- executor.TraceRow{At: at, Shape: executor.Shape{PromptTokens: row.InputLength,
 			MaxTokens: row.OutputLength, HashIDs: row.HashIDs}}:

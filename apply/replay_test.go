@@ -27,10 +27,10 @@ func seededTrace(n int, rate float64, seed uint64) (string, []dataset.Row) {
 	var t float64
 	for i := range n {
 		t += rng.ExpFloat64() * 1000 / rate
-		r := dataset.Row{TimestampMS: int64(t), InputLength: min(3000, max(20, int(math.Exp(rng.NormFloat64()*0.7+math.Log(250))))),
+		r := dataset.Row{Timestamp: time.Duration(int64(t)) * time.Millisecond, InputLength: min(3000, max(20, int(math.Exp(rng.NormFloat64()*0.7+math.Log(250))))),
 			OutputLength: 2 + rng.IntN(40)}
 		fmt.Fprintf(&b, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": %d, \"hash_ids\": [%d, %d]}\n",
-			r.TimestampMS, r.InputLength, r.OutputLength, i%5, 100+i)
+			r.Timestamp.Milliseconds(), r.InputLength, r.OutputLength, i%5, 100+i)
 		rows = append(rows, r)
 	}
 	return b.String(), rows
@@ -84,7 +84,7 @@ func replayArrivals(t testing.TB) ([]time.Duration, report.Row) {
 		if !ok || r.ScheduledNS == nil || r.SendLagNS == nil {
 			t.Fatalf("%s: no truth (%v) or no schedule on its record", r.ID, ok)
 		}
-		want := time.Duration(float64(row.TimestampMS) * 1e6 / 10)
+		want := row.Timestamp / 10
 		if got := time.Duration(*r.ScheduledNS); got != want {
 			t.Fatalf("%s: scheduled at %v, the trace says %v", r.ID, got, want)
 		}
@@ -99,7 +99,7 @@ func replayArrivals(t testing.TB) ([]time.Duration, report.Row) {
 		}
 		offs[n] = time.Duration(truth.Received.UnixNano()) - want // aligned below
 	}
-	base := time.Duration(first.UnixNano()) - time.Duration(float64(rows[0].TimestampMS)*1e6/10)
+	base := time.Duration(first.UnixNano()) - rows[0].Timestamp/10
 	shifts := make([]time.Duration, len(offs))
 	for i, o := range offs {
 		shifts[i] = o - base
@@ -159,7 +159,7 @@ func TestApplyTraceReplayExample(t *testing.T) {
 	total := 0
 	if _, err := dataset.Scan(p.Datasets[0].Spec, func(r dataset.Row) error {
 		total++
-		if r.TimestampMS < 30000 {
+		if r.Timestamp < 30*time.Second {
 			window = append(window, r)
 		}
 		return nil

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // The formats a dataset block can name.
@@ -55,9 +56,10 @@ type Row struct {
 	// OutputWords is the expected output length in words, where the file gives an
 	// answer's text rather than a token count (ShareGPT's first gpt answer).
 	OutputWords int
-	// Mooncake trace fields: arrival in ms from the trace's start, lengths in tokens, and
-	// the ids of the prefix blocks the prompt is made of.
-	TimestampMS  int64
+	// Mooncake trace fields: arrival from the trace's start (the file's timestamp, in
+	// ms, which may have a fraction), lengths in tokens, and the ids of the prefix blocks
+	// the prompt is made of.
+	Timestamp    time.Duration
 	InputLength  int
 	OutputLength int
 	HashIDs      []int64

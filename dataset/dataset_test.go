@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, name, body string) string {
@@ -43,7 +44,7 @@ func TestScanFormats(t *testing.T) {
 			{Line: 1, Prompt: "one two three", PromptWords: 3}, {Line: 2, Prompt: "four five six", PromptWords: 3}}, 2},
 		{"mooncake", FormatMooncake, "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 3, \"hash_ids\": [1, 2]}\n{\"timestamp\": 5, \"input_length\": 4, \"output_length\": 1, \"hash_ids\": []}\n",
 			Spec{}, []Row{{Line: 1, InputLength: 10, OutputLength: 3, OutputTokens: 3, HashIDs: []int64{1, 2}},
-				{Line: 2, TimestampMS: 5, InputLength: 4, OutputLength: 1, OutputTokens: 1, HashIDs: []int64{}}}, 2},
+				{Line: 2, Timestamp: 5 * time.Millisecond, InputLength: 4, OutputLength: 1, OutputTokens: 1, HashIDs: []int64{}}}, 2},
 		{"filters", FormatJSONL, "{\"prompt\": \"a\"}\n{\"prompt\": \"a b\"}\n{\"prompt\": \"a b c\"}\n", Spec{MinPromptWords: 2, MaxPromptWords: 2},
 			[]Row{{Line: 2, Prompt: "a b", PromptWords: 2}}, 3},
 	}
@@ -73,6 +74,7 @@ func TestScanRejectsBadFiles(t *testing.T) {
 		{"bad output", FormatJSONL, `{"prompt": "a", "n": "x"}`, `:1: field "n" is not a whole number`},
 		{"empty", FormatJSONL, "\n\n", "no usable row: the file is empty"},
 		{"filtered out", FormatJSONL, `{"prompt": "a"}`, "none of its 1 rows passes the length filters"},
+		{"trace out of order by a fraction", FormatMooncake, "{\"timestamp\": 9.25, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 9.125, \"input_length\": 1, \"output_length\": 1}\n", ":2: timestamp 9.125 is before the previous row's 9.25"},
 		{"trace out of order", FormatMooncake, "{\"timestamp\": 9, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 3, \"input_length\": 1, \"output_length\": 1}\n", ":2: timestamp 3 is before the previous row's 9"},
 		{"trace missing length", FormatMooncake, `{"timestamp": 1, "output_length": 1}`, ":1: input_length"},
 		{"sharegpt broken", FormatShareGPT, "[\n{\"conversations\": []},\n{\"conversations\": 5}\n]", ":3: not a ShareGPT conversation"},
@@ -124,7 +126,7 @@ func TestDrawIsSeededAndUniform(t *testing.T) {
 		t.Error("the sample is in file order, not shuffled")
 	}
 	trace, _ := Draw(Spec{Path: write(t, "t", "{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 2, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 3, \"input_length\": 1, \"output_length\": 1}\n"), Format: FormatMooncake}, 3, 7)
-	if len(trace.Rows) != 3 || trace.Rows[0].TimestampMS != 1 || trace.Rows[2].TimestampMS != 3 {
+	if len(trace.Rows) != 3 || trace.Rows[0].Timestamp != time.Millisecond || trace.Rows[2].Timestamp != 3*time.Millisecond {
 		t.Errorf("a trace's sample is out of time order: %v", trace.Rows)
 	}
 	if len(a.Rows) != 10 || a.Wrapped || a.Info.Rows != 100 {
@@ -159,5 +161,17 @@ func TestDrawWrapsASmallDataset(t *testing.T) {
 	sorted := slices.Sorted(slices.Values(lines[:3]))
 	if fmt.Sprint(sorted) != "[1 2 3]" || fmt.Sprint(lines[3:]) != fmt.Sprint(append(lines[:3:3], lines[0])) || !s.Wrapped || !strings.Contains(s.Note, "3 usable rows for 7 requests") {
 		t.Errorf("lines %v, wrapped %v, note %q", lines, s.Wrapped, s.Note)
+	}
+}
+
+// A trace's timestamps are milliseconds that may carry a fraction: it is kept to the
+// nanosecond, since a replay sends each row at its own time.
+func TestMooncakeFractionalTimestamps(t *testing.T) {
+	var got []time.Duration
+	_, err := Scan(Spec{Path: write(t, "t", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 1523.75, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 1523.750001, \"input_length\": 1, \"output_length\": 1}\n"),
+		Format: FormatMooncake}, func(r Row) error { got = append(got, r.Timestamp); return nil })
+	want := []time.Duration{0, 1523750 * time.Microsecond, 1523750001 * time.Nanosecond}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("timestamps %v, %v; want %v", got, err, want)
 	}
 }

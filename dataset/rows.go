@@ -6,20 +6,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // scanLines reads one JSON object per line (JSONL and Mooncake); blank lines are skipped.
 func scanLines(src *bufio.Reader, spec Spec, keep func(Row) error) error {
 	parse := spec.jsonlRow
 	if spec.Format == FormatMooncake {
-		var last int64 = -1
+		last := time.Duration(-1)
 		parse = func(line int, b []byte) (Row, error) {
 			r, err := spec.mooncakeRow(line, b)
-			if err == nil && r.TimestampMS < last {
-				err = lineError(spec, line, "timestamp %d is before the previous row's %d: a trace must be in time order", r.TimestampMS, last)
+			if err == nil && r.Timestamp < last {
+				err = lineError(spec, line, "timestamp %s is before the previous row's %s: a trace must be in time order", ms(r.Timestamp), ms(last))
 			}
-			last = r.TimestampMS
+			last = r.Timestamp
 			return r, err
 		}
 	}
@@ -80,10 +83,10 @@ func (s Spec) jsonlRow(line int, b []byte) (Row, error) {
 // and hash_ids, all required.
 func (s Spec) mooncakeRow(line int, b []byte) (Row, error) {
 	var m struct {
-		Timestamp    *int64  `json:"timestamp"`
-		InputLength  *int    `json:"input_length"`
-		OutputLength *int    `json:"output_length"`
-		HashIDs      []int64 `json:"hash_ids"`
+		Timestamp    *float64 `json:"timestamp"`
+		InputLength  *int     `json:"input_length"`
+		OutputLength *int     `json:"output_length"`
+		HashIDs      []int64  `json:"hash_ids"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Row{}, lineError(s, line, "not a Mooncake row: %v", err)
@@ -96,7 +99,9 @@ func (s Spec) mooncakeRow(line int, b []byte) (Row, error) {
 	case m.OutputLength == nil || *m.OutputLength < 1:
 		return Row{}, lineError(s, line, "output_length (tokens, at least 1) is missing or below 1")
 	}
-	return Row{Line: line, TimestampMS: *m.Timestamp, InputLength: *m.InputLength, OutputLength: *m.OutputLength,
+	// To the nanosecond: a fraction of a millisecond is part of the schedule.
+	at := time.Duration(math.Round(*m.Timestamp * float64(time.Millisecond)))
+	return Row{Line: line, Timestamp: at, InputLength: *m.InputLength, OutputLength: *m.OutputLength,
 		OutputTokens: *m.OutputLength, HashIDs: m.HashIDs}, nil
 }
 
@@ -216,4 +221,10 @@ func (c *lineCounter) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.line += bytes.Count(p[:n], []byte{'\n'})
 	return n, err
+}
+
+// ms writes a trace time as the file does: milliseconds, with a fraction only if it
+// has one.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
 }
