@@ -148,7 +148,9 @@ func BenchmarkReplayArrivals(b *testing.B) {
 // examples/trace-replay.hcl against the mock: its window (the sample trace's first 30 s)
 // is replayed row by row and the rest is cut, with a note saying where.
 func TestApplyTraceReplayExample(t *testing.T) {
-	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	// The "model" stops by itself after 2 tokens: only the example's engine extensions
+	// (ignore_eos, min_tokens) give each row its output_length.
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{EOSAt: 2}))
 	defer srv.Close()
 	p, diags := plan.Load("../examples/trace-replay.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock", "speedup=20"},
 		Getenv: func(string) string { return "" }})

@@ -16,8 +16,15 @@ variable "model" {
   description = "The model name the server knows."
 }
 
+variable "force_output" {
+  type        = bool
+  default     = true
+  description = "Send vLLM/SGLang's ignore_eos and min_tokens, so every request generates exactly its output length; false for a server that rejects request fields it does not know."
+}
+
 backend "openai" "server" {
-  url = var.url
+  url               = var.url
+  engine_extensions = var.force_output # ignore_eos / min_tokens: outputs of their exact length
 }
 
 dataset "questions" {

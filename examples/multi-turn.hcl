@@ -18,8 +18,15 @@ variable "model" {
   description = "The model the sessions talk to, as the server names it."
 }
 
+variable "force_output" {
+  type        = bool
+  default     = true
+  description = "Send vLLM/SGLang's ignore_eos and min_tokens, so every request generates exactly its output length; false for a server that rejects request fields it does not know."
+}
+
 backend "openai" "server" {
-  url = var.url # api = "chat" (the default): a completions endpoint cannot carry a history
+  url               = var.url          # api = "chat" (the default): a completions endpoint cannot carry a history
+  engine_extensions = var.force_output # ignore_eos / min_tokens: outputs of their exact length
 }
 
 workload "chat" {

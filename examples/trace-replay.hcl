@@ -30,8 +30,15 @@ variable "speedup" {
   description = "How many times faster than recorded the trace is sent."
 }
 
+variable "force_output" {
+  type        = bool
+  default     = true
+  description = "Send vLLM/SGLang's ignore_eos and min_tokens, so every request generates exactly its output length; false for a server that rejects request fields it does not know."
+}
+
 backend "openai" "server" {
-  url = var.url
+  url               = var.url
+  engine_extensions = var.force_output # ignore_eos / min_tokens: outputs of their exact length
 }
 
 dataset "trace" {
