@@ -3,10 +3,16 @@ package apply
 import (
 	"context"
 	"fmt"
+	"github.com/planrun/planrun/servers"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,51 +64,71 @@ matrix "m" {
 }
 `
 
-// replayArrivals replays a seeded trace of 300 rows (20 s of trace time) at speedup 10
-// against the in-process mock and checks what must hold exactly: each request scheduled
-// at its row's timestamp over 10, its prompt within 3% of input_length by the server's
-// own count, exactly output_length tokens out. It returns how far arrivals at the mock
-// (Truth.Received, on this process's clock) were off the trace: offsets from the first
-// arrival, less their median shift (the first request's own delay moves them all
-// alike), as sorted absolute errors, and the row.
-func replayArrivals(t testing.TB) ([]time.Duration, report.Row) {
-	data, rows := seededTrace(300, 15, 11)
+// arrivalServer is where a replay is sent and how its requests' arrival is known.
+type arrivalServer struct {
+	url string
+	// arrived is when the server took request r (by its X-Request-Id).
+	arrived func(r report.SampleRecord) (time.Time, bool)
+	// check holds r to its trace row on the server's own counts; nil skips it.
+	check func(t testing.TB, r report.SampleRecord, row dataset.Row)
+}
+
+// inProcessMock is the mock in this process, whose Truth also gives each request's
+// prompt and output tokens by the server's own count.
+func inProcessMock(t testing.TB) arrivalServer {
 	mock := mockserver.New(mockserver.Config{RecordTruth: true})
 	srv := httptest.NewServer(mock)
-	defer srv.Close()
-	p, cells := writePlanDir(t, replayPlan, "trace.jsonl", data, srv.URL)
+	t.Cleanup(srv.Close)
+	return arrivalServer{
+		url: srv.URL,
+		arrived: func(r report.SampleRecord) (time.Time, bool) {
+			truth, ok := mock.Truth(r.RequestID)
+			return truth.Received, ok
+		},
+		check: func(t testing.TB, r report.SampleRecord, row dataset.Row) {
+			truth, _ := mock.Truth(r.RequestID)
+			if d := math.Abs(float64(truth.PromptTokens - row.InputLength)); d > 0.03*float64(row.InputLength) {
+				t.Fatalf("%s: %d prompt tokens by the server's count, the trace says %d", r.ID, truth.PromptTokens, row.InputLength)
+			}
+			if truth.OutputTokens != row.OutputLength || r.OutputTokens != row.OutputLength {
+				t.Fatalf("%s: %d output tokens (client %d), the trace says %d", r.ID, truth.OutputTokens, r.OutputTokens, row.OutputLength)
+			}
+		},
+	}
+}
+
+// replayArrivals replays a seeded trace of 300 rows (20 s of trace time) at speedup 10
+// to srv and checks what must hold exactly: each request scheduled at its row's
+// timestamp over 10, and srv's check. It returns how far arrivals at the server were off
+// the trace: offsets from the first arrival, less their median shift (the first
+// request's own delay moves them all alike), as sorted absolute errors, and the row.
+func replayArrivals(t testing.TB, srv arrivalServer) ([]time.Duration, report.Row) {
+	data, rows := seededTrace(300, 15, 11)
+	p, cells := writePlanDir(t, replayPlan, "trace.jsonl", data, srv.url)
 	res, recs := runSamples(t, p, cells)
 	if len(res.Rows) != 1 || res.Rows[0].Status != report.StatusOK || len(recs) != len(rows) {
 		t.Fatalf("%d rows (%+v), %d requests for %d trace rows", len(res.Rows), res.Rows, len(recs), len(rows))
 	}
-	offs := make([]time.Duration, len(recs))
-	var first time.Time
+	shifts := make([]time.Duration, len(recs)) // arrival − schedule, aligned below
 	for _, r := range recs {
 		n := requestIndex(t, r.ID)
 		row := rows[n]
-		truth, ok := mock.Truth(r.RequestID)
+		at, ok := srv.arrived(r)
 		if !ok || r.ScheduledNS == nil || r.SendLagNS == nil {
-			t.Fatalf("%s: no truth (%v) or no schedule on its record", r.ID, ok)
+			t.Fatalf("%s: no arrival (%v) or no schedule on its record", r.ID, ok)
 		}
 		want := row.Timestamp / 10
 		if got := time.Duration(*r.ScheduledNS); got != want {
 			t.Fatalf("%s: scheduled at %v, the trace says %v", r.ID, got, want)
 		}
-		if d := math.Abs(float64(truth.PromptTokens - row.InputLength)); d > 0.03*float64(row.InputLength) {
-			t.Fatalf("%s: %d prompt tokens by the server's count, the trace says %d", r.ID, truth.PromptTokens, row.InputLength)
+		if srv.check != nil {
+			srv.check(t, r, row)
 		}
-		if truth.OutputTokens != row.OutputLength || r.OutputTokens != row.OutputLength {
-			t.Fatalf("%s: %d output tokens (client %d), the trace says %d", r.ID, truth.OutputTokens, r.OutputTokens, row.OutputLength)
-		}
-		if n == 0 {
-			first = truth.Received
-		}
-		offs[n] = time.Duration(truth.Received.UnixNano()) - want // aligned below
+		shifts[n] = time.Duration(at.UnixNano()) - want
 	}
-	base := time.Duration(first.UnixNano()) - rows[0].Timestamp/10
-	shifts := make([]time.Duration, len(offs))
-	for i, o := range offs {
-		shifts[i] = o - base
+	base := shifts[0]
+	for i := range shifts {
+		shifts[i] -= base
 	}
 	median := slices.Clone(shifts)
 	slices.Sort(median)
@@ -119,7 +145,7 @@ func replayArrivals(t testing.TB) ([]time.Duration, report.Row) {
 // bound no scheduling hiccup reaches but a wrong schedule does (a speedup ignored or
 // applied twice would miss by seconds), and checks the send lag is reported.
 func TestReplayArrivesOnTheTrace(t *testing.T) {
-	errs, row := replayArrivals(t)
+	errs, row := replayArrivals(t, inProcessMock(t))
 	p99 := errs[len(errs)*99/100]
 	t.Logf("arrivals off the trace by %v at p99 (max %v); send lag p99 %v", p99, errs[len(errs)-1], time.Duration(row.SendLag.P99*1e9))
 	if p99 > 100*time.Millisecond {
@@ -131,18 +157,64 @@ func TestReplayArrivesOnTheTrace(t *testing.T) {
 }
 
 // BenchmarkReplayArrivals reports how far a replay's arrivals at the server land off the
-// trace's timestamps (300 rows at speedup 10, about 150 requests/s, against the mock in
-// this process, which competes with the client for the CPU), and the client's own send
-// lag. Run it with -benchtime 1x -count N.
+// trace's timestamps (300 rows at speedup 10, about 150 requests/s) and the client's own
+// send lag, against the mock in this process (which competes with the client for the
+// CPU within one Go runtime) and the mock as a process of its own (as a server under
+// test runs; TTFT 20 ms, TPOT 2 ms). Run it with -benchtime 1x -count N.
 func BenchmarkReplayArrivals(b *testing.B) {
-	for range b.N {
-		errs, row := replayArrivals(b)
-		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-		b.ReportMetric(ms(errs[len(errs)/2]), "arrival-err-p50-ms")
-		b.ReportMetric(ms(errs[len(errs)*99/100]), "arrival-err-p99-ms")
-		b.ReportMetric(ms(errs[len(errs)-1]), "arrival-err-max-ms")
-		b.ReportMetric(row.SendLag.P99*1e3, "send-lag-p99-ms")
+	for _, srv := range []struct {
+		name  string
+		start func(testing.TB) arrivalServer
+	}{{"in-process", inProcessMock}, {"own-process", ownProcessMock}} {
+		b.Run(srv.name, func(b *testing.B) {
+			for range b.N {
+				errs, row := replayArrivals(b, srv.start(b))
+				ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+				b.ReportMetric(ms(errs[len(errs)/2]), "arrival-err-p50-ms")
+				b.ReportMetric(ms(errs[len(errs)*99/100]), "arrival-err-p99-ms")
+				b.ReportMetric(ms(errs[len(errs)-1]), "arrival-err-max-ms")
+				b.ReportMetric(row.SendLag.P99*1e3, "send-lag-p99-ms")
+			}
+		})
 	}
+}
+
+// ownProcessMock starts this test binary as the mock server (serveMockChild), which
+// names every generation request it takes and writes when it took it to a file.
+func ownProcessMock(t testing.TB) arrivalServer {
+	port, err := servers.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, log := fmt.Sprintf("127.0.0.1:%d", port), filepath.Join(t.TempDir(), "arrivals")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PLANRUN_TEST_MOCK_SERVER="+addr, "PLANRUN_TEST_ARRIVALS="+log)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		} else if i == 200 {
+			t.Fatalf("the mock process did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return arrivalServer{url: "http://" + addr, arrived: func(r report.SampleRecord) (time.Time, bool) {
+		b, err := os.ReadFile(log)
+		if err != nil {
+			return time.Time{}, false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if id, ns, ok := strings.Cut(line, " "); ok && id == r.RequestID {
+				n, err := strconv.ParseInt(ns, 10, 64)
+				return time.Unix(0, n), err == nil
+			}
+		}
+		return time.Time{}, false
+	}}
 }
 
 // examples/trace-replay.hcl against the mock: its window (the sample trace's first 30 s)

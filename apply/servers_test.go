@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -28,11 +29,20 @@ func serveMockChild(addr string) {
 		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	dieAfter, _ := strconv.Atoi(os.Getenv("PLANRUN_TEST_DIE_AFTER"))
-	mock := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond})
+	cfg := mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond}
+	arrivals := arrivalLog(os.Getenv("PLANRUN_TEST_ARRIVALS"))
+	if arrivals != nil {
+		cfg = mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond}
+	}
+	mock := mockserver.New(cfg)
 	var n atomic.Int64
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
 		if r.Method == http.MethodPost && dieAfter > 0 && n.Add(1) > int64(dieAfter) {
 			os.Exit(3)
+		}
+		if arrivals != nil && strings.HasSuffix(r.URL.Path, "/completions") {
+			r.Header.Set("X-Request-Id", arrivals(at)) // the mock echoes it to the client
 		}
 		mock.ServeHTTP(w, r)
 	})
@@ -42,6 +52,30 @@ func serveMockChild(addr string) {
 		os.Exit(1)
 	}
 	http.Serve(l, h)
+}
+
+// arrivalLog, for a file name, names each request it is given the arrival of and
+// writes "name unix-ns" to the file, a line per request (nil for no file): with
+// PLANRUN_TEST_ARRIVALS, serveMockChild is a server that records when each request came.
+func arrivalLog(path string) func(at time.Time) string {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var mu sync.Mutex
+	n := 0
+	return func(at time.Time) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		id := fmt.Sprintf("arrival-%d", n)
+		fmt.Fprintf(f, "%s %d\n", id, at.UnixNano())
+		return id
+	}
 }
 
 // serverPlan is a plan whose two cells each need their own plan-managed mock server.
