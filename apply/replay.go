@@ -24,7 +24,18 @@ type replayWindow struct {
 	// bounds are the replayed rows with the shortest and longest prompt and the longest
 	// request, so the tokens-per-word fit and the context check cover every row.
 	bounds []executor.Shape
+	// burst is the most rows due within any warmWindow of the replay's time: about
+	// how many connections its busiest moment needs open.
+	burst int
 }
+
+// warmWindow is the stretch of replay time whose rows a replay opens connections for
+// ahead of its start (requests of a second or two overlap), and maxWarm the most it
+// opens.
+const (
+	warmWindow = 2 * time.Second
+	maxWarm    = 128
+)
 
 // scanTrace validates a replay workload's trace in one streamed pass (SHA-256, row count,
 // a malformed row or out-of-order timestamp as file:line) before anything is sent, and
@@ -39,6 +50,7 @@ func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
 	}
 	first, last, after, cut := time.Duration(-1), time.Duration(0), 0, time.Duration(-1)
 	var lo, hi, long executor.Shape
+	var due []time.Duration // the replay times of the rows within warmWindow of the last
 	info, err := dataset.Scan(win.spec, func(row dataset.Row) error {
 		if first < 0 {
 			first = row.Timestamp
@@ -64,6 +76,12 @@ func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
 		if sh.PromptTokens+sh.MaxTokens > long.PromptTokens+long.MaxTokens {
 			long = sh
 		}
+		at := win.at(row)
+		due = append(due, at)
+		for len(due) > 0 && at-due[0] >= warmWindow {
+			due = due[1:]
+		}
+		win.burst = max(win.burst, len(due))
 		win.rows++
 		return nil
 	})
@@ -90,6 +108,11 @@ func durationOrEnd(d time.Duration) string {
 	return d.String()
 }
 
+// at is when a row of the window is sent, from the run's start.
+func (win *replayWindow) at(row dataset.Row) time.Duration {
+	return time.Duration(float64(row.Timestamp-win.start) / win.speedup)
+}
+
 // errTraceSent stops the reader once the window's rows are all sent.
 var errTraceSent = errors.New("replay window sent")
 
@@ -106,7 +129,7 @@ func (win *replayWindow) trace(ctx context.Context, rows chan<- executor.TraceRo
 			return errTraceSent
 		}
 		n++
-		at := time.Duration(float64(row.Timestamp-win.start) / win.speedup)
+		at := win.at(row)
 		select {
 		case rows <- executor.TraceRow{At: at, Shape: executor.Shape{PromptTokens: row.InputLength,
 			MaxTokens: row.OutputLength, HashIDs: row.HashIDs}}:
@@ -126,5 +149,9 @@ func (win *replayWindow) trace(ctx context.Context, rows chan<- executor.TraceRo
 func (a *applier) replayLevel(w *plan.Workload, lv *executor.LevelSpec) {
 	if win := a.replays[w]; win != nil {
 		lv.Trace, lv.Requests = win.trace, win.rows
+		lv.WarmConnections = min(win.burst, maxWarm)
+		if lv.Concurrency > 0 {
+			lv.WarmConnections = min(lv.WarmConnections, lv.Concurrency)
+		}
 	}
 }

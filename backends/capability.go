@@ -62,3 +62,10 @@ type ServerMemory interface {
 type MetricsSource interface {
 	MetricsURL() string
 }
+
+// ConnectionWarmer is a server planrun can open connections to ahead of a schedule, so
+// requests sent at set times (a trace replay) do not pay a connection set-up then. It
+// returns how many connections it left open in the pool.
+type ConnectionWarmer interface {
+	WarmConnections(ctx context.Context, n int) int
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -107,4 +108,35 @@ func (c *Core) send(ctx, rctx context.Context, method, url string, body any) (*h
 		return nil, c.StatusError(resp, data)
 	}
 	return resp, nil
+}
+
+// Warm opens up to n connections to url's server and leaves them idle in the pool, so
+// requests sent at set times (a trace replay) do not pay a connection set-up then: n
+// GETs of url at once, each holding its connection until every one has its answer (a
+// connection is busy until its body is closed). It returns how many succeeded.
+func (c *Core) Warm(ctx context.Context, url string, n int) int {
+	// One deadline for all: a response's body must outlive its own goroutine.
+	rctx, cancel := context.WithTimeout(ctx, defaultGetLimit)
+	defer cancel()
+	resps := make([]*http.Response, n)
+	var wg sync.WaitGroup
+	for i := range resps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, e := c.send(ctx, rctx, http.MethodGet, url, nil); e == nil {
+				resps[i] = resp // its body unread, its connection stays busy
+			}
+		}()
+	}
+	wg.Wait()
+	opened := 0
+	for _, resp := range resps {
+		if resp != nil {
+			io.Copy(io.Discard, io.LimitReader(resp.Body, 8<<20)) // read to the end, the connection goes back to the pool
+			resp.Body.Close()
+			opened++
+		}
+	}
+	return opened
 }

@@ -43,6 +43,10 @@ type LevelSpec struct {
 	// own offset, with its own shape (Shapes and RequestRate are then unused).
 	// Concurrency caps the requests in flight; 0 means no cap.
 	Trace Trace
+	// WarmConnections, when above 0, opens that many connections to the server before
+	// each run (where the backend can, backends.ConnectionWarmer), so requests sent at
+	// set times do not pay a connection set-up: a replay's most rows due close together.
+	WarmConnections int
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -132,6 +136,9 @@ func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Option
 		idx := i
 		if !warm {
 			idx = i - lv.WarmupRuns
+		}
+		if w, ok := b.(backends.ConnectionWarmer); ok && lv.WarmConnections > 0 && ctx.Err() == nil {
+			w.WarmConnections(ctx, lv.WarmConnections)
 		}
 		run := runOnce(ctx, b, lv, idx, warm, opts)
 		if opts.OnRun != nil {

@@ -257,3 +257,8 @@ func trainedContext(info map[string]any) int {
 	}
 	return 0
 }
+
+// WarmConnections implements backends.ConnectionWarmer with GETs of /api/version.
+func (b *Backend) WarmConnections(ctx context.Context, n int) int {
+	return b.core.Warm(ctx, b.base+"/api/version", n)
+}

@@ -209,6 +209,12 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 	return ids, nil
 }
 
+// WarmConnections implements backends.ConnectionWarmer with GETs of /models, which
+// every OpenAI-compatible server answers cheaply.
+func (b *Backend) WarmConnections(ctx context.Context, n int) int {
+	return b.core.Warm(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", n)
+}
+
 // ContextLength implements backends.ContextLimiter: vLLM's max_model_len from the
 // model list.
 func (b *Backend) ContextLength(ctx context.Context, model string) (int, bool) {
