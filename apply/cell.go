@@ -192,14 +192,7 @@ func capacityNote(w *plan.Workload, rows []report.Row, cellID string) string {
 		return fmt.Sprintf("no level met the goal of workload %q; the sweep stopped at its first level", w.Name)
 	}
 	return fmt.Sprintf("goal of workload %q missed after %s: capacity at the goal is %s, %.1f output tok/s, %.2f req/s",
-		w.Name, levelName(plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), levelName(plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}), best.OutputTokS, best.RequestsPerSec)
-}
-
-func levelName(l plan.LoadLevel) string {
-	if l.RequestRate > 0 {
-		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
-	}
-	return fmt.Sprintf("c=%d", l.Concurrency)
+		w.Name, plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}, plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}, best.OutputTokS, best.RequestsPerSec)
 }
 
 func noteSuffix(n string) string {

@@ -84,7 +84,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 
 	for _, r := range res.Runs {
 		if r.Err != nil {
-			a.note("%s %s: the trace stopped before the window's end: %v", cell.ID, levelName(level), r.Err)
+			a.note("%s %s: the trace stopped before the window's end: %v", cell.ID, level, r.Err)
 		}
 	}
 	m.Stats = stats.SummarizeRuns(sink.statsRuns(res), sink.target)

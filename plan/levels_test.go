@@ -59,3 +59,13 @@ workload "one_rate" {
 		t.Fatal("a workload without a goal meets it")
 	}
 }
+
+// A level is named as the terminal and notes show it; concurrency 0 is only a trace
+// replay's level without a cap.
+func TestLoadLevelString(t *testing.T) {
+	for l, want := range map[LoadLevel]string{{Concurrency: 4}: "c=4", {Concurrency: 4, RequestRate: 2.5}: "c=4 rate=2.5/s", {}: "replay"} {
+		if got := l.String(); got != want {
+			t.Errorf("%#v: %q, want %q", l, got, want)
+		}
+	}
+}

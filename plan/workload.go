@@ -76,6 +76,19 @@ type LoadLevel struct {
 	RequestRate float64
 }
 
+// String names the level as the terminal and notes do: "c=4", "c=4 rate=2/s", or
+// "replay" for a trace replay without a cap on requests in flight (concurrency 0, which
+// only a replay has).
+func (l LoadLevel) String() string {
+	switch {
+	case l.RequestRate > 0:
+		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
+	case l.Concurrency == 0:
+		return "replay"
+	}
+	return fmt.Sprintf("c=%d", l.Concurrency)
+}
+
 // Levels lists the workload's load levels in the order they run: each concurrency
 // level, and within it each request rate.
 func (w *Workload) Levels() []LoadLevel {

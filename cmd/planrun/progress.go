@@ -52,7 +52,7 @@ func (p *progress) Note(format string, args ...any) {
 func (p *progress) StartLevel(cell *plan.Cell, level plan.LoadLevel, requests int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.label = cell.ID + " " + levelLabel(level)
+	p.label = cell.ID + " " + level.String()
 	p.total = requests
 	p.done.Store(0)
 	p.failed.Store(0)
@@ -135,7 +135,7 @@ func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
 		return
 	}
 	fmt.Fprintf(p.w, "%s %s: %s — TTFT p50 %s, TPOT p50 %s, %s tok/s, %d/%d ok\n",
-		cell.ID, levelLabel(plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}), row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
+		cell.ID, plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}, row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
 		fmtNum(row.OutputTokS, 1), row.Succeeded, row.Requests)
 }
 
@@ -158,11 +158,4 @@ func fmtNum(v float64, prec int) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.*f", prec, v)
-}
-
-func levelLabel(l plan.LoadLevel) string {
-	if l.RequestRate > 0 {
-		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
-	}
-	return fmt.Sprintf("c=%d", l.Concurrency)
 }
