@@ -157,15 +157,14 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	w.begin(s.Start)
 	defer w.stop()
 	resp, err := c.client.Do(hreq)
+	s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
 	if err != nil {
 		s.End = w.since()
-		s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
 		s.Err = c.transportError(ctx, rctx, err)
 		return s
 	}
 	defer resp.Body.Close()
 	s.Headers = w.since()
-	s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
 	s.FirstByte = time.Duration(w.firstByte.Load())
 	s.RequestID = resp.Header.Get("X-Request-Id")
 	// Stamps are the kernel's receive times when the connection has them and only this
