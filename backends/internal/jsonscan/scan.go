@@ -337,11 +337,8 @@ func unescape(raw []byte, i int) (rune, int) {
 // StringLen consumes a string and returns the length in bytes of its decoded UTF-8 text
 // (invalid UTF-8 counts as U+FFFD, as encoding/json decodes it). null gives ok=false.
 func (s *Scanner) StringLen() (n int, ok bool) {
-	raw, ok := s.String()
-	if !ok {
-		return 0, false
-	}
-	return decodedLen(raw), true
+	_, n, ok = s.StringRaw()
+	return n, ok
 }
 
 // StringRaw is StringLen that also returns the raw (still escaped) bytes, valid until
