@@ -403,8 +403,30 @@ func TestProbe(t *testing.T) {
 		t.Errorf("probe %+v", r)
 	}
 	down := mustNew(t, backends.Config{URL: "http://127.0.0.1:1/v1"}).Probe(context.Background(), nil)
-	if down.Reachable || len(down.Problems) == 0 || !strings.Contains(down.Problems[0], "is the server running") {
+	if down.Reachable || len(down.Problems) == 0 || !strings.Contains(down.Problems[0], "is the server running") ||
+		down.ErrorClass != backends.ErrRefused {
 		t.Errorf("probe of a closed port %+v", down)
+	}
+	if r.ErrorClass != backends.ErrNone {
+		t.Errorf("probe that ran through: error class %q, want none", r.ErrorClass)
+	}
+}
+
+// A server may list its models to anyone and still refuse every request for the key:
+// the probe says so by its error class.
+func TestProbeRefusedKey(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/models", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"data":[{"id":"m"}]}`)
+	})
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	r := mustNew(t, backends.Config{URL: srv.URL + "/v1"}).Probe(context.Background(), []string{"m"})
+	if !r.Reachable || !r.ModelsPresent["m"] || r.ErrorClass != backends.ErrUnauthorized || len(r.Problems) != 1 {
+		t.Errorf("probe %+v: want reachable, the model present, and error class %q", r, backends.ErrUnauthorized)
 	}
 }
 
