@@ -320,8 +320,7 @@ func cellSeries(rows []Row, cells map[string]int, has func(Row) bool, x, y func(
 	var out []namedXYs
 	index := map[string]int{}
 	for _, r := range rows {
-		vx, vy := x(r), y(r)
-		if !has(r) || !finite(vx) || !finite(vy) {
+		if !has(r) || !finite(x(r)) || !finite(y(r)) {
 			continue
 		}
 		i, ok := index[r.CellID]
@@ -330,21 +329,15 @@ func cellSeries(rows []Row, cells map[string]int, has func(Row) bool, x, y func(
 			index[r.CellID] = i
 			out = append(out, namedXYs{name: cellLabel(r), cell: cells[r.CellID]})
 		}
-		out[i].xys = append(out[i].xys, plotter.XY{X: vx, Y: vy})
 		out[i].rows = append(out[i].rows, r)
 	}
 	for i := range out {
 		s := &out[i]
-		order := make([]int, len(s.xys))
-		for j := range order {
-			order[j] = j
+		slices.SortStableFunc(s.rows, func(a, b Row) int { return cmp.Compare(x(a), x(b)) })
+		s.xys = make(plotter.XYs, len(s.rows))
+		for j, r := range s.rows {
+			s.xys[j] = plotter.XY{X: x(r), Y: y(r)}
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.xys[a].X, s.xys[b].X) })
-		xys, rs := make(plotter.XYs, len(order)), make([]Row, len(order))
-		for j, k := range order {
-			xys[j], rs[j] = s.xys[k], s.rows[k]
-		}
-		s.xys, s.rows = xys, rs
 	}
 	return out
 }
