@@ -142,10 +142,13 @@ func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
 			return nil, nil, err
 		}
 		ts = append(ts, t)
-		if a.Fields != "all" && !slices.Contains(fields, t.Field) {
-			if len(fields) == 0 && a.Fields == "" {
-				fields = append(fields, report.CompareHeadline...)
-			}
+		if a.Fields == "all" {
+			continue
+		}
+		if len(fields) == 0 && a.Fields == "" {
+			fields = append(fields, report.CompareHeadline...)
+		}
+		if !slices.Contains(fields, t.Field) {
 			fields = append(fields, t.Field)
 		}
 	}

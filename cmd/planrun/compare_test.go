@@ -48,6 +48,13 @@ func TestCompareGate(t *testing.T) {
 	if !strings.Contains(out, "ttft_p99_s A") {
 		t.Errorf("the gated figure is not shown:\n%s", out)
 	}
+	// A gated headline figure is one column, not two, whichever threshold comes first.
+	for _, g := range [][]string{gate, {"-fail-on", "output_tok_s<-5%"}} {
+		_, out, _ := runCmd(t, "", append([]string{"compare", base, rerun}, g...)...)
+		if n := strings.Count(out, "output_tok_s A"); n != 1 {
+			t.Errorf("%v: output_tok_s shown %d times:\n%s", g, n, out)
+		}
+	}
 	code, _, errs = runCmd(t, "", append([]string{"compare", base, slow}, gate...)...)
 	if code != exitRegression {
 		t.Fatalf("planted regression: exit %d, want %d\n%s", code, exitRegression, errs)
