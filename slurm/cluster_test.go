@@ -20,7 +20,7 @@ func stubJob(t testing.TB, partition, body string) JobSpec {
 	t.Helper()
 	dir := t.TempDir()
 	stub := filepath.Join(dir, "planrun-stub")
-	src := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + shellQuote(dir) + "/args.txt\n" + body + "\n"
+	src := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + ShellQuote(dir) + "/args.txt\n" + body + "\n"
 	if err := os.WriteFile(stub, []byte(src), 0o755); err != nil {
 		t.Fatal(err)
 	}

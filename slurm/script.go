@@ -125,7 +125,7 @@ func Script(job JobSpec) string {
 	for _, opt := range sbatchOptions(job) {
 		fmt.Fprintf(&b, "#SBATCH %s\n", opt)
 	}
-	dir := shellQuote(job.Dir)
+	dir := ShellQuote(job.Dir)
 	// The marker proves the node writes where the coordinator reads; a node that cannot
 	// says so in the log, which the coordinator then names.
 	fmt.Fprintf(&b, "if ! printf '%%s %%s\\n' \"$SLURM_JOB_ID\" \"$(hostname -s)\" > %s/%s; then\n", dir, MarkerFile)
@@ -143,7 +143,7 @@ func Script(job JobSpec) string {
 	}
 	args = append(args, job.PlanPath)
 	for i, a := range args {
-		args[i] = shellQuote(a)
+		args[i] = ShellQuote(a)
 	}
 	fmt.Fprintf(&b, "exec %s\n", strings.Join(args, " "))
 	return b.String()
@@ -175,8 +175,8 @@ func sbatchOptions(job JobSpec) []string {
 	return append(opts, s.SbatchArgs...)
 }
 
-// shellQuote quotes s for bash when it holds anything but plain path characters.
-func shellQuote(s string) string {
+// ShellQuote quotes s for bash when it holds anything but plain path characters.
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
 		return s
 	}

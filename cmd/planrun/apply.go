@@ -163,19 +163,11 @@ func applyExitCode(err error, res *apply.Result) int {
 // variable values, so the same -var flags must be given; their values are not echoed
 // (a sensitive one would land in a log).
 func (a *applyArgs) resumeCommand(dir string) string {
-	cmd := fmt.Sprintf("planrun apply -resume %s %s", shellWord(dir), shellWord(a.Path))
+	cmd := fmt.Sprintf("planrun apply -resume %s %s", slurm.ShellQuote(dir), slurm.ShellQuote(a.Path))
 	if len(a.Vars)+len(a.VarFiles) > 0 {
 		cmd += " (with the same -var and -var-file flags: the plan hash covers their values)"
 	}
 	return cmd
-}
-
-// shellWord quotes s for a shell when it holds anything but plain path characters.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printSummary writes the result rows as an aligned table on stdout.
