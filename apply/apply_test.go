@@ -26,14 +26,25 @@ import (
 
 func newBackend(c backends.Config) (backends.Backend, error) { return connect.New(c) }
 
-// loadPlan writes src as plan.hcl in a temp dir and loads it with url as var.url.
-func loadPlan(t testing.TB, src, url string) (*plan.Plan, []*plan.Cell) {
+// loadPlan writes src as plan.hcl in a temp dir, beside files (name, contents, ...: a
+// dataset or trace the plan reads), and loads it with url as var.url.
+func loadPlan(t testing.TB, src, url string, files ...string) (*plan.Plan, []*plan.Cell) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	files = append(files, "plan.hcl", src)
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(files[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + url}, Getenv: func(string) string { return "" }})
+	return loadPlanFile(t, filepath.Join(dir, "plan.hcl"), "url="+url)
+}
+
+// loadPlanFile loads the plan at path with vars ("name=value") and no environment, and
+// expands its cells.
+func loadPlanFile(t testing.TB, path string, vars ...string) (*plan.Plan, []*plan.Cell) {
+	t.Helper()
+	p, diags := plan.Load(path, plan.LoadOptions{Vars: vars, Getenv: func(string) string { return "" }})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags)
 	}
@@ -42,6 +53,21 @@ func loadPlan(t testing.TB, src, url string) (*plan.Plan, []*plan.Cell) {
 		t.Fatalf("cells: %v", diags)
 	}
 	return p, cells
+}
+
+// readSamples reads every record of a run's requests.jsonl.
+func readSamples(t testing.TB, runDir string) []report.SampleRecord {
+	t.Helper()
+	f, err := os.Open(filepath.Join(runDir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := report.ReadSamples(f)
+	if err != nil {
+		t.Fatalf("requests.jsonl: %v", err)
+	}
+	return recs
 }
 
 const twoToolsPlan = `
@@ -154,11 +180,8 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 	if err != nil || len(ledger) != 4 {
 		t.Fatalf("ledger: %d rows, %v", len(ledger), err)
 	}
-	f, _ := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
-	recs, err := report.ReadSamples(f)
-	f.Close()
-	if err != nil || len(recs) != 36 {
-		t.Fatalf("requests.jsonl: %d records, %v", len(recs), err)
+	if recs := readSamples(t, res.RunDir); len(recs) != 36 {
+		t.Fatalf("requests.jsonl: %d records", len(recs))
 	}
 	md, _ := os.ReadFile(res.ReportPath)
 	for _, want := range []string{"TPOT", "(E2E − TTFT) / (output tokens − 1)", "openai.mock", "ollama.mock"} {

@@ -21,7 +21,6 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/report/summarytest"
 )
@@ -81,16 +80,11 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "plan.hcl"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	p, cells := loadPlanFile(t, filepath.Join(dir, "plan.hcl"), "url="+s.URL, "dead_url="+closedPort(t), "keyed_url="+keyedSrv.URL)
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
 	noEnv := func(string) string { return "" }
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Getenv: noEnv,
-		Vars: []string{"url=" + s.URL, "dead_url=" + closedPort(t), "keyed_url=" + keyedSrv.URL}})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, diags := p.Cells()
-	if diags.HasErrors() || len(cells) != 4 {
-		t.Fatalf("%d cells, %v", len(cells), diags)
-	}
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, GPU: gpu.Open(),
 		NewBackend: func(c backends.Config) (backends.Backend, error) { c.Getenv = noEnv; return connect.New(c) }})
 	if err != nil {
@@ -151,14 +145,9 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	}
 
 	// requests.jsonl: only the healthy cells sent requests, each with run id and host.
-	f, err := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := report.ReadSamples(f)
-	f.Close()
-	if err != nil || len(recs) != 2*2*2 {
-		t.Fatalf("requests.jsonl: %d records, %v; want 2 cells × 2 levels × 2 requests", len(recs), err)
+	recs := readSamples(t, res.RunDir)
+	if len(recs) != 2*2*2 {
+		t.Fatalf("requests.jsonl: %d records; want 2 cells × 2 levels × 2 requests", len(recs))
 	}
 	for _, r := range recs {
 		if want[r.CellID] != "" {
