@@ -351,8 +351,7 @@ matrix "m" {
   workload = [workload.sweep]
 }
 `, srv.URL)
-	var notes []string
-	prog := &recordingProgress{notes: &notes}
+	prog := &noteRecorder{}
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog})
 	if err != nil {
 		t.Fatal(err)
@@ -367,8 +366,8 @@ matrix "m" {
 	if !strings.Contains(res.Rows[2].Notes, "goal missed: result.ttft_p90_s = ") {
 		t.Fatalf("missed row notes: %q", res.Rows[2].Notes)
 	}
-	if !strings.Contains(strings.Join(notes, "\n"), "capacity at the goal is c=2") {
-		t.Fatalf("no capacity note in %q", notes)
+	if !strings.Contains(prog.text(), "capacity at the goal is c=2") {
+		t.Fatalf("no capacity note in %q", prog.notes)
 	}
 }
 
@@ -410,15 +409,6 @@ matrix "m" {
 	if err != nil || rows[1].RequestRate != 400 {
 		t.Fatalf("request rate not in the CSV: %v", err)
 	}
-}
-
-type recordingProgress struct {
-	countingProgress
-	notes *[]string
-}
-
-func (r *recordingProgress) Note(format string, args ...any) {
-	*r.notes = append(*r.notes, fmt.Sprintf(format, args...))
 }
 
 func TestRunDirectoriesNeverMix(t *testing.T) {
