@@ -366,7 +366,7 @@ matrix "m" {
 	if !strings.Contains(res.Rows[2].Notes, "goal missed: result.ttft_p90_s = ") {
 		t.Fatalf("missed row notes: %q", res.Rows[2].Notes)
 	}
-	if !strings.Contains(prog.text(), "capacity at the goal is c=2") {
+	if !strings.Contains(prog.text(), `goal of workload "sweep" missed after c=2: capacity at the goal is c=2,`) {
 		t.Fatalf("no capacity note in %q", prog.notes)
 	}
 }
