@@ -59,11 +59,9 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Prompts:     setup.prompts,
 		Shapes:      setup.shapes,
 		Session:     sessionSpec(w, level),
+		Seed:        uint64(workloadSeed(w)),
 	}
 	a.replayLevel(w, &lv)
-	if w.Seed != nil {
-		lv.Seed = uint64(*w.Seed)
-	}
 	if a.o.Progress != nil {
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
