@@ -70,6 +70,18 @@ func readSamples(t testing.TB, runDir string) []report.SampleRecord {
 	return recs
 }
 
+// closedPort returns the URL of a port nothing listens on.
+func closedPort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
 const twoToolsPlan = `
 variable "url" { type = string }
 backend "openai" "mock" { url = "${var.url}/v1" }
@@ -446,13 +458,8 @@ func TestRunDirectoriesNeverMix(t *testing.T) {
 // A cell that failed before measuring (its backend was down) is tried again on resume,
 // and its row is replaced by the measured ones.
 func TestResumeRetriesCellsThatWereNotMeasured(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // down for the first run
-	p, cells := loadPlan(t, twoToolsPlan, "http://"+addr)
+	url := closedPort(t) // down for the first run
+	p, cells := loadPlan(t, twoToolsPlan, url)
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
 	if err != nil {
 		t.Fatal(err)
@@ -461,7 +468,8 @@ func TestResumeRetriesCellsThatWereNotMeasured(t *testing.T) {
 		t.Fatalf("first run: %d failed cells, %d rows; want both cells failed before measuring, one row each", failed, len(res.Rows))
 	}
 
-	l, err = net.Listen("tcp", addr) // the server is up now
+	addr := strings.TrimPrefix(url, "http://")
+	l, err := net.Listen("tcp", addr) // the server is up now
 	if err != nil {
 		t.Skipf("port %s was taken meanwhile: %v", addr, err)
 	}

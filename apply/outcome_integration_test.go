@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -56,18 +55,6 @@ matrix "m" {
   model_id = "tiny"
 }
 `
-
-// closedPort returns the URL of a port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
 
 func TestEveryCellAccountedFor(t *testing.T) {
 	s := realOllama(t)
