@@ -26,14 +26,25 @@ import (
 
 func newBackend(c backends.Config) (backends.Backend, error) { return connect.New(c) }
 
-// loadPlan writes src as plan.hcl in a temp dir and loads it with url as var.url.
-func loadPlan(t testing.TB, src, url string) (*plan.Plan, []*plan.Cell) {
+// loadPlan writes src as plan.hcl in a temp dir, beside files (name, contents, ...: a
+// dataset or trace the plan reads), and loads it with url as var.url.
+func loadPlan(t testing.TB, src, url string, files ...string) (*plan.Plan, []*plan.Cell) {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
+	files = append(files, "plan.hcl", src)
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(files[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + url}, Getenv: func(string) string { return "" }})
+	return loadPlanFile(t, filepath.Join(dir, "plan.hcl"), "url="+url)
+}
+
+// loadPlanFile loads the plan at path with vars ("name=value") and no environment, and
+// expands its cells.
+func loadPlanFile(t testing.TB, path string, vars ...string) (*plan.Plan, []*plan.Cell) {
+	t.Helper()
+	p, diags := plan.Load(path, plan.LoadOptions{Vars: vars, Getenv: func(string) string { return "" }})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags)
 	}
@@ -42,6 +53,33 @@ func loadPlan(t testing.TB, src, url string) (*plan.Plan, []*plan.Cell) {
 		t.Fatalf("cells: %v", diags)
 	}
 	return p, cells
+}
+
+// readSamples reads every record of a run's requests.jsonl.
+func readSamples(t testing.TB, runDir string) []report.SampleRecord {
+	t.Helper()
+	f, err := os.Open(filepath.Join(runDir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := report.ReadSamples(f)
+	if err != nil {
+		t.Fatalf("requests.jsonl: %v", err)
+	}
+	return recs
+}
+
+// closedPort returns the URL of a port nothing listens on.
+func closedPort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
 }
 
 const twoToolsPlan = `
@@ -154,11 +192,8 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 	if err != nil || len(ledger) != 4 {
 		t.Fatalf("ledger: %d rows, %v", len(ledger), err)
 	}
-	f, _ := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
-	recs, err := report.ReadSamples(f)
-	f.Close()
-	if err != nil || len(recs) != 36 {
-		t.Fatalf("requests.jsonl: %d records, %v", len(recs), err)
+	if recs := readSamples(t, res.RunDir); len(recs) != 36 {
+		t.Fatalf("requests.jsonl: %d records", len(recs))
 	}
 	md, _ := os.ReadFile(res.ReportPath)
 	for _, want := range []string{"TPOT", "(E2E − TTFT) / (output tokens − 1)", "openai.mock", "ollama.mock"} {
@@ -328,8 +363,7 @@ matrix "m" {
   workload = [workload.sweep]
 }
 `, srv.URL)
-	var notes []string
-	prog := &recordingProgress{notes: &notes}
+	prog := &noteRecorder{}
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: prog})
 	if err != nil {
 		t.Fatal(err)
@@ -344,8 +378,8 @@ matrix "m" {
 	if !strings.Contains(res.Rows[2].Notes, "goal missed: result.ttft_p90_s = ") {
 		t.Fatalf("missed row notes: %q", res.Rows[2].Notes)
 	}
-	if !strings.Contains(strings.Join(notes, "\n"), "capacity at the goal is c=2") {
-		t.Fatalf("no capacity note in %q", notes)
+	if !strings.Contains(prog.text(), `goal of workload "sweep" missed after c=2: capacity at the goal is c=2,`) {
+		t.Fatalf("no capacity note in %q", prog.notes)
 	}
 }
 
@@ -389,15 +423,6 @@ matrix "m" {
 	}
 }
 
-type recordingProgress struct {
-	countingProgress
-	notes *[]string
-}
-
-func (r *recordingProgress) Note(format string, args ...any) {
-	*r.notes = append(*r.notes, fmt.Sprintf(format, args...))
-}
-
 func TestRunDirectoriesNeverMix(t *testing.T) {
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
 	defer srv.Close()
@@ -433,13 +458,8 @@ func TestRunDirectoriesNeverMix(t *testing.T) {
 // A cell that failed before measuring (its backend was down) is tried again on resume,
 // and its row is replaced by the measured ones.
 func TestResumeRetriesCellsThatWereNotMeasured(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // down for the first run
-	p, cells := loadPlan(t, twoToolsPlan, "http://"+addr)
+	url := closedPort(t) // down for the first run
+	p, cells := loadPlan(t, twoToolsPlan, url)
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +468,8 @@ func TestResumeRetriesCellsThatWereNotMeasured(t *testing.T) {
 		t.Fatalf("first run: %d failed cells, %d rows; want both cells failed before measuring, one row each", failed, len(res.Rows))
 	}
 
-	l, err = net.Listen("tcp", addr) // the server is up now
+	addr := strings.TrimPrefix(url, "http://")
+	l, err := net.Listen("tcp", addr) // the server is up now
 	if err != nil {
 		t.Skipf("port %s was taken meanwhile: %v", addr, err)
 	}

@@ -191,8 +191,9 @@ func capacityNote(w *plan.Workload, rows []report.Row, cellID string) string {
 	if best == nil {
 		return fmt.Sprintf("no level met the goal of workload %q; the sweep stopped at its first level", w.Name)
 	}
+	lv := rowKey(*best).level
 	return fmt.Sprintf("goal of workload %q missed after %s: capacity at the goal is %s, %.1f output tok/s, %.2f req/s",
-		w.Name, plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}, plan.LoadLevel{Concurrency: best.Concurrency, RequestRate: best.RequestRate}, best.OutputTokS, best.RequestsPerSec)
+		w.Name, lv, lv, best.OutputTokS, best.RequestsPerSec)
 }
 
 func noteSuffix(n string) string {

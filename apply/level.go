@@ -38,8 +38,6 @@ type levelMeasurement struct {
 	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
 	DCGM   serverstats.Report
 	Client selfcheck.Report
-	// MaxSendLag is, in open loop, the most any request was sent behind its schedule.
-	MaxSendLag time.Duration
 	// FirstError is the text of the first failed request's error; empty when none failed.
 	FirstError     string
 	Interrupted    bool
@@ -61,11 +59,9 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Prompts:     setup.prompts,
 		Shapes:      setup.shapes,
 		Session:     sessionSpec(w, level),
+		Seed:        uint64(workloadSeed(w)),
 	}
 	a.replayLevel(w, &lv)
-	if w.Seed != nil {
-		lv.Seed = uint64(*w.Seed)
-	}
 	if a.o.Progress != nil {
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
@@ -92,10 +88,16 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	if sink.firstErr != nil {
 		m.FirstError = sink.firstErr.Error()
 	}
-	if lag := m.Stats.Pooled.SendLag; lag.N > 0 {
-		m.MaxSendLag = time.Duration(math.Round(lag.Max * 1e9))
-	}
 	return m
+}
+
+// maxSendLag is, in open loop and trace replay, the most any request was sent behind its
+// schedule; 0 when no request was paced.
+func (m *levelMeasurement) maxSendLag() time.Duration {
+	if lag := m.Stats.Pooled.SendLag; lag.N > 0 {
+		return time.Duration(math.Round(lag.Max * 1e9))
+	}
+	return 0
 }
 
 // runMonitored runs the warm-up runs, then starts the monitors, runs the measured runs

@@ -65,14 +65,9 @@ func TestRealOllamaApply(t *testing.T) {
 	}
 
 	// requests.jsonl: 2 cells × 2 levels × (1 warm-up + 2 measured) runs × 2 requests.
-	f, err := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := report.ReadSamples(f)
-	f.Close()
-	if err != nil || len(recs) != 24 {
-		t.Fatalf("requests.jsonl: %d records, %v (want 24)", len(recs), err)
+	recs := readSamples(t, res.RunDir)
+	if len(recs) != 24 {
+		t.Fatalf("requests.jsonl: %d records (want 24)", len(recs))
 	}
 	type level struct {
 		cell string

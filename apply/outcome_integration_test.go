@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/report/summarytest"
 )
@@ -58,18 +56,6 @@ matrix "m" {
 }
 `
 
-// closedPort returns the URL of a port nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
-
 func TestEveryCellAccountedFor(t *testing.T) {
 	s := realOllama(t)
 	keyed := mockserver.New(mockserver.Config{APIKey: "k"})
@@ -81,16 +67,11 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "plan.hcl"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	p, cells := loadPlanFile(t, filepath.Join(dir, "plan.hcl"), "url="+s.URL, "dead_url="+closedPort(t), "keyed_url="+keyedSrv.URL)
+	if len(cells) != 4 {
+		t.Fatalf("%d cells", len(cells))
+	}
 	noEnv := func(string) string { return "" }
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Getenv: noEnv,
-		Vars: []string{"url=" + s.URL, "dead_url=" + closedPort(t), "keyed_url=" + keyedSrv.URL}})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, diags := p.Cells()
-	if diags.HasErrors() || len(cells) != 4 {
-		t.Fatalf("%d cells, %v", len(cells), diags)
-	}
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, GPU: gpu.Open(),
 		NewBackend: func(c backends.Config) (backends.Backend, error) { c.Getenv = noEnv; return connect.New(c) }})
 	if err != nil {
@@ -151,14 +132,9 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	}
 
 	// requests.jsonl: only the healthy cells sent requests, each with run id and host.
-	f, err := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := report.ReadSamples(f)
-	f.Close()
-	if err != nil || len(recs) != 2*2*2 {
-		t.Fatalf("requests.jsonl: %d records, %v; want 2 cells × 2 levels × 2 requests", len(recs), err)
+	recs := readSamples(t, res.RunDir)
+	if len(recs) != 2*2*2 {
+		t.Fatalf("requests.jsonl: %d records; want 2 cells × 2 levels × 2 requests", len(recs))
 	}
 	for _, r := range recs {
 		if want[r.CellID] != "" {

@@ -39,11 +39,7 @@ func TestPrefixCacheExample(t *testing.T) {
 		PrefixCache: true, RecordTruth: true})
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
-	p, diags := plan.Load("../examples/prefix-cache.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock"}, Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, _ := p.Cells()
+	p, cells := loadPlanFile(t, "../examples/prefix-cache.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
 	rows := map[string]report.Row{}
 	for _, r := range res.Rows {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/plan"
 )
 
 // BenchmarkReplayLargeTrace replays a generated 1 GB Mooncake trace (about 10 million
@@ -37,11 +36,7 @@ func BenchmarkReplayLargeTrace(b *testing.B) {
 	src := strings.NewReplacer("speedup = 10", "speedup = 50\n    duration = \""+window+"\"",
 		"temperature = 0", "temperature = 0\n  concurrency = 64").Replace(replayPlan)
 	os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644)
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + srv.URL}, Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		b.Fatal(diags)
-	}
-	cells, _ := p.Cells()
+	p, cells := loadPlanFile(b, filepath.Join(dir, "plan.hcl"), "url="+srv.URL)
 	b.SetBytes(mb << 20)
 	b.ResetTimer()
 	var requests int

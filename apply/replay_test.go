@@ -20,7 +20,6 @@ import (
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
 
@@ -104,7 +103,7 @@ func inProcessMock(t testing.TB) arrivalServer {
 // request's own delay moves them all alike), as sorted absolute errors, and the row.
 func replayArrivals(t testing.TB, srv arrivalServer) ([]time.Duration, report.Row) {
 	data, rows := seededTrace(300, 15, 11)
-	p, cells := writePlanDir(t, replayPlan, "trace.jsonl", data, srv.url)
+	p, cells := loadPlan(t, replayPlan, srv.url, "trace.jsonl", data)
 	res, recs := runSamples(t, p, cells)
 	if len(res.Rows) != 1 || res.Rows[0].Status != report.StatusOK || len(recs) != len(rows) {
 		t.Fatalf("%d rows (%+v), %d requests for %d trace rows", len(res.Rows), res.Rows, len(recs), len(rows))
@@ -224,11 +223,7 @@ func TestApplyTraceReplayExample(t *testing.T) {
 	// (ignore_eos, min_tokens) give each row its output_length.
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{EOSAt: 2}))
 	defer srv.Close()
-	p, diags := plan.Load("../examples/trace-replay.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock", "speedup=20"},
-		Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
+	p, cells := loadPlanFile(t, "../examples/trace-replay.hcl", "url="+srv.URL+"/v1", "model=mock", "speedup=20")
 	var window []dataset.Row
 	total := 0
 	if _, err := dataset.Scan(p.Datasets[0].Spec, func(r dataset.Row) error {
@@ -240,7 +235,6 @@ func TestApplyTraceReplayExample(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cells, _ := p.Cells()
 	res, recs := runSamples(t, p, cells)
 	row := res.Rows[0]
 	if row.Status != report.StatusOK || len(recs) != len(window) || row.Succeeded != len(window) {
@@ -274,7 +268,7 @@ func TestReplayRefusesBeforeSending(t *testing.T) {
 			srv := httptest.NewServer(mock)
 			defer srv.Close()
 			src := strings.Replace(replayPlan, "speedup = 10", "speedup = 10\n    start = \""+tc.start+"\"", 1)
-			p, cells := writePlanDir(t, src, "trace.jsonl", tc.data, srv.URL)
+			p, cells := loadPlan(t, src, srv.URL, "trace.jsonl", tc.data)
 			_, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
@@ -293,7 +287,7 @@ func TestReplayCutByRequests(t *testing.T) {
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
 	defer srv.Close()
 	src := strings.Replace(replayPlan, "temperature = 0", "temperature = 0\n  requests = 25", 1)
-	p, cells := writePlanDir(t, src, "trace.jsonl", data, srv.URL)
+	p, cells := loadPlan(t, src, srv.URL, "trace.jsonl", data)
 	res, recs := runSamples(t, p, cells)
 	if len(recs) != 25 || !strings.Contains(res.Rows[0].Notes, ": 25 of 40 rows replayed") {
 		t.Fatalf("%d requests, notes %q", len(recs), res.Rows[0].Notes)
@@ -311,7 +305,7 @@ func TestRealOllamaReplay(t *testing.T) {
 	}
 	src := strings.NewReplacer(`["mock"]`, `["tiny"]`, `model_id = "mock"`, `model_id = "tiny"`,
 		"speedup = 10", "speedup = 1").Replace(replayPlan)
-	p, cells := writePlanDir(t, src, "trace.jsonl", trace.String(), strings.TrimSuffix(s.URL, "/"))
+	p, cells := loadPlan(t, src, strings.TrimSuffix(s.URL, "/"), "trace.jsonl", trace.String())
 	res, recs := runSamples(t, p, cells)
 	if r := res.Rows[0]; r.Status != report.StatusOK || r.Succeeded != len(ins) || len(recs) != len(ins) {
 		t.Fatalf("status %s, %d/%d ok, %d records", r.Status, r.Succeeded, r.Requests, len(recs))

@@ -79,8 +79,8 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6
 		notes = append(notes, clientWarnings(row, m)...)
 	}
-	if m.MaxSendLag > 0 {
-		notes = append(notes, fmt.Sprintf("open loop: max send lag %s", m.MaxSendLag.Round(time.Microsecond)))
+	if lag := m.maxSendLag(); lag > 0 {
+		notes = append(notes, fmt.Sprintf("open loop: max send lag %s", lag.Round(time.Microsecond)))
 	}
 	notes = append(notes, phaseWarnings(row)...)
 	switch {
@@ -136,7 +136,7 @@ func clientWarnings(row report.Row, m levelMeasurement) []string {
 	if math.IsNaN(row.TPOT.Mean) {
 		meanTPOT = 0
 	}
-	return m.Client.Warnings(meanTPOT, m.MaxSendLag)
+	return m.Client.Warnings(meanTPOT, m.maxSendLag())
 }
 
 // sendDelayShare is the share of median TTFT above which the client's own send delay is

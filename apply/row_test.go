@@ -145,7 +145,8 @@ func TestBuildRow(t *testing.T) {
 		name: "open loop with the client self-check", workload: "plain", level: plan.LoadLevel{Concurrency: 4, RequestRate: 2},
 		m: func() levelMeasurement {
 			m := ok(100 * time.Millisecond)
-			m.Monitored, m.MaxSendLag = true, 1234567*time.Nanosecond
+			m.Monitored = true
+			m.Stats.Pooled.SendLag = stats.Dist{N: 1, Max: 0.001234567}
 			m.Client = selfcheck.Report{CPUPercent: 12.5, LagP99: 3 * time.Millisecond, Cores: 2}
 			return m
 		}(),
@@ -158,6 +159,9 @@ func TestBuildRow(t *testing.T) {
 		check: func(t *testing.T, r report.Row) {
 			if r.RequestRate != 2 || r.ClientCPUPct != 12.5 || r.ClientLagP99Ms != 3 {
 				t.Errorf("rate %v, client CPU %v%%, lag p99 %v ms", r.RequestRate, r.ClientCPUPct, r.ClientLagP99Ms)
+			}
+			if r.SendLag.Max != 0.001234567 {
+				t.Errorf("send lag max %v s, want 0.001234567", r.SendLag.Max)
 			}
 		},
 	}, {

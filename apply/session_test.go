@@ -9,7 +9,6 @@ import (
 
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
 
@@ -21,11 +20,7 @@ func TestApplyMultiTurnExample(t *testing.T) {
 	mock := mockserver.New(mockserver.Config{RecordTruth: true})
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
-	p, diags := plan.Load("../examples/multi-turn.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock"}, Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, _ := p.Cells()
+	p, cells := loadPlanFile(t, "../examples/multi-turn.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
 	s := p.Workloads[0].Session
 	const levels, runs = 2, 2

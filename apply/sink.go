@@ -36,13 +36,14 @@ func (s *levelSink) add(ev executor.Event) {
 		for len(s.runs) <= ev.Run {
 			s.runs = append(s.runs, stats.NewAccumulator(s.target))
 		}
-		s.runs[ev.Run].Add(ev.Sample)
+		acc := s.runs[ev.Run]
+		acc.Add(ev.Sample)
 		if ev.Turn > 0 {
-			s.runs[ev.Run].AddTurn(ev.Session, ev.Turn, ev.Sample)
+			acc.AddTurn(ev.Session, ev.Turn, ev.Sample)
 		}
-		s.runs[ev.Run].AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
+		acc.AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
 		if ev.Paced {
-			s.runs[ev.Run].AddSendLag(ev.SendLag)
+			acc.AddSendLag(ev.SendLag)
 		}
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err

@@ -12,7 +12,8 @@ import (
 )
 
 // The sink logs every request, warm-ups included, but counts only measured ones in their
-// run's statistics, and remembers the first measured failure for the row's note.
+// run's statistics, and remembers the first measured failure for the row's note. A paced
+// request's schedule goes into its record and its send lag into the statistics.
 func TestLevelSink(t *testing.T) {
 	var buf bytes.Buffer
 	log := report.NewSampleLog(&buf)
@@ -25,7 +26,7 @@ func TestLevelSink(t *testing.T) {
 	warmErr := backends.Sample{ID: "warm", Start: t0, Err: &backends.Error{Class: backends.ErrServer, Message: "warm-up"}}
 	runErr := backends.Sample{ID: "bad", Start: t0, Err: &backends.Error{Class: backends.ErrTimeout, Message: "measured"}}
 	s.add(executor.Event{Run: 0, Warmup: true, Sample: &warmErr})
-	s.add(executor.Event{Run: 0, Sample: &ok})
+	s.add(executor.Event{Run: 0, Sample: &ok, Paced: true, Scheduled: 5 * time.Millisecond, SendLag: 2 * time.Millisecond})
 	s.add(executor.Event{Run: 1, Sample: &runErr})
 	if err := log.Close(); err != nil {
 		t.Fatal(err)
@@ -33,6 +34,9 @@ func TestLevelSink(t *testing.T) {
 	recs, err := report.ReadSamples(&buf)
 	if err != nil || len(recs) != 3 || recs[0].CellID != "c" || !recs[0].Warmup || recs[2].Run != 1 || recs[2].Concurrency != 4 {
 		t.Fatalf("raw log: %d records, err %v: %+v", len(recs), err, recs)
+	}
+	if r := recs[1]; r.ScheduledNS == nil || *r.ScheduledNS != 5e6 || r.SendLagNS == nil || *r.SendLagNS != 2e6 || recs[2].SendLagNS != nil {
+		t.Errorf("schedule in the raw log: %+v, %+v", recs[1], recs[2])
 	}
 	if told != 3 {
 		t.Errorf("progress told of %d requests, want 3", told)
@@ -44,5 +48,8 @@ func TestLevelSink(t *testing.T) {
 	sum := stats.SummarizeRuns(runs, s.target)
 	if sum.PerRun[0].Succeeded != 1 || sum.PerRun[1].Failed != 1 || sum.PerRun[2].Requests != 0 || sum.Pooled.Requests != 2 || sum.Pooled.ITL.N != 1 {
 		t.Errorf("per run %+v, pooled %d requests, %d ITL gaps", sum.PerRun, sum.Pooled.Requests, sum.Pooled.ITL.N)
+	}
+	if lag := sum.Pooled.SendLag; lag.N != 1 || lag.Max != 0.002 {
+		t.Errorf("send lag %+v, want the paced request's 2 ms only", lag)
 	}
 }

@@ -58,6 +58,7 @@ func maxRequests(w *plan.Workload) int {
 	return n
 }
 
+// workloadSeed is the workload's seed, 0 when it sets none.
 func workloadSeed(w *plan.Workload) int64 {
 	if w.Seed != nil {
 		return *w.Seed

@@ -37,17 +37,8 @@ func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []repo
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(res.RunDir, "requests.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := report.ReadSamples(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var measured []report.SampleRecord
-	for _, r := range recs {
+	for _, r := range readSamples(t, res.RunDir) {
 		if !r.Warmup {
 			measured = append(measured, r)
 		}
@@ -71,11 +62,7 @@ func requestIndex(t testing.TB, id string) int {
 func TestApplyDatasetsExample(t *testing.T) {
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
 	defer srv.Close()
-	p, diags := plan.Load("../examples/datasets.hcl", plan.LoadOptions{Vars: []string{"url=" + srv.URL + "/v1", "model=mock"}, Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, _ := p.Cells()
+	p, cells := loadPlanFile(t, "../examples/datasets.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
 	for _, r := range res.Rows {
 		if r.Status != report.StatusOK || r.Succeeded != r.Requests || r.EarlyStops != 0 {
@@ -203,20 +190,6 @@ func TestApplyNonStreamed(t *testing.T) {
 	}
 }
 
-// writePlanDir writes a plan and a dataset file side by side and loads the plan.
-func writePlanDir(t testing.TB, src, dataName, data, url string) (*plan.Plan, []*plan.Cell) {
-	t.Helper()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, dataName), []byte(data), 0o644)
-	os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(src), 0o644)
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Vars: []string{"url=" + url}, Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, _ := p.Cells()
-	return p, cells
-}
-
 const corpusPlan = `
 variable "url" { type = string }
 backend "openai" "mock" { url = "${var.url}/v1" }
@@ -252,7 +225,7 @@ func TestApplyTextCorpus(t *testing.T) {
 	}
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
 	defer srv.Close()
-	p, cells := writePlanDir(t, corpusPlan, "book.txt", book.String(), srv.URL)
+	p, cells := loadPlan(t, corpusPlan, srv.URL, "book.txt", book.String())
 	_, recs := runSamples(t, p, cells)
 	drawn := shapes(p.Workloads[0], dataset.Sample{})
 	for _, r := range recs {
@@ -272,7 +245,7 @@ func TestApplyRefusesMalformedDataset(t *testing.T) {
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
 	src := strings.NewReplacer(`format       = "text"`, `format = "jsonl"`, "book.txt", "rows.jsonl", "prompt_words = 50", "").Replace(corpusPlan)
-	p, cells := writePlanDir(t, src, "rows.jsonl", "{\"prompt\": \"a b\"}\n{\"prompt\": 3}\n", srv.URL)
+	p, cells := loadPlan(t, src, srv.URL, "rows.jsonl", "{\"prompt\": \"a b\"}\n{\"prompt\": 3}\n")
 	_, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
 	if err == nil || !strings.Contains(err.Error(), "rows.jsonl:2:") {
 		t.Fatalf("err = %v, want rows.jsonl:2", err)
@@ -293,7 +266,7 @@ func TestApplyMooncakeLengths(t *testing.T) {
 	defer srv.Close()
 	src := strings.NewReplacer(`format       = "text"`, `format = "mooncake"`, "book.txt", "trace.jsonl", "prompt_words = 50", "",
 		"uniform(20, 120)", `"dataset"`, "max_tokens    = 4", `max_tokens = "dataset"`, "requests      = 30", "requests = 12").Replace(corpusPlan)
-	p, cells := writePlanDir(t, src, "trace.jsonl", trace.String(), srv.URL)
+	p, cells := loadPlan(t, src, srv.URL, "trace.jsonl", trace.String())
 	_, recs := runSamples(t, p, cells)
 	if len(recs) != 12 {
 		t.Fatalf("%d requests", len(recs))

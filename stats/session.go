@@ -1,10 +1,6 @@
 package stats
 
-import (
-	"time"
-
-	"github.com/planrun/planrun/backends"
-)
+import "github.com/planrun/planrun/backends"
 
 // TurnSummary is the figures of one turn index over a level's sessions: TTFT grows with
 // the history each later turn carries.
@@ -56,8 +52,8 @@ type turnFigures struct {
 }
 
 type sessionSpan struct {
-	start, end time.Time
-	ok         int
+	span Window // first turn's start to last turn's end
+	ok   int
 }
 
 // AddTurn counts a finished request as turn turn of session session (both from 1), in
@@ -74,15 +70,10 @@ func (a *Accumulator) AddTurn(session, turn int, s *backends.Sample) {
 	tf.requests++
 	sp := st.spans[session]
 	if sp == nil {
-		sp = &sessionSpan{start: s.Start}
+		sp = &sessionSpan{}
 		st.spans[session] = sp
 	}
-	if s.Start.Before(sp.start) {
-		sp.start = s.Start
-	}
-	if end := s.Start.Add(s.End); end.After(sp.end) {
-		sp.end = end
-	}
+	sp.span.extend(s.Start, s.Start.Add(s.End))
 	if !s.OK() {
 		return
 	}
@@ -109,7 +100,7 @@ func (st *sessionStore) wholes(turns int) (sessions, completed, notSent int, dur
 		turnsOK = append(turnsOK, float64(sp.ok))
 		if sp.ok >= turns {
 			completed++
-			durations = append(durations, sp.end.Sub(sp.start).Seconds())
+			durations = append(durations, sp.span.Seconds())
 		} else {
 			// A failed turn ended the session: the turns after it were not sent.
 			notSent += max(turns-sp.ok-1, 0)

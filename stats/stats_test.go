@@ -323,7 +323,7 @@ func TestAccumulatorSketchesPastTheExactLimit(t *testing.T) {
 		if d.got.N != d.want.N || d.got.Min != d.want.Min || d.got.Max != d.want.Max || math.Abs(d.got.Mean-d.want.Mean) > 1e-9*d.want.Mean {
 			t.Errorf("%s: count, min, max or mean not exact: %+v, want %+v", d.name, d.got, d.want)
 		}
-		for _, q := range [][2]float64{{d.got.P50, d.want.P50}, {d.got.P90, d.want.P90}, {d.got.P99, d.want.P99}} {
+		for _, q := range [][2]float64{{d.got.P50, d.want.P50}, {d.got.P90, d.want.P90}, {d.got.P95, d.want.P95}, {d.got.P99, d.want.P99}} {
 			if math.Abs(q[0]-q[1]) > 1.01*ITLRelativeError*q[1] {
 				t.Errorf("%s: percentile %v, exact %v", d.name, q[0], q[1])
 			}

@@ -39,7 +39,7 @@ func TestITLSketchWithinStatedError(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want float64
-	}{{"p50", got.P50, exact.P50}, {"p90", got.P90, exact.P90}, {"p99", got.P99, exact.P99}} {
+	}{{"p50", got.P50, exact.P50}, {"p90", got.P90, exact.P90}, {"p95", got.P95, exact.P95}, {"p99", got.P99, exact.P99}} {
 		if math.Abs(c.got-c.want) > ITLRelativeError*c.want {
 			t.Errorf("itl %s = %v, exact %v: beyond the stated %v relative error", c.name, c.got, c.want, ITLRelativeError)
 		}
