@@ -166,6 +166,11 @@ type Accumulator struct {
 	lag                   valueStore
 }
 
+// perRequest are the stores of the figures taken once per request.
+func (a *Accumulator) perRequest() []*valueStore {
+	return []*valueStore{&a.ttft, &a.tpot, &a.e2e, &a.rate, &a.connect, &a.send}
+}
+
 // NewAccumulator returns an empty Accumulator holding samples against t.
 func NewAccumulator(t Target) *Accumulator { return &Accumulator{t: t} }
 
@@ -297,8 +302,10 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	if a.itl.sketch != nil {
 		l.ITLRelativeError = ITLRelativeError
 	}
-	if a.e2e.sketch != nil || a.send.sketch != nil {
-		l.RelativeError = ITLRelativeError
+	for _, v := range a.perRequest() {
+		if v.sketch != nil {
+			l.RelativeError = ITLRelativeError
+		}
 	}
 	l.E2E = a.e2e.dist()
 	l.DecodeRate = a.rate.dist()

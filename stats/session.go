@@ -47,7 +47,7 @@ type sessionStore struct {
 
 type turnFigures struct {
 	requests, succeeded int
-	ttft, e2e           []float64
+	ttft, e2e           valueStore // bounded, as the level's own figures are
 	promptSum, promptN  int
 }
 
@@ -80,9 +80,9 @@ func (a *Accumulator) AddTurn(session, turn int, s *backends.Sample) {
 	tf.succeeded++
 	sp.ok++
 	if d, ok := s.TTFT(); ok {
-		tf.ttft = append(tf.ttft, d.Seconds())
+		tf.ttft.add(d.Seconds())
 	}
-	tf.e2e = append(tf.e2e, s.E2E().Seconds())
+	tf.e2e.add(s.E2E().Seconds())
 	if s.PromptTokens > 0 {
 		tf.promptSum += s.PromptTokens
 		tf.promptN++
@@ -114,12 +114,12 @@ func (st *sessionStore) merge(o *sessionStore, turns int) {
 	for len(st.byTurn) < len(o.byTurn) {
 		st.byTurn = append(st.byTurn, turnFigures{})
 	}
-	for i, tf := range o.byTurn {
-		t := &st.byTurn[i]
+	for i := range o.byTurn {
+		t, tf := &st.byTurn[i], &o.byTurn[i]
 		t.requests += tf.requests
 		t.succeeded += tf.succeeded
-		t.ttft = append(t.ttft, tf.ttft...)
-		t.e2e = append(t.e2e, tf.e2e...)
+		t.ttft.merge(&tf.ttft)
+		t.e2e.merge(&tf.e2e)
 		t.promptSum += tf.promptSum
 		t.promptN += tf.promptN
 	}
@@ -134,9 +134,10 @@ func (st *sessionStore) merge(o *sessionStore, turns int) {
 // summaries derive the per-turn and per-session figures.
 func (st *sessionStore) summaries(turns int) ([]TurnSummary, *SessionSummary) {
 	out := make([]TurnSummary, len(st.byTurn))
-	for i, tf := range st.byTurn {
+	for i := range st.byTurn {
+		tf := &st.byTurn[i]
 		out[i] = TurnSummary{Turn: i + 1, Requests: tf.requests, Succeeded: tf.succeeded,
-			TTFT: NewDist(append([]float64(nil), tf.ttft...)), E2E: NewDist(append([]float64(nil), tf.e2e...)),
+			TTFT: tf.ttft.dist(), E2E: tf.e2e.dist(),
 			PromptTokensMean: ratio(float64(tf.promptSum), float64(tf.promptN))}
 	}
 	s := &SessionSummary{Turns: turns}

@@ -306,7 +306,7 @@ func TestAccumulatorSketchesPastTheExactLimit(t *testing.T) {
 	samples := manySamples(100_000)
 	exact := Summarize(samples, Window{}, Target{})
 	a := NewAccumulator(Target{})
-	for _, st := range []*valueStore{&a.ttft, &a.tpot, &a.e2e, &a.rate, &a.connect, &a.send} {
+	for _, st := range a.perRequest() {
 		st.limit = 1000
 	}
 	for i := range samples {
@@ -352,5 +352,20 @@ func BenchmarkAccumulatorMemory(b *testing.B) {
 		}
 		b.ReportMetric(heap(), "heap-MiB-at-4M")
 		runtime.KeepAlive(a)
+	}
+}
+
+// The summary says its per-request figures are sketched whichever of them spilled, not
+// only E2E or send delay: here only connection set-up does.
+func TestRelativeErrorForAnySketchedFigure(t *testing.T) {
+	a := NewAccumulator(Target{})
+	a.connect.limit = 2
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i := range 3 {
+		a.Add(&backends.Sample{Start: start, Connect: time.Duration(i+1) * time.Millisecond, End: 5 * time.Millisecond,
+			Err: &backends.Error{Class: backends.ErrRefused}})
+	}
+	if got := a.Summary(Window{}); got.RelativeError != ITLRelativeError || got.NewConnections != 3 {
+		t.Fatalf("relative error %v, %d connections; want %v and 3", got.RelativeError, got.NewConnections, ITLRelativeError)
 	}
 }
