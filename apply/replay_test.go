@@ -173,6 +173,7 @@ func BenchmarkReplayArrivals(b *testing.B) {
 				b.ReportMetric(ms(errs[len(errs)*99/100]), "arrival-err-p99-ms")
 				b.ReportMetric(ms(errs[len(errs)-1]), "arrival-err-max-ms")
 				b.ReportMetric(row.SendLag.P99*1e3, "send-lag-p99-ms")
+				b.ReportMetric(float64(row.NewConnections), "dialed-requests") // connected at their send time
 			}
 		})
 	}
