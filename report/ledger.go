@@ -11,9 +11,11 @@ import (
 	"sync"
 )
 
-// Ledger is the CSV results file, appended across runs. Every Append writes one whole
-// record with a single write and fsyncs it, so a process killed at any moment leaves a
-// file that parses: the rows already appended and nothing torn.
+// Ledger is the CSV results file, appended across runs. Every Append writes one record
+// with a single write and fsyncs it before it returns, so every acknowledged row is on
+// disk whole. A kill can still cut the write in flight (Linux stops a regular-file write
+// between pages when SIGKILL arrives), leaving a torn last record that was never
+// acknowledged: readers skip it (wholeRecords) and OpenLedger cuts it off.
 type Ledger struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -95,8 +97,8 @@ func headerIndex(header []string) (idx []int, ok bool) {
 	return idx, true
 }
 
-// prepare checks the header of an existing ledger, repairs a torn last line (left by a
-// power loss, never by a kill: each record is one write), and positions at the end.
+// prepare checks the header of an existing ledger, cuts off a torn last record (left by
+// a kill or a power loss mid-write), and positions at the end.
 func (l *Ledger) prepare() error {
 	data, err := io.ReadAll(l.f)
 	if err != nil {
@@ -112,9 +114,8 @@ func (l *Ledger) prepare() error {
 			"start a new ledger: point the csv output at a new path, or move the old file away",
 			l.path, describeHeaderDiff(got, Header()))
 	}
-	if data[len(data)-1] != '\n' {
-		keep := int64(bytes.LastIndexByte(data, '\n') + 1)
-		if err := l.f.Truncate(keep); err != nil {
+	if whole, torn := wholeRecords(data); torn {
+		if err := l.f.Truncate(int64(len(whole))); err != nil {
 			return fmt.Errorf("repair torn last line of %s: %w", l.path, err)
 		}
 	}
@@ -186,9 +187,34 @@ func ReadLedger(path string) ([]Row, error) {
 	return ReadRows(f, path)
 }
 
-// ReadRows reads ledger CSV from r; name is used in errors.
+// wholeRecords returns data up to the end of its last whole record, and whether a torn
+// record followed it. A record ends at a newline outside quotes; csv.Writer doubles every
+// quote inside a quoted field, so the count of quote characters says whether a newline is
+// inside a field (odd) or ends the record (even). A prefix of a record can therefore never
+// pass for a whole one, even one cut just after a newline inside a quoted field.
+func wholeRecords(data []byte) (whole []byte, torn bool) {
+	end, quoted := 0, false
+	for i, c := range data {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case c == '\n' && !quoted:
+			end = i + 1
+		}
+	}
+	return data[:end], end < len(data)
+}
+
+// ReadRows reads ledger CSV from r; name is used in errors. A torn last record (a write
+// a kill cut short, never acknowledged to the run) is not a row and is skipped, as
+// OpenLedger cuts it off before appending.
 func ReadRows(r io.Reader, name string) ([]Row, error) {
-	cr := csv.NewReader(r)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	data, _ = wholeRecords(data)
+	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err == io.EOF {

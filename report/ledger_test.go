@@ -2,12 +2,14 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,6 +163,67 @@ func TestLedgerRepairsTornLine(t *testing.T) {
 	}
 }
 
+// encodeRecord is the bytes Append writes for r.
+func encodeRecord(t *testing.T, r Row) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.Write(r.Record()); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// TestLedgerCutAnywhere cuts the last record of a ledger at every byte, a quoted field
+// holding a newline and doubled quotes included: each cut reads back as the earlier rows
+// exactly (the torn record is not a row, nor an error), and reopening cuts the torn bytes
+// off so the next append is whole.
+func TestLedgerCutAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "base.csv")
+	l, err := OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Append(sampleRow("a", 1))
+	l.Close()
+	base, _ := os.ReadFile(path)
+	last := sampleRow("b", 2)
+	last.Notes = "said \"no\",\nthen stopped"
+	// Row.Record writes a newline in notes as "; "; an older or hand-edited ledger may
+	// hold a real one inside the quoted field, so put it back in the bytes.
+	rec := bytes.Replace(encodeRecord(t, last), []byte(",; then"), []byte(",\nthen"), 1)
+	if bytes.IndexByte(rec, '\n') == len(rec)-1 {
+		t.Fatalf("the record should hold a newline inside a field: %q", rec)
+	}
+	for cut := 0; cut <= len(rec); cut++ {
+		p := filepath.Join(dir, "cut"+strconv.Itoa(cut)+".csv")
+		os.WriteFile(p, append(slices.Clip(base), rec[:cut]...), 0o644)
+		rows, err := ReadLedger(p)
+		want := []string{"a"}
+		if cut == len(rec) {
+			want = []string{"a", "b"}
+		}
+		if err != nil || len(rows) != len(want) || rows[len(rows)-1].CellID != want[len(want)-1] {
+			t.Fatalf("cut at %d of %d: rows %d, err %v", cut, len(rec), len(rows), err)
+		}
+		l, err := OpenLedger(p)
+		if err != nil {
+			t.Fatalf("cut at %d: reopen: %v", cut, err)
+		}
+		l.Append(sampleRow("c", 3))
+		l.Close()
+		rows, err = ReadLedger(p)
+		if err != nil || len(rows) != len(want)+1 || rows[len(rows)-1].CellID != "c" {
+			t.Fatalf("cut at %d: after reopening and appending: rows %d, err %v", cut, len(rows), err)
+		}
+		if cut == len(rec) && rows[1].Notes != last.Notes {
+			t.Fatalf("notes %q, want %q", rows[1].Notes, last.Notes)
+		}
+	}
+}
+
 // TestLedgerSurvivesKill re-executes the test binary as a child that appends rows
 // without pause; the parent SIGKILLs it mid-run and the file must still be whole CSV.
 func TestLedgerSurvivesKill(t *testing.T) {
@@ -207,11 +270,17 @@ func TestLedgerSurvivesKill(t *testing.T) {
 		t.Fatalf("child stopped after %d rows", acked)
 	}
 
-	f, _ := os.Open(path)
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	// Every acknowledged row is whole. The write in flight may have been cut (a SIGKILL
+	// stops a regular-file write between pages): whatever follows the last whole record
+	// must be a prefix of the next row, never anything else.
+	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("killed ledger is not valid CSV: %v", err)
+		t.Fatal(err)
+	}
+	whole, _ := wholeRecords(data)
+	recs, err := csv.NewReader(bytes.NewReader(whole)).ReadAll()
+	if err != nil {
+		t.Fatalf("killed ledger's whole records are not valid CSV: %v", err)
 	}
 	rows, err := ReadLedger(path)
 	if err != nil {
@@ -219,6 +288,14 @@ func TestLedgerSurvivesKill(t *testing.T) {
 	}
 	if len(recs) != len(rows)+1 || len(rows) < acked+1 {
 		t.Fatalf("%d records, %d rows; child had acknowledged %d", len(recs), len(rows), acked+1)
+	}
+	if tail := data[len(whole):]; len(tail) > 0 {
+		next := sampleRow("cell-"+strconv.Itoa(len(rows)), 1+len(rows)%16)
+		next.Notes = strings.Repeat("x", len(rows)%300)
+		if !strings.HasPrefix(string(encodeRecord(t, next)), string(tail[:min(len(tail), 40)])) {
+			t.Fatalf("bytes after the last whole record are not the next row's start: %q", tail)
+		}
+		t.Logf("the kill cut a write: %d bytes of row %d on disk", len(tail), len(rows))
 	}
 	for i, r := range rows {
 		if r.CellID != "cell-"+strconv.Itoa(i) || r.Notes != strings.Repeat("x", i%300) || r.Ended.IsZero() {
