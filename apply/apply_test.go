@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -612,5 +613,61 @@ matrix "m" {
 				t.Errorf("hardware b: VRAM peak %v GB from %q, want none", r.VRAMPeakGB, r.VRAMSource)
 			}
 		}
+	}
+}
+
+// TestPoissonScheduleFollowsTheSeed checks that the workload's seed reaches the open
+// loop: each measured run's requests are scheduled exactly at the offsets the seed's
+// Poisson draw gives, and another seed gives another schedule.
+func TestPoissonScheduleFollowsTheSeed(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	schedules := func(seed int) [][]time.Duration {
+		p, cells := loadPlan(t, fmt.Sprintf(`
+variable "url" { type = string }
+backend "ollama" "mock" { url = var.url }
+workload "open" {
+  prompt_tokens = 8
+  max_tokens    = 2
+  concurrency   = 4
+  request_rate  = [200]
+  arrival       = "poisson"
+  requests      = 6
+  warmup_runs   = 1
+  repeat_runs   = 2
+  seed          = %d
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.ollama.mock]
+  workload = [workload.open]
+}
+`, seed), srv.URL)
+		res, recs := runSamples(t, p, cells)
+		if len(res.Rows) != 1 || res.Rows[0].Succeeded != 12 {
+			t.Fatalf("seed %d: %d rows, want one with 12 requests", seed, len(res.Rows))
+		}
+		got := make([][]time.Duration, 2)
+		for _, r := range recs {
+			if r.Warmup {
+				continue
+			}
+			if r.ScheduledNS == nil {
+				t.Fatalf("seed %d: %s has no schedule", seed, r.ID)
+			}
+			got[r.Run] = append(got[r.Run], time.Duration(*r.ScheduledNS))
+		}
+		for run, at := range got {
+			slices.Sort(at)
+			want := executor.Schedule(200, "poisson", 6, uint64(seed)+uint64(run)*7919)
+			if !slices.Equal(at, want) {
+				t.Fatalf("seed %d run %d: scheduled at %v, the seed's schedule is %v", seed, run, at, want)
+			}
+		}
+		return got
+	}
+	a, b := schedules(42), schedules(43)
+	if slices.Equal(a[0], b[0]) {
+		t.Fatalf("seeds 42 and 43 gave the same schedule %v", a[0])
 	}
 }

@@ -28,7 +28,8 @@ type LevelSpec struct {
 	RequestRate float64
 	// Arrival is "poisson" (default) or "constant".
 	Arrival string
-	// Seed makes the Poisson schedule and the unique prompt prefixes repeatable.
+	// Seed makes the open loop's Poisson schedule repeatable: run i draws from Seed +
+	// 7919·i (warm-up runs apart). Prompt markers come from Prompts.Salt and request ids.
 	Seed uint64
 	// Request is the template for every request; Prompts supplies its text.
 	Request backends.Request
