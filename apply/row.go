@@ -79,9 +79,6 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6
 		notes = append(notes, clientWarnings(row, m)...)
 	}
-	if lag := m.maxSendLag(); lag > 0 {
-		notes = append(notes, fmt.Sprintf("open loop: max send lag %s", lag.Round(time.Microsecond)))
-	}
 	notes = append(notes, phaseWarnings(row)...)
 	switch {
 	case m.Interrupted:

@@ -106,7 +106,7 @@ func quantile(buckets []float64, counts []uint64, total uint64, q float64) time.
 // late by the reader's scheduling lag, so a typical (median) lag above 1% of the mean
 // TPOT shifts TPOT and ITL by more than 1%; a p99 lag above 10% of it means a tail of
 // chunks was stamped late. It also warns when the process used nearly every core, and
-// when open-loop sends ran later than a TPOT behind their schedule. meanTPOT ≤ 0 skips
+// when open-loop or replayed sends ran later than a TPOT behind their schedule. meanTPOT ≤ 0 skips
 // the TPOT checks.
 func (r Report) Warnings(meanTPOT time.Duration, sendLagMax time.Duration) []string {
 	var w []string
@@ -121,7 +121,8 @@ func (r Report) Warnings(meanTPOT time.Duration, sendLagMax time.Duration) []str
 		w = append(w, fmt.Sprintf("client CPU %.0f%% of %d cores: the client was saturated", r.CPUPercent, r.Cores))
 	}
 	if meanTPOT > 0 && sendLagMax > 0 && sendLagMax > meanTPOT {
-		w = append(w, fmt.Sprintf("open-loop sends were up to %s late against the schedule", sendLagMax.Round(time.Microsecond)))
+		w = append(w, fmt.Sprintf("paced sends (open loop or replay) were up to %s late against the schedule, more than the mean TPOT",
+			sendLagMax.Round(time.Microsecond)))
 	}
 	return w
 }
