@@ -19,7 +19,7 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 				pts = append(pts, report.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
 			}
 			gpu := fmt.Sprintf("GPU %d %s", d.Index, d.Name)
-			a.vram = append(a.vram, report.VRAMSeries{Label: cell.ID + " " + level.String(), GPU: gpu, Points: pts})
+			a.vram = append(a.vram, report.VRAMSeries{Label: cell.ID + " " + cell.Workload.LevelName(level), GPU: gpu, Points: pts})
 		}
 	}
 	if m.Monitored {

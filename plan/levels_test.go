@@ -69,3 +69,23 @@ func TestLoadLevelString(t *testing.T) {
 		}
 	}
 }
+
+// A replay's level reads as a replay in the terminal, capped or not; other workloads'
+// levels read as LoadLevel.String.
+func TestLevelName(t *testing.T) {
+	replay, closed := &Workload{Replay: &Replay{Speedup: 1}}, &Workload{}
+	for _, c := range []struct {
+		w    *Workload
+		l    LoadLevel
+		want string
+	}{
+		{replay, LoadLevel{}, "replay"},
+		{replay, LoadLevel{Concurrency: 8}, "replay ≤8 in flight"},
+		{closed, LoadLevel{Concurrency: 8}, "c=8"},
+		{closed, LoadLevel{Concurrency: 8, RequestRate: 2}, "c=8 rate=2/s"},
+	} {
+		if got := c.w.LevelName(c.l); got != c.want {
+			t.Errorf("%#v: %q, want %q", c.l, got, c.want)
+		}
+	}
+}

@@ -89,6 +89,19 @@ func (l LoadLevel) String() string {
 	return fmt.Sprintf("c=%d", l.Concurrency)
 }
 
+// LevelName names a level of this workload as the terminal shows it: LoadLevel.String,
+// except that a replay reads "replay" or, capped by concurrency, "replay ≤N in flight",
+// never "c=N" as a closed loop would.
+func (w *Workload) LevelName(l LoadLevel) string {
+	if w.Replay != nil && l.RequestRate == 0 {
+		if l.Concurrency > 0 {
+			return fmt.Sprintf("replay ≤%d in flight", l.Concurrency)
+		}
+		return "replay"
+	}
+	return l.String()
+}
+
 // Levels lists the workload's load levels in the order they run: each concurrency
 // level, and within it each request rate.
 func (w *Workload) Levels() []LoadLevel {

@@ -52,7 +52,7 @@ func (p *progress) Note(format string, args ...any) {
 func (p *progress) StartLevel(cell *plan.Cell, level plan.LoadLevel, requests int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.label = cell.ID + " " + level.String()
+	p.label = cell.ID + " " + cell.Workload.LevelName(level)
 	p.total = requests
 	p.done.Store(0)
 	p.failed.Store(0)
@@ -135,7 +135,7 @@ func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
 		return
 	}
 	fmt.Fprintf(p.w, "%s %s: %s — TTFT p50 %s, TPOT p50 %s, %s tok/s, %d/%d ok\n",
-		cell.ID, plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}, row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
+		cell.ID, cell.Workload.LevelName(plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}), row.Status, fmtSeconds(row.TTFT.P50), fmtMillis(row.TPOT.P50),
 		fmtNum(row.OutputTokS, 1), row.Succeeded, row.Requests)
 }
 
