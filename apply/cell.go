@@ -130,10 +130,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		}
 		setup.proc = p
 		a.recordServer(spec, "")
-		if a.manifest.ServerStartup == nil {
-			a.manifest.ServerStartup = map[string]string{}
-		}
-		a.manifest.ServerStartup[spec.Name] = p.StartupTime().Round(time.Millisecond).String()
+		setIn(&a.manifest.ServerStartup, spec.Name, p.StartupTime().Round(time.Millisecond).String())
 	}
 
 	b, err := a.backend(cell)
@@ -243,16 +240,10 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 		return err
 	}
 	if pr.Version != "" {
-		if a.manifest.ServerVersions == nil {
-			a.manifest.ServerVersions = map[string]string{}
-		}
-		a.manifest.ServerVersions[addr] = pr.Version
+		setIn(&a.manifest.ServerVersions, addr, pr.Version)
 	}
 	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
-		if a.manifest.ModelDigests == nil {
-			a.manifest.ModelDigests = map[string]string{}
-		}
-		a.manifest.ModelDigests[addr+" "+cell.ModelID] = d // keyed as ensureModel keys it
+		setIn(&a.manifest.ModelDigests, addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
 	}
 	for _, p := range pr.Problems {
 		a.note("%s: %s", addr, p)

@@ -54,15 +54,9 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 		info.Digest, info.Name = digest, name
 	}
 	key := be.Addr + " " + id
-	if a.manifest.Models == nil {
-		a.manifest.Models = map[string]report.ModelInfo{}
-	}
-	a.manifest.Models[key] = info
+	setIn(&a.manifest.Models, key, info)
 	if info.Digest != "" {
-		if a.manifest.ModelDigests == nil {
-			a.manifest.ModelDigests = map[string]string{}
-		}
-		a.manifest.ModelDigests[key] = info.Digest
+		setIn(&a.manifest.ModelDigests, key, info.Digest)
 	}
 	a.info("%s: model %s", cell.ID, info)
 	return nil

@@ -134,3 +134,12 @@ func redactCommand(args []string, vars []*plan.Variable) []string {
 	}
 	return out
 }
+
+// setIn sets (*m)[k] = v, making the map first: the manifest's maps stay nil (and out
+// of manifest.json) until a run has something to put in them.
+func setIn[M ~map[K]V, K comparable, V any](m *M, k K, v V) {
+	if *m == nil {
+		*m = M{}
+	}
+	(*m)[k] = v
+}

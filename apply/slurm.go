@@ -365,10 +365,7 @@ func (a *applier) setCellStatus(st report.CellStatus) {
 
 func mergeInto(dst *map[string]string, src map[string]string) {
 	for k, v := range src {
-		if *dst == nil {
-			*dst = map[string]string{}
-		}
-		(*dst)[k] = v
+		setIn(dst, k, v)
 	}
 }
 

@@ -37,11 +37,8 @@ func (a *applier) readDatasets() error {
 			return fmt.Errorf("dataset %q: %w", w.Dataset.Name, err)
 		}
 		a.traffic[w] = s
-		if a.manifest.Datasets == nil {
-			a.manifest.Datasets = map[string]report.DatasetRun{}
-		}
-		a.manifest.Datasets[w.Dataset.Name] = report.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
-			SHA256: s.Info.SHA256, Rows: s.Info.Rows, Kept: s.Info.Kept}
+		setIn(&a.manifest.Datasets, w.Dataset.Name, report.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
+			SHA256: s.Info.SHA256, Rows: s.Info.Rows, Kept: s.Info.Kept})
 		if s.Note != "" {
 			a.note("workload %q: %s", w.Name, s.Note)
 		}
