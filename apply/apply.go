@@ -29,8 +29,9 @@ type Options struct {
 	Cells []*plan.Cell // the selected cells, in plan order
 	// NewBackend builds the backend of a cell (backends/connect.New in the CLI).
 	NewBackend func(backends.Config) (backends.Backend, error)
-	// ResultsDir is where run directories go; empty means the directory of the plan's
-	// csv output, or <plan dir>/results.
+	// ResultsDir is where run directories go, and the ledger (results.csv) when the plan
+	// has no csv output; empty means the directory of the plan's csv output, or
+	// <plan dir>/results.
 	ResultsDir string
 	// Resume is a run directory to continue: levels already complete there are skipped.
 	Resume string
@@ -186,8 +187,14 @@ func newApplier(o Options) (*applier, error) {
 	p := o.Plan
 	ledgerPath, jsonlPath := a.readOutputs()
 	resultsDir := o.ResultsDir
-	if resultsDir == "" {
+	switch {
+	case resultsDir == "" && ledgerPath == "":
+		resultsDir = filepath.Join(p.Dir, "results")
+	case resultsDir == "":
 		resultsDir = filepath.Dir(ledgerPath)
+	}
+	if ledgerPath == "" { // no output "csv": the ledger lies with the run directories
+		ledgerPath = filepath.Join(resultsDir, "results.csv")
 	}
 	started := a.now()
 	var err error
@@ -258,11 +265,10 @@ func newApplier(o Options) (*applier, error) {
 	return a, nil
 }
 
-// readOutputs takes the plan's output blocks: the ledger's path (results/results.csv
-// beside the plan by default), the raw-sample log's ("" for the run directory's), and
-// the Markdown reports' paths, language and percentiles.
+// readOutputs takes the plan's output blocks: the ledger's path ("" without an output
+// "csv": results.csv in the results directory), the raw-sample log's ("" for the run
+// directory's), and the Markdown reports' paths, language and percentiles.
 func (a *applier) readOutputs() (ledgerPath, jsonlPath string) {
-	ledgerPath = filepath.Join(a.o.Plan.Dir, "results", "results.csv")
 	for _, out := range a.o.Plan.Outputs {
 		switch out.Kind {
 		case "csv":

@@ -11,15 +11,22 @@ import (
 	"sync"
 )
 
-// Ledger is the CSV results file, appended across runs. Every Append writes one record
-// with a single write and fsyncs it before it returns, so every acknowledged row is on
-// disk whole. A kill can still cut the write in flight (Linux stops a regular-file write
-// between pages when SIGKILL arrives), leaving a torn last record that was never
-// acknowledged: readers skip it (wholeRecords) and OpenLedger cuts it off.
+// Ledger is the CSV results file, appended across runs, by several runs at once when
+// they share it (every example without an output "csv" block shares one). The file is
+// opened in append mode and every Append holds an advisory lock (flock) on it while it
+// looks at the file and writes one record, with a single write, fsynced before it
+// returns: concurrent runs append whole records, none lost. A kill can still cut the
+// write in flight (Linux stops a regular-file write between pages when SIGKILL
+// arrives), leaving a torn last record that was never acknowledged: readers skip it
+// (wholeRecords), and the next writer, holding the lock, cuts it off.
 type Ledger struct {
 	mu   sync.Mutex
 	f    *os.File
 	path string
+	// whole is an offset known to end a whole record of f (after this Ledger's last
+	// write); what other runs appended since is checked from there, not from the start.
+	// 0 when f was just opened: the header is checked first.
+	whole int64
 }
 
 // OpenLedger opens path for appending, creating it (and writing the header) when it is
@@ -28,43 +35,113 @@ type Ledger struct {
 // kept, new columns empty); a file with a column this version does not know is refused:
 // mixing formats in one ledger would misalign every later row.
 func OpenLedger(path string) (*Ledger, error) {
-	if err := upgradeLedger(path); err != nil {
+	l := &Ledger{path: path}
+	if err := l.open(); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open ledger: %w", err)
-	}
-	l := &Ledger{f: f, path: path}
-	if err := l.prepare(); err != nil {
-		f.Close()
+	if err := l.locked(nil); err != nil {
+		l.f.Close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// upgradeLedger rewrites a ledger of an earlier column set in this version's columns,
-// through a temporary file renamed over it, so a crash leaves the old or the new file.
-func upgradeLedger(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+func (l *Ledger) open() error {
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open ledger: %w", err)
 	}
-	defer f.Close()
-	header, err := csv.NewReader(f).Read()
-	if err != nil || slices.Equal(header, Header()) {
-		return nil // empty, unreadable (prepare says so) or current
+	l.f, l.whole = f, 0
+	return nil
+}
+
+// locked takes the lock, brings the file to a state this version appends to (header
+// written, checked or upgraded, a torn last record cut off), appends rec unless it is
+// nil, and unlocks. Another run may have created, appended to, repaired or upgraded
+// the file since it was opened, so each of these is decided under the lock.
+func (l *Ledger) locked(rec []string) error {
+	for {
+		if err := lockFile(l.f); err != nil {
+			return fmt.Errorf("lock ledger %s: %w", l.path, err)
+		}
+		again, err := l.settle()
+		if err == nil && !again && rec != nil {
+			err = l.write(rec)
+		}
+		unlockFile(l.f)
+		if err != nil || !again {
+			return err
+		}
+		// The path names another file now (an upgrade renamed a new one over it, or the
+		// ledger was moved away): append to what the path names.
+		l.f.Close()
+		if err := l.open(); err != nil {
+			return err
+		}
 	}
-	if _, ok := headerIndex(header); !ok {
-		return nil // prepare refuses it with the difference spelled out
+}
+
+// settle runs under the lock. again is true when f is no longer the file at the path
+// (an upgrade, by this run or another, replaced it).
+func (l *Ledger) settle() (again bool, err error) {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("read ledger %s: %w", l.path, err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
+	if pi, err := os.Stat(l.path); err != nil || !os.SameFile(fi, pi) {
+		return true, nil
 	}
-	rows, err := ReadRows(f, path)
+	size := fi.Size()
+	if size < l.whole { // cut by hand: check it all again
+		l.whole = 0
+	}
+	if size == 0 {
+		return false, l.write(Header())
+	}
+	if size == l.whole {
+		return false, nil // nothing appended since this run's last record
+	}
+	data := make([]byte, size-l.whole)
+	if _, err := l.f.ReadAt(data, l.whole); err != nil {
+		return false, fmt.Errorf("read ledger %s: %w", l.path, err)
+	}
+	if l.whole == 0 {
+		if upgraded, err := l.checkHeader(data); upgraded || err != nil {
+			return upgraded, err
+		}
+	}
+	whole, torn := wholeRecords(data)
+	if torn {
+		if err := l.f.Truncate(l.whole + int64(len(whole))); err != nil {
+			return false, fmt.Errorf("repair torn last record of %s: %w", l.path, err)
+		}
+	}
+	l.whole += int64(len(whole))
+	return false, nil
+}
+
+// checkHeader refuses a ledger of unknown columns and upgrades one of an earlier
+// version's (upgraded: the path now names the rewritten file).
+func (l *Ledger) checkHeader(data []byte) (upgraded bool, err error) {
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	got, err := csv.NewReader(bytes.NewReader(first)).Read()
+	if err == nil && slices.Equal(got, Header()) {
+		return false, nil
+	}
+	if _, ok := headerIndex(got); err != nil || !ok {
+		return false, fmt.Errorf("ledger %s has a different header than this planrun writes (%s); "+
+			"start a new ledger: point the csv output at a new path, or move the old file away",
+			l.path, describeHeaderDiff(got, Header()))
+	}
+	return true, upgradeLedger(l.path, data)
+}
+
+// upgradeLedger rewrites a ledger of an earlier column set in this version's columns,
+// through a temporary file renamed over it, so a crash leaves the old or the new file.
+// It runs under the old file's lock: a run waiting for that lock finds the path renamed
+// and appends to the new file.
+func upgradeLedger(path string, data []byte) error {
+	rows, err := ReadRows(bytes.NewReader(data), path)
 	if err != nil {
 		return fmt.Errorf("upgrade ledger %s to this version's columns: %w", path, err)
 	}
@@ -97,32 +174,6 @@ func headerIndex(header []string) (idx []int, ok bool) {
 	return idx, true
 }
 
-// prepare checks the header of an existing ledger, cuts off a torn last record (left by
-// a kill or a power loss mid-write), and positions at the end.
-func (l *Ledger) prepare() error {
-	data, err := io.ReadAll(l.f)
-	if err != nil {
-		return fmt.Errorf("read ledger %s: %w", l.path, err)
-	}
-	if len(data) == 0 {
-		return l.write(Header())
-	}
-	first, _, _ := bytes.Cut(data, []byte("\n"))
-	got, err := csv.NewReader(bytes.NewReader(first)).Read()
-	if err != nil || !slices.Equal(got, Header()) {
-		return fmt.Errorf("ledger %s has a different header than this planrun writes (%s); "+
-			"start a new ledger: point the csv output at a new path, or move the old file away",
-			l.path, describeHeaderDiff(got, Header()))
-	}
-	if whole, torn := wholeRecords(data); torn {
-		if err := l.f.Truncate(int64(len(whole))); err != nil {
-			return fmt.Errorf("repair torn last line of %s: %w", l.path, err)
-		}
-	}
-	_, err = l.f.Seek(0, io.SeekEnd)
-	return err
-}
-
 func describeHeaderDiff(got, want []string) string {
 	if len(got) != len(want) {
 		return fmt.Sprintf("%d columns, want %d", len(got), len(want))
@@ -135,7 +186,9 @@ func describeHeaderDiff(got, want []string) string {
 	return "unreadable header"
 }
 
-// write encodes one record into a buffer and writes it in one call, then fsyncs.
+// write encodes one record into a buffer and writes it in one call at the end of the
+// file, then fsyncs; under the lock. A write that fails part-way is cut off again, so
+// the next record does not start inside it.
 func (l *Ledger) write(rec []string) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -144,22 +197,25 @@ func (l *Ledger) write(rec []string) error {
 	}
 	w.Flush()
 	if _, err := l.f.Write(buf.Bytes()); err != nil {
+		l.f.Truncate(l.whole)
 		return fmt.Errorf("append to ledger %s: %w", l.path, err)
 	}
+	l.whole += int64(buf.Len())
 	if err := l.f.Sync(); err != nil {
 		return fmt.Errorf("sync ledger %s: %w", l.path, err)
 	}
 	return nil
 }
 
-// Append writes one row (the backend URL made safe) and fsyncs it. Safe for concurrent use.
+// Append writes one row (the backend URL made safe) at the end of the file and fsyncs
+// it. Safe for concurrent use, and for several processes appending to one file.
 func (l *Ledger) Append(r Row) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return errors.New("append to closed ledger " + l.path)
 	}
-	return l.write(r.Record())
+	return l.locked(r.Record())
 }
 
 // Path is the ledger's file path.

@@ -1,11 +1,12 @@
 package report
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/planrun/planrun/backends"
@@ -42,44 +43,51 @@ type SampleRecord struct {
 const flushEvery = 32
 
 // SampleLog writes SampleRecords as JSON lines as they come. Safe for concurrent use by
-// the requests of a level.
+// the requests of a level, and for several runs appending to one file (an output
+// "jsonl" shared by plans): each flush writes whole lines, in one write at the end of
+// the file, under an advisory lock (flock).
 type SampleLog struct {
 	mu      sync.Mutex
-	f       *os.File // nil when writing to a plain io.Writer
-	w       *bufio.Writer
+	f       *os.File  // nil when writing to a plain io.Writer
+	w       io.Writer // f, or the plain writer
+	buf     []byte    // whole lines not yet written
 	pending int
+	err     error // the first failed write: the log stays failed
 }
 
-// OpenSampleLog opens path for appending (a resumed run adds to the same file).
+// OpenSampleLog opens path for appending (a resumed run adds to the same file),
+// creating its directory (an output "jsonl" path may name a new one).
 func OpenSampleLog(path string) (*SampleLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open raw samples: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open raw samples: %w", err)
 	}
-	return &SampleLog{f: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+	return &SampleLog{f: f, w: f}, nil
 }
 
 // NewSampleLog writes to w; Close flushes but does not close w.
 func NewSampleLog(w io.Writer) *SampleLog {
-	return &SampleLog{w: bufio.NewWriterSize(w, 64<<10)}
+	return &SampleLog{w: w}
 }
 
 // Write appends one record as one line. A failed write leaves the log failed: every
-// later Write and Flush returns the same error (bufio.Writer's), so a caller may check
-// once per batch.
+// later Write and Flush returns the same error, so a caller may check once per batch.
 func (l *SampleLog) Write(rec SampleRecord) error {
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, err := l.w.Write(line); err != nil {
-		return err
+	if l.err != nil {
+		return l.err
 	}
+	l.buf = append(append(l.buf, line...), '\n')
 	l.pending++
-	if l.pending >= flushEvery {
+	if l.pending >= flushEvery || len(l.buf) >= 64<<10 {
 		return l.flush()
 	}
 	return nil
@@ -93,8 +101,60 @@ func (l *SampleLog) Flush() error {
 }
 
 func (l *SampleLog) flush() error {
+	if l.err != nil || len(l.buf) == 0 {
+		return l.err
+	}
 	l.pending = 0
-	return l.w.Flush()
+	if l.f == nil {
+		_, l.err = l.w.Write(l.buf)
+	} else {
+		l.err = l.appendLocked()
+	}
+	l.buf = l.buf[:0]
+	return l.err
+}
+
+// appendLocked writes the buffered lines at the end of the file under the lock, first
+// cutting off a torn last line (a run killed mid-write leaves one: JSON lines hold no
+// raw newline, so a file not ending in one ends torn).
+func (l *SampleLog) appendLocked() error {
+	if err := lockFile(l.f); err != nil {
+		return fmt.Errorf("lock raw samples: %w", err)
+	}
+	defer unlockFile(l.f)
+	fi, err := l.f.Stat()
+	if err != nil {
+		return err
+	}
+	if size := fi.Size(); size > 0 {
+		if err := cutTornLine(l.f, size); err != nil {
+			return fmt.Errorf("repair torn last line of %s: %w", l.f.Name(), err)
+		}
+	}
+	_, err = l.f.Write(l.buf)
+	return err
+}
+
+// cutTornLine truncates f (of size bytes) after its last newline when it does not end
+// in one.
+func cutTornLine(f *os.File, size int64) error {
+	const chunk = 4 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > 0; {
+		start := max(end-chunk, 0)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil {
+			return err
+		}
+		if end == size && b[len(b)-1] == '\n' {
+			return nil
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return f.Truncate(start + int64(i) + 1)
+		}
+		end = start
+	}
+	return f.Truncate(0)
 }
 
 // Close flushes, fsyncs and closes the file.

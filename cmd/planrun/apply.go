@@ -37,8 +37,10 @@ func runApply(ctx context.Context, env *Env, args []string) int {
 	var a applyArgs
 	fs := newFlagSet(env, "apply", "PLAN", `Run every selected cell of the plan: warm-up runs (discarded), then the measured runs at
 each concurrency level, with GPU memory sampled during the measured window. Results are
-written as the run goes: the CSV ledger (appended across runs), and a run directory with
-results.csv, report.md (+ SVG and PNG charts), report.html, requests.jsonl and manifest.json.
+written as the run goes: the CSV ledger (appended across runs, safely by several runs at
+once), and a run directory with results.csv, report.md (+ SVG and PNG charts), report.html,
+requests.jsonl and manifest.json. Both go under <plan dir>/results, or -results DIR; an
+output "csv" block puts the ledger at its own path.
 
 First Ctrl-C: stop sending, let requests in flight finish (-grace), write everything and
 mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel at once.
@@ -47,7 +49,7 @@ mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel 
 	a.bind(fs)
 	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
 	fs.StringVar(&a.RunDir, strings.TrimPrefix(slurm.NodeRunDirFlag, "-"), "", "run in this run directory as a Slurm job's node side: created or resumed, and no row appended to the plan's CSV ledger (the submitting planrun merges them)")
-	fs.StringVar(&a.Results, "results", "", "directory for run directories (default: beside the csv output, or <plan dir>/results)")
+	fs.StringVar(&a.Results, "results", "", "directory for run directories, and for the CSV ledger (results.csv) unless an output \"csv\" names its path (default: beside the csv output, or <plan dir>/results)")
 	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
 	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
 	fs.BoolVar(&a.GPU, "gpu", true, "sample GPU memory, utilisation and power with NVML during each measured window")
