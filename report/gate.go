@@ -145,13 +145,14 @@ func (b Breach) String() string {
 }
 
 // Gate holds every matched row against every threshold and returns the crossings, row
-// by row. Rows on one side only cross nothing (Compare's notes name them); a figure A
-// measured and B's row did not is a breach. A crossing on rows too small for the figure
-// is returned marked Inconclusive.
+// by row. Rows on one side only cross nothing (Compare's notes name them), nor do two
+// sides that are one measurement (Judge counts them: a gate over them judged nothing);
+// a figure A measured and B's row did not is a breach. A crossing on rows too small for
+// the figure is returned marked Inconclusive.
 func Gate(deltas []Delta, ts []Threshold) []Breach {
 	var out []Breach
 	for _, d := range deltas {
-		if d.A == nil || d.B == nil {
+		if d.A == nil || d.B == nil || SameMeasurement(d.A, d.B) {
 			continue
 		}
 		have := min(d.A.Succeeded, d.B.Succeeded)

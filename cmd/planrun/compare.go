@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/planrun/planrun/report"
 )
@@ -26,8 +28,21 @@ type compareArgs struct {
 	Strict   bool
 }
 
-// exitRegression: compare ran, and a -fail-on threshold was crossed.
-const exitRegression = 5
+// Exit codes of compare as a gate, beside the common ones (see compareExitCodes).
+const (
+	exitRegression      = 5 // a -fail-on threshold was crossed
+	exitNothingCompared = 6 // a -fail-on gate had no pair of rows to judge
+)
+
+// compareExitCodes is compare's exit code table, shown by compare -h and kept in the
+// README.
+const compareExitCodes = `Exit codes:
+  0    compared (a gate: passed, and it says on what)
+  1    a result set could not be read
+  2    bad command line
+  5    a -fail-on threshold was crossed
+  6    a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are
+       the same run`
 
 func runCompare(_ context.Context, env *Env, args []string) int {
 	var a compareArgs
@@ -49,7 +64,11 @@ p99: 200 successful requests a side): on fewer, an unchanged rerun moves it by m
 a typical threshold, so the threshold is judged on the highest percentile of the same
 figure the rows resolve (a p99 on 40 requests on the p95). Rows with fewer than 20
 successful requests a side resolve nothing: their crossings are reported as too few
-to conclude and fail the gate only with -strict.`)
+to conclude and fail the gate only with -strict. A gate that passes says on what it
+judged; one with nothing to judge (no row of A matches a row of B, or both sides are
+one run) fails and says why.
+
+`+compareExitCodes)
 	fs.StringVar(&a.Tools, "tools", "", "compare two tools within one result set: -tools ollama.local,openai.vllm")
 	fs.BoolVar(&a.Markdown, "markdown", false, "write Markdown instead of an aligned text table")
 	fs.StringVar(&a.Out, "o", "", "write to this file instead of stdout")
@@ -97,24 +116,94 @@ to conclude and fail the gate only with -strict.`)
 		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
 		return exitUsage
 	}
+	if a.Tools == "" {
+		noteRuns(env, "A", pa, rowsA)
+		noteRuns(env, "B", pb, rowsB)
+	}
 	deltas := compareRows(rowsA, rowsB)
 	breaches := report.Gate(deltas, thresholds)
 	if err := a.write(env, deltas, breaches, labelA, labelB, fields); err != nil {
 		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
 		return exitError
 	}
+	judged := report.Judge(deltas, thresholds)
+	if judged.Rows == 0 {
+		fmt.Fprintf(env.Stderr, "planrun compare: nothing compared: %s\n", nothingCompared(rowsA, rowsB, judged))
+		if len(thresholds) > 0 {
+			fmt.Fprintln(env.Stderr, "planrun compare: gate failed: it judged nothing")
+			return exitNothingCompared
+		}
+		return exitOK
+	}
+	if judged.Same > 0 {
+		fmt.Fprintf(env.Stderr, "planrun compare: %d row(s) are one measurement on both sides (the same run): not judged\n", judged.Same)
+	}
 	for _, b := range breaches {
 		fmt.Fprintf(env.Stderr, "planrun compare: regression: %s\n", b)
 	}
 	failing := report.Failing(breaches, a.Strict)
 	if len(failing) > 0 {
-		fmt.Fprintf(env.Stderr, "planrun compare: %d threshold crossing(s) in %d row(s) compared\n", len(failing), len(deltas))
+		fmt.Fprintf(env.Stderr, "planrun compare: %d threshold crossing(s) in %d row(s) compared\n", len(failing), judged.Rows)
 		return exitRegression
 	}
-	if len(breaches) > 0 {
-		fmt.Fprintf(env.Stderr, "planrun compare: gate passed: the %d crossing(s) above rest on too few requests to conclude (-strict fails them)\n", len(breaches))
+	if len(thresholds) > 0 {
+		line := fmt.Sprintf("gate passed: %d threshold(s) judged on %d row(s), %d figure(s)", len(thresholds), judged.Rows, judged.Figures)
+		if len(breaches) > 0 {
+			line += fmt.Sprintf("; the %d crossing(s) above rest on too few requests to conclude (-strict fails them)", len(breaches))
+		}
+		fmt.Fprintf(env.Stderr, "planrun compare: %s\n", strings.Join(append([]string{line}, judged.Notes...), "; "))
 	}
 	return exitOK
+}
+
+// nothingCompared says why no pair of rows was judged: the two sides are one run, or
+// their rows' keys differ (and how).
+func nothingCompared(a, b []report.Row, j report.Judged) string {
+	if j.Same > 0 {
+		return fmt.Sprintf("A and B are the same measurements (%d row(s) of run %s on both sides); name two runs", j.Same, cmp.Or(j.SameRun, "without a run id"))
+	}
+	return "no row of A matches a row of B: " + report.Mismatch(a, b, len(report.ByTool(a)) > 1 || len(report.ByTool(b)) > 1)
+}
+
+// noteRuns says when a side holds the rows of several runs (a ledger, or a results
+// directory's): each of its cells and levels stands for the latest row, and naming one
+// run directory compares that run alone.
+func noteRuns(env *Env, side, path string, rows []report.Row) {
+	ids := runIDs(rows)
+	if len(ids) < 2 {
+		return
+	}
+	const shown = 5
+	list := ids
+	if len(list) > shown {
+		list = append(slices.Clone(ids[:shown]), fmt.Sprintf("… %d more", len(ids)-shown))
+	}
+	fmt.Fprintf(env.Stderr, "planrun compare: %s (%s) holds %d runs (latest first: %s); each cell and level is its latest row. Name a run directory to compare one run.\n",
+		side, path, len(ids), strings.Join(list, ", "))
+}
+
+// runIDs are the runs rows come from, the latest first (by a row's end, then file
+// order, as Compare picks the latest row); "" for rows of a ledger from before run ids.
+func runIDs(rows []report.Row) []string {
+	type last struct {
+		ended time.Time
+		at    int
+	}
+	runs := map[string]last{}
+	for i, r := range rows {
+		if old, ok := runs[r.RunID]; !ok || !r.Ended.Before(old.ended) {
+			runs[r.RunID] = last{r.Ended, i}
+		}
+	}
+	ids := keys(runs)
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := runs[ids[i]], runs[ids[j]]
+		if !a.ended.Equal(b.ended) {
+			return a.ended.After(b.ended)
+		}
+		return a.at > b.at
+	})
+	return ids
 }
 
 // gateAndFields parses -fail-on and -fields; the figures a threshold names are shown

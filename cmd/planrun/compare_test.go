@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/report"
 )
 
@@ -79,5 +82,94 @@ func TestCompareGate(t *testing.T) {
 	code, _, errs = runCmd(t, "", "compare", "-fail-on", "ttft_p99>+10%", base, slow)
 	if code != exitUsage || !strings.Contains(errs, `Did you mean "ttft_p99_s"?`) {
 		t.Errorf("misspelt figure: exit %d\n%s", code, errs)
+	}
+}
+
+// writeRows writes one row per concurrency of model with n successful requests, the
+// same figures in every file.
+func writeRows(t *testing.T, path, model string, n int, concs ...int) {
+	t.Helper()
+	l, err := report.OpenLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, c := range concs {
+		r := report.NewRow()
+		r.CellID, r.Model, r.Tool, r.Workload, r.Concurrency = "m/"+model, model, "openai.vllm", "w", c
+		r.Requests, r.Succeeded = n, n
+		r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, r.OutputTokS = 0.1, 0.2, 0.3, 50
+		r.Notes = "measured for " + filepath.Base(path) // two files, two measurements
+		if err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A gate with no pair of rows to judge fails with its own code and says why; a gate
+// that passes says what it judged, and on which percentile.
+func TestCompareGateOverNothing(t *testing.T) {
+	dir := t.TempDir()
+	x, y, small := filepath.Join(dir, "x.csv"), filepath.Join(dir, "y.csv"), filepath.Join(dir, "small.csv")
+	writeRows(t, x, "x", 250, 1, 4)
+	writeRows(t, y, "y", 250, 1, 4)
+	writeRows(t, small, "x", 32, 1, 4)
+	gate := []string{"-fail-on", "ttft_p99_s>+10%", "-fail-on", "output_tok_s<-5%"}
+
+	code, out, errs := runCmd(t, "", append([]string{"compare", x, y}, gate...)...)
+	if code != exitNothingCompared || !strings.Contains(errs, "nothing compared: no row of A matches a row of B: A has model=x, B has model=y") {
+		t.Fatalf("gate over nothing: exit %d, want %d\n%s\n%s", code, exitNothingCompared, out, errs)
+	}
+	if code, _, errs := runCmd(t, "", "compare", x, y); code != exitOK || !strings.Contains(errs, "nothing compared") {
+		t.Errorf("compare without a gate over nothing: exit %d, %s", code, errs)
+	}
+	code, _, errs = runCmd(t, "", append([]string{"compare", x, x + ""}, gate...)...)
+	if code != exitNothingCompared || !strings.Contains(errs, "A and B are the same measurements") {
+		t.Errorf("a ledger against itself: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCmd(t, "", append([]string{"compare", small, small}, "-fail-on", "ttft_p50_s>+10%")...)
+	if code != exitNothingCompared {
+		t.Errorf("a ledger against itself: exit %d\n%s", code, errs)
+	}
+
+	other := filepath.Join(dir, "x2.csv")
+	writeRows(t, other, "x", 250, 1, 4)
+	code, _, errs = runCmd(t, "", append([]string{"compare", x, other}, gate...)...)
+	if code != exitOK || !strings.Contains(errs, "gate passed: 2 threshold(s) judged on 2 row(s), 4 figure(s)\n") {
+		t.Errorf("passing gate: exit %d\n%s", code, errs)
+	}
+	small2 := filepath.Join(dir, "small2.csv")
+	writeRows(t, small2, "x", 32, 1, 4)
+	code, _, errs = runCmd(t, "", append([]string{"compare", small, small2}, gate...)...)
+	if code != exitOK || !strings.Contains(errs, "gate passed: 2 threshold(s) judged on 2 row(s), 4 figure(s); ttft_p99_s judged on ttft_p90_s in 2 rows: 32 requests cannot resolve p99 (it needs 200)\n") {
+		t.Errorf("passing gate on p90: exit %d\n%s", code, errs)
+	}
+}
+
+// compare ROOT ROOT/RUN: the results directory's ledger holds several runs, said so,
+// and its latest is the run named on the other side: the gate judges nothing and fails.
+func TestCompareResultsRootWithItsRun(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	path := writePlan(t, applyPlan)
+	var runs []string
+	for range 2 {
+		code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+srv.URL, path)
+		m := regexp.MustCompile(`Results in (.+)/\.`).FindStringSubmatch(out)
+		if code != exitOK || m == nil {
+			t.Fatalf("apply: exit %d\n%s\n%s", code, out, errs)
+		}
+		runs = append(runs, m[1])
+	}
+	root := filepath.Dir(runs[1])
+	gate := []string{"-fail-on", "ttft_p50_s>+100000%"}
+	code, _, errs := runCmd(t, "", append([]string{"compare", root, runs[1]}, gate...)...)
+	if code != exitNothingCompared || !strings.Contains(errs, "holds 2 runs (latest first: "+filepath.Base(runs[1])) ||
+		!strings.Contains(errs, "A and B are the same measurements (4 row(s) of run "+filepath.Base(runs[1])) {
+		t.Fatalf("compare ROOT ROOT/RUN: exit %d\n%s", code, errs)
+	}
+	code, _, errs = runCmd(t, "", append([]string{"compare", runs[0], runs[1]}, gate...)...)
+	if code != exitOK || !strings.Contains(errs, "gate passed: 1 threshold(s) judged on 4 row(s), 4 figure(s)") {
+		t.Fatalf("two runs: exit %d\n%s", code, errs)
 	}
 }
