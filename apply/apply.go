@@ -352,6 +352,7 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 	for _, r := range a.done {
 		a.res.Rows = append(a.res.Rows, r)
 	}
+	a.noteSkipped()
 	sortRows(a.res.Rows, a.o.Cells)
 	if err := a.writeManifest(); err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/planrun/planrun/report"
 )
@@ -46,4 +47,19 @@ func (a *applier) loadResume() error {
 		}
 	}
 	return nil
+}
+
+// noteSkipped says, cell by cell, which levels a resumed run skips as already complete.
+func (a *applier) noteSkipped() {
+	for _, cell := range a.o.Cells {
+		var names []string
+		for _, lv := range cell.Workload.Levels() {
+			if _, ok := a.done[levelKey{cell.ID, lv}]; ok {
+				names = append(names, cell.Workload.LevelName(lv))
+			}
+		}
+		if len(names) > 0 {
+			a.note("resume: %s: skipping %s, already complete", cell.ID, strings.Join(names, ", "))
+		}
+	}
 }

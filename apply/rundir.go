@@ -21,8 +21,10 @@ import (
 // The run directory holds what is needed to repeat the run: the plan's files, the
 // variables' values and each plan-managed server's command line, beside the results.
 const (
-	planCopyDir   = "plan"
-	variablesFile = "variables.hcl"
+	planCopyDir = "plan"
+	// VariablesFile holds the run's variable values as a -var-file (sensitive ones left
+	// out): -resume reads it, so the plan hashes as it did.
+	VariablesFile = "variables.hcl"
 	redacted      = "(sensitive)"
 )
 
@@ -56,7 +58,7 @@ func (a *applier) copyPlan() error {
 	}
 	vars, text := variableValues(p.Variables)
 	a.manifest.Variables = vars
-	return writeFile(filepath.Join(dir, variablesFile), text)
+	return writeFile(filepath.Join(dir, VariablesFile), text)
 }
 
 // variableValues returns each variable's value as HCL text (redacted when sensitive),
@@ -64,7 +66,7 @@ func (a *applier) copyPlan() error {
 func variableValues(vars []*plan.Variable) (map[string]string, []byte) {
 	values := map[string]string{}
 	var b bytes.Buffer
-	b.WriteString("# The variables of this run: planrun apply -var-file " + variablesFile + " plan/\n")
+	b.WriteString("# The variables of this run: planrun apply -var-file " + VariablesFile + " plan/\n")
 	for _, v := range vars {
 		if v.Sensitive {
 			values[v.Name] = redacted

@@ -141,7 +141,7 @@ func (l *Ledger) checkHeader(data []byte) (upgraded bool, err error) {
 // It runs under the old file's lock: a run waiting for that lock finds the path renamed
 // and appends to the new file.
 func upgradeLedger(path string, data []byte) error {
-	rows, err := ReadRows(bytes.NewReader(data), path)
+	rows, err := readAllRows(bytes.NewReader(data), path)
 	if err != nil {
 		return fmt.Errorf("upgrade ledger %s to this version's columns: %w", path, err)
 	}
@@ -263,8 +263,41 @@ func wholeRecords(data []byte) (whole []byte, torn bool) {
 
 // ReadRows reads ledger CSV from r; name is used in errors. A torn last record (a write
 // a kill cut short, never acknowledged to the run) is not a row and is skipped, as
-// OpenLedger cuts it off before appending.
+// OpenLedger cuts it off before appending. A superseded row is skipped too: the ledger
+// is only ever appended to, so when -resume measures a level again, the run's earlier
+// row for it (interrupted, or failed before measuring) stays in the file, and the
+// later row of the same run, cell and level is the one that counts.
 func ReadRows(r io.Reader, name string) ([]Row, error) {
+	rows, err := readAllRows(r, name)
+	return dropSuperseded(rows), err
+}
+
+// dropSuperseded keeps, of the rows one run wrote for one cell and level, the last in
+// file order (the last appended). Rows without a run id (ledgers from before run ids)
+// are all kept.
+func dropSuperseded(rows []Row) []Row {
+	type level struct {
+		run, cell string
+		conc      int
+		rate      float64
+	}
+	key := func(r Row) level { return level{r.RunID, r.CellID, r.Concurrency, r.RequestRate} }
+	last := map[level]int{}
+	for i, r := range rows {
+		last[key(r)] = i
+	}
+	out := rows[:0]
+	for i, r := range rows {
+		if r.RunID == "" || last[key(r)] == i {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readAllRows reads every whole row, superseded ones included (an upgrade rewrites
+// them all).
+func readAllRows(r io.Reader, name string) ([]Row, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/slurm"
 )
@@ -43,7 +46,9 @@ requests.jsonl and manifest.json. Both go under <plan dir>/results, or -results 
 output "csv" block puts the ledger at its own path.
 
 First Ctrl-C: stop sending, let requests in flight finish (-grace), write everything and
-mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel at once.
+mark the cell interrupted; resume later with the command printed, which reads the run's
+own variables.hcl (-resume DIR; sensitive variables again from -var or the environment).
+Second Ctrl-C: cancel at once.
 
 `+applyExitCodes)
 	a.bind(fs)
@@ -56,6 +61,14 @@ mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel 
 	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU sampling interval (NVML)")
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
+	}
+	if a.Resume != "" {
+		// The run's own variables, so that the plan hashes as it did; -var and -var-file
+		// given now still win, and sensitive values (never saved) come from them or the
+		// environment.
+		if saved := filepath.Join(a.Resume, apply.VariablesFile); isFile(saved) {
+			a.VarFiles = append(stringList{saved}, a.VarFiles...)
+		}
 	}
 	p, cells, code := a.load(env, a.Path)
 	if code != exitOK {
@@ -127,7 +140,7 @@ mark the cell interrupted; resume later with -resume DIR. Second Ctrl-C: cancel 
 	switch {
 	case res.Interrupted:
 		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
-			ok, failed, interrupted, dir, a.resumeCommand(dir))
+			ok, failed, interrupted, dir, resumeCommand(fs, dir, a.Path, p))
 	case code != exitOK:
 		fmt.Fprintf(env.Stdout, "\nApply failed! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
 	default:
@@ -161,13 +174,35 @@ func applyExitCode(err error, res *apply.Result) int {
 	return exitOK
 }
 
-// resumeCommand is the command line that continues the run in dir. The plan hash covers
-// variable values, so the same -var flags must be given; their values are not echoed
-// (a sensitive one would land in a log).
-func (a *applyArgs) resumeCommand(dir string) string {
-	cmd := fmt.Sprintf("planrun apply -resume %s %s", slurm.ShellQuote(dir), slurm.ShellQuote(a.Path))
-	if len(a.Vars)+len(a.VarFiles) > 0 {
-		cmd += " (with the same -var and -var-file flags: the plan hash covers their values)"
+// resumeCommand is the command line that continues the run in dir, to be pasted as
+// printed: the flags this run was given, but not its -var and -var-file flags, whose
+// values the run directory's variables.hcl holds and -resume reads (their values are
+// not echoed: a sensitive one would land in a log). Sensitive variables are never
+// saved: the line says to set them again.
+func resumeCommand(fs *flag.FlagSet, dir, planPath string, p *plan.Plan) string {
+	words := []string{"planrun", "apply", "-resume", slurm.ShellQuote(dir)}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "var", "var-file", "resume":
+			return
+		}
+		values := []string{f.Value.String()}
+		if list, ok := f.Value.(*stringList); ok {
+			values = *list
+		}
+		for _, v := range values {
+			words = append(words, slurm.ShellQuote("-"+f.Name+"="+v))
+		}
+	})
+	cmd := strings.Join(append(words, slurm.ShellQuote(planPath)), " ")
+	var sensitive []string
+	for _, v := range p.Variables {
+		if v.Sensitive {
+			sensitive = append(sensitive, v.Name)
+		}
+	}
+	if len(sensitive) > 0 {
+		cmd += fmt.Sprintf("\n(sensitive variables are not saved: set %s again, with -var or PLANRUN_VAR_<name>)", strings.Join(sensitive, ", "))
 	}
 	return cmd
 }
@@ -211,6 +246,11 @@ func printSummary(env *Env, res *apply.Result) {
 		sort.Strings(parts)
 		fmt.Fprintf(env.Stdout, "Failed requests by class: %s\n", strings.Join(parts, ", "))
 	}
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // relPath shows a path relative to the working directory when it is below it.

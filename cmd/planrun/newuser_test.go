@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
 )
 
 // What a new user types wrong, and what planrun answers.
@@ -59,13 +61,28 @@ func TestApplyQuietHasNoCalibrationLines(t *testing.T) {
 }
 
 func TestResumeCommandNamesThePlan(t *testing.T) {
-	a := applyArgs{Path: "plans/my plan.hcl"}
-	if got, want := a.resumeCommand("results/run1"), "planrun apply -resume results/run1 'plans/my plan.hcl'"; got != want {
+	p := &plan.Plan{Variables: []*plan.Variable{{Name: "port"}, {Name: "key", Sensitive: true}}}
+	parse := func(args ...string) *flag.FlagSet {
+		var a applyArgs
+		fs := flag.NewFlagSet("apply", flag.ContinueOnError)
+		a.bind(fs)
+		fs.BoolVar(&a.GPU, "gpu", true, "")
+		fs.StringVar(&a.Resume, "resume", "", "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return fs
+	}
+	got := resumeCommand(parse(), "results/run1", "plans/my plan.hcl", &plan.Plan{})
+	if want := "planrun apply -resume results/run1 'plans/my plan.hcl'"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	a.Vars = stringList{"port=1"}
-	if got := a.resumeCommand("r"); !strings.Contains(got, "with the same -var and -var-file flags") || strings.Contains(got, "port=1") {
-		t.Errorf("with -var: %q", got)
+	// The run's flags are repeated, but not -var and -var-file (the run directory's
+	// variables.hcl holds their values), nor any value of a variable.
+	got = resumeCommand(parse("-var", "port=1", "-var-file=v.hcl", "-only", "a/*", "-only", "b", "-gpu=false", "-resume", "old"), "r", "p.hcl", p)
+	want := "planrun apply -resume r -gpu=false '-only=a/*' -only=b p.hcl\n(sensitive variables are not saved: set key again, with -var or PLANRUN_VAR_<name>)"
+	if got != want {
+		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
 
