@@ -467,7 +467,7 @@ type jobRows struct {
 
 func newJobRows(dir string, seen map[levelKey]bool) *jobRows {
 	jr := &jobRows{path: filepath.Join(dir, "results.csv"), seen: seen}
-	rows, _ := report.ReadLedger(jr.path)
+	rows, _ := report.ReadLedgerAll(jr.path)
 	jr.earlier = len(rows)
 	return jr
 }
@@ -475,7 +475,7 @@ func newJobRows(dir string, seen map[levelKey]bool) *jobRows {
 // next returns the rows written since the last call. A file caught mid-write is read
 // again at the next poll.
 func (jr *jobRows) next() []report.Row {
-	rows, err := report.ReadLedger(jr.path)
+	rows, err := report.ReadLedgerAll(jr.path)
 	if err != nil {
 		return nil
 	}

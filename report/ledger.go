@@ -233,14 +233,22 @@ func (l *Ledger) Close() error {
 	return err
 }
 
-// ReadLedger reads every row of a ledger written by OpenLedger/Append.
+// ReadLedger reads the rows of a ledger written by OpenLedger/Append that count: every
+// row but the superseded ones (see ReadRows).
 func ReadLedger(path string) ([]Row, error) {
+	rows, err := ReadLedgerAll(path)
+	return dropSuperseded(rows), err
+}
+
+// ReadLedgerAll reads every whole row of a ledger in file order, superseded ones
+// included: for a reader that follows the file as it grows, by position.
+func ReadLedgerAll(path string) ([]Row, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadRows(f, path)
+	return readAllRows(f, path)
 }
 
 // wholeRecords returns data up to the end of its last whole record, and whether a torn
