@@ -16,6 +16,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/slurmtest"
 	"github.com/planrun/planrun/report"
 )
 
@@ -24,7 +25,9 @@ func TestMain(m *testing.M) {
 		serveMockChild(addr) // this process is a plan-managed server in servers_test.go
 		return
 	}
-	os.Exit(ollamatest.Main(m))
+	code := ollamatest.Main(m)
+	slurmtest.Release() // the Slurm tests' cluster, if this process was the last to use it
+	os.Exit(code)
 }
 
 // realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).

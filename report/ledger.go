@@ -105,6 +105,13 @@ func (l *Ledger) settle() (again bool, err error) {
 	if _, err := l.f.ReadAt(data, l.whole); err != nil {
 		return false, fmt.Errorf("read ledger %s: %w", l.path, err)
 	}
+	if l.whole == 0 && bytes.HasPrefix(headerLine(), data) {
+		// A header a kill cut short is no header: write it again.
+		if err := l.f.Truncate(0); err != nil {
+			return false, fmt.Errorf("repair torn header of %s: %w", l.path, err)
+		}
+		return false, l.write(Header())
+	}
 	if l.whole == 0 {
 		if upgraded, err := l.checkHeader(data); upgraded || err != nil {
 			return upgraded, err
@@ -118,6 +125,15 @@ func (l *Ledger) settle() (again bool, err error) {
 	}
 	l.whole += int64(len(whole))
 	return false, nil
+}
+
+// headerLine is the header as the ledger holds it.
+func headerLine() []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write(Header())
+	w.Flush()
+	return b.Bytes()
 }
 
 // checkHeader refuses a ledger of unknown columns and upgrades one of an earlier

@@ -200,3 +200,29 @@ func BenchmarkLedgerWriteUnlocked(b *testing.B) {
 		}
 	}
 }
+
+// A header a kill cut short is written again; a file that is not a ledger's header is
+// refused, never cut.
+func TestLedgerTornHeader(t *testing.T) {
+	dir := t.TempDir()
+	torn, other := filepath.Join(dir, "torn.csv"), filepath.Join(dir, "other.csv")
+	os.WriteFile(torn, []byte(strings.Join(Header()[:5], ",")[:30]), 0o644)
+	os.WriteFile(other, []byte("notes without a newline"), 0o644)
+	l, err := OpenLedger(torn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(sampleRow("c", 1)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if rows, err := ReadLedger(torn); err != nil || len(rows) != 1 {
+		t.Fatalf("after a torn header: %d rows, %v", len(rows), err)
+	}
+	if _, err := OpenLedger(other); err == nil {
+		t.Fatal("a file that is not a ledger was taken as one")
+	}
+	if b, _ := os.ReadFile(other); string(b) != "notes without a newline" {
+		t.Fatalf("a file that is not a ledger was changed: %q", b)
+	}
+}

@@ -10,6 +10,14 @@
 #   scripts/slurm-cluster.sh stop      cancel every job, stop the daemons (munged last), leave no
 #                                      daemon behind
 #   scripts/slurm-cluster.sh env       print the export line the Slurm commands need
+#   scripts/slurm-cluster.sh release   stop the cluster if the tests started it and no test
+#                                      process still uses it (scripts/test.sh and the Slurm
+#                                      tests' TestMain run it when they end)
+#
+# Test processes (internal/slurmtest) hold a shared lock on $dir/tests.lock while they use the
+# cluster, and mark a cluster they started with $dir/started-by-tests; release stops it under an
+# exclusive lock, so a test process starting meanwhile waits and starts it again. A cluster started
+# by hand has no mark and is left running.
 #
 # The configuration goes to $PLANRUN_SLURM_DIR (default /tmp/planrun-slurm)/slurm.conf, and
 # /etc/slurm/slurm.conf points at it (a symlink, made only where no other slurm.conf is there and
@@ -20,6 +28,8 @@ dir="${PLANRUN_SLURM_DIR:-/tmp/planrun-slurm}"
 conf="$dir/slurm.conf"
 etc_conf=/etc/slurm/slurm.conf
 node="$(hostname -s)"
+lease="$dir/tests.lock"
+marker="$dir/started-by-tests"
 say() { echo "slurm-cluster: $*" >&2; }
 
 need_root() {
@@ -156,7 +166,26 @@ stop() {
   if [[ -L $etc_conf && $(readlink "$etc_conf") == "$conf" ]]; then
     rm -f "$etc_conf"
   fi
+  rm -f "$marker"
   say "stopped"
+}
+
+release() {
+  if [[ ! -f $marker ]]; then
+    if running "$dir/slurmctld.pid"; then
+      say "running, but not started by the tests: left running (scripts/slurm-cluster.sh stop ends it)"
+    fi
+    return 0
+  fi
+  need_root
+  mkdir -p "$dir"
+  exec 9>>"$lease"
+  if ! flock -n -x 9; then
+    say "still in use by another test process: the last one to end stops it"
+    return 0
+  fi
+  say "stopping the cluster the tests started"
+  stop
 }
 
 status() {
@@ -173,8 +202,9 @@ start) start ;;
 stop) stop ;;
 status) status ;;
 env) echo "export SLURM_CONF=$conf" ;;
+release) release ;;
 *)
-  echo "usage: scripts/slurm-cluster.sh start|stop|status|env" >&2
+  echo "usage: scripts/slurm-cluster.sh start|stop|status|env|release" >&2
   exit 2
   ;;
 esac

@@ -16,6 +16,13 @@ export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
 # point them at another server (they start their own on free loopback ports).
 unset OLLAMA_HOST
 
+# The Slurm tests start the test cluster (munged, slurmctld, slurmd as root, and an
+# /etc/slurm/slurm.conf symlink) when it is not up; each test process stops it when it ends
+# last, and this stops it too if the tests were cut short. A cluster started by hand stays.
+if [[ $(id -u) -eq 0 ]]; then
+  trap 'scripts/slurm-cluster.sh release || true' EXIT
+fi
+
 step "gofmt -l (tracked Go files)"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
 if [[ -n "$unformatted" ]]; then

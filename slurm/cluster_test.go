@@ -14,6 +14,8 @@ import (
 	"github.com/planrun/planrun/plan"
 )
 
+func TestMain(m *testing.M) { os.Exit(slurmtest.Main(m)) }
+
 // stubJob is a job on the test cluster whose "planrun" is a shell script: it records its
 // arguments in args.txt, then runs body.
 func stubJob(t testing.TB, partition, body string) JobSpec {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/planrun/planrun/backends/backendtest"
 	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/slurmtest"
 	"github.com/planrun/planrun/mockserver"
 )
 
@@ -195,7 +196,11 @@ func TestProbeSelection(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := ollamatest.Main(m)
+	slurmtest.Release() // the Slurm tests' cluster, if this process was the last to use it
+	os.Exit(code)
+}
 
 // realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }

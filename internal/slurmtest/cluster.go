@@ -5,16 +5,20 @@
 //
 // The cluster needs root and Debian's slurmctld, slurmd, slurm-client and munge packages;
 // without them the test is skipped with that reason (CI installs them and runs as root).
-// A cluster the helper started is left running for the next test and package:
-// scripts/slurm-cluster.sh stop ends it.
+// While a test process uses the cluster it holds a shared lock on the cluster's lease
+// file; a cluster the helper started is marked so, and Release (from the package's
+// TestMain) stops it when the last test process using it ends, through
+// scripts/slurm-cluster.sh release. A cluster started by hand is left running.
 package slurmtest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -25,7 +29,19 @@ var (
 	once     sync.Once
 	startErr error
 	skipWhy  string
+	// lease is the shared lock this process holds on the cluster while it runs; nil
+	// when it never used the cluster.
+	lease  *os.File
+	script string
 )
+
+// clusterDir is where scripts/slurm-cluster.sh keeps the cluster (its $dir).
+func clusterDir() string {
+	if d := os.Getenv("PLANRUN_SLURM_DIR"); d != "" {
+		return d
+	}
+	return "/tmp/planrun-slurm"
+}
 
 // Require makes sure the cluster is up, or skips t when this machine cannot run it (not
 // root, packages missing). A cluster that should start but does not fails t.
@@ -55,9 +71,24 @@ func start() {
 		skipWhy = "sbatch is not on PATH: apt-get install slurm-client"
 		return
 	}
-	script, err := clusterScript()
-	if err != nil {
+	var err error
+	if script, err = clusterScript(); err != nil {
 		startErr = err
+		return
+	}
+	// The lease first: a release stopping the cluster holds it exclusively, so this waits
+	// for the stop and then starts the cluster again.
+	dir := clusterDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		startErr = err
+		return
+	}
+	if lease, err = os.OpenFile(filepath.Join(dir, "tests.lock"), os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		startErr = err
+		return
+	}
+	if err := syscall.Flock(int(lease.Fd()), syscall.LOCK_SH); err != nil {
+		startErr = errors.New("locking the Slurm test cluster's lease: " + err.Error())
 		return
 	}
 	if exec.Command(script, "status").Run() == nil {
@@ -65,7 +96,37 @@ func start() {
 	}
 	if out, err := exec.Command(script, "start").CombinedOutput(); err != nil {
 		startErr = errors.New("scripts/slurm-cluster.sh start failed: " + err.Error() + "\n" + string(out))
+		return
 	}
+	if err := os.WriteFile(filepath.Join(dir, "started-by-tests"), nil, 0o644); err != nil {
+		startErr = err
+	}
+}
+
+// Release ends this process's use of the cluster; when it was the last test process
+// using a cluster the tests started, the cluster is stopped (daemons and the
+// /etc/slurm/slurm.conf symlink). A package whose tests call Require calls it from
+// TestMain after m.Run.
+func Release() {
+	if lease == nil {
+		return
+	}
+	lease.Close() // drops the shared lock, so the release can take it exclusively
+	lease = nil
+	// What it did (stopped, left to another test process, or left running as started
+	// by hand) goes to stderr.
+	out, err := exec.Command(script, "release").CombinedOutput()
+	os.Stderr.Write(out)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "slurmtest: scripts/slurm-cluster.sh release: %v\n", err)
+	}
+}
+
+// Main runs the tests of a package that uses the cluster, then releases it.
+func Main(m *testing.M) int {
+	code := m.Run()
+	Release()
+	return code
 }
 
 // clusterScript finds scripts/slurm-cluster.sh above the test's directory.
