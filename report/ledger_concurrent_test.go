@@ -226,3 +226,19 @@ func TestLedgerTornHeader(t *testing.T) {
 		t.Fatalf("a file that is not a ledger was changed: %q", b)
 	}
 }
+
+// BenchmarkSampleLogWrite is the per-request cost of the raw log (a line, and every
+// flushEvery lines a locked write to the file).
+func BenchmarkSampleLogWrite(b *testing.B) {
+	l, err := OpenSampleLog(filepath.Join(b.TempDir(), "raw.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	rec := SampleRecord{CellID: "m/tiny/-/openai.mock/-/w", Concurrency: 4, Sample: backends.Sample{ID: "r", OutputTokens: 64, Chunks: 64}}
+	for b.Loop() {
+		if err := l.Write(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

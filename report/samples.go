@@ -138,6 +138,10 @@ func (l *SampleLog) appendLocked() error {
 // cutTornLine truncates f (of size bytes) after its last newline when it does not end
 // in one.
 func cutTornLine(f *os.File, size int64) error {
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], size-1); err != nil || last[0] == '\n' {
+		return err // whole, as nearly always: one byte read per flush
+	}
 	const chunk = 4 << 10
 	buf := make([]byte, chunk)
 	for end := size; end > 0; {
@@ -145,9 +149,6 @@ func cutTornLine(f *os.File, size int64) error {
 		b := buf[:end-start]
 		if _, err := f.ReadAt(b, start); err != nil {
 			return err
-		}
-		if end == size && b[len(b)-1] == '\n' {
-			return nil
 		}
 		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 			return f.Truncate(start + int64(i) + 1)
