@@ -197,7 +197,7 @@ func TestProbeSelection(t *testing.T) {
 
 func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+// realOllama is the test binary's real Ollama (the pinned Ollama with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 func TestProbeRealOllama(t *testing.T) {
@@ -210,7 +210,7 @@ func TestProbeRealOllama(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 	for _, b := range doc.Backends {
-		if b.Version != "0.6.5" || !b.ModelsPresent[s.Model] || b.UsageReported == nil || !*b.UsageReported {
+		if b.Version != ollamatest.PinnedVersion || !b.ModelsPresent[s.Model] || b.UsageReported == nil || !*b.UsageReported {
 			t.Errorf("%s: version %q, present %v, usage %v", b.Backend, b.Version, b.ModelsPresent, b.UsageReported)
 		}
 	}

@@ -42,6 +42,10 @@ import (
 // BinaryEnv names the environment variable that overrides the ollama binary's path.
 const BinaryEnv = "PLANRUN_OLLAMA"
 
+// PinnedVersion is the Ollama version scripts/install-ollama.sh builds, as the server
+// reports it at /api/version; tests that check a reported version compare with it.
+const PinnedVersion = "0.17.4"
+
 // ModelName is the name the tiny model is created under.
 const ModelName = "tiny"
 
