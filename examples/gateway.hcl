@@ -55,11 +55,11 @@ backend "openai" "direct" {
 
 workload "chat" {
   prompt_tokens = 64
-  max_tokens    = 32
-  concurrency   = [1, 4]
+  max_tokens    = 16
+  concurrency   = [1]
   warmup_runs   = 1
   repeat_runs   = 3
-  requests      = 16
+  requests      = 8
   temperature   = 0
   seed          = 42
 }

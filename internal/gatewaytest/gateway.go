@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -114,7 +115,7 @@ func Binary() (string, error) {
 		}
 		return p, nil
 	}
-	root, err := RepoRoot()
+	root, err := ollamatest.RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("cannot find litellm: %w (set %s)", err, BinaryEnv)
 	}
@@ -130,31 +131,13 @@ func binaryIn(root string) (string, error) {
 	return p, nil
 }
 
-// RepoRoot walks up from the working directory to the directory holding go.mod.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // WriteConfig writes the proxy's config (JSON, which LiteLLM's YAML loader reads) and the
 // custom_auth hook beside it, where LiteLLM imports it from, and returns the config's path.
 func WriteConfig(dir string, o Options) (string, error) {
 	if o.KeyEnv == "" || len(o.Routes) == 0 {
 		return "", errors.New("gatewaytest: Options need KeyEnv and at least one Route")
 	}
-	root, err := RepoRoot()
+	root, err := ollamatest.RepoRoot()
 	if err != nil {
 		return "", err
 	}

@@ -146,7 +146,7 @@ func Binary() (string, error) {
 		}
 		return p, nil
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("cannot find the ollama binary: %w (set %s)", err, BinaryEnv)
 	}
@@ -157,9 +157,9 @@ func Binary() (string, error) {
 	return p, nil
 }
 
-// repoRoot walks up from the working directory (a package directory under go
-// test) to the directory holding go.mod.
-func repoRoot() (string, error) {
+// RepoRoot walks up from the working directory (a package directory under go
+// test) to the directory holding go.mod, where .tools/ lives.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -276,7 +276,7 @@ func BenchmarkStart(b *testing.B) {
 // The constant the tests compare reported versions with is the version the install
 // script builds, so bumping the pin in one place and not the other fails here.
 func TestPinnedVersionIsTheInstallScriptsDefault(t *testing.T) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
