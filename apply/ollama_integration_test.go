@@ -1,6 +1,6 @@
 package apply
 
-// End to end against a real server: apply runs a plan on the pinned Ollama v0.6.5 with
+// End to end against a real server: apply runs a plan on the pinned Ollama with
 // the tiny model, through its native API and its OpenAI-compatible /v1, and every output
 // must be written and agree with the server's own counts.
 
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+// realOllama is the test binary's real Ollama (the pinned Ollama with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 const realPlan = `
@@ -160,7 +160,7 @@ func TestRealOllamaApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ollama.real", "openai.real", "(E2E − TTFT) / (output tokens − 1)", "0.6.5"} {
+	for _, want := range []string{"ollama.real", "openai.real", "(E2E − TTFT) / (output tokens − 1)", ollamatest.PinnedVersion} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -171,8 +171,8 @@ func TestRealOllamaApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.ServerVersions["ollama.real"] != "0.6.5" || m.ServerVersions["openai.real"] != "0.6.5" {
-		t.Errorf("manifest server versions %v, want 0.6.5 for both tools", m.ServerVersions)
+	if m.ServerVersions["ollama.real"] != ollamatest.PinnedVersion || m.ServerVersions["openai.real"] != ollamatest.PinnedVersion {
+		t.Errorf("manifest server versions %v, want %s for both tools", m.ServerVersions, ollamatest.PinnedVersion)
 	}
 	digest := s.Digest(t, "tiny:latest")
 	if got := m.ModelDigests["ollama.real tiny"]; got != digest {

@@ -1,6 +1,6 @@
 package ollama
 
-// Integration tests against a real Ollama (the pinned v0.6.5 serving the tiny model):
+// Integration tests against a real Ollama (the pinned Ollama serving the tiny model):
 // the adapter's figures must equal the server's own, read independently from the raw
 // stream with net/http.
 
@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+// realOllama is the test binary's real Ollama (the pinned Ollama with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 const (
@@ -169,8 +169,8 @@ func TestRealOllamaProbe(t *testing.T) {
 	// The digest the server lists, read without the adapter.
 	listed := s.Digest(t, s.Model+":latest")
 
-	if !r.Reachable || r.Version != "0.6.5" {
-		t.Errorf("reachable %v version %q, want the pinned 0.6.5", r.Reachable, r.Version)
+	if !r.Reachable || r.Version != ollamatest.PinnedVersion {
+		t.Errorf("reachable %v version %q, want the pinned %s", r.Reachable, r.Version, ollamatest.PinnedVersion)
 	}
 	if !r.ModelsPresent[s.Model] || r.ModelsPresent["no-such-model"] {
 		t.Errorf("models present %v", r.ModelsPresent)

@@ -1,6 +1,6 @@
 package openai
 
-// Integration tests against a real OpenAI-compatible server: Ollama v0.6.5's /v1 serving
+// Integration tests against a real OpenAI-compatible server: the pinned Ollama's /v1 serving
 // the tiny model. The adapter's token count must equal usage.completion_tokens, which
 // the test reads itself from the raw stream of the same request.
 
@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
 
-// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+// realOllama is the test binary's real Ollama (the pinned Ollama with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 // rawUsage is what the server's own stream says, read without the adapter's decoder.
@@ -153,9 +153,9 @@ func TestRealOllamaV1Probe(t *testing.T) {
 	s := realOllama(t)
 	r := mustNew(t, backends.Config{Name: "openai.real", URL: s.URL + "/v1"}).Probe(context.Background(), []string{s.Model})
 	t.Logf("probe: %+v", r)
-	if !r.OK() || r.Version != "0.6.5" || !r.ModelsPresent[s.Model] {
-		t.Errorf("probe of Ollama's /v1: ok %v, version %q (want 0.6.5 from /api/version), present %v, problems %q",
-			r.OK(), r.Version, r.ModelsPresent, r.Problems)
+	if !r.OK() || r.Version != ollamatest.PinnedVersion || !r.ModelsPresent[s.Model] {
+		t.Errorf("probe of Ollama's /v1: ok %v, version %q (want %s from /api/version), present %v, problems %q",
+			r.OK(), r.Version, ollamatest.PinnedVersion, r.ModelsPresent, r.Problems)
 	}
 	if r.UsageReported == nil || !*r.UsageReported {
 		t.Errorf("usage reported %v: Ollama's /v1 sends usage with include_usage", r.UsageReported)

@@ -202,7 +202,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// realOllama is the test binary's real Ollama (the pinned v0.6.5 with the tiny model).
+// realOllama is the test binary's real Ollama (the pinned Ollama with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }
 
 func TestProbeRealOllama(t *testing.T) {
@@ -215,7 +215,7 @@ func TestProbeRealOllama(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 	for _, b := range doc.Backends {
-		if b.Version != "0.6.5" || !b.ModelsPresent[s.Model] || b.UsageReported == nil || !*b.UsageReported {
+		if b.Version != ollamatest.PinnedVersion || !b.ModelsPresent[s.Model] || b.UsageReported == nil || !*b.UsageReported {
 			t.Errorf("%s: version %q, present %v, usage %v", b.Backend, b.Version, b.ModelsPresent, b.UsageReported)
 		}
 	}

@@ -42,6 +42,10 @@ import (
 // BinaryEnv names the environment variable that overrides the ollama binary's path.
 const BinaryEnv = "PLANRUN_OLLAMA"
 
+// PinnedVersion is the Ollama version scripts/install-ollama.sh builds, as the server
+// reports it at /api/version; tests that check a reported version compare with it.
+const PinnedVersion = "0.17.4"
+
 // ModelName is the name the tiny model is created under.
 const ModelName = "tiny"
 
@@ -142,7 +146,7 @@ func Binary() (string, error) {
 		}
 		return p, nil
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("cannot find the ollama binary: %w (set %s)", err, BinaryEnv)
 	}
@@ -153,9 +157,9 @@ func Binary() (string, error) {
 	return p, nil
 }
 
-// repoRoot walks up from the working directory (a package directory under go
-// test) to the directory holding go.mod.
-func repoRoot() (string, error) {
+// RepoRoot walks up from the working directory (a package directory under go
+// test) to the directory holding go.mod, where .tools/ lives.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

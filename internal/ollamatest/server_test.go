@@ -80,8 +80,8 @@ func generate(t *testing.T, s *Server) (text string, chunks, evalCount int) {
 func TestGenerateStreamsTokens(t *testing.T) {
 	s := Start(t)
 	// Results record the server version; go install alone would leave "0.0.0".
-	if s.Version == "" || s.Version == "0.0.0" {
-		t.Errorf("/api/version = %q: rebuild with scripts/install-ollama.sh, which stamps the version", s.Version)
+	if s.Version != PinnedVersion {
+		t.Errorf("/api/version = %q, want the pinned %s: rebuild with scripts/install-ollama.sh, which stamps the version", s.Version, PinnedVersion)
 	}
 	text, chunks, evalCount := generate(t, s)
 	t.Logf("/api/generate: eval_count=%d, %d content chunks, text %q", evalCount, chunks, text)
@@ -270,5 +270,22 @@ func BenchmarkStart(b *testing.B) {
 		if err := s.Stop(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The constant the tests compare reported versions with is the version the install
+// script builds, so bumping the pin in one place and not the other fails here.
+func TestPinnedVersionIsTheInstallScriptsDefault(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "install-ollama.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `OLLAMA_VERSION="${OLLAMA_VERSION:-v` + PinnedVersion + `}"`
+	if !strings.Contains(string(b), want) {
+		t.Errorf("scripts/install-ollama.sh lacks %s: PinnedVersion and the script's default disagree", want)
 	}
 }
