@@ -61,8 +61,10 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 	}
 	if p := a["path"]; p != nil && l.decode(p, ctx, &d.Spec.Path) {
 		d.Spec.Path = l.resolvePath(d.Spec.Path)
-		if _, err := os.Stat(d.Spec.Path); err != nil {
+		if info, err := os.Stat(d.Spec.Path); err != nil {
 			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).", err)
+		} else if info.IsDir() {
+			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s is a directory; path names the dataset's file (relative paths are from the plan's directory).", d.Spec.Path)
 		}
 	}
 	l.decode(a["prompt_field"], ctx, &d.Spec.PromptField)

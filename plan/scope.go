@@ -233,10 +233,12 @@ func keys[V any](m map[string]V) []string {
 }
 
 // httpURL parses s and reports whether it is an http:// or https:// URL with a host,
-// the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass.
+// the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass. The
+// host is checked without its port: "http://:9400" (an empty variable interpolated) has
+// none.
 func httpURL(s string) (*url.URL, bool) {
 	u, err := url.Parse(s)
-	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
 }
 
 func contains(xs []string, x string) bool {
@@ -333,6 +335,32 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 // refName reads a block reference: an object made by setRefObjects whose ref starts
 // with prefix ("backend.", "hardware.", ...), or a plain string naming the block.
 // ok is false when v is neither.
+// refSuggestion is the did-you-mean for a value that is not a reference to a block
+// named in names (prefix "hardware." for hardware): a reference to a block of another
+// kind that shares a name with one of these points to that one ("Did you mean
+// hardware.o?" for backend.ollama.o), never to the name it was given; otherwise the name
+// nearest to the one given, if any.
+func refSuggestion(v cty.Value, prefix string, names []string) string {
+	if name, ok := refName(v, prefix); ok {
+		return suggestion(name, names)
+	}
+	given, ok := refName(v, "")
+	if !ok {
+		return ""
+	}
+	last := given[strings.LastIndexByte(given, '.')+1:]
+	kind := strings.TrimSuffix(prefix, ".")
+	if !strings.Contains(given, ".") || strings.HasPrefix(given, prefix) {
+		return suggestion(given, names) // a name as a string, or a ref of this kind
+	}
+	for _, n := range names {
+		if n == last || strings.HasSuffix(n, "."+last) {
+			return fmt.Sprintf(" %s is not a %s; did you mean %s%s?", given, kind, prefix, n)
+		}
+	}
+	return fmt.Sprintf(" %s is not a %s.", given, kind)
+}
+
 func refName(v cty.Value, prefix string) (name string, ok bool) {
 	switch {
 	case v.IsNull() || !v.IsKnown():
