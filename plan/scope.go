@@ -201,6 +201,17 @@ func isNull(a *hcl.Attribute, ctx *hcl.EvalContext) bool {
 	return !diags.HasErrors() && v.IsNull()
 }
 
+// nullArg reports an attribute that is set but evaluates to null with the values given
+// (a conditional over variables, say) where a value is needed, with the values it was
+// made from; need says what the value is for. It reports whether it did.
+func (l *loader) nullArg(a *hcl.Attribute, ctx *hcl.EvalContext, need string) bool {
+	if a == nil || !isNull(a, ctx) {
+		return false
+	}
+	l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Null "+a.Name, "%s evaluates to null with the values given; %s.", a.Name, need)
+	return true
+}
+
 // decode evaluates an attribute into a Go leaf value with gohcl; false leaves target as
 // it was (the default).
 func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool {
