@@ -139,6 +139,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		names: newNames(),
 	}
 	l.load(srcs)
+	l.diags = dropCascades(l.diags, l.p.Files)
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
 		// expanded here: their per-cell mistakes are reported in this run too.
