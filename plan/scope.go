@@ -101,14 +101,21 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			}
 			bname := attrStep(t, 2)
 			if bname != "" && !byName[bname] {
-				var all []string
+				var all, sameName []string
 				for k, ns := range l.names.backends {
 					for n := range ns {
 						all = append(all, "backend."+k+"."+n)
+						if n == bname {
+							sameName = append(sameName, "backend."+k+"."+n)
+						}
 					}
 				}
-				bad(t, 2, "Reference to undeclared backend",
-					"No backend %q %q is declared.%s", name, bname, suggestion("backend."+name+"."+bname, all))
+				hint := suggestion("backend."+name+"."+bname, all)
+				if len(sameName) > 0 { // the name is right, the kind is not: far by edits, near in meaning
+					sort.Strings(sameName)
+					hint = fmt.Sprintf(" Backend %q is declared as %s. Did you mean %s?", bname, quoteList(sameName), sameName[0])
+				}
+				bad(t, 2, "Reference to undeclared backend", "No backend %q %q is declared.%s", name, bname, hint)
 			}
 		case "server", "hardware", "workload", "dataset":
 			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads, "dataset": l.names.datasets}[root]
