@@ -91,8 +91,8 @@ func TestRealOllamaMisspeltModelFailsBeforeSending(t *testing.T) {
 	}
 }
 
-// A url without /v1 (404 on /models) fails the cells before sending, with the url meant;
-// a missing key fails its backend's cells with one note, not one per cell.
+// A url without /v1 (404 on /models) fails the cells before sending, with the url meant,
+// as does an ollama url with /v1 (404 on /api/version); a missing key fails its backend's cells with one note, not one per cell.
 func TestPreflightFailuresSaidOnce(t *testing.T) {
 	mock := mockserver.New(mockserver.Config{Models: []string{"m"}})
 	srv := httptest.NewServer(mock)
@@ -100,6 +100,7 @@ func TestPreflightFailuresSaidOnce(t *testing.T) {
 	src := `
 variable "url" { type = string }
 backend "openai" "nov1" { url = var.url }
+backend "ollama" "withv1" { url = "${var.url}/v1" }
 backend "openai" "keyed" {
   url         = "${var.url}/v1"
   api_key_env = "PLANRUN_TEST_UNSET_KEY"
@@ -112,7 +113,7 @@ workload "w" {
 }
 matrix "x" {
   model    = ["m", "n"]
-  tool     = [backend.openai.nov1, backend.openai.keyed]
+  tool     = [backend.openai.nov1, backend.openai.keyed, backend.ollama.withv1]
   workload = [workload.w]
   model_id = "m"
 }
@@ -131,8 +132,11 @@ matrix "x" {
 	hint := "did you mean " + srv.URL + "/v1?"
 	for _, c := range res.Cells {
 		want := hint
-		if strings.Contains(c.ID, "keyed") {
+		switch {
+		case strings.Contains(c.ID, "keyed"):
 			want = "PLANRUN_TEST_UNSET_KEY is not set"
+		case strings.Contains(c.ID, "withv1"):
+			want = "An ollama backend's url is the server root, without /v1 (that is for an openai backend): did you mean " + srv.URL + "?"
 		}
 		if c.Status != report.StatusFailed || !strings.Contains(c.Notes, want) {
 			t.Errorf("%s: %s %q, want failed saying %q", c.ID, c.Status, c.Notes, want)
