@@ -159,10 +159,14 @@ type applier struct {
 	ownTel      bool
 	mgr         *servers.Manager
 	backends    map[string]backends.Backend
-	probed      map[string]bool
-	unusable    map[string]error // backends the probe found unable to serve, by address
-	shapes      map[string]modelShape
-	vram        []report.VRAMSeries
+	// probed holds each backend and model's probe outcome (nil: usable), by backendKey
+	// and model id; unusable the backends that can serve nothing, by backendKey (and by
+	// address for a missing key); listed the models each backend's probe found.
+	probed   map[string]error
+	unusable map[string]error
+	listed   map[string][]string
+	shapes   map[string]modelShape
+	vram     []report.VRAMSeries
 	// traffic holds each dataset workload's drawn rows (readDatasets).
 	traffic map[*plan.Workload]dataset.Sample
 	// replays holds each replay workload's trace window (scanTrace).
@@ -180,7 +184,7 @@ func rowKey(r report.Row) levelKey {
 
 func newApplier(o Options) (*applier, error) {
 	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]report.Row{},
-		backends: map[string]backends.Backend{}, probed: map[string]bool{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
+		backends: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -30,7 +30,9 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 		return st
 	}
 	if err != nil {
-		a.note("%s: %s", cell.ID, err)
+		if !errors.As(err, new(reported)) {
+			a.note("%s: %s", cell.ID, err)
+		}
 		st.Status, st.Notes = report.StatusFailed, err.Error()
 		a.recordUnmeasured(cell, todo[0], st.Notes)
 		return st
@@ -218,32 +220,49 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 }
 
 // probe records the server's version and the model's presence once per backend and
-// model, for the manifest and as an early, clear message when the model is missing. An
-// error means the backend cannot serve any request (unreachable, key missing or refused):
-// its cells fail at once with that reason instead of sending every request to it.
+// model, for the manifest, and fails the cell before any request when the server cannot
+// serve it: unreachable, its key missing or refused, no model list where one must be
+// (a url without /v1), or a model it does not list. A backend's failure is noted once,
+// however many cells it fails (errReported marks the repeats).
 func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) error {
 	addr, bk := cell.Backend.Addr, backendKey(cell)
-	if err, ok := a.unusable[bk]; ok {
-		return err
+	for _, k := range []string{addr, bk} {
+		if err, ok := a.unusable[k]; ok {
+			return reported{err}
+		}
 	}
-	if a.probed[bk+" "+cell.ModelID] {
+	if err, ok := a.probed[bk+" "+cell.ModelID]; ok {
+		if err != nil {
+			return reported{err}
+		}
 		return nil
 	}
-	a.probed[bk+" "+cell.ModelID] = true
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	pr := b.Probe(pctx, []string{cell.ModelID})
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted: nothing learnt about the server
+	}
 	if blocksMeasuring(pr) {
 		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
 			addr, report.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
 		a.unusable[bk] = err
+		if pr.ErrorClass == backends.ErrMissingKey {
+			a.unusable[addr] = err // the environment, not the host: every url of the backend lacks it
+		}
 		return err
 	}
 	if pr.Version != "" {
 		setIn(&a.manifest.ServerVersions, addr, pr.Version)
 	}
+	setIn(&a.listed, bk, pr.Models)
 	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
 		setIn(&a.manifest.ModelDigests, addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
+	}
+	err := absentModel(cell, b, pr)
+	a.probed[bk+" "+cell.ModelID] = err
+	if err != nil {
+		return err
 	}
 	for _, p := range pr.Problems {
 		a.note("%s: %s", addr, p)
@@ -251,8 +270,35 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	return nil
 }
 
+// reported is a probe failure already noted for an earlier cell: the cell fails for the
+// same reason, which is not printed again.
+type reported struct{ error }
+
+func (r reported) Unwrap() error { return r.error }
+
+// absentModel is the error for a model the server's list lacks, or nil. A server that
+// manages models (Ollama) is left to ensureModel, which pulls, checks or skips as
+// ensure_model says; a server that lists no model at all says nothing about the names
+// it accepts.
+func absentModel(cell *plan.Cell, b backends.Backend, pr backends.ProbeResult) error {
+	id := cell.ModelID
+	if present, asked := pr.ModelsPresent[id]; !asked || present || len(pr.Models) == 0 {
+		return nil
+	}
+	if _, ok := b.(backends.ModelManager); ok {
+		return nil // ensureModel asks /api/show, which knows every name the server takes
+	}
+	return fmt.Errorf("%s No request was sent: set model_id to a name the server lists.",
+		backends.AbsentModel(id, report.SafeURL(pr.URL), pr.Models))
+}
+
 // blocksMeasuring reports whether a probe found a backend that cannot answer any request:
-// unreachable (refused, timed out), its key missing, or its key refused.
+// unreachable (refused, timed out), its key missing or refused, or no version or model
+// list where the kind has one (404: the url is not the API's base).
 func blocksMeasuring(pr backends.ProbeResult) bool {
-	return !pr.Reachable || pr.ErrorClass == backends.ErrUnauthorized || pr.ErrorClass == backends.ErrForbidden
+	switch pr.ErrorClass {
+	case backends.ErrUnauthorized, backends.ErrForbidden, backends.ErrNotFound:
+		return true
+	}
+	return !pr.Reachable
 }

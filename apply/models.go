@@ -31,7 +31,7 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 	var e *backends.Error
 	if errors.As(err, &e) && e.Class == backends.ErrNotFound {
 		if be.EnsureModel != plan.EnsureModelPull {
-			return missingModelError(cell)
+			return missingModelError(cell, a.listed[backendKey(cell)])
 		}
 		a.note("%s: model %q is not on %s; pulling it (ensure_model = \"pull\")", cell.ID, id, be.URL)
 		began := time.Now()
@@ -81,14 +81,20 @@ func (a *applier) modelNote(cell *plan.Cell) string {
 	return "model " + info.String()
 }
 
-// missingModelError says which model is missing where, and the ways to get it.
-func missingModelError(cell *plan.Cell) error {
+// missingModelError says which model is missing where, what the server has (as its probe
+// listed it) with the name most likely meant, and the ways to get it.
+func missingModelError(cell *plan.Cell, have []string) error {
 	id, be := cell.ModelID, cell.Backend
 	where := "the server's setup"
 	if cell.Server != nil {
 		where = fmt.Sprintf("server %q's setup", cell.Server.Name)
 	}
-	return fmt.Errorf("model %q is not on the Ollama server at %s: get it with `ollama pull %s` "+
+	has := "."
+	if have != nil { // nil: not listed (the probe did not get that far)
+		has = fmt.Sprintf(" (it has: %s).%s", backends.ModelList(have), backends.NearestModel(id, have))
+	}
+	return fmt.Errorf("model %q is not on the Ollama server at %s%s Get it with `ollama pull %s` "+
 		"(or `ollama create %s -f Modelfile` for a local GGUF, e.g. in %s), "+
-		"or set ensure_model = \"pull\" on backend %s to have planrun pull it", id, be.URL, id, id, where, be.Addr)
+		"or set ensure_model = \"pull\" on backend %s to have planrun pull it", id, report.SafeURL(be.URL), has,
+		id, id, where, be.Addr)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/planrun/planrun/internal/suggest"
 )
 
 // ProbeModels checks each wanted model id against the server's list and sends one tiny
@@ -17,7 +19,7 @@ func ProbeModels(ctx context.Context, be Backend, have, want []string, url strin
 	for _, id := range want {
 		present[id] = contains(have, id)
 		if !present[id] {
-			problems = append(problems, "model "+strconv.Quote(id)+" is not served at "+url+"; the server has: "+ModelList(have))
+			problems = append(problems, AbsentModel(id, url, have))
 		}
 	}
 	for _, id := range want {
@@ -38,6 +40,22 @@ func ProbeModels(ctx context.Context, be Backend, have, want []string, url strin
 		}
 	}
 	return present, usage, problems, refused
+}
+
+// AbsentModel says that the server at url does not list model id: what it has, and the
+// name the id most likely meant. One sentence for probe, apply and the adapters alike.
+func AbsentModel(id, url string, have []string) string {
+	return "model " + strconv.Quote(id) + " is not served at " + url + "; the server has: " + ModelList(have) + "." + NearestModel(id, have)
+}
+
+// NearestModel is ` Did you mean "x"?` for the listed model nearest to id (Ollama's
+// implicit ":latest" left off, as SameModel does), or "" when none is near.
+func NearestModel(id string, have []string) string {
+	names := make([]string, len(have))
+	for i, m := range have {
+		names[i] = strings.TrimSuffix(m, ":latest")
+	}
+	return suggest.DidYouMean(strings.TrimSuffix(id, ":latest"), names)
 }
 
 // contains matches a model id by SameModel.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -138,11 +139,12 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 			be.URL = strings.TrimRight(be.URL, "/")
 		}
 	} else if rules.URLRequired {
-		subject := b.DefRange.Ptr()
-		if a != nil {
-			subject = a.Expr.Range().Ptr() // url = null
+		detail := fmt.Sprintf("A %s backend needs url, the base URL including /v1 (for example \"http://127.0.0.1:8000/v1\").", kind)
+		if a != nil { // url = null, or a conditional that gives null with the values given
+			l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Missing url", "url evaluates to null with the values given. %s", detail)
+		} else {
+			l.errorf(b.DefRange.Ptr(), "Missing url", "%s", detail)
 		}
-		l.errorf(subject, "Missing url", "A %s backend needs url, the base URL including /v1 (for example \"http://127.0.0.1:8000/v1\").", kind)
 	}
 
 	be.API = rules.APIs[0]

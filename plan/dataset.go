@@ -55,14 +55,18 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 	l.add(diags)
 	before := len(l.diags)
 	a := content.Attributes
+	l.nullArg(a["format"], ctx, "it is one of "+quoteList(dataset.Formats))
+	l.nullArg(a["path"], ctx, "it names the dataset's file")
 	if f := a["format"]; f != nil && l.decode(f, ctx, &d.Spec.Format) && !contains(dataset.Formats, d.Spec.Format) {
 		l.errorf(f.Expr.Range().Ptr(), "Unknown dataset format", "format is %s, not %q.%s",
 			quoteList(dataset.Formats), d.Spec.Format, suggestion(d.Spec.Format, dataset.Formats))
 	}
 	if p := a["path"]; p != nil && l.decode(p, ctx, &d.Spec.Path) {
 		d.Spec.Path = l.resolvePath(d.Spec.Path)
-		if _, err := os.Stat(d.Spec.Path); err != nil {
+		if info, err := os.Stat(d.Spec.Path); err != nil {
 			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).", err)
+		} else if info.IsDir() {
+			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s is a directory; path names the dataset's file (relative paths are from the plan's directory).", d.Spec.Path)
 		}
 	}
 	l.decode(a["prompt_field"], ctx, &d.Spec.PromptField)

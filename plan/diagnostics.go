@@ -142,9 +142,9 @@ func describeValue(v cty.Value) string {
 		if v.Type() == cty.DynamicPseudoType {
 			return "is unknown here (it depends on a mistake reported above)"
 		}
-		return "is a " + v.Type().FriendlyName() + ", unknown here"
+		return "is " + article(v.Type().FriendlyName()) + ", unknown here"
 	case !v.IsWhollyKnown() || v.Type().IsObjectType() && v.Type().HasAttribute("ref"):
-		return "is a " + v.Type().FriendlyName()
+		return "is " + article(v.Type().FriendlyName())
 	}
 	text := strings.TrimSpace(string(hclwrite.TokensForValue(v).Bytes()))
 	if len(text) > 80 || strings.Contains(text, "\n") {

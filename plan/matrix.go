@@ -37,6 +37,9 @@ type Matrix struct {
 	// cellExprs are the per-cell expressions (the matrix's and its includes'), checked
 	// with unknown matrix.* values when the matrix cannot be expanded.
 	cellExprs []*hcl.Attribute
+	// hasHardware: the matrix has a hardware dimension (its cells' matrix.hardware is
+	// an object, not null).
+	hasHardware bool
 }
 
 // matrixInclude adds one combination (or, when it equals an existing cell, overrides
@@ -118,7 +121,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 	}
 	m.Hardware = []*Hardware{nil}
 	if a["hardware"] != nil {
-		m.Hardware = nil
+		m.Hardware, m.hasHardware = nil, true
 		for _, v := range l.dimension(m, "hardware", a["hardware"], ctx) {
 			m.Hardware = append(m.Hardware, v.hardware)
 		}
@@ -181,10 +184,18 @@ func (l *loader) cellExpr(m *Matrix, a *hcl.Attribute) {
 // expanded with unknown matrix.* values, so their own mistakes are reported in the
 // same run as the mistake that stopped the expansion.
 func (l *loader) checkCellExprs(m *Matrix, ctx *hcl.EvalContext) {
+	// The block values are unknown but typed as every cell's are, so a misspelt
+	// attribute (matrix.tool.knd) is reported here too; hardware is null in the cells
+	// of a matrix without a hardware dimension, so it stays untyped there.
+	hw := cty.DynamicVal
+	if m.hasHardware {
+		hw = cty.UnknownVal((&Hardware{}).object().Type())
+	}
 	cellCtx := ctx.NewChild()
 	cellCtx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{
 		"model": cty.UnknownVal(cty.String), "quantization": cty.UnknownVal(cty.String),
-		"tool": cty.DynamicVal, "hardware": cty.DynamicVal, "workload": cty.DynamicVal,
+		"tool": cty.UnknownVal((&Backend{}).object().Type()), "hardware": hw,
+		"workload": cty.UnknownVal((&Workload{}).object().Type()),
 	})}
 	for _, a := range m.cellExprs {
 		v, diags := a.Expr.Value(cellCtx)
@@ -286,7 +297,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range, expr hcl.Expr
 		for _, b := range l.p.Backends {
 			addrs = append(addrs, b.Addr)
 		}
-		l.errorIn(expr, ctx, rng, "Invalid tool", "A tool is a backend reference such as backend.ollama.local (or its name \"ollama.local\").%s", suggestion(name, addrs))
+		l.errorIn(expr, ctx, rng, "Invalid tool", "A tool is a backend reference such as backend.ollama.local (or its name \"ollama.local\").%s", refSuggestion(v, "backend.", addrs))
 	case "hardware":
 		name, ok := refName(v, "hardware.")
 		for _, h := range l.p.Hardware {
@@ -294,7 +305,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range, expr hcl.Expr
 				return dimValue{key: h.Name, hardware: h}, true
 			}
 		}
-		l.errorIn(expr, ctx, rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", suggestion(name, keys(l.names.hardware)))
+		l.errorIn(expr, ctx, rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", refSuggestion(v, "hardware.", keys(l.names.hardware)))
 	case "workload":
 		name, ok := refName(v, "workload.")
 		for _, w := range l.p.Workloads {
@@ -302,7 +313,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range, expr hcl.Expr
 				return dimValue{key: w.Name, workload: w}, true
 			}
 		}
-		l.errorIn(expr, ctx, rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", suggestion(name, keys(l.names.workloads)))
+		l.errorIn(expr, ctx, rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", refSuggestion(v, "workload.", keys(l.names.workloads)))
 	}
 	return dimValue{}, false
 }
@@ -485,8 +496,18 @@ func idSegment(s string) string {
 
 // Cells expands every matrix into cells: in matrix order, then model, quantization,
 // tool, hardware, workload in the order written, less excludes, then includes. The
-// order and the ids depend only on the plan text.
+// order and the ids depend only on the plan text. A plan without a matrix is an error
+// here, where a caller asks what to run.
 func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
+	if d := p.noCells(); d != nil {
+		return nil, d
+	}
+	return p.expandCells()
+}
+
+// expandCells is Cells without the check for a plan that declares none, for a plan
+// being refused for other mistakes.
+func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	var (
 		cells []*Cell
 		diags hcl.Diagnostics

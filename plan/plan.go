@@ -6,11 +6,13 @@
 package plan
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -137,10 +139,11 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		names: newNames(),
 	}
 	l.load(srcs)
+	l.diags = dropCascades(l.diags, l.p.Files)
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
 		// expanded here: their per-cell mistakes are reported in this run too.
-		_, more := l.p.Cells()
+		_, more := l.p.expandCells()
 		l.add(more)
 		return nil, l.diags
 	}
@@ -184,6 +187,10 @@ func (l *loader) load(srcs map[string][]byte) {
 	blocks := blocksByType{}
 	for _, n := range fileNames {
 		f, diags := l.parser.ParseHCL(srcs[n], n)
+		if d := tomlConfig(n, srcs[n], diags); d != nil {
+			l.add(hcl.Diagnostics{d})
+			continue // its HCL parse errors would only say it is not HCL
+		}
 		diags, broken := unterminated(diags)
 		l.add(diags)
 		if f == nil {
@@ -224,6 +231,56 @@ func (l *loader) load(srcs map[string][]byte) {
 	decodeEach(&l.p.Outputs, blocks["output"], ctx, l.decodeOutputBlock)
 	l.p.ctx = ctx
 	l.p.Hash = l.hash(fileNames, srcs)
+}
+
+// tomlHeader is a TOML table header on a line of its own ("[server]").
+var tomlHeader = regexp.MustCompile(`(?m)^\[\[?[A-Za-z0-9_.\-" ]+\]\]?[ \t]*(#.*)?\r?$`)
+
+// tomlConfig recognises a TOML file given as a plan (the seed's config.toml), by its
+// extension, or by a table header where HCL's parse failed, and says how to turn it into
+// a plan, instead of the HCL parse errors its first header gets.
+func tomlConfig(name string, src []byte, parsed hcl.Diagnostics) *hcl.Diagnostic {
+	loc := tomlHeader.FindIndex(src)
+	byName := strings.HasSuffix(strings.ToLower(name), ".toml")
+	if !byName && (loc == nil || !parsed.HasErrors()) {
+		return nil
+	}
+	pos := hcl.Pos{Line: 1, Column: 1}
+	if loc != nil {
+		pos.Line = 1 + bytes.Count(src[:loc[0]], []byte("\n"))
+		pos.Byte = loc[0]
+	}
+	end := pos
+	end.Column, end.Byte = 2, pos.Byte+1
+	return &hcl.Diagnostic{
+		Severity: hcl.DiagError,
+		Summary:  "Not a plan: a TOML config",
+		Detail: fmt.Sprintf("planrun reads plans written in HCL; %s is TOML (like the seed's config.toml). "+
+			"Turn it into an equivalent plan with `planrun convert %s -o plan.hcl`, then validate or apply plan.hcl.", name, name),
+		Subject: &hcl.Range{Filename: name, Start: pos, End: end},
+	}
+}
+
+// noCells is the error for a plan that declares no matrix, so no cell: an empty file,
+// one of comments only, or backends and workloads with nothing combining them. Without
+// it validate says "0 cells" and apply blames its -only filter.
+func (p *Plan) noCells() hcl.Diagnostics {
+	if len(p.Matrices) > 0 || len(p.failedMatrices) > 0 {
+		return nil
+	}
+	var first string
+	for n := range p.Files {
+		if first == "" || n < first {
+			first = n
+		}
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Plan declares no cells",
+		Detail: "The plan has no matrix block, so there is nothing to run. Cells come from a matrix over models, tools (backends) and workloads, e.g.\n\n" +
+			"  matrix \"m\" {\n    model    = [\"tiny\"]\n    tool     = [backend.ollama.local]\n    workload = [workload.short]\n  }\n\nexamples/quickstart.hcl is a complete plan.",
+		Subject: &hcl.Range{Filename: first, Start: hcl.Pos{Line: 1, Column: 1}, End: hcl.Pos{Line: 1, Column: 1}},
+	}}
 }
 
 // declare records every declared name and reports duplicates and malformed labels.

@@ -110,6 +110,30 @@ func nullPath(v cty.Value) (cty.Path, bool) {
 	return found, found != nil
 }
 
+// unsuitablePath is the path to the innermost element of v that cannot convert to its
+// part of ty: convert's errors for an object given where a map or list is wanted name
+// the element in words ("element \"X-B\": string required") but carry no path, which
+// would blame the collection's first line instead of the value's.
+func unsuitablePath(v cty.Value, ty cty.Type) cty.Path {
+	if !v.IsKnown() || v.IsNull() || !v.CanIterateElements() {
+		return nil
+	}
+	var elem cty.Type
+	switch {
+	case ty.IsMapType(), ty.IsListType(), ty.IsSetType():
+		elem = ty.ElementType()
+	default:
+		return nil
+	}
+	for it := v.ElementIterator(); it.Next(); {
+		k, ev := it.Element()
+		if _, err := convert.Convert(ev, elem); err != nil {
+			return append(cty.Path{cty.IndexStep{Key: k}}, unsuitablePath(ev, elem)...)
+		}
+	}
+	return nil
+}
+
 // checkSuits reports, on the narrowest item, a value that cannot be decoded into
 // target: a null element, or an element of the wrong type. The summary names the
 // attribute ("Invalid concurrency"), which HCL's "Unsuitable value type" does not.
@@ -127,6 +151,9 @@ func (l *loader) checkSuits(a *hcl.Attribute, ctx *hcl.EvalContext, v cty.Value,
 		var p cty.Path
 		if pe, ok := err.(cty.PathError); ok {
 			p = pe.Path
+		}
+		if len(p) == 0 {
+			p = unsuitablePath(v, ty) // convert names the element only in its message
 		}
 		l.errorIn(a.Expr, ctx, exprAt(a.Expr, p).Range().Ptr(), "Invalid "+a.Name,
 			"%s%s: %s.", a.Name, pathString(p), err.Error())

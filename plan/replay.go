@@ -47,8 +47,9 @@ func (l *loader) decodeReplay(w *Workload, blocks hcl.Blocks, a hcl.Attributes, 
 	}
 	w.Replay = r
 	// A dataset that failed to decode, or a reference to none, has its own diagnostic.
-	if ds := w.Dataset; a["dataset"] == nil || ds != nil && !l.p.failed[ds] && ds.Spec.Format != dataset.FormatMooncake {
-		l.errorf(b.DefRange.Ptr(), "Replay needs a trace", "replay sends a Mooncake trace's rows at their timestamps: set the workload's dataset to a dataset block with format = %q.", dataset.FormatMooncake)
+	nullTrace := l.nullArg(a["dataset"], ctx, "a replay sends the rows of the Mooncake trace it names")
+	if ds := w.Dataset; !nullTrace && a["dataset"] == nil || ds != nil && !l.p.failed[ds] && ds.Spec.Format != dataset.FormatMooncake {
+		l.errorAbsent("dataset", b.DefRange.Ptr(), "Replay needs a trace", "replay sends a Mooncake trace's rows at their timestamps: set the workload's dataset to a dataset block with format = %q.", dataset.FormatMooncake)
 	}
 	if w.Session != nil {
 		l.errorf(b.DefRange.Ptr(), "Conflicting blocks", "A replay block cannot go with a session block (at %s): a trace's rows are independent requests, not turns of a conversation.", w.Session.DeclRange)

@@ -101,14 +101,21 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			}
 			bname := attrStep(t, 2)
 			if bname != "" && !byName[bname] {
-				var all []string
+				var all, sameName []string
 				for k, ns := range l.names.backends {
 					for n := range ns {
 						all = append(all, "backend."+k+"."+n)
+						if n == bname {
+							sameName = append(sameName, "backend."+k+"."+n)
+						}
 					}
 				}
-				bad(t, 2, "Reference to undeclared backend",
-					"No backend %q %q is declared.%s", name, bname, suggestion("backend."+name+"."+bname, all))
+				hint := suggestion("backend."+name+"."+bname, all)
+				if len(sameName) > 0 { // the name is right, the kind is not: far by edits, near in meaning
+					sort.Strings(sameName)
+					hint = fmt.Sprintf(" Backend %q is declared as %s. Did you mean %s?", bname, quoteList(sameName), sameName[0])
+				}
+				bad(t, 2, "Reference to undeclared backend", "No backend %q %q is declared.%s", name, bname, hint)
 			}
 		case "server", "hardware", "workload", "dataset":
 			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads, "dataset": l.names.datasets}[root]
@@ -201,6 +208,17 @@ func isNull(a *hcl.Attribute, ctx *hcl.EvalContext) bool {
 	return !diags.HasErrors() && v.IsNull()
 }
 
+// nullArg reports an attribute that is set but evaluates to null with the values given
+// (a conditional over variables, say) where a value is needed, with the values it was
+// made from; need says what the value is for. It reports whether it did.
+func (l *loader) nullArg(a *hcl.Attribute, ctx *hcl.EvalContext, need string) bool {
+	if a == nil || !isNull(a, ctx) {
+		return false
+	}
+	l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Null "+a.Name, "%s evaluates to null with the values given; %s.", a.Name, need)
+	return true
+}
+
 // decode evaluates an attribute into a Go leaf value with gohcl; false leaves target as
 // it was (the default).
 func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool {
@@ -233,10 +251,12 @@ func keys[V any](m map[string]V) []string {
 }
 
 // httpURL parses s and reports whether it is an http:// or https:// URL with a host,
-// the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass.
+// the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass. The
+// host is checked without its port: "http://:9400" (an empty variable interpolated) has
+// none.
 func httpURL(s string) (*url.URL, bool) {
 	u, err := url.Parse(s)
-	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
 }
 
 func contains(xs []string, x string) bool {
@@ -333,6 +353,32 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 // refName reads a block reference: an object made by setRefObjects whose ref starts
 // with prefix ("backend.", "hardware.", ...), or a plain string naming the block.
 // ok is false when v is neither.
+// refSuggestion is the did-you-mean for a value that is not a reference to a block
+// named in names (prefix "hardware." for hardware): a reference to a block of another
+// kind that shares a name with one of these points to that one ("Did you mean
+// hardware.o?" for backend.ollama.o), never to the name it was given; otherwise the name
+// nearest to the one given, if any.
+func refSuggestion(v cty.Value, prefix string, names []string) string {
+	if name, ok := refName(v, prefix); ok {
+		return suggestion(name, names)
+	}
+	given, ok := refName(v, "")
+	if !ok {
+		return ""
+	}
+	last := given[strings.LastIndexByte(given, '.')+1:]
+	kind := strings.TrimSuffix(prefix, ".")
+	if !strings.Contains(given, ".") || strings.HasPrefix(given, prefix) {
+		return suggestion(given, names) // a name as a string, or a ref of this kind
+	}
+	for _, n := range names {
+		if n == last || strings.HasSuffix(n, "."+last) {
+			return fmt.Sprintf(" %s is not a %s; did you mean %s%s?", given, kind, prefix, n)
+		}
+	}
+	return fmt.Sprintf(" %s is not a %s.", given, kind)
+}
+
 func refName(v cty.Value, prefix string) (name string, ok bool) {
 	switch {
 	case v.IsNull() || !v.IsKnown():

@@ -261,10 +261,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
-	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
-		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
-			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")
-	}
+	l.checkMeaningful(w, a)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
@@ -302,6 +299,31 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 		} else if w.Dataset == nil {
 			l.errorf(at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
 		}
+	}
+}
+
+// checkMeaningful refuses an SLO limit or a capacity search that no measurement of the
+// workload can give meaning to: a capacity search over a replay with one load (an
+// uncapped replay sends each trace row at its own time, so there is no load to search),
+// a TTFT, TPOT or ITL limit on non-streamed requests, and a TPOT or ITL limit on requests
+// of one output token (no gap to time).
+func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
+	if c := w.Capacity; c != nil && w.Replay != nil && len(w.Levels()) < 2 {
+		load := "an uncapped replay"
+		if len(w.Concurrency) == 1 && w.Concurrency[0] > 0 {
+			load = fmt.Sprintf("a replay capped at one concurrency (%d)", w.Concurrency[0])
+		}
+		l.errorf(c.DeclRange.Ptr(), "Capacity search without loads to search",
+			"Workload %q is %s: its trace sets the load, so there is one level and nothing to search. "+
+				"List several concurrency caps (concurrency = [4, 8, 16]) to search the highest cap meeting the target, or drop the capacity block and read slo_attainment_pct.", w.Name, load)
+		w.Capacity = nil
+	}
+	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
+		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
+			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")
+	} else if (o.TPOT > 0 || o.ITL > 0) && w.OutputLength.Kind == dataset.LengthFixed && w.OutputLength.Value == 1 {
+		l.errorf(a["max_tokens"].Expr.Range().Ptr(), "Unmeasurable SLO",
+			"max_tokens = 1 asks for one output token, which has no TPOT or ITL (both time the gaps after the first): the slo's tpot_ms and itl_ms can never be met or missed.")
 	}
 }
 

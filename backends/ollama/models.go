@@ -23,7 +23,7 @@ import (
 func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.Request) {
 	if models, absent, ok := backends.ModelAbsent(ctx, e, req.Model, b.Models); ok && absent {
 		e.Message += " Model " + strconv.Quote(req.Model) + " is not on this server (ollama pull it first); the server has: " +
-			backends.ModelList(models) + "."
+			backends.ModelList(models) + "." + backends.NearestModel(req.Model, models)
 	}
 }
 

@@ -140,6 +140,16 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// extraV1 is the hint for a server without /api/version (404) at a url ending in /v1:
+// Ollama's native API is at the server root, its /v1 is for an openai backend.
+func extraV1(base string, e *backends.Error) string {
+	root, cut := strings.CutSuffix(strings.TrimSuffix(base, "/"), "/v1")
+	if e.Class != backends.ErrNotFound || !cut {
+		return ""
+	}
+	return " An ollama backend's url is the server root, without /v1 (that is for an openai backend): did you mean " + root + "?"
+}
+
 // NewRequest implements backends.Adapter.
 func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.Request, error) {
 	body, err := b.Body(req)
@@ -162,7 +172,7 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	}
 	if e := b.core.GetJSON(ctx, b.base+"/api/version", &v); e != nil {
 		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
-		r.Problems, r.ErrorClass = append(r.Problems, e.Message), e.Class
+		r.Problems, r.ErrorClass = append(r.Problems, e.Message+extraV1(b.base, e)), e.Class
 		return r
 	}
 	r.Reachable = true

@@ -175,7 +175,8 @@ func (b *Backend) Explain(ctx context.Context, e *backends.Error, req backends.R
 	switch {
 	case !ok:
 	case absent:
-		e.Message += " Model " + quote(req.Model) + " is not served here; the server has: " + backends.ModelList(models) + "."
+		e.Message += " Model " + quote(req.Model) + " is not served here; the server has: " + backends.ModelList(models) + "." +
+			backends.NearestModel(req.Model, models)
 	case e.Class == backends.ErrNotFound:
 		e.Message += " The model " + quote(req.Model) + " exists, so the path is wrong: the url must end in /v1 (e.g. http://127.0.0.1:8000/v1)."
 	}

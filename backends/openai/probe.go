@@ -16,7 +16,7 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	models, e := b.Models(ctx)
 	if e != nil {
 		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
-		r.Problems, r.ErrorClass = append(r.Problems, e.Message), e.Class
+		r.Problems, r.ErrorClass = append(r.Problems, e.Message+missingV1(b.cfg.URL, e)), e.Class
 		return r
 	}
 	r.Reachable = true
@@ -40,4 +40,14 @@ func (b *Backend) version(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// missingV1 is the hint for a model list the server does not have (404): the base URL
+// of an OpenAI-compatible server ends in /v1, and a url without it is the usual cause.
+func missingV1(url string, e *backends.Error) string {
+	base := strings.TrimSuffix(url, "/")
+	if e.Class != backends.ErrNotFound || strings.HasSuffix(base, "/v1") {
+		return ""
+	}
+	return " The url of an OpenAI-compatible server ends in /v1: did you mean " + base + "/v1?"
 }

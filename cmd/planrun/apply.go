@@ -221,11 +221,7 @@ func printSummary(env *Env, res *apply.Result) {
 			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
 	}
 	tw.Flush()
-	for _, c := range res.Cells {
-		if c.Status == report.StatusFailed {
-			fmt.Fprintf(env.Stdout, "Cell %s failed: %s\n", c.ID, c.Notes)
-		}
-	}
+	printFailedCells(env, res.Cells)
 	for _, r := range res.Rows {
 		if r.Stability == "noisy" || r.Stability == "unstable" {
 			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, report.StabilityHint)
@@ -251,6 +247,29 @@ func printSummary(env *Env, res *apply.Result) {
 func isFile(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// printFailedCells says why each failed cell failed, once per reason: the cells a
+// missing key or a dead backend fails share one line.
+func printFailedCells(env *Env, cells []report.CellStatus) {
+	var reasons []string
+	ids := map[string][]string{}
+	for _, c := range cells {
+		if c.Status != report.StatusFailed {
+			continue
+		}
+		if ids[c.Notes] == nil {
+			reasons = append(reasons, c.Notes)
+		}
+		ids[c.Notes] = append(ids[c.Notes], c.ID)
+	}
+	for _, r := range reasons {
+		if len(ids[r]) == 1 {
+			fmt.Fprintf(env.Stdout, "Cell %s failed: %s\n", ids[r][0], r)
+		} else {
+			fmt.Fprintf(env.Stdout, "Cells %s failed: %s\n", strings.Join(ids[r], ", "), r)
+		}
+	}
 }
 
 // relPath shows a path relative to the working directory when it is below it.

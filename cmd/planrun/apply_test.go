@@ -212,3 +212,46 @@ func TestApplyExitCodesInReadme(t *testing.T) {
 		t.Fatalf("exit codes: apply -h %v, README %v", inHelp, inReadme)
 	}
 }
+
+// A missing key fails every cell of its backend before any request, and apply says so
+// once on each stream: one note, and one "Cells … failed" line naming both cells.
+func TestApplyMissingKeySaidOnce(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{APIKey: "k"})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	dir := t.TempDir()
+	plan := `
+backend "openai" "keyed" {
+  url         = "` + srv.URL + `/v1"
+  api_key_env = "PLANRUN_TEST_UNSET_KEY"
+}
+workload "w" {
+  max_tokens  = 4
+  warmup_runs = 0
+  repeat_runs = 1
+}
+matrix "m" {
+  model    = ["a", "b"]
+  tool     = [backend.openai.keyed]
+  workload = [workload.w]
+}
+`
+	path := filepath.Join(dir, "plan.hcl")
+	if err := os.WriteFile(path, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCmd(t, "", "apply", "-gpu=false", "-results", filepath.Join(dir, "results"), path)
+	if code != exitCellsFailed {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitCellsFailed, out, errs)
+	}
+	const reason = "PLANRUN_TEST_UNSET_KEY is not set"
+	if n := strings.Count(errs, reason); n != 1 {
+		t.Errorf("the missing key is noted %d times, want once:\n%s", n, errs)
+	}
+	if n := strings.Count(out, reason); n != 1 || !strings.Contains(out, "Cells m/a/-/openai.keyed/-/w, m/b/-/openai.keyed/-/w failed: ") {
+		t.Errorf("the summary says the reason %d times, want once for both cells:\n%s", n, out)
+	}
+	if n := mock.Stats().Requests; n != 0 {
+		t.Errorf("%d requests sent without the key", n)
+	}
+}

@@ -10,14 +10,16 @@ import (
 )
 
 // Nearest is the option within two edits of given (the closest; alphabetical order
-// breaks ties), or "" when none is that close: further than two edits is noise, as in
+// breaks ties), never given itself, or "" when none is that close: further than two edits is noise, as in
 // HCL's own suggestions.
 func Nearest(given string, options []string) string {
 	best, bestD := "", 3
 	sorted := append([]string(nil), options...)
 	sort.Strings(sorted)
 	for _, o := range sorted {
-		if d := levenshtein.Distance(given, o, nil); d < bestD {
+		// The given name itself is no suggestion: it was rejected where it stands (a
+		// name declared for another kind, say), and "did you mean x?" for x reads as noise.
+		if d := levenshtein.Distance(given, o, nil); d < bestD && o != given {
 			best, bestD = o, d
 		}
 	}

@@ -8,6 +8,10 @@ func TestDidYouMean(t *testing.T) {
 		{"aply", ` Did you mean "apply"?`},
 		{"compre", ` Did you mean "compare"?`},
 		{"zzzzzz", ""},
+		// A name that is itself an option was rejected for another reason: never
+		// suggest it back, only another option near it.
+		{"plan", ""},
+		{"apply", ""},
 	} {
 		t.Run(c.given, func(t *testing.T) {
 			if got := DidYouMean(c.given, opts); got != c.want {
