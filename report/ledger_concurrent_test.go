@@ -201,6 +201,21 @@ func BenchmarkLedgerWriteUnlocked(b *testing.B) {
 	}
 }
 
+// BenchmarkLedgerLockOnly is what the lock adds to a row on its own: take it, look at
+// what other runs appended (nothing here), let it go; no write and no fsync.
+func BenchmarkLedgerLockOnly(b *testing.B) {
+	l, err := OpenLedger(filepath.Join(b.TempDir(), "results.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for b.Loop() {
+		if err := l.locked(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // A header a kill cut short is written again; a file that is not a ledger's header is
 // refused, never cut.
 func TestLedgerTornHeader(t *testing.T) {
