@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# planrun's test command: builds the pinned Ollama that the integration tests run against
-# (only the first time; several minutes on 2 cores), then checks formatting, vets and tests
+# planrun's test command: builds the pinned Ollama and installs the pinned vLLM that the
+# integration tests run against (only the first time; several minutes on 2 cores), then checks formatting, vets and tests
 # every package. Extra arguments go to `go test` (e.g. scripts/test.sh -race -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +9,8 @@ step() { echo "test.sh: $*" >&2; }
 
 step "installing the pinned Ollama into .tools/bin (scripts/install-ollama.sh)"
 scripts/install-ollama.sh
+step "installing the pinned vLLM CPU build into .tools/vllm-venv (scripts/install-vllm.sh)"
+scripts/install-vllm.sh
 
 # go-nvml's header warns about deprecated declarations on every cgo build; they are not ours.
 export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
