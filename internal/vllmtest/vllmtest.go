@@ -15,7 +15,6 @@ package vllmtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/servers"
 )
@@ -60,7 +60,7 @@ func Binary() (string, error) {
 		}
 		return p, nil
 	}
-	root, err := repoRoot()
+	root, err := ollamatest.RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("cannot find vllm-serve: %w (set %s)", err, BinaryEnv)
 	}
@@ -69,23 +69,6 @@ func Binary() (string, error) {
 		return "", fmt.Errorf("no vLLM at %s: run scripts/install-vllm.sh to install the pinned vLLM CPU build (or set %s)", p, BinaryEnv)
 	}
 	return p, nil
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // StartServer writes the tiny checkpoint under dir and starts vLLM on it with
