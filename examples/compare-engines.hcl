@@ -82,6 +82,7 @@ server "vllm" {
 
 backend "ollama" "ollama" {
   url          = "http://${local.ollama_host}"
+  api          = "generate" # the bare prompt, as vLLM's completions get it: the same tokens in both
   server       = server.ollama
   ensure_model = "check"
 }
@@ -89,7 +90,7 @@ backend "ollama" "ollama" {
 backend "openai" "vllm" {
   url               = "${local.vllm_url}/v1"
   server            = server.vllm
-  api               = "completions" # the raw prompt, as Ollama's generate gets it: same token count
+  api               = "completions" # the bare prompt, as Ollama's generate gets it
   engine_extensions = true          # ignore_eos / min_tokens: exactly max_tokens out
 }
 
