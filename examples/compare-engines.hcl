@@ -82,7 +82,7 @@ server "vllm" {
 
 backend "ollama" "ollama" {
   url          = "http://${local.ollama_host}"
-  api          = "generate" # the bare prompt, as vLLM's completions get it: the same tokens in both
+  api          = "chat" # both engines render the checkpoint's one chat template: the same tokens
   server       = server.ollama
   ensure_model = "check"
 }
@@ -90,7 +90,7 @@ backend "ollama" "ollama" {
 backend "openai" "vllm" {
   url               = "${local.vllm_url}/v1"
   server            = server.vllm
-  api               = "completions" # the bare prompt, as Ollama's generate gets it
+  api               = "chat"        # the same template as Ollama's (its Modelfile mirrors tokenizer_config.json)
   engine_extensions = true          # ignore_eos / min_tokens: exactly max_tokens out
 }
 
