@@ -1,5 +1,5 @@
 # Thin wrappers over the scripts; the scripts are the source of truth (CI runs .ci/run).
-.PHONY: build test ollama tinymodel quickstart
+.PHONY: build test ollama vllm tinymodel quickstart compare-engines
 
 # build: the planrun CLI in the repository root.
 # The commit is stamped explicitly: Go's own VCS stamp is off under GOFLAGS=-buildvcs=false.
@@ -14,6 +14,10 @@ test:
 ollama:
 	scripts/install-ollama.sh
 
+# vllm: install the pinned vLLM CPU build into .tools/vllm-venv and .tools/bin/vllm-serve (idempotent).
+vllm:
+	scripts/install-vllm.sh
+
 # tinymodel: write the tiny test model and its Modelfile into .tools/tinymodel.
 tinymodel:
 	go run ./tools/tinymodel -o .tools/tinymodel
@@ -23,3 +27,9 @@ tinymodel:
 # it, and print the Markdown table (results under results/quickstart/).
 quickstart:
 	scripts/quickstart.sh
+
+# compare-engines: Ollama and vLLM on the same tiny weights (a Hugging Face checkpoint both
+# load), each started and stopped by planrun, at concurrency 1, 4 and 16, in one table
+# (results under results/compare-engines/); fails if an engine process is left.
+compare-engines:
+	scripts/compare-engines.sh

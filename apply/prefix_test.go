@@ -130,3 +130,53 @@ func TestRealOllamaPrefixLengths(t *testing.T) {
 		t.Errorf("shared_prefix_pct %.2f%%, want Σ shared / Σ prompt = %.2f%%, with 6 of 8 requests sharing (got %d)", got, want, sharing)
 	}
 }
+
+const levelsPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = var.url }
+workload "levels" {
+  prompt_tokens = 200
+  max_tokens    = 4
+  concurrency   = [1, 2]
+  requests      = 4
+  warmup_runs   = 0
+  repeat_runs   = 1
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.levels]
+  model_id = "mock"
+}
+`
+
+// No prompt of one level is a prompt another level (or a rerun) sent: a prefix-caching
+// server must find nothing to reuse in a workload without prefix groups. Salted with the
+// cell's id alone, the second level repeated the first one's prompts, and the real vLLM
+// served 87% of their tokens from its prefix cache.
+func TestLevelsAndRerunsSendFreshPrompts(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{TTFT: time.Millisecond, PrefixCache: true, RecordTruth: true})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	truths := map[string]mockserver.Truth{}
+	var cached, prompt int
+	for rerun := range 2 {
+		p, cells := loadPlan(t, levelsPlan, srv.URL+"/v1")
+		res, recs := runSamples(t, p, cells)
+		if len(res.Rows) != 2 {
+			t.Fatalf("rows %d", len(res.Rows))
+		}
+		for _, tr := range mock.Truths() {
+			truths[tr.ID] = tr
+		}
+		// The measured requests of every run so far (the length probes before each cell
+		// are outside the measured windows).
+		for _, r := range recs {
+			tr := truths[r.RequestID]
+			cached, prompt = cached+tr.CachedTokens, prompt+tr.PromptTokens
+		}
+		if prompt == 0 || cached > prompt/20 {
+			t.Errorf("after run %d: the mock's prefix cache served %d of %d prompt tokens: prompts were repeated", rerun+1, cached, prompt)
+		}
+	}
+}

@@ -63,6 +63,7 @@ func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstat
 	if s.KVCacheUsage.N > 0 {
 		row.KVCachePeakPct = s.KVCacheUsage.Peak * 100
 	}
+	notes = append(notes, vllmFigures(row, s)...)
 	if j, ok := g.EnergyJ(); ok {
 		row.EnergyJ = j
 		if tpj, ok := g.TokensPerJoule(row.OutputTokens); ok {
@@ -91,6 +92,22 @@ func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstat
 		}
 	}
 	return notes
+}
+
+// vllmFigures puts what vLLM's /metrics counted over the window into the row: the
+// prefix-cache hit rate, and the means of its own TTFT, TPOT and E2E histograms, with a
+// note setting them beside planrun's means of the same requests.
+func vllmFigures(row *report.Row, s serverstats.Report) []string {
+	if s.PrefixCacheQueries > 0 {
+		row.PrefixCacheHitPct = 100 * s.PrefixCacheHits / s.PrefixCacheQueries
+	}
+	l := s.ServerLatency
+	if l.TTFT.Count == 0 {
+		return nil
+	}
+	row.ServerTTFTMeanS, row.ServerTPOTMeanMs, row.ServerE2EMeanS = l.TTFT.Mean(), 1000*l.TPOT.Mean(), l.E2E.Mean()
+	return []string{fmt.Sprintf("vLLM's own /metrics over %.0f requests: TTFT mean %.4f s (planrun %.4f), TPOT mean %.2f ms (planrun %.2f), E2E mean %.4f s (planrun %.4f)",
+		l.TTFT.Count, row.ServerTTFTMeanS, row.TTFT.Mean, row.ServerTPOTMeanMs, 1000*row.TPOT.Mean, row.ServerE2EMeanS, row.E2E.Mean)}
 }
 
 // serverKind is how the VRAM-gap explanation names the cell's server software, as its

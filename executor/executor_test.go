@@ -57,6 +57,10 @@ func (f *fakeBackend) Do(ctx context.Context, req backends.Request) backends.Sam
 	s.Chunks, s.OutputTokens = 1, 1
 	if f.promptTokens != nil {
 		s.PromptTokens = f.promptTokens(req.Prompt)
+		if s.PromptTokens < 0 { // a count below zero stands for vLLM's 400 on a prompt over its context
+			s.PromptTokens = 0
+			s.Err = &backends.Error{Class: backends.ErrHTTP4xx, Message: "the server rejected the request (400 Bad Request)"}
+		}
 	}
 	return s
 }
@@ -218,6 +222,47 @@ func TestCalibrateMeetsServerCount(t *testing.T) {
 	}
 	if cal.Probes > 8 {
 		t.Fatalf("%d probes", cal.Probes)
+	}
+}
+
+// vLLM rejects (400) a prompt over its context instead of cutting it. On a tokenizer of
+// 3 tokens a word, the first guess for 480 tokens (240 words) overruns a 512-token
+// context: calibration must step down and still meet the count, not give up on the cell.
+func TestCalibrateStepsDownFromARejectedProbe(t *testing.T) {
+	count := func(p string) int { return 3*len(strings.Fields(p)) + 8 }
+	f := &fakeBackend{promptTokens: func(p string) int {
+		if n := count(p); n <= 512 {
+			return n
+		}
+		return -1
+	}}
+	p := &Prompts{Salt: "x"}
+	cal := Calibrate(context.Background(), f, backends.Request{}, p, 480)
+	if cal.Actual < 479 || cal.Actual > 481 || cal.Note != "" && !strings.Contains(cal.Note, "closest prompt") {
+		t.Fatalf("calibrated to %d tokens, want 480±1: %+v", cal.Actual, cal)
+	}
+	if got := count(p.For("any")); got != cal.Actual || got > 512 {
+		t.Fatalf("prompt now counts %d, calibration said %d", got, cal.Actual)
+	}
+}
+
+// FitTokens likewise aims lower when a probe is rejected, and fits the line.
+func TestFitTokensStepsDownFromARejectedProbe(t *testing.T) {
+	var asked []int
+	fb := &fakeBackend{promptTokens: func(p string) int {
+		// More tokens a word the longer the prompt (a growing share of rare pieces): the
+		// first probe, on English's 0.75 words a token, counts 514 and is rejected.
+		n := len(strings.Fields(p))
+		tokens := 10 + n + n*n/100
+		asked = append(asked, tokens)
+		if tokens > 512 {
+			return -1
+		}
+		return tokens
+	}}
+	f := FitTokens(context.Background(), fb, backends.Request{}, &Prompts{Shared: true}, 240, 480)
+	if f.TokensPerWord <= 0 || f.Note != "" || asked[0] <= 512 {
+		t.Fatalf("fit %+v (probes counted %v): want a line despite the rejected first probe", f, asked)
 	}
 }
 

@@ -61,7 +61,17 @@ func FitTokens(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 		words := probeWords(xs, ys, tokens)
 		probe := *p // its corpus, if any: the fit is of the words requests are built from
 		probe.Text, probe.Words = "", words
-		got := measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d", i), &cal)
+		got, rejected := measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d", i), &cal)
+		// vLLM refuses (400) a probe over its context, where Ollama cuts it: aim lower,
+		// at most three times, at words no probe has used yet.
+		for try := 0; rejected && try < 3 && words > 1; try++ {
+			words = max(words*2/3, 1)
+			for slices.Contains(xs, float64(words)) && words > 1 {
+				words--
+			}
+			probe.Words = words
+			got, rejected = measurePrompt(ctx, b, tmpl, &probe, fmt.Sprintf("fit%d-%d", i, try), &cal)
+		}
 		if got <= 0 {
 			note := "the server reports no prompt token count"
 			if cal.Note != "" {

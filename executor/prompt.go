@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 
 	"github.com/planrun/planrun/backends"
@@ -128,14 +129,24 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 	cal := Calibration{Requested: target}
 	if p.Text != "" || target <= 0 {
 		cal.Note = "fixed prompt text: not calibrated"
-		cal.Actual = measurePrompt(ctx, b, tmpl, p, "calibrate0", &cal)
+		cal.Actual, _ = measurePrompt(ctx, b, tmpl, p, "calibrate0", &cal)
 		return cal
 	}
 	p.Words = max(target/2, 1)
 	best, bestDiff := p.Words, -1
 	seen := map[int]int{}
+	tooLongAt := math.MaxInt // fewest words the server rejected as over its context
 	for i := 0; i < 8; i++ {
-		got := measurePrompt(ctx, b, tmpl, p, fmt.Sprintf("calibrate%d", i), &cal)
+		got, rejected := measurePrompt(ctx, b, tmpl, p, fmt.Sprintf("calibrate%d", i), &cal)
+		if rejected && p.Words > 1 {
+			// vLLM answers a prompt longer than its context with a 400: the first guess
+			// (half a word a token) overruns a small context on a tokenizer of several
+			// tokens a word. Halve it and go on; the cell's own check of the context
+			// decides whether the requested length fits at all.
+			tooLongAt = min(tooLongAt, p.Words)
+			p.Words = max(p.Words/2, 1)
+			continue
+		}
 		if got <= 0 {
 			p.Words = roughWords(target)
 			cal.Words = p.Words
@@ -161,12 +172,18 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 				next--
 			}
 		}
-		next = max(next, 1)
+		next = max(min(next, tooLongAt-1), 1)
 		if _, done := seen[next]; done {
 			break
 		}
 		p.Words = next
 	}
+	if bestDiff < 0 { // every probe was rejected
+		p.Words = roughWords(target)
+		cal.Words = p.Words
+		return cal
+	}
+	cal.Note = "" // a rejected probe's note: the calibration found its length after all
 	p.Words = best
 	cal.Words = best
 	if bestDiff > 0 {
@@ -175,7 +192,10 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 	return cal
 }
 
-func measurePrompt(ctx context.Context, b backends.Backend, tmpl backends.Request, p *Prompts, id string, cal *Calibration) int {
+// measurePrompt sends one probe (max_tokens 1) and returns the server's prompt count, 0
+// when the probe failed; rejected says the server refused it as a client error (4xx),
+// as vLLM refuses a prompt over its context, so a shorter probe may pass.
+func measurePrompt(ctx context.Context, b backends.Backend, tmpl backends.Request, p *Prompts, id string, cal *Calibration) (count int, rejected bool) {
 	req := tmpl
 	req.ID = id
 	req.Prompt = p.For(id)
@@ -185,9 +205,9 @@ func measurePrompt(ctx context.Context, b backends.Backend, tmpl backends.Reques
 	s := b.Do(ctx, req)
 	if s.Err != nil {
 		cal.Note = "calibration request failed: " + s.Err.Error()
-		return 0
+		return 0, s.Err.Class == backends.ErrHTTP4xx
 	}
-	return s.PromptTokens
+	return s.PromptTokens, false
 }
 
 func abs(x int) int {

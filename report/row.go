@@ -80,6 +80,13 @@ type Row struct {
 	ServerVRAMGB float64
 	// KVCachePeakPct is vLLM's KV-cache usage peak over the window (/metrics), in %.
 	KVCachePeakPct float64
+	// PrefixCacheHitPct is vLLM's prefix-cache hit rate over the window (hits / queries,
+	// tokens, from /metrics), in %.
+	PrefixCacheHitPct float64
+	// vLLM's own per-request figures over the window, means of its /metrics histograms
+	// (time_to_first_token, request_time_per_output_token, e2e_request_latency): a check
+	// of planrun's TTFT, TPOT and E2E from inside the server.
+	ServerTTFTMeanS, ServerTPOTMeanMs, ServerE2EMeanS float64
 	// EnergyJ is the GPU energy over the measured window; TokensPerJoule divides the
 	// output tokens by it.
 	EnergyJ        float64
@@ -157,7 +164,8 @@ func NewRow() Row {
 		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d, SendLag: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
-		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, EnergyJ: nan, TokensPerJoule: nan,
+		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, PrefixCacheHitPct: nan,
+		ServerTTFTMeanS: nan, ServerTPOTMeanMs: nan, ServerE2EMeanS: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
 		SharedPrefixPct: nan,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# planrun's test command: builds the pinned Ollama and installs the pinned LiteLLM proxy that
-# the integration tests run against (only the first time; about 6 minutes on 2 cores), then checks formatting, vets and tests
+# planrun's test command: builds the pinned Ollama and installs the pinned vLLM CPU build and
+# LiteLLM proxy that the integration tests run against (only the first time; about 10 minutes on
+# 2 cores with the downloads), then checks formatting, vets and tests
 # every package. Extra arguments go to `go test` (e.g. scripts/test.sh -race -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,8 @@ step() { echo "test.sh: $*" >&2; }
 
 step "installing the pinned Ollama into .tools/bin (scripts/install-ollama.sh)"
 scripts/install-ollama.sh
+step "installing the pinned vLLM CPU build into .tools/vllm-venv (scripts/install-vllm.sh)"
+scripts/install-vllm.sh
 step "installing the pinned LiteLLM proxy into .tools/litellm (scripts/install-litellm.sh)"
 scripts/install-litellm.sh
 

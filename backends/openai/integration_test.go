@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -16,9 +17,19 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/vllmtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }
+// One real Ollama and one real vLLM per test binary, each started by the first test
+// that needs it and stopped here.
+func TestMain(m *testing.M) {
+	code := ollamatest.Main(m)
+	if err := vllmtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "vllmtest:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
 
 // realOllama is the test binary's real Ollama (the pinned Ollama with the tiny model).
 func realOllama(t *testing.T) *ollamatest.Server { return ollamatest.Shared(t) }

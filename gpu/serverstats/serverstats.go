@@ -54,6 +54,11 @@ type Report struct {
 	RequestsRunning      Stat    `json:"requests_running"`
 	RequestsWaiting      Stat    `json:"requests_waiting"`
 	GPUMemoryUtilization float64 `json:"gpu_memory_utilization,omitempty"` // from vllm:cache_config_info
+	// What vLLM's counters grew by between the window's first and last scrape: the
+	// prefix cache's hits and queries (tokens), and its own per-request histograms.
+	PrefixCacheHits    float64     `json:"prefix_cache_hits,omitempty"`
+	PrefixCacheQueries float64     `json:"prefix_cache_queries,omitempty"`
+	ServerLatency      VLLMLatency `json:"server_latency"`
 
 	// DCGM exporter: per GPU of the host, in the exporter's gpu-label order.
 	GPUs []DCGMGPU `json:"gpus,omitempty"`

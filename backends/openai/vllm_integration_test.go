@@ -1,0 +1,126 @@
+package openai
+
+// Integration tests against a real vLLM (the pinned CPU build, scripts/install-vllm.sh)
+// serving the tiny Hugging Face checkpoint: what the adapter reads must equal what vLLM
+// itself says, read here with plain net/http from the raw stream and from /tokenize.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/internal/vllmtest"
+)
+
+func realVLLM(t *testing.T) *vllmtest.Server { return vllmtest.Shared(t) }
+
+// vllmTokenize is vLLM's own prompt token count for body (prompt or messages), from its
+// /tokenize endpoint.
+func vllmTokenize(t *testing.T, s *vllmtest.Server, body map[string]any) int {
+	t.Helper()
+	body["model"] = s.Model
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(s.URL+"/tokenize", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Count       int `json:"count"`
+		MaxModelLen int `json:"max_model_len"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/tokenize: status %s, %v", resp.Status, err)
+	}
+	return out.Count
+}
+
+// With engine_extensions the adapter sends ignore_eos / min_tokens: vLLM then generates
+// exactly max_tokens, and the adapter's counts are vLLM's usage, to the token.
+func TestRealVLLMExactCounts(t *testing.T) {
+	s := realVLLM(t)
+	const prompt = "hello world, the model is a fast token server"
+	temp := 0.0
+	seed := int64(42)
+	for _, tt := range []struct {
+		api, path string
+		tokenize  map[string]any
+	}{
+		{"completions", "/completions", map[string]any{"prompt": prompt}},
+		{"chat", "/chat/completions", map[string]any{"messages": []map[string]string{{"role": "user", "content": prompt}}, "add_generation_prompt": true}},
+	} {
+		t.Run(tt.api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "openai.vllm", URL: s.URL + "/v1", API: tt.api, EngineExtensions: true})
+			req := backends.Request{ID: "vllm/" + tt.api, Model: s.Model, Prompt: prompt,
+				MaxTokens: 24, ForceMaxTokens: true, Temperature: &temp, Seed: &seed}
+			got := b.Do(context.Background(), req)
+			if !got.OK() {
+				t.Fatalf("request failed: %v", got.Err)
+			}
+			body, err := b.Body(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := rawStream(t, s.URL+"/v1"+tt.path, body)
+			want := vllmTokenize(t, s, tt.tokenize)
+			ttft, _ := got.TTFT()
+			t.Logf("%s: output %d (raw usage %d), prompt %d (raw usage %d, /tokenize %d), %d chunks, TTFT %v, E2E %v",
+				tt.path, got.OutputTokens, raw.CompletionTokens, got.PromptTokens, raw.PromptTokens, want, got.Chunks, ttft, got.E2E())
+			if got.TokenSource != backends.TokensUsage {
+				t.Errorf("token source %q, want usage", got.TokenSource)
+			}
+			if got.OutputTokens != req.MaxTokens || raw.CompletionTokens != req.MaxTokens {
+				t.Errorf("output tokens %d (vLLM's usage %d), want exactly max_tokens %d", got.OutputTokens, raw.CompletionTokens, req.MaxTokens)
+			}
+			if got.PromptTokens != raw.PromptTokens || got.PromptTokens != want {
+				t.Errorf("prompt tokens %d, vLLM's usage %d, its /tokenize %d", got.PromptTokens, raw.PromptTokens, want)
+			}
+			if got.Chunks < 1 || got.Chunks > got.OutputTokens {
+				t.Errorf("%d content chunks for %d tokens", got.Chunks, got.OutputTokens)
+			}
+		})
+	}
+}
+
+// vLLM states its context in /v1/models as max_model_len: the adapter reads the
+// --max-model-len the server was started with.
+func TestRealVLLMContextLength(t *testing.T) {
+	s := realVLLM(t)
+	b := mustNew(t, backends.Config{Name: "openai.vllm", URL: s.URL + "/v1"})
+	n, ok := b.ContextLength(context.Background(), s.Model)
+	if !ok || n != vllmtest.MaxModelLen {
+		t.Errorf("ContextLength = %d, %v; want %d from /v1/models", n, ok, vllmtest.MaxModelLen)
+	}
+}
+
+// The probe finds the model, and usage on the stream.
+func TestRealVLLMProbe(t *testing.T) {
+	s := realVLLM(t)
+	r := mustNew(t, backends.Config{Name: "openai.vllm", URL: s.URL + "/v1"}).Probe(context.Background(), []string{s.Model})
+	t.Logf("probe: %+v", r)
+	if !r.OK() || !r.ModelsPresent[s.Model] || r.UsageReported == nil || !*r.UsageReported {
+		t.Errorf("probe of vLLM: ok %v, present %v, usage %v, problems %q", r.OK(), r.ModelsPresent, r.UsageReported, r.Problems)
+	}
+}
+
+// stream = false on vLLM: one JSON body, with usage, exactly max_tokens long.
+func TestRealVLLMNonStreamed(t *testing.T) {
+	s := realVLLM(t)
+	for _, api := range []string{"chat", "completions"} {
+		t.Run(api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "openai.vllm", URL: s.URL + "/v1", API: api, EngineExtensions: true})
+			got := b.Do(context.Background(), backends.Request{ID: "vllm/whole", Model: s.Model, Prompt: "hello world, the model",
+				MaxTokens: 16, ForceMaxTokens: true, NoStream: true})
+			if !got.OK() {
+				t.Fatalf("request failed: %v", got.Err)
+			}
+			if !got.Unstreamed || got.TokenSource != backends.TokensUsage || got.OutputTokens != 16 || got.PromptTokens < 1 || got.ResponseID == "" {
+				t.Errorf("sample: unstreamed %v, source %q, output %d (want 16), prompt %d, id %q",
+					got.Unstreamed, got.TokenSource, got.OutputTokens, got.PromptTokens, got.ResponseID)
+			}
+		})
+	}
+}

