@@ -72,8 +72,3 @@ func (s *Server) Digest(t testing.TB, name string) string {
 	t.Fatalf("/api/tags lists no digest for %s: %+v", name, tags)
 	return ""
 }
-
-// RepoRoot is the repository's root (the directory holding go.mod above the test's
-// working directory), where .tools/ holds the pinned engines; vllmtest finds its
-// install there too.
-func RepoRoot() (string, error) { return repoRoot() }
