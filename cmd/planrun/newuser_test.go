@@ -22,6 +22,9 @@ func TestNewUserHints(t *testing.T) {
 		{[]string{"--version"}, exitOK, "out", "planrun v"},
 		{[]string{"-version"}, exitOK, "out", "planrun v"},
 		{[]string{"aply"}, exitUsage, "err", `unknown command "aply". Did you mean "apply"?`},
+		{[]string{"help", "apply"}, exitOK, "out", "Usage: planrun apply [flags] PLAN"},
+		{[]string{"help", "compare"}, exitOK, "out", "Usage: planrun compare"},
+		{[]string{"help", "aply"}, exitUsage, "err", `unknown command "aply". Did you mean "apply"?`},
 		{[]string{"plan", "-jsn", "x.hcl"}, exitUsage, "err", "unknown flag -jsn. Did you mean -json?"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
