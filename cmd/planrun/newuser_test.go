@@ -92,7 +92,7 @@ matrix "m" {
 `)
 	code, out, errs := runCmd(t, "", "plan", path)
 	if code != exitOK || !strings.Contains(out, "1,2,5") ||
-		!strings.HasSuffix(out, "Plan: 1 cells, 6 levels (concurrency × request rate), 84 measured requests.\n") {
+		!strings.HasSuffix(out, "Plan: 1 cell, 6 levels (concurrency × request rate), 84 measured requests.\n") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = runCmd(t, "", "plan", "-json", path)
