@@ -148,3 +148,34 @@ func TestNotesExplainNoisyAndEarlyStops(t *testing.T) {
 		}
 	}
 }
+
+// A chart is drawn only where its x axis has two loads or more: a single replay, one
+// concurrency or one request rate gives no line, and drew an axis from -1 to 1.
+func TestChartsNeedTwoLoads(t *testing.T) {
+	replay := sampleRow("replay", 0)
+	replay.SendLag.N = 10 // paced sends at no rate: a replay
+	other := sampleRow("replay-b", 0)
+	other.SendLag.N = 10
+	if figs := figures([]Row{replay, other}, nil); len(figs) != 0 {
+		t.Fatalf("two cells of one replay each drew %d figures: %s", len(figs), figs[0].title)
+	}
+	rate := sampleRow("open", 1)
+	rate.RequestRate = 2
+	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4), rate})
+	if f == nil || len(f.panels) != 1 || f.panels[0][0].X.Label.Text != "concurrency" {
+		t.Fatalf("c1 and c4 draw one row of panels, by concurrency, and the single request rate none: %+v", f)
+	}
+}
+
+// The charts' text is sans, as the page's is.
+func TestChartsSansFont(t *testing.T) {
+	charts, err := Charts(reportRows(), nil) // the throughput chart's point labels too
+	if err != nil || len(charts) == 0 {
+		t.Fatalf("charts %v, err %v", charts, err)
+	}
+	for _, c := range charts {
+		if svg := string(c.SVG); !strings.Contains(svg, "Liberation Sans") || strings.Contains(svg, "Liberation Serif") {
+			t.Errorf("%s: a chart font is not Liberation Sans", c.File)
+		}
+	}
+}
