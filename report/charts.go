@@ -210,6 +210,9 @@ func paretoFigure(rows []Row) *figure {
 	var panels []*plot.Plot
 	for _, m := range loadMetrics[:2] {
 		p := newPanel("throughput vs "+m.label+" p50", m.label+" p50", "output tokens/s")
+		// Latency from zero too: points microseconds apart otherwise stretch across the
+		// axis, with ticks that all read the same ("20, 20, 20").
+		p.X.Min = 0
 		for _, ax := range loadAxes {
 			for _, s := range cellSeries(rows, cells, ax.has, scaled(m.p50, m.scale), func(r Row) float64 { return r.OutputTokS }) {
 				f.line(p, s)
@@ -463,6 +466,14 @@ func (f *figure) line(p *plot.Plot, s namedXYs) {
 	}
 }
 
+// headroom leaves 5% above the highest point, so a line or band at the maximum is not
+// drawn on the panel's edge; an SLO panel already ends at 100%.
+func headroom(p *plot.Plot) {
+	if p.Y.Max > p.Y.Min && p.Y.Max != 100 {
+		p.Y.Max += (p.Y.Max - p.Y.Min) / 20
+	}
+}
+
 // Panel size and margins of a figure, in points.
 const (
 	panelW, panelH = 4 * vg.Inch, 3 * vg.Inch
@@ -505,6 +516,7 @@ func (f *figure) render(format string) ([]byte, error) {
 	for i, row := range grid {
 		for j, p := range row {
 			if p != nil {
+				headroom(p)
 				p.Draw(canvases[i][j])
 			}
 		}

@@ -179,3 +179,40 @@ func TestChartsSansFont(t *testing.T) {
 		}
 	}
 }
+
+// Latencies microseconds apart are read from zero, so their axis ticks differ instead of
+// all reading "20"; and every panel leaves room above its highest point.
+func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
+	var rows []Row
+	for i, c := range []int{1, 2, 4} {
+		r := sampleRow("a", c)
+		r.TTFT.P50, r.TTFT.P99, r.TPOT.P50, r.TPOT.P99 = 0.020001+float64(i)*1e-6, 0.021, 0.005, 0.006
+		rows = append(rows, r)
+	}
+	f := paretoFigure(rows)
+	if f == nil {
+		t.Fatal("no throughput chart")
+	}
+	p := f.panels[0][0]
+	if p.X.Min != 0 || p.Y.Min != 0 {
+		t.Errorf("axes from %v (x) and %v (y), want 0", p.X.Min, p.Y.Min)
+	}
+	max := p.Y.Max
+	headroom(p)
+	if p.Y.Max <= max {
+		t.Errorf("no headroom above %v", max)
+	}
+	seen := map[string]bool{}
+	for _, tick := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tick.Label == "" {
+			continue
+		}
+		if seen[tick.Label] {
+			t.Errorf("tick label %q repeats", tick.Label)
+		}
+		seen[tick.Label] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("ticks %v", seen)
+	}
+}
