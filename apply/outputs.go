@@ -71,7 +71,7 @@ func (a *applier) writeReport() error {
 		a.note("charts: %v", err)
 	}
 	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts,
-		Percentiles: a.percentiles}
+		Percentiles: a.percentiles, Run: a.manifest.RunID, Started: a.manifest.Started}
 	for _, c := range a.manifest.Cells {
 		if c.Capacity != nil {
 			r.Capacities = append(r.Capacities, *c.Capacity)

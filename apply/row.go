@@ -13,6 +13,7 @@ import (
 	"github.com/planrun/planrun/internal/version"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/selfcheck"
 )
 
 // rowContext is what a row says about the run that produced it, beyond the level's own
@@ -142,19 +143,21 @@ func clientWarnings(row report.Row, m levelMeasurement) []string {
 const sendDelayShare = 0.01
 
 // phaseWarnings note when the client's side of TTFT is a noticeable share of it: its own
-// send delay, or cold connections whose set-up landed inside some requests' TTFT.
+// send delay, or cold connections whose set-up landed inside some requests' TTFT, when
+// that share is also above the self-check's NoteFloor.
 func phaseWarnings(row report.Row) []string {
 	ttft := row.TTFT.P50
 	if math.IsNaN(ttft) || ttft <= 0 {
 		return nil
 	}
+	notable := max(sendDelayShare*ttft, selfcheck.NoteFloor.Seconds())
 	var w []string
-	if d := row.SendDelay.P50; d > sendDelayShare*ttft {
+	if d := row.SendDelay.P50; d > notable {
 		w = append(w, fmt.Sprintf("client send delay p50 %s is %.1f%% of TTFT p50: the client's own sending "+
 			"(start stamp to request written) inflated TTFT; fewer streams per core shrink it",
 			roundSeconds(d), 100*d/ttft))
 	}
-	if row.NewConnections > 0 && row.ConnectSetup.Max > sendDelayShare*ttft {
+	if row.NewConnections > 0 && row.ConnectSetup.Max > notable {
 		w = append(w, fmt.Sprintf("%d request(s) opened a new connection (set-up up to %s, inside their TTFT)",
 			row.NewConnections, roundSeconds(row.ConnectSetup.Max)))
 	}

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +224,21 @@ func TestPhaseWarnings(t *testing.T) {
 		"(start stamp to request written) inflated TTFT; fewer streams per core shrink it" ||
 		w[1] != "3 request(s) opened a new connection (set-up up to 20ms, inside their TTFT)" {
 		t.Fatalf("warnings = %q", w)
+	}
+}
+
+// The quickstart's case: a 41 µs send delay and a 60 µs connection set-up on a 4 ms TTFT
+// are over 1% of it but under selfcheck.NoteFloor, below any server's run-to-run noise.
+func TestPhaseWarningsFloor(t *testing.T) {
+	row := report.NewRow()
+	row.TTFT.P50 = 0.004
+	row.SendDelay.P50 = 41e-6
+	row.NewConnections, row.ConnectSetup.Max = 1, 60e-6
+	if w := phaseWarnings(row); len(w) != 0 {
+		t.Fatalf("notes for delays under the floor: %q", w)
+	}
+	row.SendDelay.P50 = 150e-6
+	if w := phaseWarnings(row); len(w) != 1 || !strings.Contains(w[0], "send delay p50 150µs is 3.8% of TTFT p50") {
+		t.Fatalf("a 150 µs send delay (3.8%% of TTFT) is worth a note: %q", w)
 	}
 }

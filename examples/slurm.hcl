@@ -3,12 +3,11 @@
 # and NVML is sampled on that node. The rows come back into one ledger and report.
 #
 # The defaults match the single-node cluster of scripts/slurm-cluster.sh (partitions
-# "small" and "large") and the tiny model of the quickstart:
+# "small" and "large") and what `make quickstart` leaves in .tools/ (bin/planrun,
+# bin/ollama and the tiny model in quickstart/). After `make quickstart`, as root:
 #
 #   scripts/slurm-cluster.sh start
-#   go run ./tools/tinymodel -o /tmp/planrun-quickstart
-#   go build -o planrun ./cmd/planrun
-#   ./planrun apply -var planrun=$PWD/planrun -var ollama=$PWD/.tools/bin/ollama examples/slurm.hcl
+#   .tools/bin/planrun apply examples/slurm.hcl
 #
 # On a real cluster: the run directory (results/) must be on a filesystem the nodes
 # share, and planrun must be at the same path there (or set planrun_path).
@@ -26,22 +25,28 @@ variable "large_partition" {
   description = "Partition for the Ollama cells."
 }
 
+variable "tools" {
+  type        = string
+  default     = "../.tools"
+  description = "The directory `make quickstart` fills (relative to this plan's directory): bin/planrun, bin/ollama, quickstart/. The servers run in it."
+}
+
 variable "planrun" {
   type        = string
-  default     = "planrun"
-  description = "The planrun binary on the nodes that runs the mock server."
+  default     = "bin/planrun"
+  description = "The planrun binary on the nodes that runs the mock server: relative to tools, absolute, or a bare name looked up in PATH."
 }
 
 variable "ollama" {
   type        = string
-  default     = "ollama"
-  description = "The ollama binary on the nodes (the quickstart's pinned build: .tools/bin/ollama)."
+  default     = "bin/ollama"
+  description = "The ollama binary on the nodes (the quickstart's pinned build): relative to tools, absolute, or a bare name looked up in PATH."
 }
 
-variable "dir" {
+variable "model_dir" {
   type        = string
-  default     = "/tmp/planrun-quickstart"
-  description = "Absolute directory holding the tiny model's Modelfile and tiny.gguf, as the quickstart writes it."
+  default     = "quickstart"
+  description = "The directory holding the tiny model's Modelfile and tiny.gguf, as the quickstart writes it (relative to tools, or absolute); models and HOME go under it."
 }
 
 hardware "small" {
@@ -63,6 +68,7 @@ hardware "large" {
 
 server "mock" {
   command = [var.planrun, "mock-server", "-addr", "127.0.0.1:18000", "-ttft", "50ms", "-tpot", "5ms"]
+  dir     = var.tools
   ready {
     url     = "http://127.0.0.1:18000/health"
     timeout = "30s"
@@ -71,11 +77,12 @@ server "mock" {
 
 server "ollama" {
   command = [var.ollama, "serve"]
-  dir     = var.dir
+  dir     = var.tools
+  # Relative to dir, as the commands are: the plan works from any clone's path.
   env = {
     OLLAMA_HOST   = "127.0.0.1:11501"
-    OLLAMA_MODELS = "${var.dir}/models"
-    HOME          = "${var.dir}/home"
+    OLLAMA_MODELS = "${var.model_dir}/models"
+    HOME          = "${var.model_dir}/home"
     # Four requests decode together at concurrency 4.
     OLLAMA_NUM_PARALLEL = "4"
   }
@@ -83,7 +90,7 @@ server "ollama" {
     url     = "http://127.0.0.1:11501/api/version"
     timeout = "60s"
   }
-  setup = [[var.ollama, "create", "tiny", "-f", "${var.dir}/Modelfile"]]
+  setup = [[var.ollama, "create", "tiny", "-f", "${var.model_dir}/Modelfile"]]
 }
 
 backend "openai" "mock" {

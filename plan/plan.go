@@ -89,7 +89,7 @@ func Load(path string, opts LoadOptions) (*Plan, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Cannot read plan",
-			Detail:   err.Error(),
+			Detail:   err.Error() + missingPlanHint(path),
 		}}
 	}
 	var names []string
@@ -119,6 +119,9 @@ func Load(path string, opts LoadOptions) (*Plan, hcl.Diagnostics) {
 	p, diags := LoadFiles(dir, srcs, opts)
 	if p != nil {
 		p.Path = path
+	}
+	if d := severalPlans(dir, diags); info.IsDir() && d != nil {
+		diags = hcl.Diagnostics{d} // the duplicates are its consequence, not mistakes of their own
 	}
 	return p, diags
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/text"
@@ -60,6 +61,12 @@ var palette = []color.RGBA{
 	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff}, {0x76, 0xb7, 0xb2, 0xff},
 	{0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff}, {0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff},
 	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
+}
+
+// The charts' text is sans, as report.html's is (gonum's default is Liberation Serif).
+func init() {
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+	plotter.DefaultFont = plot.DefaultFont // the point labels' own default, copied at start-up
 }
 
 func seriesColor(i int) color.RGBA { return palette[i%len(palette)] }
@@ -159,6 +166,11 @@ func latencyFigure(rows []Row) *figure {
 	f := newFigure("TTFT, TPOT and E2E against load (line p50, band p50–p99)", LatencyChartFile)
 	cells := cellIndex(rows)
 	for _, ax := range loadAxes {
+		if distinctLoads(rows, ax) < 2 {
+			// One load (a single replay, one concurrency) is no line: its figures are in
+			// the table, and an axis around one point only reads as -1 to 1.
+			continue
+		}
 		var panels []*plot.Plot
 		any := false
 		for _, m := range loadMetrics {
@@ -179,6 +191,17 @@ func latencyFigure(rows []Row) *figure {
 	return f.orNil()
 }
 
+// distinctLoads counts the different loads of the measured rows on axis ax.
+func distinctLoads(rows []Row, ax loadAxis) int {
+	seen := map[float64]bool{}
+	for _, r := range rows {
+		if ax.has(r) && finite(ax.x(r)) && finite(r.TTFT.P50) {
+			seen[ax.x(r)] = true
+		}
+	}
+	return len(seen)
+}
+
 // paretoFigure plots each level's throughput against its latency, cell by cell, each
 // point labelled with its load: the trade-off a deployment picks a point on.
 func paretoFigure(rows []Row) *figure {
@@ -187,6 +210,9 @@ func paretoFigure(rows []Row) *figure {
 	var panels []*plot.Plot
 	for _, m := range loadMetrics[:2] {
 		p := newPanel("throughput vs "+m.label+" p50", m.label+" p50", "output tokens/s")
+		// Latency from zero too: points microseconds apart otherwise stretch across the
+		// axis, with ticks that all read the same ("20, 20, 20").
+		p.X.Min = 0
 		for _, ax := range loadAxes {
 			for _, s := range cellSeries(rows, cells, ax.has, scaled(m.p50, m.scale), func(r Row) float64 { return r.OutputTokS }) {
 				f.line(p, s)
@@ -201,7 +227,7 @@ func paretoFigure(rows []Row) *figure {
 		}
 		panels = append(panels, p)
 	}
-	if f.entries > 0 {
+	if f.entries > 0 && distinctLoads(rows, loadAxes[0])+distinctLoads(rows, loadAxes[1]) >= 2 {
 		f.panels = [][]*plot.Plot{panels}
 	}
 	return f.orNil()
@@ -440,6 +466,14 @@ func (f *figure) line(p *plot.Plot, s namedXYs) {
 	}
 }
 
+// headroom leaves 5% above the highest point, so a line or band at the maximum is not
+// drawn on the panel's edge; an SLO panel already ends at 100%.
+func headroom(p *plot.Plot) {
+	if p.Y.Max > p.Y.Min && p.Y.Max != 100 {
+		p.Y.Max += (p.Y.Max - p.Y.Min) / 20
+	}
+}
+
 // Panel size and margins of a figure, in points.
 const (
 	panelW, panelH = 4 * vg.Inch, 3 * vg.Inch
@@ -482,6 +516,7 @@ func (f *figure) render(format string) ([]byte, error) {
 	for i, row := range grid {
 		for j, p := range row {
 			if p != nil {
+				headroom(p)
 				p.Draw(canvases[i][j])
 			}
 		}

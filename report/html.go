@@ -23,11 +23,17 @@ func WriteHTML(w io.Writer, r Report) error {
 	}
 	body, notes := headline(r.Rows)
 	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, Capacities: r.Capacities}
+	if r.Run != "" || !r.Started.IsZero() {
+		page.Run = strings.TrimSpace("Run " + r.Run)
+		if !r.Started.IsZero() {
+			page.Run += ", started " + r.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+	}
 	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
 		page.Plan = strings.TrimSpace(r.Env.PlanPath + " (" + r.Env.PlanHash + "), planrun " + r.Env.PlanrunVersion)
 	}
 	for i, cells := range body {
-		page.Rows = append(page.Rows, htmlRow{Cells: cells, Status: r.Rows[i].Status})
+		page.Rows = append(page.Rows, htmlRow{Cells: noteLinks(cells), Status: r.Rows[i].Status})
 	}
 	for _, c := range r.Charts {
 		page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
@@ -39,20 +45,37 @@ func WriteHTML(w io.Writer, r Report) error {
 	return htmlReport.Execute(w, page)
 }
 
+// noteMarker is a headline row's "[n]", citing note n under the table.
+var noteMarker = regexp.MustCompile(`\[(\d+)\]`)
+
+// noteLinks escapes a headline row's cells and makes the verdict's [n] markers links to
+// their notes (the list items note-n).
+func noteLinks(cells []string) []template.HTML {
+	out := make([]template.HTML, len(cells))
+	for i, c := range cells {
+		h := template.HTMLEscapeString(c)
+		if i == len(cells)-1 {
+			h = noteMarker.ReplaceAllString(h, `<a href="#note-$1">[$1]</a>`)
+		}
+		out[i] = template.HTML(h)
+	}
+	return out
+}
+
 type htmlPage struct {
-	Title, Plan string
-	Head        []string
-	Rows        []htmlRow
-	Notes       []note
-	Capacities  []Capacity
-	Charts      []htmlChart
-	Cells       []htmlCell
-	Formulas    []template.HTML
-	Env         [][2]string
+	Title, Plan, Run string
+	Head             []string
+	Rows             []htmlRow
+	Notes            []note
+	Capacities       []Capacity
+	Charts           []htmlChart
+	Cells            []htmlCell
+	Formulas         []template.HTML
+	Env              [][2]string
 }
 
 type htmlRow struct {
-	Cells  []string
+	Cells  []template.HTML
 	Status string
 }
 
@@ -143,7 +166,7 @@ func inlineMarkdown(s string) template.HTML {
 	return template.HTML(h)
 }
 
-var htmlReport = template.Must(template.New(HTMLFile).Parse(`<!DOCTYPE html>
+var htmlReport = template.Must(template.New(HTMLFile).Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -171,13 +194,14 @@ code { background: #f6f8fa; padding: 0 .25em; border-radius: 3px; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
+{{with .Run}}<p class="plan" id="run">{{.}}</p>{{end}}
 {{with .Plan}}<p class="plan">Plan {{.}}</p>{{end}}
 <h2>Results</h2>
 {{if .Rows}}<div class="scroll"><table id="headline">
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr class="{{.Status}}">{{range .Cells}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>
-{{with .Notes}}<ol class="notes">{{range .}}<li>{{.Text}} <span class="about">({{range $i, $r := .Rows}}{{if $i}}, {{end}}{{$r}}{{end}})</span></li>
+{{with .Notes}}<ol class="notes">{{range $n, $note := .}}<li id="note-{{inc $n}}">{{.Text}} <span class="about">({{range $i, $r := .Rows}}{{if $i}}, {{end}}{{$r}}{{end}})</span></li>
 {{end}}</ol>{{end}}
 {{else}}<p>No results yet.</p>{{end}}
 {{with .Capacities}}<h3>Capacity</h3>

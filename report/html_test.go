@@ -2,8 +2,10 @@ package report
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // htmlTestReport is reportRows with SLO attainment on every row but the vLLM one, a VRAM
@@ -37,6 +39,7 @@ func htmlTestReport(t *testing.T) Report {
 
 func TestWriteHTML(t *testing.T) {
 	r := htmlTestReport(t)
+	r.Run, r.Started = "2026-12-01T10-00-00-ab12", time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
 	if err := WriteHTML(&b, r); err != nil {
 		t.Fatal(err)
@@ -45,19 +48,30 @@ func TestWriteHTML(t *testing.T) {
 	if n := strings.Count(page, "<svg"); n != len(r.Charts) {
 		t.Errorf("%d inline SVGs, want one per chart (%d)", n, len(r.Charts))
 	}
-	// Self-contained: nothing to fetch, nothing to run.
-	for _, banned := range []string{"<script", "src=", "href=", "url(", "@import", "<link"} {
+	// Self-contained: nothing to fetch, nothing to run; the only links are to the page's
+	// own notes, and each resolves.
+	for _, banned := range []string{"<script", "src=", "url(", "@import", "<link"} {
 		if strings.Contains(page, banned) {
 			t.Errorf("report.html holds %q", banned)
 		}
 	}
+	hrefs := regexp.MustCompile(`href="([^"]*)"`).FindAllStringSubmatch(page, -1)
+	if len(hrefs) == 0 {
+		t.Error("the headline's [n] markers are not links")
+	}
+	for _, h := range hrefs {
+		if !strings.HasPrefix(h[1], "#") || !strings.Contains(page, `id="`+h[1][1:]+`"`) {
+			t.Errorf("link %q is not to an id of the page", h[1])
+		}
+	}
 	for _, want := range []string{
 		"<strong>TPOT</strong> = (E2E − TTFT) / (output tokens − 1)", // the Markdown's formula, converted
-		"<td>0.820 / 0.950</td>", "<td>rtx4060-7b-q4: above [2] [3]</td>", // headline
+		"<td>0.820 / 0.950</td>", `<td>rtx4060-7b-q4: above <a href="#note-2">[2]</a> <a href="#note-3">[3]</a></td>`, // headline
 		"<td>0.820 / 0.900 / 0.950</td>", // per-cell detail
 		"&lt;b&gt;not bold&lt;/b&gt;",    // a note is text, not markup
 		`<tr class="interrupted">`,       // a row that did not end ok stands out
 		"Driver: 580.65",
+		`<p class="plan" id="run">Run 2026-12-01T10-00-00-ab12, started 2026-12-01 10:00:00 UTC</p>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Report is everything the Markdown report shows. WriteMarkdown is a pure function of
@@ -22,6 +23,10 @@ type Report struct {
 	// Percentiles are the percentiles the percentile table shows, out of
 	// stats.Percentiles; nil shows them all.
 	Percentiles []int
+	// Run names the run (its directory's name) and Started is when it began: report.html's
+	// header says which run a page shows, as a saved or mailed page no longer has its path.
+	Run     string
+	Started time.Time
 }
 
 // labels are the words of the report in one language.

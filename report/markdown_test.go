@@ -148,3 +148,71 @@ func TestNotesExplainNoisyAndEarlyStops(t *testing.T) {
 		}
 	}
 }
+
+// A chart is drawn only where its x axis has two loads or more: a single replay, one
+// concurrency or one request rate gives no line, and drew an axis from -1 to 1.
+func TestChartsNeedTwoLoads(t *testing.T) {
+	replay := sampleRow("replay", 0)
+	replay.SendLag.N = 10 // paced sends at no rate: a replay
+	other := sampleRow("replay-b", 0)
+	other.SendLag.N = 10
+	if figs := figures([]Row{replay, other}, nil); len(figs) != 0 {
+		t.Fatalf("two cells of one replay each drew %d figures: %s", len(figs), figs[0].title)
+	}
+	rate := sampleRow("open", 1)
+	rate.RequestRate = 2
+	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4), rate})
+	if f == nil || len(f.panels) != 1 || f.panels[0][0].X.Label.Text != "concurrency" {
+		t.Fatalf("c1 and c4 draw one row of panels, by concurrency, and the single request rate none: %+v", f)
+	}
+}
+
+// The charts' text is sans, as the page's is.
+func TestChartsSansFont(t *testing.T) {
+	charts, err := Charts(reportRows(), nil) // the throughput chart's point labels too
+	if err != nil || len(charts) == 0 {
+		t.Fatalf("charts %v, err %v", charts, err)
+	}
+	for _, c := range charts {
+		if svg := string(c.SVG); !strings.Contains(svg, "Liberation Sans") || strings.Contains(svg, "Liberation Serif") {
+			t.Errorf("%s: a chart font is not Liberation Sans", c.File)
+		}
+	}
+}
+
+// Latencies microseconds apart are read from zero, so their axis ticks differ instead of
+// all reading "20"; and every panel leaves room above its highest point.
+func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
+	var rows []Row
+	for i, c := range []int{1, 2, 4} {
+		r := sampleRow("a", c)
+		r.TTFT.P50, r.TTFT.P99, r.TPOT.P50, r.TPOT.P99 = 0.020001+float64(i)*1e-6, 0.021, 0.005, 0.006
+		rows = append(rows, r)
+	}
+	f := paretoFigure(rows)
+	if f == nil {
+		t.Fatal("no throughput chart")
+	}
+	p := f.panels[0][0]
+	if p.X.Min != 0 || p.Y.Min != 0 {
+		t.Errorf("axes from %v (x) and %v (y), want 0", p.X.Min, p.Y.Min)
+	}
+	max := p.Y.Max
+	headroom(p)
+	if p.Y.Max <= max {
+		t.Errorf("no headroom above %v", max)
+	}
+	seen := map[string]bool{}
+	for _, tick := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		if tick.Label == "" {
+			continue
+		}
+		if seen[tick.Label] {
+			t.Errorf("tick label %q repeats", tick.Label)
+		}
+		seen[tick.Label] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("ticks %v", seen)
+	}
+}

@@ -19,7 +19,7 @@ open(sys.argv[2], "w").write(s)
 PY
 for place in slurm local; do
   for i in $(seq "$n"); do
-    (cd "$work" && "$bin" apply -quiet -gpu=false -only 'mock/*' -var planrun="$bin" "$place.hcl" >/dev/null)
+    (cd "$work" && "$bin" apply -quiet -gpu=false -only 'mock/*' -var planrun="$bin" -var tools="$work" "$place.hcl" >/dev/null)
     run=$(ls -d "$work"/results/2* | tail -1)
     python3 - "$place" "$run" <<'PY'
 import csv, datetime, glob, json, os, sys

@@ -102,7 +102,13 @@ func quantile(buckets []float64, counts []uint64, total uint64, q float64) time.
 	return 0
 }
 
-// Warnings says when the client may have distorted the figures. Every chunk's stamp is
+// NoteFloor is the least client delay worth a note, whatever its share of the figure: below
+// 0.1 ms it is under the run-to-run noise of any real server's TTFT and TPOT (the quickstart's
+// tiny CPU model moves by milliseconds between runs), and a 1% share of a 4 ms TTFT (41 µs)
+// flagged every row of a quiet run.
+const NoteFloor = 100 * time.Microsecond
+
+// Warnings says when the client may have distorted the figures, for delays above NoteFloor. Every chunk's stamp is
 // late by the reader's scheduling lag, so a typical (median) lag above 1% of the mean
 // TPOT shifts TPOT and ITL by more than 1%; a p99 lag above 10% of it means a tail of
 // chunks was stamped late. It also warns when the process used nearly every core, and
@@ -110,10 +116,10 @@ func quantile(buckets []float64, counts []uint64, total uint64, q float64) time.
 // the TPOT checks.
 func (r Report) Warnings(meanTPOT time.Duration, sendLagMax time.Duration) []string {
 	var w []string
-	if meanTPOT > 0 && r.LagP50 > meanTPOT/100 {
+	if meanTPOT > 0 && r.LagP50 > max(meanTPOT/100, NoteFloor) {
 		w = append(w, fmt.Sprintf("client scheduling lag p50 %s is above 1%% of the mean TPOT %s: the client may have inflated TPOT/ITL",
 			r.LagP50.Round(time.Microsecond), meanTPOT.Round(time.Microsecond)))
-	} else if meanTPOT > 0 && r.LagP99 > meanTPOT/10 {
+	} else if meanTPOT > 0 && r.LagP99 > max(meanTPOT/10, NoteFloor) {
 		w = append(w, fmt.Sprintf("client scheduling lag p99 %s is above 10%% of the mean TPOT %s: some chunks were stamped late",
 			r.LagP99.Round(time.Microsecond), meanTPOT.Round(time.Microsecond)))
 	}

@@ -61,3 +61,17 @@ func TestWarnings(t *testing.T) {
 		t.Fatalf("without a TPOT only the CPU check applies: %q", w)
 	}
 }
+
+// A lag that is a share of a fast TPOT but below NoteFloor is noise, not a caveat; just
+// above the floor it is one again.
+func TestWarningsFloor(t *testing.T) {
+	tpot := 2 * time.Millisecond // 1%: 20 µs, 10%: 200 µs
+	small := Report{LagP50: 60 * time.Microsecond, LagP99: 90 * time.Microsecond, CPUPercent: 40, Cores: 2}
+	if w := small.Warnings(tpot/10, 0); len(w) != 0 {
+		t.Fatalf("a 60 µs lag on a 200 µs TPOT is under the floor, got %q", w)
+	}
+	over := Report{LagP50: 101 * time.Microsecond, CPUPercent: 40, Cores: 2} // just above NoteFloor
+	if w := over.Warnings(tpot, 0); len(w) != 1 || !strings.Contains(w[0], "p50 101µs") {
+		t.Fatalf("a lag just above the floor and 1%% of TPOT: %q", w)
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -132,7 +134,7 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		log.mark("could not start: %v", err)
 		log.close()
-		return nil, fmt.Errorf("server %q: start: %w", spec.Name, err)
+		return nil, fmt.Errorf("server %q: start: %w", spec.Name, missingPath(spec, err))
 	}
 	p.pgid = cmd.Process.Pid
 	go p.wait()
@@ -160,6 +162,25 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Process, error) {
 	p.setup = now().Sub(t0) - p.startup
 	p.setPhase("while running")
 	return p, nil
+}
+
+// missingPath names what is missing when a start fails for want of a file: exec's own
+// "fork/exec bin/ollama: no such file or directory" says neither where it looked nor that
+// the working directory itself may be the one missing.
+func missingPath(spec Spec, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if spec.Dir != "" {
+		if _, statErr := os.Stat(spec.Dir); statErr != nil {
+			return fmt.Errorf("its dir %s does not exist (%w)", spec.Dir, err)
+		}
+	}
+	cmd := spec.Command[0]
+	if !strings.ContainsRune(cmd, filepath.Separator) || filepath.IsAbs(cmd) || spec.Dir == "" {
+		return err
+	}
+	return fmt.Errorf("%s does not exist (command %s, relative to dir %s): %w", filepath.Join(spec.Dir, cmd), cmd, spec.Dir, err)
 }
 
 // environ layers maps over planrun's environment; exec.Cmd keeps the last value of a

@@ -1,8 +1,10 @@
 package servers
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -79,6 +81,22 @@ func TestStartReadyStop(t *testing.T) {
 	}
 	if n := strings.Count(text, `==> planrun: start server "srv"`); n != 2 {
 		t.Errorf("log has %d start headers, want 2 (appended):\n%s", n, text)
+	}
+}
+
+// A command missing under its dir, or a dir that is missing, is named with the path looked
+// at: examples/slurm.hcl run before `make quickstart` fills .tools/ fails this way.
+func TestStartMissingCommand(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ dir, want string }{
+		{dir, filepath.Join(dir, "bin/ollama") + " does not exist (command bin/ollama, relative to dir " + dir + ")"},
+		{filepath.Join(dir, "nowhere"), "its dir " + filepath.Join(dir, "nowhere") + " does not exist"},
+	} {
+		spec := Spec{Name: "ollama", Command: []string{"bin/ollama", "serve"}, Dir: c.dir, Log: filepath.Join(dir, "log")}
+		_, err := Start(context.Background(), spec, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("dir %s: err = %v, want it to say %q", c.dir, err, c.want)
+		}
 	}
 }
 

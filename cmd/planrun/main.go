@@ -66,6 +66,16 @@ func main() {
 
 // Main runs planrun with args (without the program name) and returns the exit code.
 func Main(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 2 && args[0] == "help" {
+		// `planrun help apply` is `planrun apply -h`, on stdout as help asked for is.
+		cmd, ok := lookupCommand(env, args[1])
+		if !ok {
+			return exitUsage
+		}
+		helpEnv := *env
+		helpEnv.Stderr = env.Stdout
+		return cmd.run(ctx, &helpEnv, []string{"-h"})
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		usage(env.Stdout)
 		if len(args) == 0 {
@@ -76,17 +86,26 @@ func Main(ctx context.Context, env *Env, args []string) int {
 	if args[0] == "--version" || args[0] == "-version" {
 		args = []string{"version"}
 	}
-	cmd, ok := commands[args[0]]
+	cmd, ok := lookupCommand(env, args[0])
+	if !ok {
+		return exitUsage
+	}
+	return cmd.run(ctx, env, args[1:])
+}
+
+// lookupCommand finds a command by name, or says on stderr that there is none, with a
+// did-you-mean and the list of commands.
+func lookupCommand(env *Env, name string) (command, bool) {
+	cmd, ok := commands[name]
 	if !ok {
 		names := make([]string, 0, len(commands))
 		for n := range commands {
 			names = append(names, n)
 		}
-		fmt.Fprintf(env.Stderr, "planrun: unknown command %q.%s\n\n", args[0], suggest.DidYouMean(args[0], names))
+		fmt.Fprintf(env.Stderr, "planrun: unknown command %q.%s\n\n", name, suggest.DidYouMean(name, names))
 		usage(env.Stderr)
-		return exitUsage
 	}
-	return cmd.run(ctx, env, args[1:])
+	return cmd, ok
 }
 
 func usage(w io.Writer) {
@@ -102,5 +121,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'planrun <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'planrun help <command>' (or 'planrun <command> -h') for a command's flags.")
 }

@@ -24,6 +24,9 @@ func TestNewUserHints(t *testing.T) {
 		{[]string{"--version"}, exitOK, "out", "planrun v"},
 		{[]string{"-version"}, exitOK, "out", "planrun v"},
 		{[]string{"aply"}, exitUsage, "err", `unknown command "aply". Did you mean "apply"?`},
+		{[]string{"help", "apply"}, exitOK, "out", "Usage: planrun apply [flags] PLAN"},
+		{[]string{"help", "compare"}, exitOK, "out", "Usage: planrun compare"},
+		{[]string{"help", "aply"}, exitUsage, "err", `unknown command "aply". Did you mean "apply"?`},
 		{[]string{"plan", "-jsn", "x.hcl"}, exitUsage, "err", "unknown flag -jsn. Did you mean -json?"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -106,7 +109,7 @@ matrix "m" {
 `)
 	code, out, errs := runCmd(t, "", "plan", path)
 	if code != exitOK || !strings.Contains(out, "1,2,5") ||
-		!strings.HasSuffix(out, "Plan: 1 cells, 6 levels (concurrency × request rate), 84 measured requests.\n") {
+		!strings.HasSuffix(out, "Plan: 1 cell, 6 levels (concurrency × request rate), 84 measured requests.\n") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = runCmd(t, "", "plan", "-json", path)

@@ -68,15 +68,16 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 			fmt.Fprintf(env.Stdout, "  %s\n", u)
 		}
 	}
-	levels := "concurrency levels"
+	levels := plural(sum.Levels, "concurrency level", "concurrency levels")
 	if sum.OpenLoop {
-		levels = "levels (concurrency × request rate)"
+		levels = plural(sum.Levels, "level", "levels") + " (concurrency × request rate)"
 	}
 	replays := ""
 	if sum.Replays > 0 {
-		replays = fmt.Sprintf(", plus the rows of %d trace replay(s), counted when apply reads the trace", sum.Replays)
+		replays = fmt.Sprintf(", plus the rows of %d %s, counted when apply reads the trace", sum.Replays, plural(sum.Replays, "trace replay", "trace replays"))
 	}
-	fmt.Fprintf(env.Stdout, "\nPlan: %d cells, %d %s, %d measured requests%s.\n", sum.Cells, sum.Levels, levels, sum.Requests, replays)
+	fmt.Fprintf(env.Stdout, "\nPlan: %d %s, %d %s, %d measured %s%s.\n", sum.Cells, plural(sum.Cells, "cell", "cells"),
+		sum.Levels, levels, sum.Requests, plural(sum.Requests, "request", "requests"), replays)
 	return exitOK
 }
 

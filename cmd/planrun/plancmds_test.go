@@ -193,7 +193,7 @@ func TestPlanCommandTraceReplay(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.HasSuffix(out, "\nPlan: 1 cells, 1 concurrency levels, 0 measured requests, plus the rows of 1 trace replay(s), counted when apply reads the trace.\n") ||
+	if !strings.HasSuffix(out, "\nPlan: 1 cell, 1 concurrency level, 0 measured requests, plus the rows of 1 trace replay, counted when apply reads the trace.\n") ||
 		!strings.Contains(strings.Join(strings.Fields(out), " "), " replay replay - this machine -") {
 		t.Errorf("plan output:\n%s", out)
 	}
