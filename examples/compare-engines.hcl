@@ -90,8 +90,8 @@ backend "ollama" "ollama" {
 backend "openai" "vllm" {
   url               = "${local.vllm_url}/v1"
   server            = server.vllm
-  api               = "chat"        # the same template as Ollama's (its Modelfile mirrors tokenizer_config.json)
-  engine_extensions = true          # ignore_eos / min_tokens: exactly max_tokens out
+  api               = "chat" # the same template as Ollama's (its Modelfile mirrors tokenizer_config.json)
+  engine_extensions = true   # ignore_eos / min_tokens: exactly max_tokens out
 }
 
 workload "levels" {
