@@ -26,13 +26,15 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetu
 	return row
 }
 
-// levelPrompts gives each level of a cell, in each run of planrun, prompt markers and
-// prefix texts of its own. Salted with the cell's id alone, a cell's second level (and a
-// rerun against a server kept up) sent the first one's prompts again, and vLLM's prefix
-// cache served 87% of their tokens: TTFT flattered where no prefix was meant to be shared.
+// levelPrompts gives each level of a cell, in each run of planrun, request markers of
+// its own. Salted with the cell's id alone, a cell's second level (and a rerun against a
+// server kept up) sent the first one's prompts again, and vLLM's prefix cache served 87%
+// of their tokens: TTFT flattered where no prefix was meant to be shared. Prefix-group
+// and trace-block texts keep the cell's salt: drawn anew each run, their token counts
+// moved with the words drawn (a 160-token trace row counted 175 on Ollama).
 func levelPrompts(p *executor.Prompts, runID string, level plan.LoadLevel) *executor.Prompts {
 	lp := *p
-	lp.Salt = fmt.Sprintf("%s|%s|c%d|r%g", p.Salt, runID, level.Concurrency, level.RequestRate)
+	lp.Marker = fmt.Sprintf("%s|c%d|r%g", runID, level.Concurrency, level.RequestRate)
 	return &lp
 }
 

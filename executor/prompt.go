@@ -29,8 +29,13 @@ type Prompts struct {
 	Words int
 	// Shared gives every request the same prompt (to measure with a warm prefix cache).
 	Shared bool
-	// Salt distinguishes the prefixes of different cells and levels.
+	// Salt distinguishes the prefixes of different cells: a prefix group's or a trace
+	// block's text is drawn from it, so a cell sends the same shared texts in every run.
 	Salt string
+	// Marker distinguishes the request markers of each level and run of planrun, so no
+	// level resends another's prompts to a prefix-caching server (the shared texts
+	// above stay as they are: their lengths are what the plan asked for).
+	Marker string
 	// Fit turns a drawn prompt length into filler words (see FitTokens); requests with a
 	// Shape are built with it.
 	Fit Fit
@@ -70,6 +75,7 @@ func (p *Prompts) prefixed(id, body string) string {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(p.Salt))
+	h.Write([]byte(p.Marker))
 	h.Write([]byte(id))
 	// A fixed-width prefix keeps the token count the same for every request.
 	return fmt.Sprintf("[%016x] %s", h.Sum64(), body)
