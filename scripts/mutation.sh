@@ -7,6 +7,7 @@
 #
 #   scripts/mutation.sh                          # every package of the measuring path
 #   scripts/mutation.sh ./stats ./executor       # some of them
+#   GREMLINS_FLAGS="-E 'session|replay'" scripts/mutation.sh ./executor   # extra gremlins flags
 #
 # Not part of scripts/test.sh: it reruns each package's tests once per mutant (minutes to
 # an hour). It runs one package at a time, one worker, at nice 15, since the machine is shared.
@@ -54,7 +55,9 @@ for pkg in "${pkgs[@]}"; do
   name=${pkg#./}
   log=$out/${name//\//_}.log
   # A mutant's tests get 10x the package's normal test time before they count as timed out.
-  nice -n 15 "$bin" unleash --workers 1 --test-cpu 1 --timeout-coefficient 10 \
+  # shellcheck disable=SC2086 # GREMLINS_FLAGS is split into flags on purpose
+  eval "extra=(${GREMLINS_FLAGS:-})"
+  nice -n 15 "$bin" unleash --workers 1 --test-cpu 1 --timeout-coefficient 10 "${extra[@]}" \
     -o "$out/${name//\//_}.json" "$pkg" >"$log" 2>&1 || {
     echo "mutation.sh: gremlins failed on $pkg (log: $log)" >&2
     tail -5 "$log" >&2
