@@ -39,7 +39,8 @@ func killHelper(dir string) int {
 	}
 	resp.Body.Close()
 	fmt.Println("ready")
-	select {}
+	time.Sleep(time.Hour) // until killed
+	return 0
 }
 
 // A test binary SIGKILLed mid-run (as `go test -timeout` or a mutation tool's timeout

@@ -38,7 +38,9 @@ func helper(mode, tag string) {
 		g.Release()
 	}
 	fmt.Println("ready", g.PGID())
-	select {}
+	// Not select{}: once the released watchdog is reaped nothing else runs, and the
+	// runtime would end the helper for a deadlock.
+	time.Sleep(time.Hour)
 }
 
 // startHelper runs the helper and waits until it and its group's three processes run.
