@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -344,4 +345,43 @@ func (l *sendLags) byIndex() []time.Duration {
 		out[i] = d
 	}
 	return out
+}
+
+// The workload's seed reaches the open loop's schedule: run i (from 0) draws its Poisson
+// gaps from Seed + 7919·i, a warm-up run from the same plus 2³², so runs differ from each
+// other and repeat across invocations. Read on a stepping clock: no request waits.
+func TestOpenLoopScheduleFollowsTheSeed(t *testing.T) {
+	const n, rate, seed = 5, 1000.0, 42
+	lv := LevelSpec{Concurrency: n, Requests: n, WarmupRuns: 1, RepeatRuns: 2, RequestRate: rate, Arrival: "poisson", Seed: seed, Prompts: &Prompts{Words: 1}}
+	type key struct {
+		run  int
+		warm bool
+	}
+	var mu sync.Mutex
+	got := map[key][]time.Duration{}
+	RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: &stepClock{now: time.Unix(1000, 0), step: time.Second}, OnRequest: func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		k := key{ev.Run, ev.Warmup}
+		if got[k] == nil {
+			got[k] = make([]time.Duration, n)
+		}
+		got[k][ev.Index] = ev.Scheduled
+	}})
+	want := map[key][]time.Duration{
+		{0, true}:  Schedule(rate, "poisson", n, seed+1<<32),
+		{0, false}: Schedule(rate, "poisson", n, seed),
+		{1, false}: Schedule(rate, "poisson", n, seed+7919),
+	}
+	if len(got) != len(want) {
+		t.Fatalf("runs seen %v, want %v", got, want)
+	}
+	for k, w := range want {
+		if !slices.Equal(got[k], w) {
+			t.Errorf("run %d (warm-up %v): scheduled %v, want %v", k.run, k.warm, got[k], w)
+		}
+	}
+	if slices.Equal(want[key{0, false}], want[key{1, false}]) {
+		t.Fatal("two seeds gave one schedule: the test could not tell them apart")
+	}
 }

@@ -82,3 +82,25 @@ func TestFitTokensAimsProbesAtTheServersCount(t *testing.T) {
 		}
 	}
 }
+
+// The fit as the row note states it, and without a fit, why.
+func TestFitString(t *testing.T) {
+	f := Fit{Overhead: 7.25, TokensPerWord: 1.3333, MaxErrorPct: 2.46, Probes: 4}
+	if got, want := f.String(), "prompt lengths built on the server's count: 1.333 tokens/word + 7.2, fit error up to 2.5% over 4 probes"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got, want := (Fit{Note: "no count"}).String(), "prompt lengths not fitted: no count"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// A probe never repeats an earlier probe's words: the line needs distinct points.
+func TestProbeWordsSkipsWordsAlreadyProbed(t *testing.T) {
+	// One probe of 10 words counted 10 tokens: 10 tokens aims at 10 words, taken, so 11.
+	if got := probeWords([]float64{10}, []float64{10}, 10); got != 11 {
+		t.Fatalf("probeWords = %d, want 11", got)
+	}
+	if got := probeWords([]float64{10, 11}, []float64{10, 11}, 10); got != 12 {
+		t.Fatalf("probeWords = %d, want 12 (10 and 11 taken)", got)
+	}
+}

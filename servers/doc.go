@@ -23,8 +23,9 @@
 // Servers run in their own process group, so a terminal's Ctrl-C reaches planrun only,
 // and planrun decides the order of shutdown. The limits of "no orphan, ever":
 //   - a process that calls setsid or setpgid itself leaves the group and cannot be found;
-//   - if planrun is killed with SIGKILL, only the group leader is killed (Linux Pdeathsig);
-//     its children are left to the server's own parent-death handling.
+//   - if planrun is killed with SIGKILL, internal/procgroup kills the whole group: the
+//     leader by Linux Pdeathsig, its children (Ollama's runners) by a watchdog process
+//     that sees planrun's end of a pipe close; a SIGKILLed watchdog disarms this.
 //
 // On Linux, planrun makes itself a child subreaper (PR_SET_CHILD_SUBREAPER) when it starts
 // its first server, so that the server's own children, once orphaned, are reparented to

@@ -5,14 +5,6 @@ import (
 	"syscall"
 )
 
-// sysProcAttr puts the command in its own process group and, as a last line of
-// defence, has the kernel SIGKILL it if planrun dies without stopping it.
-// (Pdeathsig follows the OS thread that forked; Go does not retire threads unless a
-// goroutine locked to one exits, which this package never does.)
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-}
-
 var subreaperOnce sync.Once
 
 // becomeSubreaper makes orphaned descendants of planrun its own children, so reapGroup

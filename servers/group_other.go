@@ -4,11 +4,6 @@ package servers
 
 import "syscall"
 
-// sysProcAttr puts the command in its own process group (Pdeathsig is Linux only).
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
-
 // becomeSubreaper is Linux only; elsewhere orphans go to init.
 func becomeSubreaper() {}
 

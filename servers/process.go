@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/planrun/planrun/internal/procgroup"
 )
 
 // Options are what planrun adds to every server it starts.
@@ -84,6 +86,7 @@ type Process struct {
 	spec   Spec
 	sig    syscall.Signal
 	cmd    *exec.Cmd
+	guard  *procgroup.Guard
 	pgid   int
 	log    *serverLog
 	from   int64 // where this start's output begins in the log
@@ -124,18 +127,20 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Process, error) {
 	cmd.Dir = spec.Dir
 	// A file, not a pipe: Wait then never blocks on a grandchild that keeps the pipe open.
 	cmd.Stdout, cmd.Stderr = log.f, log.f
-	cmd.SysProcAttr = sysProcAttr()
 	becomeSubreaper()
 
 	p := &Process{spec: spec, sig: sig, cmd: cmd, log: log, exited: make(chan struct{}), phase: "before ready"}
 	p.from = log.mark("start server %q at %s: %q", spec.Name, time.Now().Format(time.RFC3339), spec.Command)
 	now := opts.now()
 	t0 := now()
-	if err := cmd.Start(); err != nil {
+	// Its own process group, which dies with planrun however planrun dies.
+	guard, err := procgroup.Start(cmd)
+	if err != nil {
 		log.mark("could not start: %v", err)
 		log.close()
 		return nil, fmt.Errorf("server %q: start: %w", spec.Name, missingPath(spec, err))
 	}
+	p.guard = guard
 	p.pgid = cmd.Process.Pid
 	go p.wait()
 
@@ -294,13 +299,14 @@ func (p *Process) runSetup(ctx context.Context, argv []string) error {
 	cmd.Env = p.cmd.Env
 	cmd.Dir = p.spec.Dir
 	cmd.Stdout, cmd.Stderr = p.log.f, p.log.f
-	cmd.SysProcAttr = sysProcAttr()
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	err := cmd.Run()
-	if cmd.Process != nil {
+	guard, err := procgroup.Start(cmd)
+	if err == nil {
+		err = cmd.Wait()
 		// A setup command has no business leaving processes behind.
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		reapGroup(cmd.Process.Pid)
+		guard.Release()
 	}
 	if err == nil {
 		return nil
@@ -348,6 +354,7 @@ func (p *Process) stop() error {
 		// The leader is gone; its children may still be shutting down: they get the rest
 		// of the grace period.
 		if groupGone(p.pgid, deadline) {
+			p.guard.Release()
 			return nil
 		}
 	case <-timer.C:
@@ -364,6 +371,7 @@ func (p *Process) stop() error {
 	if !groupGone(p.pgid, time.Now().Add(killWait)) {
 		return fmt.Errorf("server %q: process group %d still running %s after SIGKILL", p.spec.Name, p.pgid, killWait)
 	}
+	p.guard.Release()
 	return nil
 }
 

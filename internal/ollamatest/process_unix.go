@@ -12,12 +12,6 @@ import (
 
 func checkPlatform() error { return nil }
 
-// processGroup puts serve in a new process group, so that it and the runners it
-// forks can be signalled together and a Ctrl-C at the terminal is ours to handle.
-func processGroup() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
-
 func signalGroup(pgid int, kill bool) {
 	sig := syscall.SIGTERM
 	if kill {

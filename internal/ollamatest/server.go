@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/internal/procgroup"
 	"github.com/planrun/planrun/internal/tinymodel"
 )
 
@@ -73,6 +74,7 @@ type Server struct {
 	CreateTime  time.Duration // `ollama create` of the tiny model
 
 	cmd      *exec.Cmd
+	guard    *procgroup.Guard
 	log      *os.File
 	exited   chan struct{} // closed when serve has exited
 	waitErr  error         // serve's exit status, valid once exited is closed
@@ -200,8 +202,10 @@ func start(bin, dir string, attempt int) (*Server, error) {
 	cmd.Dir = dir
 	cmd.Env = serverEnv(addr, models, home)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = processGroup()
-	if err := cmd.Start(); err != nil {
+	// Its own group that dies with this process: a test binary killed by a timeout or
+	// SIGKILL leaves neither serve nor its runners behind.
+	guard, err := procgroup.Start(cmd)
+	if err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start %s serve: %w", bin, err)
 	}
@@ -212,6 +216,7 @@ func start(bin, dir string, attempt int) (*Server, error) {
 		Dir:     dir,
 		LogPath: logPath,
 		cmd:     cmd,
+		guard:   guard,
 		log:     log,
 		exited:  make(chan struct{}),
 	}
@@ -357,6 +362,7 @@ func (s *Server) stop() error {
 		}
 	}
 	<-s.exited
+	s.guard.Release()
 	return nil
 }
 

@@ -37,8 +37,12 @@ func TestSkipAgreesWithEncodingJSON(t *testing.T) {
 
 func TestSyntaxErrorOffset(t *testing.T) {
 	var se *SyntaxError
-	if err := validates(`{"a":1,"b":x}`); !errors.As(err, &se) || se.Offset != 11 {
+	err := validates(`{"a":1,"b":x}`)
+	if !errors.As(err, &se) || se.Offset != 11 {
 		t.Fatalf("error %v, want one at byte 11", err)
+	}
+	if msg := err.Error(); msg != "invalid JSON at byte 11: "+se.What || se.What == "" {
+		t.Fatalf("message %q (what %q)", msg, se.What)
 	}
 }
 
@@ -48,6 +52,8 @@ func TestStringLen(t *testing.T) {
 	for _, in := range []string{
 		`""`, `"abc"`, `"\n\t\""`, `"\u00e9"`, `"é"`, `"\ud83d\ude00"`, `"😀"`, `"\ud800"`, `"\udc00x"`,
 		`"\ud83dx"`, "\"\xff\xfe\"", `"\/"`, `"日本語"`,
+		`"\u00E9\u00c9"`, `"\uD83D\uDE00"`, `"\u0041\u004F\u005a"`, // upper-case hex digits, 9/A/F/a/f edges
+		`"\u0039\u003A\u003F\u0040\u0060\u0066"`,
 	} {
 		var want string
 		if err := json.Unmarshal([]byte(in), &want); err != nil {

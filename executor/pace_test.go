@@ -1,0 +1,61 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The pacer's send-lag arithmetic, read on a stepClock that moves a known step on every
+// reading, so each lag is exact. (The pacer took its t0 on the first reading.)
+func TestPacerSendLagOnItsClock(t *testing.T) {
+	start := time.Unix(1000, 0)
+	// sent sends r on a fresh pacer whose clock steps by step, and returns what the
+	// request's goroutine was handed.
+	sent := func(step, at time.Duration) (paced, *pacer) {
+		var wg sync.WaitGroup
+		got := make(chan paced, 1)
+		p := newPacer(context.Background(), &stepClock{now: start, step: step}, 1, &wg, func(r paced) { got <- r })
+		defer p.stop()
+		if !p.send(paced{n: 3, at: at}) {
+			t.Fatal("send refused")
+		}
+		wg.Wait()
+		return <-got, p
+	}
+
+	t.Run("due exactly now: sent at once, lag from the next reading", func(t *testing.T) {
+		// t0 = 1s; send reads 2s: due at 1s is d = 0, not early; the lag reading is 3s.
+		r, _ := sent(time.Second, time.Second)
+		if !r.timed || r.early != nil || r.lag != time.Second || r.n != 3 || r.at != time.Second {
+			t.Fatalf("handed %+v, want timed, not early, lag 1s", r)
+		}
+	})
+	t.Run("late: lag is how far past its time", func(t *testing.T) {
+		r, _ := sent(time.Second, 0)
+		if r.early != nil || r.lag != 2*time.Second {
+			t.Fatalf("handed %+v, want lag 2s", r)
+		}
+	})
+	t.Run("early within the precise tail: handed over to wait out the rest", func(t *testing.T) {
+		// t0 = 1ms; send reads 2ms: due at 2ms is d = 1ms ahead, under preciseTail.
+		r, p := sent(time.Millisecond, 2*time.Millisecond)
+		if r.early != p || r.lag != 0 {
+			t.Fatalf("handed %+v, want early (this pacer), no lag yet", r)
+		}
+		// until reads 3ms, 4ms, ...: at 3ms the request (due at 2ms after t0 = 1ms) is on time.
+		if late := p.until(2 * time.Millisecond); late != 0 {
+			t.Fatalf("until: late %v, want 0 (the reading that meets the schedule)", late)
+		}
+	})
+	t.Run("until returns the first reading at or past the schedule", func(t *testing.T) {
+		var wg sync.WaitGroup
+		p := newPacer(context.Background(), &stepClock{now: start, step: 3 * time.Millisecond}, 0, &wg, func(paced) {})
+		defer p.stop()
+		// t0 = 3ms; readings at 6ms (3ms after t0: 2ms early), 9ms (6ms: 1ms late).
+		if late := p.until(5 * time.Millisecond); late != time.Millisecond {
+			t.Fatalf("until: late %v, want 1ms", late)
+		}
+	})
+}

@@ -1,0 +1,22 @@
+//go:build !unix
+
+package procgroup
+
+import (
+	"errors"
+	"os/exec"
+)
+
+// Guard is the watchdog of one started process group (Unix only).
+type Guard struct{}
+
+// Start refuses: without Unix process groups a server's children could not die with it.
+func Start(cmd *exec.Cmd) (*Guard, error) {
+	return nil, errors.New("procgroup: process groups are Unix only")
+}
+
+// Release does nothing.
+func (g *Guard) Release() {}
+
+// PGID is 0.
+func (g *Guard) PGID() int { return 0 }
