@@ -255,3 +255,30 @@ matrix "m" {
 		t.Errorf("%d requests sent without the key", n)
 	}
 }
+
+// apply -name names the run directory NAME-<start time>; a name that is no plain file
+// name, or one beside -resume (whose directory has its name), is bad usage and runs
+// nothing.
+func TestApplyName(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	plan := writePlan(t, applyPlan)
+	dir := filepath.Dir(plan)
+	for _, args := range [][]string{{"-name", "../escape"}, {"-name", "a b"}, {"-name", "ok", "-resume", dir}} {
+		code, _, errb := runCmd(t, "", append(append([]string{"apply", "-quiet", "-gpu=false", "-var", "url=" + srv.URL}, args...), plan)...)
+		if code != exitUsage || !strings.Contains(errb, "-name:") {
+			t.Errorf("apply %v: exit %d, want %d naming -name:\n%s", args, code, exitUsage, errb)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results")); !os.IsNotExist(err) {
+		t.Fatalf("a refused -name created results/: %v", err)
+	}
+	code, out, errb := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-name", "h200_nightly", "-var", "url="+srv.URL, plan)
+	if code != exitOK {
+		t.Fatalf("apply -name: exit %d\n%s\n%s", code, out, errb)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "results", "h200_nightly-20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]-[0-5][0-9]-[0-5][0-9]"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories named h200_nightly-<time>: %v\n%s", runs, out)
+	}
+}
