@@ -130,7 +130,7 @@ Second Ctrl-C: cancel at once.
 		Command:        append([]string{"planrun", "apply"}, args...),
 	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "planrun apply: %s\n", relPaths(err.Error()))
 		if res == nil {
 			return exitError
 		}
@@ -295,6 +295,17 @@ func (a *applyArgs) checkName(env *Env) (int, bool) {
 		return exitUsage, false
 	}
 	return exitOK, true
+}
+
+// relPaths shortens every absolute path under the working directory in a message to a
+// relative one, as relPath does for one path: apply's notes and errors name run
+// directories, ledgers, datasets and logs by the absolute paths it works with.
+func relPaths(msg string) string {
+	cwd, err := os.Getwd()
+	if err != nil || cwd == string(filepath.Separator) {
+		return msg
+	}
+	return strings.ReplaceAll(msg, cwd+string(filepath.Separator), "")
 }
 
 func relPath(p string) string {
