@@ -85,26 +85,9 @@ Second Ctrl-C: cancel at once.
 		return exitUsage
 	}
 
-	// First interrupt cancels ctx (stop sending, drain); the second closes stop.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := make(chan struct{})
-	if env.Interrupts != nil {
-		go func() {
-			n := 0
-			for range env.Interrupts {
-				n++
-				switch n {
-				case 1:
-					fmt.Fprintln(env.Stderr, "\nInterrupt: no new requests; letting requests in flight finish (Ctrl-C again to cancel them).")
-					cancel()
-				case 2:
-					fmt.Fprintln(env.Stderr, "\nSecond interrupt: cancelling requests in flight.")
-					close(stop)
-				}
-			}
-		}()
-	}
+	stop := watchInterrupts(env, cancel)
 
 	prog := newProgress(env.Stderr, env.IsTerminal, a.Quiet)
 	var tel *gpu.Telemetry // nil: apply opens NVML
@@ -280,6 +263,30 @@ func printFailedCells(env *Env, cells []report.CellStatus) {
 }
 
 // relPath shows a path relative to the working directory when it is below it.
+// watchInterrupts cancels on the first interrupt (stop sending, drain) and closes the
+// channel it returns on the second (cancel requests in flight).
+func watchInterrupts(env *Env, cancel context.CancelFunc) chan struct{} {
+	stop := make(chan struct{})
+	if env.Interrupts == nil {
+		return stop
+	}
+	go func() {
+		n := 0
+		for range env.Interrupts {
+			n++
+			switch n {
+			case 1:
+				fmt.Fprintln(env.Stderr, "\nInterrupt: no new requests; letting requests in flight finish (Ctrl-C again to cancel them).")
+				cancel()
+			case 2:
+				fmt.Fprintln(env.Stderr, "\nSecond interrupt: cancelling requests in flight.")
+				close(stop)
+			}
+		}
+	}()
+	return stop
+}
+
 // checkName refuses a -name that is no safe file name, or one beside -resume or -run-dir,
 // which name their run directory already.
 func (a *applyArgs) checkName(env *Env) (int, bool) {
