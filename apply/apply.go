@@ -33,6 +33,9 @@ type Options struct {
 	// has no csv output; empty means the directory of the plan's csv output, or
 	// <plan dir>/results.
 	ResultsDir string
+	// Name replaces the plan's file name in the new run directory's name
+	// (<name>-<start time>); it must pass CheckRunName.
+	Name string
 	// Resume is a run directory to continue: levels already complete there are skipped.
 	Resume string
 	// RunDir is the run directory of a Slurm job's node side (planrun apply -run-dir): it
@@ -183,6 +186,11 @@ func rowKey(r report.Row) levelKey {
 }
 
 func newApplier(o Options) (*applier, error) {
+	if o.Name != "" {
+		if err := CheckRunName(o.Name); err != nil {
+			return nil, err
+		}
+	}
 	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]report.Row{},
 		backends: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
 	if a.now == nil {
@@ -219,7 +227,7 @@ func newApplier(o Options) (*applier, error) {
 		}
 	}
 	if runDir == "" {
-		if runDir, err = newRunDir(resultsDir, started); err != nil {
+		if runDir, err = newRunDir(resultsDir, a.runName(), started); err != nil {
 			a.close()
 			return nil, fmt.Errorf("creating the run directory: %w", err)
 		}

@@ -438,7 +438,7 @@ func TestRunDirectoriesNeverMix(t *testing.T) {
 		}
 		dirs = append(dirs, res.RunDir)
 	}
-	if filepath.Base(dirs[0]) != "2026-12-01T10-00-00" || filepath.Base(dirs[1]) != "2026-12-01T10-00-00-2" {
+	if filepath.Base(dirs[0]) != "plan-2026-12-01T10-00-00" || filepath.Base(dirs[1]) != "plan-2026-12-01T10-00-00-2" {
 		t.Fatalf("run dirs %v: two runs in the same second must not share a directory", dirs)
 	}
 
@@ -451,8 +451,65 @@ func TestRunDirectoriesNeverMix(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Plan: p, Cells: cells[:1], NewBackend: newBackend, GPU: gpu.Open(), Now: now}); err == nil {
 		t.Fatal("a foreign ledger was accepted")
 	}
-	if _, err := os.Stat(filepath.Join(p.Dir, "results", "2026-12-01T10-01-00")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(p.Dir, "results", "plan-2026-12-01T10-01-00")); !os.IsNotExist(err) {
 		t.Fatalf("a refused run left its directory behind: %v", err)
+	}
+}
+
+// A run directory is named for the plan's file, or for Options.Name, before its start
+// time; a name that is no plain file name is refused before anything is created.
+func TestRunDirectoryNames(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	p, cells := loadPlan(t, twoToolsPlan, srv.URL)
+	at := time.Date(2026, 12, 1, 23, 13, 33, 0, time.UTC)
+	opts := Options{Plan: p, Cells: cells[:1], NewBackend: newBackend, GPU: gpu.Open(), Now: func() time.Time { return at }}
+	opts.Name = "nightly_h200.v2"
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := filepath.Base(res.RunDir); got != "nightly_h200.v2-2026-12-01T23-13-33" {
+		t.Fatalf("run dir %s, want nightly_h200.v2-2026-12-01T23-13-33", got)
+	}
+	if id := readManifest(t, res.RunDir).RunID; !strings.HasPrefix(id, "nightly_h200.v2-2026-12-01T23-13-33-") {
+		t.Fatalf("run id %q does not start with the run directory's name", id)
+	}
+	for _, bad := range []string{"../up", "a/b", ".hidden", "-flag", "with space", strings.Repeat("x", 65)} {
+		opts.Name = bad
+		if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "run name") {
+			t.Errorf("name %q: err %v, want a refusal naming the run name", bad, err)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(p.Dir, "results"))
+	if len(ents) != 2 { // the ledger and the one run
+		t.Fatalf("refused names left entries behind: %v", ents)
+	}
+
+	// A run directory named the old way (its start time alone) resumes as before.
+	old := filepath.Join(p.Dir, "results", "2026-12-01T23-13-33")
+	if err := os.Rename(res.RunDir, old); err != nil {
+		t.Fatal(err)
+	}
+	opts.Name = ""
+	opts.Resume = old
+	if res, err = Run(context.Background(), opts); err != nil || res.RunDir != old {
+		t.Fatalf("resuming %s: run dir %v, %v", old, res, err)
+	}
+	opts.Resume = ""
+
+	// A plan file whose name is no safe file name still names a safe directory.
+	odd := filepath.Join(p.Dir, ".my plan (v2).hcl")
+	if err := os.Rename(p.Path, odd); err != nil {
+		t.Fatal(err)
+	}
+	p2, cells2 := loadPlanFile(t, odd, "url="+srv.URL)
+	res, err = Run(context.Background(), Options{Plan: p2, Cells: cells2[:1], NewBackend: newBackend, GPU: gpu.Open(), Now: opts.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := filepath.Base(res.RunDir); got != "my-plan--v2--2026-12-01T23-13-33" {
+		t.Fatalf("run dir %s, want my-plan--v2--2026-12-01T23-13-33", got)
 	}
 }
 

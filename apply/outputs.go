@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +15,14 @@ import (
 	"github.com/planrun/planrun/report"
 )
 
-// newRunDir creates the run's directory, named for its start time; a second run in the
-// same second gets a suffix rather than mixing its files with the first's.
-func newRunDir(parent string, started time.Time) (string, error) {
+// newRunDir creates the run's directory, named for the run (the plan's file name, or
+// -name) and its start time, as <name>-2006-01-02T15-04-05; a second run in the same
+// second gets a suffix rather than mixing its files with the first's.
+func newRunDir(parent, name string, started time.Time) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", err
 	}
-	base := filepath.Join(parent, started.UTC().Format("2006-01-02T15-04-05"))
+	base := filepath.Join(parent, name+"-"+started.UTC().Format(RunTimeLayout))
 	dir := base
 	for i := 2; ; i++ {
 		err := os.Mkdir(dir, 0o755)
@@ -32,6 +34,50 @@ func newRunDir(parent string, started time.Time) (string, error) {
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}
+}
+
+// RunTimeLayout is the start time in a run directory's name.
+const RunTimeLayout = "2006-01-02T15-04-05"
+
+// CheckRunName says why name cannot name run directories (apply -name): it must be a
+// plain file name, so the run directory stays inside the results directory.
+func CheckRunName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("the run name is empty")
+	case len(name) > 64:
+		return fmt.Errorf("the run name %q is longer than 64 characters", name)
+	case name[0] == '.' || name[0] == '-':
+		return fmt.Errorf("the run name %q starts with %q: use a letter or digit first", name, name[:1])
+	}
+	for _, r := range name {
+		if !safeNameRune(r) {
+			return fmt.Errorf("the run name %q holds %q: use letters, digits, '.', '_' and '-' only", name, r)
+		}
+	}
+	return nil
+}
+
+func safeNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// runName is the name part of the run's directory: Options.Name, or the plan's file
+// name with any character unsafe in a file name replaced by '-'.
+func (a *applier) runName() string {
+	if a.o.Name != "" {
+		return a.o.Name
+	}
+	name := strings.TrimLeft(strings.Map(func(r rune) rune {
+		if safeNameRune(r) {
+			return r
+		}
+		return '-'
+	}, planName(a.o.Plan)), ".-")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return cmp.Or(name, "run")
 }
 
 func planName(p *plan.Plan) string {

@@ -213,17 +213,19 @@ func paretoFigure(rows []Row) *figure {
 		// Latency from zero too: points microseconds apart otherwise stretch across the
 		// axis, with ticks that all read the same ("20, 20, 20").
 		p.X.Min = 0
+		var points plotter.XYs
+		var labels []string
 		for _, ax := range loadAxes {
 			for _, s := range cellSeries(rows, cells, ax.has, scaled(m.p50, m.scale), func(r Row) float64 { return r.OutputTokS }) {
 				f.line(p, s)
-				labels := make([]string, len(s.rows))
-				for i, r := range s.rows {
-					labels[i] = " " + loadLabel(r)
-				}
-				if l, err := plotter.NewLabels(plotter.XYLabels{XYs: s.xys, Labels: labels}); err == nil {
-					p.Add(l)
+				points = append(points, s.xys...)
+				for _, r := range s.rows {
+					labels = append(labels, loadLabel(r))
 				}
 			}
+		}
+		if l, err := plotter.NewLabels(mergeLabels(points, labels)); err == nil {
+			p.Add(l)
 		}
 		panels = append(panels, p)
 	}
@@ -231,6 +233,36 @@ func paretoFigure(rows []Row) *figure {
 		f.panels = [][]*plot.Plot{panels}
 	}
 	return f.orNil()
+}
+
+// mergeLabels gives points that sit on one spot (within 3% of either axis's span from
+// zero) one label naming each of their loads once, at the first of them: labels drawn
+// on one spot overprint each other unreadably.
+func mergeLabels(points plotter.XYs, labels []string) plotter.XYLabels {
+	var spanX, spanY float64
+	for _, p := range points {
+		spanX, spanY = max(spanX, math.Abs(p.X)), max(spanY, math.Abs(p.Y))
+	}
+	near := func(a, b plotter.XY) bool {
+		return math.Abs(a.X-b.X) <= 0.03*spanX && math.Abs(a.Y-b.Y) <= 0.03*spanY
+	}
+	var out plotter.XYLabels
+	var names [][]string
+	for i, p := range points {
+		at := slices.IndexFunc(out.XYs, func(q plotter.XY) bool { return near(p, q) })
+		if at < 0 {
+			out.XYs = append(out.XYs, p)
+			names = append(names, nil)
+			at = len(names) - 1
+		}
+		if !slices.Contains(names[at], labels[i]) {
+			names[at] = append(names[at], labels[i])
+		}
+	}
+	for _, n := range names {
+		out.Labels = append(out.Labels, " "+strings.Join(n, ", "))
+	}
+	return out
 }
 
 // vramFigure: one panel per GPU, one line per cell and level.
@@ -429,6 +461,7 @@ func newFigure(title, file string) *figure {
 	l := plot.NewLegend()
 	l.Top, l.Left = true, true // entries read from the strip's top left
 	l.Padding = vg.Points(3)
+	l.ThumbnailWidth = vg.Points(32) // long enough to show a dashed line's pattern
 	return &figure{title: title, file: file, legend: l, inLegend: map[string]bool{}}
 }
 
@@ -456,7 +489,7 @@ func (f *figure) line(p *plot.Plot, s namedXYs) {
 	if err != nil {
 		return
 	}
-	line.Color, line.Width = seriesColor(s.cell), vg.Points(1.5)
+	line.LineStyle = seriesLine(s.cell)
 	points.Color, points.Shape = seriesColor(s.cell), plotutil.Shape(s.cell)
 	p.Add(line, points)
 	if !f.inLegend[s.name] {
@@ -466,11 +499,21 @@ func (f *figure) line(p *plot.Plot, s namedXYs) {
 	}
 }
 
+// seriesLine is a cell's line: its colour and a dash pattern of its own, so lines that
+// lie on each other still tell apart where one is hidden (beside the marker shapes).
+func seriesLine(cell int) draw.LineStyle {
+	return draw.LineStyle{Color: seriesColor(cell), Width: vg.Points(1.5), Dashes: plotutil.Dashes(cell)}
+}
+
 // headroom leaves 5% above the highest point, so a line or band at the maximum is not
-// drawn on the panel's edge; an SLO panel already ends at 100%.
+// drawn on the panel's edge (an SLO panel already ends at 100%), and 5% right of the
+// last, so the last point and its label are not on the panel's right edge.
 func headroom(p *plot.Plot) {
 	if p.Y.Max > p.Y.Min && p.Y.Max != 100 {
 		p.Y.Max += (p.Y.Max - p.Y.Min) / 20
+	}
+	if p.X.Max > p.X.Min {
+		p.X.Max += (p.X.Max - p.X.Min) / 20
 	}
 }
 

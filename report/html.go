@@ -114,9 +114,10 @@ func htmlCells(rows []Row, pcts []int) []htmlCell {
 		levels[i] = append(levels[i], row)
 	}
 	for i, rs := range levels {
-		detail := htmlTable{Head: detailHead}
+		// The cell's own section names it: its table starts at the concurrency.
+		detail := htmlTable{Head: detailHead[1:]}
 		for _, r := range rs {
-			detail.Rows = append(detail.Rows, detailCells(r))
+			detail.Rows = append(detail.Rows, detailCells(r)[1:])
 		}
 		pct := htmlTable{Title: "Percentiles"}
 		pct.Head, pct.Rows = percentileCells(rs, pcts)
@@ -185,7 +186,8 @@ tr.failed td, tr.interrupted td { background: #fff1f0; }
 .scroll { overflow-x: auto; }
 .notes { color: #3d444d; }
 figure { margin: 1em 0 2em; }
-.cell td { white-space: nowrap; }
+/* A cell's tables have 20 columns: at 1400 px they fit only in a smaller font, wrapping within a cell. */
+.cell table { font-size: 12px; } .cell th, .cell td { padding: .25em .35em; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 details { margin: .4em 0; } summary { cursor: pointer; }
 .about { color: #59636e; margin: .3em 0; }

@@ -25,10 +25,37 @@ import (
 // chartBox is where a chart's SVG sits on the page, in CSS pixels from the page's top.
 type chartBox struct{ X, Y, W, H float64 }
 
+// pageFit is what the rendered page says about its width and its links: the
+// document's scroll width, every table wider than the box it sits in (named by its id
+// or the heading above it, with both widths), and every in-page link (href="#id")
+// whose target is missing, beside how many in-page links there are.
+type pageFit struct {
+	ScrollWidth float64
+	Overflowing []string
+	Links       int
+	Missing     []string
+}
+
+// pageWidth is the window width report.html must fit: a laptop's browser window.
+const pageWidth = 1400
+
+const pageFitJS = `(() => {
+	const name = t => t.id || (t.closest(".scroll")?.previousElementSibling?.textContent ?? "") + " in " + (t.closest("details")?.querySelector("h3")?.textContent ?? "");
+	const over = [...document.querySelectorAll("table")].filter(t => {
+		const box = t.parentElement.getBoundingClientRect().width;
+		return t.getBoundingClientRect().width > box + 0.5;
+	}).map(t => name(t) + ": " + Math.round(t.getBoundingClientRect().width) + " px in " + Math.round(t.parentElement.getBoundingClientRect().width));
+	const links = [...document.querySelectorAll('a[href^="#"]')];
+	return {ScrollWidth: document.documentElement.scrollWidth, Overflowing: over, Links: links.length,
+		Missing: links.filter(a => !document.getElementById(a.getAttribute("href").slice(1))).map(a => a.getAttribute("href"))};
+})()`
+
 // TestHTMLInChromium renders report.html in headless Chromium (Debian's chromium
 // package; .ci/run installs it) and checks what a reader would see: no console error,
 // no request leaving the file, one SVG per chart, and each chart's region of the
-// screenshot holding its series' colours. PLANRUN_SCREENSHOT=path keeps the screenshot.
+// screenshot holding its series' colours; at 1400 px no table is wider than the page
+// (nor scrolls inside its box), and every [n] marker's link has its note.
+// PLANRUN_SCREENSHOT=path keeps the screenshot.
 func TestHTMLInChromium(t *testing.T) {
 	browser, err := exec.LookPath("chromium")
 	if err != nil {
@@ -43,7 +70,7 @@ func TestHTMLInChromium(t *testing.T) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-component-update", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 2000))
+		chromedp.WindowSize(pageWidth, 2000))
 	// A bound on a hung browser, not a speed check.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -96,6 +123,10 @@ func TestHTMLInChromium(t *testing.T) {
 			return {X: r.left + window.scrollX, Y: r.top + window.scrollY, W: r.width, H: r.height};
 		})`))
 	}
+	var fit pageFit
+	if err == nil {
+		fit, err = chromedp.Run(ctx, chromedp.Evaluate[pageFit](pageFitJS))
+	}
 	var shot []byte
 	if err == nil {
 		shot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -111,6 +142,16 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Errorf("Chromium: %s", p)
 	}
 	mu.Unlock()
+
+	if fit.ScrollWidth > pageWidth {
+		t.Errorf("the page is %.0f px wide in a %d px window", fit.ScrollWidth, pageWidth)
+	}
+	for _, o := range fit.Overflowing {
+		t.Errorf("a table is wider than its box at %d px: %s", pageWidth, o)
+	}
+	if fit.Links == 0 || len(fit.Missing) > 0 {
+		t.Errorf("%d in-page links; without a target: %v", fit.Links, fit.Missing)
+	}
 
 	if len(boxes) != len(r.Charts) {
 		t.Fatalf("the page shows %d chart SVGs, want %d", len(boxes), len(r.Charts))

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata")
@@ -214,5 +219,56 @@ func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
 	}
 	if len(seen) < 2 {
 		t.Errorf("ticks %v", seen)
+	}
+}
+
+// Every panel leaves room right of its last point too, so the last point and its label
+// are not drawn on the panel's edge.
+func TestChartsPadTheXAxis(t *testing.T) {
+	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4)})
+	if f == nil {
+		t.Fatal("no latency chart")
+	}
+	if _, err := f.render("svg"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.panels[0] {
+		if p.X.Max <= 4 || p.X.Max > 4.5 {
+			t.Errorf("%s: x axis ends at %v; the last point is at 4", p.Title.Text, p.X.Max)
+		}
+	}
+}
+
+// Each cell's line has its own dash pattern as well as its own colour and marker, so
+// lines on top of each other still tell apart; the SVG draws them so.
+func TestChartSeriesDistinctDashes(t *testing.T) {
+	const n = 6
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if slices.Equal(seriesLine(i).Dashes, seriesLine(j).Dashes) {
+				t.Errorf("series %d and %d share the dash pattern %v", i, j, seriesLine(i).Dashes)
+			}
+			if fmt.Sprintf("%T", plotutil.Shape(i)) == fmt.Sprintf("%T", plotutil.Shape(j)) {
+				t.Errorf("series %d and %d share the marker shape %T", i, j, plotutil.Shape(i))
+			}
+		}
+	}
+	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4), sampleRow("b", 1), sampleRow("b", 4)})
+	svg, err := f.render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(svg), "stroke-dasharray") {
+		t.Error("the second cell's line is drawn solid in the SVG, as the first")
+	}
+}
+
+// Points on one spot of the throughput chart (two cells, or two levels, measuring the
+// same) get one label naming each load once, not labels printed over each other.
+func TestChartLabelsOnOneSpotMerge(t *testing.T) {
+	points := plotter.XYs{{X: 0.1, Y: 50}, {X: 0.1, Y: 50}, {X: 0.1005, Y: 50.2}, {X: 0.4, Y: 90}}
+	got := mergeLabels(points, []string{"c1", "c1", "c4", "c8"})
+	if len(got.XYs) != 2 || !slices.Equal(got.Labels, []string{" c1, c4", " c8"}) || got.XYs[0] != points[0] {
+		t.Fatalf("labels %q at %v, want \" c1, c4\" at the first point and \" c8\"", got.Labels, got.XYs)
 	}
 }

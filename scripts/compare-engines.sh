@@ -45,7 +45,7 @@ if [[ -n "$left" ]]; then
   printf '%s' "$left" >&2
   exit 1
 fi
-report=$(ls -1d "$root"/results/compare-engines/*/report.md 2>/dev/null | sort | tail -n 1)
+report=$(ls -1td "$root"/results/compare-engines/*/report.md 2>/dev/null | head -n 1) # the newest, however it is named
 if [[ -n "$report" ]]; then echo; cat "$report"; echo; say "report: ${report#"$root"/}"; fi
 say "done in $(( $(date +%s) - started ))s (planrun exit $status); no Ollama or vLLM process left"
 exit "$status"

@@ -60,7 +60,7 @@ if [[ -n "$left" ]]; then
   exit 1
 fi
 
-report=$(ls -1d "$root"/results/quickstart/*/report.md 2>/dev/null | sort | tail -n 1)
+report=$(ls -1td "$root"/results/quickstart/*/report.md 2>/dev/null | head -n 1) # the newest, however it is named
 if [[ -n "$report" ]]; then
   echo
   cat "$report"

@@ -20,7 +20,7 @@ PY
 for place in slurm local; do
   for i in $(seq "$n"); do
     (cd "$work" && "$bin" apply -quiet -gpu=false -only 'mock/*' -var planrun="$bin" -var tools="$work" "$place.hcl" >/dev/null)
-    run=$(ls -d "$work"/results/2* | tail -1)
+    run=$(ls -1td "$work"/results/*/ | head -n 1) # the newest run directory
     python3 - "$place" "$run" <<'PY'
 import csv, datetime, glob, json, os, sys
 place, run = sys.argv[1], sys.argv[2]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +31,7 @@ type applyArgs struct {
 	Resume      string
 	RunDir      string
 	Results     string
+	Name        string
 	Quiet       bool
 	Grace       time.Duration
 	GPU         bool
@@ -55,11 +57,15 @@ Second Ctrl-C: cancel at once.
 	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
 	fs.StringVar(&a.RunDir, strings.TrimPrefix(slurm.NodeRunDirFlag, "-"), "", "run in this run directory as a Slurm job's node side: created or resumed, and no row appended to the plan's CSV ledger (the submitting planrun merges them)")
 	fs.StringVar(&a.Results, "results", "", "directory for run directories, and for the CSV ledger (results.csv) unless an output \"csv\" names its path (default: beside the csv output, or <plan dir>/results)")
+	fs.StringVar(&a.Name, "name", "", "name the run directory NAME-<start time> instead of after the plan's file (letters, digits, '.', '_', '-')")
 	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
 	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
 	fs.BoolVar(&a.GPU, "gpu", true, "sample GPU memory, utilisation and power with NVML during each measured window")
 	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU sampling interval (NVML)")
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
+		return code
+	}
+	if code, ok := a.checkName(env); !ok {
 		return code
 	}
 	if a.Resume != "" {
@@ -79,26 +85,9 @@ Second Ctrl-C: cancel at once.
 		return exitUsage
 	}
 
-	// First interrupt cancels ctx (stop sending, drain); the second closes stop.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := make(chan struct{})
-	if env.Interrupts != nil {
-		go func() {
-			n := 0
-			for range env.Interrupts {
-				n++
-				switch n {
-				case 1:
-					fmt.Fprintln(env.Stderr, "\nInterrupt: no new requests; letting requests in flight finish (Ctrl-C again to cancel them).")
-					cancel()
-				case 2:
-					fmt.Fprintln(env.Stderr, "\nSecond interrupt: cancelling requests in flight.")
-					close(stop)
-				}
-			}
-		}()
-	}
+	stop := watchInterrupts(env, cancel)
 
 	prog := newProgress(env.Stderr, env.IsTerminal, a.Quiet)
 	var tel *gpu.Telemetry // nil: apply opens NVML
@@ -110,6 +99,7 @@ Second Ctrl-C: cancel at once.
 		Cells:          cells,
 		NewBackend:     func(c backends.Config) (backends.Backend, error) { c.Getenv = env.Getenv; return connect.New(c) },
 		ResultsDir:     a.Results,
+		Name:           a.Name,
 		Resume:         a.Resume,
 		RunDir:         a.RunDir,
 		Vars:           a.Vars,
@@ -123,7 +113,7 @@ Second Ctrl-C: cancel at once.
 		Command:        append([]string{"planrun", "apply"}, args...),
 	})
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
+		fmt.Fprintf(env.Stderr, "planrun apply: %s\n", relPaths(err.Error()))
 		if res == nil {
 			return exitError
 		}
@@ -183,7 +173,7 @@ func resumeCommand(fs *flag.FlagSet, dir, planPath string, p *plan.Plan) string 
 	words := []string{"planrun", "apply", "-resume", slurm.ShellQuote(dir)}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "var", "var-file", "resume":
+		case "var", "var-file", "resume", "name": // the run directory has its name
 			return
 		}
 		values := []string{f.Value.String()}
@@ -273,6 +263,58 @@ func printFailedCells(env *Env, cells []report.CellStatus) {
 }
 
 // relPath shows a path relative to the working directory when it is below it.
+// watchInterrupts cancels on the first interrupt (stop sending, drain) and closes the
+// channel it returns on the second (cancel requests in flight).
+func watchInterrupts(env *Env, cancel context.CancelFunc) chan struct{} {
+	stop := make(chan struct{})
+	if env.Interrupts == nil {
+		return stop
+	}
+	go func() {
+		n := 0
+		for range env.Interrupts {
+			n++
+			switch n {
+			case 1:
+				fmt.Fprintln(env.Stderr, "\nInterrupt: no new requests; letting requests in flight finish (Ctrl-C again to cancel them).")
+				cancel()
+			case 2:
+				fmt.Fprintln(env.Stderr, "\nSecond interrupt: cancelling requests in flight.")
+				close(stop)
+			}
+		}
+	}()
+	return stop
+}
+
+// checkName refuses a -name that is no safe file name, or one beside -resume or -run-dir,
+// which name their run directory already.
+func (a *applyArgs) checkName(env *Env) (int, bool) {
+	if a.Name == "" {
+		return exitOK, true
+	}
+	err := apply.CheckRunName(a.Name)
+	if err == nil && (a.Resume != "" || a.RunDir != "") {
+		err = errors.New("-name names a new run directory; -resume and -run-dir continue one that has its name")
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun apply: -name: %v\n", err)
+		return exitUsage, false
+	}
+	return exitOK, true
+}
+
+// relPaths shortens every absolute path under the working directory in a message to a
+// relative one, as relPath does for one path: apply's notes and errors name run
+// directories, ledgers, datasets and logs by the absolute paths it works with.
+func relPaths(msg string) string {
+	cwd, err := os.Getwd()
+	if err != nil || cwd == string(filepath.Separator) {
+		return msg
+	}
+	return strings.ReplaceAll(msg, cwd+string(filepath.Separator), "")
+}
+
 func relPath(p string) string {
 	if rel, err := filepath.Rel(".", p); err == nil && !strings.HasPrefix(rel, "..") {
 		return rel

@@ -255,3 +255,59 @@ matrix "m" {
 		t.Errorf("%d requests sent without the key", n)
 	}
 }
+
+// apply -name names the run directory NAME-<start time>; a name that is no plain file
+// name, or one beside -resume (whose directory has its name), is bad usage and runs
+// nothing.
+func TestApplyName(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	plan := writePlan(t, applyPlan)
+	dir := filepath.Dir(plan)
+	for _, args := range [][]string{{"-name", "../escape"}, {"-name", "a b"}, {"-name", "ok", "-resume", dir}} {
+		code, _, errb := runCmd(t, "", append(append([]string{"apply", "-quiet", "-gpu=false", "-var", "url=" + srv.URL}, args...), plan)...)
+		if code != exitUsage || !strings.Contains(errb, "-name:") {
+			t.Errorf("apply %v: exit %d, want %d naming -name:\n%s", args, code, exitUsage, errb)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results")); !os.IsNotExist(err) {
+		t.Fatalf("a refused -name created results/: %v", err)
+	}
+	code, out, errb := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-name", "h200_nightly", "-var", "url="+srv.URL, plan)
+	if code != exitOK {
+		t.Fatalf("apply -name: exit %d\n%s\n%s", code, out, errb)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "results", "h200_nightly-20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]-[0-5][0-9]-[0-5][0-9]"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories named h200_nightly-<time>: %v\n%s", runs, out)
+	}
+}
+
+// Notes and errors name paths under the working directory relative to it: a resumed
+// run whose cells are complete says so naming its run directory as results/..., not
+// by the absolute path apply was given.
+func TestNotesUseRelativePaths(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	defer srv.Close()
+	plan := writePlan(t, applyPlan)
+	dir := filepath.Dir(plan)
+	t.Chdir(dir)
+	if code, out, errb := runCmd(t, "", "apply", "-gpu=false", "-var", "url="+srv.URL, plan); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errb)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "results", "plan-2*"))
+	if len(runs) != 1 || !filepath.IsAbs(runs[0]) {
+		t.Fatalf("run directories: %v", runs)
+	}
+	code, out, errb := runCmd(t, "", "apply", "-gpu=false", "-var", "url="+srv.URL, "-resume", runs[0], plan)
+	rel := filepath.Join("results", filepath.Base(runs[0]))
+	if code != exitOK || !strings.Contains(errb, "already complete in "+rel+", skipped") || strings.Contains(errb+out, dir+"/") {
+		t.Fatalf("resume: exit %d; want notes naming %s, and no absolute path under %s:\n%s\n%s", code, rel, dir, out, errb)
+	}
+	// An error's paths too: a run directory with another plan's manifest.
+	other := writePlan(t, strings.Replace(applyPlan, "max_tokens", "# another plan\n  max_tokens", 1))
+	code, _, errb = runCmd(t, "", "apply", "-gpu=false", "-var", "url="+srv.URL, "-resume", runs[0], other)
+	if code == exitOK || !strings.Contains(errb, "cannot resume "+rel+":") {
+		t.Fatalf("resume with another plan: exit %d, want an error naming %s:\n%s", code, rel, errb)
+	}
+}

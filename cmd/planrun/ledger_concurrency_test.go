@@ -165,7 +165,7 @@ func TestResultsFlagMovesTheLedger(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "results")); !os.IsNotExist(err) {
 				t.Errorf("apply -results wrote under the plan's results/ too: %v", err)
 			}
-			runs, _ := filepath.Glob(filepath.Join(dir, "elsewhere", "2*"))
+			runs, _ := filepath.Glob(filepath.Join(dir, "elsewhere", "plan-2*"))
 			if len(runs) != 1 {
 				t.Errorf("run directories under -results: %v", runs)
 			}

@@ -46,7 +46,7 @@ func (p *progress) Note(format string, args ...any) {
 	if p.bar != nil {
 		p.bar.Clear()
 	}
-	fmt.Fprintf(p.w, format+"\n", args...)
+	fmt.Fprintln(p.w, relPaths(fmt.Sprintf(format, args...)))
 }
 
 func (p *progress) StartLevel(cell *plan.Cell, level plan.LoadLevel, requests int) {

@@ -42,7 +42,8 @@ matrix "m" {
 // A real apply, interrupted with SIGINT after its first level, prints a resume command;
 // run exactly as printed (its -var flags are not in it, and the sensitive variable
 // comes from the environment again), it completes the run, says which level it skips,
-// and the ledger counts each level once.
+// and the ledger counts each level once. The run is named with -name, which names its
+// directory and is left out of the resume command (which continues that directory).
 func TestResumeAsPrinted(t *testing.T) {
 	bin := planrunBinary(t)
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: 40 * time.Millisecond}))
@@ -52,7 +53,7 @@ func TestResumeAsPrinted(t *testing.T) {
 	const secret = "s3cret-value-never-saved"
 	env := append(os.Environ(), "PLANRUN_VAR_secret="+secret)
 
-	first := exec.Command(bin, "apply", "-gpu=false", "-var", "url="+srv.URL, "-var", "tokens=8", "plan.hcl")
+	first := exec.Command(bin, "apply", "-gpu=false", "-name", "nightly", "-var", "url="+srv.URL, "-var", "tokens=8", "plan.hcl")
 	first.Dir, first.Env = dir, env
 	var out bytes.Buffer
 	first.Stdout, first.Stderr = &out, &out
@@ -62,7 +63,7 @@ func TestResumeAsPrinted(t *testing.T) {
 	defer first.Process.Kill()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		runs, _ := filepath.Glob(filepath.Join(dir, "results", "2*", "results.csv"))
+		runs, _ := filepath.Glob(filepath.Join(dir, "results", "nightly-2*", "results.csv"))
 		if len(runs) == 1 {
 			if rows, _ := report.ReadLedger(runs[0]); len(rows) == 1 {
 				break
@@ -87,7 +88,7 @@ func TestResumeAsPrinted(t *testing.T) {
 	if strings.Contains(printed, "tokens") || strings.Contains(printed, srv.URL) {
 		t.Errorf("the resume command repeats variable values: %s", printed)
 	}
-	runDirs, _ := filepath.Glob(filepath.Join(dir, "results", "2*"))
+	runDirs, _ := filepath.Glob(filepath.Join(dir, "results", "nightly-2*"))
 	if saved, err := os.ReadFile(filepath.Join(runDirs[0], "variables.hcl")); err != nil || bytes.Contains(saved, []byte(secret)) {
 		t.Fatalf("variables.hcl: %v\n%s", err, saved)
 	}

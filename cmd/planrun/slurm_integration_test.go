@@ -366,7 +366,7 @@ func TestSlurmResumeSkipsCompleteLevels(t *testing.T) {
 	if code := exitCode(t, cmd); code != exitInterrupted {
 		t.Fatalf("apply exit %d, want %d:\n%s", code, exitInterrupted, out)
 	}
-	runs, _ := filepath.Glob(filepath.Join(dir, "results", "2*"))
+	runs, _ := filepath.Glob(filepath.Join(dir, "results", "plan-2*"))
 	if len(runs) != 1 {
 		t.Fatalf("run directories: %v", runs)
 	}
