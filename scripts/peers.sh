@@ -78,7 +78,7 @@ TAIL=25 run planrun "$root/.tools/bin/planrun" apply -results "$out/planrun" scr
   -var "url=$url" -var "requests=$n"
 [[ -f "$out/planrun/results.csv" ]] || true
 for c in "${levels[@]}"; do
-  TAIL=30 run "vllm-bench-c$c" "$venv/bin/python" -m vllm.entrypoints.cli.main bench serve \
+  TAIL=30 run "vllm-bench-c$c" "$venv/bin/python" scripts/peers/vllm_bench.py \
     --backend openai-chat --base-url "$url" --endpoint /v1/chat/completions --model tiny \
     --tokenizer "$dir/model" --dataset-name random --random-input-len 64 --random-output-len 32 \
     --ignore-eos --max-concurrency "$c" --num-prompts "$n" --seed 42 \
