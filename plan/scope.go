@@ -239,8 +239,6 @@ func suggestion(given string, options []string) string {
 	return suggest.DidYouMean(given, options)
 }
 
-func nearest(given string, options []string) string { return suggest.Nearest(given, options) }
-
 func keys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
