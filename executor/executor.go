@@ -207,7 +207,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			p.lag = p.early.until(p.at)
 		}
 		tr.apply(&req)
-		if aborted(opts.Abort) {
+		if closed(opts.Abort) {
 			return record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0)
 		}
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
@@ -369,18 +369,6 @@ const abortWait = time.Second
 
 func connectionLost(c backends.ErrorClass) bool {
 	return c == backends.ErrRefused || c == backends.ErrStreamCut || c == backends.ErrOther
-}
-
-func aborted(ch <-chan struct{}) bool {
-	if ch == nil {
-		return false
-	}
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 func abortErr(opts Options) *backends.Error {

@@ -74,6 +74,8 @@ func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.
 	}
 }
 
+// closed reports, without blocking, whether ch is closed; a nil ch (no abort signal
+// given) never is.
 func closed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:

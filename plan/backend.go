@@ -3,7 +3,9 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,7 +162,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	}
 
 	if a := attrs["headers"]; a != nil && l.decode(a, ctx, &be.Headers) {
-		for _, h := range keys(be.Headers) {
+		for _, h := range slices.Sorted(maps.Keys(be.Headers)) {
 			if contains(secretHeaders, strings.ToLower(h)) {
 				l.errorf(keyRange(a.Expr, h), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
 			}
@@ -246,7 +248,7 @@ func (l *loader) serverRef(expr hcl.Expression, ctx *hcl.EvalContext, s scope) *
 			return srv
 		}
 	}
-	l.errorf(expr.Range().Ptr(), "Reference to undeclared server", "No server %q is declared.%s", name, suggestion(name, keys(l.names.servers)))
+	l.errorf(expr.Range().Ptr(), "Reference to undeclared server", "No server %q is declared.%s", name, suggestion(name, slices.Sorted(maps.Keys(l.names.servers))))
 	return nil
 }
 

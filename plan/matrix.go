@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
@@ -305,7 +307,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range, expr hcl.Expr
 				return dimValue{key: h.Name, hardware: h}, true
 			}
 		}
-		l.errorIn(expr, ctx, rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", refSuggestion(v, "hardware.", keys(l.names.hardware)))
+		l.errorIn(expr, ctx, rng, "Invalid hardware", "hardware takes hardware block references such as hardware.rtx4060.%s", refSuggestion(v, "hardware.", slices.Sorted(maps.Keys(l.names.hardware))))
 	case "workload":
 		name, ok := refName(v, "workload.")
 		for _, w := range l.p.Workloads {
@@ -313,7 +315,7 @@ func (l *loader) dimValue(dim string, v cty.Value, rng *hcl.Range, expr hcl.Expr
 				return dimValue{key: w.Name, workload: w}, true
 			}
 		}
-		l.errorIn(expr, ctx, rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", refSuggestion(v, "workload.", keys(l.names.workloads)))
+		l.errorIn(expr, ctx, rng, "Invalid workload", "workload takes workload block references such as workload.short.%s", refSuggestion(v, "workload.", slices.Sorted(maps.Keys(l.names.workloads))))
 	}
 	return dimValue{}, false
 }
@@ -741,9 +743,9 @@ func explainIndex(diags hcl.Diagnostics, cellID string) hcl.Diagnostics {
 		var have []string
 		switch {
 		case coll.Type().IsObjectType():
-			have = keys(coll.Type().AttributeTypes()) // known even where the values are not
+			have = slices.Sorted(maps.Keys(coll.Type().AttributeTypes())) // known even where the values are not
 		case coll.Type().IsMapType() && coll.IsWhollyKnown():
-			have = keys(coll.AsValueMap())
+			have = slices.Sorted(maps.Keys(coll.AsValueMap()))
 		default:
 			continue
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 
@@ -40,7 +41,7 @@ func (l *loader) decodeOutputBlock(b *hcl.Block, ctx *hcl.EvalContext) *Output {
 	kind := b.Labels[0]
 	def, ok := OutputKinds[kind]
 	if !ok {
-		l.errorf(b.LabelRanges[0].Ptr(), "Unknown output kind", "An output's kind is %s, not %q.%s", quoteList(keys(OutputKinds)), kind, suggestion(kind, keys(OutputKinds)))
+		l.errorf(b.LabelRanges[0].Ptr(), "Unknown output kind", "An output's kind is %s, not %q.%s", quoteList(slices.Sorted(maps.Keys(OutputKinds))), kind, suggestion(kind, slices.Sorted(maps.Keys(OutputKinds))))
 		return nil
 	}
 	o := &Output{Kind: kind, Language: "en", DeclRange: b.DefRange}

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,12 +87,12 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 		case "var":
 			if !l.names.vars[name] {
 				bad(t, 1, "Reference to undeclared variable",
-					"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, keys(l.names.vars)))
+					"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(l.names.vars))))
 			}
 		case "local":
 			if !l.names.locals[name] {
 				bad(t, 1, "Reference to undeclared local value",
-					"No local value %q is defined in a locals block.%s", name, suggestion(name, keys(l.names.locals)))
+					"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(l.names.locals))))
 			}
 		case "backend":
 			byName, ok := l.names.backends[name]
@@ -121,7 +123,7 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads, "dataset": l.names.datasets}[root]
 			if !set[name] {
 				bad(t, 1, "Reference to undeclared "+root,
-					"No %s %q is declared.%s", root, name, suggestion(name, keys(set)))
+					"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
 			}
 		case "matrix":
 			if !contains(matrixDimensions, name) {
@@ -237,17 +239,6 @@ func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool
 // suggestion returns " Did you mean "x"?" for the closest option, or "".
 func suggestion(given string, options []string) string {
 	return suggest.DidYouMean(given, options)
-}
-
-func nearest(given string, options []string) string { return suggest.Nearest(given, options) }
-
-func keys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // httpURL parses s and reports whether it is an http:// or https:// URL with a host,

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,10 +113,10 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 		l.p.Variables = append(l.p.Variables, v)
 	}
 	// Values for variables the plan does not declare are mistakes (a typo, usually).
-	for _, name := range keys(given) {
+	for _, name := range slices.Sorted(maps.Keys(given)) {
 		raw := given[name][0]
 		l.errorf(raw.rng, "Value for undeclared variable",
-			"%s sets %q, which the plan does not declare.%s", raw.source, name, suggestion(name, keys(l.names.vars)))
+			"%s sets %q, which the plan does not declare.%s", raw.source, name, suggestion(name, slices.Sorted(maps.Keys(l.names.vars))))
 	}
 }
 
@@ -150,7 +152,7 @@ func (l *loader) externalValues() map[string][]rawValue {
 		l.p.Files[path] = f
 		attrs, diags := f.Body.JustAttributes()
 		l.add(diags)
-		for _, name := range keys(attrs) {
+		for _, name := range slices.Sorted(maps.Keys(attrs)) {
 			a := attrs[name]
 			given[name] = append(given[name], rawValue{expr: a.Expr, source: "The variables file " + path, rng: a.NameRange.Ptr()})
 		}
@@ -294,7 +296,7 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 	}
 	for len(pending) > 0 {
 		progress := false
-		for _, n := range keys(pending) {
+		for _, n := range slices.Sorted(maps.Keys(pending)) {
 			a := pending[n]
 			ready := true
 			for _, t := range a.Expr.Variables() {
@@ -318,7 +320,7 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 			progress = true
 		}
 		if !progress {
-			for _, n := range keys(pending) {
+			for _, n := range slices.Sorted(maps.Keys(pending)) {
 				l.errorf(pending[n].NameRange.Ptr(), "Cycle in local values",
 					"local.%s is part of, or depends on, a cycle of local values, so it has no value.", n)
 			}

@@ -77,14 +77,9 @@ func bandColor(i int) color.NRGBA {
 	return color.NRGBA{c.R, c.G, c.B, 0x40}
 }
 
-// Charts builds the report's figures from its rows, without writing them: latency
-// against load with p50–p99 bands, throughput against latency, VRAM over time per GPU
-// and SLO attainment. A figure with no measured point is left out.
-func Charts(rows []Row, vram []VRAMSeries) ([]Chart, error) {
-	return chartsOf(figures(rows, vram))
-}
-
-// figures are the figures of Charts that have a measured point.
+// figures are the report's figures that have a measured point: latency against load
+// with p50–p99 bands, throughput against latency, VRAM over time per GPU and SLO
+// attainment.
 func figures(rows []Row, vram []VRAMSeries) []*figure {
 	var figs []*figure
 	for _, f := range []*figure{latencyFigure(rows), paretoFigure(rows), vramFigure(vram), sloFigure(rows)} {

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Report is everything the Markdown report shows. WriteMarkdown is a pure function of
-// it, so the executor can re-render the whole file after every cell.
+// Report is everything the Markdown and HTML reports show. WriteMarkdown and WriteHTML
+// are pure functions of it, so apply can re-render both files from the rows so far after
+// every cell (and every Slurm job's news).
 type Report struct {
 	Title string
 	// Language "zh" uses the seed's Chinese table headers; anything else is English.

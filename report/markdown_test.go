@@ -272,3 +272,11 @@ func TestChartLabelsOnOneSpotMerge(t *testing.T) {
 		t.Fatalf("labels %q at %v, want \" c1, c4\" at the first point and \" c8\"", got.Labels, got.XYs)
 	}
 }
+
+// Charts builds the report's figures from its rows, without writing them (WriteCharts
+// writes them; tests read the SVG): latency
+// against load with p50–p99 bands, throughput against latency, VRAM over time per GPU
+// and SLO attainment. A figure with no measured point is left out.
+func Charts(rows []Row, vram []VRAMSeries) ([]Chart, error) {
+	return chartsOf(figures(rows, vram))
+}

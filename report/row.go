@@ -1,6 +1,8 @@
-// Package report writes planrun's results as the run goes: the CSV ledger (appended
-// across runs, one row per cell × concurrency level), the Markdown report with charts,
-// raw per-request JSONL, manifest.json, and the comparison of two sets of rows.
+// Package report writes planrun's results as the run goes and reads them back: the CSV
+// ledger (appended across runs, one row per cell × concurrency level), the raw
+// per-request JSONL, manifest.json and summary.json; the Markdown and HTML reports with
+// their charts (PNG and SVG); and compare, which sets two sets of rows side by side,
+// with its gate over thresholds.
 package report
 
 import (

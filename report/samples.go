@@ -42,10 +42,11 @@ type SampleRecord struct {
 // many lines of the cell in flight, and apply calls Flush after each level.
 const flushEvery = 32
 
-// SampleLog writes SampleRecords as JSON lines as they come. Safe for concurrent use by
-// the requests of a level, and for several runs appending to one file (an output
+// SampleLog writes SampleRecords as JSON lines as they come. Safe for concurrent use
+// (apply writes from the executor's one drain goroutine, not from the requests'). A log
+// from OpenSampleLog is also safe for several runs appending to one file (an output
 // "jsonl" shared by plans): each flush writes whole lines, in one write at the end of
-// the file, under an advisory lock (flock).
+// the file, under an advisory lock (flock; where there is none, O_APPEND alone).
 type SampleLog struct {
 	mu      sync.Mutex
 	f       *os.File  // nil when writing to a plain io.Writer

@@ -22,48 +22,6 @@ func (s Status) Line(name string) string {
 	return head
 }
 
-// Watch polls the jobs (id → name) every interval and calls report with each job's
-// status whenever it changes, until every job has ended or ctx ends. It returns the last
-// status of each job. A failed query is reported as the job's error and retried at the
-// next tick: the controller may be briefly busy.
-func Watch(ctx context.Context, jobs map[string]string, every time.Duration, report func(name string, st Status, err error)) map[string]Status {
-	last := make(map[string]Status, len(jobs))
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		running := 0
-		for id, name := range jobs {
-			if prev, ok := last[id]; ok && prev.State.Terminal() {
-				continue
-			}
-			st, err := JobState(ctx, id)
-			if err != nil {
-				if ctx.Err() != nil {
-					return last
-				}
-				report(name, Status{ID: id}, err)
-				running++
-				continue
-			}
-			if prev, ok := last[id]; !ok || prev != st {
-				report(name, st, nil)
-			}
-			last[id] = st
-			if !st.State.Terminal() {
-				running++
-			}
-		}
-		if running == 0 {
-			return last
-		}
-		select {
-		case <-ctx.Done():
-			return last
-		case <-tick.C:
-		}
-	}
-}
-
 // WaitShared waits until the job's script has written MarkerFile into job.Dir, which
 // proves the node sees the coordinator's run directory. It fails, naming the directory,
 // when the job ends without writing it or when timeout passes while the job runs (a

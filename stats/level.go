@@ -32,7 +32,7 @@ func (w *Window) extend(start, end time.Time) {
 	}
 }
 
-// Target is what the workload asked for; Summarize holds the samples against it.
+// Target is what the workload asked for; an Accumulator holds the samples against it.
 type Target struct {
 	// PromptTokens is the requested input length (0: not stated).
 	PromptTokens int
@@ -129,12 +129,6 @@ type Summary struct {
 	// its schedule (AddSendLag); a full cap on requests in flight shows here. Its
 	// percentiles are exact up to ITLExactGaps requests, then within ITLRelativeError.
 	SendLag Dist `json:"send_lag_s"`
-}
-
-// Summarize computes a Summary from the samples of one run. A zero window is derived
-// from the samples (Accumulator.Window).
-func Summarize(samples []backends.Sample, w Window, t Target) Summary {
-	return accumulate(samples, t).Summary(w)
 }
 
 // accumulate is an Accumulator fed the samples.

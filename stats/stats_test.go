@@ -369,3 +369,10 @@ func TestRelativeErrorForAnySketchedFigure(t *testing.T) {
 		t.Fatalf("relative error %v, %d connections; want %v and 3", got.RelativeError, got.NewConnections, ITLRelativeError)
 	}
 }
+
+// Summarize computes a Summary from the samples of one run, through the Accumulator
+// apply uses; only tests need all of a run's samples at once. A zero window is derived
+// from the samples (Accumulator.Window).
+func Summarize(samples []backends.Sample, w Window, t Target) Summary {
+	return accumulate(samples, t).Summary(w)
+}

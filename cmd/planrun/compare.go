@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,7 +101,7 @@ one run) fails and says why.
 		by := report.ByTool(rowsA)
 		for _, t := range tools {
 			if _, ok := by[t]; !ok {
-				fmt.Fprintf(env.Stderr, "planrun compare: no rows for tool %q in %s (tools there: %s)\n", t, pa, strings.Join(keys(by), ", "))
+				fmt.Fprintf(env.Stderr, "planrun compare: no rows for tool %q in %s (tools there: %s)\n", t, pa, strings.Join(slices.Sorted(maps.Keys(by)), ", "))
 				return exitError
 			}
 		}
@@ -195,7 +196,7 @@ func runIDs(rows []report.Row) []string {
 			runs[r.RunID] = last{r.Ended, i}
 		}
 	}
-	ids := keys(runs)
+	ids := slices.Sorted(maps.Keys(runs))
 	sort.Slice(ids, func(i, j int) bool {
 		a, b := runs[ids[i]], runs[ids[j]]
 		if !a.ended.Equal(b.ended) {
@@ -284,7 +285,7 @@ func compareRows(a, b []report.Row) []report.Delta {
 		tools[t] = true
 	}
 	var out []report.Delta
-	for _, t := range keys(tools) {
+	for _, t := range slices.Sorted(maps.Keys(tools)) {
 		for _, d := range report.Compare(byA[t], byB[t]) {
 			d.Notes = strings.TrimSuffix("tool "+t+"; "+d.Notes, "; ")
 			out = append(out, d)
@@ -316,13 +317,4 @@ func readRows(path string) ([]report.Row, error) {
 		return nil, fmt.Errorf("%s holds no result rows", path)
 	}
 	return rows, nil
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -21,34 +21,6 @@ func ollamaClient(hc *http.Client, baseURL string) (*ollama.Backend, error) {
 	return ollama.New(backends.Config{Name: "ollama", URL: baseURL}, opts...)
 }
 
-// OllamaPS reads Ollama's /api/ps: the loaded models with size and size_vram.
-func OllamaPS(ctx context.Context, hc *http.Client, baseURL string) ([]ModelMemory, error) {
-	c, err := ollamaClient(hc, baseURL)
-	if err != nil {
-		return nil, err
-	}
-	return c.LoadedModels(ctx)
-}
-
-// StartOllama polls /api/ps every interval until Stop; each model keeps its peak size and
-// size_vram over the window.
-func StartOllama(ctx context.Context, hc *http.Client, baseURL string, interval time.Duration) *Poller {
-	return newOllamaPoller(ctx, hc, baseURL, interval).start()
-}
-
-func newOllamaPoller(ctx context.Context, hc *http.Client, baseURL string, interval time.Duration) *Poller {
-	c, err := ollamaClient(hc, baseURL)
-	if err != nil {
-		return newModelsPoller(ctx, failing{err}, baseURL, interval)
-	}
-	return newModelsPoller(ctx, c, baseURL, interval)
-}
-
-// failing is a server that cannot be asked: every poll reports why.
-type failing struct{ err error }
-
-func (f failing) LoadedModels(context.Context) ([]backends.LoadedModel, error) { return nil, f.err }
-
 // StartModels polls src (a server at url that lists its loaded models, such as
 // Ollama's /api/ps) every interval until Stop; each model keeps its peak size and
 // size_vram over the window.

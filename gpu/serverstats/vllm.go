@@ -12,8 +12,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/planrun/planrun/backends/openai"
 )
 
 // kvCacheMetrics are vLLM's KV-cache usage gauges, newest name first: V1 engines export
@@ -175,10 +173,6 @@ func gaugeValue(m *dto.Metric) float64 {
 	return m.GetUntyped().GetValue()
 }
 
-// VLLMMetricsURL is where vLLM serves /metrics for an OpenAI base URL: at the root, not
-// under /v1.
-func VLLMMetricsURL(baseURL string) string { return openai.MetricsURL(baseURL) }
-
 // VLLMMetrics fetches and parses one scrape of metricsURL.
 func VLLMMetrics(ctx context.Context, hc *http.Client, metricsURL string) (VLLMStats, error) {
 	return scrape(ctx, hc, metricsURL, "vllm /metrics", ParseVLLMMetrics)
@@ -207,7 +201,7 @@ func scrape[T any](ctx context.Context, hc *http.Client, url, source string, par
 	return parse(resp.Body)
 }
 
-// StartVLLM polls vLLM's /metrics (metricsURL, see VLLMMetricsURL) every interval until
+// StartVLLM polls vLLM's /metrics (metricsURL, see openai.Backend.MetricsURL) every interval until
 // Stop, keeping peak and mean KV-cache usage and running and waiting requests.
 func StartVLLM(ctx context.Context, hc *http.Client, metricsURL string, interval time.Duration) *Poller {
 	return newVLLMPoller(ctx, hc, metricsURL, interval).start()
