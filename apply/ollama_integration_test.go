@@ -7,6 +7,7 @@ package apply
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/internal/slurmtest"
+	"github.com/planrun/planrun/internal/vllmtest"
 	"github.com/planrun/planrun/report"
 )
 
@@ -26,6 +28,10 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := ollamatest.Main(m)
+	if err := vllmtest.StopShared(); err != nil { // the vLLM tests' server, if one ran
+		fmt.Fprintln(os.Stderr, "vllmtest:", err)
+		code = 1
+	}
 	slurmtest.Release() // the Slurm tests' cluster, if this process was the last to use it
 	os.Exit(code)
 }
