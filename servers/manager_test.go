@@ -116,17 +116,20 @@ func TestManagerCloseDuringAcquire(t *testing.T) {
 	if err := mgr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Close returned: the start in flight must be over and its processes gone.
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("Acquire = %v, want ErrClosed", err)
-		}
-	default:
-		t.Fatal("Close returned before the Acquire in flight did")
-	}
+	// Close returned: the start in flight must be over and its processes gone. Close
+	// waits on the lock Acquire holds until it returns; the goroutine's send comes after
+	// that unlock, so a non-blocking receive here raced with it (it failed once in a
+	// fresh CI run). The processes are checked before waiting for the send.
 	assertGone(t, "server", leader)
 	assertGone(t, "server's child", child)
+	if mgr.acquire.TryLock() {
+		mgr.acquire.Unlock()
+	} else {
+		t.Fatal("Close returned while an Acquire still held the start lock")
+	}
+	if err := <-done; !errors.Is(err, ErrClosed) {
+		t.Errorf("Acquire = %v, want ErrClosed", err)
+	}
 }
 
 // The Ctrl-C path end to end: a process running a Manager (as planrun does) gets SIGINT,
