@@ -250,7 +250,7 @@ func (l *Ledger) Close() error {
 }
 
 // ReadLedger reads the rows of a ledger written by OpenLedger/Append that count: every
-// row but the superseded ones (see ReadRows).
+// row but the superseded ones (see dropSuperseded).
 func ReadLedger(path string) ([]Row, error) {
 	rows, err := ReadLedgerAll(path)
 	return dropSuperseded(rows), err
@@ -285,19 +285,10 @@ func wholeRecords(data []byte) (whole []byte, torn bool) {
 	return data[:end], end < len(data)
 }
 
-// ReadRows reads ledger CSV from r; name is used in errors. A torn last record (a write
-// a kill cut short, never acknowledged to the run) is not a row and is skipped, as
-// OpenLedger cuts it off before appending. A superseded row is skipped too: the ledger
-// is only ever appended to, so when -resume measures a level again, the run's earlier
-// row for it (interrupted, or failed before measuring) stays in the file, and the
-// later row of the same run, cell and level is the one that counts.
-func ReadRows(r io.Reader, name string) ([]Row, error) {
-	rows, err := readAllRows(r, name)
-	return dropSuperseded(rows), err
-}
-
 // dropSuperseded keeps, of the rows one run wrote for one cell and level, the last in
-// file order (the last appended). Rows without a run id (ledgers from before run ids)
+// file order (the last appended): the ledger is only ever appended to, so when -resume
+// measures a level again, the run's earlier row for it (interrupted, or failed before
+// measuring) stays in the file, and the later row is the one that counts. Rows without a run id (ledgers from before run ids)
 // are all kept.
 func dropSuperseded(rows []Row) []Row {
 	type level struct {

@@ -109,12 +109,6 @@ func StartServer(dir string) (*Server, error) {
 // Stop ends the server's process group (vLLM's API server and its engine core).
 func (s *Server) Stop() error { return s.proc.Stop() }
 
-// PID is the API server's process id, which is also its process group id.
-func (s *Server) PID() int { return s.proc.PID() }
-
-// LogPath is the server's combined output.
-func (s *Server) LogPath() string { return s.proc.LogPath() }
-
 var (
 	sharedOnce sync.Once
 	sharedSrv  *Server
