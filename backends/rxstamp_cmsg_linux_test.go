@@ -1,0 +1,96 @@
+package backends
+
+import (
+	"context"
+	"net"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// cmsg is one control message: its header, then data, padded to the kernel's alignment.
+func cmsg(level, typ int32, data []byte) []byte {
+	const hdr = int(unsafe.Sizeof(syscall.Cmsghdr{}))
+	b := make([]byte, syscall.CmsgSpace(len(data)))
+	h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = level, typ
+	h.SetLen(hdr + len(data))
+	copy(b[hdr:], data)
+	return b
+}
+
+// The timestamp is found after other control messages, at their aligned length.
+func TestParseTimestampAfterOtherMessages(t *testing.T) {
+	ts := syscall.Timespec{Sec: 5, Nsec: 7}
+	stamp := cmsg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)))
+	other := cmsg(syscall.SOL_SOCKET, syscall.SCM_RIGHTS, []byte{1, 2, 3, 4}) // 4 bytes of data, padded to 8
+	for _, c := range []struct {
+		name string
+		oob  []byte
+		ns   int64
+		ok   bool
+	}{
+		{"alone", stamp, 5e9 + 7, true},
+		{"after another", append(append([]byte(nil), other...), stamp...), 5e9 + 7, true},
+		{"only another", other, 0, false},
+		{"another level", cmsg(syscall.SOL_IP, syscall.SCM_TIMESTAMPNS, make([]byte, 16)), 0, false},
+		{"short timestamp", cmsg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, make([]byte, 15)), 0, false},
+	} {
+		if ns, ok := parseTimestamp(c.oob); ns != c.ns || ok != c.ok {
+			t.Errorf("%s: %d, %v; want %d, %v", c.name, ns, ok, c.ns, c.ok)
+		}
+	}
+}
+
+// A connection timestamps nothing before its first read, and a zero-length read is no read.
+func TestRxConnBeforeAnyRead(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Write([]byte("x"))
+			c.Close()
+		}
+	}()
+	c, err := (&rxDialer{}).DialContext(context.Background(), "tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rx := rxSource(c)
+	if _, ok := rx.RxTime(); ok {
+		t.Fatal("a receive time before any read")
+	}
+	if n, err := c.Read(nil); n != 0 || err != nil {
+		t.Fatalf("empty read: %d, %v", n, err)
+	}
+	buf := make([]byte, 4)
+	if n, err := c.Read(buf); n != 1 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	if _, ok := rx.RxTime(); !ok {
+		t.Fatal("no receive time after a read")
+	}
+	if n, err := c.Read(buf); n != 0 || err != eof {
+		t.Fatalf("read after the peer closed: %d, %v; want io.EOF", n, err)
+	}
+	// A connection whose socket is gone keeps working without stamps.
+	raw, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if got := timestampConn(raw); got != raw {
+		t.Fatalf("timestampConn of a closed connection: %T, want it unchanged", got)
+	}
+}
+
+func TestTimeoutErrorText(t *testing.T) {
+	if got := (&timeoutError{phase: "idle", limit: 2 * time.Second}).Error(); got != "idle timeout after 2s" {
+		t.Fatalf("timeoutError = %q", got)
+	}
+}
