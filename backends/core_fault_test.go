@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -239,5 +240,68 @@ func TestDoKernelStampsOverTLS(t *testing.T) {
 		if s.Err != nil || s.KernelStamps == h2 || s.Chunks != 1 {
 			t.Fatalf("HTTP/2 %v: error %v, kernel stamps %v, %d chunks", h2, s.Err, s.KernelStamps, s.Chunks)
 		}
+	}
+}
+
+// stepClock reads its base clock until stepped, then returns base's time plus each of
+// steps in turn (the last one from then on): the stalled reader makes no readings, so
+// these are the idle checks'.
+type stepClock struct {
+	*backendtest.Clock
+	mu      sync.Mutex
+	stepped bool
+	steps   []time.Duration
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stepped {
+		return c.Clock.Now()
+	}
+	d := c.steps[0]
+	if len(c.steps) > 1 {
+		c.steps = c.steps[1:]
+	}
+	return backendtest.Epoch.Add(d)
+}
+
+// stepStall stalls like stall, then starts the clock's steps.
+type stepStall struct{ clk *stepClock }
+
+func (s stepStall) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Request: r, ProtoMajor: 1,
+		Body: &stepBody{clk: s.clk, ctx: r.Context()}}, nil
+}
+
+type stepBody struct {
+	clk  *stepClock
+	ctx  context.Context
+	sent bool
+}
+
+func (b *stepBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, line{Text: "a"}.bytes()), nil
+	}
+	b.clk.mu.Lock()
+	b.clk.stepped = true
+	b.clk.mu.Unlock()
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+func (b *stepBody) Close() error { return nil }
+
+// A check that finds a gap short of the limit re-arms for the rest of it: the next
+// check, 20ms later, finds the stream idle (180ms, then 240ms since the chunk, against
+// 200ms), well before the total limit. Re-armed for longer, or not at all, it would not.
+func TestDoIdleCheckRearmsForTheRest(t *testing.T) {
+	clk := &stepClock{Clock: backendtest.NewClock(), steps: []time.Duration{180 * ms, 240 * ms}}
+	core, a := newReplayCore(backends.Config{Timeouts: backends.Timeouts{Idle: 200 * ms, Total: 400 * ms}}, stepStall{clk}, clk)
+	s := core.Do(context.Background(), a, backends.Request{ID: "r"})
+	if s.Err == nil || s.Err.Phase != "idle" {
+		t.Fatalf("error %v, want the idle timeout", s.Err)
 	}
 }
