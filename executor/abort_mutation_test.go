@@ -1,0 +1,54 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// dyingBackend fails its request with class, closing abort first: a managed server that
+// died under the request.
+type dyingBackend struct {
+	fakeBackend
+	class backends.ErrorClass
+	abort chan struct{}
+	once  sync.Once
+}
+
+func (d *dyingBackend) Do(_ context.Context, req backends.Request) backends.Sample {
+	d.once.Do(func() { close(d.abort) })
+	return backends.Sample{ID: req.ID, Start: time.Now(), Err: &backends.Error{Class: d.class, Message: "lost it"}}
+}
+
+// A request that lost its connection as the managed server died records the server's
+// death, with what the connection said; a failure the server answered stays what it is.
+func TestConnectionLostToADyingServer(t *testing.T) {
+	died := &backends.Error{Class: backends.ErrServerDied, Message: "ollama.local exited"}
+	for _, c := range []struct {
+		class    backends.ErrorClass
+		abortErr *backends.Error
+		want     string
+	}{
+		{backends.ErrRefused, died, "server_died: ollama.local exited (lost it)"},
+		{backends.ErrStreamCut, died, "server_died: ollama.local exited (lost it)"},
+		{backends.ErrOther, nil, "server_died: the server stopped before this request was sent (lost it)"},
+		{backends.ErrServer, died, "5xx: lost it"},
+		{backends.ErrTimeout, died, "timeout: lost it"},
+	} {
+		t.Run(string(c.class), func(t *testing.T) {
+			b := &dyingBackend{class: c.class, abort: make(chan struct{})}
+			res := RunLevel(context.Background(), b, LevelSpec{Concurrency: 1, Requests: 1, RepeatRuns: 1},
+				Options{Abort: b.abort, AbortErr: c.abortErr})
+			s := res.Runs[0].Samples[0]
+			if s.Err == nil || s.Err.Error() != c.want {
+				t.Fatalf("error %v, want %q", s.Err, c.want)
+			}
+			if c.abortErr != nil && c.abortErr.Message != "ollama.local exited" {
+				t.Fatalf("the options' AbortErr was changed: %q", c.abortErr.Message)
+			}
+		})
+	}
+}
