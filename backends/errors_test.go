@@ -78,6 +78,7 @@ func TestServerMessage(t *testing.T) {
 		{strings.Repeat("y", 300), strings.Repeat("y", 300)},                   // exactly the limit
 		{long, strings.Repeat("x", 299) + "… (truncated)"},                     // cut on a rune boundary
 		{strings.Repeat("z", 301), strings.Repeat("z", 300) + "… (truncated)"}, // one past the limit
+		{strings.Repeat("\x80", 301), "… (truncated)"},                         // no rune start at all: cut to nothing
 	} {
 		if got := backends.ServerMessage([]byte(c.body)); got != c.want {
 			t.Errorf("ServerMessage(%.40q) = %q, want %q", c.body, got, c.want)

@@ -33,6 +33,7 @@ func TestParseTimestampAfterOtherMessages(t *testing.T) {
 	}{
 		{"alone", stamp, 5e9 + 7, true},
 		{"after another", append(append([]byte(nil), other...), stamp...), 5e9 + 7, true},
+		{"after an empty one", append(cmsg(syscall.SOL_SOCKET, syscall.SCM_RIGHTS, nil), stamp...), 5e9 + 7, true},
 		{"only another", other, 0, false},
 		{"another level", cmsg(syscall.SOL_IP, syscall.SCM_TIMESTAMPNS, make([]byte, 16)), 0, false},
 		{"short timestamp", cmsg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, make([]byte, 15)), 0, false},

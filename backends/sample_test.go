@@ -38,8 +38,10 @@ func TestSampleFigures(t *testing.T) {
 			figures{TTFT: 10 * ms, TTFTOK: true, TPOT: 30 * ms, TPOTOK: true, Rate: 1 / 0.030, RateOK: true, Send: 3 * ms, SendOK: true,
 				E2E: 100 * ms, ITL: []time.Duration{15 * ms, 75 * ms}, OK: true}},
 		// Reasoning chunks are tokens: a reasoning-only answer has a TTFT and a TPOT.
-		{"reasoning only", backends.Sample{FirstToken: 10 * ms, End: 30 * ms, OutputTokens: 2, ReasoningChunks: 2, Wrote: 1 * ms},
-			figures{TTFT: 10 * ms, TTFTOK: true, TPOT: 20 * ms, TPOTOK: true, Rate: 50, RateOK: true, Send: 1 * ms, SendOK: true, E2E: 30 * ms, OK: true}},
+		{"reasoning only", backends.Sample{FirstToken: 10 * ms, End: 30 * ms, OutputTokens: 2, ReasoningChunks: 2, Wrote: 1 * ms,
+			ChunkArrivals: []time.Duration{10 * ms, 30 * ms}},
+			figures{TTFT: 10 * ms, TTFTOK: true, TPOT: 20 * ms, TPOTOK: true, Rate: 50, RateOK: true, Send: 1 * ms, SendOK: true, E2E: 30 * ms,
+				ITL: []time.Duration{20 * ms}, OK: true}},
 		{"one token", backends.Sample{FirstToken: 10 * ms, End: 10 * ms, OutputTokens: 1, Chunks: 1, ChunkArrivals: []time.Duration{10 * ms}},
 			figures{TTFT: 10 * ms, TTFTOK: true, E2E: 10 * ms, OK: true}},
 		// Two tokens in one chunk: a TPOT of zero has no rate.
