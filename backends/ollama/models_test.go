@@ -209,3 +209,14 @@ func TestProbeHintsAtV1(t *testing.T) {
 		}
 	}
 }
+
+// WarmConnections opens connections to the real server ahead of a schedule.
+func TestRealOllamaWarmConnections(t *testing.T) {
+	s := realOllama(t)
+	if n := mustNew(t, backends.Config{Name: "ollama.real", URL: s.URL}).WarmConnections(context.Background(), 3); n != 3 {
+		t.Fatalf("WarmConnections(3) = %d", n)
+	}
+	if n := mustNew(t, backends.Config{Name: "ollama.down", URL: "http://127.0.0.1:1"}).WarmConnections(context.Background(), 2); n != 0 {
+		t.Fatalf("WarmConnections on no server = %d, want 0", n)
+	}
+}
