@@ -51,9 +51,13 @@ func TestRxConnBeforeAnyRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	// The peer closes only once the byte was read: a FIN queued behind the data would
+	// be the newest packet, its stamp the one reported, or none.
+	read := make(chan struct{})
 	go func() {
 		if c, err := l.Accept(); err == nil {
 			c.Write([]byte("x"))
+			<-read
 			c.Close()
 		}
 	}()
@@ -73,6 +77,7 @@ func TestRxConnBeforeAnyRead(t *testing.T) {
 	if n, err := c.Read(buf); n != 1 || err != nil {
 		t.Fatalf("read %d, %v", n, err)
 	}
+	close(read)
 	if _, ok := rx.RxTime(); !ok {
 		t.Fatal("no receive time after a read")
 	}
