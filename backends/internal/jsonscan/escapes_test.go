@@ -8,3 +8,20 @@ func TestUnquoteOneLetterEscapes(t *testing.T) {
 		t.Fatalf("Unquote = %q, want %q", got, want)
 	}
 }
+
+// A literal cut at the end of its line is bad, even when the bytes past the line's end
+// (in the read buffer the line is a slice of) would complete it.
+func TestLiteralCutAtTheEnd(t *testing.T) {
+	for _, lit := range []string{"null", "true", "false"} {
+		buf := []byte("[" + lit + "]")
+		var s Scanner
+		s.Reset(buf[:3]) // "[" and two bytes of the literal
+		if !s.Array() || !s.More() {
+			t.Fatalf("%s: no array: %v", lit, s.Err())
+		}
+		s.Skip()
+		if s.Err() == nil {
+			t.Fatalf("%q read as a whole %s", buf[:3], lit)
+		}
+	}
+}
