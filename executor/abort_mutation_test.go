@@ -52,3 +52,40 @@ func TestConnectionLostToADyingServer(t *testing.T) {
 		})
 	}
 }
+
+// warmingBackend records the connections it is asked to open.
+type warmingBackend struct {
+	fakeBackend
+	mu    sync.Mutex
+	warms []int
+}
+
+func (w *warmingBackend) WarmConnections(_ context.Context, n int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warms = append(w.warms, n)
+	return n
+}
+
+// Connections are opened ahead of every run, warm-up included, when the level asks
+// for some; never when it asks for none.
+func TestWarmConnectionsBeforeEachRun(t *testing.T) {
+	for _, n := range []int{0, 3} {
+		b := &warmingBackend{}
+		RunLevel(context.Background(), b, LevelSpec{Concurrency: 1, Requests: 1, WarmupRuns: 1, RepeatRuns: 2, WarmConnections: n}, Options{})
+		want := 3
+		if n == 0 {
+			want = 0
+		}
+		if len(b.warms) != want || (want > 0 && b.warms[0] != n) {
+			t.Fatalf("WarmConnections %d: asked to open %v, want %d times %d", n, b.warms, want, n)
+		}
+	}
+	b := &warmingBackend{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	RunLevel(ctx, b, LevelSpec{Concurrency: 1, Requests: 1, RepeatRuns: 1, WarmConnections: 2}, Options{})
+	if len(b.warms) != 0 {
+		t.Fatalf("a stopped run opened connections: %v", b.warms)
+	}
+}
