@@ -42,6 +42,9 @@ func TestSampleFigures(t *testing.T) {
 			ChunkArrivals: []time.Duration{10 * ms, 30 * ms}},
 			figures{TTFT: 10 * ms, TTFTOK: true, TPOT: 20 * ms, TPOTOK: true, Rate: 50, RateOK: true, Send: 1 * ms, SendOK: true, E2E: 30 * ms,
 				ITL: []time.Duration{20 * ms}, OK: true}},
+		// As many reasoning chunks as content chunks: both count (not one against the other).
+		{"reasoning and content", backends.Sample{FirstToken: 10 * ms, End: 50 * ms, OutputTokens: 3, Chunks: 1, ReasoningChunks: 1},
+			figures{TTFT: 10 * ms, TTFTOK: true, TPOT: 20 * ms, TPOTOK: true, Rate: 50, RateOK: true, E2E: 50 * ms, OK: true}},
 		{"one token", backends.Sample{FirstToken: 10 * ms, End: 10 * ms, OutputTokens: 1, Chunks: 1, ChunkArrivals: []time.Duration{10 * ms}},
 			figures{TTFT: 10 * ms, TTFTOK: true, E2E: 10 * ms, OK: true}},
 		// Two tokens in one chunk: a TPOT of zero has no rate.
