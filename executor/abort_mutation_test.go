@@ -89,3 +89,28 @@ func TestWarmConnectionsBeforeEachRun(t *testing.T) {
 		t.Fatalf("a stopped run opened connections: %v", b.warms)
 	}
 }
+
+// maxTokensBackend records each request's output limit by id.
+type maxTokensBackend struct {
+	fakeBackend
+	mu  sync.Mutex
+	max map[string]int
+}
+
+func (m *maxTokensBackend) Do(ctx context.Context, req backends.Request) backends.Sample {
+	m.mu.Lock()
+	m.max[req.ID] = req.MaxTokens
+	m.mu.Unlock()
+	return m.fakeBackend.Do(ctx, req)
+}
+
+// A shape's own output length replaces the template's; a shape without one keeps it.
+func TestShapeOutputLength(t *testing.T) {
+	b := &maxTokensBackend{max: map[string]int{}}
+	RunLevel(context.Background(), b, LevelSpec{Concurrency: 1, Requests: 2, RepeatRuns: 1,
+		Request: backends.Request{MaxTokens: 32}, Prompts: &Prompts{Words: 3},
+		Shapes: []Shape{{PromptTokens: 5}, {PromptTokens: 5, MaxTokens: 7}}}, Options{})
+	if b.max["run0/req0"] != 32 || b.max["run0/req1"] != 7 {
+		t.Fatalf("output limits sent %v, want req0 32 (the template's), req1 7 (its shape's)", b.max)
+	}
+}
