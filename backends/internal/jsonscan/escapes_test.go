@@ -1,6 +1,9 @@
 package jsonscan
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // Every one-letter escape decodes to its byte and resumes right after the escape.
 func TestUnquoteOneLetterEscapes(t *testing.T) {
@@ -22,6 +25,28 @@ func TestLiteralCutAtTheEnd(t *testing.T) {
 		s.Skip()
 		if s.Err() == nil {
 			t.Fatalf("%q read as a whole %s", buf[:3], lit)
+		}
+	}
+}
+
+// A string cut inside or right after an escape says so, even when the buffer past the
+// line's end would complete it; a complete escape at the very end is no bad escape.
+func TestStringCutAtAnEscape(t *testing.T) {
+	for _, c := range []struct {
+		whole string
+		n     int
+		what  string
+	}{
+		{`"a\n"`, 3, "unterminated escape"},
+		{`"\u0041"`, 5, "bad \\u escape"},
+		{`"\u0041"`, 7, "unterminated string"},
+	} {
+		var s Scanner
+		s.Reset([]byte(c.whole)[:c.n])
+		_, ok := s.String()
+		var e *SyntaxError
+		if ok || !errors.As(s.Err(), &e) || e.What != c.what {
+			t.Errorf("%q: ok %v, error %v; want %q", c.whole[:c.n], ok, s.Err(), c.what)
 		}
 	}
 }
