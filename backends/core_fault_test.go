@@ -48,8 +48,18 @@ func (b *stallBody) Read(p []byte) (int, error) {
 		return copy(p, seg.Data), nil
 	}
 	b.s.clk.Set(b.start.Add(b.s.stallAt))
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
+	return 0, waitCanceled(b.ctx)
+}
+
+// waitCanceled blocks a stalled body until the core cancels the request, or fails the
+// read once the test's own bound has passed (a core whose timers never fire).
+func waitCanceled(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(3 * time.Second):
+		return errors.New("stalled 3s: no timeout canceled the request")
+	}
 }
 
 func (b *stallBody) Close() error { return nil }
@@ -145,8 +155,7 @@ func TestDoTransportErrors(t *testing.T) {
 // A dial that never completes fails with the connect timeout, naming the URL.
 func TestDoConnectTimeout(t *testing.T) {
 	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, waitCanceled(ctx)
 	}}
 	clk := backendtest.NewClock()
 	core, a := newReplayCore(backends.Config{Timeouts: backends.Timeouts{Connect: 20 * ms}}, tr, clk)
@@ -288,8 +297,7 @@ func (b *stepBody) Read(p []byte) (int, error) {
 	b.clk.mu.Lock()
 	b.clk.stepped = true
 	b.clk.mu.Unlock()
-	<-b.ctx.Done()
-	return 0, b.ctx.Err()
+	return 0, waitCanceled(b.ctx)
 }
 
 func (b *stepBody) Close() error { return nil }
