@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"errors"
 	"net"
 	"syscall"
 	"testing"
@@ -98,5 +99,34 @@ func TestRxConnBeforeAnyRead(t *testing.T) {
 func TestTimeoutErrorText(t *testing.T) {
 	if got := (&timeoutError{phase: "idle", limit: 2 * time.Second}).Error(); got != "idle timeout after 2s" {
 		t.Fatalf("timeoutError = %q", got)
+	}
+}
+
+// A connection the peer resets reads as the reset, not as a clean end.
+func TestRxConnReadsAReset(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dialed, reset := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(reset)
+		if c, err := l.Accept(); err == nil {
+			<-dialed
+			c.(*net.TCPConn).SetLinger(0) // Close sends RST
+			c.Close()
+		}
+	}()
+	c, err := (&rxDialer{}).DialContext(context.Background(), "tcp", l.Addr().String())
+	close(dialed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	<-reset
+	time.Sleep(10 * time.Millisecond) // the RST reaches the socket
+	if _, err := c.Read(make([]byte, 4)); !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read after a reset: %v, want ECONNRESET", err)
 	}
 }
