@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -47,6 +48,30 @@ func TestStringCutAtAnEscape(t *testing.T) {
 		var e *SyntaxError
 		if ok || !errors.As(s.Err(), &e) || e.What != c.what {
 			t.Errorf("%q: ok %v, error %v; want %q", c.whole[:c.n], ok, s.Err(), c.what)
+		}
+	}
+}
+
+// An escaped key is decoded into the scanner's buffer up to its 60 bytes of room; a
+// longer one comes back raw.
+func TestEscapedKeyLength(t *testing.T) {
+	for _, c := range []struct {
+		n       int // bytes once decoded
+		decoded bool
+	}{{60, true}, {61, false}} {
+		raw := `\u0061` + strings.Repeat("b", c.n-1)
+		var s Scanner
+		s.Reset([]byte(`{"` + raw + `":1}`))
+		if !s.Object() {
+			t.Fatal(s.Err())
+		}
+		key, ok := s.Key()
+		want := raw
+		if c.decoded {
+			want = "a" + strings.Repeat("b", c.n-1)
+		}
+		if !ok || string(key) != want {
+			t.Errorf("a key of %d bytes: %q, want %q", c.n, key, want)
 		}
 	}
 }
