@@ -75,3 +75,27 @@ func TestEscapedKeyLength(t *testing.T) {
 		}
 	}
 }
+
+// Surrogates at the edges of their ranges: a pair combines, anything else is U+FFFD, as
+// encoding/json decodes them.
+func TestSurrogateEdges(t *testing.T) {
+	for raw, want := range map[string]string{
+		`\uD800\uDC00`: "\U00010000", // the first pair
+		`\uDBFF\uDFFF`: "\U0010FFFF", // the last pair
+		`\uD83D\uDE00`: "😀",          // a pair that ends the string
+		`\uDC00\uDC00`: "\uFFFD\uFFFD",
+		`\uD800\uE000`: "\uFFFD\uE000",
+		`\uD7FF`:       "\uD7FF",
+		`\uE000`:       "\uE000",
+		`\uDFFF`:       "\uFFFD",
+	} {
+		if got := Unquote([]byte(raw)); got != want {
+			t.Errorf("Unquote(%s) = %q, want %q", raw, got, want)
+		}
+		var s Scanner
+		s.Reset([]byte(`"` + raw + `"`))
+		if n, ok := s.StringLen(); !ok || n != len(want) {
+			t.Errorf("StringLen(%s) = %d, %v; want %d", raw, n, ok, len(want))
+		}
+	}
+}
