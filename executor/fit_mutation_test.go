@@ -1,0 +1,42 @@
+package executor
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// The probes are spread evenly over the span: on a server whose count is a line, the
+// probes after the first two land on their aim exactly (lo + (hi-lo)·i/3).
+func TestFitTokensSpreadsItsProbes(t *testing.T) {
+	var asked []int
+	fb := &fakeBackend{promptTokens: func(prompt string) int {
+		n := 10 + 2*len(strings.Fields(prompt))
+		asked = append(asked, n)
+		return n
+	}}
+	FitTokens(context.Background(), fb, backends.Request{}, &Prompts{Shared: true}, 100, 400)
+	if len(asked) != 4 || asked[2] != 300 || asked[3] != 400 {
+		t.Fatalf("probes counted %v, want 4 ending ..., 300, 400", asked)
+	}
+}
+
+// A probe the server rejects (vLLM's 400 past its context) is retried at two thirds of
+// its words, three times at most; then the fit gives up and says why.
+func TestFitTokensRetriesARejectedProbeThrice(t *testing.T) {
+	var words []int
+	fb := &fakeBackend{promptTokens: func(prompt string) int {
+		words = append(words, len(strings.Fields(prompt)))
+		return -1 // every probe rejected
+	}}
+	f := FitTokens(context.Background(), fb, backends.Request{}, &Prompts{Shared: true}, 100, 400)
+	if want := []int{75, 50, 33, 22}; !slices.Equal(words, want) || f.Probes != 4 {
+		t.Fatalf("probe words %v (%d probes), want %v", words, f.Probes, want)
+	}
+	if f.TokensPerWord != 0 || !strings.Contains(f.Note, "400 Bad Request") {
+		t.Fatalf("fit %+v, want none, with the rejection as its note", f)
+	}
+}
