@@ -40,3 +40,21 @@ func TestFitTokensRetriesARejectedProbeThrice(t *testing.T) {
 		t.Fatalf("fit %+v, want none, with the rejection as its note", f)
 	}
 }
+
+// No fit from a server that counts nothing (given up at the first probe) or the same
+// for every prompt; each says why.
+func TestFitTokensWithoutAFit(t *testing.T) {
+	for _, c := range []struct {
+		count  func(string) int
+		probes int
+		note   string
+	}{
+		{func(string) int { return 0 }, 1, "the server reports no prompt token count"},
+		{func(string) int { return 50 }, 4, "the server's counts do not grow with the prompt"},
+	} {
+		f := FitTokens(context.Background(), &fakeBackend{promptTokens: c.count}, backends.Request{}, &Prompts{Shared: true}, 100, 400)
+		if f.TokensPerWord != 0 || f.Probes != c.probes || f.Note != c.note {
+			t.Errorf("fit %+v, want none after %d probes: %q", f, c.probes, c.note)
+		}
+	}
+}

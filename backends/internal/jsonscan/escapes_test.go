@@ -99,3 +99,15 @@ func TestSurrogateEdges(t *testing.T) {
 		}
 	}
 }
+
+// A byte past ASCII that starts no valid UTF-8 decodes as U+FFFD, counted as its 3 bytes.
+func TestInvalidByteInAnEscapedString(t *testing.T) {
+	if got := Unquote([]byte("\\n\x80")); got != "\n\uFFFD" {
+		t.Errorf("Unquote = %q", got)
+	}
+	var s Scanner
+	s.Reset([]byte("\"\\n\x80\""))
+	if n, ok := s.StringLen(); !ok || n != 4 {
+		t.Errorf("StringLen = %d, %v; want 4", n, ok)
+	}
+}
