@@ -111,3 +111,14 @@ func TestInvalidByteInAnEscapedString(t *testing.T) {
 		t.Errorf("StringLen = %d, %v; want 4", n, ok)
 	}
 }
+
+// An integer asked for where the value has ended is a bad number, not a read past it.
+func TestIntAtTheEnd(t *testing.T) {
+	for _, in := range []string{"", "-"} {
+		var s Scanner
+		s.Reset([]byte(in))
+		if _, ok := s.Int(); ok || s.Err() == nil {
+			t.Errorf("Int of %q: ok %v, error %v; want a bad number", in, ok, s.Err())
+		}
+	}
+}
