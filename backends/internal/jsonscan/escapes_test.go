@@ -122,3 +122,16 @@ func TestIntAtTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// Fraction and exponent digits take in 0 and 9 as well as the digits between.
+func TestNumberDigitEdges(t *testing.T) {
+	for in, want := range map[string]int64{"1.0": 1, "2.09": 2, "9.90": 9, "1e0": 1, "3E+09": 3e9, "1e-9": 0, "1.5e1": 15} {
+		var s Scanner
+		s.Reset([]byte(in))
+		v, ok := s.Int()
+		s.End()
+		if !ok || v != want || s.Err() != nil {
+			t.Errorf("Int(%s) = %d, %v, error %v; want %d", in, v, ok, s.Err(), want)
+		}
+	}
+}
