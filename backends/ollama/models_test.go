@@ -220,3 +220,21 @@ func TestRealOllamaWarmConnections(t *testing.T) {
 		t.Fatalf("WarmConnections on no server = %d, want 0", n)
 	}
 }
+
+// A model without a trained context in its metadata keeps the num_ctx it runs with.
+func TestContextLengthWithoutTrainedContext(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/show":
+			json.NewEncoder(w).Encode(map[string]any{"parameters": "num_ctx 512", "model_info": map[string]any{"general.architecture": "llama"}})
+		case "/api/ps":
+			json.NewEncoder(w).Encode(map[string]any{"models": []any{}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	if n, ok := mustNew(t, backends.Config{URL: srv.URL}).ContextLength(context.Background(), "m"); n != 512 || !ok {
+		t.Fatalf("ContextLength = %d, %v; want 512 (the modelfile's num_ctx)", n, ok)
+	}
+}

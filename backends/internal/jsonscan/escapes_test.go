@@ -135,3 +135,29 @@ func TestNumberDigitEdges(t *testing.T) {
 		}
 	}
 }
+
+// Skip takes values nested up to its limit and refuses deeper ones; Peek shows the next
+// value's first byte until an error, then 0.
+func TestSkipDepthAndPeek(t *testing.T) {
+	arrays := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	objects := func(n int) string { return strings.Repeat(`{"a":`, n-1) + "{}" + strings.Repeat("}", n-1) }
+	var s Scanner
+	for _, nested := range []func(int) string{arrays, objects} {
+		for n, ok := range map[int]bool{1001: true, 1002: false} {
+			s.Reset([]byte(nested(n)))
+			s.Skip()
+			if (s.Err() == nil) != ok {
+				t.Errorf("%.12s… nested %d deep: error %v, want one: %v", nested(n), n, s.Err(), !ok)
+			}
+		}
+	}
+	s.Reset([]byte(`{"a":1}`))
+	if c := s.Peek(); c != '{' {
+		t.Errorf("Peek = %q, want '{'", c)
+	}
+	s.Reset([]byte(`x`))
+	s.Skip()
+	if c := s.Peek(); c != 0 || s.Err() == nil {
+		t.Errorf("Peek after an error = %q (error %v), want 0", c, s.Err())
+	}
+}
