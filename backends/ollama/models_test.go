@@ -221,20 +221,24 @@ func TestRealOllamaWarmConnections(t *testing.T) {
 	}
 }
 
-// A model without a trained context in its metadata keeps the num_ctx it runs with.
+// A model without a trained context in its metadata keeps the num_ctx it runs with;
+// with neither, its context is unknown.
 func TestContextLengthWithoutTrainedContext(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api/show":
-			json.NewEncoder(w).Encode(map[string]any{"parameters": "num_ctx 512", "model_info": map[string]any{"general.architecture": "llama"}})
-		case "/api/ps":
-			json.NewEncoder(w).Encode(map[string]any{"models": []any{}})
-		default:
-			http.NotFound(w, r)
+	for params, want := range map[string]int{"num_ctx 512": 512, "": 0} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/api/show":
+				json.NewEncoder(w).Encode(map[string]any{"parameters": params, "model_info": map[string]any{"general.architecture": "llama"}})
+			case "/api/ps":
+				json.NewEncoder(w).Encode(map[string]any{"models": []any{}})
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+		n, ok := mustNew(t, backends.Config{URL: srv.URL}).ContextLength(context.Background(), "m")
+		srv.Close()
+		if n != want || ok != (want > 0) {
+			t.Fatalf("parameters %q: ContextLength = %d, %v; want %d, %v", params, n, ok, want, want > 0)
 		}
-	}))
-	defer srv.Close()
-	if n, ok := mustNew(t, backends.Config{URL: srv.URL}).ContextLength(context.Background(), "m"); n != 512 || !ok {
-		t.Fatalf("ContextLength = %d, %v; want 512 (the modelfile's num_ctx)", n, ok)
 	}
 }
