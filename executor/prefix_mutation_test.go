@@ -13,3 +13,23 @@ func TestTokensWithoutAFit(t *testing.T) {
 		t.Errorf("3 words at 1.5 tokens a word: %d tokens, want 5", got)
 	}
 }
+
+// A hash-id prompt is cut into blocks of the block size until its words run out: no
+// empty block after the last (it would count as a shared prefix); the block size
+// defaults to Mooncake's; a shape without a drawn length takes the calibrated words.
+func TestPromptLayoutEdges(t *testing.T) {
+	p := &Prompts{Words: 4, BlockSize: 2, Fit: Fit{TokensPerWord: 1}}
+	if parts := p.layout(Shape{HashIDs: []int64{1, 2, 3}}); len(parts) != 2 || parts[0].words != 2 || parts[1].words != 2 {
+		t.Fatalf("layout of 4 words in blocks of 2 over 3 ids: %+v, want two blocks of 2", parts)
+	}
+	if got := (&Prompts{}).blockSize(); got != DefaultBlockSize {
+		t.Errorf("block size without one set: %d, want %d", got, DefaultBlockSize)
+	}
+	fitted := &Prompts{Words: 7, Fit: Fit{TokensPerWord: 2, Overhead: 10}}
+	if got := fitted.totalWords(Shape{}); got != 7 {
+		t.Errorf("words of a shape without a drawn length: %d, want the calibrated 7", got)
+	}
+	if got := fitted.totalWords(Shape{PromptTokens: 30}); got != 10 {
+		t.Errorf("words of a 30-token shape at 2 tokens a word + 10: %d, want 10", got)
+	}
+}
