@@ -33,3 +33,14 @@ func TestPromptLayoutEdges(t *testing.T) {
 		t.Errorf("words of a 30-token shape at 2 tokens a word + 10: %d, want 10", got)
 	}
 }
+
+// A block's words: its tokens over the fit's tokens a word, or English's rough rate
+// without a fit.
+func TestBlockWords(t *testing.T) {
+	if got := (Fit{TokensPerWord: 2}).blockWords(10); got != 5 {
+		t.Errorf("10 tokens at 2 a word: %d words, want 5", got)
+	}
+	if got := (Fit{}).blockWords(512); got != roughWords(512) {
+		t.Errorf("512 tokens without a fit: %d words, want %d", got, roughWords(512))
+	}
+}
