@@ -4,20 +4,20 @@ import (
 	"context"
 	"math"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // endsSweep reports whether the levels after row's are not run: its goal was missed,
 // or it fell short of the workload's capacity target.
-func endsSweep(w *plan.Workload, row report.Row) bool {
-	return row.Goal == report.GoalMissed || (w.Capacity != nil && !meetsCapacity(w, row))
+func endsSweep(w *plan.Workload, row ledger.Row) bool {
+	return row.Goal == ledger.GoalMissed || (w.Capacity != nil && !meetsCapacity(w, row))
 }
 
 // meetsCapacity reports whether the row's SLO attainment reaches the capacity target.
 // An interrupted level proves nothing, so it does not meet it.
-func meetsCapacity(w *plan.Workload, row report.Row) bool {
-	return row.Status != report.StatusInterrupted && !math.IsNaN(row.SLOAttainmentPct) &&
+func meetsCapacity(w *plan.Workload, row ledger.Row) bool {
+	return row.Status != ledger.StatusInterrupted && !math.IsNaN(row.SLOAttainmentPct) &&
 		row.SLOAttainmentPct >= w.Capacity.TargetPct
 }
 
@@ -31,17 +31,17 @@ type capacitySearch struct {
 }
 
 // newCapacitySearch starts the cell's search from the rows already recorded.
-func newCapacitySearch(cell *plan.Cell, rows []report.Row) *capacitySearch {
+func newCapacitySearch(cell *plan.Cell, rows []ledger.Row) *capacitySearch {
 	s := &capacitySearch{w: cell.Workload, cellID: cell.ID}
 	for _, r := range rows {
-		if r.CellID == cell.ID && r.Status != report.StatusInterrupted {
+		if r.CellID == cell.ID && r.Status != ledger.StatusInterrupted {
 			s.judge(rowKey(r).level, r)
 		}
 	}
 	return s
 }
 
-func (s *capacitySearch) judge(lv plan.LoadLevel, row report.Row) {
+func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
 	s.levels = append(s.levels, lv)
 	s.met = append(s.met, meetsCapacity(s.w, row))
 }
@@ -73,17 +73,17 @@ func (s *capacitySearch) next() (plan.LoadLevel, bool) {
 }
 
 // answer is the search's result; nil when no level was measured.
-func (s *capacitySearch) answer() *report.Capacity {
+func (s *capacitySearch) answer() *ledger.Capacity {
 	met, missed := s.bounds()
-	c := &report.Capacity{CellID: s.cellID, Dimension: s.w.CapacityDimension(), TargetPct: s.w.Capacity.TargetPct,
-		Resolution: s.w.Capacity.Resolution, Levels: len(s.levels), Bound: report.CapacityFound}
+	c := &ledger.Capacity{CellID: s.cellID, Dimension: s.w.CapacityDimension(), TargetPct: s.w.Capacity.TargetPct,
+		Resolution: s.w.Capacity.Resolution, Levels: len(s.levels), Bound: ledger.CapacityFound}
 	switch {
 	case met == nil && missed == nil:
 		return nil
 	case met == nil:
-		c.Bound, c.Value = report.CapacityBelow, loadOf(s.w, *missed)
+		c.Bound, c.Value = ledger.CapacityBelow, loadOf(s.w, *missed)
 	case missed == nil:
-		c.Bound, c.Value = report.CapacityAtLeast, loadOf(s.w, *met)
+		c.Bound, c.Value = ledger.CapacityAtLeast, loadOf(s.w, *met)
 	default:
 		c.Value = loadOf(s.w, *met)
 	}
@@ -95,7 +95,7 @@ func (s *capacitySearch) answer() *report.Capacity {
 // the target and the lowest above it that missed it until they are the resolution
 // apart, and returns the answer. Each level it runs counts towards the cell's status
 // st; when interrupted it returns nil and st says so.
-func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *cellSetup, st *report.CellStatus) *report.Capacity {
+func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *cellSetup, st *ledger.CellStatus) *ledger.Capacity {
 	s := newCapacitySearch(cell, a.res.Rows)
 	for {
 		lv, more := s.next()
@@ -103,12 +103,12 @@ func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *ce
 			return s.answer()
 		}
 		if ctx.Err() != nil {
-			st.Status = report.StatusInterrupted
+			st.Status = ledger.StatusInterrupted
 			return nil
 		}
 		row := a.runLevel(ctx, cell, setup, lv)
 		countRow(st, row)
-		if row.Status == report.StatusInterrupted {
+		if row.Status == ledger.StatusInterrupted {
 			return nil
 		}
 		s.judge(lv, row)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // dcgmInterval is how often a DCGM exporter is scraped: the exporter itself refreshes
@@ -40,7 +40,7 @@ func dcgmURL(cell *plan.Cell) string {
 // says in vram_source where each figure came from: NVML (set by setVRAM), the DCGM
 // exporter, Ollama's /api/ps (server_vram_gb), or none for a remote host without
 // telemetry.
-func setVRAMSources(cell *plan.Cell, row *report.Row, m levelMeasurement) {
+func setVRAMSources(cell *plan.Cell, row *ledger.Row, m levelMeasurement) {
 	if !math.IsNaN(row.VRAMPeakGB) {
 		return // NVML measured it
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
@@ -19,7 +19,7 @@ import (
 
 // runLevel measures one concurrency level of a cell and writes its row, in three steps:
 // measure, build the row from what was measured, record it.
-func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) report.Row {
+func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) ledger.Row {
 	m := a.measure(ctx, cell, setup, level)
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
 	a.record(cell, level, m, &row)
@@ -80,7 +80,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 
 	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
 		Turns: sessionTurns(w)},
-		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
+		rec: ledger.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
 			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {
 		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
@@ -86,7 +87,7 @@ func planName(p *plan.Plan) string {
 }
 
 // sortRows orders rows by cell (plan order) then concurrency, for a stable report.
-func sortRows(rows []report.Row, cells []*plan.Cell) {
+func sortRows(rows []ledger.Row, cells []*plan.Cell) {
 	order := map[string]int{}
 	for i, c := range cells {
 		order[c.ID] = i
@@ -101,7 +102,7 @@ func sortRows(rows []report.Row, cells []*plan.Cell) {
 }
 
 func (a *applier) writeManifest() error {
-	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
+	return ledger.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
 // writeReport re-renders the Markdown and HTML reports (and charts) and summary.json
@@ -125,12 +126,12 @@ func (a *applier) writeReport() error {
 	}
 	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
 	for _, p := range paths {
-		if err := report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
+		if err := ledger.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
 	}
 	html := filepath.Join(a.res.RunDir, report.HTMLFile)
-	if err := report.WriteFileAtomic(html, func(w io.Writer) error { return report.WriteHTML(w, r) }); err != nil {
+	if err := ledger.WriteFileAtomic(html, func(w io.Writer) error { return report.WriteHTML(w, r) }); err != nil {
 		return fmt.Errorf("writing %s: %w", html, err)
 	}
 	return nil
@@ -138,9 +139,9 @@ func (a *applier) writeReport() error {
 
 // latestRows keeps, per cell and level, the last row: an interrupted level that was run
 // again on resume shows once, with its complete figures.
-func latestRows(rows []report.Row) []report.Row {
+func latestRows(rows []ledger.Row) []ledger.Row {
 	idx := map[levelKey]int{}
-	var out []report.Row
+	var out []ledger.Row
 	for _, r := range rows {
 		k := rowKey(r)
 		if i, ok := idx[k]; ok {
@@ -154,14 +155,14 @@ func latestRows(rows []report.Row) []report.Row {
 }
 
 // writeSummary writes summary.json: the run's plan, environment, cells and rows.
-func (a *applier) writeSummary(rows []report.Row) error {
-	s := report.NewSummary(planName(a.o.Plan), a.manifest, rows)
+func (a *applier) writeSummary(rows []ledger.Row) error {
+	s := ledger.NewSummary(planName(a.o.Plan), a.manifest, rows)
 	s.Outcome = a.outcome()
 	for _, f := range a.res.ExpectFailures {
 		s.ExpectFailures = append(s.ExpectFailures, f.String())
 	}
 	path := filepath.Join(a.res.RunDir, "summary.json")
-	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSummary(w, s) }); err != nil {
+	if err := ledger.WriteFileAtomic(path, func(w io.Writer) error { return ledger.WriteSummary(w, s) }); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
@@ -170,24 +171,24 @@ func (a *applier) writeSummary(rows []report.Row) error {
 // outcome is the run's outcome so far, as summary.json states it.
 func (a *applier) outcome() string {
 	if a.res.Interrupted {
-		return report.OutcomeInterrupted
+		return ledger.OutcomeInterrupted
 	}
 	failed := len(a.res.ExpectFailures) > 0
 	for _, c := range a.manifest.Cells {
 		switch c.Status {
-		case report.StatusInterrupted:
-			return report.OutcomeInterrupted
-		case report.StatusFailed:
+		case ledger.StatusInterrupted:
+			return ledger.OutcomeInterrupted
+		case ledger.StatusFailed:
 			failed = true
 		case "pending":
-			return report.OutcomeRunning
+			return ledger.OutcomeRunning
 		}
 	}
 	switch {
 	case failed:
-		return report.OutcomeFailed
+		return ledger.OutcomeFailed
 	case a.manifest.Ended.IsZero():
-		return report.OutcomeRunning
+		return ledger.OutcomeRunning
 	}
-	return report.OutcomeComplete
+	return ledger.OutcomeComplete
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 func TestShapesOfPrefixGroupsAndHashBlocks(t *testing.T) {
@@ -41,9 +41,9 @@ func TestPrefixCacheExample(t *testing.T) {
 	defer srv.Close()
 	p, cells := loadPlanFile(t, "../examples/prefix-cache.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
-	rows := map[string]report.Row{}
+	rows := map[string]ledger.Row{}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.Succeeded != r.Requests {
+		if r.Status != ledger.StatusOK || r.Succeeded != r.Requests {
 			t.Fatalf("%s: status %s, %d/%d ok", r.Workload, r.Status, r.Succeeded, r.Requests)
 		}
 		rows[r.Workload] = r

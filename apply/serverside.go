@@ -12,8 +12,8 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // serverWatch polls what the server itself says about memory during a measured window:
@@ -45,7 +45,7 @@ func (w *serverWatch) stop() serverstats.Report {
 
 // serverFigures fills the row's server-side memory figures, GPU energy and the seed's
 // VRAM estimate (est, nil when there is none), and returns notes that explain them.
-func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstats.Report, est *gpu.VRAMEstimate) []string {
+func serverFigures(cell *plan.Cell, row *ledger.Row, g gpu.Summary, s serverstats.Report, est *gpu.VRAMEstimate) []string {
 	var notes []string
 	var ollamaSize, ollamaVRAM int64
 	for _, m := range s.Models {
@@ -97,7 +97,7 @@ func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstat
 // vllmFigures puts what vLLM's /metrics counted over the window into the row: the
 // prefix-cache hit rate, and the means of its own TTFT, TPOT and E2E histograms, with a
 // note setting them beside planrun's means of the same requests.
-func vllmFigures(row *report.Row, s serverstats.Report) []string {
+func vllmFigures(row *ledger.Row, s serverstats.Report) []string {
 	if s.PrefixCacheQueries > 0 {
 		row.PrefixCacheHitPct = 100 * s.PrefixCacheHits / s.PrefixCacheQueries
 	}

@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/gpu/serverstats"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 // What vLLM's /metrics counted over the window lands in the row, and a note sets its
 // own means beside planrun's.
 func TestVLLMFiguresIntoRow(t *testing.T) {
-	row := report.NewRow()
+	row := ledger.NewRow()
 	row.TTFT.Mean, row.TPOT.Mean, row.E2E.Mean = 0.013, 0.0032, 0.11
 	s := serverstats.Report{PrefixCacheHits: 384, PrefixCacheQueries: 512, ServerLatency: serverstats.VLLMLatency{
 		TTFT: serverstats.Histogram{Sum: 0.12, Count: 10},
@@ -29,7 +29,7 @@ func TestVLLMFiguresIntoRow(t *testing.T) {
 	}
 
 	// Not vLLM (or no request finished in the window): the columns stay empty, no note.
-	other := report.NewRow()
+	other := ledger.NewRow()
 	if notes := vllmFigures(&other, serverstats.Report{}); len(notes) != 0 || !math.IsNaN(other.ServerTTFTMeanS) || !math.IsNaN(other.PrefixCacheHitPct) {
 		t.Errorf("no vLLM figures: notes %q, row %v %v", notes, other.ServerTTFTMeanS, other.PrefixCacheHitPct)
 	}

@@ -3,7 +3,7 @@ package apply
 import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -12,8 +12,8 @@ import (
 // measured ones to their run's statistics and tells progress. The Sample is then
 // garbage, so memory grows with the statistics' per-request scalars only.
 type levelSink struct {
-	log      *report.SampleLog
-	rec      report.SampleRecord // where the level's records belong; Sample set per record
+	log      *ledger.SampleLog
+	rec      ledger.SampleRecord // where the level's records belong; Sample set per record
 	target   stats.Target
 	progress func(executor.Event) // nil: none
 	runs     []*stats.Accumulator // per measured run, by index

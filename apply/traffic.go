@@ -11,8 +11,8 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // readDatasets draws every workload's dataset rows before anything is sent: a malformed
@@ -37,7 +37,7 @@ func (a *applier) readDatasets() error {
 			return fmt.Errorf("dataset %q: %w", w.Dataset.Name, err)
 		}
 		a.traffic[w] = s
-		setIn(&a.manifest.Datasets, w.Dataset.Name, report.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
+		setIn(&a.manifest.Datasets, w.Dataset.Name, ledger.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
 			SHA256: s.Info.SHA256, Rows: s.Info.Rows, Kept: s.Info.Kept})
 		if s.Note != "" {
 			a.note("workload %q: %s", w.Name, s.Note)

@@ -17,14 +17,14 @@ import (
 
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // runSamples applies a plan against a fresh mock server and returns the result with the
 // measured requests of requests.jsonl.
-func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
+func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []ledger.SampleRecord) {
 	t.Helper()
 	// A temporary ledger and results directory: the examples' plans would otherwise
 	// write their results into examples/.
@@ -37,7 +37,7 @@ func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []repo
 	if err != nil {
 		t.Fatal(err)
 	}
-	var measured []report.SampleRecord
+	var measured []ledger.SampleRecord
 	for _, r := range readSamples(t, res.RunDir) {
 		if !r.Warmup {
 			measured = append(measured, r)
@@ -65,7 +65,7 @@ func TestApplyDatasetsExample(t *testing.T) {
 	p, cells := loadPlanFile(t, "../examples/datasets.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.Succeeded != r.Requests || r.EarlyStops != 0 {
+		if r.Status != ledger.StatusOK || r.Succeeded != r.Requests || r.EarlyStops != 0 {
 			t.Fatalf("c=%d: status %s, %d/%d ok, %d early stops", r.Concurrency, r.Status, r.Succeeded, r.Requests, r.EarlyStops)
 		}
 	}
@@ -88,7 +88,7 @@ func TestApplyDatasetsExample(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(p.Datasets[0].Spec.Path)
 	sum := sha256.Sum256(raw)
-	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestApplyNonStreamed(t *testing.T) {
 		t.Fatalf("%d rows (want 2 tools × 2 levels) of %d requests, %d raw records", len(res.Rows), sent, len(recs))
 	}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
+		if r.Status != ledger.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
 			t.Fatalf("%s c=%d: status %s, %d output tokens, E2E p50 %.4f", r.Tool, r.Concurrency, r.Status, r.OutputTokens, r.E2E.P50)
 		}
 		if !math.IsNaN(r.TTFT.P50) || !math.IsNaN(r.TPOT.P50) || !strings.Contains(r.Notes, "TTFT, TPOT and ITL unavailable") {

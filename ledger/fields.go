@@ -1,4 +1,4 @@
-package report
+package ledger
 
 import (
 	"math"
@@ -45,7 +45,7 @@ var rowFields = []ResultField{
 // units the ledger uses (TTFT and E2E in s, TPOT and ITL in ms).
 func distFields() []ResultField {
 	var out []ResultField
-	for _, d := range latencyDists {
+	for _, d := range LatencyDists {
 		stat := []struct {
 			name, doc string
 			get       func(*stats.Dist) float64
@@ -58,8 +58,8 @@ func distFields() []ResultField {
 			{"std", "standard deviation of", func(x *stats.Dist) float64 { return x.Std }},
 		}
 		for _, st := range stat {
-			get := d.get
-			out = append(out, numField(d.prefix+"_"+st.name+"_"+d.unit, d.unit, st.doc+" "+d.doc, d.scale,
+			get := d.Get
+			out = append(out, numField(d.Prefix+"_"+st.name+"_"+d.Unit, d.Unit, st.doc+" "+d.Doc, d.Scale,
 				func(r *Row) float64 { return st.get(get(r)) }))
 		}
 	}

@@ -1,4 +1,4 @@
-package report
+package ledger
 
 import (
 	"bytes"
@@ -72,9 +72,18 @@ func TestSampleLogLines(t *testing.T) {
 	}
 }
 
+// manifestEnv is a full environment (report's tests render the same one).
+func manifestEnv() Environment {
+	return Environment{Host: "bench-1", OS: "linux", Arch: "amd64", Kernel: "6.8.0", CPU: "AMD EPYC 9654", CPUs: 16,
+		GPUs: []string{"NVIDIA GeForce RTX 4060 (8 GB)"}, Driver: "580.65", CUDA: "13.0",
+		ServerVersions: map[string]string{"ollama.local": "0.6.5", "openai.vllm": "0.11.0"},
+		ModelDigests:   map[string]string{"ollama.local qwen2.5:7b": "sha256:845dbda0ea48"},
+		PlanrunVersion: "v0.1.0", PlanPath: "plans/qwen.hcl", PlanHash: "sha256:abc123"}
+}
+
 func TestManifest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "manifest.json")
-	m := Manifest{Environment: reportEnv(), Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+	m := Manifest{Environment: manifestEnv(), Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
 		Cells: []CellStatus{{ID: "c1", Status: StatusOK}, {ID: "c2", Status: StatusInterrupted, Notes: "Ctrl-C"}}}
 	if err := WriteManifest(path, m); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@
 // per-request JSONL, manifest.json and summary.json; the Markdown and HTML reports with
 // their charts (PNG and SVG); and compare, which sets two sets of rows side by side,
 // with its gate over thresholds.
-package report
+package ledger
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package report
+package ledger
 
 import (
 	"fmt"
@@ -33,7 +33,7 @@ const (
 
 func strCol(name string, f func(*Row) *string) column {
 	return column{name,
-		func(r *Row) string { return oneLine(*f(r)) },
+		func(r *Row) string { return OneLine(*f(r)) },
 		func(r *Row, s string) error { *f(r) = s; return nil }, kindText}
 }
 
@@ -54,7 +54,7 @@ func intCol(name string, f func(*Row) *int) column {
 // floatCol writes *f(r)·scale (e.g. seconds → ms with scale 1000).
 func floatCol(name string, scale float64, f func(*Row) *float64) column {
 	return column{name,
-		func(r *Row) string { return formatFloat(*f(r) * scale) },
+		func(r *Row) string { return FormatFloat(*f(r) * scale) },
 		func(r *Row, s string) error {
 			if s == "" {
 				*f(r) = math.NaN()
@@ -85,26 +85,26 @@ func timeCol(name string, f func(*Row) *time.Time) column {
 		}, kindTime}
 }
 
-// rowDist is one of a row's distributions as the ledger names it: the column prefix,
+// RowDist is one of a row's distributions as the ledger names it: the column prefix,
 // the unit and the scale from the Row's seconds to it, and the decimals the report's
 // tables show it with.
-type rowDist struct {
-	prefix, unit, doc string
-	scale             float64
-	decimals          int
-	get               func(*Row) *stats.Dist
+type RowDist struct {
+	Prefix, Unit, Doc string
+	Scale             float64
+	Decimals          int
+	Get               func(*Row) *stats.Dist
 }
 
-// latencyDists are the latency distributions; rowDists adds the decode rate.
+// LatencyDists are the latency distributions; rowDists adds the decode rate.
 var (
-	latencyDists = []rowDist{
+	LatencyDists = []RowDist{
 		{"ttft", "s", "time to first token", 1, 3, func(r *Row) *stats.Dist { return &r.TTFT }},
 		{"tpot", "ms", "time per output token", 1000, 1, func(r *Row) *stats.Dist { return &r.TPOT }},
 		{"itl", "ms", "gap between content chunks", 1000, 1, func(r *Row) *stats.Dist { return &r.ITL }},
 		{"e2e", "s", "request latency", 1, 2, func(r *Row) *stats.Dist { return &r.E2E }},
 	}
-	rowDists = append(slices.Clip(latencyDists),
-		rowDist{"decode", "tok_s", "per-request decode rate", 1, 1, func(r *Row) *stats.Dist { return &r.DecodeRate }})
+	rowDists = append(slices.Clip(LatencyDists),
+		RowDist{"decode", "tok_s", "per-request decode rate", 1, 1, func(r *Row) *stats.Dist { return &r.DecodeRate }})
 )
 
 // distCols are the columns of one distribution: prefix_p50_unit ... prefix_max_unit.
@@ -127,9 +127,9 @@ func spreadCols(prefix, unit string, scale float64, f func(*Row) *stats.Dist) []
 	}
 }
 
-// formatFloat writes up to 6 decimals without trailing zeros or exponent, so the
+// FormatFloat writes up to 6 decimals without trailing zeros or exponent, so the
 // ledger diffs well in git; NaN and infinities are written as an empty cell.
-func formatFloat(v float64) string {
+func FormatFloat(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return ""
 	}
@@ -141,17 +141,17 @@ func formatFloat(v float64) string {
 	return s
 }
 
-// oneLine keeps every ledger record on one physical line, which keeps a torn final
+// OneLine keeps every ledger record on one physical line, which keeps a torn final
 // line (power loss) detectable and repairable.
-func oneLine(s string) string {
+func OneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
 		return s
 	}
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), "; ")
 }
 
-// formatFailures writes failures as "class=n;class=n", sorted by class.
-func formatFailures(m map[string]int) string {
+// FormatFailures writes failures as "class=n;class=n", sorted by class.
+func FormatFailures(m map[string]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -204,11 +204,11 @@ var columns = func() []column {
 		intCol("succeeded", func(r *Row) *int { return &r.Succeeded }),
 		intCol("failed", func(r *Row) *int { return &r.Failed }),
 		{"failures_by_class",
-			func(r *Row) string { return formatFailures(r.Failures) },
+			func(r *Row) string { return FormatFailures(r.Failures) },
 			func(r *Row, s string) (err error) { r.Failures, err = parseFailures(s); return err }, kindText},
 	}
 	for _, d := range rowDists {
-		c = append(c, distCols(d.prefix, d.unit, d.scale, d.get)...)
+		c = append(c, distCols(d.Prefix, d.Unit, d.Scale, d.Get)...)
 	}
 	c = append(c,
 		floatCol("output_tok_s", 1, func(r *Row) *float64 { return &r.OutputTokS }),
@@ -249,7 +249,7 @@ var columns = func() []column {
 	)
 	// Appended after the first ledger format, so older ledgers upgrade in place.
 	for _, d := range rowDists {
-		c = append(c, spreadCols(d.prefix, d.unit, d.scale, d.get)...)
+		c = append(c, spreadCols(d.Prefix, d.Unit, d.Scale, d.Get)...)
 	}
 	c = append(c,
 		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),

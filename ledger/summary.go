@@ -1,4 +1,4 @@
-package report
+package ledger
 
 import (
 	_ "embed"

@@ -1,4 +1,4 @@
-package report
+package ledger
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/report/summarytest"
+	"github.com/planrun/planrun/ledger/summarytest"
 )
 
 func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {

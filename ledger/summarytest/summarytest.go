@@ -12,7 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Validate fails t unless summary validates against schema (report.SummarySchema).
+// Validate fails t unless summary validates against schema (ledger.SummarySchema).
 func Validate(t testing.TB, schema, summary []byte) {
 	t.Helper()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
