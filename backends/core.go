@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // Core is the one timing core: it sends a request an Adapter built, stamps the response
