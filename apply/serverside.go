@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
@@ -113,7 +112,7 @@ func vllmFigures(row *ledger.Row, s serverstats.Report) []string {
 // serverKind is how the VRAM-gap explanation names the cell's server software, as its
 // backend kind declares.
 func serverKind(cell *plan.Cell) string {
-	k, _ := connect.Lookup(cell.Backend.Kind)
+	k, _ := backends.LookupKind(cell.Backend.Kind)
 	return k.ServerLabel
 }
 

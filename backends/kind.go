@@ -1,7 +1,9 @@
 package backends
 
+import "slices"
+
 // Kind is what planrun knows about one backend kind, declared once by its adapter
-// package and listed in backends/connect: plan checks backend blocks against these facts
+// package and registered by backends/connect (RegisterKind): plan checks backend blocks against these facts
 // and connect builds the adapter with New. What a kind can do beyond measuring (manage
 // models, report server memory) is found on the built Backend by interface assertion
 // (ModelManager, ModelShower, ServerMemory, MetricsSource), not declared here.
@@ -36,4 +38,38 @@ func Constructor[B Backend](newB func(Config, ...Option) (B, error)) func(Config
 		}
 		return b, nil
 	}
+}
+
+// kinds are the registered kinds, in registration order.
+var kinds []Kind
+
+// RegisterKind makes k known by its name to LookupKind and KindNames, where the plan
+// decoder finds the kinds without compiling their adapters. backends/connect registers
+// every adapter's kind from its init function. A second kind of one name panics: two
+// adapters claiming one label is a programming error.
+func RegisterKind(k Kind) {
+	if _, dup := LookupKind(k.Name); dup {
+		panic("backends: kind " + k.Name + " registered twice")
+	}
+	kinds = append(kinds, k)
+}
+
+// LookupKind returns the registered kind named name.
+func LookupKind(name string) (Kind, bool) {
+	for _, k := range kinds {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// KindNames are the registered kinds' names, sorted.
+func KindNames() []string {
+	names := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		names = append(names, k.Name)
+	}
+	slices.Sort(names)
+	return names
 }
