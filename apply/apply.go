@@ -151,18 +151,14 @@ type applier struct {
 	ledger   *ledger.Ledger
 	runCSV   *ledger.Ledger
 	samples  *ledger.SampleLog
-	mdPaths  []string
-	language string
-	// percentiles are what the Markdown shows (the last markdown output's choice, as
-	// with language).
-	percentiles []int
-	manifest    ledger.Manifest
-	host        string
-	done        map[levelKey]ledger.Row // resumed levels already complete
-	tel         *gpu.Telemetry
-	ownTel      bool
-	mgr         *servers.Manager
-	backends    map[string]backends.Backend
+	declared map[string][]string // the output blocks' paths by kind (none on a Slurm node)
+	manifest ledger.Manifest
+	host     string
+	done     map[levelKey]ledger.Row // resumed levels already complete
+	tel      *gpu.Telemetry
+	ownTel   bool
+	mgr      *servers.Manager
+	backends map[string]backends.Backend
 	// probed holds each backend and model's probe outcome (nil: usable), by backendKey
 	// and model id; unusable the backends that can serve nothing, by backendKey (and by
 	// address for a missing key); listed the models each backend's probe found.
@@ -216,7 +212,7 @@ func newApplier(o Options) (*applier, error) {
 		if runDir, err = a.nodeRunDir(); err != nil {
 			return nil, err
 		}
-		ledgerPath, jsonlPath, a.mdPaths = "", "", nil
+		ledgerPath, jsonlPath, a.declared = "", "", nil
 	} else {
 		// The ledger first: a ledger refused (e.g. another header) must not leave an
 		// empty run directory behind.
@@ -237,7 +233,7 @@ func newApplier(o Options) (*applier, error) {
 		jsonlPath = filepath.Join(runDir, "requests.jsonl")
 	}
 	a.res.RunDir, a.res.LedgerPath = runDir, ledgerPath
-	a.res.ReportPath = filepath.Join(runDir, "report.md")
+	a.res.ReportPath = filepath.Join(runDir, report.MarkdownFile)
 
 	host := ledger.CollectHost()
 	a.manifest = ledger.Manifest{Environment: host, Started: started}
@@ -278,25 +274,21 @@ func newApplier(o Options) (*applier, error) {
 	return a, nil
 }
 
-// readOutputs takes the plan's output blocks: the ledger's path ("" without an output
-// "csv": results.csv in the results directory), the raw-sample log's ("" for the run
-// directory's), and the Markdown reports' paths, language and percentiles.
+// readOutputs takes the paths of the plan's output blocks by kind, and returns the
+// ledger's path ("" without an output "csv": results.csv in the results directory) and
+// the raw-sample log's ("" for the run directory's); the last block of a kind wins.
 func (a *applier) readOutputs() (ledgerPath, jsonlPath string) {
+	a.declared = map[string][]string{}
 	for _, out := range a.o.Plan.Outputs {
-		switch out.Kind {
-		case "csv":
-			ledgerPath = out.Path
-		case "markdown":
-			a.mdPaths = append(a.mdPaths, out.Path)
-			if out.Language != "" {
-				a.language = out.Language
-			}
-			a.percentiles = out.Percentiles
-		case "jsonl":
-			jsonlPath = out.Path
-		}
+		a.declared[out.Kind] = append(a.declared[out.Kind], out.Path)
 	}
-	return ledgerPath, jsonlPath
+	last := func(paths []string) string {
+		if len(paths) == 0 {
+			return ""
+		}
+		return paths[len(paths)-1]
+	}
+	return last(a.declared[ledger.LedgerOutput]), last(a.declared[ledger.SamplesOutput])
 }
 
 // openTelemetry opens NVML unless the caller gave a handle, and records the GPUs, the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -105,36 +106,54 @@ func (a *applier) writeManifest() error {
 	return ledger.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
-// writeReport re-renders the Markdown and HTML reports (and charts) and summary.json
-// from every row so far.
+// writeReport re-renders every report of report.Outputs (Markdown, HTML, summary.json)
+// and the charts from every row so far: each kind's file in the run directory, and
+// each path the plan's output blocks of that kind name.
 func (a *applier) writeReport() error {
 	rows := latestRows(a.res.Rows)
 	sortRows(rows, a.o.Cells)
-	if err := a.writeSummary(rows); err != nil {
-		return err
-	}
 	charts, err := report.WriteCharts(a.res.RunDir, rows, a.vram)
 	if err != nil {
 		a.note("charts: %v", err)
 	}
-	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts,
-		Percentiles: a.percentiles, Run: a.manifest.RunID, Started: a.manifest.Started}
+	r := report.Report{Title: planName(a.o.Plan), Rows: rows, Env: a.manifest.Environment, Charts: charts,
+		Run: a.manifest.RunID, Started: a.manifest.Started, Summary: a.summary(rows)}
+	r.Language, r.Percentiles = reportChoices(a.o.Plan.Outputs)
 	for _, c := range a.manifest.Cells {
 		if c.Capacity != nil {
 			r.Capacities = append(r.Capacities, *c.Capacity)
 		}
 	}
-	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
-	for _, p := range paths {
-		if err := ledger.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
+	for _, out := range report.Outputs {
+		if out.Write == nil {
+			continue // appended to as the run goes
+		}
+		paths := a.declared[out.Name]
+		if out.RunFile != "" {
+			paths = append([]string{filepath.Join(a.res.RunDir, out.RunFile)}, paths...)
+		}
+		for _, p := range paths {
+			if err := ledger.WriteFileAtomic(p, func(w io.Writer) error { return out.Write(w, r) }); err != nil {
+				return fmt.Errorf("writing %s: %w", p, err)
+			}
 		}
 	}
-	html := filepath.Join(a.res.RunDir, report.HTMLFile)
-	if err := ledger.WriteFileAtomic(html, func(w io.Writer) error { return report.WriteHTML(w, r) }); err != nil {
-		return fmt.Errorf("writing %s: %w", html, err)
-	}
 	return nil
+}
+
+// reportChoices are the reports' language and percentiles: the choice of the last
+// output block whose kind takes the option (all reports of a run show the same).
+func reportChoices(outs []*plan.Output) (language string, percentiles []int) {
+	for _, out := range outs {
+		k, _ := ledger.LookupOutput(out.Kind)
+		if slices.Contains(k.Options, ledger.OptionLanguage) && out.Language != "" {
+			language = out.Language
+		}
+		if slices.Contains(k.Options, ledger.OptionPercentiles) {
+			percentiles = out.Percentiles
+		}
+	}
+	return language, percentiles
 }
 
 // latestRows keeps, per cell and level, the last row: an interrupted level that was run
@@ -154,18 +173,14 @@ func latestRows(rows []ledger.Row) []ledger.Row {
 	return out
 }
 
-// writeSummary writes summary.json: the run's plan, environment, cells and rows.
-func (a *applier) writeSummary(rows []ledger.Row) error {
+// summary is summary.json's document: the run's plan, environment, cells and rows.
+func (a *applier) summary(rows []ledger.Row) ledger.Summary {
 	s := ledger.NewSummary(planName(a.o.Plan), a.manifest, rows)
 	s.Outcome = a.outcome()
 	for _, f := range a.res.ExpectFailures {
 		s.ExpectFailures = append(s.ExpectFailures, f.String())
 	}
-	path := filepath.Join(a.res.RunDir, "summary.json")
-	if err := ledger.WriteFileAtomic(path, func(w io.Writer) error { return ledger.WriteSummary(w, s) }); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return s
 }
 
 // outcome is the run's outcome so far, as summary.json states it.

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	// The plans under test name the adapters' kinds, which connect registers; plan
-	// itself compiles no adapter.
+	// The plans under test name the adapters' kinds, which connect registers, and the
+	// output kinds, which report registers; plan itself compiles neither.
 	_ "github.com/planrun/planrun/backends/connect"
+	_ "github.com/planrun/planrun/report"
 )
 
 // plan is the HCL decoder: it compiles no renderer (gonum/plot, package report) and no

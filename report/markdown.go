@@ -9,9 +9,9 @@ import (
 	"github.com/planrun/planrun/ledger"
 )
 
-// Report is everything the Markdown and HTML reports show. WriteMarkdown and WriteHTML
-// are pure functions of it, so apply can re-render both files from the rows so far after
-// every cell (and every Slurm job's news).
+// Report is everything the reports show, the input of every Output's writer.
+// WriteMarkdown and WriteHTML are pure functions of it, so apply can re-render every
+// report from the rows so far after every cell (and every Slurm job's news).
 type Report struct {
 	Title string
 	// Language "zh" uses the seed's Chinese table headers; anything else is English.
@@ -30,6 +30,8 @@ type Report struct {
 	// header says which run a page shows, as a saved or mailed page no longer has its path.
 	Run     string
 	Started time.Time
+	// Summary is summary.json's document (ledger.NewSummary, with the run's outcome).
+	Summary ledger.Summary
 }
 
 // labels are the words of the report in one language.
