@@ -1,6 +1,6 @@
 package backends
 
-import "slices"
+import "github.com/planrun/planrun/internal/registry"
 
 // Kind is what planrun knows about one backend kind, declared once by its adapter
 // package and registered by backends/connect (RegisterKind): plan checks backend blocks against these facts
@@ -40,36 +40,16 @@ func Constructor[B Backend](newB func(Config, ...Option) (B, error)) func(Config
 	}
 }
 
-// kinds are the registered kinds, in registration order.
-var kinds []Kind
+// kinds are the registered kinds.
+var kinds = registry.New("backend kind", func(k Kind) string { return k.Name })
 
 // RegisterKind makes k known by its name to LookupKind and KindNames, where the plan
 // decoder finds the kinds without compiling their adapters. backends/connect registers
-// every adapter's kind from its init function. A second kind of one name panics: two
-// adapters claiming one label is a programming error.
-func RegisterKind(k Kind) {
-	if _, dup := LookupKind(k.Name); dup {
-		panic("backends: kind " + k.Name + " registered twice")
-	}
-	kinds = append(kinds, k)
-}
+// every adapter's kind from its init function; a second kind of one name panics.
+func RegisterKind(k Kind) { kinds.Register(k) }
 
 // LookupKind returns the registered kind named name.
-func LookupKind(name string) (Kind, bool) {
-	for _, k := range kinds {
-		if k.Name == name {
-			return k, true
-		}
-	}
-	return Kind{}, false
-}
+func LookupKind(name string) (Kind, bool) { return kinds.Lookup(name) }
 
 // KindNames are the registered kinds' names, sorted.
-func KindNames() []string {
-	names := make([]string, 0, len(kinds))
-	for _, k := range kinds {
-		names = append(names, k.Name)
-	}
-	slices.Sort(names)
-	return names
-}
+func KindNames() []string { return kinds.Names(nil) }

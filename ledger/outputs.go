@@ -1,6 +1,10 @@
 package ledger
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/planrun/planrun/internal/registry"
+)
 
 // OutputKind declares one kind of file a run writes, as a plan's output "<name>" block
 // names it. report.Outputs is the one table of them, with their writers; it registers
@@ -31,37 +35,18 @@ const (
 	OptionPercentiles = "percentiles" // the latency percentiles shown, out of stats.Percentiles
 )
 
-// outputKinds are the registered kinds, in registration order.
-var outputKinds []OutputKind
+// outputKinds are the registered kinds.
+var outputKinds = registry.New("output kind", func(k OutputKind) string { return k.Name })
 
 // RegisterOutput makes k known by its name to LookupOutput and OutputNames; report
 // registers its table from its init function. A second kind of one name panics.
-func RegisterOutput(k OutputKind) {
-	if _, dup := LookupOutput(k.Name); dup {
-		panic("ledger: output kind " + k.Name + " registered twice")
-	}
-	outputKinds = append(outputKinds, k)
-}
+func RegisterOutput(k OutputKind) { outputKinds.Register(k) }
 
 // LookupOutput returns the registered output kind named name.
-func LookupOutput(name string) (OutputKind, bool) {
-	for _, k := range outputKinds {
-		if k.Name == name {
-			return k, true
-		}
-	}
-	return OutputKind{}, false
-}
+func LookupOutput(name string) (OutputKind, bool) { return outputKinds.Lookup(name) }
 
 // OutputNames are the registered output kinds' names, sorted; with option set, only
 // those of the kinds that take it.
 func OutputNames(option string) []string {
-	var names []string
-	for _, k := range outputKinds {
-		if option == "" || slices.Contains(k.Options, option) {
-			names = append(names, k.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	return outputKinds.Names(func(k OutputKind) bool { return option == "" || slices.Contains(k.Options, option) })
 }
