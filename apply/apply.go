@@ -150,7 +150,7 @@ type applier struct {
 	res      *Result
 	ledger   *ledger.Ledger
 	runCSV   *ledger.Ledger
-	samples  *ledger.SampleLog
+	samples  *ledger.RequestLog
 	declared map[string][]string // the output blocks' paths by kind (none on a Slurm node)
 	manifest ledger.Manifest
 	host     string
@@ -265,7 +265,7 @@ func newApplier(o Options) (*applier, error) {
 		a.close()
 		return nil, err
 	}
-	if a.samples, err = ledger.OpenSampleLog(jsonlPath); err != nil {
+	if a.samples, err = ledger.OpenRequestLog(jsonlPath); err != nil {
 		a.close()
 		return nil, err
 	}

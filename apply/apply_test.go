@@ -58,14 +58,14 @@ func loadPlanFile(t testing.TB, path string, vars ...string) (*plan.Plan, []*pla
 }
 
 // readSamples reads every record of a run's requests.jsonl.
-func readSamples(t testing.TB, runDir string) []ledger.SampleRecord {
+func readSamples(t testing.TB, runDir string) []ledger.RequestRecord {
 	t.Helper()
 	f, err := os.Open(filepath.Join(runDir, "requests.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := ledger.ReadSamples(f)
+	recs, err := ledger.ReadRequests(f)
 	if err != nil {
 		t.Fatalf("requests.jsonl: %v", err)
 	}

@@ -80,7 +80,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 
 	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
 		Turns: sessionTurns(w)},
-		rec: ledger.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
+		rec: ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
 			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {
 		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }

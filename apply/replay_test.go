@@ -67,9 +67,9 @@ matrix "m" {
 type arrivalServer struct {
 	url string
 	// arrived is when the server took request r (by its X-Request-Id).
-	arrived func(r ledger.SampleRecord) (time.Time, bool)
+	arrived func(r ledger.RequestRecord) (time.Time, bool)
 	// check holds r to its trace row on the server's own counts; nil skips it.
-	check func(t testing.TB, r ledger.SampleRecord, row dataset.Row)
+	check func(t testing.TB, r ledger.RequestRecord, row dataset.Row)
 }
 
 // inProcessMock is the mock in this process, whose Truth also gives each request's
@@ -80,11 +80,11 @@ func inProcessMock(t testing.TB) arrivalServer {
 	t.Cleanup(srv.Close)
 	return arrivalServer{
 		url: srv.URL,
-		arrived: func(r ledger.SampleRecord) (time.Time, bool) {
+		arrived: func(r ledger.RequestRecord) (time.Time, bool) {
 			truth, ok := mock.Truth(r.RequestID)
 			return truth.Received, ok
 		},
-		check: func(t testing.TB, r ledger.SampleRecord, row dataset.Row) {
+		check: func(t testing.TB, r ledger.RequestRecord, row dataset.Row) {
 			truth, _ := mock.Truth(r.RequestID)
 			if d := math.Abs(float64(truth.PromptTokens - row.InputLength)); d > 0.03*float64(row.InputLength) {
 				t.Fatalf("%s: %d prompt tokens by the server's count, the trace says %d", r.ID, truth.PromptTokens, row.InputLength)
@@ -202,7 +202,7 @@ func ownProcessMock(t testing.TB) arrivalServer {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return arrivalServer{url: "http://" + addr, arrived: func(r ledger.SampleRecord) (time.Time, bool) {
+	return arrivalServer{url: "http://" + addr, arrived: func(r ledger.RequestRecord) (time.Time, bool) {
 		b, err := os.ReadFile(log)
 		if err != nil {
 			return time.Time{}, false

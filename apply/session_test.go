@@ -129,7 +129,7 @@ func TestRealOllamaSessions(t *testing.T) {
 		cell          string
 		session, turn int
 	}
-	byTurn := map[key]ledger.SampleRecord{}
+	byTurn := map[key]ledger.RequestRecord{}
 	for _, r := range recs {
 		if r.Err != nil || r.PromptTokens == 0 {
 			t.Fatalf("%s %s: error %v, %d prompt tokens", r.CellID, r.ID, r.Err, r.PromptTokens)

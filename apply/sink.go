@@ -12,8 +12,8 @@ import (
 // measured ones to their run's statistics and tells progress. The Sample is then
 // garbage, so memory grows with the statistics' per-request scalars only.
 type levelSink struct {
-	log      *ledger.SampleLog
-	rec      ledger.SampleRecord // where the level's records belong; Sample set per record
+	log      *ledger.RequestLog
+	rec      ledger.RequestRecord // where the level's records belong; Sample set per record
 	target   stats.Target
 	progress func(executor.Event) // nil: none
 	runs     []*stats.Accumulator // per measured run, by index

@@ -340,7 +340,7 @@ func (a *applier) mergeSamples(path string) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		var rec ledger.SampleRecord
+		var rec ledger.RequestRecord
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ import (
 
 // runSamples applies a plan against a fresh mock server and returns the result with the
 // measured requests of requests.jsonl.
-func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []ledger.SampleRecord) {
+func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []ledger.RequestRecord) {
 	t.Helper()
 	// A temporary ledger and results directory: the examples' plans would otherwise
 	// write their results into examples/.
@@ -37,7 +37,7 @@ func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []ledg
 	if err != nil {
 		t.Fatal(err)
 	}
-	var measured []ledger.SampleRecord
+	var measured []ledger.RequestRecord
 	for _, r := range readSamples(t, res.RunDir) {
 		if !r.Warmup {
 			measured = append(measured, r)

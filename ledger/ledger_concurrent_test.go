@@ -112,7 +112,7 @@ func writeCSV(t *testing.T, path string, recs ...[]string) {
 
 // Several logs on one output "jsonl" flush at once: every line is whole. Lines longer
 // than a write buffer are the case that splits.
-func TestSampleLogConcurrentOpens(t *testing.T) {
+func TestRequestLogConcurrentOpens(t *testing.T) {
 	const writers, lines = 8, 100
 	path := filepath.Join(t.TempDir(), "raw.jsonl")
 	var wg sync.WaitGroup
@@ -120,14 +120,14 @@ func TestSampleLogConcurrentOpens(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := OpenSampleLog(path)
+			l, err := OpenRequestLog(path)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			for i := range lines {
 				s := backends.Sample{ID: fmt.Sprintf("w%d-%d", w, i), Err: &backends.Error{Message: strings.Repeat("m", 9000+i*37)}}
-				if err := l.Write(SampleRecord{CellID: "c", Sample: s}); err != nil {
+				if err := l.Write(RequestRecord{CellID: "c", Sample: s}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -142,7 +142,7 @@ func TestSampleLogConcurrentOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := ReadSamples(f)
+	recs, err := ReadRequests(f)
 	if err != nil {
 		t.Fatalf("interleaved lines: %v", err)
 	}
@@ -152,19 +152,19 @@ func TestSampleLogConcurrentOpens(t *testing.T) {
 }
 
 // A run killed mid-flush leaves a torn last line; the next log to flush cuts it off.
-func TestSampleLogCutsTornLine(t *testing.T) {
+func TestRequestLogCutsTornLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "raw.jsonl")
 	os.WriteFile(path, []byte(`{"cell_id":"a"}`+"\n"+`{"cell_id":"to`), 0o644)
-	l, err := OpenSampleLog(path)
+	l, err := OpenRequestLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Write(SampleRecord{CellID: "b"})
+	l.Write(RequestRecord{CellID: "b"})
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	recs, err := ReadSamples(bytes.NewReader(data))
+	recs, err := ReadRequests(bytes.NewReader(data))
 	if err != nil || len(recs) != 2 || recs[1].CellID != "b" {
 		t.Fatalf("after a torn line: %v, %q", err, data)
 	}
@@ -242,15 +242,15 @@ func TestLedgerTornHeader(t *testing.T) {
 	}
 }
 
-// BenchmarkSampleLogWrite is the per-request cost of the raw log (a line, and every
+// BenchmarkRequestLogWrite is the per-request cost of the raw log (a line, and every
 // flushEvery lines a locked write to the file).
-func BenchmarkSampleLogWrite(b *testing.B) {
-	l, err := OpenSampleLog(filepath.Join(b.TempDir(), "raw.jsonl"))
+func BenchmarkRequestLogWrite(b *testing.B) {
+	l, err := OpenRequestLog(filepath.Join(b.TempDir(), "raw.jsonl"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	rec := SampleRecord{CellID: "m/tiny/-/openai.mock/-/w", Concurrency: 4, Sample: backends.Sample{ID: "r", OutputTokens: 64, Chunks: 64}}
+	rec := RequestRecord{CellID: "m/tiny/-/openai.mock/-/w", Concurrency: 4, Sample: backends.Sample{ID: "r", OutputTokens: 64, Chunks: 64}}
 	for b.Loop() {
 		if err := l.Write(rec); err != nil {
 			b.Fatal(err)

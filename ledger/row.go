@@ -1,8 +1,8 @@
-// Package report writes planrun's results as the run goes and reads them back: the CSV
-// ledger (appended across runs, one row per cell × concurrency level), the raw
-// per-request JSONL, manifest.json and summary.json; the Markdown and HTML reports with
-// their charts (PNG and SVG); and compare, which sets two sets of rows side by side,
-// with its gate over thresholds.
+// Package ledger is planrun's row schema and the files a run keeps: Row with its CSV
+// columns and the one table of result fields (which conditions, references and compare
+// read), the ledger (results.csv, appended across runs), requests.jsonl's records,
+// manifest.json, summary.json with its JSON Schema, atomic writes, the capacity and
+// session figures, and the registry of output kinds. It renders nothing: report does.
 package ledger
 
 import (

@@ -12,9 +12,9 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// SampleRecord is one line of requests.jsonl: the request's Sample (every timestamp, so
+// RequestRecord is one line of requests.jsonl: the request's Sample (every timestamp, so
 // any figure can be recomputed) plus where it belongs.
-type SampleRecord struct {
+type RequestRecord struct {
 	CellID      string `json:"cell_id"`
 	Run         int    `json:"run"`         // measured run index, from 0
 	Concurrency int    `json:"concurrency"` // the level the request ran at
@@ -42,12 +42,12 @@ type SampleRecord struct {
 // many lines of the cell in flight, and apply calls Flush after each level.
 const flushEvery = 32
 
-// SampleLog writes SampleRecords as JSON lines as they come. Safe for concurrent use
+// RequestLog writes RequestRecords as JSON lines as they come. Safe for concurrent use
 // (apply writes from the executor's one drain goroutine, not from the requests'). A log
-// from OpenSampleLog is also safe for several runs appending to one file (an output
+// from OpenRequestLog is also safe for several runs appending to one file (an output
 // "jsonl" shared by plans): each flush writes whole lines, in one write at the end of
 // the file, under an advisory lock (flock; where there is none, O_APPEND alone).
-type SampleLog struct {
+type RequestLog struct {
 	mu      sync.Mutex
 	f       *os.File  // nil when writing to a plain io.Writer
 	w       io.Writer // f, or the plain writer
@@ -56,9 +56,9 @@ type SampleLog struct {
 	err     error // the first failed write: the log stays failed
 }
 
-// OpenSampleLog opens path for appending (a resumed run adds to the same file),
+// OpenRequestLog opens path for appending (a resumed run adds to the same file),
 // creating its directory (an output "jsonl" path may name a new one).
-func OpenSampleLog(path string) (*SampleLog, error) {
+func OpenRequestLog(path string) (*RequestLog, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open raw samples: %w", err)
 	}
@@ -66,17 +66,17 @@ func OpenSampleLog(path string) (*SampleLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open raw samples: %w", err)
 	}
-	return &SampleLog{f: f, w: f}, nil
+	return &RequestLog{f: f, w: f}, nil
 }
 
-// NewSampleLog writes to w; Close flushes but does not close w.
-func NewSampleLog(w io.Writer) *SampleLog {
-	return &SampleLog{w: w}
+// NewRequestLog writes to w; Close flushes but does not close w.
+func NewRequestLog(w io.Writer) *RequestLog {
+	return &RequestLog{w: w}
 }
 
 // Write appends one record as one line. A failed write leaves the log failed: every
 // later Write and Flush returns the same error, so a caller may check once per batch.
-func (l *SampleLog) Write(rec SampleRecord) error {
+func (l *RequestLog) Write(rec RequestRecord) error {
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -95,13 +95,13 @@ func (l *SampleLog) Write(rec SampleRecord) error {
 }
 
 // Flush writes buffered lines to the file.
-func (l *SampleLog) Flush() error {
+func (l *RequestLog) Flush() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.flush()
 }
 
-func (l *SampleLog) flush() error {
+func (l *RequestLog) flush() error {
 	if l.err != nil || len(l.buf) == 0 {
 		return l.err
 	}
@@ -118,7 +118,7 @@ func (l *SampleLog) flush() error {
 // appendLocked writes the buffered lines at the end of the file under the lock, first
 // cutting off a torn last line (a run killed mid-write leaves one: JSON lines hold no
 // raw newline, so a file not ending in one ends torn).
-func (l *SampleLog) appendLocked() error {
+func (l *RequestLog) appendLocked() error {
 	if err := lockFile(l.f); err != nil {
 		return fmt.Errorf("lock raw samples: %w", err)
 	}
@@ -160,7 +160,7 @@ func cutTornLine(f *os.File, size int64) error {
 }
 
 // Close flushes, fsyncs and closes the file.
-func (l *SampleLog) Close() error {
+func (l *RequestLog) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.flush()
@@ -176,12 +176,12 @@ func (l *SampleLog) Close() error {
 	return err
 }
 
-// ReadSamples reads a requests.jsonl stream back (for recomputing figures and tests).
-func ReadSamples(r io.Reader) ([]SampleRecord, error) {
-	var out []SampleRecord
+// ReadRequests reads a requests.jsonl stream back (for recomputing figures and tests).
+func ReadRequests(r io.Reader) ([]RequestRecord, error) {
+	var out []RequestRecord
 	dec := json.NewDecoder(r)
 	for {
-		var rec SampleRecord
+		var rec RequestRecord
 		if err := dec.Decode(&rec); err == io.EOF {
 			return out, nil
 		} else if err != nil {

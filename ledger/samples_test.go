@@ -13,9 +13,9 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-func TestSampleLogLines(t *testing.T) {
+func TestRequestLogLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "requests.jsonl")
-	l, err := OpenSampleLog(path)
+	l, err := OpenRequestLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestSampleLogLines(t *testing.T) {
 			if i%10 == 0 {
 				s.Err = &backends.Error{Class: backends.ErrTimeout, Phase: "idle", Message: "no chunk for 30s"}
 			}
-			if err := l.Write(SampleRecord{CellID: "c1", Run: i % 3, Concurrency: 4, Sample: s}); err != nil {
+			if err := l.Write(RequestRecord{CellID: "c1", Run: i % 3, Concurrency: 4, Sample: s}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -54,7 +54,7 @@ func TestSampleLogLines(t *testing.T) {
 			t.Errorf("line lacks %s: %s", key, lines[0])
 		}
 	}
-	recs, err := ReadSamples(bytes.NewReader(data))
+	recs, err := ReadRequests(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,15 +125,15 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 // apply checks the log once per level, at Flush: a failed write must still be there.
-func TestSampleLogFailureIsSticky(t *testing.T) {
-	l := NewSampleLog(failingWriter{})
+func TestRequestLogFailureIsSticky(t *testing.T) {
+	l := NewRequestLog(failingWriter{})
 	for i := 0; i < flushEvery+1; i++ {
-		l.Write(SampleRecord{CellID: "c"})
+		l.Write(RequestRecord{CellID: "c"})
 	}
 	if err := l.Flush(); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Flush after a failed write: %v", err)
 	}
-	if err := l.Write(SampleRecord{CellID: "c"}); err == nil {
+	if err := l.Write(RequestRecord{CellID: "c"}); err == nil {
 		t.Fatal("a failed log accepted another record")
 	}
 }

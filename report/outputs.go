@@ -1,3 +1,7 @@
+// Package report renders a run's rows: the one table of output kinds (Outputs) with
+// their writers, the Markdown and HTML reports with their charts (PNG and SVG), and
+// compare, which sets two sets of rows side by side, with its gate over thresholds. The
+// rows, their columns and the files that keep them are package ledger's.
 package report
 
 import (

@@ -117,7 +117,7 @@ func TestConcurrentAppliesShareOneLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := ledger.ReadSamples(bytes.NewReader(raw))
+	samples, err := ledger.ReadRequests(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("the shared JSONL does not read back: %v", err)
 	}

@@ -267,7 +267,7 @@ func TestSlurmApplyTwoPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := ledger.ReadSamples(bytes.NewReader(raw))
+	samples, err := ledger.ReadRequests(bytes.NewReader(raw))
 	if err != nil || len(samples) == 0 {
 		t.Fatalf("%d merged raw samples: %v", len(samples), err)
 	}
