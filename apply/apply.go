@@ -288,7 +288,7 @@ func (a *applier) readOutputs() (ledgerPath, jsonlPath string) {
 		}
 		return paths[len(paths)-1]
 	}
-	return last(a.declared[ledger.LedgerOutput]), last(a.declared[ledger.SamplesOutput])
+	return last(a.declared[ledger.LedgerOutput]), last(a.declared[ledger.RequestsOutput])
 }
 
 // openTelemetry opens NVML unless the caller gave a handle, and records the GPUs, the

@@ -25,8 +25,8 @@ type OutputKind struct {
 // The output kinds apply appends to as the run goes, rather than rendering whole: the
 // ledger (results.csv) and the raw per-request log.
 const (
-	LedgerOutput  = "csv"
-	SamplesOutput = "jsonl"
+	LedgerOutput   = "csv"
+	RequestsOutput = "jsonl"
 )
 
 // The options an output block may take.

@@ -24,7 +24,7 @@ type Output struct {
 // block adds a path. A new format is its writer's file and a line here.
 var Outputs = []Output{
 	{OutputKind: ledger.OutputKind{Name: ledger.LedgerOutput, DefaultPath: "results/results.csv"}},
-	{OutputKind: ledger.OutputKind{Name: ledger.SamplesOutput, DefaultPath: "results/raw.jsonl"}},
+	{OutputKind: ledger.OutputKind{Name: ledger.RequestsOutput, DefaultPath: "results/raw.jsonl"}},
 	{OutputKind: ledger.OutputKind{Name: "summary", DefaultPath: "results/summary.json", RunFile: SummaryFile}, Write: writeSummary},
 	{OutputKind: ledger.OutputKind{Name: "markdown", DefaultPath: "results/results.md", RunFile: MarkdownFile, Options: reportOptions}, Write: WriteMarkdown},
 	{OutputKind: ledger.OutputKind{Name: "html", DefaultPath: "results/report.html", RunFile: HTMLFile, Options: reportOptions}, Write: WriteHTML},
