@@ -48,7 +48,7 @@ func (g *gpuMonitor) start(context.Context) {
 	if g.proc != nil {
 		// Read now, not when the server started: the runner that holds the GPU memory
 		// (Ollama's) exists once warm-up loaded the model.
-		pids = groupPIDs(g.proc.PID())
+		pids = g.proc.GroupPIDs()
 	}
 	g.sampler = g.tel.Start(g.interval, pids)
 }
