@@ -147,10 +147,6 @@ func Binary() (string, error) {
 		Label: "ollama binary", Hint: "run scripts/install-ollama.sh to build the pinned version"}.Find()
 }
 
-// RepoRoot walks up from the working directory (a package directory under go
-// test) to the directory holding go.mod, where .tools/ lives.
-func RepoRoot() (string, error) { return realserver.RepoRoot() }
-
 // start execs `ollama serve` on a free port and waits until it answers.
 func start(bin, dir string, attempt int) (*Server, error) {
 	port, err := freePort()
