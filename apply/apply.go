@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
@@ -22,6 +21,7 @@ import (
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/traffic"
 )
 
 // Options configure one apply.
@@ -167,10 +167,8 @@ type applier struct {
 	listed   map[string][]string
 	shapes   map[string]modelShape
 	vram     []report.VRAMSeries
-	// traffic holds each dataset workload's drawn rows (readDatasets).
-	traffic map[*plan.Workload]dataset.Sample
-	// replays holds each replay workload's trace window (scanTrace).
-	replays map[*plan.Workload]*replayWindow
+	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
+	traffic map[*plan.Workload]*traffic.Workload
 }
 
 type levelKey struct {

@@ -105,7 +105,7 @@ type cellSetup struct {
 	tmpl    backends.Request
 	prompts *executor.Prompts
 	cal     executor.Calibration
-	// shapes are the requests' own lengths, when the workload draws them (traffic.go).
+	// shapes are the requests' own lengths, when the workload draws them (traffic.Workload.Shapes).
 	shapes []executor.Shape
 }
 
@@ -153,23 +153,10 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 
-	w := cell.Workload
-	setup.tmpl = backends.Request{
-		Model:          cell.ModelID,
-		MaxTokens:      w.MaxTokens,
-		ForceMaxTokens: w.ForceMaxTokens,
-		Temperature:    w.Temperature,
-		Seed:           w.Seed,
-		NoStream:       !w.Stream,
-	}
-	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w]),
-		BlockSize: blockSize(w)}
-	switch {
-	case a.replays[w] != nil:
-		setup.shapes = a.replays[w].bounds
-	case hasShapes(w):
-		setup.shapes = shapes(w, a.traffic[w])
-	}
+	t := a.traffic[cell.Workload]
+	setup.tmpl = t.Request(cell.ModelID)
+	setup.prompts = t.Prompts(cell.ID)
+	setup.shapes = t.Shapes()
 	if err := checkContext(ctx, cell, setup); err != nil {
 		return nil, err
 	}

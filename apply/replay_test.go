@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"github.com/planrun/planrun/servers"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/servers"
 
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/gpu"

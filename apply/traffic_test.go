@@ -20,6 +20,7 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/traffic"
 )
 
 // runSamples applies a plan against a fresh mock server and returns the result with the
@@ -131,7 +132,7 @@ func TestDrawnLengthsReachTheServer(t *testing.T) {
 	if !strings.Contains(res.Rows[0].Notes, "tokens/word") {
 		t.Errorf("row notes %q do not give the prompt fit", res.Rows[0].Notes)
 	}
-	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	drawn := traffic.DrawShapes(p.Workloads[0], dataset.Sample{})
 	var in, out []float64
 	for _, r := range recs {
 		n := requestIndex(t, r.ID)
@@ -227,7 +228,7 @@ func TestApplyTextCorpus(t *testing.T) {
 	defer srv.Close()
 	p, cells := loadPlan(t, corpusPlan, srv.URL, "book.txt", book.String())
 	_, recs := runSamples(t, p, cells)
-	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	drawn := traffic.DrawShapes(p.Workloads[0], dataset.Sample{})
 	for _, r := range recs {
 		n := requestIndex(t, r.ID)
 		if want := drawn[n].PromptTokens; want < 20 || want > 120 || math.Abs(float64(r.PromptTokens-want)) > 0.02*float64(want) {

@@ -2,7 +2,6 @@ package apply
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -118,35 +117,4 @@ func ctyString(v cty.Value) string {
 		return strconv.FormatFloat(f, 'g', 6, 64)
 	}
 	return v.GoString()
-}
-
-// groupPIDs returns the processes of the process group led by pid (the server and its
-// children, e.g. Ollama's runner, which holds the GPU memory), read from /proc.
-func groupPIDs(pgid int) []int {
-	pids := []int{pgid}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return pids
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the ")" that closes the command name: state ppid pgrp ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

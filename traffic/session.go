@@ -1,4 +1,4 @@
-package apply
+package traffic
 
 import (
 	"github.com/planrun/planrun/executor"
@@ -15,8 +15,8 @@ func sessionSpec(w *plan.Workload, level plan.LoadLevel) *executor.SessionSpec {
 	return &executor.SessionSpec{Turns: s.Turns, ThinkTime: s.ThinkTime, Sessions: s.SessionsPerRun(level.Concurrency)}
 }
 
-// sessionTurns is the turns of the workload's sessions; 0 without a session block.
-func sessionTurns(w *plan.Workload) int {
+// SessionTurns is the turns of the workload's sessions; 0 without a session block.
+func SessionTurns(w *plan.Workload) int {
 	if w.Session == nil {
 		return 0
 	}

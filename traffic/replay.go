@@ -1,4 +1,4 @@
-package apply
+package traffic
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"github.com/planrun/planrun/plan"
 )
 
-// replayWindow is what the validating pass over a replayed trace found: which rows are
+// window is what the validating pass over a replayed trace found: which rows are
 // sent, and the lengths that bound them. The rows themselves are read again, streamed,
 // while the run sends them: a trace is never held in memory.
-type replayWindow struct {
+type window struct {
 	spec    dataset.Spec
 	start   time.Duration // of the window, in trace time
 	speedup float64
@@ -41,9 +41,9 @@ const (
 // a malformed row or out-of-order timestamp as file:line) before anything is sent, and
 // decides which rows its window replays. Its Sample has no rows: Info for the manifest
 // and, when the trace is cut, a Note saying where.
-func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
+func scanTrace(w *plan.Workload) (*window, dataset.Sample, error) {
 	r := w.Replay
-	win := &replayWindow{spec: w.Dataset.Spec, start: r.Start, speedup: r.Speedup}
+	win := &window{spec: w.Dataset.Spec, start: r.Start, speedup: r.Speedup}
 	end := time.Duration(-1)
 	if r.Duration > 0 {
 		end = win.start + r.Duration
@@ -86,19 +86,18 @@ func (a *applier) scanTrace(w *plan.Workload) (dataset.Sample, error) {
 		return nil
 	})
 	if err != nil {
-		return dataset.Sample{}, err
+		return nil, dataset.Sample{}, err
 	}
 	if win.rows == 0 {
-		return dataset.Sample{}, fmt.Errorf("%s: the replay window (start %s, duration %s) holds none of the trace's rows, which span %s to %s of trace time",
+		return nil, dataset.Sample{}, fmt.Errorf("%s: the replay window (start %s, duration %s) holds none of the trace's rows, which span %s to %s of trace time",
 			win.spec.Path, r.Start, durationOrEnd(r.Duration), first, last)
 	}
-	a.replays[w] = win
 	win.bounds = []executor.Shape{lo, hi, long}
 	s := dataset.Sample{Info: info}
 	if win.rows < after {
 		s.Note = fmt.Sprintf("trace cut at %s: %d of %d rows replayed", cut, win.rows, after)
 	}
-	return s, nil
+	return win, s, nil
 }
 
 func durationOrEnd(d time.Duration) string {
@@ -109,7 +108,7 @@ func durationOrEnd(d time.Duration) string {
 }
 
 // at is when a row of the window is sent, from the run's start.
-func (win *replayWindow) at(row dataset.Row) time.Duration {
+func (win *window) at(row dataset.Row) time.Duration {
 	return time.Duration(float64(row.Timestamp-win.start) / win.speedup)
 }
 
@@ -119,7 +118,7 @@ var errTraceSent = errors.New("replay window sent")
 // trace is the window's executor.Trace: it streams the file again and hands each
 // replayed row to the executor at (timestamp − start) / speedup, with its own lengths
 // and prefix blocks.
-func (win *replayWindow) trace(ctx context.Context, rows chan<- executor.TraceRow) error {
+func (win *window) trace(ctx context.Context, rows chan<- executor.TraceRow) error {
 	n := 0
 	_, err := dataset.Scan(win.spec, func(row dataset.Row) error {
 		if row.Timestamp < win.start {
@@ -144,14 +143,12 @@ func (win *replayWindow) trace(ctx context.Context, rows chan<- executor.TraceRo
 	return err
 }
 
-// replayLevel makes a replay workload's level send its trace window: one request per
+// level makes a replay workload's level send its trace window: one request per
 // replayed row, each at its own time.
-func (a *applier) replayLevel(w *plan.Workload, lv *executor.LevelSpec) {
-	if win := a.replays[w]; win != nil {
-		lv.Trace, lv.Requests = win.trace, win.rows
-		lv.WarmConnections = min(win.burst, maxWarm)
-		if lv.Concurrency > 0 {
-			lv.WarmConnections = min(lv.WarmConnections, lv.Concurrency)
-		}
+func (win *window) level(lv *executor.LevelSpec) {
+	lv.Trace, lv.Requests = win.trace, win.rows
+	lv.WarmConnections = min(win.burst, maxWarm)
+	if lv.Concurrency > 0 {
+		lv.WarmConnections = min(lv.WarmConnections, lv.Concurrency)
 	}
 }
