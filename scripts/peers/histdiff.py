@@ -57,4 +57,5 @@ def main():
     print("Counters: " + ", ".join("%s +%d" % (n, grow((n, None))) for n in COUNTERS))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -9,19 +9,10 @@ import glob
 import json
 import sys
 
+from histdiff import scrape
+
 HIST = {"ttft": "vllm:time_to_first_token_seconds", "tpot": "vllm:request_time_per_output_token_seconds",
         "e2e": "vllm:e2e_request_latency_seconds"}
-
-
-def scrape(path):
-    out = {}
-    for line in open(path):
-        if line.startswith("#") or "_bucket" in line:
-            continue
-        name, _, value = line.rpartition(" ")
-        name = name.split("{")[0]
-        out[name] = out.get(name, 0.0) + float(value)
-    return out
 
 
 def server(out, tool):
@@ -30,7 +21,7 @@ def server(out, tool):
         a, b = scrape(f"{out}/{tool}.before"), scrape(f"{out}/{tool}.after")
     except OSError:
         return {}
-    grow = lambda n: b.get(n, 0.0) - a.get(n, 0.0)
+    grow = lambda n: b.get((n, None), 0.0) - a.get((n, None), 0.0)
     res = {"n": grow(HIST["ttft"] + "_count")}
     for k, n in HIST.items():
         c = grow(n + "_count")
