@@ -79,7 +79,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	}
 
 	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
-		Turns: sessionTurns(w)},
+		Turns: sessionTurns(w), Concurrency: closedLoopSlots(w, level)},
 		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
 			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {
