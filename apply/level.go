@@ -74,6 +74,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		Seed:        uint64(workloadSeed(w)),
 	}
 	a.replayLevel(w, &lv)
+	warmOpenLoop(&lv)
 	if a.o.Progress != nil {
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
