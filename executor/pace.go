@@ -130,6 +130,10 @@ func (p *pacer) until(at time.Duration) time.Duration {
 		}
 		if -late > spinTail {
 			nanosleep(min(-late-spinTail, preciseStep))
+		} else {
+			// Spin, but let other goroutines have the P: on two cores two spinning
+			// requests would otherwise keep an earlier one, back from its nanosleep, waiting.
+			runtime.Gosched()
 		}
 	}
 }
