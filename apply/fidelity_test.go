@@ -193,6 +193,10 @@ func TestFidelityClosedLoopAgreesWithTheServer(t *testing.T) {
 	if row.Fidelity != report.FidelityOK || row.FidelityShortfallPct > 5 {
 		t.Fatalf("fidelity %q, shortfall %.1f%% (notes %q)", row.Fidelity, row.FidelityShortfallPct, row.Notes)
 	}
+	// The ramp (first start to the 4th) is reported: well under one 34 ms request here.
+	if !(row.RampSeconds >= 0 && row.RampSeconds < 0.034) {
+		t.Fatalf("ramp %v s", row.RampSeconds)
+	}
 }
 
 // An open loop the machine can deliver says ok, and its delivered rate is the rate the

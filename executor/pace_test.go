@@ -115,3 +115,14 @@ func TestBurstGoesOutInOrder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPacedSend is the executor's send path for one paced request, open loop at a
+// rate no schedule waits on, against a backend that returns at once: what each request
+// allocates before the timing core (its id, its prompt, its goroutine, its Due).
+func BenchmarkPacedSend(b *testing.B) {
+	lv := LevelSpec{Concurrency: 64, Requests: b.N, RepeatRuns: 1, RequestRate: 1e9, Arrival: "constant",
+		Prompts: &Prompts{Words: 8}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	RunLevel(context.Background(), &dueBackend{clk: backends.SystemClock{}}, lv, Options{DropSamples: true})
+}

@@ -286,6 +286,7 @@ var columns = func() []column {
 		floatCol("rate_delivered_per_s", 1, func(r *Row) *float64 { return &r.RateDelivered }),
 		strCol("fidelity", func(r *Row) *string { return &r.Fidelity }),
 		floatCol("fidelity_shortfall_pct", 1, func(r *Row) *float64 { return &r.FidelityShortfallPct }),
+		floatCol("delivered_ramp_s", 1, func(r *Row) *float64 { return &r.RampSeconds }),
 	)
 	return c
 }()

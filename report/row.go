@@ -150,6 +150,9 @@ type Row struct {
 	// against their schedule's.
 	InFlightMean, InFlightP99, InFlightMax, InFlightHeld float64
 	RateScheduled, RateDelivered                         float64
+	// RampSeconds is how long a closed loop took to fill its slots (the longest over
+	// runs), which InFlightHeld leaves out.
+	RampSeconds float64
 	// Fidelity is the verdict on the load delivered against the load asked (FidelityOK,
 	// FidelityShort, FidelityClientBound; empty when nothing was judged), and
 	// FidelityShortfallPct how far below the asked load the delivered one was, in %.
@@ -190,7 +193,7 @@ func NewRow() Row {
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan,
-		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan,
+		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 	}
 }
 
@@ -227,7 +230,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	if p.Requests > 0 {
 		r.InFlightMax = float64(d.InFlightMax)
 	}
-	r.RateScheduled, r.RateDelivered = d.RateScheduled, d.RateDelivered
+	r.RateScheduled, r.RateDelivered, r.RampSeconds = d.RateScheduled, d.RateDelivered, d.RampSeconds
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

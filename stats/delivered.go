@@ -25,6 +25,10 @@ type Delivered struct {
 	InFlightHeld float64 `json:"in_flight_held"`
 	// HeldSeconds is that span's length.
 	HeldSeconds float64 `json:"held_s"`
+	// RampSeconds is how long a closed loop took to fill its slots: from its first
+	// request's start to its Target.Concurrency-th's (the longest over runs). Its
+	// requests are measured; the held mean leaves the ramp out. NaN without slots.
+	RampSeconds float64 `json:"ramp_s"`
 	// RateScheduled is a paced run's own rate, (n − 1) / (last due − first due): the
 	// rate its schedule asked for (an open loop's drawn schedule, a trace's at its
 	// speedup). RateDelivered is (n − 1) / (last start − first start) over the same
@@ -42,6 +46,7 @@ type loadStore struct {
 	hist     []float64 // seconds at each in-flight count, of merged runs
 	heldBusy float64   // Σ request-seconds inside the held spans of merged runs
 	heldSecs float64   // Σ length of those spans
+	ramp     float64   // the longest ramp of merged runs, seconds; NaN: none
 
 	paced              int
 	dueMin, dueMax     time.Duration
@@ -69,10 +74,12 @@ func (s *loadStore) addPaced(at time.Duration, start time.Time) {
 }
 
 // histogram is the seconds spent at each count of requests in flight over the spans'
-// own window (first start to last end), and the held span's busy time and length.
-func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs float64) {
+// own window (first start to last end), the held span's busy time and length, and the
+// ramp (NaN without slots).
+func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float64) {
+	ramp = math.NaN()
 	if len(s.spans) == 0 {
-		return nil, 0, 0
+		return nil, 0, 0, ramp
 	}
 	type edge struct {
 		t int64
@@ -94,8 +101,11 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs float64) {
 	})
 	slices.Sort(starts)
 	var heldFrom, heldTo int64
-	if c := s.concurrency; c > 0 && len(starts) > c {
-		heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
+	if c := s.concurrency; c > 0 {
+		ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
+		if len(starts) > c {
+			heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
+		}
 	}
 	n := 0
 	for i, e := range edges {
@@ -111,7 +121,7 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs float64) {
 		}
 		n += e.d
 	}
-	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9
+	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9, ramp
 }
 
 func cmpInt64(a, b int64) int {
@@ -126,7 +136,8 @@ func cmpInt64(a, b int64) int {
 
 // merge adds o's run to s (pooling runs); o is left as it was.
 func (s *loadStore) merge(o *loadStore) {
-	h, busy, secs := o.histogram()
+	h, busy, secs, ramp := o.histogram()
+	s.ramp = longest(s.ramp, longest(ramp, o.ramp))
 	for k, v := range o.hist {
 		for len(h) <= k {
 			h = append(h, 0)
@@ -161,7 +172,7 @@ func (s *loadStore) pacedSpans() (due, start float64, gaps int) {
 
 // delivered derives the figures.
 func (s *loadStore) delivered() Delivered {
-	h, busy, secs := s.histogram()
+	h, busy, secs, ramp := s.histogram()
 	for k, v := range s.hist {
 		for len(h) <= k {
 			h = append(h, 0)
@@ -169,7 +180,8 @@ func (s *loadStore) delivered() Delivered {
 		h[k] += v
 	}
 	busy, secs = busy+s.heldBusy, secs+s.heldSecs
-	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs), HeldSeconds: secs}
+	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs), HeldSeconds: secs,
+		RampSeconds: longest(ramp, s.ramp)}
 	var total, weighted float64
 	for k, v := range h {
 		total += v
@@ -192,4 +204,15 @@ func (s *loadStore) delivered() Delivered {
 	due, start, gaps := s.pacedSpans()
 	d.RateScheduled, d.RateDelivered = ratio(float64(gaps), due), ratio(float64(gaps), start)
 	return d
+}
+
+// longest is the larger of two ramps, NaN for none.
+func longest(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return max(a, b)
 }

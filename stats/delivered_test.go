@@ -26,8 +26,8 @@ func TestDeliveredInFlight(t *testing.T) {
 		t.Fatalf("in flight mean %v, max %v, p99 %v; want 1.8, 2, 2", d.InFlightMean, d.InFlightMax, d.InFlightP99)
 	}
 	// Held span: the 2nd start (10 ms) to the last start (60 ms), all at 2.
-	if !near(d.InFlightHeld, 2) || !near(d.HeldSeconds, 0.05) {
-		t.Fatalf("held %v over %v s, want 2 over 0.05", d.InFlightHeld, d.HeldSeconds)
+	if !near(d.InFlightHeld, 2) || !near(d.HeldSeconds, 0.05) || !near(d.RampSeconds, 0.01) {
+		t.Fatalf("held %v over %v s after a ramp of %v s, want 2 over 0.05 after 0.01", d.InFlightHeld, d.HeldSeconds, d.RampSeconds)
 	}
 	if !math.IsNaN(d.RateScheduled) || !math.IsNaN(d.RateDelivered) {
 		t.Fatalf("rates %v, %v without paced requests", d.RateScheduled, d.RateDelivered)
@@ -38,8 +38,9 @@ func TestDeliveredInFlight(t *testing.T) {
 	b := NewAccumulator(Target{Concurrency: 2})
 	b.Add(req(1000, 1100))
 	r := SummarizeRuns([]MeasuredRun{{Acc: a}, {Acc: b}}, Target{Concurrency: 2})
-	if p := r.Pooled.Delivered; !near(p.InFlightMean, (180+100)/200.0) || p.InFlightMax != 2 || !near(p.InFlightHeld, 2) {
-		t.Fatalf("pooled in flight mean %v, max %v, held %v; want 1.4, 2, 2", p.InFlightMean, p.InFlightMax, p.InFlightHeld)
+	if p := r.Pooled.Delivered; !near(p.InFlightMean, (180+100)/200.0) || p.InFlightMax != 2 || !near(p.InFlightHeld, 2) ||
+		!near(p.RampSeconds, 0.01) {
+		t.Fatalf("pooled in flight mean %v, max %v, held %v, ramp %v; want 1.4, 2, 2, 0.01", p.InFlightMean, p.InFlightMax, p.InFlightHeld, p.RampSeconds)
 	}
 }
 
@@ -57,7 +58,7 @@ func TestDeliveredRate(t *testing.T) {
 	if !near(d.RateScheduled, 100) || !near(d.RateDelivered, 50) {
 		t.Fatalf("rates %v scheduled, %v delivered; want 100, 50", d.RateScheduled, d.RateDelivered)
 	}
-	if !math.IsNaN(d.InFlightHeld) {
-		t.Fatalf("held %v without a closed loop's slots", d.InFlightHeld)
+	if !math.IsNaN(d.InFlightHeld) || !math.IsNaN(d.RampSeconds) {
+		t.Fatalf("held %v, ramp %v without a closed loop's slots", d.InFlightHeld, d.RampSeconds)
 	}
 }

@@ -174,7 +174,7 @@ func (a *Accumulator) perRequest() []*valueStore {
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
 func NewAccumulator(t Target) *Accumulator {
-	return &Accumulator{t: t, load: loadStore{concurrency: t.Concurrency}}
+	return &Accumulator{t: t, load: loadStore{concurrency: t.Concurrency, ramp: math.NaN()}}
 }
 
 // Add counts one finished request; s is not retained.

@@ -130,6 +130,7 @@ func medianLevel(levels []Summary) Summary {
 			InFlightMax:   i(func(l *Summary) int { return l.Delivered.InFlightMax }),
 			InFlightHeld:  f(func(l *Summary) float64 { return l.Delivered.InFlightHeld }),
 			HeldSeconds:   f(func(l *Summary) float64 { return l.Delivered.HeldSeconds }),
+			RampSeconds:   f(func(l *Summary) float64 { return l.Delivered.RampSeconds }),
 			RateScheduled: f(func(l *Summary) float64 { return l.Delivered.RateScheduled }),
 			RateDelivered: f(func(l *Summary) float64 { return l.Delivered.RateDelivered }),
 		},
