@@ -28,6 +28,9 @@ type capacitySearch struct {
 	cellID string
 	levels []plan.LoadLevel
 	met    []bool
+	// clientBound marks levels whose fidelity was client-bound: the client, not the
+	// server, limited them, so they neither met nor missed the target.
+	clientBound []bool
 }
 
 // newCapacitySearch starts the cell's search from the rows already recorded.
@@ -44,28 +47,50 @@ func newCapacitySearch(cell *plan.Cell, rows []ledger.Row) *capacitySearch {
 func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
 	s.levels = append(s.levels, lv)
 	s.met = append(s.met, meetsCapacity(s.w, row))
+	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound)
 }
 
 // bounds are the highest level that met the target and the lowest above it that
 // missed it; nil where there is none.
-func (s *capacitySearch) bounds() (met, missed *plan.LoadLevel) {
+// missed it, and the lowest client-bound level above the met one; nil where there is
+// none. Client-bound levels count as neither met nor missed.
+func (s *capacitySearch) bounds() (met, missed, client *plan.LoadLevel) {
 	for i := range s.levels {
-		if s.met[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
+		if s.met[i] && !s.clientBound[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
 			met = &s.levels[i]
 		}
 	}
-	for i := range s.levels {
+	lowest := func(i int, cur *plan.LoadLevel) *plan.LoadLevel {
 		above := met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)
-		if !s.met[i] && above && (missed == nil || loadOf(s.w, s.levels[i]) < loadOf(s.w, *missed)) {
-			missed = &s.levels[i]
+		if above && (cur == nil || loadOf(s.w, s.levels[i]) < loadOf(s.w, *cur)) {
+			return &s.levels[i]
+		}
+		return cur
+	}
+	for i := range s.levels {
+		switch {
+		case s.clientBound[i]:
+			client = lowest(i, client)
+		case !s.met[i]:
+			missed = lowest(i, missed)
 		}
 	}
-	return met, missed
+	return met, missed, client
 }
 
-// next is the level to measure next; false once the bounds are the resolution apart.
+// clientLimited reports whether the client, not the server, bounds the search: a
+// client-bound level lies below the lowest level that missed the target (or none did).
+func (s *capacitySearch) clientLimited(missed, client *plan.LoadLevel) bool {
+	return client != nil && (missed == nil || loadOf(s.w, *client) < loadOf(s.w, *missed))
+}
+
+// next is the level to measure next; false once the bounds are the resolution apart. A
+// client-bound level stands in for the upper bound, so the search looks below it.
 func (s *capacitySearch) next() (plan.LoadLevel, bool) {
-	met, missed := s.bounds()
+	met, missed, client := s.bounds()
+	if s.clientLimited(missed, client) {
+		missed = client
+	}
 	if met == nil || missed == nil {
 		return plan.LoadLevel{}, false
 	}
@@ -74,10 +99,16 @@ func (s *capacitySearch) next() (plan.LoadLevel, bool) {
 
 // answer is the search's result; nil when no level was measured.
 func (s *capacitySearch) answer() *ledger.Capacity {
-	met, missed := s.bounds()
+	met, missed, client := s.bounds()
 	c := &ledger.Capacity{CellID: s.cellID, Dimension: s.w.CapacityDimension(), TargetPct: s.w.Capacity.TargetPct,
 		Resolution: s.w.Capacity.Resolution, Levels: len(s.levels), Bound: ledger.CapacityFound}
 	switch {
+	case s.clientLimited(missed, client):
+		// Never a capacity the client limited: the answer says where the client gave out.
+		c.Bound, c.ClientBoundAt = ledger.CapacityClientBound, loadOf(s.w, *client)
+		if met != nil {
+			c.Value = loadOf(s.w, *met)
+		}
 	case met == nil && missed == nil:
 		return nil
 	case met == nil:

@@ -246,3 +246,43 @@ func TestCapacitySearchOverRates(t *testing.T) {
 		t.Errorf("every level met: %+v, want at least 4", all)
 	}
 }
+
+// A level the client limited neither meets nor misses the target: the search looks
+// below it, and its answer names where the client gave out instead of a capacity.
+func TestCapacitySearchNeverReportsAClientBoundCapacity(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
+		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(rate, attainmentPct float64, fidelity string) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
+		r.Fidelity = fidelity
+		return r
+	}
+	// 8/s met the target, but only because the client sent less: it must not count.
+	s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ledger.FidelityOK), row(8, 100, ledger.FidelityClientBound),
+		row(16, 20, ledger.FidelityClientBound)})
+	next, more := s.next()
+	if !more || next.RequestRate != 4.5 {
+		t.Fatalf("next = %+v, %v; want 4.5, between 1 (met) and the client-bound 8", next, more)
+	}
+	for _, r := range []ledger.Row{row(4.5, 95, ledger.FidelityOK), row(6.25, 96, ledger.FidelityClientBound),
+		row(5.375, 97, ledger.FidelityOK)} {
+		s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: r.RequestRate}, r)
+	}
+	if next, more := s.next(); more {
+		t.Fatalf("next = %+v after the bounds came within the resolution", next)
+	}
+	c := s.answer()
+	if c == nil || c.Bound != ledger.CapacityClientBound || c.ClientBoundAt != 6.25 || c.Value != 5.375 {
+		t.Fatalf("answer %+v, want client-bound at 6.25 with 5.375 met", c)
+	}
+	if str := c.String(); !strings.Contains(str, "the client, not the server, was the limit at request_rate 6.25") {
+		t.Fatalf("answer says %q", str)
+	}
+	// A level that missed the target below the client's limit is a server's capacity.
+	s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: 6}, row(6, 10, ledger.FidelityOK))
+	if c := s.answer(); c.Bound != ledger.CapacityFound || c.Value != 5.375 {
+		t.Fatalf("answer %+v, want 5.375 found below the missed 6", c)
+	}
+}

@@ -56,7 +56,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	}
 
 	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
-		Turns: traffic.SessionTurns(w)},
+		Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level)},
 		rec: ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
 			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {

@@ -81,6 +81,9 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		notes = append(notes, clientWarnings(row, m)...)
 	}
 	notes = append(notes, phaseWarnings(row)...)
+	if note := judgeFidelity(w, level, &row, m); note != "" {
+		notes = append(notes, note)
+	}
 	switch {
 	case m.Interrupted:
 		row.Status = ledger.StatusInterrupted
@@ -130,11 +133,7 @@ func unmeasuredRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, reason 
 // clientWarnings are the self-check's warnings that the client, not the server, may
 // have shaped the row's figures.
 func clientWarnings(row ledger.Row, m levelMeasurement) []string {
-	meanTPOT := time.Duration(row.TPOT.Mean * float64(time.Second))
-	if math.IsNaN(row.TPOT.Mean) {
-		meanTPOT = 0
-	}
-	return m.Client.Warnings(meanTPOT, m.maxSendLag())
+	return m.Client.Warnings(meanTPOT(row), m.maxSendLag())
 }
 
 // sendDelayShare is the share of median TTFT above which the client's own send delay is

@@ -44,6 +44,7 @@ func (s *levelSink) add(ev executor.Event) {
 		acc.AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
 		if ev.Paced {
 			acc.AddSendLag(ev.SendLag)
+			acc.AddPaced(ev.Scheduled, ev.Sample)
 		}
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err

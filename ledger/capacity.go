@@ -19,6 +19,11 @@ type Capacity struct {
 	Resolution float64 `json:"resolution"`
 	// Levels is how many levels the search measured, the declared ones included.
 	Levels int `json:"levels"`
+	// ClientBoundAt is, with Bound CapacityClientBound, the lowest level whose fidelity
+	// was client-bound: planrun's client, not the server, was the limit there, so the
+	// search cannot say the server's capacity (Value is then the highest level below it
+	// that met the target, 0 when none did).
+	ClientBoundAt float64 `json:"client_bound_at,omitempty"`
 }
 
 // Bounds of a Capacity.
@@ -29,6 +34,9 @@ const (
 	CapacityAtLeast = "at_least"
 	// CapacityBelow: the first level missed the target; the capacity is below Value.
 	CapacityBelow = "below"
+	// CapacityClientBound: the client, not the server, limited a level before any missed
+	// the target: no capacity is reported, only where the client gave out.
+	CapacityClientBound = "client_bound"
 )
 
 // String says the capacity in a line, e.g. "concurrency 10 at ≥ 95% SLO attainment
@@ -41,6 +49,14 @@ func (c Capacity) String() string {
 		return fmt.Sprintf("%s or more at ≥ %s (every declared level met it; declare higher levels to find the limit)", v, at)
 	case CapacityBelow:
 		return fmt.Sprintf("below %s at ≥ %s (the first level missed it)", v, at)
+	case CapacityClientBound:
+		cb := c.Dimension + " " + strconv.FormatFloat(c.ClientBoundAt, 'f', -1, 64)
+		met := "no level below it met it"
+		if c.Value > 0 {
+			met = v + " met it"
+		}
+		return fmt.Sprintf("not found at ≥ %s: the client, not the server, was the limit at %s (fidelity client-bound), and %s; "+
+			"run planrun on a bigger machine or lower the load per client to measure the server's capacity", at, cb, met)
 	}
 	return fmt.Sprintf("%s at ≥ %s (bisected to %g, %d levels measured)", v, at, c.Resolution, c.Levels)
 }

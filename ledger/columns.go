@@ -276,6 +276,18 @@ var columns = func() []column {
 		floatCol("send_lag_p99_ms", 1000, func(r *Row) *float64 { return &r.SendLag.P99 }),
 		floatCol("send_lag_max_ms", 1000, func(r *Row) *float64 { return &r.SendLag.Max }),
 	)
+	// The load delivered against the load asked, and the verdict on it.
+	c = append(c,
+		floatCol("delivered_mean_in_flight", 1, func(r *Row) *float64 { return &r.InFlightMean }),
+		floatCol("delivered_p99_in_flight", 1, func(r *Row) *float64 { return &r.InFlightP99 }),
+		floatCol("delivered_max_in_flight", 1, func(r *Row) *float64 { return &r.InFlightMax }),
+		floatCol("delivered_held_in_flight", 1, func(r *Row) *float64 { return &r.InFlightHeld }),
+		floatCol("rate_scheduled_per_s", 1, func(r *Row) *float64 { return &r.RateScheduled }),
+		floatCol("rate_delivered_per_s", 1, func(r *Row) *float64 { return &r.RateDelivered }),
+		strCol("fidelity", func(r *Row) *string { return &r.Fidelity }),
+		floatCol("fidelity_shortfall_pct", 1, func(r *Row) *float64 { return &r.FidelityShortfallPct }),
+		floatCol("delivered_ramp_s", 1, func(r *Row) *float64 { return &r.RampSeconds }),
+	)
 	return c
 }()
 

@@ -90,6 +90,18 @@ var figureFields = []ResultField{
 	numField("shared_prefix_pct", "%", "prompt tokens that were a prefix an earlier request of the run already sent", 1, func(r *Row) float64 { return r.SharedPrefixPct }),
 	numField("send_lag_p99_ms", "ms", "p99 of how late open-loop or replayed requests were sent against their schedule", 1000, func(r *Row) float64 { return r.SendLag.P99 }),
 	numField("send_lag_max_ms", "ms", "most any open-loop or replayed request was sent behind its schedule", 1000, func(r *Row) float64 { return r.SendLag.Max }),
+	numField("send_lag_p50_ms", "ms", "median of how late open-loop or replayed requests were sent against their schedule", 1000, func(r *Row) float64 { return r.SendLag.P50 }),
+	numField("client_cpu_pct", "%", "planrun's own CPU use over the measured window (100 = one core)", 1, func(r *Row) float64 { return r.ClientCPUPct }),
+	numField("client_lag_p99_ms", "ms", "p99 of how long planrun's goroutines waited, runnable, before running", 1, func(r *Row) float64 { return r.ClientLagP99Ms }),
+	strField("fidelity", "ok, short or client-bound: the load delivered against the load asked", func(r *Row) string { return r.Fidelity }),
+	numField("fidelity_shortfall_pct", "%", "how far the delivered load fell below the asked load (negative: above)", 1, func(r *Row) float64 { return r.FidelityShortfallPct }),
+	numField("delivered_mean_in_flight", "requests", "time-weighted mean of requests in flight over the measured window", 1, func(r *Row) float64 { return r.InFlightMean }),
+	numField("delivered_p99_in_flight", "requests", "time-weighted p99 of requests in flight over the measured window", 1, func(r *Row) float64 { return r.InFlightP99 }),
+	numField("delivered_max_in_flight", "requests", "most requests in flight at any instant of the window", 1, func(r *Row) float64 { return r.InFlightMax }),
+	numField("delivered_held_in_flight", "requests", "time-weighted mean in flight while a closed loop had work for every slot", 1, func(r *Row) float64 { return r.InFlightHeld }),
+	numField("rate_scheduled_per_s", "requests/s", "the paced requests' schedule's own rate", 1, func(r *Row) float64 { return r.RateScheduled }),
+	numField("delivered_ramp_s", "s", "how long a closed loop took to fill its slots: first start to the concurrency-th", 1, func(r *Row) float64 { return r.RampSeconds }),
+	numField("rate_delivered_per_s", "requests/s", "the rate the paced requests were sent at (their start stamps)", 1, func(r *Row) float64 { return r.RateDelivered }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

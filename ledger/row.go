@@ -143,7 +143,29 @@ type Row struct {
 	// SharedPrefixPct is the % of the server-counted prompt tokens that were a prefix
 	// an earlier request of the same run already sent (prefix groups, hash blocks).
 	SharedPrefixPct float64
+
+	// The load delivered (stats.Delivered, over every measured run): requests in flight
+	// over the measured window (time-weighted mean and p99, and the most), the mean over
+	// the span where a closed loop had work for every slot, and the paced requests' rate
+	// against their schedule's.
+	InFlightMean, InFlightP99, InFlightMax, InFlightHeld float64
+	RateScheduled, RateDelivered                         float64
+	// RampSeconds is how long a closed loop took to fill its slots (the longest over
+	// runs), which InFlightHeld leaves out.
+	RampSeconds float64
+	// Fidelity is the verdict on the load delivered against the load asked (FidelityOK,
+	// FidelityShort, FidelityClientBound; empty when nothing was judged), and
+	// FidelityShortfallPct how far below the asked load the delivered one was, in %.
+	Fidelity             string
+	FidelityShortfallPct float64
 }
+
+// Fidelity verdicts of a Row.
+const (
+	FidelityOK          = "ok"
+	FidelityShort       = "short"
+	FidelityClientBound = "client-bound"
+)
 
 // Status values of a Row.
 const (
@@ -170,7 +192,8 @@ func NewRow() Row {
 		ServerTTFTMeanS: nan, ServerTPOTMeanMs: nan, ServerE2EMeanS: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
-		SharedPrefixPct: nan,
+		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan,
+		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 	}
 }
 
@@ -201,6 +224,13 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct
+	d := p.Delivered
+	r.InFlightMean, r.InFlightP99, r.InFlightHeld = d.InFlightMean, d.InFlightP99, d.InFlightHeld
+	r.InFlightMax = math.NaN()
+	if p.Requests > 0 {
+		r.InFlightMax = float64(d.InFlightMax)
+	}
+	r.RateScheduled, r.RateDelivered, r.RampSeconds = d.RateScheduled, d.RateDelivered, d.RampSeconds
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

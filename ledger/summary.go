@@ -125,7 +125,7 @@ func columnUnit(c column) string {
 		{"tokens", "tokens"}, {"tokens_requested", "tokens"}, {"tokens_actual", "tokens"},
 		{"concurrency", "requests in flight"}, {"runs", "runs"},
 		{"requests", "requests"}, {"succeeded", "requests"}, {"failed", "requests"}, {"stops", "requests"},
-		{"connections", "connections"},
+		{"connections", "connections"}, {"_in_flight", "requests in flight"},
 	} {
 		if strings.HasSuffix(n, u.suffix) {
 			return u.unit

@@ -59,6 +59,9 @@ func rowVerdict(r ledger.Row) string {
 	if r.Goal != "" {
 		v = append(v, "goal "+r.Goal)
 	}
+	if r.Fidelity != "" && r.Fidelity != ledger.FidelityOK {
+		v = append(v, "load "+fidelityMark(r))
+	}
 	if r.Verdict != "" {
 		v = append(v, fmt.Sprintf("%s: %s", r.Reference, r.Verdict))
 	}
@@ -118,7 +121,7 @@ const EarlyStopHint = "the server ended them (end of sequence) before the length
 var detailHead = []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (s)", "TPOT p50/p90/p99 (ms)",
 	"ITL p50/p99 (ms)", "E2E p50/p99 (s)", "tok/s", "req/s", "Decode p50 (tok/s)", "Failures",
 	"Tokens (source, tok/chunk)", "Prompt tokens (asked → got)", "Early stops",
-	"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability", "Reference"}
+	"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability / fidelity", "Reference"}
 
 func detailCells(r ledger.Row) []string {
 	return []string{r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
@@ -134,7 +137,19 @@ func detailCells(r ledger.Row) []string {
 		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
 		num(r.VRAMEstimateGB, 1, 2) + " / " + num(r.ServerVRAMGB, 1, 2),
 		num(r.ClientCPUPct, 1, 0) + " / " + num(r.ClientLagP99Ms, 1, 2),
-		stability(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+		stability(r) + " / " + fidelityMark(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+}
+
+// fidelityMark is the row's fidelity in a few characters: "ok", "short −12%",
+// "client-bound"; "—" when it was not judged.
+func fidelityMark(r ledger.Row) string {
+	switch {
+	case r.Fidelity == "":
+		return "—"
+	case r.Fidelity == ledger.FidelityShort && !math.IsNaN(r.FidelityShortfallPct):
+		return fmt.Sprintf("short −%s%%", num(r.FidelityShortfallPct, 1, 0))
+	}
+	return r.Fidelity
 }
 
 // prefixShare is the row's shared prefix share as TTFT's cells show it beside TTFT
@@ -148,6 +163,9 @@ func prefixShare(r ledger.Row) string {
 
 // sharedPrefixFormula defines shared_prefix_pct under the tables of rows that have one.
 const sharedPrefixFormula = "**Shared prefix** = Σ shared prefix tokens / Σ prompt tokens (the server's count), over successful requests: a request's shared prefix tokens are its prefix group's tokens once an earlier request of the same run sent that group (the first of each group counts 0), or its leading Mooncake hash blocks (`block_size` tokens each, the last cut to the input length) as far as earlier requests of the run sent them, a block counting only behind blocks that all matched, as a prefix cache reuses them. Shown beside TTFT as `prefix N%`: a prefix-caching server turns it into shorter prefill."
+
+// fidelityFormula defines the fidelity verdict under the tables.
+const fidelityFormula = "**Fidelity** — the load delivered against the load asked. Closed loop: the time-weighted mean of requests in flight (start stamp to end) from the start of the concurrency-th request to the start of the last one, against the concurrency (the most in flight when there are no more requests than slots); open loop and replay: (n − 1) / (last start − first start) against the schedule's own (n − 1) / (last due − first due). Shortfall = 1 − delivered / asked: above the workload's `fidelity_tolerance_pct` (default 5%) it is short; client-bound when the client itself was the limit (CPU above 90% of its cores, scheduling lag p50 above 1% of the mean TPOT, or a shortfall with no full cap on requests in flight to blame); ok otherwise."
 
 func stability(r ledger.Row) string {
 	if r.Stability == "" {
@@ -179,6 +197,7 @@ func formulaLines(rows []ledger.Row) []string {
 		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
 		"ITL percentiles are exact up to " + itlExactNote + " gaps per run, and the per-request figures' up to " + itlExactNote + " requests per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
 		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
+		fidelityFormula,
 	}
 	if slices.ContainsFunc(rows, func(r ledger.Row) bool { return r.SharedPrefixPct > 0 }) {
 		lines = append(lines, sharedPrefixFormula)

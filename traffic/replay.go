@@ -26,7 +26,7 @@ type window struct {
 	bounds []executor.Shape
 	// burst is the most rows due within any warmWindow of the replay's time: about
 	// how many connections its busiest moment needs open.
-	burst int
+	burst peakDue
 }
 
 // warmWindow is the stretch of replay time whose rows a replay opens connections for
@@ -50,7 +50,6 @@ func scanTrace(w *plan.Workload) (*window, dataset.Sample, error) {
 	}
 	first, last, after, cut := time.Duration(-1), time.Duration(0), 0, time.Duration(-1)
 	var lo, hi, long executor.Shape
-	var due []time.Duration // the replay times of the rows within warmWindow of the last
 	info, err := dataset.Scan(win.spec, func(row dataset.Row) error {
 		if first < 0 {
 			first = row.Timestamp
@@ -77,11 +76,7 @@ func scanTrace(w *plan.Workload) (*window, dataset.Sample, error) {
 			long = sh
 		}
 		at := win.at(row)
-		due = append(due, at)
-		for len(due) > 0 && at-due[0] >= warmWindow {
-			due = due[1:]
-		}
-		win.burst = max(win.burst, len(due))
+		win.burst.add(at)
 		win.rows++
 		return nil
 	})
@@ -147,8 +142,5 @@ func (win *window) trace(ctx context.Context, rows chan<- executor.TraceRow) err
 // replayed row, each at its own time.
 func (win *window) level(lv *executor.LevelSpec) {
 	lv.Trace, lv.Requests = win.trace, win.rows
-	lv.WarmConnections = min(win.burst, maxWarm)
-	if lv.Concurrency > 0 {
-		lv.WarmConnections = min(lv.WarmConnections, lv.Concurrency)
-	}
+	lv.WarmConnections = win.burst.connections(lv.Concurrency)
 }

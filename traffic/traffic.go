@@ -93,6 +93,7 @@ func (t *Workload) Level(level plan.LoadLevel) executor.LevelSpec {
 	if t.window != nil {
 		t.window.level(&lv)
 	}
+	warmOpenLoop(&lv)
 	return lv
 }
 
