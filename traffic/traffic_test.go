@@ -47,7 +47,17 @@ func TestLevel(t *testing.T) {
 			w.Requests, w.Arrival, w.Seed, w.RequestRates = 10, "constant", ptr(int64(9)), []float64{3}
 			return w
 		}, plan.LoadLevel{Concurrency: 2, RequestRate: 3},
-			executor.LevelSpec{Concurrency: 2, Requests: 10, WarmupRuns: 1, RepeatRuns: 2, RequestRate: 3, Arrival: "constant", Seed: 9}},
+			// Connections opened ahead: the schedule's peak need, capped at the concurrency.
+			executor.LevelSpec{Concurrency: 2, Requests: 10, WarmupRuns: 1, RepeatRuns: 2, RequestRate: 3, Arrival: "constant", Seed: 9,
+				WarmConnections: 2}},
+		{"open loop, no cap: warms its peak need", func() *plan.Workload {
+			w := fixed(0)
+			w.Requests, w.Arrival, w.Seed, w.RequestRates = 10, "constant", ptr(int64(9)), []float64{4}
+			return w
+		}, plan.LoadLevel{RequestRate: 4},
+			// Due every 250 ms: 8 fall within any 2 s.
+			executor.LevelSpec{Requests: 10, WarmupRuns: 1, RepeatRuns: 2, RequestRate: 4, Arrival: "constant", Seed: 9,
+				WarmConnections: 8}},
 		{"sessions: sessions × turns", func() *plan.Workload {
 			w := fixed(3)
 			w.Session = &plan.Session{Turns: 4, ThinkTime: time.Second}
