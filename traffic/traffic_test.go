@@ -81,7 +81,7 @@ func TestLevel(t *testing.T) {
 			got := tr.Level(tc.level)
 			if got.Trace != nil || got.Concurrency != tc.want.Concurrency || got.Requests != tc.want.Requests ||
 				got.WarmupRuns != tc.want.WarmupRuns || got.RepeatRuns != tc.want.RepeatRuns || got.RequestRate != tc.want.RequestRate ||
-				got.Arrival != tc.want.Arrival || got.Seed != tc.want.Seed || got.WarmConnections != 0 {
+				got.Arrival != tc.want.Arrival || got.Seed != tc.want.Seed || got.WarmConnections != tc.want.WarmConnections {
 				t.Errorf("level = %+v, want %+v", got, tc.want)
 			}
 			if (got.Session == nil) != (tc.want.Session == nil) || got.Session != nil && *got.Session != *tc.want.Session {
