@@ -27,6 +27,7 @@ type compareArgs struct {
 	Fields   string
 	FailOn   stringList
 	Strict   bool
+	baselineFlags
 }
 
 // Exit codes of compare as a gate, beside the common ones (see compareExitCodes).
@@ -43,7 +44,9 @@ const compareExitCodes = `Exit codes:
   2    bad command line
   5    a -fail-on threshold was crossed
   6    a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are
-       the same run`
+       the same run (with -baseline: the run has no measured row)
+  7    with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its
+       cell and level), unless -insufficient pass or fail says otherwise`
 
 func runCompare(_ context.Context, env *Env, args []string) int {
 	var a compareArgs
@@ -69,6 +72,16 @@ to conclude and fail the gate only with -strict. A gate that passes says on what
 judged; one with nothing to judge (no row of A matches a row of B, or both sides are
 one run) fails and says why.
 
+With -baseline last:N RUN, each measured row of RUN (a run directory, or the latest
+run of a results directory or ledger) is judged against the median of the same
+cell and level's last N runs before it, found beside it: each figure is regressed,
+improved, within noise (the band is 3 robust σ of the baseline runs, at least 5%), or
+insufficient data (fewer than 3 earlier runs). -key server_version,model_digest adds
+environment fields the baseline runs must share. -fail-on names the figures judged and
+the change a regression must also exceed (default: ttft_p50_s, tpot_p50_ms, e2e_p50_s,
+output_tok_s, any move beyond noise in the worse direction). A regression names what
+changed in the environment from the latest baseline run.
+
 `+compareExitCodes)
 	fs.StringVar(&a.Tools, "tools", "", "compare two tools within one result set: -tools ollama.local,openai.vllm")
 	fs.BoolVar(&a.Markdown, "markdown", false, "write Markdown instead of an aligned text table")
@@ -77,13 +90,17 @@ one run) fails and says why.
 	fs.StringVar(&a.Fields, "fields", "", "figures to show, comma-separated, or 'all' (default: ttft_p50_s,tpot_p50_ms,output_tok_s,vram_peak_gb)")
 	fs.Var(&a.FailOn, "fail-on", "exit 5 when a figure's change crosses this: 'ttft_p99_s>+10%' (repeatable)")
 	fs.BoolVar(&a.Strict, "strict", false, "fail on crossings too, where the rows have too few requests to conclude")
+	a.baselineFlags.bind(fs)
 	var pa, pb string
 	operands := []*string{&pa, &pb}
-	if hasFlag(args, "tools") {
+	if hasFlag(args, "tools") || hasFlag(args, "baseline") {
 		operands = operands[:1]
 	}
 	if code, ok := parseArgs(fs, args, len(operands), operands...); !ok {
 		return code
+	}
+	if a.Baseline != "" {
+		return a.rollingBaseline(env, pa)
 	}
 	rowsA, err := readRows(pa)
 	if err != nil {
