@@ -1,14 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/history"
+	"github.com/planrun/planrun/junit"
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
 
@@ -23,7 +28,7 @@ type baselineFlags struct {
 	Insufficient string
 }
 
-func (b *baselineFlags) bind(fs interface {
+func (b *baselineFlags) bindBaseline(fs interface {
 	StringVar(p *string, name, value, usage string)
 }) {
 	fs.StringVar(&b.Baseline, "baseline", "", "judge the run against the median of each cell's last N runs before it: last:N (N ≥ 3)")
@@ -60,27 +65,24 @@ func (b *baselineFlags) gate(failOn []string) (history.Baseline, error) {
 // judgeBaseline judges the run at path (a run directory, or the latest run of a
 // results directory or ledger) against its rolling baseline, writes the verdicts, says
 // each regression and insufficient figure on stderr, and returns the gate's exit code.
-func (b *baselineFlags) judgeBaseline(env *Env, command, path string, g history.Baseline, o outputFlags) ([]history.Judgement, int) {
+func (b *baselineFlags) judgeBaseline(env *Env, command, path string, g history.Baseline, o outputFlags) ([]history.Judgement, string, int) {
 	set, err := history.Load(path)
+	var run *history.Run
+	if err == nil {
+		run, err = set.RunAt(path)
+	}
+	var js []history.Judgement
+	if err == nil {
+		js, err = history.Judge(set, run.ID, g)
+	}
+	if err == nil {
+		err = o.write(env, func(w io.Writer) error { return writeJudgements(w, js, run.ID, o) })
+	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun %s: %v\n", command, err)
-		return nil, exitError
+		return nil, "", exitError
 	}
-	run, err := set.RunAt(path)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun %s: %v\n", command, err)
-		return nil, exitError
-	}
-	js, err := history.Judge(set, run.ID, g)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun %s: %v\n", command, err)
-		return nil, exitError
-	}
-	if err := o.write(env, func(w io.Writer) error { return writeJudgements(w, js, run.ID, o) }); err != nil {
-		fmt.Fprintf(env.Stderr, "planrun %s: %v\n", command, err)
-		return js, exitError
-	}
-	return js, b.verdictExit(env, command, js, run.ID, g.N)
+	return js, run.ID, b.verdictExit(env, command, js, run.ID, g.N)
 }
 
 // verdictExit says each regression and insufficient figure and returns the exit code.
@@ -187,6 +189,101 @@ func (a *compareArgs) rollingBaseline(env *Env, path string) int {
 		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
 		return exitUsage
 	}
-	_, code := a.judgeBaseline(env, "compare", path, g, outputFlags{a.Out, a.JSON, a.Markdown})
+	js, runID, code := a.judgeBaseline(env, "compare", path, g, outputFlags{a.Out, a.JSON, a.Markdown})
+	if code == exitError {
+		return code
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### planrun compare -baseline %s %s\n\n", a.Baseline, runID)
+	judgementSummary(&b, js, runID)
+	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare -baseline " + a.Baseline + " " + runID,
+		Cases: judgementCases(js, a.Insufficient == "fail")}, b.String()) {
+		return exitError
+	}
 	return code
+}
+
+// baselineGate parses apply's -baseline flags; a zero Baseline without -baseline.
+func (a *applyArgs) baselineGate(env *Env) (history.Baseline, int) {
+	if a.Baseline == "" {
+		if len(a.FailOn) > 0 {
+			fmt.Fprintln(env.Stderr, "planrun apply: -fail-on needs -baseline last:N (or gate two runs with planrun compare)")
+			return history.Baseline{}, exitUsage
+		}
+		return history.Baseline{}, exitOK
+	}
+	g, err := a.gate(a.FailOn)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
+		return g, exitUsage
+	}
+	return g, exitOK
+}
+
+// gateRun judges a finished run against its rolling baseline (with -baseline, when the
+// run was not interrupted) and writes the CI outputs; code is apply's exit code so far,
+// which a regression (5) or insufficient data (7) replaces only when it is 0.
+func (a *applyArgs) gateRun(env *Env, p *plan.Plan, res *apply.Result, g history.Baseline, code int) int {
+	var b strings.Builder
+	ok, failed, _, _ := res.Counts()
+	fmt.Fprintf(&b, "### planrun apply %s\n\nCells: %d ok, %d failed. Expects failed: %d.\n\n", filepath.Base(res.RunDir), ok, failed, len(res.ExpectFailures))
+	for _, f := range res.ExpectFailures {
+		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(f.String(), "|", `\|`))
+	}
+	cases := applyCases(p, res)
+	if a.Baseline != "" && !res.Interrupted && res.RunDir != "" {
+		fmt.Fprintln(env.Stdout)
+		js, runID, gate := a.judgeBaseline(env, "apply", res.RunDir, g, outputFlags{})
+		if code == exitOK {
+			code = gate
+		}
+		judgementSummary(&b, js, runID)
+		cases = append(cases, judgementCases(js, a.Insufficient == "fail")...)
+	}
+	if !a.ciFlags.write(env, "apply", junit.Suite{Name: "apply " + filepath.Base(res.RunDir), Cases: cases}, b.String()) && code == exitOK {
+		code = exitError
+	}
+	return code
+}
+
+// explainPairs says, for each pair of runs the deltas hold, what changed in the
+// environment between them (from their manifests, where the run directories are
+// there), and returns the phrase each delta's regression message ends with.
+func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]string {
+	ma, mb := manifests(pa), manifests(pb)
+	out := map[string]string{}
+	said := map[[2]string]bool{}
+	for _, d := range deltas {
+		if d.A == nil || d.B == nil || report.SameMeasurement(d.A, d.B) {
+			continue
+		}
+		ea, eb := history.EnvOf(*d.A, ma[d.A.RunID]), history.EnvOf(*d.B, mb[d.B.RunID])
+		why := history.Explain(ea, eb)
+		out[d.Name()] = fmt.Sprintf("; from run %s to run %s: %s", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
+		pair := [2]string{d.A.RunID, d.B.RunID}
+		if !said[pair] && why != "same environment" {
+			said[pair] = true
+			fmt.Fprintf(env.Stderr, "planrun compare: from run %s to run %s: %s\n", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
+			for _, c := range history.Diff(ea, eb) {
+				if strings.HasPrefix(c.Field, "var.") || c.Field == "server_command" {
+					fmt.Fprintf(env.Stderr, "    %s: - %s\n    %s: + %s\n", c.Field, c.From, c.Field, c.To)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// manifests are the manifests of the runs at path, by run id; none when it holds no
+// run directory.
+func manifests(path string) map[string]*report.Manifest {
+	out := map[string]*report.Manifest{}
+	set, err := history.Load(path)
+	if err != nil {
+		return out
+	}
+	for _, r := range set.Runs {
+		out[r.ID] = r.Manifest
+	}
+	return out
 }

@@ -51,7 +51,11 @@ func (s *swappable) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.cur.Lo
 // TTFT 80 ms, TPOT 5 ms (±2 ms jitter), server version 0.9.1; from run 20 on, TTFT 120 ms and
 // version 0.9.2. Runs 1–28 measure cell tiny only, runs 29 and 30 both cells.
 type scenario struct {
-	results string
+	sw       *swappable
+	fast     *mockserver.Server
+	url      string
+	planPath string
+	results  string
 	runDirs []string // run n is runDirs[n-1]
 	runIDs  []string
 }
@@ -70,13 +74,13 @@ func runScenario(t *testing.T) *scenario {
 	var sw swappable
 	sw.cur.Store(fast)
 	srv := httptest.NewServer(&sw)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	dir := t.TempDir()
 	planPath := filepath.Join(dir, "history.hcl")
 	if err := os.WriteFile(planPath, []byte(historyPlan), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sc := &scenario{results: filepath.Join(dir, "results")}
+	sc := &scenario{sw: &sw, fast: fast, url: srv.URL, planPath: planPath, results: filepath.Join(dir, "results")}
 	runDir := regexp.MustCompile(`Results in (.+)/\.`)
 	for n := 1; n <= scenarioRuns; n++ {
 		if n == slowFrom {
@@ -108,6 +112,51 @@ func TestResultsAcrossTime(t *testing.T) {
 	t.Logf("30 apply runs: %v", time.Since(start).Round(time.Millisecond))
 	t.Run("history", func(t *testing.T) { testHistoryStep(t, sc) })
 	t.Run("baseline", func(t *testing.T) { testRollingBaseline(t, sc) })
+	t.Run("pairwise", func(t *testing.T) { testPairwiseExplains(t, sc) })
+	t.Run("apply", func(t *testing.T) { testApplyBaseline(t, sc) }) // last: it adds a run
+}
+
+// compare of two runs names the environment change between them.
+func testPairwiseExplains(t *testing.T, sc *scenario) {
+	code, _, errs := runCmd(t, "", "compare", "-fail-on", "ttft_p50_s>+10%", sc.runDirs[slowFrom-2], sc.runDirs[slowFrom-1])
+	want := "from run " + sc.runIDs[slowFrom-2] + " to run " + sc.runIDs[slowFrom-1] + ": openai.mock server 0.9.1 → 0.9.2"
+	if code != exitRegression || !strings.Contains(errs, "ttft_p50_s") || !strings.Contains(errs, want) {
+		t.Errorf("compare run 19 run 20: exit %d, want %d and %q\n%s", code, exitRegression, want, errs)
+	}
+}
+
+// apply -baseline judges the run it made, and -junit and -summary write the verdicts.
+func testApplyBaseline(t *testing.T, sc *scenario) {
+	dir := t.TempDir()
+	junitPath, summaryPath := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+	sc.sw.cur.Store(sc.fast) // the old server is back: TTFT falls by a third
+	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+sc.url, "-only", cellTiny,
+		"-baseline", "last:5", "-fail-on", "ttft_p50_s>+15%", "-junit", junitPath, "-summary", summaryPath, sc.planPath)
+	if code != exitOK || !regexp.MustCompile(regexp.QuoteMeta(cellTiny)+` c=5 +ttft_p50_s .* improved`).MatchString(out) {
+		t.Fatalf("apply -baseline: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "gate passed: 1 figure(s) of run") {
+		t.Errorf("no gate line:\n%s", errs)
+	}
+	b, _ := os.ReadFile(junitPath)
+	for _, want := range []string{`<testsuites name="planrun" tests="2" failures="0" skipped="0">`,
+		`<testcase classname="cell" name="` + cellTiny + ` c=5">`, `<testcase classname="gate" name="` + cellTiny + ` c=5 ttft_p50_s">`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("junit lacks %s:\n%s", want, b)
+		}
+	}
+	md, _ := os.ReadFile(summaryPath)
+	if !strings.Contains(string(md), "**Rolling baseline**: 1 figure(s) judged, 0 regressed, 0 insufficient data.") ||
+		!strings.Contains(string(md), "| "+cellTiny+" c=5 | ttft_p50_s |") {
+		t.Errorf("summary:\n%s", md)
+	}
+
+	// A failing gate's JUnit case holds the figure, the shift and the threshold.
+	code, _, _ = runCmd(t, "", "compare", "-baseline", "last:5", "-fail-on", "ttft_p50_s>+15%", "-junit", junitPath, sc.runDirs[20])
+	b, _ = os.ReadFile(junitPath)
+	if code != exitRegression || !regexp.MustCompile(`<failure message="`+regexp.QuoteMeta(cellTiny)+` c=5: ttft_p50_s regressed \+[0-9.]+% .*threshold ttft_p50_s&gt;\+15%.*server 0.9.1 → 0.9.2`).Match(b) {
+		t.Errorf("compare -junit: exit %d\n%s", code, b)
+	}
 }
 
 // The acceptance scenario of results across time: history shows the step at run 20 and
