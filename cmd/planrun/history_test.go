@@ -56,8 +56,8 @@ type scenario struct {
 	url      string
 	planPath string
 	results  string
-	runDirs []string // run n is runDirs[n-1]
-	runIDs  []string
+	runDirs  []string // run n is runDirs[n-1]
+	runIDs   []string
 }
 
 const (
