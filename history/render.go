@@ -130,22 +130,20 @@ func FormatValue(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// jsonNumber is a figure in JSON, null when not measured.
-type jsonNumber float64
-
-func (f jsonNumber) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
+// Number is a figure for JSON: nil (null) when not measured, as JSON has no NaN.
+func Number(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
 	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+	return &v
 }
 
 type jsonTrend struct {
-	Field   string     `json:"field"`
-	Unit    string     `json:"unit,omitempty"`
-	Verdict string     `json:"verdict"`
-	Change  jsonNumber `json:"change_pct"`
-	Noise   jsonNumber `json:"noise_pct"`
+	Field   string   `json:"field"`
+	Unit    string   `json:"unit,omitempty"`
+	Verdict string   `json:"verdict"`
+	Change  *float64 `json:"change_pct"`
+	Noise   *float64 `json:"noise_pct"`
 }
 
 // WriteJSON writes one object: the notes, and every series with its points (run,
@@ -153,8 +151,8 @@ type jsonTrend struct {
 func WriteJSON(w io.Writer, series []Series, fields []string, notes []string) error {
 	type point struct {
 		Point
-		Status  string                `json:"status"`
-		Figures map[string]jsonNumber `json:"figures"`
+		Status  string              `json:"status"`
+		Figures map[string]*float64 `json:"figures"`
 	}
 	type jsonSeries struct {
 		Key    Key         `json:"key"`
@@ -168,14 +166,14 @@ func WriteJSON(w io.Writer, series []Series, fields []string, notes []string) er
 	for _, s := range series {
 		js := jsonSeries{Key: s.Key}
 		for j, p := range s.Points {
-			jp := point{Point: p, Status: p.Row.Status, Figures: map[string]jsonNumber{}}
+			jp := point{Point: p, Status: p.Row.Status, Figures: map[string]*float64{}}
 			for _, f := range fields {
-				jp.Figures[f] = jsonNumber(s.Values(f)[j])
+				jp.Figures[f] = Number(s.Values(f)[j])
 			}
 			js.Points = append(js.Points, jp)
 		}
 		for _, t := range s.Trends(fields) {
-			js.Trends = append(js.Trends, jsonTrend{t.Field, t.Unit, t.Verdict, jsonNumber(t.Change), jsonNumber(t.Noise)})
+			js.Trends = append(js.Trends, jsonTrend{t.Field, t.Unit, t.Verdict, Number(t.Change), Number(t.Noise)})
 		}
 		out.Series = append(out.Series, js)
 	}

@@ -145,8 +145,8 @@ func writeJudgements(w io.Writer, js []history.Judgement, runID string, o output
 			Judgements []jsonJudgement `json:"judgements"`
 		}{Run: runID, Judgements: []jsonJudgement{}}
 		for _, j := range js {
-			out.Judgements = append(out.Judgements, jsonJudgement{j.Key.String(), j.Asked, j.Verdict, num(j.Value), num(j.Median),
-				num(j.Band), num(j.Change), j.Baseline, j.Changes, j.String()})
+			out.Judgements = append(out.Judgements, jsonJudgement{j.Key.String(), j.Asked, j.Verdict, history.Number(j.Value), history.Number(j.Median),
+				history.Number(j.Band), history.Number(j.Change), j.Baseline, j.Changes, j.String()})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -173,13 +173,6 @@ func writeJudgements(w io.Writer, js []history.Judgement, runID string, o output
 		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
-}
-
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }
 
 // rollingBaseline is compare -baseline last:N RUN.
