@@ -113,6 +113,7 @@ func TestResultsAcrossTime(t *testing.T) {
 	t.Run("history", func(t *testing.T) { testHistoryStep(t, sc) })
 	t.Run("baseline", func(t *testing.T) { testRollingBaseline(t, sc) })
 	t.Run("pairwise", func(t *testing.T) { testPairwiseExplains(t, sc) })
+	t.Run("site", func(t *testing.T) { testSiteInChromium(t, sc) })
 	t.Run("apply", func(t *testing.T) { testApplyBaseline(t, sc) }) // last: it adds a run
 }
 
