@@ -3,11 +3,11 @@ package history
 import (
 	"fmt"
 	"math"
-	"path"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/stats"
 )
@@ -75,7 +75,7 @@ type Series struct {
 
 // Options select series.
 type Options struct {
-	Cells     []string  // path.Match globs over the cell id; empty: every cell
+	Cells     []string  // globs over the cell id, as -only reads them (* spans "/"); empty: every cell
 	Since     time.Time // points of runs started before it are left out
 	KeyFields []string  // environment fields added to the key
 }
@@ -84,12 +84,7 @@ func (o Options) cellMatches(cell string) bool {
 	if len(o.Cells) == 0 {
 		return true
 	}
-	for _, g := range o.Cells {
-		if ok, _ := path.Match(g, cell); ok || g == cell {
-			return true
-		}
-	}
-	return false
+	return plan.MatchCellGlobs(o.Cells, cell)
 }
 
 // Build groups the set's measured rows (status ok) into series, in the order their

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/planrun/planrun/history"
+	"github.com/planrun/planrun/index"
 	"github.com/planrun/planrun/report"
 )
 
@@ -35,9 +37,11 @@ the last third of the runs against the first third, beyond 3 times the run-to-ru
 noise (at least 5%).
 
 PATH is a results directory (its results.csv ledger and run directories), a run
-directory, a ledger, or a plan (the results directory beside it). A cell renamed
+directory, a ledger, or a plan (the results directory beside it). A results
+directory is read through its index (index.sqlite beside the ledger), rebuilt first
+when a ledger or run directory changed since. A cell renamed
 between runs is a new cell: it is never merged, and a note says so.`)
-	fs.Var(&a.Cells, "cell", "only cells whose id matches this glob (repeatable)")
+	fs.Var(&a.Cells, "cell", "only cells whose id matches this glob; * spans '/' (repeatable)")
 	fs.StringVar(&a.Since, "since", "", "only runs started since: 2026-11-01, an RFC 3339 time, or a duration back from now (72h)")
 	fs.StringVar(&a.Fields, "fields", strings.Join(history.DefaultFields, ","), "figures to show, comma-separated (planrun compare -fields all lists them)")
 	fs.StringVar(&a.Key, "key", "", "environment fields that split a cell's series, e.g. server_version: "+strings.Join(history.EnvFields(), ", "))
@@ -53,7 +57,7 @@ between runs is a new cell: it is never merged, and a note says so.`)
 		fmt.Fprintf(env.Stderr, "planrun history: %v\n", err)
 		return exitUsage
 	}
-	set, err := history.Load(path)
+	set, err := loadResults(env, "history", path, opts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun history: %v\n", err)
 		return exitError
@@ -91,6 +95,20 @@ between runs is a new cell: it is never merged, and a note says so.`)
 		return exitError
 	}
 	return exitOK
+}
+
+// loadResults reads the runs at path: through the results directory's index (updated
+// first when stale) when path is a results directory, else from the files. An index
+// that cannot be written (a read-only checkout) is passed over with a note.
+func loadResults(env *Env, command, path string, o history.Options) (*history.Set, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() && !isFile(filepath.Join(path, "manifest.json")) {
+		set, _, err := index.Load(path, o)
+		if err == nil {
+			return set, nil
+		}
+		fmt.Fprintf(env.Stderr, "planrun %s: note: reading the files, not the index: %v\n", command, err)
+	}
+	return history.Load(path)
 }
 
 // options parses -cell, -since, -fields and -key.

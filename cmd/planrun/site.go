@@ -28,7 +28,7 @@ fetched, no script: open index.html from disk or put DIR on any static host.`)
 		fmt.Fprintln(env.Stderr, "planrun report: -o DIR is required")
 		return exitUsage
 	}
-	set, err := history.Load(path)
+	set, err := loadResults(env, "report", path, history.Options{})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun report: %v\n", err)
 		return exitError
