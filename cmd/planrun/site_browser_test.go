@@ -1,19 +1,13 @@
 package main
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/planrun/planrun/internal/browsertest"
 )
 
 // siteChart is what Chromium drew of one chart on a cell page.
@@ -29,62 +23,16 @@ type siteChart struct {
 // are drawn with their 30 points, a band and the version change marked at run 20, and
 // there is no console error and no request that leaves the files.
 func testSiteInChromium(t *testing.T, sc *scenario) {
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed (apt-get install chromium; .ci/run does): the site is not rendered")
-	}
+	b := browsertest.Start(t, 1400, 1600)
+	ctx := b.Ctx
 	out := filepath.Join(t.TempDir(), "site")
 	if code, stdout, errs := runCmd(t, "", "report", sc.results, "-o", out); code != exitOK || !strings.Contains(stdout, "Site of 30 runs written") {
 		t.Fatalf("report: exit %d\n%s%s", code, stdout, errs)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-component-update", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1600))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a bound on a hung browser
-	defer cancel()
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	defer cancelBrowser()
-	var mu sync.Mutex
-	var problems []string
-	problem := func(s string) { mu.Lock(); problems = append(problems, s); mu.Unlock() }
-	err = chromedp.Listen(ctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				problem("console error")
-			}
-		case *runtime.EventExceptionThrown:
-			problem("exception: " + ev.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.EntryLevelError {
-				problem("log error: " + ev.Entry.Text + " " + ev.Entry.URL)
-			}
-		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(ev.Request.URL, "file://") {
-				problem("request to " + ev.Request.URL)
-			}
-		case *network.EventLoadingFailed:
-			problem("loading failed: " + ev.ErrorText)
-		}
-	})
-	if err == nil {
-		_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
-	}
-	if err == nil {
-		_, err = chromedp.Call(ctx, runtime.Enable, cdp.Empty{})
-	}
-	if err == nil {
-		_, err = chromedp.Call(ctx, log.Enable, cdp.Empty{})
-	}
-	if err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
 	index := "file://" + filepath.Join(out, "index.html")
 	var links []string
 	var gate21 string
-	err = chromedp.Do(ctx, chromedp.Navigate(index), chromedp.WaitVisible("#run-table"))
+	err := chromedp.Do(ctx, chromedp.Navigate(index), chromedp.WaitVisible("#run-table"))
 	if err == nil {
 		links, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("a[href]")].map(a => a.href)`))
 	}
@@ -143,9 +91,7 @@ func testSiteInChromium(t *testing.T, sc *scenario) {
 	if len(back) != scenarioRuns+1 || !strings.HasSuffix(back[0], "/index.html") {
 		t.Errorf("the cell page's links: %d, first %v", len(back), back[:min(1, len(back))])
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
+	for _, p := range b.Problems() {
 		t.Errorf("Chromium: %s", p)
 	}
 }
