@@ -221,6 +221,17 @@ func testHistoryStep(t *testing.T, sc *scenario) {
 	if !strings.Contains(out, cellSmall+" c=5 (plan history): 2 runs") {
 		t.Errorf("the small cell's two runs are not shown:\n%s", out)
 	}
+
+	// Over the plan (the results beside it), as CSV: a header and one line a point.
+	code, out, errs = runCmd(t, "", "history", "-csv", "-since", "2000-01-01", "-fields", "ttft_p50_s", sc.planPath)
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 1+scenarioRuns+2 || !strings.HasPrefix(lines[0], "plan,cell_id,concurrency,") ||
+		!strings.HasSuffix(lines[0], ",changes,ttft_p50_s") || !strings.Contains(lines[slowFrom], ",0.9.2,") {
+		t.Errorf("history -csv PLAN: exit %d, %d lines\n%s%s", code, len(lines), out, errs)
+	}
+	if code, _, errs := runCmd(t, "", "history", "-since", "1h", "-cell", "nope/*", sc.results); code != exitError || !strings.Contains(errs, "no measured rows") {
+		t.Errorf("a filter that matches nothing: exit %d\n%s", code, errs)
+	}
 }
 
 // compare -baseline last:5 fails run 21 naming the figure, the size of the shift and
