@@ -93,6 +93,8 @@ func (c EnvChange) String() string {
 		return fmt.Sprintf("server %s → %s", or(c.From), or(c.To))
 	case "model_digest":
 		return fmt.Sprintf("weights %s → %s", or(short(c.From)), or(short(c.To)))
+	case "plan_hash":
+		return fmt.Sprintf("plan hash %s → %s", or(short(c.From)), or(short(c.To)))
 	}
 	return fmt.Sprintf("%s %s → %s", c.Field, or(c.From), or(c.To))
 }

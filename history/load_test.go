@@ -2,9 +2,11 @@ package history
 
 import (
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,5 +189,42 @@ func TestExplain(t *testing.T) {
 func TestSparkline(t *testing.T) {
 	if got := Sparkline([]float64{1, 2, math.NaN(), 8}); got != "▁▂ █" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// Judge's verdicts on a steady baseline of five runs: a rise past the band regresses
+// a latency and improves nothing; a fall improves it; a small move is noise; a
+// threshold the move does not cross is no regression.
+func TestJudgeVerdicts(t *testing.T) {
+	dir := t.TempDir()
+	var rows []report.Row
+	for i, v := range []float64{0.100, 0.101, 0.099, 0.100, 0.102} {
+		rows = append(rows, row("p", fmt.Sprintf("r%d", i), "m/x", t0.Add(time.Duration(i)*time.Hour), v))
+	}
+	for i, v := range []float64{0.150, 0.070, 0.103} {
+		rows = append(rows, row("p", fmt.Sprintf("z%d", i), "m/x", t0.Add(time.Duration(10+i)*time.Hour), v))
+	}
+	writeLedger(t, filepath.Join(dir, "results.csv"), rows...)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Judge each z run against the r runs only: drop the other z runs from the set.
+	for i, want := range []Verdict{Regressed, Improved, WithinNoise} {
+		sub := &Set{Dir: dir, Runs: append(slices.Clone(s.Runs[:5]), s.Runs[5+i])}
+		limit, _ := report.ParseThreshold("ttft_p50_s>+60%")
+		for _, b := range []Baseline{{N: 5}, {N: 5, Thresholds: []report.Threshold{limit}}} {
+			js, err := Judge(sub, fmt.Sprintf("z%d", i), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want
+			if len(b.Thresholds) > 0 && want == Regressed {
+				w = WithinNoise // +50% is beyond the band but not past +60%
+			}
+			if js[0].Field != "ttft_p50_s" || js[0].Verdict != w {
+				t.Errorf("z%d %v: %+v, want %s", i, b.Thresholds, js[0], w)
+			}
+		}
 	}
 }

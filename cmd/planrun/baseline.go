@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -243,14 +245,15 @@ func (a *applyArgs) gateRun(env *Env, p *plan.Plan, res *apply.Result, g history
 // environment between them (from their manifests, where the run directories are
 // there), and returns the phrase each delta's regression message ends with.
 func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]string {
-	ma, mb := manifests(pa), manifests(pb)
+	ra, rb := runsAt(pa), runsAt(pb)
 	out := map[string]string{}
 	said := map[[2]string]bool{}
 	for _, d := range deltas {
 		if d.A == nil || d.B == nil || report.SameMeasurement(d.A, d.B) {
 			continue
 		}
-		ea, eb := history.EnvOf(*d.A, ma[d.A.RunID]), history.EnvOf(*d.B, mb[d.B.RunID])
+		runA, runB := ra[d.A.RunID], rb[d.B.RunID]
+		ea, eb := history.EnvOf(*d.A, runA.Manifest), history.EnvOf(*d.B, runB.Manifest)
 		why := history.Explain(ea, eb)
 		out[d.Name()] = fmt.Sprintf("; from run %s to run %s: %s", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
 		pair := [2]string{d.A.RunID, d.B.RunID}
@@ -261,22 +264,42 @@ func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]str
 				if strings.HasPrefix(c.Field, "var.") || c.Field == "server_command" {
 					fmt.Fprintf(env.Stderr, "    %s: - %s\n    %s: + %s\n", c.Field, c.From, c.Field, c.To)
 				}
+				if c.Field == "plan_hash" {
+					planDiff(env, runA, runB)
+				}
 			}
 		}
 	}
 	return out
 }
 
-// manifests are the manifests of the runs at path, by run id; none when it holds no
-// run directory.
-func manifests(path string) map[string]*report.Manifest {
-	out := map[string]*report.Manifest{}
+// runsAt are the runs at path by id (an empty Run for an id it does not hold, so a
+// ledger without run directories explains what its rows say).
+func runsAt(path string) map[string]history.Run {
+	out := map[string]history.Run{}
 	set, err := history.Load(path)
 	if err != nil {
 		return out
 	}
 	for _, r := range set.Runs {
-		out[r.ID] = r.Manifest
+		out[r.ID] = *r
 	}
 	return out
+}
+
+// planDiff prints, for two runs of different plan hashes, a unified diff of each plan
+// file their run directories hold a copy of (plan/): the settings that changed.
+func planDiff(env *Env, a, b history.Run) {
+	if a.Manifest == nil || b.Manifest == nil || a.Dir == "" || b.Dir == "" {
+		return
+	}
+	files := append(slices.Clone(a.Manifest.PlanFiles), b.Manifest.PlanFiles...)
+	slices.Sort(files)
+	for _, f := range slices.Compact(files) {
+		x, _ := os.ReadFile(filepath.Join(a.Dir, f))
+		y, _ := os.ReadFile(filepath.Join(b.Dir, f))
+		if string(x) != string(y) {
+			writeDiff(env.Stderr, a.ID+"/"+f, b.ID+"/"+f, string(x), string(y))
+		}
+	}
 }
