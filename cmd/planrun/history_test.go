@@ -271,10 +271,11 @@ func testRollingBaseline(t *testing.T, sc *scenario) {
 	}
 
 	// Noise only: every run with five earlier runs of one server passes a gate that asks,
-	// beyond the noise band, for a move of 30%: the step moves TTFT by 50%, and this
-	// shared 2-core machine, at a load average of 30, has moved a noise-only run's TTFT
-	// p50 by 24% and its throughput by 31% (a window starved of CPU).
-	gate := []string{"-fail-on", "ttft_p50_s>+30%", "-fail-on", "e2e_p50_s>+30%", "-fail-on", "output_tok_s<-30%"}
+	// beyond the noise band, for a TTFT or E2E move of 30%: the step moves TTFT by 50%,
+	// and this shared 2-core machine, at a load average of 30, has moved a noise-only
+	// run's TTFT p50 by 24%. Throughput is left out of this gate: a measured window
+	// starved of CPU there moved it by 31% and 40% (run 21 is judged on it above).
+	gate := []string{"-fail-on", "ttft_p50_s>+30%", "-fail-on", "e2e_p50_s>+30%"}
 	code, _, errs = runCmd(t, "", append([]string{"compare", "-baseline", "last:5", sc.runDirs[20]}, gate...)...)
 	if code != exitRegression || !strings.Contains(errs, "ttft_p50_s regressed") || !strings.Contains(errs, "threshold ttft_p50_s>+30%") {
 		t.Errorf("run 21 with thresholds: exit %d\n%s", code, errs)
