@@ -167,19 +167,7 @@ func (e *Expect) checkCells(cells []*Cell, failed []string) hcl.Diagnostics {
 
 // Applies reports whether the expectation covers a cell id.
 func (e *Expect) Applies(cellID string) bool {
-	if len(e.Cells) == 0 {
-		return true
-	}
-	gs, err := compileGlobs(e.Cells)
-	if err != nil {
-		return false
-	}
-	for _, g := range gs {
-		if g.MatchString(cellID) {
-			return true
-		}
-	}
-	return false
+	return len(e.Cells) == 0 || MatchCellGlobs(e.Cells, cellID)
 }
 
 // Check evaluates the condition against one result row (keys of ResultVariables). A

@@ -115,6 +115,17 @@ func fieldFloat(f ledger.ResultField, r *ledger.Row) float64 {
 	return x
 }
 
+// FigureValue reads the CompareFields figure of that name from a row (NaN when it was
+// not measured); ok is false for a name that is not one. history reads figures with it.
+func FigureValue(name string, r *ledger.Row) (v float64, unit string, ok bool) {
+	for _, f := range CompareFields {
+		if f.Name == name {
+			return fieldFloat(f, r), f.Unit, true
+		}
+	}
+	return math.NaN(), "", false
+}
+
 // CompareHeadline are the figures the text and Markdown tables show when not told
 // otherwise.
 var CompareHeadline = []string{"ttft_p50_s", "tpot_p50_ms", "output_tok_s", "vram_peak_gb"}

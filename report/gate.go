@@ -71,9 +71,10 @@ func CheckCompareField(name string) error {
 	return fmt.Errorf("no figure %q.%s Figures: %s", name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
-// crossed reports whether c crosses t, and the change it measured (Δ% or B − A). A
-// figure missing on either side crosses nothing.
-func (t Threshold) crossed(c Change) (float64, bool) {
+// Crossed reports whether c crosses t, and the change it measured (Δ% or B − A). A
+// figure missing on either side crosses nothing. history's rolling baseline uses it with
+// the baseline's median as A.
+func (t Threshold) Crossed(c Change) (float64, bool) {
 	v := c.B - c.A
 	if t.Percent {
 		v = c.Pct
@@ -158,10 +159,10 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 		}
 		have := min(d.A.Succeeded, d.B.Succeeded)
 		for _, t := range ts {
-			on := judgedOn(t.Field, have)
+			on := JudgedOn(t.Field, have)
 			c, _ := d.Figure(cmp.Or(on, t.Field))
 			lost := !math.IsNaN(c.A) && math.IsNaN(c.B)
-			if by, ok := t.crossed(c); ok || lost {
+			if by, ok := t.Crossed(c); ok || lost {
 				b := Breach{Row: d.Name(), Threshold: t, Change: c, By: by, Have: have, Need: RequestsToConclude(t.Field)}
 				b.Inconclusive = !lost && on == ""
 				if on != t.Field {
@@ -174,10 +175,10 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 	return out
 }
 
-// judgedOn is the figure a threshold on field is judged on with have requests a side:
+// JudgedOn is the figure a threshold on field is judged on with have requests a side:
 // field itself when they resolve it, else the same figure's highest lower percentile
 // they do resolve (a p99 on 40 requests is judged on the p95), else "".
-func judgedOn(field string, have int) string {
+func JudgedOn(field string, have int) string {
 	if have >= RequestsToConclude(field) {
 		return field
 	}

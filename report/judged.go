@@ -59,7 +59,7 @@ func Judge(deltas []Delta, ts []Threshold) Judged {
 			tooFew++
 		}
 		for _, t := range ts {
-			on := judgedOn(t.Field, have)
+			on := JudgedOn(t.Field, have)
 			if c, _ := d.Figure(cmp.Or(on, t.Field)); !math.IsNaN(c.A) {
 				j.Figures++
 			}
