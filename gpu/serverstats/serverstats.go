@@ -113,12 +113,19 @@ func (p *Poller) start() *Poller {
 }
 
 func (p *Poller) pollOnce() {
-	ctx, cancel := context.WithTimeout(p.ctx, max(p.interval, time.Second))
+	window := p.ctx
+	ctx, cancel := context.WithTimeout(window, max(p.interval, time.Second))
 	defer cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	err := p.poll(ctx, &p.report)
+	if err != nil && window.Err() != nil {
+		// Stop cut this reading short; the reading Stop takes next stands in for it, so
+		// the server is not reported as failing to answer.
+		return
+	}
 	p.report.Polls++
-	if err := p.poll(ctx, &p.report); err != nil {
+	if err != nil {
 		p.report.Failures++
 		p.report.LastError = err.Error()
 	}
