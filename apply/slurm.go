@@ -113,7 +113,7 @@ func (a *applier) submitSlurm(ctx context.Context) *slurmRun {
 			a.note("%s: already complete in %s, skipped", c.ID, a.res.RunDir)
 		}
 	}
-	specs, err := slurm.NewJobs(a.o.Plan.Path, cells, a.o.Vars, a.o.VarFiles, a.res.RunDir)
+	specs, err := slurm.NewJobs(a.o.Plan.Path, plan.SlurmCells(cells), a.o.Vars, a.o.VarFiles, a.res.RunDir)
 	if err != nil {
 		for _, c := range cells {
 			a.setCellStatus(report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: err.Error()})

@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/planrun/planrun/plan"
 )
 
 func testJob() JobSpec {
 	return JobSpec{
 		Name: "h200", Hardware: "h200", PlanName: "bench", PlanPath: "/plans/bench.hcl",
-		Settings: plan.Slurm{Partition: "gpu", GPUs: "1", Account: "lab", Time: "1:00:00", SbatchArgs: []string{"--mem=64G"}},
+		Settings: Settings{Partition: "gpu", GPUs: "1", Account: "lab", Time: "1:00:00", SbatchArgs: []string{"--mem=64G"}},
 		CellIDs:  []string{"m/qwen/q4/ollama.local/h200/short", "m/qwen/fp8/openai.vllm/h200/short"},
 		Vars:     []string{"url=http://x:1/v1", "note=it's"}, VarFiles: []string{"/plans/lab.vars"},
 		Dir: "/shared/runs/r1/slurm/h200", Planrun: "/shared/bin/planrun",
@@ -85,42 +82,6 @@ func TestStatusLine(t *testing.T) {
 	failed := parseScontrol("12", "JobId=12 JobState=FAILED Reason=NonZeroExitCode NodeList=node7 ExitCode=3:0")
 	if failed.State != Failed || failed.ExitCode != "3:0" || failed.Line("small") != "job 12 small: FAILED on node7" {
 		t.Errorf("%+v %q", failed, failed.Line("small"))
-	}
-}
-
-// Cells go into jobs in plan order: one per hardware block, one per cell for per_cell;
-// cells placed locally or on a host are not Slurm's.
-func TestNewJobs(t *testing.T) {
-	p, diags := plan.Load("../plan/testdata/valid-files/placement.hcl", plan.LoadOptions{Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, _ := p.Cells()
-	// Two more a100 cells through a second matrix would need another file; duplicate
-	// the one we have to see grouping.
-	cells = append(cells, cells...)
-	jobs, err := NewJobs("../plan/testdata/valid-files/placement.hcl", cells, []string{"partition=large"}, nil, "/runs/r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, j := range jobs {
-		got = append(got, j.Name+":"+strings.Join(j.CellIDs, ","))
-	}
-	want := []string{
-		"h200-1:m/qwen/-/openai.vllm/h200/w",
-		"a100:m/qwen/-/openai.vllm/a100/w,m/qwen/-/openai.vllm/a100/w",
-		"h200-2:m/qwen/-/openai.vllm/h200/w",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("jobs %q, want %q", got, want)
-	}
-	self, _ := os.Executable()
-	if jobs[0].Planrun != self || jobs[1].Planrun != "/shared/bin/planrun" {
-		t.Errorf("planrun paths %q, %q", jobs[0].Planrun, jobs[1].Planrun)
-	}
-	if jobs[0].Dir != "/runs/r1/slurm/h200-1" || jobs[0].PlanName != "placement" || !strings.HasPrefix(jobs[0].PlanPath, "/") {
-		t.Errorf("job 0 = %+v", jobs[0])
 	}
 }
 
