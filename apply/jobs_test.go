@@ -174,12 +174,11 @@ workload "w" {
   prompt_tokens = 16
   max_tokens    = 4
   concurrency   = [1, 2]
-  warmup_runs   = 0
   repeat_runs   = 1
 }
 matrix "m" {
-  model    = ["tiny"]
-  tool     = [backend.openai.mock]
+  model = ["tiny"]
+  tool = [backend.openai.mock]
   hardware = [hardware.small]
   workload = [workload.w]
 }
