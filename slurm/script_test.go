@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/batch"
 )
 
 func testJob() JobSpec {
@@ -96,5 +98,21 @@ func TestSubmitWithoutSbatch(t *testing.T) {
 	}
 	if _, err := os.Stat(j.Dir); !os.IsNotExist(err) {
 		t.Errorf("job directory written before failing: %v", err)
+	}
+}
+
+// The coordinator's phases: a completing job still runs (its rows clock runs on), only
+// COMPLETED completes, every other end fails, and a state planrun does not act on is
+// unknown (its rows clock waits, as for a pending job).
+func TestStatusBatch(t *testing.T) {
+	for in, want := range map[string]batch.Phase{
+		"PENDING": batch.Pending, "CONFIGURING": batch.Pending, "RUNNING": batch.Running, "COMPLETING": batch.Running,
+		"COMPLETED": batch.Completed, "FAILED": batch.Failed, "CANCELLED by 0": batch.Failed, "NODE_FAIL": batch.Failed,
+		"TIMEOUT": batch.Failed, "OOM": batch.Failed, "SUSPENDED": batch.Unknown,
+	} {
+		st := Status{ID: "7", State: ParseState(in), Node: "n1", ExitCode: "1:0"}.Batch()
+		if st.Phase != want || st.State != ParseState(in).String() || st.ID != "7" || st.Node != "n1" || st.ExitCode != "1:0" {
+			t.Errorf("%s: %+v, want phase %d", in, st, want)
+		}
 	}
 }
