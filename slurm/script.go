@@ -1,7 +1,8 @@
 // Package slurm runs a plan's Slurm-placed cells as batch jobs: it writes the batch script
 // that runs `planrun apply` for those cells on the allocated node, submits it with sbatch,
 // follows the job with scontrol (sacct -c once the controller has forgotten it), cancels
-// it with scancel, and checks that the run directory is shared with the node.
+// it with scancel, and checks that the run directory is shared with the node. Scheduler
+// is all of that as the batch.Scheduler that apply's coordinator follows jobs through.
 //
 // The node side of the contract: the script runs
 //
