@@ -13,8 +13,8 @@ import (
 
 	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // step is one stretch of a fake job's life: the status State answers while it lasts,
@@ -109,29 +109,29 @@ func (f *fakeScheduler) State(ctx context.Context, id string) (batch.Status, err
 func (f *fakeScheduler) begin(j *fakeJob, s step) {
 	cell := j.job.CellIDs[0]
 	if len(s.levels) > 0 {
-		l, err := report.OpenLedger(filepath.Join(j.job.Dir, "results.csv"))
+		l, err := ledger.OpenLedger(filepath.Join(j.job.Dir, "results.csv"))
 		if err != nil {
 			f.t.Error(err)
 			return
 		}
 		for _, c := range s.levels {
-			if err := l.Append(report.Row{RunID: "node-run", Host: "node1", CellID: cell, Concurrency: c, Status: report.StatusOK}); err != nil {
+			if err := l.Append(ledger.Row{RunID: "node-run", Host: "node1", CellID: cell, Concurrency: c, Status: ledger.StatusOK}); err != nil {
 				f.t.Error(err)
 			}
 		}
 		l.Close()
 	}
 	if s.finish {
-		m := report.Manifest{RunID: "node-run", Cells: []report.CellStatus{{ID: cell, Status: report.StatusOK}}}
-		if err := report.WriteManifest(filepath.Join(j.job.Dir, "manifest.json"), m); err != nil {
+		m := ledger.Manifest{RunID: "node-run", Cells: []ledger.CellStatus{{ID: cell, Status: ledger.StatusOK}}}
+		if err := ledger.WriteManifest(filepath.Join(j.job.Dir, "manifest.json"), m); err != nil {
 			f.t.Error(err)
 		}
-		log, err := report.OpenSampleLog(filepath.Join(j.job.Dir, "requests.jsonl"))
+		log, err := ledger.OpenRequestLog(filepath.Join(j.job.Dir, "requests.jsonl"))
 		if err != nil {
 			f.t.Error(err)
 			return
 		}
-		if err := log.Write(report.SampleRecord{CellID: cell, Concurrency: 1, RunID: "node-run"}); err != nil {
+		if err := log.Write(ledger.RequestRecord{CellID: cell, Concurrency: 1, RunID: "node-run"}); err != nil {
 			f.t.Error(err)
 		}
 		log.Close()
@@ -200,7 +200,7 @@ func runFake(t *testing.T, ctx context.Context, f *fakeScheduler, rowsTimeout ti
 }
 
 // rowsOf lists rows as "c=N status state notes", to compare at a glance.
-func rowsOf(rows []report.Row) []string {
+func rowsOf(rows []ledger.Row) []string {
 	var out []string
 	for _, r := range rows {
 		out = append(out, fmt.Sprintf("c=%d %s %s job=%s node=%s %s", r.Concurrency, r.Status, r.SlurmState, r.SlurmJob, r.SlurmNode, r.Notes))
@@ -223,7 +223,7 @@ func TestJobsPendingRunningCompleted(t *testing.T) {
 	if len(got) != 2 || got[0] != "c=1 ok COMPLETED job=1 node=node1 " || got[1] != "c=2 ok COMPLETED job=1 node=node1 " {
 		t.Fatalf("rows %q", got)
 	}
-	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestJobsPendingRunningCompleted(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes.text())
 		}
 	}
-	ledger, err := report.ReadLedger(res.LedgerPath)
+	ledger, err := ledger.ReadLedger(res.LedgerPath)
 	if err != nil || len(ledger) != 2 || ledger[0].SlurmState != "COMPLETED" {
 		t.Errorf("ledger %q, %v", rowsOf(ledger), err)
 	}
@@ -294,8 +294,8 @@ func TestJobsCancelled(t *testing.T) {
 				t.Fatalf("rows %q, want a failed row per level", rowsOf(res.Rows))
 			}
 			for _, r := range res.Rows {
-				if r.Status != report.StatusFailed || r.SlurmState != "CANCELLED" || !strings.Contains(r.Notes, tc.why) {
-					t.Errorf("row %q, want failed, CANCELLED, %q", rowsOf([]report.Row{r}), tc.why)
+				if r.Status != ledger.StatusFailed || r.SlurmState != "CANCELLED" || !strings.Contains(r.Notes, tc.why) {
+					t.Errorf("row %q, want failed, CANCELLED, %q", rowsOf([]ledger.Row{r}), tc.why)
 				}
 			}
 			if _, failed, _, _ := res.Counts(); failed != 1 || res.Interrupted {
@@ -341,7 +341,7 @@ func TestJobsInterruptThenResume(t *testing.T) {
 	if ok, _, _, _ := res2.Counts(); ok != 1 {
 		t.Errorf("cells %+v", res2.Cells)
 	}
-	if ledger, err := report.ReadLedgerAll(res2.LedgerPath); err != nil || len(ledger) != 2 {
+	if ledger, err := ledger.ReadLedgerAll(res2.LedgerPath); err != nil || len(ledger) != 2 {
 		t.Errorf("ledger %q, %v: want each level once", rowsOf(ledger), err)
 	}
 }
@@ -356,11 +356,11 @@ func TestJobsRefused(t *testing.T) {
 		t.Fatalf("rows %q", rowsOf(res.Rows))
 	}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusFailed || r.Notes != f.refuse || r.SlurmJob != "" {
-			t.Errorf("row %q", rowsOf([]report.Row{r}))
+		if r.Status != ledger.StatusFailed || r.Notes != f.refuse || r.SlurmJob != "" {
+			t.Errorf("row %q", rowsOf([]ledger.Row{r}))
 		}
 	}
-	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil || len(m.SlurmJobs) != 1 || m.SlurmJobs[0].State != "NOT SUBMITTED" {
 		t.Errorf("manifest jobs %+v, %v", m.SlurmJobs, err)
 	}

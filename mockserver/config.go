@@ -55,6 +55,9 @@ type Config struct {
 	// words that an earlier prompt began with are cached (Truth.CachedTokens), and cost
 	// no prefill, as on a server with prefix caching.
 	PrefixCache bool
+	// Version is what /version and /api/version report; empty means Version(). A test of
+	// results across time sets it to play a server upgrade.
+	Version string
 
 	// clock is replaced in tests so golden streams carry fixed timestamps.
 	clock clock

@@ -33,7 +33,7 @@ type Server struct {
 	bufs sync.Pool // *[]byte per stream, so chunk rendering allocates nothing
 }
 
-// Version is what /version and /api/version report.
+// Version is what /version and /api/version report unless Config.Version says otherwise.
 func Version() string { return "mock-" + version.Version }
 
 // New builds a server; cfg should have passed Validate.
@@ -123,7 +123,11 @@ func (s *Server) Stats() Stats {
 }
 
 func (s *Server) versionHandler(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": Version()})
+	v := s.cfg.Version
+	if v == "" {
+		v = Version()
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"version": v})
 }
 
 // modelKnown reports whether the model is served (any name when Models is empty).

@@ -447,3 +447,21 @@ func TestValidate(t *testing.T) {
 		t.Errorf("valid config rejected: %v", err)
 	}
 }
+
+// A configured version is what both protocols' version endpoints report, so a test can
+// play a server upgrade.
+func TestConfiguredVersion(t *testing.T) {
+	srv := httptest.NewServer(New(Config{Version: "0.9.2"}))
+	defer srv.Close()
+	for _, path := range []string{"/version", "/api/version"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != `{"version":"0.9.2"}` {
+			t.Errorf("%s = %s", path, b)
+		}
+	}
+}

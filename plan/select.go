@@ -76,3 +76,19 @@ func compileGlobs(globs []string) ([]*regexp.Regexp, error) {
 	}
 	return res, nil
 }
+
+// MatchCellGlobs reports whether a cell id matches any of globs, read as -only reads
+// them (* spans "/"); a glob that does not compile matches nothing. history's -cell
+// selects with it.
+func MatchCellGlobs(globs []string, id string) bool {
+	res, err := compileGlobs(globs)
+	if err != nil {
+		return false
+	}
+	for _, re := range res {
+		if re.MatchString(id) {
+			return true
+		}
+	}
+	return false
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/internal/suggest"
+	"github.com/planrun/planrun/ledger"
 )
 
 // Threshold is one -fail-on condition of `compare` used as a gate: a figure (a
@@ -70,9 +71,10 @@ func CheckCompareField(name string) error {
 	return fmt.Errorf("no figure %q.%s Figures: %s", name, suggest.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
-// crossed reports whether c crosses t, and the change it measured (Δ% or B − A). A
-// figure missing on either side crosses nothing.
-func (t Threshold) crossed(c Change) (float64, bool) {
+// Crossed reports whether c crosses t, and the change it measured (Δ% or B − A). A
+// figure missing on either side crosses nothing. history's rolling baseline uses it with
+// the baseline's median as A.
+func (t Threshold) Crossed(c Change) (float64, bool) {
 	v := c.B - c.A
 	if t.Percent {
 		v = c.Pct
@@ -157,10 +159,10 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 		}
 		have := min(d.A.Succeeded, d.B.Succeeded)
 		for _, t := range ts {
-			on := judgedOn(t.Field, have)
+			on := JudgedOn(t.Field, have)
 			c, _ := d.Figure(cmp.Or(on, t.Field))
 			lost := !math.IsNaN(c.A) && math.IsNaN(c.B)
-			if by, ok := t.crossed(c); ok || lost {
+			if by, ok := t.Crossed(c); ok || lost {
 				b := Breach{Row: d.Name(), Threshold: t, Change: c, By: by, Have: have, Need: RequestsToConclude(t.Field)}
 				b.Inconclusive = !lost && on == ""
 				if on != t.Field {
@@ -173,10 +175,10 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 	return out
 }
 
-// judgedOn is the figure a threshold on field is judged on with have requests a side:
+// JudgedOn is the figure a threshold on field is judged on with have requests a side:
 // field itself when they resolve it, else the same figure's highest lower percentile
 // they do resolve (a p99 on 40 requests is judged on the p95), else "".
-func judgedOn(field string, have int) string {
+func JudgedOn(field string, have int) string {
 	if have >= RequestsToConclude(field) {
 		return field
 	}
@@ -224,21 +226,11 @@ func WriteBreachesMarkdown(w io.Writer, breaches []Breach) error {
 	return err
 }
 
-// jsonFloat is a figure in JSON: null when not measured (JSON has no NaN).
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
-}
-
 type jsonChange struct {
-	A    jsonFloat `json:"a"`
-	B    jsonFloat `json:"b"`
-	Pct  jsonFloat `json:"delta_pct"`
-	Unit string    `json:"unit,omitempty"`
+	A    ledger.JSONFloat `json:"a"`
+	B    ledger.JSONFloat `json:"b"`
+	Pct  ledger.JSONFloat `json:"delta_pct"`
+	Unit string           `json:"unit,omitempty"`
 }
 
 type jsonDelta struct {
@@ -247,7 +239,7 @@ type jsonDelta struct {
 	Hardware     string                `json:"hardware"`
 	Workload     string                `json:"workload"`
 	Concurrency  int                   `json:"concurrency"`
-	RequestRate  jsonFloat             `json:"request_rate,omitempty"`
+	RequestRate  ledger.JSONFloat      `json:"request_rate,omitempty"`
 	ToolA        string                `json:"tool_a,omitempty"`
 	ToolB        string                `json:"tool_b,omitempty"`
 	TooFew       bool                  `json:"too_few_requests"`
@@ -256,16 +248,16 @@ type jsonDelta struct {
 }
 
 type jsonBreach struct {
-	Row          string    `json:"row"`
-	Field        string    `json:"figure"`
-	Threshold    string    `json:"threshold"`
-	A            jsonFloat `json:"a"`
-	B            jsonFloat `json:"b"`
-	By           jsonFloat `json:"change"`
-	Inconclusive bool      `json:"inconclusive"`
-	JudgedOn     string    `json:"judged_on,omitempty"`
-	Need         int       `json:"requests_needed"`
-	Have         int       `json:"requests"`
+	Row          string           `json:"row"`
+	Field        string           `json:"figure"`
+	Threshold    string           `json:"threshold"`
+	A            ledger.JSONFloat `json:"a"`
+	B            ledger.JSONFloat `json:"b"`
+	By           ledger.JSONFloat `json:"change"`
+	Inconclusive bool             `json:"inconclusive"`
+	JudgedOn     string           `json:"judged_on,omitempty"`
+	Need         int              `json:"requests_needed"`
+	Have         int              `json:"requests"`
 }
 
 // WriteCompareJSON writes one JSON object: the two sides' labels, every row with every
@@ -279,7 +271,7 @@ func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Bre
 	}{A: la, B: lb, Rows: []jsonDelta{}, Breaches: []jsonBreach{}}
 	for _, d := range deltas {
 		jd := jsonDelta{Model: d.Key.Model, Quantization: d.Key.Quantization, Hardware: d.Key.Hardware,
-			Workload: d.Key.Workload, Concurrency: d.Key.Concurrency, RequestRate: jsonFloat(d.Key.RequestRate),
+			Workload: d.Key.Workload, Concurrency: d.Key.Concurrency, RequestRate: ledger.JSONFloat(d.Key.RequestRate),
 			TooFew: d.TooFew, Notes: d.Notes, Figures: map[string]jsonChange{}}
 		if d.A != nil {
 			jd.ToolA = d.A.Tool
@@ -288,13 +280,13 @@ func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Bre
 			jd.ToolB = d.B.Tool
 		}
 		for _, f := range d.Figures {
-			jd.Figures[f.Field] = jsonChange{jsonFloat(f.A), jsonFloat(f.B), jsonFloat(f.Pct), f.Unit}
+			jd.Figures[f.Field] = jsonChange{ledger.JSONFloat(f.A), ledger.JSONFloat(f.B), ledger.JSONFloat(f.Pct), f.Unit}
 		}
 		out.Rows = append(out.Rows, jd)
 	}
 	for _, b := range breaches {
 		out.Breaches = append(out.Breaches, jsonBreach{b.Row, b.Threshold.Field, b.Threshold.Text,
-			jsonFloat(b.Change.A), jsonFloat(b.Change.B), jsonFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have})
+			ledger.JSONFloat(b.Change.A), ledger.JSONFloat(b.Change.B), ledger.JSONFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -2,24 +2,18 @@ package report
 
 import (
 	"bytes"
-	"context"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/planrun/planrun/internal/browsertest"
+	"github.com/planrun/planrun/ledger"
 )
 
 // chartBox is where a chart's SVG sits on the page, in CSS pixels from the page's top.
@@ -57,65 +51,14 @@ const pageFitJS = `(() => {
 // (nor scrolls inside its box), and every [n] marker's link has its note.
 // PLANRUN_SCREENSHOT=path keeps the screenshot.
 func TestHTMLInChromium(t *testing.T) {
-	browser, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed (apt-get install chromium; .ci/run does): the HTML report is not rendered")
-	}
+	b := browsertest.Start(t, pageWidth, 2000)
+	ctx := b.Ctx
 	r := htmlTestReport(t)
 	path := filepath.Join(t.TempDir(), HTMLFile)
-	if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
+	if err := ledger.WriteFileAtomic(path, func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
 		t.Fatal(err)
 	}
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-component-update", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(pageWidth, 2000))
-	// A bound on a hung browser, not a speed check.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	ctx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	ctx, cancelBrowser := chromedp.NewContext(ctx)
-	defer cancelBrowser()
-
-	var mu sync.Mutex
-	var problems []string
-	problem := func(s string) { mu.Lock(); problems = append(problems, s); mu.Unlock() }
-	err = chromedp.Listen(ctx, func(ev any) {
-		switch ev := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError {
-				problem("console " + string(ev.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			problem("exception: " + ev.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.EntryLevelError {
-				problem("log error: " + ev.Entry.Text)
-			}
-		case *network.EventRequestWillBeSent:
-			if !strings.HasPrefix(ev.Request.URL, "file://") {
-				problem("request to " + ev.Request.URL)
-			}
-		case *network.EventLoadingFailed:
-			problem("loading failed: " + ev.ErrorText)
-		}
-	})
-
-	if err != nil {
-		t.Fatalf("starting Chromium: %v", err)
-	}
-	_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
-	if err == nil {
-		_, err = chromedp.Call(ctx, runtime.Enable, cdp.Empty{})
-	}
-	if err == nil {
-		_, err = chromedp.Call(ctx, log.Enable, cdp.Empty{})
-	}
-	if err == nil {
-		err = chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible("#headline"))
-	}
+	err := chromedp.Do(ctx, chromedp.Navigate("file://"+path), chromedp.WaitVisible("#headline"))
 	var boxes []chartBox
 	if err == nil {
 		boxes, err = chromedp.Run(ctx, chromedp.Evaluate[[]chartBox](`[...document.querySelectorAll("figure.chart svg")].map(s => {
@@ -137,11 +80,9 @@ func TestHTMLInChromium(t *testing.T) {
 	if p := os.Getenv("PLANRUN_SCREENSHOT"); p != "" {
 		os.WriteFile(p, shot, 0o644)
 	}
-	mu.Lock()
-	for _, p := range problems {
+	for _, p := range b.Problems() {
 		t.Errorf("Chromium: %s", p)
 	}
-	mu.Unlock()
 
 	if fit.ScrollWidth > pageWidth {
 		t.Errorf("the page is %.0f px wide in a %d px window", fit.ScrollWidth, pageWidth)

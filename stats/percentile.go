@@ -97,6 +97,9 @@ func Percentile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
+// Median is the median of values (not modified), NaN ones skipped; NaN for none.
+func Median(values []float64) float64 { return median(values) }
+
 // median of values (not modified); NaN for none. NaN inputs are skipped, so a run that
 // measured nothing does not poison the median across runs.
 func median(values []float64) float64 {

@@ -124,6 +124,16 @@ func medianLevel(levels []Summary) Summary {
 		SharedPrefixTokens:    i(func(l *Summary) int { return l.SharedPrefixTokens }),
 		SharedPrefixPct:       f(func(l *Summary) float64 { return l.SharedPrefixPct }),
 		SendLag:               d(func(l *Summary) *Dist { return &l.SendLag }),
+		Delivered: Delivered{
+			InFlightMean:  f(func(l *Summary) float64 { return l.Delivered.InFlightMean }),
+			InFlightP99:   f(func(l *Summary) float64 { return l.Delivered.InFlightP99 }),
+			InFlightMax:   i(func(l *Summary) int { return l.Delivered.InFlightMax }),
+			InFlightHeld:  f(func(l *Summary) float64 { return l.Delivered.InFlightHeld }),
+			HeldSeconds:   f(func(l *Summary) float64 { return l.Delivered.HeldSeconds }),
+			RampSeconds:   f(func(l *Summary) float64 { return l.Delivered.RampSeconds }),
+			RateScheduled: f(func(l *Summary) float64 { return l.Delivered.RateScheduled }),
+			RateDelivered: f(func(l *Summary) float64 { return l.Delivered.RateDelivered }),
+		},
 	}
 }
 

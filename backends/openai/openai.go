@@ -108,6 +108,9 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 	return b, nil
 }
 
+// CallsDue implements backends.DueCaller: the timing core calls Request.Due.
+func (b *Backend) CallsDue() {}
+
 // Body is the JSON request body for req.
 func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	m := make(map[string]any, 8+len(b.cfg.ExtraFields))

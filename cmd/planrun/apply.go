@@ -16,6 +16,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/slurm"
@@ -36,6 +37,9 @@ type applyArgs struct {
 	Grace       time.Duration
 	GPU         bool
 	GPUInterval time.Duration
+	FailOn      stringList
+	baselineFlags
+	ciFlags
 }
 
 func runApply(ctx context.Context, env *Env, args []string) int {
@@ -53,16 +57,12 @@ own variables.hcl (-resume DIR; sensitive variables again from -var or the envir
 Second Ctrl-C: cancel at once.
 
 `+applyExitCodes)
-	a.bind(fs)
-	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
-	fs.StringVar(&a.RunDir, strings.TrimPrefix(slurm.NodeRunDirFlag, "-"), "", "run in this run directory as a Slurm job's node side: created or resumed, and no row appended to the plan's CSV ledger (the submitting planrun merges them)")
-	fs.StringVar(&a.Results, "results", "", "directory for run directories, and for the CSV ledger (results.csv) unless an output \"csv\" names its path (default: beside the csv output, or <plan dir>/results)")
-	fs.StringVar(&a.Name, "name", "", "name the run directory NAME-<start time> instead of after the plan's file (letters, digits, '.', '_', '-')")
-	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
-	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
-	fs.BoolVar(&a.GPU, "gpu", true, "sample GPU memory, utilisation and power with NVML during each measured window")
-	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU sampling interval (NVML)")
+	a.bindFlags(fs)
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
+		return code
+	}
+	g, code := a.baselineGate(env)
+	if code != exitOK {
 		return code
 	}
 	if code, ok := a.checkName(env); !ok {
@@ -126,7 +126,7 @@ Second Ctrl-C: cancel at once.
 	}
 	ok, failed, interrupted, _ := res.Counts()
 	dir := relPath(res.RunDir)
-	code = applyExitCode(err, res)
+	code = a.gateRun(env, p, res, g, applyExitCode(err, res))
 	switch {
 	case res.Interrupted:
 		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
@@ -139,12 +139,30 @@ Second Ctrl-C: cancel at once.
 	return code
 }
 
+// bindFlags binds apply's flags to a.
+func (a *applyArgs) bindFlags(fs *flag.FlagSet) {
+	a.bind(fs)
+	fs.StringVar(&a.Resume, "resume", "", "continue the run in this run directory, skipping levels already complete")
+	fs.StringVar(&a.RunDir, strings.TrimPrefix(slurm.NodeRunDirFlag, "-"), "", "run in this run directory as a Slurm job's node side: created or resumed, and no row appended to the plan's CSV ledger (the submitting planrun merges them)")
+	fs.StringVar(&a.Results, "results", "", "directory for run directories, and for the CSV ledger (results.csv) unless an output \"csv\" names its path (default: beside the csv output, or <plan dir>/results)")
+	fs.StringVar(&a.Name, "name", "", "name the run directory NAME-<start time> instead of after the plan's file (letters, digits, '.', '_', '-')")
+	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
+	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
+	fs.BoolVar(&a.GPU, "gpu", true, "sample GPU memory, utilisation and power with NVML during each measured window")
+	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU sampling interval (NVML)")
+	fs.Var(&a.FailOn, "fail-on", "with -baseline: a figure judged, and the change a regression must also exceed: 'ttft_p99_s>+10%' (repeatable)")
+	a.bindBaseline(fs)
+	a.bindCI(fs)
+}
+
 // applyExitCodes is apply's exit code table, shown by apply -h and kept in the README.
 const applyExitCodes = `Exit codes (when several apply, the first in this list wins):
   1    the plan is invalid, or the outputs could not be written
   130  interrupted (Ctrl-C)
   3    an expect block failed
   4    a cell failed (before measuring, or every request of a level failed)
+  5    with -baseline: a figure regressed against the cell's rolling baseline
+  7    with -baseline: a figure has insufficient data (-insufficient pass/fail decides)
   2    bad command line (nothing was run)
   0    every cell ok and every expect block held`
 
@@ -241,11 +259,11 @@ func isFile(path string) bool {
 
 // printFailedCells says why each failed cell failed, once per reason: the cells a
 // missing key or a dead backend fails share one line.
-func printFailedCells(env *Env, cells []report.CellStatus) {
+func printFailedCells(env *Env, cells []ledger.CellStatus) {
 	var reasons []string
 	ids := map[string][]string{}
 	for _, c := range cells {
-		if c.Status != report.StatusFailed {
+		if c.Status != ledger.StatusFailed {
 			continue
 		}
 		if ids[c.Notes] == nil {

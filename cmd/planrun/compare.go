@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/junit"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/report"
 )
 
@@ -27,6 +30,8 @@ type compareArgs struct {
 	Fields   string
 	FailOn   stringList
 	Strict   bool
+	baselineFlags
+	ciFlags
 }
 
 // Exit codes of compare as a gate, beside the common ones (see compareExitCodes).
@@ -35,19 +40,8 @@ const (
 	exitNothingCompared = 6 // a -fail-on gate had no pair of rows to judge
 )
 
-// compareExitCodes is compare's exit code table, shown by compare -h and kept in the
-// README.
-const compareExitCodes = `Exit codes:
-  0    compared (a gate: passed, and it says on what)
-  1    a result set could not be read
-  2    bad command line
-  5    a -fail-on threshold was crossed
-  6    a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are
-       the same run`
-
-func runCompare(_ context.Context, env *Env, args []string) int {
-	var a compareArgs
-	fs := newFlagSet(env, "compare", "A [B]", `Match the rows of two result sets by model, quantization, hardware, workload and
+// compareHelp is compare's -h text above its exit codes.
+const compareHelp = `Match the rows of two result sets by model, quantization, hardware, workload and
 concurrency, and show TTFT p50, TPOT p50, throughput and VRAM side by side with
 Δ% = (B − A) / A × 100 (positive: B is higher; for TTFT and TPOT higher is worse).
 
@@ -69,21 +63,44 @@ to conclude and fail the gate only with -strict. A gate that passes says on what
 judged; one with nothing to judge (no row of A matches a row of B, or both sides are
 one run) fails and says why.
 
-`+compareExitCodes)
-	fs.StringVar(&a.Tools, "tools", "", "compare two tools within one result set: -tools ollama.local,openai.vllm")
-	fs.BoolVar(&a.Markdown, "markdown", false, "write Markdown instead of an aligned text table")
-	fs.StringVar(&a.Out, "o", "", "write to this file instead of stdout")
-	fs.BoolVar(&a.JSON, "json", false, "write JSON: every row with every figure (A, B, Δ%) and the gate's breaches")
-	fs.StringVar(&a.Fields, "fields", "", "figures to show, comma-separated, or 'all' (default: ttft_p50_s,tpot_p50_ms,output_tok_s,vram_peak_gb)")
-	fs.Var(&a.FailOn, "fail-on", "exit 5 when a figure's change crosses this: 'ttft_p99_s>+10%' (repeatable)")
-	fs.BoolVar(&a.Strict, "strict", false, "fail on crossings too, where the rows have too few requests to conclude")
+With -baseline last:N RUN, each measured row of RUN (a run directory, or the latest
+run of a results directory or ledger) is judged against the median of the same
+cell and level's last N runs before it, found beside it: each figure is regressed,
+improved, within noise (the band is 3 robust σ of the baseline runs, at least 5%), or
+insufficient data (fewer than 3 earlier runs). -key server_version,model_digest adds
+environment fields the baseline runs must share. -fail-on names the figures judged and
+the change a regression must also exceed (default: ttft_p50_s, tpot_p50_ms, e2e_p50_s,
+output_tok_s, any move beyond noise in the worse direction). A regression names what
+changed in the environment from the latest baseline run.
+
+`
+
+// compareExitCodes is compare's exit code table, shown by compare -h and kept in the
+// README.
+const compareExitCodes = `Exit codes:
+  0    compared (a gate: passed, and it says on what)
+  1    a result set could not be read
+  2    bad command line
+  5    a -fail-on threshold was crossed
+  6    a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are
+       the same run (with -baseline: the run has no measured row)
+  7    with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its
+       cell and level), unless -insufficient pass or fail says otherwise`
+
+func runCompare(_ context.Context, env *Env, args []string) int {
+	var a compareArgs
+	fs := newFlagSet(env, "compare", "A [B]", compareHelp+compareExitCodes)
+	a.bindFlags(fs)
 	var pa, pb string
 	operands := []*string{&pa, &pb}
-	if hasFlag(args, "tools") {
+	if hasFlag(args, "tools") || hasFlag(args, "baseline") {
 		operands = operands[:1]
 	}
 	if code, ok := parseArgs(fs, args, len(operands), operands...); !ok {
 		return code
+	}
+	if a.Baseline != "" {
+		return a.rollingBaseline(env, pa)
 	}
 	rowsA, err := readRows(pa)
 	if err != nil {
@@ -91,7 +108,7 @@ one run) fails and says why.
 		return exitError
 	}
 	labelA, labelB := label(pa), label(pb)
-	var rowsB []report.Row
+	var rowsB []ledger.Row
 	if a.Tools != "" {
 		tools := strings.Split(a.Tools, ",")
 		if len(tools) != 2 {
@@ -139,10 +156,18 @@ one run) fails and says why.
 	if judged.Same > 0 {
 		fmt.Fprintf(env.Stderr, "planrun compare: %d row(s) are one measurement on both sides (the same run): not judged\n", judged.Same)
 	}
+	explain := map[string]string{}
+	if a.Tools == "" {
+		explain = explainPairs(env, pa, pb, deltas)
+	}
 	for _, b := range breaches {
-		fmt.Fprintf(env.Stderr, "planrun compare: regression: %s\n", b)
+		fmt.Fprintf(env.Stderr, "planrun compare: regression: %s%s\n", b, explain[b.Row])
 	}
 	failing := report.Failing(breaches, a.Strict)
+	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.Strict)},
+		pairSummary(deltas, breaches, labelA, labelB, fields)) {
+		return exitError
+	}
 	if len(failing) > 0 {
 		fmt.Fprintf(env.Stderr, "planrun compare: %d threshold crossing(s) in %d row(s) compared\n", len(failing), judged.Rows)
 		return exitRegression
@@ -157,9 +182,22 @@ one run) fails and says why.
 	return exitOK
 }
 
+// bindFlags binds compare's flags to a.
+func (a *compareArgs) bindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&a.Tools, "tools", "", "compare two tools within one result set: -tools ollama.local,openai.vllm")
+	fs.BoolVar(&a.Markdown, "markdown", false, "write Markdown instead of an aligned text table")
+	fs.StringVar(&a.Out, "o", "", "write to this file instead of stdout")
+	fs.BoolVar(&a.JSON, "json", false, "write JSON: every row with every figure (A, B, Δ%) and the gate's breaches")
+	fs.StringVar(&a.Fields, "fields", "", "figures to show, comma-separated, or 'all' (default: ttft_p50_s,tpot_p50_ms,output_tok_s,vram_peak_gb)")
+	fs.Var(&a.FailOn, "fail-on", "exit 5 when a figure's change crosses this: 'ttft_p99_s>+10%' (repeatable)")
+	fs.BoolVar(&a.Strict, "strict", false, "fail on crossings too, where the rows have too few requests to conclude")
+	a.bindBaseline(fs)
+	a.bindCI(fs)
+}
+
 // nothingCompared says why no pair of rows was judged: the two sides are one run, or
 // their rows' keys differ (and how).
-func nothingCompared(a, b []report.Row, j report.Judged) string {
+func nothingCompared(a, b []ledger.Row, j report.Judged) string {
 	if j.Same > 0 {
 		return fmt.Sprintf("A and B are the same measurements (%d row(s) of run %s on both sides); name two runs", j.Same, cmp.Or(j.SameRun, "without a run id"))
 	}
@@ -169,7 +207,7 @@ func nothingCompared(a, b []report.Row, j report.Judged) string {
 // noteRuns says when a side holds the rows of several runs (a ledger, or a results
 // directory's): each of its cells and levels stands for the latest row, and naming one
 // run directory compares that run alone.
-func noteRuns(env *Env, side, path string, rows []report.Row) {
+func noteRuns(env *Env, side, path string, rows []ledger.Row) {
 	ids := runIDs(rows)
 	if len(ids) < 2 {
 		return
@@ -185,7 +223,7 @@ func noteRuns(env *Env, side, path string, rows []report.Row) {
 
 // runIDs are the runs rows come from, the latest first (by a row's end, then file
 // order, as Compare picks the latest row); "" for rows of a ledger from before run ids.
-func runIDs(rows []report.Row) []string {
+func runIDs(rows []ledger.Row) []string {
 	type last struct {
 		ended time.Time
 		at    int
@@ -272,7 +310,7 @@ func (a *compareArgs) write(env *Env, deltas []report.Delta, breaches []report.B
 // compareRows pairs rows of two result sets. Two sets of one tool each pair up across
 // tools (Ollama in A, vLLM in B); otherwise rows pair within the same tool, so two runs
 // of a two-tool plan compare tool by tool.
-func compareRows(a, b []report.Row) []report.Delta {
+func compareRows(a, b []ledger.Row) []report.Delta {
 	byA, byB := report.ByTool(a), report.ByTool(b)
 	if len(byA) == 1 && len(byB) == 1 {
 		return report.Compare(a, b)
@@ -305,11 +343,11 @@ func label(path string) string {
 }
 
 // readRows reads a CSV ledger, or the results.csv of a run directory.
-func readRows(path string) ([]report.Row, error) {
+func readRows(path string) ([]ledger.Row, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "results.csv")
 	}
-	rows, err := report.ReadLedger(path)
+	rows, err := ledger.ReadLedger(path)
 	if err != nil {
 		return nil, err
 	}

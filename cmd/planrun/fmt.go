@@ -95,7 +95,7 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintln(env.Stdout, f)
 		if a.Diff {
-			if err := writeDiff(env.Stdout, f, string(src), string(out)); err != nil {
+			if err := writeDiff(env.Stdout, f, f+" (formatted)", string(src), string(out)); err != nil {
 				fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
 				code = exitError
 			}
@@ -134,10 +134,10 @@ func formatHCL(name string, src []byte) ([]byte, hcl.Diagnostics) {
 }
 
 // writeDiff prints a unified diff of two texts, hunks with three lines of context.
-func writeDiff(w io.Writer, name, a, b string) error {
+func writeDiff(w io.Writer, from, to, a, b string) error {
 	return difflib.WriteUnifiedDiff(w, difflib.UnifiedDiff{
 		A: splitLines(a), B: splitLines(b),
-		FromFile: name, ToFile: name + " (formatted)",
+		FromFile: from, ToFile: to,
 		Context: 3,
 	})
 }

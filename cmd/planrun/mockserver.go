@@ -43,6 +43,7 @@ Send 'X-Mock-Fault: <fault>' on a request to force one fault.
 	fs.StringVar(&models, "models", "", "comma-separated model names served; empty accepts any")
 	fs.StringVar(&c.APIKey, "api-key", "", "require 'Authorization: Bearer <key>' on /v1/* (prefer -api-key-env)")
 	apiKeyEnv := fs.String("api-key-env", "", "read the required API key from this environment variable")
+	fs.StringVar(&c.Version, "server-version", "", "version /version and /api/version report (default mock-<planrun version>)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed for jitter and fault choice")
 	f := &c.Faults
 	fs.Float64Var(&f.Forbidden, "fault-403", 0, "rate of 403 responses")

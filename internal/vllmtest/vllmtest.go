@@ -19,11 +19,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/realserver"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/servers"
 )
@@ -54,21 +53,8 @@ type Server struct {
 // Binary returns the vllm-serve starter the tests run: $PLANRUN_VLLM, else
 // <repo>/.tools/bin/vllm-serve. The error says how to install it.
 func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, p, err)
-		}
-		return p, nil
-	}
-	root, err := ollamatest.RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("cannot find vllm-serve: %w (set %s)", err, BinaryEnv)
-	}
-	p := filepath.Join(root, ".tools", "bin", "vllm-serve")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no vLLM at %s: run scripts/install-vllm.sh to install the pinned vLLM CPU build (or set %s)", p, BinaryEnv)
-	}
-	return p, nil
+	return realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "vllm-serve"), Name: "vllm-serve",
+		Label: "vLLM", Hint: "run scripts/install-vllm.sh to install the pinned vLLM CPU build"}.Find()
 }
 
 // StartServer writes the tiny checkpoint under dir and starts vLLM on it with
@@ -109,51 +95,26 @@ func StartServer(dir string) (*Server, error) {
 // Stop ends the server's process group (vLLM's API server and its engine core).
 func (s *Server) Stop() error { return s.proc.Stop() }
 
-var (
-	sharedOnce sync.Once
-	sharedSrv  *Server
-	sharedDir  string
-	sharedErr  error
-)
+// shared is the test binary's one real vLLM.
+var shared = &realserver.Shared[*Server]{Name: "vllmtest", Pattern: "planrun-vllm-", Start: func(dir string) (*Server, error) {
+	s, err := StartServer(dir)
+	if err == nil {
+		fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.URL, s.StartupTime.Round(time.Millisecond))
+	}
+	return s, err
+}}
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
 // that calls it runs its tests through Main.
 func Shared(t testing.TB) *Server {
 	t.Helper()
-	sharedOnce.Do(func() {
-		if sharedDir, sharedErr = os.MkdirTemp("", "planrun-vllm-"); sharedErr == nil {
-			sharedSrv, sharedErr = StartServer(sharedDir)
-		}
-		if sharedErr == nil {
-			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", sharedSrv.URL, sharedSrv.StartupTime.Round(time.Millisecond))
-		}
-	})
-	if sharedErr != nil {
-		t.Fatalf("vllmtest: %v", sharedErr)
-	}
-	return sharedSrv
+	return shared.Get(t)
 }
 
 // Main runs the package's tests and then stops the shared server: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
-func Main(m *testing.M) int {
-	code := m.Run()
-	if err := StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "vllmtest:", err)
-		code = 1
-	}
-	return code
-}
+func Main(m *testing.M) int { return shared.Main(m) }
 
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
-func StopShared() error {
-	var err error
-	if sharedSrv != nil {
-		err = sharedSrv.Stop()
-	}
-	if sharedDir != "" {
-		os.RemoveAll(sharedDir)
-	}
-	return err
-}
+func StopShared() error { return shared.Stop() }

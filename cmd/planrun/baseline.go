@@ -1,0 +1,306 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/planrun/planrun/apply"
+	"github.com/planrun/planrun/history"
+	"github.com/planrun/planrun/junit"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/report"
+)
+
+// exitInsufficient is the exit code of a rolling-baseline gate that found too few
+// earlier runs for some figure (with -insufficient exit, the default).
+const exitInsufficient = 7
+
+// baselineFlags are the rolling baseline's flags, shared by compare and apply.
+type baselineFlags struct {
+	Baseline     string
+	Key          string
+	Insufficient string
+}
+
+func (b *baselineFlags) bindBaseline(fs interface {
+	StringVar(p *string, name, value, usage string)
+}) {
+	fs.StringVar(&b.Baseline, "baseline", "", "judge the run against the median of each cell's last N runs before it: last:N (N ≥ 3)")
+	fs.StringVar(&b.Key, "key", "", "with -baseline: environment fields baseline runs must share besides the cell, e.g. server_version")
+	fs.StringVar(&b.Insufficient, "insufficient", "exit", "with -baseline, a figure with too few earlier runs: exit (code 7), pass, or fail (code 5)")
+}
+
+// gate parses the baseline flags and thresholds.
+func (b *baselineFlags) gate(failOn []string) (history.Baseline, error) {
+	var g history.Baseline
+	n, err := history.ParseLast(b.Baseline)
+	if err != nil {
+		return g, err
+	}
+	g.N, g.KeyFields = n, splitList(b.Key)
+	if err := history.CheckKeyFields(g.KeyFields); err != nil {
+		return g, fmt.Errorf("-key: %v", err)
+	}
+	switch b.Insufficient {
+	case "exit", "pass", "fail":
+	default:
+		return g, fmt.Errorf("-insufficient %q: write exit, pass or fail", b.Insufficient)
+	}
+	for _, s := range failOn {
+		t, err := report.ParseThreshold(s)
+		if err != nil {
+			return g, err
+		}
+		g.Thresholds = append(g.Thresholds, t)
+	}
+	return g, nil
+}
+
+// judgeBaseline judges the run at path (a run directory, or the latest run of a
+// results directory or ledger) against its rolling baseline, writes the verdicts, says
+// each regression and insufficient figure on stderr, and returns the gate's exit code.
+func (b *baselineFlags) judgeBaseline(env *Env, command, path string, g history.Baseline, o outputFlags) ([]history.Judgement, string, int) {
+	set, err := history.Load(path)
+	var run *history.Run
+	if err == nil {
+		run, err = set.RunAt(path)
+	}
+	var js []history.Judgement
+	if err == nil {
+		js, err = history.Judge(set, run.ID, g)
+	}
+	if err == nil {
+		err = o.write(env, func(w io.Writer) error { return writeJudgements(w, js, run.ID, o) })
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun %s: %v\n", command, err)
+		return nil, "", exitError
+	}
+	return js, run.ID, b.verdictExit(env, command, js, run.ID, g.N)
+}
+
+// verdictExit says each regression and insufficient figure and returns the exit code.
+func (b *baselineFlags) verdictExit(env *Env, command string, js []history.Judgement, runID string, n int) int {
+	if len(js) == 0 {
+		fmt.Fprintf(env.Stderr, "planrun %s: gate failed: run %s has no measured row to judge\n", command, runID)
+		return exitNothingCompared
+	}
+	regressed, insufficient := history.Failing(js)
+	for _, j := range regressed {
+		fmt.Fprintf(env.Stderr, "planrun %s: regression: %s\n", command, j)
+	}
+	for _, j := range insufficient {
+		fmt.Fprintf(env.Stderr, "planrun %s: %s\n", command, j)
+	}
+	switch {
+	case len(regressed) > 0 || (len(insufficient) > 0 && b.Insufficient == "fail"):
+		fmt.Fprintf(env.Stderr, "planrun %s: gate failed: %d regressed, %d insufficient data, of %d figure(s) of run %s against last:%d\n",
+			command, len(regressed), len(insufficient), len(js), runID, n)
+		return exitRegression
+	case len(insufficient) > 0 && b.Insufficient == "exit":
+		fmt.Fprintf(env.Stderr, "planrun %s: %d of %d figure(s) have insufficient data (-insufficient pass or fail decides them)\n",
+			command, len(insufficient), len(js))
+		return exitInsufficient
+	}
+	fmt.Fprintf(env.Stderr, "planrun %s: gate passed: %d figure(s) of run %s judged against last:%d, none regressed\n", command, len(js), runID, n)
+	return exitOK
+}
+
+// outputFlags say where and how a command writes its result.
+type outputFlags struct {
+	Out            string
+	JSON, Markdown bool
+}
+
+func (o outputFlags) write(env *Env, f func(io.Writer) error) error {
+	if o.Out == "" {
+		return f(env.Stdout)
+	}
+	return ledger.WriteFileAtomic(o.Out, f)
+}
+
+// writeJudgements writes the verdicts as a table, Markdown or JSON.
+func writeJudgements(w io.Writer, js []history.Judgement, runID string, o outputFlags) error {
+	if o.JSON {
+		type jsonJudgement struct {
+			Cell     string              `json:"cell"`
+			Figure   string              `json:"figure"`
+			Verdict  history.Verdict     `json:"verdict"`
+			Value    *float64            `json:"value"`
+			Median   *float64            `json:"baseline_median"`
+			Band     *float64            `json:"noise_band"`
+			Change   *float64            `json:"change_pct"`
+			Baseline []string            `json:"baseline_runs"`
+			Changes  []history.EnvChange `json:"environment_changes"`
+			Message  string              `json:"message"`
+		}
+		out := struct {
+			Run        string          `json:"run"`
+			Judgements []jsonJudgement `json:"judgements"`
+		}{Run: runID, Judgements: []jsonJudgement{}}
+		for _, j := range js {
+			out.Judgements = append(out.Judgements, jsonJudgement{j.Key.String(), j.Asked, j.Verdict, history.Number(j.Value), history.Number(j.Median),
+				history.Number(j.Band), history.Number(j.Change), j.Baseline, j.Changes, j.String()})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	sep, head := "\t", "CELL\tFIGURE\tRUN\tBASELINE MEDIAN\tCHANGE\tNOISE BAND\tVERDICT\tCHANGES"
+	if o.Markdown {
+		sep, head = " | ", "| cell | figure | run | baseline median | change | noise band | verdict | changes |\n|---|---|---|---|---|---|---|---|"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Run %s against each cell's rolling baseline:\n%s\n", runID, head)
+	for _, j := range js {
+		cells := []string{j.Key.String(), j.Asked, "—", "—", "—", "—", string(j.Verdict), ""}
+		if j.Verdict != history.Insufficient {
+			cells[1] = j.Field
+			cells[2], cells[3] = history.FormatValue(j.Value), history.FormatValue(j.Median)
+			cells[4], cells[5] = fmt.Sprintf("%+.1f%%", j.Change), fmt.Sprintf("±%.1f%%", j.Band/math.Abs(j.Median)*100)
+			cells[7] = j.Explain
+		}
+		line := strings.Join(cells, sep)
+		if o.Markdown {
+			line = "| " + line + " |"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+// rollingBaseline is compare -baseline last:N RUN.
+func (a *compareArgs) rollingBaseline(env *Env, path string) int {
+	g, err := a.gate(a.FailOn)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
+		return exitUsage
+	}
+	js, runID, code := a.judgeBaseline(env, "compare", path, g, outputFlags{a.Out, a.JSON, a.Markdown})
+	if code == exitError {
+		return code
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### planrun compare -baseline %s %s\n\n", a.Baseline, runID)
+	judgementSummary(&b, js, runID)
+	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare -baseline " + a.Baseline + " " + runID,
+		Cases: judgementCases(js, a.Insufficient == "fail")}, b.String()) {
+		return exitError
+	}
+	return code
+}
+
+// baselineGate parses apply's -baseline flags; a zero Baseline without -baseline.
+func (a *applyArgs) baselineGate(env *Env) (history.Baseline, int) {
+	if a.Baseline == "" {
+		if len(a.FailOn) > 0 {
+			fmt.Fprintln(env.Stderr, "planrun apply: -fail-on needs -baseline last:N (or gate two runs with planrun compare)")
+			return history.Baseline{}, exitUsage
+		}
+		return history.Baseline{}, exitOK
+	}
+	g, err := a.gate(a.FailOn)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun apply: %v\n", err)
+		return g, exitUsage
+	}
+	return g, exitOK
+}
+
+// gateRun judges a finished run against its rolling baseline (with -baseline, when the
+// run was not interrupted) and writes the CI outputs; code is apply's exit code so far,
+// which a regression (5) or insufficient data (7) replaces only when it is 0.
+func (a *applyArgs) gateRun(env *Env, p *plan.Plan, res *apply.Result, g history.Baseline, code int) int {
+	var b strings.Builder
+	ok, failed, _, _ := res.Counts()
+	fmt.Fprintf(&b, "### planrun apply %s\n\nCells: %d ok, %d failed. Expects failed: %d.\n\n", filepath.Base(res.RunDir), ok, failed, len(res.ExpectFailures))
+	for _, f := range res.ExpectFailures {
+		fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(f.String(), "|", `\|`))
+	}
+	cases := applyCases(p, res)
+	if a.Baseline != "" && !res.Interrupted && res.RunDir != "" {
+		fmt.Fprintln(env.Stdout)
+		js, runID, gate := a.judgeBaseline(env, "apply", res.RunDir, g, outputFlags{})
+		if code == exitOK {
+			code = gate
+		}
+		judgementSummary(&b, js, runID)
+		cases = append(cases, judgementCases(js, a.Insufficient == "fail")...)
+	}
+	if !a.ciFlags.write(env, "apply", junit.Suite{Name: "apply " + filepath.Base(res.RunDir), Cases: cases}, b.String()) && code == exitOK {
+		code = exitError
+	}
+	return code
+}
+
+// explainPairs says, for each pair of runs the deltas hold, what changed in the
+// environment between them (from their manifests, where the run directories are
+// there), and returns the phrase each delta's regression message ends with.
+func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]string {
+	ra, rb := runsAt(pa), runsAt(pb)
+	out := map[string]string{}
+	said := map[[2]string]bool{}
+	for _, d := range deltas {
+		if d.A == nil || d.B == nil || report.SameMeasurement(d.A, d.B) {
+			continue
+		}
+		runA, runB := ra[d.A.RunID], rb[d.B.RunID]
+		ea, eb := history.EnvOf(*d.A, runA.Manifest), history.EnvOf(*d.B, runB.Manifest)
+		why := history.Explain(ea, eb)
+		out[d.Name()] = fmt.Sprintf("; from run %s to run %s: %s", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
+		pair := [2]string{d.A.RunID, d.B.RunID}
+		if !said[pair] && why != "same environment" {
+			said[pair] = true
+			fmt.Fprintf(env.Stderr, "planrun compare: from run %s to run %s: %s\n", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
+			for _, c := range history.Diff(ea, eb) {
+				if strings.HasPrefix(c.Field, "var.") || c.Field == "server_command" {
+					fmt.Fprintf(env.Stderr, "    %s: - %s\n    %s: + %s\n", c.Field, c.From, c.Field, c.To)
+				}
+				if c.Field == "plan_hash" {
+					planDiff(env, runA, runB)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// runsAt are the runs at path by id (an empty Run for an id it does not hold, so a
+// ledger without run directories explains what its rows say).
+func runsAt(path string) map[string]history.Run {
+	out := map[string]history.Run{}
+	set, err := history.Load(path)
+	if err != nil {
+		return out
+	}
+	for _, r := range set.Runs {
+		out[r.ID] = *r
+	}
+	return out
+}
+
+// planDiff prints, for two runs of different plan hashes, a unified diff of each plan
+// file their run directories hold a copy of (plan/): the settings that changed.
+func planDiff(env *Env, a, b history.Run) {
+	if a.Manifest == nil || b.Manifest == nil || a.Dir == "" || b.Dir == "" {
+		return
+	}
+	files := append(slices.Clone(a.Manifest.PlanFiles), b.Manifest.PlanFiles...)
+	slices.Sort(files)
+	for _, f := range slices.Compact(files) {
+		x, _ := os.ReadFile(filepath.Join(a.Dir, f))
+		y, _ := os.ReadFile(filepath.Join(b.Dir, f))
+		if string(x) != string(y) {
+			writeDiff(env.Stderr, a.ID+"/"+f, b.ID+"/"+f, string(x), string(y))
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package history
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/planrun/planrun/ledger"
+)
+
+// Env is what a row was measured in besides its figures: what changed when a figure
+// moved. Fields a run did not record are empty.
+type Env struct {
+	PlanrunVersion string `json:"planrun_version,omitempty"`
+	PlanHash       string `json:"plan_hash,omitempty"`
+	Tool           string `json:"tool,omitempty"`
+	ServerVersion  string `json:"server_version,omitempty"`
+	// ServerCommand is the command line of the plan-managed servers the run started.
+	ServerCommand string `json:"server_command,omitempty"`
+	ModelDigest   string `json:"model_digest,omitempty"`
+	GPU           string `json:"gpu,omitempty"`
+	Driver        string `json:"driver,omitempty"`
+	CUDA          string `json:"cuda,omitempty"`
+	Dataset       string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
+	Host          string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
+	Command       string `json:"command,omitempty"` // planrun's own command line
+	// Settings are the run's variables as resolved (sensitive ones redacted): with the
+	// plan hash, what the cell's settings were.
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// EnvOf reads a row's environment from the row and its run's manifest (nil: the row's
+// own columns only).
+func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
+	e := Env{PlanrunVersion: row.Version, PlanHash: row.PlanHash, Tool: row.Tool, GPU: row.GPU, Host: row.Host}
+	if row.SlurmNode != "" {
+		e.Host = row.SlurmNode
+	}
+	if m == nil {
+		return e
+	}
+	e.ServerVersion = m.ServerVersions[row.Tool]
+	e.ModelDigest = m.ModelDigests[row.Tool+" "+row.ModelID]
+	if info, ok := m.Models[row.Tool+" "+row.ModelID]; ok && e.ModelDigest == "" {
+		e.ModelDigest = info.Digest
+	}
+	if len(m.GPUs) > 0 {
+		e.GPU = strings.Join(m.GPUs, ", ")
+	}
+	e.Driver, e.CUDA = m.Driver, m.CUDA
+	var cmds, sets []string
+	for _, name := range slices.Sorted(maps.Keys(m.Servers)) {
+		cmds = append(cmds, strings.Join(m.Servers[name].Command, " "))
+	}
+	e.ServerCommand = strings.Join(cmds, "; ")
+	for _, name := range slices.Sorted(maps.Keys(m.Datasets)) {
+		sets = append(sets, name+"="+short(m.Datasets[name].SHA256))
+	}
+	e.Dataset = strings.Join(sets, ", ")
+	e.Command = strings.Join(m.Command, " ")
+	if e.Host == "" {
+		e.Host = m.Host
+	}
+	e.Settings = m.Variables
+	return e
+}
+
+// short cuts a digest to 12 hex digits, as people quote them.
+func short(d string) string {
+	algo, hex, ok := strings.Cut(d, ":")
+	if !ok {
+		algo, hex = "", d
+	}
+	if len(hex) > 12 {
+		hex = hex[:12]
+	}
+	if algo != "" {
+		return algo + ":" + hex
+	}
+	return hex
+}
+
+// EnvChange is one environment field that differs between two rows.
+type EnvChange struct {
+	Field    string `json:"field"` // an EnvFields name, or "var.NAME" for a setting
+	From, To string
+}
+
+func (c EnvChange) String() string {
+	switch c.Field {
+	case "server_version":
+		return fmt.Sprintf("server %s → %s", or(c.From), or(c.To))
+	case "model_digest":
+		return fmt.Sprintf("weights %s → %s", or(short(c.From)), or(short(c.To)))
+	case "plan_hash":
+		return fmt.Sprintf("plan hash %s → %s", or(short(c.From)), or(short(c.To)))
+	}
+	return fmt.Sprintf("%s %s → %s", c.Field, or(c.From), or(c.To))
+}
+
+func or(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// envField is one Env field by the name history's -key and the messages use.
+type envField struct {
+	name string
+	get  func(*Env) string
+}
+
+var envFields = []envField{
+	{"planrun_version", func(e *Env) string { return e.PlanrunVersion }},
+	{"plan_hash", func(e *Env) string { return e.PlanHash }},
+	{"server_version", func(e *Env) string { return e.ServerVersion }},
+	{"server_command", func(e *Env) string { return e.ServerCommand }},
+	{"model_digest", func(e *Env) string { return e.ModelDigest }},
+	{"gpu", func(e *Env) string { return e.GPU }},
+	{"driver", func(e *Env) string { return e.Driver }},
+	{"cuda", func(e *Env) string { return e.CUDA }},
+	{"dataset", func(e *Env) string { return e.Dataset }},
+	{"host", func(e *Env) string { return e.Host }},
+}
+
+// EnvFields are the names of the environment fields, in the order messages list them.
+func EnvFields() []string {
+	names := make([]string, len(envFields))
+	for i, f := range envFields {
+		names[i] = f.name
+	}
+	return names
+}
+
+// Get reads the environment field of that name; ok is false for an unknown name.
+func (e Env) Get(name string) (v string, ok bool) {
+	for _, f := range envFields {
+		if f.name == name {
+			return f.get(&e), true
+		}
+	}
+	return "", false
+}
+
+// Diff lists what changed from a to b: every environment field, then each setting
+// (variable) that differs. A field one side did not record (an older run) is no change.
+func Diff(a, b Env) []EnvChange {
+	var out []EnvChange
+	for _, f := range envFields {
+		x, y := f.get(&a), f.get(&b)
+		if x != y && x != "" && y != "" {
+			out = append(out, EnvChange{f.name, x, y})
+		}
+	}
+	if a.Settings == nil || b.Settings == nil {
+		return out
+	}
+	names := map[string]bool{}
+	for k := range a.Settings {
+		names[k] = true
+	}
+	for k := range b.Settings {
+		names[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		if a.Settings[k] != b.Settings[k] {
+			out = append(out, EnvChange{"var." + k, a.Settings[k], b.Settings[k]})
+		}
+	}
+	return out
+}
+
+// Explain says in one phrase what changed from a to b, for a regression message:
+// "openai.vllm server 0.9.1 → 0.9.2, same weights"; "same environment" when nothing
+// recorded differs.
+func Explain(a, b Env) string {
+	changes := Diff(a, b)
+	var parts []string
+	for _, c := range changes {
+		s := c.String()
+		if c.Field == "server_version" && b.Tool != "" {
+			s = b.Tool + " " + s
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "same environment"
+	}
+	weights := slices.ContainsFunc(changes, func(c EnvChange) bool { return c.Field == "model_digest" })
+	if !weights && a.ModelDigest != "" && a.ModelDigest == b.ModelDigest {
+		parts = append(parts, "same weights")
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,217 @@
+package history
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// DefaultFields are the figures history shows when not told otherwise.
+var DefaultFields = []string{"ttft_p50_s", "ttft_p99_s", "tpot_p50_ms", "output_tok_s"}
+
+// sparks are the eight heights of a sparkline.
+var sparks = []rune("▁▂▃▄▅▆▇█")
+
+// Sparkline draws values between their own minimum and maximum; a value not measured
+// is a space.
+func Sparkline(vals []float64) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range finite(vals) {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			b.WriteRune(' ')
+		case hi == lo:
+			b.WriteRune(sparks[len(sparks)/2])
+		default:
+			b.WriteRune(sparks[int((v-lo)/(hi-lo)*float64(len(sparks)-1)+0.5)])
+		}
+	}
+	return b.String()
+}
+
+// Trends judges each field over the series.
+func (s Series) Trends(fields []string) []Trend {
+	out := make([]Trend, len(fields))
+	for i, f := range fields {
+		out[i] = TrendOf(f, s.Values(f))
+	}
+	return out
+}
+
+// envColumns are the environment columns of the table and the CSV, with their reader.
+var envColumns = []struct {
+	name string
+	get  func(p *Point) string
+}{
+	{"date", func(p *Point) string { return p.Started.UTC().Format(time.RFC3339) }},
+	{"run_id", func(p *Point) string { return p.RunID }},
+	{"planrun_version", func(p *Point) string { return p.Env.PlanrunVersion }},
+	{"plan_hash", func(p *Point) string { return short(p.Env.PlanHash) }},
+	{"server_version", func(p *Point) string { return p.Env.ServerVersion }},
+	{"model_digest", func(p *Point) string { return short(p.Env.ModelDigest) }},
+	{"gpu_driver", func(p *Point) string { return strings.Trim(p.Env.GPU+" "+p.Env.Driver, " ") }},
+	{"host", func(p *Point) string { return p.Env.Host }},
+}
+
+// changeList is a point's environment changes in one cell of a table.
+func changeList(p *Point) string {
+	var parts []string
+	for _, c := range p.Changes {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// WriteText writes each series as a table (one line per run, with its environment and
+// the fields, and the environment changes from the run before), then a sparkline and a
+// trend verdict per field.
+func WriteText(w io.Writer, series []Series, fields []string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, s := range series {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "%s (plan %s): %d runs\n", s.Key, s.Key.Plan, len(s.Points))
+		var head []string
+		for _, c := range envColumns {
+			head = append(head, strings.ToUpper(c.name))
+		}
+		head = append(append(head, fields...), "CHANGES")
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for j := range s.Points {
+			p := &s.Points[j]
+			var cells []string
+			for _, c := range envColumns {
+				cells = append(cells, dash(c.get(p)))
+			}
+			for _, f := range fields {
+				cells = append(cells, FormatValue(s.Values(f)[j]))
+			}
+			cells = append(cells, changeList(p))
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		tw.Flush()
+		for _, t := range s.Trends(fields) {
+			fmt.Fprintf(w, "  %-14s %s  %s\n", t.Field, Sparkline(s.Values(t.Field)), t.describe())
+		}
+	}
+	return tw.Flush()
+}
+
+func (t Trend) describe() string {
+	if t.Verdict == TooFewRuns {
+		return fmt.Sprintf("%s (a trend needs %d)", t.Verdict, MinTrendPoints)
+	}
+	return fmt.Sprintf("%s %+.1f%% (last third against first, run-to-run noise ±%.1f%%)", t.Verdict, t.Change, t.Noise)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// FormatValue writes a figure with 4 significant digits, "—" when not measured.
+func FormatValue(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// Number is a figure for JSON: nil (null) when not measured, as JSON has no NaN.
+func Number(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+type jsonTrend struct {
+	Field   string   `json:"field"`
+	Unit    string   `json:"unit,omitempty"`
+	Verdict string   `json:"verdict"`
+	Change  *float64 `json:"change_pct"`
+	Noise   *float64 `json:"noise_pct"`
+}
+
+// WriteJSON writes one object: the notes, and every series with its points (run,
+// start, environment, changes, the fields) and a trend per field.
+func WriteJSON(w io.Writer, series []Series, fields []string, notes []string) error {
+	type point struct {
+		Point
+		Status  string              `json:"status"`
+		Figures map[string]*float64 `json:"figures"`
+	}
+	type jsonSeries struct {
+		Key    Key         `json:"key"`
+		Points []point     `json:"points"`
+		Trends []jsonTrend `json:"trends"`
+	}
+	out := struct {
+		Notes  []string     `json:"notes"`
+		Series []jsonSeries `json:"series"`
+	}{Notes: append([]string{}, notes...), Series: []jsonSeries{}}
+	for _, s := range series {
+		js := jsonSeries{Key: s.Key}
+		for j, p := range s.Points {
+			jp := point{Point: p, Status: p.Row.Status, Figures: map[string]*float64{}}
+			for _, f := range fields {
+				jp.Figures[f] = Number(s.Values(f)[j])
+			}
+			js.Points = append(js.Points, jp)
+		}
+		for _, t := range s.Trends(fields) {
+			js.Trends = append(js.Trends, jsonTrend{t.Field, t.Unit, t.Verdict, Number(t.Change), Number(t.Noise)})
+		}
+		out.Series = append(out.Series, js)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// WriteCSV writes one line per point: the series key, the environment, the changes
+// from the point before and the fields (empty when not measured).
+func WriteCSV(w io.Writer, series []Series, fields []string) error {
+	cw := csv.NewWriter(w)
+	head := []string{"plan", "cell_id", "concurrency", "request_rate_per_s", "key_extra"}
+	for _, c := range envColumns {
+		head = append(head, c.name)
+	}
+	head = append(append(head, "cuda", "dataset", "changes"), fields...)
+	cw.Write(head)
+	for _, s := range series {
+		for j := range s.Points {
+			p := &s.Points[j]
+			rec := []string{s.Key.Plan, s.Key.Cell, strconv.Itoa(s.Key.Concurrency),
+				strconv.FormatFloat(s.Key.RequestRate, 'g', -1, 64), s.Key.Extra}
+			for _, c := range envColumns {
+				rec = append(rec, c.get(p))
+			}
+			rec = append(rec, p.Env.CUDA, p.Env.Dataset, changeList(p))
+			for _, f := range fields {
+				v := s.Values(f)[j]
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					rec = append(rec, "")
+				} else {
+					rec = append(rec, strconv.FormatFloat(v, 'g', -1, 64))
+				}
+			}
+			cw.Write(rec)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,142 @@
+package index
+
+import (
+	"bufio"
+	"cmp"
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/history"
+	"github.com/planrun/planrun/ledger"
+)
+
+var t0 = time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+
+// ledgerRow is a measured row of run n and cell c.
+func ledgerRow(n, c int) ledger.Row {
+	r := ledger.NewRow()
+	r.Plan, r.RunID, r.CellID = "p", fmt.Sprintf("p-%05d", n), fmt.Sprintf("m/model%02d/-/openai.vllm/-/w", c)
+	r.Model, r.Tool, r.Workload, r.Concurrency = fmt.Sprintf("model%02d", c), "openai.vllm", "w", 4
+	r.Status, r.Requests, r.Succeeded, r.PlanHash, r.Version = ledger.StatusOK, 200, 200, "sha256:abc", "0.1.0"
+	r.Started, r.Ended = t0.Add(time.Duration(n)*time.Hour), t0.Add(time.Duration(n)*time.Hour+time.Minute)
+	r.TTFT.P50, r.TTFT.P99, r.OutputTokS = 0.1+float64(n%7)/1000, 0.3, 500+float64(c)
+	return r
+}
+
+// writeResults writes a ledger of runs × cells rows, in the ledger's format but in one
+// buffered write (Append's fsync a row would make a 500,000-row ledger take an hour).
+func writeResults(tb testing.TB, dir string, runs, cells int) {
+	tb.Helper()
+	f, err := os.Create(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	w := csv.NewWriter(bw)
+	w.Write(ledger.Header())
+	for n := range runs {
+		for c := range cells {
+			w.Write(ledgerRow(n, c).Record())
+		}
+	}
+	w.Flush()
+	if err := cmp.Or(w.Error(), bw.Flush(), f.Close()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// The index gives history the same series as the files, is rebuilt when the ledger
+// grows and only then, and answers SQL of its documented schema.
+func TestIndex(t *testing.T) {
+	dir := t.TempDir()
+	writeResults(t, dir, 12, 3)
+	opts := history.Options{Cells: []string{"m/model01/*"}}
+	set, st, err := Load(dir, opts)
+	if err != nil || !st.Rebuilt || st.Runs != 12 || st.Rows != 36 {
+		t.Fatalf("first load: %+v, %v", st, err)
+	}
+	files, err := history.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := history.Build(set, opts), history.Build(files, opts)
+	if len(got) != 1 || len(got[0].Points) != 12 ||
+		!reflect.DeepEqual(got[0].Values("ttft_p50_s"), want[0].Values("ttft_p50_s")) ||
+		!reflect.DeepEqual(got[0].Values("output_tok_s"), want[0].Values("output_tok_s")) {
+		t.Fatalf("index series %+v\nfiles %+v", got, want)
+	}
+	if _, st, _ := Load(dir, opts); st.Rebuilt {
+		t.Error("rebuilt although nothing changed")
+	}
+	l, _ := ledger.OpenLedger(filepath.Join(dir, "results.csv"))
+	l.Append(ledgerRow(12, 1))
+	l.Close()
+	set, st, err = Load(dir, opts)
+	if err != nil || !st.Rebuilt || len(history.Build(set, opts)[0].Points) != 13 {
+		t.Fatalf("after an append: %+v, %v", st, err)
+	}
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	var p50 float64
+	err = db.QueryRow(`SELECT count(*), max(ttft_p50_s) FROM rows JOIN runs USING (run_id) WHERE cell_id = ? AND status = 'ok'`,
+		"m/model01/-/openai.vllm/-/w").Scan(&n, &p50)
+	if err != nil || n != 13 || p50 != 0.106 {
+		t.Errorf("SQL over the documented schema: %d rows, max %v, %v", n, p50, err)
+	}
+}
+
+// BenchmarkIndex builds the index of PLANRUN_INDEX_RUNS runs (default 200) of 50 rows
+// each, and answers a history query of one cell over all of them, reporting both.
+func BenchmarkIndex(b *testing.B) {
+	runs := 200
+	if s := os.Getenv("PLANRUN_INDEX_RUNS"); s != "" {
+		runs, _ = strconv.Atoi(s)
+	}
+	dir := b.TempDir()
+	writeResults(b, dir, runs, 50)
+	opts := history.Options{Cells: []string{"m/model07/-/openai.vllm/-/w"}}
+	var build, query, queryCPU time.Duration
+	for b.Loop() {
+		os.Remove(filepath.Join(dir, File))
+		start := time.Now()
+		if _, err := Update(dir); err != nil {
+			b.Fatal(err)
+		}
+		build += time.Since(start)
+		start, cpu := time.Now(), cpuTime()
+		set, st, err := Load(dir, opts)
+		if err != nil || st.Rebuilt {
+			b.Fatal(err, st)
+		}
+		series := history.Build(set, opts)
+		if len(series) != 1 || len(series[0].Points) != runs {
+			b.Fatalf("%d series", len(series))
+		}
+		series[0].Trends(history.DefaultFields)
+		query, queryCPU = query+time.Since(start), queryCPU+cpuTime()-cpu
+	}
+	b.ReportMetric(build.Seconds()/float64(b.N), "build-s")
+	b.ReportMetric(query.Seconds()/float64(b.N), "query-s")
+	// CPU time too: on a shared machine the wall time is mostly waiting for a core.
+	b.ReportMetric(queryCPU.Seconds()/float64(b.N), "query-cpu-s")
+}
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,140 @@
+package index
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/history"
+	"github.com/planrun/planrun/ledger"
+)
+
+// Load updates dir's index and reads from it the runs and rows that o selects (cell
+// globs, since), as history.Load would read them from the files. The set holds only
+// the selected cells' rows: enough for history and the site, not for a run's other
+// cells.
+func Load(dir string, o history.Options) (*history.Set, Stats, error) {
+	st, err := Update(dir)
+	if err != nil {
+		return nil, st, err
+	}
+	db, err := open(dir)
+	if err != nil {
+		return nil, st, err
+	}
+	defer db.Close()
+	set := &history.Set{Dir: dir}
+	var notes string
+	if db.QueryRow(`SELECT value FROM meta WHERE key = 'notes'`).Scan(&notes) == nil {
+		json.Unmarshal([]byte(notes), &set.Notes)
+	}
+	runs, err := loadRuns(db, o.Since)
+	if err != nil {
+		return nil, st, err
+	}
+	where, args := []string{"1"}, []any{}
+	if len(o.Cells) > 0 {
+		var or []string
+		for _, g := range o.Cells {
+			or = append(or, "cell_id GLOB ?") // GLOB's * also spans '/': Build applies the glob itself
+			args = append(args, g)
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	cols := columns()
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = strconv.Quote(c.Name)
+	}
+	q := `SELECT ord, ` + strings.Join(names, ",") + ` FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
+	rs, err := db.Query(q, args...)
+	if err != nil {
+		return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
+	}
+	defer rs.Close()
+	vals := make([]any, len(cols)+1)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	rec := make([]string, len(cols))
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, st, err
+		}
+		r, ok := runs[vals[0].(int64)]
+		if !ok {
+			continue // before -since
+		}
+		for i := range cols {
+			rec[i] = field(vals[i+1])
+		}
+		row, err := ledger.ParseRecord(rec)
+		if err != nil {
+			return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
+		}
+		r.Rows = append(r.Rows, row)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, st, err
+	}
+	for _, ord := range slices.Sorted(maps.Keys(runs)) {
+		set.Runs = append(set.Runs, runs[ord])
+	}
+	return set, st, nil
+}
+
+// loadRuns reads the runs started since (zero: all), by their order.
+func loadRuns(db *sql.DB, since time.Time) (map[int64]*history.Run, error) {
+	var min int64 = -1 << 63
+	if !since.IsZero() {
+		min = since.UnixNano()
+	}
+	rs, err := db.Query(`SELECT ord, run_id, dir, started, manifest FROM runs WHERE started_ns >= ?`, min)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	out := map[int64]*history.Run{}
+	for rs.Next() {
+		var ord int64
+		var id, dir, started string
+		var man sql.NullString
+		if err := rs.Scan(&ord, &id, &dir, &started, &man); err != nil {
+			return nil, err
+		}
+		r := &history.Run{ID: id, Dir: dir}
+		r.Started, _ = time.Parse(time.RFC3339Nano, started)
+		if man.Valid {
+			r.Manifest = &ledger.Manifest{}
+			if err := json.Unmarshal([]byte(man.String), r.Manifest); err != nil {
+				return nil, err
+			}
+		}
+		out[ord] = r
+	}
+	return out, rs.Err()
+}
+
+// field is an SQL value as its CSV field.
+func field(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
