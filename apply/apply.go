@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
@@ -56,8 +57,11 @@ type Options struct {
 	// Vars and VarFiles are the -var and -var-file values the plan was loaded with: a
 	// Slurm job loads the same plan with the same values on its node.
 	Vars, VarFiles []string
-	// Slurm tunes how Slurm jobs are followed.
-	Slurm SlurmOptions
+	// Jobs tunes how batch jobs (Slurm's) are followed.
+	Jobs JobOptions
+	// Schedulers run the cells of the placements they are given for, as batch jobs;
+	// nil means the registered ones (placements.go): Slurm's.
+	Schedulers map[plan.Placement]batch.Scheduler
 	// Progress receives what happens; nil reports nothing.
 	Progress Progress
 	// Quiet keeps routine news (server started, prompt calibrated, model found) from
@@ -133,13 +137,15 @@ func (f ExpectFailure) String() string {
 // interrupted. Run returns an error only when outputs cannot be written at all; failing
 // requests and cells are results.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	if err := checkSlurm(o); err != nil {
+	scheds := schedulers(o)
+	if err := checkSchedulers(o, scheds); err != nil {
 		return nil, err
 	}
 	a, err := newApplier(o)
 	if err != nil {
 		return nil, err
 	}
+	a.schedulers = scheds
 	defer a.close()
 	return a.run(ctx)
 }
@@ -169,6 +175,8 @@ type applier struct {
 	vram     []report.VRAMSeries
 	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
 	traffic map[*plan.Workload]*traffic.Workload
+	// schedulers run the cells placed on them as batch jobs (jobs.go).
+	schedulers map[plan.Placement]batch.Scheduler
 }
 
 type levelKey struct {
@@ -361,13 +369,13 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 
-	sr := a.submitSlurm(ctx)
+	jobs := a.submitJobs(ctx)
 	if err := a.writeManifest(); err != nil {
 		return nil, err
 	}
 	for i, cell := range a.o.Cells {
-		if a.onSlurm(cell) {
-			continue
+		if a.scheduler(cell) != nil {
+			continue // a batch job runs it
 		}
 		if ctx.Err() != nil {
 			a.res.Interrupted = true
@@ -384,10 +392,10 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 		if err := a.writeReport(); err != nil {
 			return a.res, err
 		}
-		a.mergeArrived(sr)
+		a.mergeArrived(jobs)
 	}
 	a.mgr.Close()
-	a.waitSlurm(sr)
+	a.waitJobs(jobs)
 	a.manifest.Ended = a.now()
 	a.res.Cells = a.manifest.Cells
 	if err := a.writeManifest(); err != nil {

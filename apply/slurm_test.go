@@ -47,7 +47,7 @@ matrix "m" {
 `
 	p, cells := loadPlan(t, src, "http://127.0.0.1:9")
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off(),
-		Slurm: SlurmOptions{Poll: 200 * time.Millisecond, RowsTimeout: 3 * time.Second}})
+		Jobs: JobOptions{Poll: 200 * time.Millisecond, RowsTimeout: 3 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

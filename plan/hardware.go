@@ -3,6 +3,8 @@ package plan
 import (
 	"regexp"
 
+	"github.com/planrun/planrun/slurm"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -35,33 +37,14 @@ const (
 	PlaceSlurm Placement = "slurm"
 )
 
-// Slurm holds a hardware block's slurm { ... } settings, as sbatch options. Empty strings
-// are options left to the cluster's defaults.
+// Slurm is a hardware block's slurm { ... } sub-block: the settings package slurm submits
+// with, and where the block was declared.
 type Slurm struct {
-	Partition  string
-	GPUs       string // --gpus, e.g. "1" or "h200:2"
-	GRES       string // --gres, e.g. "gpu:a100:1"; exclusive with GPUs
-	Constraint string
-	Account    string
-	QOS        string
-	Time       string // Slurm's own syntax: "30", "1:30:00", "2-00:00:00"
-	SbatchArgs []string
-	// Jobs is JobsPerHardware (one job runs all the block's cells, in plan order) or
-	// JobsPerCell.
-	Jobs string
-	// PlanrunPath is the planrun binary on the nodes; empty means the submitting
-	// planrun's own path (the cluster shares it).
-	PlanrunPath string
-	DeclRange   hcl.Range
+	slurm.Settings
+	DeclRange hcl.Range
 }
 
-// The values of a slurm block's jobs attribute.
-const (
-	JobsPerHardware = "per_hardware"
-	JobsPerCell     = "per_cell"
-)
-
-var jobsModes = []string{JobsPerHardware, JobsPerCell}
+var jobsModes = []string{slurm.JobsPerHardware, slurm.JobsPerCell}
 
 // Telemetry is a hardware block's telemetry { ... } sub-block.
 type Telemetry struct {
@@ -79,6 +62,22 @@ func (h *Hardware) Placement() Placement {
 		return PlaceHost
 	}
 	return PlaceLocal
+}
+
+// SlurmCells lists cells as package slurm groups them into jobs: a cell whose hardware is
+// not placed on Slurm goes with no settings.
+func SlurmCells(cells []*Cell) []slurm.Cell {
+	out := make([]slurm.Cell, len(cells))
+	for i, c := range cells {
+		out[i].ID = c.ID
+		if h := c.Hardware; h != nil {
+			out[i].Hardware = h.Name
+			if h.Slurm != nil {
+				out[i].Settings = &h.Slurm.Settings
+			}
+		}
+	}
+	return out
 }
 
 var hardwareSchema = &hcl.BodySchema{
@@ -174,7 +173,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 }
 
 func (l *loader) decodeSlurmBlock(b *hcl.Block, ctx *hcl.EvalContext) *Slurm {
-	s := &Slurm{Jobs: JobsPerHardware, DeclRange: b.DefRange}
+	s := &Slurm{Settings: slurm.Settings{Jobs: slurm.JobsPerHardware}, DeclRange: b.DefRange}
 	content, diags := b.Body.Content(slurmSchema)
 	l.add(diags)
 	a := content.Attributes
@@ -197,7 +196,7 @@ func (l *loader) decodeSlurmBlock(b *hcl.Block, ctx *hcl.EvalContext) *Slurm {
 	if l.decode(a["jobs"], ctx, &s.Jobs) && !contains(jobsModes, s.Jobs) {
 		l.errorf(a["jobs"].Expr.Range().Ptr(), "Invalid jobs",
 			"jobs is %q (one batch job runs all this hardware's cells, in plan order) or %q (one job per cell), not %q.%s",
-			JobsPerHardware, JobsPerCell, s.Jobs, suggestion(s.Jobs, jobsModes))
+			slurm.JobsPerHardware, slurm.JobsPerCell, s.Jobs, suggestion(s.Jobs, jobsModes))
 	}
 	return s
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/slurm"
 )
 
 // Placement and the slurm settings come out of testdata/valid-files/placement.hcl as
@@ -29,13 +31,13 @@ func TestHardwarePlacement(t *testing.T) {
 		t.Error("a hardware block without a slurm block has Slurm settings")
 	}
 	h200 := *hw["h200"].Slurm
-	want := Slurm{Partition: "gpu", GPUs: "1", Time: "1:00:00", Account: "bench", SbatchArgs: []string{"--mem=64G"},
-		Jobs: JobsPerCell, DeclRange: h200.DeclRange}
+	want := Slurm{Settings: slurm.Settings{Partition: "gpu", GPUs: "1", Time: "1:00:00", Account: "bench", SbatchArgs: []string{"--mem=64G"},
+		Jobs: slurm.JobsPerCell}, DeclRange: h200.DeclRange}
 	if !reflect.DeepEqual(h200, want) {
 		t.Errorf("h200 slurm = %+v\nwant %+v", h200, want)
 	}
 	a100 := hw["a100"].Slurm
-	if a100.Jobs != JobsPerHardware || a100.GRES != "gpu:a100:1" || a100.PlanrunPath != "/shared/bin/planrun" || a100.Constraint != "a100" || a100.QOS != "normal" {
+	if a100.Jobs != slurm.JobsPerHardware || a100.GRES != "gpu:a100:1" || a100.PlanrunPath != "/shared/bin/planrun" || a100.Constraint != "a100" || a100.QOS != "normal" {
 		t.Errorf("a100 slurm = %+v", a100)
 	}
 }

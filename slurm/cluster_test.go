@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/internal/slurmtest"
-	"github.com/planrun/planrun/plan"
 )
 
 func TestMain(m *testing.M) { os.Exit(slurmtest.Main(m)) }
@@ -28,7 +27,7 @@ func stubJob(t testing.TB, partition, body string) JobSpec {
 	}
 	return JobSpec{
 		Name: partition, Hardware: partition, PlanName: "test", PlanPath: "/plans/test.hcl",
-		Settings: plan.Slurm{Partition: partition, Time: "5"},
+		Settings: Settings{Partition: partition, Time: "5"},
 		CellIDs:  []string{"m/a/-/ollama.o/" + partition + "/w"}, Vars: []string{"k=v w"},
 		Dir: filepath.Join(dir, "run", "slurm", partition), Planrun: stub,
 	}

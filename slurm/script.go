@@ -1,7 +1,8 @@
 // Package slurm runs a plan's Slurm-placed cells as batch jobs: it writes the batch script
 // that runs `planrun apply` for those cells on the allocated node, submits it with sbatch,
 // follows the job with scontrol (sacct -c once the controller has forgotten it), cancels
-// it with scancel, and checks that the run directory is shared with the node.
+// it with scancel, and checks that the run directory is shared with the node. Scheduler
+// is all of that as the batch.Scheduler that apply's coordinator follows jobs through.
 //
 // The node side of the contract: the script runs
 //
@@ -20,8 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/planrun/planrun/plan"
 )
 
 // NodeRunDirFlag is the apply flag that names the job's run directory on the node.
@@ -37,7 +36,7 @@ type JobSpec struct {
 	// "<hardware>-<n>" for the n-th cell of a per_cell hardware block.
 	Name     string
 	Hardware string
-	Settings plan.Slurm
+	Settings Settings
 	// PlanPath is the plan file (or directory) as the node must open it: absolute.
 	PlanPath string
 	// PlanName goes into the job name, planrun-<PlanName>-<Name>.
@@ -66,8 +65,9 @@ func (j JobSpec) JobName() string { return "planrun-" + j.PlanName + "-" + j.Nam
 
 // NewJobs groups the Slurm-placed cells into batch jobs, in plan order: one job per
 // hardware block, or one per cell where its slurm block says jobs = "per_cell". Cells
-// placed elsewhere are left out. Each job's directory is <runDir>/slurm/<job name>.
-func NewJobs(planPath string, cells []*plan.Cell, vars, varFiles []string, runDir string) ([]JobSpec, error) {
+// placed elsewhere (no Settings) are left out. Each job's directory is
+// <runDir>/slurm/<job name>.
+func NewJobs(planPath string, cells []Cell, vars, varFiles []string, runDir string) ([]JobSpec, error) {
 	abs, err := filepath.Abs(planPath)
 	if err != nil {
 		return nil, err
@@ -87,27 +87,26 @@ func NewJobs(planPath string, cells []*plan.Cell, vars, varFiles []string, runDi
 	byHardware := map[string]int{} // index into jobs of a per_hardware job
 	perCell := map[string]int{}
 	for _, c := range cells {
-		h := c.Hardware
-		if h == nil || h.Placement() != plan.PlaceSlurm {
+		if c.Settings == nil {
 			continue
 		}
-		if i, ok := byHardware[h.Name]; ok {
+		if i, ok := byHardware[c.Hardware]; ok {
 			jobs[i].CellIDs = append(jobs[i].CellIDs, c.ID)
 			continue
 		}
-		name := h.Name
-		if h.Slurm.Jobs == plan.JobsPerCell {
-			perCell[h.Name]++
-			name = fmt.Sprintf("%s-%d", h.Name, perCell[h.Name])
+		name := c.Hardware
+		if c.Settings.Jobs == JobsPerCell {
+			perCell[c.Hardware]++
+			name = fmt.Sprintf("%s-%d", c.Hardware, perCell[c.Hardware])
 		} else {
-			byHardware[h.Name] = len(jobs)
+			byHardware[c.Hardware] = len(jobs)
 		}
-		bin := h.Slurm.PlanrunPath
+		bin := c.Settings.PlanrunPath
 		if bin == "" {
 			bin = self
 		}
 		jobs = append(jobs, JobSpec{
-			Name: name, Hardware: h.Name, Settings: *h.Slurm, PlanPath: abs, PlanName: planName,
+			Name: name, Hardware: c.Hardware, Settings: *c.Settings, PlanPath: abs, PlanName: planName,
 			CellIDs: []string{c.ID}, Vars: vars, VarFiles: files,
 			Dir: filepath.Join(runDir, "slurm", name), Planrun: bin,
 		})

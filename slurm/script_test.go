@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 
-	_ "github.com/planrun/planrun/backends/connect" // registers the kinds the plan names
-	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/batch"
 )
 
 func testJob() JobSpec {
 	return JobSpec{
 		Name: "h200", Hardware: "h200", PlanName: "bench", PlanPath: "/plans/bench.hcl",
-		Settings: plan.Slurm{Partition: "gpu", GPUs: "1", Account: "lab", Time: "1:00:00", SbatchArgs: []string{"--mem=64G"}},
+		Settings: Settings{Partition: "gpu", GPUs: "1", Account: "lab", Time: "1:00:00", SbatchArgs: []string{"--mem=64G"}},
 		CellIDs:  []string{"m/qwen/q4/ollama.local/h200/short", "m/qwen/fp8/openai.vllm/h200/short"},
 		Vars:     []string{"url=http://x:1/v1", "note=it's"}, VarFiles: []string{"/plans/lab.vars"},
 		Dir: "/shared/runs/r1/slurm/h200", Planrun: "/shared/bin/planrun",
@@ -89,42 +87,6 @@ func TestStatusLine(t *testing.T) {
 	}
 }
 
-// Cells go into jobs in plan order: one per hardware block, one per cell for per_cell;
-// cells placed locally or on a host are not Slurm's.
-func TestNewJobs(t *testing.T) {
-	p, diags := plan.Load("../plan/testdata/valid-files/placement.hcl", plan.LoadOptions{Getenv: func(string) string { return "" }})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	cells, _ := p.Cells()
-	// Two more a100 cells through a second matrix would need another file; duplicate
-	// the one we have to see grouping.
-	cells = append(cells, cells...)
-	jobs, err := NewJobs("../plan/testdata/valid-files/placement.hcl", cells, []string{"partition=large"}, nil, "/runs/r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, j := range jobs {
-		got = append(got, j.Name+":"+strings.Join(j.CellIDs, ","))
-	}
-	want := []string{
-		"h200-1:m/qwen/-/openai.vllm/h200/w",
-		"a100:m/qwen/-/openai.vllm/a100/w,m/qwen/-/openai.vllm/a100/w",
-		"h200-2:m/qwen/-/openai.vllm/h200/w",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("jobs %q, want %q", got, want)
-	}
-	self, _ := os.Executable()
-	if jobs[0].Planrun != self || jobs[1].Planrun != "/shared/bin/planrun" {
-		t.Errorf("planrun paths %q, %q", jobs[0].Planrun, jobs[1].Planrun)
-	}
-	if jobs[0].Dir != "/runs/r1/slurm/h200-1" || jobs[0].PlanName != "placement" || !strings.HasPrefix(jobs[0].PlanPath, "/") {
-		t.Errorf("job 0 = %+v", jobs[0])
-	}
-}
-
 // Without sbatch nothing is written or sent, and the error names the hardware block.
 func TestSubmitWithoutSbatch(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
@@ -136,5 +98,21 @@ func TestSubmitWithoutSbatch(t *testing.T) {
 	}
 	if _, err := os.Stat(j.Dir); !os.IsNotExist(err) {
 		t.Errorf("job directory written before failing: %v", err)
+	}
+}
+
+// The coordinator's phases: a completing job still runs (its rows clock runs on), only
+// COMPLETED completes, every other end fails, and a state planrun does not act on is
+// unknown (its rows clock waits, as for a pending job).
+func TestStatusBatch(t *testing.T) {
+	for in, want := range map[string]batch.Phase{
+		"PENDING": batch.Pending, "CONFIGURING": batch.Pending, "RUNNING": batch.Running, "COMPLETING": batch.Running,
+		"COMPLETED": batch.Completed, "FAILED": batch.Failed, "CANCELLED by 0": batch.Failed, "NODE_FAIL": batch.Failed,
+		"TIMEOUT": batch.Failed, "OOM": batch.Failed, "SUSPENDED": batch.Unknown,
+	} {
+		st := Status{ID: "7", State: ParseState(in), Node: "n1", ExitCode: "1:0"}.Batch()
+		if st.Phase != want || st.State != ParseState(in).String() || st.ID != "7" || st.Node != "n1" || st.ExitCode != "1:0" {
+			t.Errorf("%s: %+v, want phase %d", in, st, want)
+		}
 	}
 }

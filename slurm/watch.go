@@ -7,19 +7,28 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/planrun/planrun/batch"
 )
 
 // Line is the job's progress line: "job 12 small: PENDING (Resources)", "job 12 small:
 // RUNNING on node1", "job 12 small: COMPLETED on node1".
-func (s Status) Line(name string) string {
-	head := fmt.Sprintf("job %s %s: %s", s.ID, name, s.State)
+func (s Status) Line(name string) string { return s.Batch().Line(name) }
+
+// Batch is the status as apply's coordinator acts on it.
+func (s Status) Batch() batch.Status {
+	phase := batch.Failed
 	switch {
-	case s.State == Pending && s.Reason != "" && s.Reason != "None":
-		return head + " (" + s.Reason + ")"
-	case s.Node != "" && s.State != Pending:
-		return head + " on " + s.Node
+	case s.State == Unknown:
+		phase = batch.Unknown
+	case s.State == Pending:
+		phase = batch.Pending
+	case s.State == Completed:
+		phase = batch.Completed
+	case !s.State.Terminal():
+		phase = batch.Running // running, or completing: the script has ended, the node is cleaned up
 	}
-	return head
+	return batch.Status{ID: s.ID, Phase: phase, State: s.State.String(), Reason: s.Reason, Node: s.Node, ExitCode: s.ExitCode}
 }
 
 // WaitShared waits until the job's script has written MarkerFile into job.Dir, which

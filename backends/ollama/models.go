@@ -36,7 +36,7 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 		return b.models, nil
 	}
 	var v api.ListResponse
-	if e := b.core.GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
+	if e := b.Core().GetJSON(ctx, b.base+"/api/tags", &v); e != nil {
 		return nil, e
 	}
 	b.keep(v)
@@ -63,7 +63,7 @@ func (b *Backend) digest(id string) string {
 // error of class backends.ErrNotFound.
 func (b *Backend) ShowModel(ctx context.Context, model string) (backends.ModelDetails, error) {
 	var sr api.ShowResponse
-	if e := b.core.PostJSON(ctx, b.base+"/api/show", api.ShowRequest{Model: model}, &sr); e != nil {
+	if e := b.Core().PostJSON(ctx, b.base+"/api/show", api.ShowRequest{Model: model}, &sr); e != nil {
 		return backends.ModelDetails{}, fmt.Errorf("ollama /api/show %s: %w", model, e)
 	}
 	d := sr.Details
@@ -91,7 +91,7 @@ func (b *Backend) ModelDigest(ctx context.Context, model string) (digest, name s
 // listTags reads /api/tags and keeps the names and digests for Models and Probe.
 func (b *Backend) listTags(ctx context.Context) (api.ListResponse, *backends.Error) {
 	var v api.ListResponse
-	e := b.core.GetJSON(ctx, b.base+"/api/tags", &v)
+	e := b.Core().GetJSON(ctx, b.base+"/api/tags", &v)
 	if e == nil {
 		b.mu.Lock()
 		b.keep(v)
@@ -115,7 +115,7 @@ func (b *Backend) keep(v api.ListResponse) {
 // LoadedModels implements backends.ServerMemory with /api/ps.
 func (b *Backend) LoadedModels(ctx context.Context) ([]backends.LoadedModel, error) {
 	var ps api.ProcessResponse
-	if e := b.core.GetJSON(ctx, b.base+"/api/ps", &ps); e != nil {
+	if e := b.Core().GetJSON(ctx, b.base+"/api/ps", &ps); e != nil {
 		return nil, fmt.Errorf("ollama /api/ps: %w", e)
 	}
 	models := make([]backends.LoadedModel, 0, len(ps.Models))
@@ -131,7 +131,7 @@ func (b *Backend) LoadedModels(ctx context.Context) ([]backends.LoadedModel, err
 // stops is an error.
 func (b *Backend) PullModel(ctx context.Context, model string, progress func(string)) error {
 	stream := true
-	body, e := b.core.PostStream(ctx, b.base+"/api/pull", api.PullRequest{Model: model, Stream: &stream})
+	body, e := b.Core().PostStream(ctx, b.base+"/api/pull", api.PullRequest{Model: model, Stream: &stream})
 	if e != nil {
 		return e
 	}
@@ -200,7 +200,7 @@ func shortDigest(d string) string {
 // and without that the context is unknown (ok false).
 func (b *Backend) ContextLength(ctx context.Context, model string) (int, bool) {
 	var sr api.ShowResponse
-	if e := b.core.PostJSON(ctx, b.base+"/api/show", api.ShowRequest{Model: model}, &sr); e != nil {
+	if e := b.Core().PostJSON(ctx, b.base+"/api/show", api.ShowRequest{Model: model}, &sr); e != nil {
 		return 0, false
 	}
 	n := requestNumCtx(b.cfg.ExtraFields)
@@ -260,5 +260,5 @@ func trainedContext(info map[string]any) int {
 
 // WarmConnections implements backends.ConnectionWarmer with GETs of /api/version.
 func (b *Backend) WarmConnections(ctx context.Context, n int) int {
-	return b.core.Warm(ctx, b.base+"/api/version", n)
+	return b.Core().Warm(ctx, b.base+"/api/version", n)
 }

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -27,8 +26,8 @@ import (
 
 // Backend is one Ollama server. Safe for concurrent use.
 type Backend struct {
+	backends.Shell
 	cfg      backends.Config
-	core     *backends.Core
 	base     string
 	endpoint string
 	chat     bool
@@ -58,9 +57,8 @@ func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 	if cfg.Kind == "" {
 		cfg.Kind = "ollama"
 	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("backend %s: url %q is not an http(s) URL (e.g. http://127.0.0.1:11434)", cfg.Name, cfg.URL)
+	if err := backends.CheckURL(cfg, "http://127.0.0.1:11434"); err != nil {
+		return nil, err
 	}
 	b := &Backend{cfg: cfg, base: strings.TrimSuffix(cfg.URL, "/")}
 	switch cfg.API {
@@ -83,22 +81,8 @@ func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 		return nil, fmt.Errorf("backend %s: extra fields %s not allowed: planrun sets model, messages, prompt and stream itself, and options must be an object",
 			cfg.Name, strings.Join(bad, ", "))
 	}
-	b.core = backends.NewCore(cfg, opts...)
+	b.Shell = backends.NewShell(cfg, b, opts...)
 	return b, nil
-}
-
-// Kind implements backends.Backend.
-func (b *Backend) Kind() string { return b.cfg.Kind }
-
-// Name implements backends.Backend.
-func (b *Backend) Name() string { return b.cfg.Name }
-
-// Core is the timing core this backend measures with.
-func (b *Backend) Core() *backends.Core { return b.core }
-
-// Do implements backends.Backend.
-func (b *Backend) Do(ctx context.Context, req backends.Request) backends.Sample {
-	return b.core.Do(ctx, b, req)
 }
 
 // CallsDue implements backends.DueCaller: the timing core calls Request.Due.
@@ -159,7 +143,7 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	if err != nil {
 		return nil, err
 	}
-	return b.core.NewPost(ctx, b.endpoint, body, "application/x-ndjson", b.cfg.Headers)
+	return b.Core().NewPost(ctx, b.endpoint, body, "application/x-ndjson", b.cfg.Headers)
 }
 
 // NewDecoder implements backends.Adapter.
@@ -173,7 +157,7 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	var v struct {
 		Version string `json:"version"`
 	}
-	if e := b.core.GetJSON(ctx, b.base+"/api/version", &v); e != nil {
+	if e := b.Core().GetJSON(ctx, b.base+"/api/version", &v); e != nil {
 		r.Reachable = e.Class != backends.ErrRefused && e.Class != backends.ErrTimeout && e.Class != backends.ErrMissingKey
 		r.Problems, r.ErrorClass = append(r.Problems, e.Message+extraV1(b.base, e)), e.Class
 		return r

@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,8 +24,8 @@ import (
 
 // Backend is one OpenAI-compatible server. Safe for concurrent use.
 type Backend struct {
+	backends.Shell
 	cfg      backends.Config
-	core     *backends.Core
 	endpoint string
 	chat     bool
 	strict   bool
@@ -74,9 +73,8 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 	if cfg.Kind == "" {
 		cfg.Kind = "openai"
 	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("backend %s: url %q is not an http(s) URL (e.g. http://127.0.0.1:8000/v1)", cfg.Name, cfg.URL)
+	if err := backends.CheckURL(cfg, "http://127.0.0.1:8000/v1"); err != nil {
+		return nil, err
 	}
 	b := &Backend{cfg: cfg, strict: strict}
 	base := strings.TrimSuffix(cfg.URL, "/")
@@ -106,22 +104,8 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 	if strict && cfg.EngineExtensions {
 		return nil, fmt.Errorf("backend %s: engine extensions (ignore_eos, min_tokens) are not allowed: this gateway rejects unknown fields", cfg.Name)
 	}
-	b.core = backends.NewCore(cfg, opts...)
+	b.Shell = backends.NewShell(cfg, b, opts...)
 	return b, nil
-}
-
-// Kind implements backends.Backend.
-func (b *Backend) Kind() string { return b.cfg.Kind }
-
-// Name implements backends.Backend.
-func (b *Backend) Name() string { return b.cfg.Name }
-
-// Core is the timing core this backend measures with.
-func (b *Backend) Core() *backends.Core { return b.core }
-
-// Do implements backends.Backend.
-func (b *Backend) Do(ctx context.Context, req backends.Request) backends.Sample {
-	return b.core.Do(ctx, b, req)
 }
 
 // CallsDue implements backends.DueCaller: the timing core calls Request.Due.
@@ -165,7 +149,7 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	if err != nil {
 		return nil, err
 	}
-	return b.core.NewPost(ctx, b.endpoint, body, "text/event-stream", b.cfg.Headers)
+	return b.Core().NewPost(ctx, b.endpoint, body, "text/event-stream", b.cfg.Headers)
 }
 
 // NewDecoder implements backends.Adapter.
@@ -198,7 +182,7 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 			MaxModelLen int    `json:"max_model_len"`
 		} `json:"data"`
 	}
-	if e := b.core.GetJSON(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", &v); e != nil {
+	if e := b.Core().GetJSON(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", &v); e != nil {
 		return nil, e
 	}
 	ids := make([]string, 0, len(v.Data))
@@ -216,7 +200,7 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 // WarmConnections implements backends.ConnectionWarmer with GETs of /models, which
 // every OpenAI-compatible server answers cheaply.
 func (b *Backend) WarmConnections(ctx context.Context, n int) int {
-	return b.core.Warm(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", n)
+	return b.Core().Warm(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", n)
 }
 
 // ContextLength implements backends.ContextLimiter: vLLM's max_model_len from the

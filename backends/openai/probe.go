@@ -35,7 +35,7 @@ func (b *Backend) version(ctx context.Context) string {
 		var v struct {
 			Version string `json:"version"`
 		}
-		if b.core.GetJSON(ctx, root+path, &v) == nil && v.Version != "" {
+		if b.Core().GetJSON(ctx, root+path, &v) == nil && v.Version != "" {
 			return v.Version
 		}
 	}

@@ -42,7 +42,7 @@ const slurmRunDir = "RUN_DIR"
 // writeSlurmScripts prints the batch script(s) apply would submit for hardware's cells:
 // one, or one per cell for jobs = "per_cell".
 func writeSlurmScripts(w io.Writer, p *plan.Plan, cells []*plan.Cell, f planFlags, hardware string) error {
-	jobs, err := slurm.NewJobs(p.Path, cells, f.Vars, f.VarFiles, slurmRunDir)
+	jobs, err := slurm.NewJobs(p.Path, plan.SlurmCells(cells), f.Vars, f.VarFiles, slurmRunDir)
 	if err != nil {
 		return err
 	}

@@ -10,14 +10,17 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/slurm"
 )
 
-// SlurmOptions tune how the coordinator follows its Slurm jobs; zero values take the
+// The coordinator: cells whose hardware is placed on a batch scheduler (placements.go)
+// run as jobs that the coordinator submits, follows and merges into this run.
+
+// JobOptions tune how the coordinator follows its batch jobs; zero values take the
 // defaults.
-type SlurmOptions struct {
+type JobOptions struct {
 	// Poll is how often each job's state and rows are read (default 2s).
 	Poll time.Duration
 	// SharedTimeout is how long a running job may take to show that its node sees the
@@ -28,7 +31,7 @@ type SlurmOptions struct {
 	RowsTimeout time.Duration
 }
 
-func (o SlurmOptions) withDefaults() SlurmOptions {
+func (o JobOptions) withDefaults() JobOptions {
 	if o.Poll <= 0 {
 		o.Poll = 2 * time.Second
 	}
@@ -41,50 +44,55 @@ func (o SlurmOptions) withDefaults() SlurmOptions {
 	return o
 }
 
-// onSlurm says whether this apply submits the cell as a Slurm job; on a job's node
-// (Options.RunDir) every cell runs here.
-func (a *applier) onSlurm(c *plan.Cell) bool {
-	return a.o.RunDir == "" && c.Hardware != nil && c.Hardware.Placement() == plan.PlaceSlurm
+// scheduler is the batch scheduler that runs the cell, or nil when it runs here: always
+// on a job's node (Options.RunDir).
+func (a *applier) scheduler(c *plan.Cell) batch.Scheduler {
+	if a.o.RunDir != "" || c.Hardware == nil {
+		return nil
+	}
+	return a.schedulers[c.Hardware.Placement()]
 }
 
-// checkSlurm fails, naming the hardware block, when a selected cell is placed on Slurm
-// but this machine cannot submit jobs: nothing is sent then.
-func checkSlurm(o Options) error {
+// checkSchedulers fails, naming the hardware block, when a selected cell is placed on a
+// scheduler this machine cannot submit to: nothing is sent then.
+func checkSchedulers(o Options, scheds map[plan.Placement]batch.Scheduler) error {
 	if o.RunDir != "" {
 		return nil
 	}
 	seen := map[string]bool{}
 	for _, c := range o.Cells {
 		h := c.Hardware
-		if h == nil || h.Placement() != plan.PlaceSlurm || seen[h.Name] {
+		if h == nil || scheds[h.Placement()] == nil || seen[h.Name] {
 			continue
 		}
 		seen[h.Name] = true
-		if err := slurm.CheckSbatch(h.Name); err != nil {
+		if err := scheds[h.Placement()].Check(h.Name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// slurmJob is one batch job as the coordinator follows it. The follower goroutine owns
+// batchJob is one batch job as the coordinator follows it. The follower goroutine owns
 // status and seen; the rest is read and written by the applier's goroutine only.
-type slurmJob struct {
-	spec   slurm.JobSpec
+type batchJob struct {
+	sched  batch.Scheduler
+	job    batch.Job
 	id     string
+	log    string // the job's output file, once it has an id
 	cells  []*plan.Cell
 	total  int // levels to run
 	rowIdx []int
 	line   string
-	status slurm.Status
+	status batch.Status
 	entry  int // index into manifest.SlurmJobs
 }
 
 // jobEvent is what a follower tells the applier: the job's latest status, rows that
 // appeared since the last event, and, once, that the job ended.
 type jobEvent struct {
-	job    *slurmJob
-	status slurm.Status
+	job    *batchJob
+	status batch.Status
 	rows   []ledger.Row
 	done   bool
 	reason string // why planrun ended the job (unshared run directory, no rows), or ""
@@ -93,60 +101,77 @@ type jobEvent struct {
 	note        string
 }
 
-// slurmRun is the set of jobs an apply submitted.
-type slurmRun struct {
-	jobs   []*slurmJob
+// jobRun is the set of jobs an apply submitted, on every scheduler.
+type jobRun struct {
+	jobs   []*batchJob
 	events chan jobEvent
 	open   int // jobs whose end has not been merged yet
 }
 
-// submitSlurm submits one job per Slurm hardware block (or per cell) for the selected
-// cells with levels still to run, and starts following each. A job sbatch refuses fails
-// its cells with sbatch's message; the others go on.
-func (a *applier) submitSlurm(ctx context.Context) *slurmRun {
-	sr := &slurmRun{events: make(chan jobEvent, 16)}
-	var cells []*plan.Cell
+// submitJobs hands the selected cells with levels still to run to their schedulers, in
+// plan order, and starts following each job.
+func (a *applier) submitJobs(ctx context.Context) *jobRun {
+	jr := &jobRun{events: make(chan jobEvent, 16)}
+	var order []batch.Scheduler
+	cells := map[batch.Scheduler][]*plan.Cell{}
 	for _, c := range a.o.Cells {
-		if todo, _ := a.pendingLevels(c); a.onSlurm(c) && len(todo) > 0 {
-			cells = append(cells, c)
-		} else if a.onSlurm(c) {
-			a.note("%s: already complete in %s, skipped", c.ID, a.res.RunDir)
+		s := a.scheduler(c)
+		if s == nil {
+			continue
 		}
+		if todo, _ := a.pendingLevels(c); len(todo) == 0 {
+			a.note("%s: already complete in %s, skipped", c.ID, a.res.RunDir)
+			continue
+		}
+		if cells[s] == nil {
+			order = append(order, s)
+		}
+		cells[s] = append(cells[s], c)
 	}
-	specs, err := slurm.NewJobs(a.o.Plan.Path, cells, a.o.Vars, a.o.VarFiles, a.res.RunDir)
+	for _, s := range order {
+		a.submitBatch(ctx, jr, s, cells[s])
+	}
+	return jr
+}
+
+// submitBatch submits the jobs of one scheduler's cells. A job the scheduler refuses
+// fails its cells with the scheduler's message; the others go on.
+func (a *applier) submitBatch(ctx context.Context, jr *jobRun, s batch.Scheduler, cells []*plan.Cell) {
+	ids := make([]string, len(cells))
+	byID := map[string]*plan.Cell{}
+	for i, c := range cells {
+		ids[i], byID[c.ID] = c.ID, c
+	}
+	jobs, err := s.Jobs(ids, a.res.RunDir)
 	if err != nil {
 		for _, c := range cells {
 			a.setCellStatus(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: err.Error()})
 		}
-		return sr
+		return
 	}
-	byID := map[string]*plan.Cell{}
-	for _, c := range cells {
-		byID[c.ID] = c
-	}
-	for _, spec := range specs {
-		j := &slurmJob{spec: spec, entry: len(a.manifest.SlurmJobs)}
-		for _, id := range spec.CellIDs {
+	for _, job := range jobs {
+		j := &batchJob{sched: s, job: job, entry: len(a.manifest.SlurmJobs)}
+		for _, id := range job.CellIDs {
 			c := byID[id]
 			j.cells = append(j.cells, c)
 			todo, _ := a.pendingLevels(c)
 			j.total += len(todo)
 		}
-		a.manifest.SlurmJobs = append(a.manifest.SlurmJobs, ledger.SlurmJob{Name: spec.Name, Hardware: spec.Hardware,
-			Dir: spec.Dir, Cells: spec.CellIDs, State: "SUBMITTING"})
-		jr := newJobRows(spec.Dir, a.doneLevels()) // before the job can write a row
-		if j.id, err = slurm.Submit(ctx, spec); err != nil {
+		a.manifest.SlurmJobs = append(a.manifest.SlurmJobs, ledger.SlurmJob{Name: job.Name, Hardware: job.Hardware,
+			Dir: job.Dir, Cells: job.CellIDs, State: "SUBMITTING"})
+		rows := newJobRows(job.Dir, a.doneLevels()) // before the job can write a row
+		if j.id, err = s.Submit(ctx, job); err != nil {
 			a.failJob(j, err.Error())
 			continue
 		}
+		j.log = s.LogPath(job, j.id)
 		a.manifest.SlurmJobs[j.entry].ID = j.id
-		a.manifest.SlurmJobs[j.entry].Log = spec.LogPath(j.id)
-		a.note("job %s %s: submitted (%d cells, %d levels; log %s)", j.id, spec.Name, len(j.cells), j.total, spec.LogPath(j.id))
-		sr.jobs = append(sr.jobs, j)
-		sr.open++
-		go a.follow(ctx, j, jr, sr.events)
+		a.manifest.SlurmJobs[j.entry].Log = j.log
+		a.note("job %s %s: submitted (%d cells, %d levels; log %s)", j.id, job.Name, len(j.cells), j.total, j.log)
+		jr.jobs = append(jr.jobs, j)
+		jr.open++
+		go a.follow(ctx, j, rows, jr.events)
 	}
-	return sr
 }
 
 // doneLevels copies the levels a resumed run already holds, for a follower to skip.
@@ -159,7 +184,7 @@ func (a *applier) doneLevels() map[levelKey]bool {
 }
 
 // mergeArrived merges what the jobs reported since the last call, without waiting.
-func (a *applier) mergeArrived(sr *slurmRun) {
+func (a *applier) mergeArrived(sr *jobRun) {
 	for sr != nil && sr.open > 0 {
 		select {
 		case ev := <-sr.events:
@@ -170,9 +195,9 @@ func (a *applier) mergeArrived(sr *slurmRun) {
 	}
 }
 
-// waitSlurm merges the jobs' rows until every job has ended; a second Ctrl-C (Stop)
+// waitJobs merges the jobs' rows until every job has ended; a second Ctrl-C (Stop)
 // returns at once.
-func (a *applier) waitSlurm(sr *slurmRun) {
+func (a *applier) waitJobs(sr *jobRun) {
 	for sr.open > 0 {
 		select {
 		case ev := <-sr.events:
@@ -188,11 +213,11 @@ func (a *applier) waitSlurm(sr *slurmRun) {
 // or row count changed, its new rows into the report, and, once the job has ended, its
 // rows with their final state into the ledgers, failed rows for levels it never ran,
 // and its cells' statuses into the manifest.
-func (a *applier) mergeJobEvent(sr *slurmRun, ev jobEvent) {
+func (a *applier) mergeJobEvent(sr *jobRun, ev jobEvent) {
 	j := ev.job
 	j.status = ev.status
 	if ev.note != "" {
-		a.note("job %s %s: %s", j.id, j.spec.Name, ev.note)
+		a.note("job %s %s: %s", j.id, j.job.Name, ev.note)
 	}
 	for _, r := range ev.rows {
 		// The row joins this run: its id is the run's; Host stays the node that measured it.
@@ -204,12 +229,12 @@ func (a *applier) mergeJobEvent(sr *slurmRun, ev jobEvent) {
 			a.checkExpects(c, r)
 		}
 	}
-	if line := fmt.Sprintf("%s, rows %d of %d", j.status.Line(j.spec.Name), len(j.rowIdx), j.total); line != j.line {
+	if line := fmt.Sprintf("%s, rows %d of %d", j.status.Line(j.job.Name), len(j.rowIdx), j.total); line != j.line {
 		j.line = line
 		a.note("%s", line)
 	}
 	m := &a.manifest.SlurmJobs[j.entry]
-	m.Node, m.State, m.ExitCode = j.status.Node, j.status.State.String(), j.status.ExitCode
+	m.Node, m.State, m.ExitCode = j.status.Node, j.status.State, j.status.ExitCode
 	if ev.done {
 		sr.open--
 		a.res.Interrupted = a.res.Interrupted || ev.interrupted
@@ -223,7 +248,7 @@ func (a *applier) mergeJobEvent(sr *slurmRun, ev jobEvent) {
 	}
 }
 
-func (j *slurmJob) cell(id string) *plan.Cell {
+func (j *batchJob) cell(id string) *plan.Cell {
 	for _, c := range j.cells {
 		if c.ID == id {
 			return c
@@ -236,14 +261,12 @@ func (j *slurmJob) cell(id string) *plan.Cell {
 // then appended to the ledgers; levels it did not run become failed rows naming the
 // state and the log (or interrupted, when the run was); cells take the status the node
 // gave them.
-func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
-	state := j.status.State
-	log := j.spec.LogPath(j.id)
+func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 	why := reason
 	if why == "" {
-		why = fmt.Sprintf("slurm job %s ended %s before this level ran (see %s)", j.id, state, log)
-		if state == slurm.Completed {
-			why = fmt.Sprintf("slurm job %s ended COMPLETED without writing this level's row (see %s)", j.id, log)
+		why = fmt.Sprintf("%s job %s ended %s before this level ran (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
+		if j.status.Phase == batch.Completed {
+			why = fmt.Sprintf("%s job %s ended %s without writing this level's row (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
 		}
 	}
 	interrupted = interrupted && reason == ""
@@ -265,16 +288,16 @@ func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
 	}
 	for _, i := range j.rowIdx {
 		r := &a.res.Rows[i]
-		r.SlurmState = state.String()
+		r.SlurmState = j.status.State
 		a.appendLedgers(*r)
 	}
 	a.settleCells(j, interrupted, why)
-	if err := a.mergeSamples(filepath.Join(j.spec.Dir, "requests.jsonl")); err != nil {
-		a.note("job %s %s: merging its raw samples: %v", j.id, j.spec.Name, err)
+	if err := a.mergeSamples(filepath.Join(j.job.Dir, "requests.jsonl")); err != nil {
+		a.note("job %s %s: merging its raw samples: %v", j.id, j.job.Name, err)
 	}
 	m := &a.manifest.SlurmJobs[j.entry]
 	m.Notes = reason
-	if nm, err := ledger.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
+	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, "manifest.json")); err == nil {
 		m.GPUs = nm.GPUs
 		mergeInto(&a.manifest.ServerVersions, nm.ServerVersions)
 		mergeInto(&a.manifest.ModelDigests, nm.ModelDigests)
@@ -283,9 +306,9 @@ func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
 
 // settleCells gives each of the job's cells its status: the node's own (from its
 // manifest) when the node finished the cell, else failed with why, or interrupted.
-func (a *applier) settleCells(j *slurmJob, interrupted bool, why string) {
+func (a *applier) settleCells(j *batchJob, interrupted bool, why string) {
 	node := map[string]ledger.CellStatus{}
-	if nm, err := ledger.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
+	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, "manifest.json")); err == nil {
 		for _, c := range nm.Cells {
 			node[c.ID] = c
 		}
@@ -311,10 +334,10 @@ func (a *applier) settleCells(j *slurmJob, interrupted bool, why string) {
 	}
 }
 
-// failJob fails every cell of a job that never ran (sbatch refused it): a failed row per
+// failJob fails every cell of a job that never ran (its scheduler refused it): a failed row per
 // level, naming why.
-func (a *applier) failJob(j *slurmJob, why string) {
-	a.note("%s: %s", j.spec.Name, why)
+func (a *applier) failJob(j *batchJob, why string) {
+	a.note("%s: %s", j.job.Name, why)
 	m := &a.manifest.SlurmJobs[j.entry]
 	m.State, m.Notes = "NOT SUBMITTED", why
 	for _, c := range j.cells {
@@ -383,35 +406,35 @@ func (a *applier) jobFailedRow(c *plan.Cell, lv plan.LoadLevel, why string) ledg
 // Poll. It cancels the job when its node cannot see the run directory, when it goes
 // RowsTimeout without a row, or when ctx ends (the first Ctrl-C); the last event says
 // the job ended.
-func (a *applier) follow(ctx context.Context, j *slurmJob, jr *jobRows, events chan<- jobEvent) {
-	so := a.o.Slurm.withDefaults()
+func (a *applier) follow(ctx context.Context, j *batchJob, jr *jobRows, events chan<- jobEvent) {
+	so := a.o.Jobs.withDefaults()
 	shared := make(chan error, 1)
-	go func() { _, err := slurm.WaitShared(ctx, j.spec, j.id, so.SharedTimeout); shared <- err }()
+	go func() { shared <- j.sched.WaitShared(ctx, j.job, j.id, so.SharedTimeout) }()
 	lastRow := time.Now()
-	var st slurm.Status
+	st := batch.Status{State: batch.UnknownState}
 	ev := jobEvent{job: j}
 	cancelled := false
 	cancelFor := func(why string) {
 		ev.reason = why
 		if !cancelled {
 			cancelled = true
-			if err := a.cancelJob(j.id); err != nil {
+			if err := a.cancelJob(j); err != nil {
 				ev.note = err.Error()
 			}
 		}
 	}
 	for {
-		if s, err := slurm.JobState(context.WithoutCancel(ctx), j.id); err == nil {
+		if s, err := j.sched.State(context.WithoutCancel(ctx), j.id); err == nil {
 			st = s
 		}
-		if st.State == slurm.Pending || st.State == slurm.Unknown {
+		if st.Phase == batch.Pending || st.Phase == batch.Unknown {
 			lastRow = time.Now() // the rows clock runs while the job runs
 		}
 		rows := jr.next()
 		if len(rows) > 0 {
 			lastRow = time.Now()
 		}
-		if st.State.Terminal() {
+		if st.Phase.Ended() {
 			ev.rows = append(rows, jr.next()...)
 			break
 		}
@@ -426,8 +449,8 @@ func (a *applier) follow(ctx context.Context, j *slurmJob, jr *jobRows, events c
 			cancelFor(ev.reason)
 		case <-time.After(so.Poll):
 			if time.Since(lastRow) > so.RowsTimeout {
-				cancelFor(fmt.Sprintf("slurm job %s of hardware %q ran %s on %s without writing a row: cancelled (see %s)",
-					j.id, j.spec.Hardware, so.RowsTimeout, st.Node, j.spec.LogPath(j.id)))
+				cancelFor(fmt.Sprintf("%s job %s of hardware %q ran %s on %s without writing a row: cancelled (see %s)",
+					j.sched.Name(), j.id, j.job.Hardware, so.RowsTimeout, st.Node, j.log))
 			}
 		}
 	}
@@ -435,9 +458,9 @@ func (a *applier) follow(ctx context.Context, j *slurmJob, jr *jobRows, events c
 	events <- ev
 }
 
-// cancelJob cancels a job and waits until squeue no longer lists it; a second Ctrl-C
-// stops the wait.
-func (a *applier) cancelJob(id string) error {
+// cancelJob cancels a job and waits until its scheduler no longer runs it; a second
+// Ctrl-C stops the wait.
+func (a *applier) cancelJob(j *batchJob) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	go func() {
@@ -447,7 +470,7 @@ func (a *applier) cancelJob(id string) error {
 		case <-ctx.Done():
 		}
 	}()
-	if err := slurm.Cancel(ctx, []string{id}); err != nil && !errors.Is(err, context.Canceled) {
+	if err := j.sched.Cancel(ctx, j.id); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("cancelling: %w", err)
 	}
 	return nil

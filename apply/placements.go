@@ -1,0 +1,28 @@
+package apply
+
+import (
+	"github.com/planrun/planrun/batch"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/slurm"
+)
+
+// placements are the batch schedulers apply hands cells to, by the placement of their
+// hardware block; cells of any other placement (local, host) run on this machine. A new
+// scheduler is one package implementing batch.Scheduler and one line here.
+var placements = map[plan.Placement]func(Options) batch.Scheduler{
+	plan.PlaceSlurm: func(o Options) batch.Scheduler {
+		return slurm.NewScheduler(o.Plan.Path, o.Vars, o.VarFiles, plan.SlurmCells(o.Cells))
+	},
+}
+
+// schedulers are the run's schedulers: Options.Schedulers, or else one of each placement.
+func schedulers(o Options) map[plan.Placement]batch.Scheduler {
+	if o.Schedulers != nil {
+		return o.Schedulers
+	}
+	m := make(map[plan.Placement]batch.Scheduler, len(placements))
+	for kind, newScheduler := range placements {
+		m[kind] = newScheduler(o)
+	}
+	return m
+}
