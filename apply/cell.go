@@ -155,12 +155,14 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 
 	w := cell.Workload
 	setup.tmpl = backends.Request{
-		Model:          cell.ModelID,
-		MaxTokens:      w.MaxTokens,
-		ForceMaxTokens: w.ForceMaxTokens,
-		Temperature:    w.Temperature,
-		Seed:           w.Seed,
-		NoStream:       !w.Stream,
+		Model:           cell.ModelID,
+		MaxTokens:       w.MaxTokens,
+		ForceMaxTokens:  w.ForceMaxTokens,
+		Temperature:     w.Temperature,
+		Seed:            w.Seed,
+		NoStream:        !w.Stream,
+		ReasoningEffort: w.Reasoning.Effort,
+		Think:           w.Reasoning.Think,
 	}
 	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w]),
 		BlockSize: blockSize(w)}

@@ -81,6 +81,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		notes = append(notes, clientWarnings(row, m)...)
 	}
 	notes = append(notes, phaseWarnings(row)...)
+	notes = append(notes, reasoningNotes(cell, row)...)
 	switch {
 	case m.Interrupted:
 		row.Status = report.StatusInterrupted
@@ -162,6 +163,25 @@ func phaseWarnings(row report.Row) []string {
 			row.NewConnections, roundSeconds(row.ConnectSetup.Max)))
 	}
 	return w
+}
+
+// reasoningNotes say when the workload's reasoning controls did not reach the model: a
+// control the backend kind does not send (plan validation warned), or controls sent to a
+// server that returned no reasoning (one without a reasoning parser, or a model that does
+// not reason), and how reasoning tokens were counted when the server gave no count.
+func reasoningNotes(cell *plan.Cell, row report.Row) []string {
+	var notes []string
+	ignored := cell.IgnoredReasoning()
+	if len(ignored) > 0 {
+		notes = append(notes, strings.Join(ignored, ", ")+" not sent: "+cell.Backend.Kind+" backends do not take it")
+	}
+	if len(cell.Workload.Reasoning.Controls()) > len(ignored) && row.Succeeded > 0 && row.ReasoningTokens == 0 {
+		notes = append(notes, "reasoning controls sent, but the server returned no reasoning (it ignores them, or has no reasoning parser)")
+	}
+	if row.ReasoningTokenSource == string(backends.TokensChunks) {
+		notes = append(notes, "reasoning tokens counted from reasoning chunks (the server gave no reasoning_tokens)")
+	}
+	return notes
 }
 
 func roundSeconds(s float64) time.Duration {

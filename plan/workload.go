@@ -65,6 +65,8 @@ type Workload struct {
 	DeclRange hcl.Range
 	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
 	Prefix *Prefix
+	// Reasoning holds the reasoning controls (reasoning_effort, think).
+	Reasoning Reasoning
 
 	goalCtx *hcl.EvalContext
 }
@@ -157,6 +159,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
+		{Name: "reasoning_effort"}, {Name: "think"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}},
 }
@@ -258,6 +261,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	}
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
 	l.decode(a["stream"], ctx, &w.Stream)
+	l.decodeReasoning(w, a, ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)

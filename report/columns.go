@@ -276,6 +276,7 @@ var columns = func() []column {
 		floatCol("send_lag_p99_ms", 1000, func(r *Row) *float64 { return &r.SendLag.P99 }),
 		floatCol("send_lag_max_ms", 1000, func(r *Row) *float64 { return &r.SendLag.Max }),
 	)
+	c = append(c, reasoningColumns()...)
 	return c
 }()
 

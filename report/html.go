@@ -126,6 +126,10 @@ func htmlCells(rows []Row, pcts []int) []htmlCell {
 		if slo.Head, slo.Rows = sloCells(rs); len(slo.Rows) > 0 {
 			cells[i].Tables = append(cells[i].Tables, slo)
 		}
+		reasoning := htmlTable{Title: "Reasoning", Note: inlineMarkdown(reasoningNote)}
+		if reasoning.Head, reasoning.Rows = reasoningCells(rs); len(reasoning.Rows) > 0 {
+			cells[i].Tables = append(cells[i].Tables, reasoning)
+		}
 		cells[i].Tables = append(cells[i].Tables, sessionHTMLTables(rs)...)
 	}
 	return cells

@@ -141,6 +141,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 			})
 			percentileTable(&b, r.Rows, r.Percentiles)
 			sloTable(&b, r.Rows)
+			reasoningTable(&b, r.Rows)
 		})
 	}
 	fmt.Fprintf(&b, "## %s\n\n", lb.env)

@@ -143,6 +143,12 @@ type Row struct {
 	// SharedPrefixPct is the % of the server-counted prompt tokens that were a prefix
 	// an earlier request of the same run already sent (prefix groups, hash blocks).
 	SharedPrefixPct float64
+
+	// A reasoning model's figures (stats.Summary's): TTFO, the reasoning span and TPOT
+	// over the answer alone, and the split of OutputTokens.
+	TTFO, ReasoningSpan, AnswerTPOT stats.Dist
+	ReasoningTokens, AnswerTokens   int
+	ReasoningTokenSource            string
 }
 
 // Status values of a Row.
@@ -164,6 +170,7 @@ func NewRow() Row {
 	d := stats.NewDist(nil)
 	return Row{
 		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d, SendLag: d,
+		TTFO: d, ReasoningSpan: d, AnswerTPOT: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, PrefixCacheHitPct: nan,
@@ -201,6 +208,8 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct
+	r.TTFO, r.ReasoningSpan, r.AnswerTPOT = p.TTFO, p.ReasoningSpan, p.AnswerTPOT
+	r.ReasoningTokens, r.AnswerTokens, r.ReasoningTokenSource = p.ReasoningTokens, p.AnswerTokens, p.ReasoningTokenSource
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

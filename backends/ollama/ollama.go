@@ -49,6 +49,7 @@ const DefaultURL = "http://127.0.0.1:11434"
 // and the model endpoints that ensure_model uses.
 var Kind = backends.Kind{
 	Name: "ollama", DefaultURL: DefaultURL, APIs: []string{"chat", "generate"},
+	Reasoning: []string{"reasoning_effort", "think"},
 	KeepAlive: true, EnsureModel: true, ExtraFields: true, ServerLabel: "ollama",
 	New: backends.Constructor(New),
 }
@@ -133,6 +134,13 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	}
 	if len(options) > 0 {
 		m["options"] = options
+	}
+	// think is a switch or, for models with levels (gpt-oss), the effort.
+	switch {
+	case req.Think != nil:
+		m["think"] = *req.Think
+	case req.ReasoningEffort != "":
+		m["think"] = req.ReasoningEffort
 	}
 	if b.cfg.KeepAlive != "" {
 		m["keep_alive"] = b.cfg.KeepAlive

@@ -54,7 +54,7 @@ var standardFields = map[string]bool{
 // must give; its memory figures are read the vLLM way (/metrics).
 var Kind = backends.Kind{
 	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions"},
-	ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
+	Reasoning: []string{"reasoning_effort"}, ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
 	New: backends.Constructor(New),
 }
 
@@ -152,6 +152,9 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	}
 	if req.Seed != nil {
 		m["seed"] = *req.Seed
+	}
+	if req.ReasoningEffort != "" {
+		m["reasoning_effort"] = req.ReasoningEffort
 	}
 	return json.Marshal(m)
 }

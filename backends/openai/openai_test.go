@@ -170,6 +170,8 @@ func TestRequestBodies(t *testing.T) {
 		// A session's later turn: the history goes ahead of the prompt, in order.
 		{"chat_history", backends.Config{}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
+		// A workload's reasoning_effort goes as it is; Ollama's think has no OpenAI field.
+		{"chat_reasoning", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8, ReasoningEffort: "low", Think: new(bool)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
