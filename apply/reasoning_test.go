@@ -21,6 +21,10 @@ const reasoningPlan = `
 variable "url" { type = string }
 backend "openai" "mock" { url = "${var.url}/v1" }
 backend "ollama" "mock" { url = var.url }
+backend "openai" "responses" {
+  url = "${var.url}/v1"
+  api = "responses"
+}
 workload "think" {
   prompt_tokens    = 16
   max_tokens       = 40
@@ -32,7 +36,7 @@ workload "think" {
 }
 matrix "m" {
   model    = ["tiny"]
-  tool     = [backend.openai.mock, backend.ollama.mock]
+  tool     = [backend.openai.mock, backend.ollama.mock, backend.openai.responses]
   workload = [workload.think]
   model_id = "mock"
 }
@@ -46,7 +50,8 @@ expect "answer_after_reasoning" {
 // timing is known (the mock's truth per request: when it wrote each chunk), TTFT (first
 // token of any kind), TTFO (first answer token) and the reasoning and answer token counts
 // are within 1% of the truth, over OpenAI deltas (reasoning_content, usage with
-// reasoning_tokens) and Ollama's thinking field (no reasoning count: chunks counted, and
+// reasoning_tokens), the Responses API's events (reasoning_text and output_text deltas,
+// usage on response.completed) and Ollama's thinking field (no reasoning count: chunks counted, and
 // the row says so). The truth is taken from the request's own start stamp (client and
 // mock share the machine's clock), so a loaded machine's delay in sending the request,
 // which is in TTFT but not in the server's schedule, does not blur the comparison.
@@ -99,8 +104,8 @@ func TestReasoningAgainstTruth(t *testing.T) {
 		}
 		truthTTFO[r.CellID] = append(truthTTFO[r.CellID], wantTTFO.Seconds())
 	}
-	if len(res.Rows) != 2 {
-		t.Fatalf("%d rows, want 2", len(res.Rows))
+	if len(res.Rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(res.Rows))
 	}
 	for _, row := range res.Rows {
 		ts := truthTTFO[row.CellID]
@@ -143,7 +148,7 @@ func writtenSince(t *testing.T, tr mockserver.Truth, start time.Time) (first, an
 func checkReasoningOutputs(t *testing.T, res *Result) {
 	t.Helper()
 	ledger, err := report.ReadLedger(res.LedgerPath)
-	if err != nil || len(ledger) != 2 || math.Abs(ledger[0].TTFO.P50-res.Rows[0].TTFO.P50) > 1e-6 {
+	if err != nil || len(ledger) != 3 || math.Abs(ledger[0].TTFO.P50-res.Rows[0].TTFO.P50) > 1e-6 {
 		t.Fatalf("ledger: %v rows, %v", len(ledger), err)
 	}
 	for _, col := range []string{"ttfo_p50_s", "ttfo_p90_s", "ttfo_p95_s", "ttfo_p99_s", "ttfo_mean_s", "ttfo_std_s", "reasoning_tokens", "answer_tokens"} {
@@ -158,7 +163,7 @@ func checkReasoningOutputs(t *testing.T, res *Result) {
 	var sum struct {
 		Rows []map[string]any `json:"rows"`
 	}
-	if err := json.Unmarshal(raw, &sum); err != nil || len(sum.Rows) != 2 {
+	if err := json.Unmarshal(raw, &sum); err != nil || len(sum.Rows) != 3 {
 		t.Fatalf("summary.json: %v", err)
 	}
 	if sum.Rows[0]["ttfo_p50_s"] == nil || sum.Rows[0]["reasoning_tokens"] == nil || sum.Rows[0]["ttfo_p50_s"] == sum.Rows[0]["ttft_p50_s"] {

@@ -25,11 +25,12 @@ import (
 
 // Backend is one OpenAI-compatible server. Safe for concurrent use.
 type Backend struct {
-	cfg      backends.Config
-	core     *backends.Core
-	endpoint string
-	chat     bool
-	strict   bool
+	cfg       backends.Config
+	core      *backends.Core
+	endpoint  string
+	chat      bool
+	responses bool // the Responses API (api = "responses")
+	strict    bool
 
 	mu     sync.Mutex
 	models []string // the server's model ids, fetched once
@@ -53,7 +54,7 @@ var standardFields = map[string]bool{
 // Kind declares the openai backend kind: any OpenAI-compatible server, at a url the plan
 // must give; its memory figures are read the vLLM way (/metrics).
 var Kind = backends.Kind{
-	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions"},
+	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions", "responses"},
 	Reasoning: []string{"reasoning_effort"}, ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
 	New: backends.Constructor(New),
 }
@@ -86,8 +87,11 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 		b.endpoint = base + "/chat/completions"
 	case "completions":
 		b.endpoint = base + "/completions"
+	case "responses":
+		b.responses = true
+		b.endpoint = base + "/responses"
 	default:
-		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"completions\"", cfg.Name, cfg.API)
+		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"completions\", \"responses\"", cfg.Name, cfg.API)
 	}
 	var bad []string
 	for k := range cfg.ExtraFields {
@@ -131,6 +135,13 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		m[k] = v
 	}
 	m["model"] = req.Model
+	if b.responses {
+		b.responsesBody(m, req)
+		if req.Temperature != nil {
+			m["temperature"] = *req.Temperature
+		}
+		return json.Marshal(m) // no seed: the Responses API has none
+	}
 	if b.chat {
 		m["messages"] = req.Messages()
 	} else {
@@ -169,7 +180,13 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 }
 
 // NewDecoder implements backends.Adapter.
-func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecoder(r) }
+func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder {
+	d := newDecoder(r)
+	if b.responses {
+		d.parse = parseEvent
+	}
+	return d
+}
 
 // Explain implements backends.Adapter: an unknown model gets the server's model list,
 // a wrong path gets a hint about /v1.

@@ -172,6 +172,9 @@ func TestRequestBodies(t *testing.T) {
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
 		// A workload's reasoning_effort goes as it is; Ollama's think has no OpenAI field.
 		{"chat_reasoning", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8, ReasoningEffort: "low", Think: new(bool)}},
+		// The Responses API: input messages, max_output_tokens, reasoning.effort, store off.
+		{"responses", backends.Config{API: "responses", EngineExtensions: true}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
+			ForceMaxTokens: true, Temperature: &temp, ReasoningEffort: "high", History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

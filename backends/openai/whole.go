@@ -19,7 +19,12 @@ type wholeDecoder struct {
 }
 
 // NewWholeDecoder implements backends.WholeDecoder.
-func (b *Backend) NewWholeDecoder(r *bufio.Reader) backends.Decoder { return &wholeDecoder{r: r} }
+func (b *Backend) NewWholeDecoder(r *bufio.Reader) backends.Decoder {
+	if b.responses {
+		return &wholeResponsesDecoder{r: r}
+	}
+	return &wholeDecoder{r: r}
+}
 
 // ResponseID implements backends.ResponseIDer.
 func (d *wholeDecoder) ResponseID() string { return d.id }
