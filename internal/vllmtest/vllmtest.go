@@ -15,6 +15,7 @@ package vllmtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,15 +72,28 @@ func Binary() (string, error) {
 	return p, nil
 }
 
+// Options choose what StartServerWith serves beyond the default.
+type Options struct {
+	// Reasoning serves the checkpoint with think tags (tinymodel's ThinkTags: <think> and
+	// </think> as added tokens, </think> likely) under --reasoning-parser deepseek_r1, so
+	// vLLM streams the text before </think> as reasoning.
+	Reasoning bool
+}
+
 // StartServer writes the tiny checkpoint under dir and starts vLLM on it with
 // --enable-prefix-caching and --max-model-len MaxModelLen. The caller must call Stop.
-func StartServer(dir string) (*Server, error) {
+func StartServer(dir string) (*Server, error) { return StartServerWith(dir, Options{}) }
+
+// StartServerWith is StartServer with o's additions.
+func StartServerWith(dir string, o Options) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
 	model := filepath.Join(dir, "model")
-	if err := tinymodel.WriteHFDir(model, tinymodel.HFConfig()); err != nil {
+	c := tinymodel.HFConfig()
+	c.ThinkTags = o.Reasoning
+	if err := tinymodel.WriteHFDir(model, c); err != nil {
 		return nil, err
 	}
 	port, err := servers.FreePort()
@@ -87,11 +101,15 @@ func StartServer(dir string) (*Server, error) {
 		return nil, err
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	command := []string{bin, "--model", model, "--served-model-name", ModelName,
+		"--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"}
+	if o.Reasoning {
+		command = append(command, "--reasoning-parser", "deepseek_r1")
+	}
 	spec := servers.Spec{
-		Name: "vllm",
-		Command: []string{bin, "--model", model, "--served-model-name", ModelName,
-			"--host", "127.0.0.1", "--port", strconv.Itoa(port),
-			"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"},
+		Name:         "vllm",
+		Command:      command,
 		Dir:          dir,
 		ReadyURL:     url + "/health",
 		ReadyTimeout: readyTimeout,
@@ -109,30 +127,50 @@ func StartServer(dir string) (*Server, error) {
 // Stop ends the server's process group (vLLM's API server and its engine core).
 func (s *Server) Stop() error { return s.proc.Stop() }
 
-var (
-	sharedOnce sync.Once
-	sharedSrv  *Server
-	sharedDir  string
-	sharedErr  error
-)
+// shared is one lazily started server per test binary.
+type shared struct {
+	opts Options
+	once sync.Once
+	srv  *Server
+	dir  string
+	err  error
+}
+
+func (s *shared) get(t testing.TB) *Server {
+	t.Helper()
+	s.once.Do(func() {
+		if s.dir, s.err = os.MkdirTemp("", "planrun-vllm-"); s.err == nil {
+			s.srv, s.err = StartServerWith(s.dir, s.opts)
+		}
+		if s.err == nil {
+			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.srv.URL, s.srv.StartupTime.Round(time.Millisecond))
+		}
+	})
+	if s.err != nil {
+		t.Fatalf("vllmtest: %v", s.err)
+	}
+	return s.srv
+}
+
+func (s *shared) stop() error {
+	var err error
+	if s.srv != nil {
+		err = s.srv.Stop()
+	}
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+	return err
+}
+
+var sharedPlain, sharedReasoning = &shared{}, &shared{opts: Options{Reasoning: true}}
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
 // that calls it runs its tests through Main.
-func Shared(t testing.TB) *Server {
-	t.Helper()
-	sharedOnce.Do(func() {
-		if sharedDir, sharedErr = os.MkdirTemp("", "planrun-vllm-"); sharedErr == nil {
-			sharedSrv, sharedErr = StartServer(sharedDir)
-		}
-		if sharedErr == nil {
-			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", sharedSrv.URL, sharedSrv.StartupTime.Round(time.Millisecond))
-		}
-	})
-	if sharedErr != nil {
-		t.Fatalf("vllmtest: %v", sharedErr)
-	}
-	return sharedSrv
-}
+func Shared(t testing.TB) *Server { t.Helper(); return sharedPlain.get(t) }
+
+// SharedReasoning is Shared for a server of Options{Reasoning: true}.
+func SharedReasoning(t testing.TB) *Server { t.Helper(); return sharedReasoning.get(t) }
 
 // Main runs the package's tests and then stops the shared server: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
@@ -148,12 +186,5 @@ func Main(m *testing.M) int {
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
 func StopShared() error {
-	var err error
-	if sharedSrv != nil {
-		err = sharedSrv.Stop()
-	}
-	if sharedDir != "" {
-		os.RemoveAll(sharedDir)
-	}
-	return err
+	return errors.Join(sharedPlain.stop(), sharedReasoning.stop())
 }
