@@ -35,6 +35,9 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetu
 func levelPrompts(p *executor.Prompts, runID string, level plan.LoadLevel) *executor.Prompts {
 	lp := *p
 	lp.Marker = fmt.Sprintf("%s|c%d|r%g", runID, level.Concurrency, level.RequestRate)
+	if level.Inputs > 0 {
+		lp.Marker += fmt.Sprintf("|i%d|t%d", level.Inputs, level.InputTokens)
+	}
 	return &lp
 }
 
@@ -66,6 +69,8 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		WarmupRuns:  w.WarmupRuns,
 		RepeatRuns:  w.RepeatRuns,
 		RequestRate: level.RequestRate,
+		Inputs:      level.Inputs,
+		InputTokens: level.InputTokens,
 		Arrival:     w.Arrival,
 		Request:     setup.tmpl,
 		Prompts:     levelPrompts(setup.prompts, a.manifest.RunID, level),

@@ -314,6 +314,7 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 		if ch.Server != nil {
 			s.Server = ch.Server
 		}
+		s.Inputs += ch.Inputs
 		if ch.Done {
 			if len(s.ChunkArrivals) == 0 {
 				s.End = at

@@ -33,6 +33,8 @@ type Request struct {
 	ReasoningEffort string
 	// Think is Ollama's think switch; nil leaves the server's default.
 	Think *bool
+	// Inputs are the texts of an embeddings request (a backend with api "embeddings").
+	Inputs []string
 	// KeepText asks the timing core to keep the answer's content text (not reasoning)
 	// on Sample.Text: what a session's next turn sends back as history. Off, the
 	// per-chunk path does no extra work.
@@ -162,6 +164,8 @@ type Sample struct {
 	TextBytes            int         `json:"text_bytes"`
 	ReasoningBytes       int         `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
 	FinishReason         string      `json:"finish_reason,omitempty"`   // "stop", "length", ...
+	// Inputs is the number of embeddings the server returned (embeddings requests).
+	Inputs int `json:"inputs,omitempty"`
 	// MaxTokens is the request's own output length when it had one drawn (a length
 	// distribution or a dataset); 0 when it was the level's.
 	MaxTokens int `json:"max_tokens,omitempty"`

@@ -26,6 +26,9 @@ type LevelSpec struct {
 	WarmupRuns, RepeatRuns int
 	// RequestRate > 0 switches to open loop: requests per second on the Arrival schedule.
 	RequestRate float64
+	// Inputs > 0 makes every request an embeddings request of Inputs texts of
+	// InputTokens tokens each (Prompts' fit), each behind its own marker.
+	Inputs, InputTokens int
 	// Arrival is "poisson" (default) or "constant".
 	Arrival string
 	// Seed makes the open loop's Poisson schedule repeatable: run i draws from Seed +
@@ -254,6 +257,13 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
 	req := lv.Request
 	req.ID = id
+	if lv.Inputs > 0 && lv.Prompts != nil {
+		req.Inputs = make([]string, lv.Inputs)
+		for k := range req.Inputs {
+			req.Inputs[k] = lv.Prompts.Shaped(fmt.Sprintf("%s/i%d", id, k), Shape{PromptTokens: lv.InputTokens})
+		}
+		return req, Shape{}
+	}
 	sh := p.shape
 	if sh == nil && len(lv.Shapes) > 0 {
 		sh = &lv.Shapes[p.n%len(lv.Shapes)]

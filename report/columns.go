@@ -277,6 +277,7 @@ var columns = func() []column {
 		floatCol("send_lag_max_ms", 1000, func(r *Row) *float64 { return &r.SendLag.Max }),
 	)
 	c = append(c, reasoningColumns()...)
+	c = append(c, embeddingsColumns()...)
 	return c
 }()
 

@@ -21,6 +21,8 @@ func WriteHTML(w io.Writer, r Report) error {
 	if title == "" {
 		title = "planrun results"
 	}
+	var emb []Row
+	r.Rows, emb = splitEmbeddings(r.Rows)
 	body, notes := headline(r.Rows)
 	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, Capacities: r.Capacities}
 	if r.Run != "" || !r.Started.IsZero() {
@@ -38,7 +40,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	for _, c := range r.Charts {
 		page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
 	}
-	page.Cells = htmlCells(r.Rows, r.Percentiles)
+	page.Cells = append(htmlCells(r.Rows, r.Percentiles), embeddingsHTMLCells(emb)...)
 	for _, l := range formulaLines(r.Rows) {
 		page.Formulas = append(page.Formulas, inlineMarkdown(l))
 	}

@@ -149,6 +149,14 @@ type Row struct {
 	TTFO, ReasoningSpan, AnswerTPOT stats.Dist
 	ReasoningTokens, AnswerTokens   int
 	ReasoningTokenSource            string
+
+	// An embeddings workload's rows: the level's inputs per request and input length
+	// (0 on other rows), and the figures over its requests: Σ inputs embedded and Σ the
+	// server's input tokens, per second of the window (median across runs). Latency is
+	// E2E; an embeddings row has no TTFT, TPOT or output tokens.
+	Inputs, InputTokensPerInput int
+	InputsTotal, InputTokens    int
+	InputsPerSec, InputTokS     float64
 }
 
 // Status values of a Row.
@@ -177,7 +185,7 @@ func NewRow() Row {
 		ServerTTFTMeanS: nan, ServerTPOTMeanMs: nan, ServerE2EMeanS: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
-		SharedPrefixPct: nan,
+		SharedPrefixPct: nan, InputsPerSec: nan, InputTokS: nan,
 	}
 }
 
@@ -210,6 +218,10 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.SharedPrefixPct = p.SharedPrefixPct
 	r.TTFO, r.ReasoningSpan, r.AnswerTPOT = p.TTFO, p.ReasoningSpan, p.AnswerTPOT
 	r.ReasoningTokens, r.AnswerTokens, r.ReasoningTokenSource = p.ReasoningTokens, p.AnswerTokens, p.ReasoningTokenSource
+	if p.Inputs > 0 {
+		r.InputsTotal, r.InputTokens = p.Inputs, p.InputTokens
+		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
+	}
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

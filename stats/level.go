@@ -142,6 +142,13 @@ type Summary struct {
 	ReasoningTokens      int    `json:"reasoning_tokens"`
 	AnswerTokens         int    `json:"answer_tokens"`
 	ReasoningTokenSource string `json:"reasoning_token_source,omitempty"`
+	// Embeddings requests: Inputs is Σ embeddings the successful requests returned,
+	// InputTokens Σ the server's input token counts of those requests; InputsPerSec and
+	// InputTokS divide them by the window (0 when no request embedded anything).
+	Inputs       int     `json:"inputs,omitempty"`
+	InputTokens  int     `json:"input_tokens,omitempty"`
+	InputsPerSec float64 `json:"inputs_s,omitempty"`
+	InputTokS    float64 `json:"input_tok_s,omitempty"`
 }
 
 // accumulate is an Accumulator fed the samples.
@@ -217,6 +224,7 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	}
 	a.e2e.add(s.E2E().Seconds())
 	a.addReasoning(s)
+	a.l.Inputs += s.Inputs
 	a.l.OutputTokens += s.OutputTokens
 	a.chunks += s.Chunks
 	if counted(s) {
@@ -294,6 +302,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.l.GoodOutputTokens += o.l.GoodOutputTokens
 	a.l.SharedPrefixTokens += o.l.SharedPrefixTokens
 	a.l.ReasoningTokens += o.l.ReasoningTokens
+	a.l.Inputs += o.l.Inputs
 	a.l.AnswerTokens += o.l.AnswerTokens
 	for _, v := range []struct{ dst, src *valueStore }{{&a.ttft, &o.ttft}, {&a.tpot, &o.tpot}, {&a.e2e, &o.e2e},
 		{&a.rate, &o.rate}, {&a.connect, &o.connect}, {&a.send, &o.send}, {&a.itl, &o.itl},
@@ -366,6 +375,11 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.TokenSource = sourceOf(a.sources)
 	l.TTFO, l.ReasoningSpan, l.AnswerTPOT = a.ttfo.dist(), a.span.dist(), a.tpotAns.dist()
 	l.ReasoningTokenSource = sourceOf(a.reasoningSources)
+	if l.Inputs > 0 {
+		l.InputTokens = a.promptSum
+		l.InputsPerSec = ratio(float64(l.Inputs), windowSeconds)
+		l.InputTokS = ratio(float64(a.promptSum), windowSeconds)
+	}
 	return l
 }
 

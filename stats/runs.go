@@ -129,6 +129,10 @@ func medianLevel(levels []Summary) Summary {
 		AnswerTPOT:            d(func(l *Summary) *Dist { return &l.AnswerTPOT }),
 		ReasoningTokens:       i(func(l *Summary) int { return l.ReasoningTokens }),
 		AnswerTokens:          i(func(l *Summary) int { return l.AnswerTokens }),
+		Inputs:                i(func(l *Summary) int { return l.Inputs }),
+		InputTokens:           i(func(l *Summary) int { return l.InputTokens }),
+		InputsPerSec:          f(func(l *Summary) float64 { return l.InputsPerSec }),
+		InputTokS:             f(func(l *Summary) float64 { return l.InputTokS }),
 	}
 }
 

@@ -30,6 +30,7 @@ type Backend struct {
 	endpoint  string
 	chat      bool
 	responses bool // the Responses API (api = "responses")
+	embed     bool // /v1/embeddings (api = "embeddings")
 	strict    bool
 
 	mu     sync.Mutex
@@ -54,7 +55,7 @@ var standardFields = map[string]bool{
 // Kind declares the openai backend kind: any OpenAI-compatible server, at a url the plan
 // must give; its memory figures are read the vLLM way (/metrics).
 var Kind = backends.Kind{
-	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions", "responses"},
+	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions", "responses", backends.EmbeddingsAPI},
 	Reasoning: []string{"reasoning_effort"}, ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
 	New: backends.Constructor(New),
 }
@@ -90,8 +91,11 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 	case "responses":
 		b.responses = true
 		b.endpoint = base + "/responses"
+	case backends.EmbeddingsAPI:
+		b.embed = true
+		b.endpoint = base + "/embeddings"
 	default:
-		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"completions\", \"responses\"", cfg.Name, cfg.API)
+		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"completions\", \"responses\", \"embeddings\"", cfg.Name, cfg.API)
 	}
 	var bad []string
 	for k := range cfg.ExtraFields {
@@ -135,12 +139,13 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		m[k] = v
 	}
 	m["model"] = req.Model
+	if b.embed {
+		m["input"] = backends.EmbeddingInputs(req)
+		return json.Marshal(m)
+	}
 	if b.responses {
 		b.responsesBody(m, req)
-		if req.Temperature != nil {
-			m["temperature"] = *req.Temperature
-		}
-		return json.Marshal(m) // no seed: the Responses API has none
+		return json.Marshal(m)
 	}
 	if b.chat {
 		m["messages"] = req.Messages()
@@ -181,6 +186,9 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 
 // NewDecoder implements backends.Adapter.
 func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder {
+	if b.embed {
+		return &backends.EmbeddingsDecoder{R: r} // never streamed
+	}
 	d := newDecoder(r)
 	if b.responses {
 		d.parse = parseEvent

@@ -17,14 +17,24 @@ import (
 // framing and the same timing core read them.
 
 // responsesBody is the request for the Responses API: the conversation as input
-// messages, max_output_tokens, reasoning.effort, and store off so the server keeps no
-// copy of every benchmark response.
+// messages, max_output_tokens (forced with vLLM's ignore_eos, which its Responses
+// endpoint takes; min_tokens it does not), reasoning.effort, and store off so the server
+// keeps no copy of every benchmark response.
 func (b *Backend) responsesBody(m map[string]any, req backends.Request) {
 	m["input"] = req.Messages()
 	m["stream"] = !req.NoStream
 	m["store"] = false
 	if req.MaxTokens > 0 {
 		m["max_output_tokens"] = req.MaxTokens
+		if req.ForceMaxTokens && b.cfg.EngineExtensions {
+			m["ignore_eos"] = true
+		}
+	}
+	if req.Temperature != nil {
+		m["temperature"] = *req.Temperature
+	}
+	if req.Seed != nil {
+		m["seed"] = *req.Seed
 	}
 	if req.ReasoningEffort != "" {
 		m["reasoning"] = map[string]string{"effort": req.ReasoningEffort}
@@ -36,6 +46,9 @@ type eventFields struct {
 	typ, delta []byte
 	deltaLen   int
 	errMsg     string
+	// incomplete: the response's status is "incomplete" (max_output_tokens reached);
+	// vLLM says so on response.completed, OpenAI with response.incomplete.
+	incomplete bool
 }
 
 // parseEvent reads one Responses API stream event into c. Like parseChunk it allocates
@@ -75,6 +88,9 @@ func parseEvent(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string
 		c.Reasoning = f.deltaLen
 	case "response.completed":
 		c.Done, c.FinishReason = true, "stop"
+		if f.incomplete {
+			c.FinishReason = "length"
+		}
 	case "response.incomplete":
 		c.Done, c.FinishReason = true, "length"
 	case "response.failed", "error":
@@ -103,6 +119,9 @@ func parseResponse(sc *jsonscan.Scanner, c *backends.Chunk, id *string, f *event
 				c.Tokens = backends.TokensUsage
 				parseResponsesUsage(sc, c)
 			}
+		case "status":
+			raw, _ := sc.String()
+			f.incomplete = string(raw) == "incomplete"
 		case "error":
 			if sc.Peek() == '{' {
 				f.errMsg = errorText(sc)
