@@ -62,7 +62,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if rc.Calibration.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
 		row.PromptTokensActual = float64(rc.Calibration.Actual)
 	}
-	row.PromptTokensRequested = w.PromptTokens // SetStats' is zero when nothing was measured
+	row.PromptTokensRequested = cellRow(cell, level, rc).PromptTokensRequested // SetStats' is zero when nothing was measured
 	setVRAM(&row, m.GPU)
 	row.Started, row.Ended = m.Started, m.Ended
 
@@ -114,6 +114,10 @@ func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) report.Row {
 	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
 	row.MaxTokens = w.MaxTokens
 	row.PromptTokensRequested = w.PromptTokens
+	if level.Inputs > 0 {
+		row.Inputs, row.InputTokensPerInput = level.Inputs, level.InputTokens
+		row.PromptTokensRequested = level.Inputs * level.InputTokens // a request's inputs together
+	}
 	row.Version, row.RunID, row.Host = rc.Version, rc.RunID, rc.Host
 	return row
 }

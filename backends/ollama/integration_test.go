@@ -259,3 +259,37 @@ func TestRealThinking(t *testing.T) {
 		t.Errorf("think on a model without thinking: %+v", no.Err)
 	}
 }
+
+// TestRealEmbeddings: api = "embeddings" sends /api/embed to the pinned Ollama; the
+// sample's input tokens are the server's own prompt_eval_count for the same inputs, read
+// here with plain net/http, and it counts the embeddings returned. Latency is the whole
+// answer: no TTFT.
+func TestRealEmbeddings(t *testing.T) {
+	s := realOllama(t)
+	b := mustNew(t, backends.Config{URL: s.URL, API: backends.EmbeddingsAPI})
+	inputs := []string{"hello world, the model", "a fast token server", "plan run"}
+	got := b.Do(context.Background(), backends.Request{ID: "embed", Model: s.Model, Inputs: inputs, NoStream: true})
+	if got.Err != nil {
+		t.Fatal(got.Err)
+	}
+	body, _ := json.Marshal(map[string]any{"model": s.Model, "input": inputs})
+	resp, err := http.Post(s.URL+"/api/embed", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw struct {
+		Embeddings      [][]float64 `json:"embeddings"`
+		PromptEvalCount int         `json:"prompt_eval_count"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || raw.PromptEvalCount == 0 {
+		t.Fatalf("/api/embed: %v, %+v", err, raw)
+	}
+	_, hasTTFT := got.TTFT()
+	if got.PromptTokens != raw.PromptEvalCount || got.TokenSource != backends.TokensServer || got.Inputs != len(raw.Embeddings) ||
+		got.Inputs != 3 || hasTTFT || got.End <= 0 {
+		t.Errorf("input tokens %d (%s), the server's %d; inputs %d of %d; TTFT %v; latency %v",
+			got.PromptTokens, got.TokenSource, raw.PromptEvalCount, got.Inputs, len(raw.Embeddings), hasTTFT, got.End)
+	}
+	t.Logf("%d inputs, %d input tokens (server: %d), latency %v", got.Inputs, got.PromptTokens, raw.PromptEvalCount, got.End)
+}

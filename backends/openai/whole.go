@@ -23,6 +23,9 @@ func (b *Backend) NewWholeDecoder(r *bufio.Reader) backends.Decoder {
 	if b.responses {
 		return &wholeResponsesDecoder{r: r}
 	}
+	if b.embed {
+		return b.NewDecoder(r)
+	}
 	return &wholeDecoder{r: r}
 }
 
