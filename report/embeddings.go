@@ -81,9 +81,8 @@ func embeddingsTable(b *strings.Builder, rows []Row) {
 	if len(rows) == 0 {
 		return
 	}
-	b.WriteString("### Embeddings\n\n" + embeddingsNote + "\n\n")
 	head, body := embeddingsCells(rows)
-	tableOf(b, head, body)
+	noteTable(b, "Embeddings", embeddingsNote, head, body)
 }
 
 // embeddingsHTMLCells are the embeddings rows' cells of the HTML report, one table each.

@@ -61,9 +61,5 @@ func reasoningCells(rows []Row) (head []string, body [][]string) {
 // reasoned.
 func reasoningTable(b *strings.Builder, rows []Row) {
 	head, body := reasoningCells(rows)
-	if len(body) == 0 {
-		return
-	}
-	b.WriteString("### Reasoning\n\n" + reasoningNote + "\n\n")
-	tableOf(b, head, body)
+	noteTable(b, "Reasoning", reasoningNote, head, body)
 }

@@ -117,7 +117,7 @@ func parseResponse(sc *jsonscan.Scanner, c *backends.Chunk, id *string, f *event
 		case "usage":
 			if sc.Object() {
 				c.Tokens = backends.TokensUsage
-				parseResponsesUsage(sc, c)
+				parseUsage(sc, c, responsesUsage)
 			}
 		case "status":
 			raw, _ := sc.String()
@@ -127,32 +127,6 @@ func parseResponse(sc *jsonscan.Scanner, c *backends.Chunk, id *string, f *event
 				f.errMsg = errorText(sc)
 			} else {
 				sc.Skip()
-			}
-		default:
-			sc.Skip()
-		}
-	}
-}
-
-func parseResponsesUsage(sc *jsonscan.Scanner, c *backends.Chunk) {
-	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
-		switch string(key) {
-		case "input_tokens":
-			n, _ := sc.Int()
-			c.PromptTokens = int(n)
-		case "output_tokens":
-			n, _ := sc.Int()
-			c.OutputTokens = int(n)
-		case "output_tokens_details":
-			if sc.Object() {
-				for key, ok := sc.Key(); ok; key, ok = sc.Key() {
-					if string(key) == "reasoning_tokens" {
-						n, _ := sc.Int()
-						c.ReasoningTokens = int(n)
-					} else {
-						sc.Skip()
-					}
-				}
 			}
 		default:
 			sc.Skip()

@@ -5,12 +5,10 @@ package openai
 // itself says, read here with plain net/http from the raw stream and from /tokenize.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/planrun/planrun/backends"
@@ -133,13 +131,7 @@ func TestRealVLLMNonStreamed(t *testing.T) {
 // the Responses API's reasoning_text and output_text delta events.
 func rawReasoning(t *testing.T, sse []byte) (reasoning, answer int) {
 	t.Helper()
-	sc := bufio.NewScanner(bytes.NewReader(sse))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
+	for _, data := range gatewaytest.DataEvents(sse) {
 		var ev struct {
 			Type    string `json:"type"`
 			Choices []struct {

@@ -4,7 +4,6 @@ package gatewaytest
 // real Ollama: what the test sees at the engine is what a TaoToken user's request becomes.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -58,29 +57,7 @@ func strictBackend(t *testing.T, url string, getenv func(string) string) *openai
 }
 
 // engineUsage is usage.completion_tokens as the engine itself streamed it to the gateway.
-func engineUsage(t *testing.T, sse []byte) int {
-	t.Helper()
-	n := -1
-	sc := bufio.NewScanner(bytes.NewReader(sse))
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		var ev struct {
-			Usage *struct {
-				CompletionTokens int `json:"completion_tokens"`
-			} `json:"usage"`
-		}
-		if json.Unmarshal([]byte(data), &ev) == nil && ev.Usage != nil {
-			n = ev.Usage.CompletionTokens
-		}
-	}
-	if n < 0 {
-		t.Fatalf("the engine's stream carried no usage:\n%s", sse)
-	}
-	return n
-}
+func engineUsage(t *testing.T, sse []byte) int { return engineOutputTokens(t, sse) }
 
 // completions are the chat requests that reached an engine through its tap (LiteLLM also
 // asks the engine for /v1/models now and then).
@@ -234,13 +211,7 @@ func responsesThroughGateway(t *testing.T, g *Gateway, tap *Tap) {
 func engineOutputTokens(t *testing.T, sse []byte) int {
 	t.Helper()
 	n := -1
-	sc := bufio.NewScanner(bytes.NewReader(sse))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
+	for _, data := range DataEvents(sse) {
 		var ev struct {
 			Usage *struct {
 				CompletionTokens int `json:"completion_tokens"`
