@@ -201,7 +201,7 @@ func TestRequestBodies(t *testing.T) {
 func TestConfigRejected(t *testing.T) {
 	for _, cfg := range []backends.Config{
 		{URL: "127.0.0.1:8000"},
-		{URL: "http://x/v1", API: "responses"},
+		{URL: "http://x/v1", API: "assistants"}, // an api the adapter does not have ("responses" it now has)
 		{URL: "http://x/v1", ExtraFields: map[string]any{"stream": false}},
 	} {
 		if _, err := New(cfg); err == nil {

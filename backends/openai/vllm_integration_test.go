@@ -193,3 +193,25 @@ func TestRealVLLMReasoning(t *testing.T) {
 		})
 	}
 }
+
+// TestRealVLLMEmbeddings: vLLM's pooling runner serves the tiny checkpoint as an
+// embedding model (--runner pooling --convert embed). api = "embeddings" sends
+// /v1/embeddings; the sample counts the embeddings returned, and its input tokens are
+// vLLM's usage, equal to vLLM's own /tokenize count of each input.
+func TestRealVLLMEmbeddings(t *testing.T) {
+	s := vllmtest.SharedPooling(t)
+	inputs := []string{"hello world, the model", "a fast token server", "plan run"}
+	b := mustNew(t, backends.Config{Name: "openai.vllm", URL: s.URL + "/v1", API: backends.EmbeddingsAPI})
+	got := b.Do(context.Background(), backends.Request{ID: "vllm/embed", Model: s.Model, Inputs: inputs, NoStream: true})
+	if !got.OK() {
+		t.Fatal(got.Err)
+	}
+	want := 0
+	for _, in := range inputs {
+		want += vllmTokenize(t, s, map[string]any{"prompt": in})
+	}
+	if _, ttft := got.TTFT(); got.Inputs != 3 || got.PromptTokens != want || got.TokenSource != backends.TokensUsage || ttft {
+		t.Errorf("inputs %d, input tokens %d (%s), /tokenize says %d, TTFT %v", got.Inputs, got.PromptTokens, got.TokenSource, want, ttft)
+	}
+	t.Logf("%d inputs, %d input tokens (/tokenize: %d), latency %v", got.Inputs, got.PromptTokens, want, got.End)
+}

@@ -78,6 +78,9 @@ type Options struct {
 	// </think> as added tokens, </think> likely) under --reasoning-parser deepseek_r1, so
 	// vLLM streams the text before </think> as reasoning.
 	Reasoning bool
+	// Pooling serves the default checkpoint with vLLM's pooling runner as an embedding
+	// model (--runner pooling --convert embed): /v1/embeddings instead of generation.
+	Pooling bool
 }
 
 // StartServer writes the tiny checkpoint under dir and starts vLLM on it with
@@ -106,6 +109,9 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 		"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"}
 	if o.Reasoning {
 		command = append(command, "--reasoning-parser", "deepseek_r1")
+	}
+	if o.Pooling {
+		command = append(command, "--runner", "pooling", "--convert", "embed")
 	}
 	spec := servers.Spec{
 		Name:         "vllm",
@@ -163,7 +169,11 @@ func (s *shared) stop() error {
 	return err
 }
 
-var sharedPlain, sharedReasoning = &shared{}, &shared{opts: Options{Reasoning: true}}
+var (
+	sharedPlain     = &shared{}
+	sharedReasoning = &shared{opts: Options{Reasoning: true}}
+	sharedPooling   = &shared{opts: Options{Pooling: true}}
+)
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
 // that calls it runs its tests through Main.
@@ -171,6 +181,9 @@ func Shared(t testing.TB) *Server { t.Helper(); return sharedPlain.get(t) }
 
 // SharedReasoning is Shared for a server of Options{Reasoning: true}.
 func SharedReasoning(t testing.TB) *Server { t.Helper(); return sharedReasoning.get(t) }
+
+// SharedPooling is Shared for a server of Options{Pooling: true}.
+func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.get(t) }
 
 // Main runs the package's tests and then stops the shared server: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
@@ -186,5 +199,5 @@ func Main(m *testing.M) int {
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
 func StopShared() error {
-	return errors.Join(sharedPlain.stop(), sharedReasoning.stop())
+	return errors.Join(sharedPlain.stop(), sharedReasoning.stop(), sharedPooling.stop())
 }
