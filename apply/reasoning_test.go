@@ -98,9 +98,11 @@ func TestReasoningAgainstTruth(t *testing.T) {
 		if r.ReasoningTokenSource != wantSource {
 			t.Errorf("%s: reasoning token source %q, want %q", r.ID, r.ReasoningTokenSource, wantSource)
 		}
-		// TPOT over the answer alone: the answer's 20 tokens are 10 ms apart.
-		if d, ok := r.AnswerTPOT(); !ok || math.Abs(d.Seconds()-0.010) > 0.002 {
-			t.Errorf("%s: answer TPOT %v (%v), scripted 10ms", r.ID, d, ok)
+		// E2E against the truth too; TPOT over the answer alone is (E2E − TTFO) over the
+		// answer's tokens after its first.
+		within("E2E", r.ID, r.E2E(), tr.Chunks[len(tr.Chunks)-1].Written.Sub(r.Start))
+		if d, ok := r.AnswerTPOT(); !ok || d != (r.E2E()-ttfo)/time.Duration(answer-1) {
+			t.Errorf("%s: answer TPOT %v (%v), want (E2E − TTFO) / %d", r.ID, d, ok, answer-1)
 		}
 		truthTTFO[r.CellID] = append(truthTTFO[r.CellID], wantTTFO.Seconds())
 	}
