@@ -164,6 +164,9 @@ type Sample struct {
 	TextBytes            int         `json:"text_bytes"`
 	ReasoningBytes       int         `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
 	FinishReason         string      `json:"finish_reason,omitempty"`   // "stop", "length", ...
+	// Model is the model name a workload's model mix sent the request to; empty without
+	// a mix (the row's model_id).
+	Model string `json:"model,omitempty"`
 	// Inputs is the number of embeddings the server returned (embeddings requests).
 	Inputs int `json:"inputs,omitempty"`
 	// MaxTokens is the request's own output length when it had one drawn (a length

@@ -69,6 +69,9 @@ type Workload struct {
 	Reasoning Reasoning
 	// Embeddings, when set, makes the workload embeddings requests (embeddings block).
 	Embeddings *Embeddings
+	// Models, when set, spread the requests over several model names by weight (models
+	// attribute), instead of the cell's model_id alone.
+	Models []ModelWeight
 
 	goalCtx *hcl.EvalContext
 }
@@ -175,7 +178,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
-		{Name: "reasoning_effort"}, {Name: "think"},
+		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}},
 }
@@ -278,6 +281,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
 	l.decode(a["stream"], ctx, &w.Stream)
 	l.decodeReasoning(w, a, ctx)
+	l.decodeModelMix(w, a["models"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)

@@ -157,6 +157,10 @@ type Row struct {
 	Inputs, InputTokensPerInput int
 	InputsTotal, InputTokens    int
 	InputsPerSec, InputTokS     float64
+
+	// ModelMix gives a model mix's figures per model name (requests, share, failures,
+	// TTFT, TPOT and E2E p50), beside the row's pooled figures; empty without a mix.
+	ModelMix string
 }
 
 // Status values of a Row.

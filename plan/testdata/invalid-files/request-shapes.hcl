@@ -34,3 +34,9 @@ matrix "m" {
     workload = workload.chat
   }
 }
+workload "no_share" {
+  models = { "a" = 0, "b" = 0 } # ERROR: Invalid models ~ The weights sum to 0
+}
+workload "negative" {
+  models = { "a" = 2, "b" = -1 } # ERROR: Invalid models ~ weights are shares
+}
