@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/traffic"
 )
 
 // Options configure one apply.
@@ -80,7 +81,7 @@ type Progress interface {
 	// slow one backs up the queue of finished requests.
 	Request(cell *plan.Cell, level plan.LoadLevel, ev executor.Event)
 	// EndLevel is called with the level's result row.
-	EndLevel(cell *plan.Cell, row report.Row)
+	EndLevel(cell *plan.Cell, row ledger.Row)
 }
 
 // Result is what an apply produced.
@@ -88,8 +89,8 @@ type Result struct {
 	RunDir     string
 	LedgerPath string
 	ReportPath string
-	Rows       []report.Row
-	Cells      []report.CellStatus
+	Rows       []ledger.Row
+	Cells      []ledger.CellStatus
 	// ExpectFailures lists every expect condition that did not hold.
 	ExpectFailures []ExpectFailure
 	Interrupted    bool
@@ -99,11 +100,11 @@ type Result struct {
 func (r *Result) Counts() (ok, failed, interrupted, skipped int) {
 	for _, c := range r.Cells {
 		switch c.Status {
-		case report.StatusOK:
+		case ledger.StatusOK:
 			ok++
-		case report.StatusFailed:
+		case ledger.StatusFailed:
 			failed++
-		case report.StatusInterrupted:
+		case ledger.StatusInterrupted:
 			interrupted++
 		default:
 			skipped++
@@ -147,21 +148,17 @@ type applier struct {
 	o        Options
 	now      func() time.Time
 	res      *Result
-	ledger   *report.Ledger
-	runCSV   *report.Ledger
-	samples  *report.SampleLog
-	mdPaths  []string
-	language string
-	// percentiles are what the Markdown shows (the last markdown output's choice, as
-	// with language).
-	percentiles []int
-	manifest    report.Manifest
-	host        string
-	done        map[levelKey]report.Row // resumed levels already complete
-	tel         *gpu.Telemetry
-	ownTel      bool
-	mgr         *servers.Manager
-	backends    map[string]backends.Backend
+	ledger   *ledger.Ledger
+	runCSV   *ledger.Ledger
+	samples  *ledger.RequestLog
+	declared map[string][]string // the output blocks' paths by kind (none on a Slurm node)
+	manifest ledger.Manifest
+	host     string
+	done     map[levelKey]ledger.Row // resumed levels already complete
+	tel      *gpu.Telemetry
+	ownTel   bool
+	mgr      *servers.Manager
+	backends map[string]backends.Backend
 	// probed holds each backend and model's probe outcome (nil: usable), by backendKey
 	// and model id; unusable the backends that can serve nothing, by backendKey (and by
 	// address for a missing key); listed the models each backend's probe found.
@@ -170,10 +167,8 @@ type applier struct {
 	listed   map[string][]string
 	shapes   map[string]modelShape
 	vram     []report.VRAMSeries
-	// traffic holds each dataset workload's drawn rows (readDatasets).
-	traffic map[*plan.Workload]dataset.Sample
-	// replays holds each replay workload's trace window (scanTrace).
-	replays map[*plan.Workload]*replayWindow
+	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
+	traffic map[*plan.Workload]*traffic.Workload
 }
 
 type levelKey struct {
@@ -181,7 +176,7 @@ type levelKey struct {
 	level plan.LoadLevel
 }
 
-func rowKey(r report.Row) levelKey {
+func rowKey(r ledger.Row) levelKey {
 	return levelKey{r.CellID, plan.LoadLevel{Concurrency: r.Concurrency, RequestRate: r.RequestRate,
 		Inputs: r.Inputs, InputTokens: r.InputTokensPerInput}}
 }
@@ -192,7 +187,7 @@ func newApplier(o Options) (*applier, error) {
 			return nil, err
 		}
 	}
-	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]report.Row{},
+	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{},
 		backends: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
 	if a.now == nil {
 		a.now = time.Now
@@ -216,14 +211,14 @@ func newApplier(o Options) (*applier, error) {
 		if runDir, err = a.nodeRunDir(); err != nil {
 			return nil, err
 		}
-		ledgerPath, jsonlPath, a.mdPaths = "", "", nil
+		ledgerPath, jsonlPath, a.declared = "", "", nil
 	} else {
 		// The ledger first: a ledger refused (e.g. another header) must not leave an
 		// empty run directory behind.
 		if err := os.MkdirAll(filepath.Dir(ledgerPath), 0o755); err != nil {
 			return nil, fmt.Errorf("creating the ledger's directory: %w", err)
 		}
-		if a.ledger, err = report.OpenLedger(ledgerPath); err != nil {
+		if a.ledger, err = ledger.OpenLedger(ledgerPath); err != nil {
 			return nil, err
 		}
 	}
@@ -237,10 +232,10 @@ func newApplier(o Options) (*applier, error) {
 		jsonlPath = filepath.Join(runDir, "requests.jsonl")
 	}
 	a.res.RunDir, a.res.LedgerPath = runDir, ledgerPath
-	a.res.ReportPath = filepath.Join(runDir, "report.md")
+	a.res.ReportPath = filepath.Join(runDir, report.MarkdownFile)
 
-	host := report.CollectHost()
-	a.manifest = report.Manifest{Environment: host, Started: started}
+	host := ledger.CollectHost()
+	a.manifest = ledger.Manifest{Environment: host, Started: started}
 	a.host = host.Host // a resumed run's rows say where they were measured, not where it began
 	if a.o.Resume != "" {
 		if err := a.loadResume(); err != nil {
@@ -265,11 +260,11 @@ func newApplier(o Options) (*applier, error) {
 		return nil, err
 	}
 
-	if a.runCSV, err = report.OpenLedger(filepath.Join(runDir, "results.csv")); err != nil {
+	if a.runCSV, err = ledger.OpenLedger(filepath.Join(runDir, "results.csv")); err != nil {
 		a.close()
 		return nil, err
 	}
-	if a.samples, err = report.OpenSampleLog(jsonlPath); err != nil {
+	if a.samples, err = ledger.OpenRequestLog(jsonlPath); err != nil {
 		a.close()
 		return nil, err
 	}
@@ -278,25 +273,21 @@ func newApplier(o Options) (*applier, error) {
 	return a, nil
 }
 
-// readOutputs takes the plan's output blocks: the ledger's path ("" without an output
-// "csv": results.csv in the results directory), the raw-sample log's ("" for the run
-// directory's), and the Markdown reports' paths, language and percentiles.
+// readOutputs takes the paths of the plan's output blocks by kind, and returns the
+// ledger's path ("" without an output "csv": results.csv in the results directory) and
+// the raw-sample log's ("" for the run directory's); the last block of a kind wins.
 func (a *applier) readOutputs() (ledgerPath, jsonlPath string) {
+	a.declared = map[string][]string{}
 	for _, out := range a.o.Plan.Outputs {
-		switch out.Kind {
-		case "csv":
-			ledgerPath = out.Path
-		case "markdown":
-			a.mdPaths = append(a.mdPaths, out.Path)
-			if out.Language != "" {
-				a.language = out.Language
-			}
-			a.percentiles = out.Percentiles
-		case "jsonl":
-			jsonlPath = out.Path
-		}
+		a.declared[out.Kind] = append(a.declared[out.Kind], out.Path)
 	}
-	return ledgerPath, jsonlPath
+	last := func(paths []string) string {
+		if len(paths) == 0 {
+			return ""
+		}
+		return paths[len(paths)-1]
+	}
+	return last(a.declared[ledger.LedgerOutput]), last(a.declared[ledger.RequestsOutput])
 }
 
 // openTelemetry opens NVML unless the caller gave a handle, and records the GPUs, the
@@ -350,7 +341,7 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 	}
 	a.checkHardware()
 	// Cells of a resumed run keep their status unless they are run again.
-	status := map[string]report.CellStatus{}
+	status := map[string]ledger.CellStatus{}
 	for _, c := range a.manifest.Cells {
 		status[c.ID] = c
 	}
@@ -358,7 +349,7 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 	for _, c := range a.o.Cells {
 		st, ok := status[c.ID]
 		if !ok {
-			st = report.CellStatus{ID: c.ID, Status: "pending"}
+			st = ledger.CellStatus{ID: c.ID, Status: "pending"}
 		}
 		a.manifest.Cells = append(a.manifest.Cells, st)
 	}
@@ -385,7 +376,7 @@ func (a *applier) run(ctx context.Context) (*Result, error) {
 		}
 		st := a.runCell(ctx, cell)
 		a.manifest.Cells[i] = st
-		if st.Status == report.StatusInterrupted {
+		if st.Status == ledger.StatusInterrupted {
 			a.res.Interrupted = true
 		}
 		if err := a.writeManifest(); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
@@ -57,14 +58,14 @@ func loadPlanFile(t testing.TB, path string, vars ...string) (*plan.Plan, []*pla
 }
 
 // readSamples reads every record of a run's requests.jsonl.
-func readSamples(t testing.TB, runDir string) []report.SampleRecord {
+func readSamples(t testing.TB, runDir string) []ledger.RequestRecord {
 	t.Helper()
 	f, err := os.Open(filepath.Join(runDir, "requests.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	recs, err := report.ReadSamples(f)
+	recs, err := ledger.ReadRequests(f)
 	if err != nil {
 		t.Fatalf("requests.jsonl: %v", err)
 	}
@@ -120,7 +121,7 @@ type countingProgress struct {
 
 func (c *countingProgress) Note(string, ...any)                        { c.notes.Add(1) }
 func (c *countingProgress) StartLevel(*plan.Cell, plan.LoadLevel, int) {}
-func (c *countingProgress) EndLevel(*plan.Cell, report.Row)            { c.levels.Add(1) }
+func (c *countingProgress) EndLevel(*plan.Cell, ledger.Row)            { c.levels.Add(1) }
 func (c *countingProgress) Request(*plan.Cell, plan.LoadLevel, executor.Event) {
 	c.requests.Add(1)
 	if c.onReq != nil {
@@ -141,7 +142,7 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 		t.Fatalf("rows = %d, want 2 cells × 2 levels", len(res.Rows))
 	}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.Requests != 6 || r.Succeeded != 6 {
+		if r.Status != ledger.StatusOK || r.Requests != 6 || r.Succeeded != 6 {
 			t.Fatalf("%s c=%d: status %s, %d/%d ok", r.CellID, r.Concurrency, r.Status, r.Succeeded, r.Requests)
 		}
 		// The server's own count: 16 tokens a request, 6 measured requests.
@@ -189,9 +190,9 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 			t.Fatalf("missing %s: %v", name, err)
 		}
 	}
-	ledger, err := report.ReadLedger(res.LedgerPath)
-	if err != nil || len(ledger) != 4 {
-		t.Fatalf("ledger: %d rows, %v", len(ledger), err)
+	ledgerRows, err := ledger.ReadLedger(res.LedgerPath)
+	if err != nil || len(ledgerRows) != 4 {
+		t.Fatalf("ledger: %d rows, %v", len(ledgerRows), err)
 	}
 	if recs := readSamples(t, res.RunDir); len(recs) != 36 {
 		t.Fatalf("requests.jsonl: %d records", len(recs))
@@ -211,7 +212,7 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(res.RunDir, strings.TrimSuffix(report.LatencyChartFile, ".svg")+".png")); err != nil {
 		t.Fatalf("the latency chart has no PNG: %v", err)
 	}
-	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil || m.PlanHash != p.Hash || len(m.Cells) != 2 || m.Ended.IsZero() || m.ServerVersions["ollama.mock"] == "" {
 		t.Fatalf("manifest: %+v %v", m, err)
 	}
@@ -257,7 +258,7 @@ func TestFailingServerIsRecordedAndRunGoesOn(t *testing.T) {
 			continue
 		}
 		// The probe's test request is refused: the cell fails at once, nothing measured.
-		if r.Status != report.StatusFailed || r.Requests != 0 || !strings.Contains(r.Notes, "401") {
+		if r.Status != ledger.StatusFailed || r.Requests != 0 || !strings.Contains(r.Notes, "401") {
 			t.Fatalf("openai row: status %s, %d requests, notes %q; want failed before measuring with the 401", r.Status, r.Requests, r.Notes)
 		}
 		if !strings.Contains(r.Notes, "Authorization: Bearer") || strings.Contains(r.Notes, "wrong") {
@@ -306,13 +307,13 @@ func TestInterruptThenResumeLosesAndDuplicatesNothing(t *testing.T) {
 	if ok, failed, _, _ := res2.Counts(); ok != 2 || failed != 0 {
 		t.Fatalf("after resume ok=%d failed=%d", ok, failed)
 	}
-	rows, err := report.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	complete := map[string]int{}
 	for _, r := range rows {
-		if r.Status == report.StatusOK {
+		if r.Status == ledger.StatusOK {
 			complete[fmt.Sprintf("%s@%d", r.CellID, r.Concurrency)]++
 		}
 	}
@@ -418,7 +419,7 @@ matrix "m" {
 			t.Fatalf("rate %g: %d/%d ok at c=%d", r.RequestRate, r.Succeeded, r.Requests, r.Concurrency)
 		}
 	}
-	rows, err := report.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
 	if err != nil || rows[1].RequestRate != 400 {
 		t.Fatalf("request rate not in the CSV: %v", err)
 	}
@@ -548,7 +549,7 @@ func TestResumeRetriesCellsThatWereNotMeasured(t *testing.T) {
 		t.Fatalf("resumed: %d rows, want 2 cells × 2 levels", len(rows))
 	}
 	for _, r := range rows {
-		if r.Status != report.StatusOK || r.Requests == 0 {
+		if r.Status != ledger.StatusOK || r.Requests == 0 {
 			t.Fatalf("%s c=%d: %s with %d requests after resume", r.CellID, r.Concurrency, r.Status, r.Requests)
 		}
 	}

@@ -4,20 +4,20 @@ import (
 	"context"
 	"math"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // endsSweep reports whether the levels after row's are not run: its goal was missed,
 // or it fell short of the workload's capacity target.
-func endsSweep(w *plan.Workload, row report.Row) bool {
-	return row.Goal == report.GoalMissed || (w.Capacity != nil && !meetsCapacity(w, row))
+func endsSweep(w *plan.Workload, row ledger.Row) bool {
+	return row.Goal == ledger.GoalMissed || (w.Capacity != nil && !meetsCapacity(w, row))
 }
 
 // meetsCapacity reports whether the row's SLO attainment reaches the capacity target.
 // An interrupted level proves nothing, so it does not meet it.
-func meetsCapacity(w *plan.Workload, row report.Row) bool {
-	return row.Status != report.StatusInterrupted && !math.IsNaN(row.SLOAttainmentPct) &&
+func meetsCapacity(w *plan.Workload, row ledger.Row) bool {
+	return row.Status != ledger.StatusInterrupted && !math.IsNaN(row.SLOAttainmentPct) &&
 		row.SLOAttainmentPct >= w.Capacity.TargetPct
 }
 
@@ -28,44 +28,69 @@ type capacitySearch struct {
 	cellID string
 	levels []plan.LoadLevel
 	met    []bool
+	// clientBound marks levels whose fidelity was client-bound: the client, not the
+	// server, limited them, so they neither met nor missed the target.
+	clientBound []bool
 }
 
 // newCapacitySearch starts the cell's search from the rows already recorded.
-func newCapacitySearch(cell *plan.Cell, rows []report.Row) *capacitySearch {
+func newCapacitySearch(cell *plan.Cell, rows []ledger.Row) *capacitySearch {
 	s := &capacitySearch{w: cell.Workload, cellID: cell.ID}
 	for _, r := range rows {
-		if r.CellID == cell.ID && r.Status != report.StatusInterrupted {
+		if r.CellID == cell.ID && r.Status != ledger.StatusInterrupted {
 			s.judge(rowKey(r).level, r)
 		}
 	}
 	return s
 }
 
-func (s *capacitySearch) judge(lv plan.LoadLevel, row report.Row) {
+func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
 	s.levels = append(s.levels, lv)
 	s.met = append(s.met, meetsCapacity(s.w, row))
+	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound)
 }
 
 // bounds are the highest level that met the target and the lowest above it that
 // missed it; nil where there is none.
-func (s *capacitySearch) bounds() (met, missed *plan.LoadLevel) {
+// missed it, and the lowest client-bound level above the met one; nil where there is
+// none. Client-bound levels count as neither met nor missed.
+func (s *capacitySearch) bounds() (met, missed, client *plan.LoadLevel) {
 	for i := range s.levels {
-		if s.met[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
+		if s.met[i] && !s.clientBound[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
 			met = &s.levels[i]
 		}
 	}
-	for i := range s.levels {
+	lowest := func(i int, cur *plan.LoadLevel) *plan.LoadLevel {
 		above := met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)
-		if !s.met[i] && above && (missed == nil || loadOf(s.w, s.levels[i]) < loadOf(s.w, *missed)) {
-			missed = &s.levels[i]
+		if above && (cur == nil || loadOf(s.w, s.levels[i]) < loadOf(s.w, *cur)) {
+			return &s.levels[i]
+		}
+		return cur
+	}
+	for i := range s.levels {
+		switch {
+		case s.clientBound[i]:
+			client = lowest(i, client)
+		case !s.met[i]:
+			missed = lowest(i, missed)
 		}
 	}
-	return met, missed
+	return met, missed, client
 }
 
-// next is the level to measure next; false once the bounds are the resolution apart.
+// clientLimited reports whether the client, not the server, bounds the search: a
+// client-bound level lies below the lowest level that missed the target (or none did).
+func (s *capacitySearch) clientLimited(missed, client *plan.LoadLevel) bool {
+	return client != nil && (missed == nil || loadOf(s.w, *client) < loadOf(s.w, *missed))
+}
+
+// next is the level to measure next; false once the bounds are the resolution apart. A
+// client-bound level stands in for the upper bound, so the search looks below it.
 func (s *capacitySearch) next() (plan.LoadLevel, bool) {
-	met, missed := s.bounds()
+	met, missed, client := s.bounds()
+	if s.clientLimited(missed, client) {
+		missed = client
+	}
 	if met == nil || missed == nil {
 		return plan.LoadLevel{}, false
 	}
@@ -73,17 +98,23 @@ func (s *capacitySearch) next() (plan.LoadLevel, bool) {
 }
 
 // answer is the search's result; nil when no level was measured.
-func (s *capacitySearch) answer() *report.Capacity {
-	met, missed := s.bounds()
-	c := &report.Capacity{CellID: s.cellID, Dimension: s.w.CapacityDimension(), TargetPct: s.w.Capacity.TargetPct,
-		Resolution: s.w.Capacity.Resolution, Levels: len(s.levels), Bound: report.CapacityFound}
+func (s *capacitySearch) answer() *ledger.Capacity {
+	met, missed, client := s.bounds()
+	c := &ledger.Capacity{CellID: s.cellID, Dimension: s.w.CapacityDimension(), TargetPct: s.w.Capacity.TargetPct,
+		Resolution: s.w.Capacity.Resolution, Levels: len(s.levels), Bound: ledger.CapacityFound}
 	switch {
+	case s.clientLimited(missed, client):
+		// Never a capacity the client limited: the answer says where the client gave out.
+		c.Bound, c.ClientBoundAt = ledger.CapacityClientBound, loadOf(s.w, *client)
+		if met != nil {
+			c.Value = loadOf(s.w, *met)
+		}
 	case met == nil && missed == nil:
 		return nil
 	case met == nil:
-		c.Bound, c.Value = report.CapacityBelow, loadOf(s.w, *missed)
+		c.Bound, c.Value = ledger.CapacityBelow, loadOf(s.w, *missed)
 	case missed == nil:
-		c.Bound, c.Value = report.CapacityAtLeast, loadOf(s.w, *met)
+		c.Bound, c.Value = ledger.CapacityAtLeast, loadOf(s.w, *met)
 	default:
 		c.Value = loadOf(s.w, *met)
 	}
@@ -95,7 +126,7 @@ func (s *capacitySearch) answer() *report.Capacity {
 // the target and the lowest above it that missed it until they are the resolution
 // apart, and returns the answer. Each level it runs counts towards the cell's status
 // st; when interrupted it returns nil and st says so.
-func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *cellSetup, st *report.CellStatus) *report.Capacity {
+func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *cellSetup, st *ledger.CellStatus) *ledger.Capacity {
 	s := newCapacitySearch(cell, a.res.Rows)
 	for {
 		lv, more := s.next()
@@ -103,12 +134,12 @@ func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *ce
 			return s.answer()
 		}
 		if ctx.Err() != nil {
-			st.Status = report.StatusInterrupted
+			st.Status = ledger.StatusInterrupted
 			return nil
 		}
 		row := a.runLevel(ctx, cell, setup, lv)
 		countRow(st, row)
-		if row.Status == report.StatusInterrupted {
+		if row.Status == ledger.StatusInterrupted {
 			return nil
 		}
 		s.judge(lv, row)

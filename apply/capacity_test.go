@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // The mock's TTFT is 50 ms and a loaded machine only adds delay, so a 10 ms limit is
@@ -76,12 +76,12 @@ func TestSLOAttainmentAgainstMock(t *testing.T) {
 				t.Errorf("loose: attainment %v goodput %v req/s %v tok/s, want 100, %v, %v",
 					r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS, r.RequestsPerSec, r.OutputTokS)
 			}
-			if r.Goal != report.GoalMet {
+			if r.Goal != ledger.GoalMet {
 				t.Errorf("loose: goal %q (%s), want met", r.Goal, r.Notes)
 			}
 		}
 	}
-	rows, err := report.ReadLedger(res.LedgerPath)
+	rows, err := ledger.ReadLedger(res.LedgerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestCapacitySearchBisects(t *testing.T) {
 		t.Errorf("levels measured %v, want the declared 1, 2, 8 and the bisection's 5, 3, 4", measured)
 	}
 	c := res.Cells[0].Capacity
-	if c == nil || c.Value != 3 || c.Bound != report.CapacityFound || c.Dimension != "concurrency" || c.Levels != 6 {
+	if c == nil || c.Value != 3 || c.Bound != ledger.CapacityFound || c.Dimension != "concurrency" || c.Levels != 6 {
 		t.Fatalf("capacity = %+v, want concurrency 3 found over 6 levels", c)
 	}
 	md, err := os.ReadFile(p.Outputs[0].Path)
@@ -164,7 +164,7 @@ type stopAfterLevels struct {
 	cancel func()
 }
 
-func (s *stopAfterLevels) EndLevel(c *plan.Cell, r report.Row) {
+func (s *stopAfterLevels) EndLevel(c *plan.Cell, r ledger.Row) {
 	if s.levels.Add(1) == s.n {
 		s.cancel()
 	}
@@ -184,7 +184,7 @@ func TestCapacitySearchResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Interrupted || res.Cells[0].Status != report.StatusInterrupted || res.Cells[0].Capacity != nil {
+	if !res.Interrupted || res.Cells[0].Status != ledger.StatusInterrupted || res.Cells[0].Capacity != nil {
 		t.Fatalf("interrupted run: interrupted %v, cell %+v", res.Interrupted, res.Cells[0])
 	}
 	for i := 0; i < 2; i++ {
@@ -196,7 +196,7 @@ func TestCapacitySearchResumes(t *testing.T) {
 			t.Fatalf("resume %d: capacity %+v, want concurrency 3 over 6 levels", i+1, c)
 		}
 	}
-	rows, err := report.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(res.RunDir, "results.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestCapacitySearchOverRates(t *testing.T) {
 	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 4, 16},
 		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 0.5}}
 	cell := &plan.Cell{ID: "c", Workload: w}
-	row := func(rate, attainmentPct float64) report.Row {
-		r := report.NewRow()
-		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, report.StatusOK
+	row := func(rate, attainmentPct float64) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
 		return r
 	}
-	rows := []report.Row{row(1, 100), row(4, 95), row(16, 50), row(10, 89), row(7, 90), row(2, 80)}
+	rows := []ledger.Row{row(1, 100), row(4, 95), row(16, 50), row(10, 89), row(7, 90), row(2, 80)}
 	s := newCapacitySearch(cell, rows)
 	if next, more := s.next(); !more || next != (plan.LoadLevel{Concurrency: 64, RequestRate: 8.5}) {
 		t.Fatalf("next = %+v, %v; want rate 8.5 between 7 (met) and 10 (missed)", next, more)
@@ -236,13 +236,53 @@ func TestCapacitySearchOverRates(t *testing.T) {
 		t.Fatalf("next = %+v after 7.75 met and 8.125 missed, want the search done (resolution 0.5)", next)
 	}
 	c := s.answer()
-	if c == nil || c.Value != 7.75 || c.Bound != report.CapacityFound || c.Dimension != "request_rate" || c.Levels != 9 {
+	if c == nil || c.Value != 7.75 || c.Bound != ledger.CapacityFound || c.Dimension != "request_rate" || c.Levels != 9 {
 		t.Fatalf("answer %+v, want request_rate 7.75 found over 9 levels", c)
 	}
-	if none := newCapacitySearch(cell, []report.Row{row(1, 20)}).answer(); none.Bound != report.CapacityBelow || none.Value != 1 {
+	if none := newCapacitySearch(cell, []ledger.Row{row(1, 20)}).answer(); none.Bound != ledger.CapacityBelow || none.Value != 1 {
 		t.Errorf("first level missed: %+v, want below 1", none)
 	}
-	if all := newCapacitySearch(cell, rows[:2]).answer(); all.Bound != report.CapacityAtLeast || all.Value != 4 {
+	if all := newCapacitySearch(cell, rows[:2]).answer(); all.Bound != ledger.CapacityAtLeast || all.Value != 4 {
 		t.Errorf("every level met: %+v, want at least 4", all)
+	}
+}
+
+// A level the client limited neither meets nor misses the target: the search looks
+// below it, and its answer names where the client gave out instead of a capacity.
+func TestCapacitySearchNeverReportsAClientBoundCapacity(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
+		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(rate, attainmentPct float64, fidelity string) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
+		r.Fidelity = fidelity
+		return r
+	}
+	// 8/s met the target, but only because the client sent less: it must not count.
+	s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ledger.FidelityOK), row(8, 100, ledger.FidelityClientBound),
+		row(16, 20, ledger.FidelityClientBound)})
+	next, more := s.next()
+	if !more || next.RequestRate != 4.5 {
+		t.Fatalf("next = %+v, %v; want 4.5, between 1 (met) and the client-bound 8", next, more)
+	}
+	for _, r := range []ledger.Row{row(4.5, 95, ledger.FidelityOK), row(6.25, 96, ledger.FidelityClientBound),
+		row(5.375, 97, ledger.FidelityOK)} {
+		s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: r.RequestRate}, r)
+	}
+	if next, more := s.next(); more {
+		t.Fatalf("next = %+v after the bounds came within the resolution", next)
+	}
+	c := s.answer()
+	if c == nil || c.Bound != ledger.CapacityClientBound || c.ClientBoundAt != 6.25 || c.Value != 5.375 {
+		t.Fatalf("answer %+v, want client-bound at 6.25 with 5.375 met", c)
+	}
+	if str := c.String(); !strings.Contains(str, "the client, not the server, was the limit at request_rate 6.25") {
+		t.Fatalf("answer says %q", str)
+	}
+	// A level that missed the target below the client's limit is a server's capacity.
+	s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: 6}, row(6, 10, ledger.FidelityOK))
+	if c := s.answer(); c.Bound != ledger.CapacityFound || c.Value != 5.375 {
+		t.Fatalf("answer %+v, want 5.375 found below the missed 6", c)
 	}
 }

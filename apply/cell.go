@@ -11,13 +11,13 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 )
 
 // runCell runs every level of one cell and returns its status.
-func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatus {
+func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatus {
 	todo, st := a.pendingLevels(cell)
 	if len(todo) == 0 && !a.capacityPending(cell) {
 		a.note("%s: already complete in %s, skipped", cell.ID, a.res.RunDir)
@@ -28,29 +28,29 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 	}
 	setup, err := a.prepareCell(ctx, cell)
 	if errors.Is(err, errInterrupted) {
-		st.Status = report.StatusInterrupted
+		st.Status = ledger.StatusInterrupted
 		return st
 	}
 	if err != nil {
 		if !errors.As(err, new(reported)) {
 			a.note("%s: %s", cell.ID, err)
 		}
-		st.Status, st.Notes = report.StatusFailed, err.Error()
+		st.Status, st.Notes = ledger.StatusFailed, err.Error()
 		a.recordUnmeasured(cell, todo[0], st.Notes)
 		return st
 	}
 
 	for _, lv := range todo {
 		if ctx.Err() != nil {
-			st.Status = report.StatusInterrupted
+			st.Status = ledger.StatusInterrupted
 			break
 		}
 		row := a.runLevel(ctx, cell, setup, lv)
 		countRow(&st, row)
-		if row.Status == report.StatusInterrupted {
+		if row.Status == ledger.StatusInterrupted {
 			break
 		}
-		if row.Goal == report.GoalMissed {
+		if row.Goal == ledger.GoalMissed {
 			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.res.Rows, cell.ID))
 			break
 		}
@@ -58,7 +58,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 			break
 		}
 	}
-	if cell.Workload.Capacity != nil && st.Status != report.StatusInterrupted {
+	if cell.Workload.Capacity != nil && st.Status != ledger.StatusInterrupted {
 		if st.Capacity = a.searchCapacity(ctx, cell, setup, &st); st.Capacity != nil {
 			a.note("%s: capacity: %s", cell.ID, st.Capacity)
 		}
@@ -68,13 +68,13 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) report.CellStatu
 
 // countRow folds a level's row into its cell's status: an interrupted level interrupts
 // the cell, and the first failed level fails it with that level's notes.
-func countRow(st *report.CellStatus, row report.Row) {
+func countRow(st *ledger.CellStatus, row ledger.Row) {
 	switch row.Status {
-	case report.StatusInterrupted:
-		st.Status = report.StatusInterrupted
-	case report.StatusFailed:
-		if st.Status == report.StatusOK {
-			st.Status = report.StatusFailed
+	case ledger.StatusInterrupted:
+		st.Status = ledger.StatusInterrupted
+	case ledger.StatusFailed:
+		if st.Status == ledger.StatusOK {
+			st.Status = ledger.StatusFailed
 			st.Notes = row.Notes
 		}
 	}
@@ -82,13 +82,13 @@ func countRow(st *report.CellStatus, row report.Row) {
 
 // pendingLevels returns the levels of the cell still to run, and the cell's status so
 // far: levels a resumed run already completed count towards it and are not run again.
-func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.LoadLevel, report.CellStatus) {
-	st := report.CellStatus{ID: cell.ID, Status: report.StatusOK}
+func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.LoadLevel, ledger.CellStatus) {
+	st := ledger.CellStatus{ID: cell.ID, Status: ledger.StatusOK}
 	var todo []plan.LoadLevel
 	for _, lv := range cell.Workload.Levels() {
 		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
-			if r.Status == report.StatusFailed {
-				st.Status = report.StatusFailed
+			if r.Status == ledger.StatusFailed {
+				st.Status = ledger.StatusFailed
 			}
 			if endsSweep(cell.Workload, r) {
 				break // the sweep ended here before the interruption
@@ -107,7 +107,7 @@ type cellSetup struct {
 	tmpl    backends.Request
 	prompts *executor.Prompts
 	cal     executor.Calibration
-	// shapes are the requests' own lengths, when the workload draws them (traffic.go).
+	// shapes are the requests' own lengths, when the workload draws them (traffic.Workload.Shapes).
 	shapes []executor.Shape
 }
 
@@ -155,25 +155,10 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 
-	w := cell.Workload
-	setup.tmpl = backends.Request{
-		Model:           cell.ModelID,
-		MaxTokens:       w.MaxTokens,
-		ForceMaxTokens:  w.ForceMaxTokens,
-		Temperature:     w.Temperature,
-		Seed:            w.Seed,
-		NoStream:        !w.Stream,
-		ReasoningEffort: w.Reasoning.Effort,
-		Think:           w.Reasoning.Think,
-	}
-	setup.prompts = &executor.Prompts{Text: w.Prompt, Shared: w.SharedPrefix, Salt: cell.ID, Corpus: corpus(w, a.traffic[w]),
-		BlockSize: blockSize(w)}
-	switch {
-	case a.replays[w] != nil:
-		setup.shapes = a.replays[w].bounds
-	case hasShapes(w):
-		setup.shapes = shapes(w, a.traffic[w])
-	}
+	t := a.traffic[cell.Workload]
+	setup.tmpl = t.Request(cell.ModelID)
+	setup.prompts = t.Prompts(cell.ID)
+	setup.shapes = t.Shapes()
 	if err := checkContext(ctx, cell, setup); err != nil {
 		return nil, err
 	}
@@ -183,11 +168,11 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 
 // capacityNote says where a goal sweep ended: the last level that met the goal, with
 // its throughput (the capacity at that goal), or that none did.
-func capacityNote(w *plan.Workload, rows []report.Row, cellID string) string {
-	var best *report.Row
+func capacityNote(w *plan.Workload, rows []ledger.Row, cellID string) string {
+	var best *ledger.Row
 	for i := range rows {
 		r := &rows[i]
-		if r.CellID == cellID && r.Goal == report.GoalMet {
+		if r.CellID == cellID && r.Goal == ledger.GoalMet {
 			best = r
 		}
 	}
@@ -249,7 +234,7 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	}
 	if blocksMeasuring(pr) {
 		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
-			addr, report.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
+			addr, ledger.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
 		a.unusable[bk] = err
 		if pr.ErrorClass == backends.ErrMissingKey {
 			a.unusable[addr] = err // the environment, not the host: every url of the backend lacks it
@@ -296,7 +281,7 @@ func absentModel(cell *plan.Cell, b backends.Backend, pr backends.ProbeResult) e
 		return nil // ensureModel asks /api/show, which knows every name the server takes
 	}
 	return fmt.Errorf("%s No request was sent: set model_id to a name the server lists.",
-		backends.AbsentModel(id, report.SafeURL(pr.URL), pr.Models))
+		backends.AbsentModel(id, ledger.SafeURL(pr.URL), pr.Models))
 }
 
 // blocksMeasuring reports whether a probe found a backend that cannot answer any request:
@@ -317,7 +302,7 @@ func absentMixModel(cell *plan.Cell, pr backends.ProbeResult) error {
 	for _, m := range cell.Workload.Models {
 		if !slices.ContainsFunc(pr.Models, func(have string) bool { return backends.SameModel(have, m.Name) }) {
 			return fmt.Errorf("workload %q's models name %s: %s", cell.Workload.Name, strconv.Quote(m.Name),
-				backends.AbsentModel(m.Name, report.SafeURL(pr.URL), pr.Models))
+				backends.AbsentModel(m.Name, ledger.SafeURL(pr.URL), pr.Models))
 		}
 	}
 	return nil

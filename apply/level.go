@@ -11,35 +11,21 @@ import (
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/traffic"
 )
 
 // runLevel measures one concurrency level of a cell and writes its row, in three steps:
 // measure, build the row from what was measured, record it.
-func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) report.Row {
+func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) ledger.Row {
 	m := a.measure(ctx, cell, setup, level)
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
 	a.record(cell, level, m, &row)
 	return row
-}
-
-// levelPrompts gives each level of a cell, in each run of planrun, request markers of
-// its own. Salted with the cell's id alone, a cell's second level (and a rerun against a
-// server kept up) sent the first one's prompts again, and vLLM's prefix cache served 87%
-// of their tokens: TTFT flattered where no prefix was meant to be shared. Prefix-group
-// and trace-block texts keep the cell's salt: drawn anew each run, their token counts
-// moved with the words drawn (a 160-token trace row counted 175 on Ollama).
-func levelPrompts(p *executor.Prompts, runID string, level plan.LoadLevel) *executor.Prompts {
-	lp := *p
-	lp.Marker = fmt.Sprintf("%s|c%d|r%g", runID, level.Concurrency, level.RequestRate)
-	if level.Inputs > 0 {
-		lp.Marker += fmt.Sprintf("|i%d|t%d", level.Inputs, level.InputTokens)
-	}
-	return &lp
 }
 
 // modelFigures are each mix model's figures over its own requests, in the mix's order:
@@ -61,15 +47,6 @@ func modelFigures(w *plan.Workload, byModel map[string]*stats.Accumulator) strin
 			m.Name, l.Requests, 100*float64(l.Requests)/float64(max(total, 1)), l.Failed, l.TTFT.P50, l.TPOT.P50*1000, l.E2E.P50))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// modelMix is the workload's model mix as the executor takes it; nil without one.
-func modelMix(w *plan.Workload) []executor.WeightedModel {
-	var out []executor.WeightedModel
-	for _, m := range w.Models {
-		out = append(out, executor.WeightedModel{Name: m.Name, Weight: m.Weight})
-	}
-	return out
 }
 
 // levelMeasurement is what one level measured, as plain values: the executor's runs
@@ -96,30 +73,15 @@ type levelMeasurement struct {
 // watching, and summarises them.
 func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) levelMeasurement {
 	w := cell.Workload
-	lv := executor.LevelSpec{
-		Concurrency: level.Concurrency,
-		Requests:    w.RequestsPerRun(level.Concurrency),
-		WarmupRuns:  w.WarmupRuns,
-		RepeatRuns:  w.RepeatRuns,
-		RequestRate: level.RequestRate,
-		Models:      modelMix(w),
-		Inputs:      level.Inputs,
-		InputTokens: level.InputTokens,
-		Arrival:     w.Arrival,
-		Request:     setup.tmpl,
-		Prompts:     levelPrompts(setup.prompts, a.manifest.RunID, level),
-		Shapes:      setup.shapes,
-		Session:     sessionSpec(w, level),
-		Seed:        uint64(workloadSeed(w)),
-	}
-	a.replayLevel(w, &lv)
+	lv := a.traffic[w].Level(level)
+	lv.Request, lv.Prompts, lv.Shapes = setup.tmpl, traffic.LevelPrompts(setup.prompts, a.manifest.RunID, level), setup.shapes
 	if a.o.Progress != nil {
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
 
 	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
-		Turns: sessionTurns(w)},
-		rec: report.SampleRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
+		Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level)},
+		rec: ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
 			RunID: a.manifest.RunID, Host: a.host}}
 	if a.o.Progress != nil {
 		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }

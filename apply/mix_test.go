@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 const mixPlan = `
@@ -47,7 +47,7 @@ func TestModelMixShares(t *testing.T) {
 	defer hs.Close()
 	p, cells := loadPlan(t, mixPlan, hs.URL)
 	res, recs := runSamples(t, p, cells)
-	if len(res.Rows) != 1 || res.Rows[0].Status != report.StatusOK {
+	if len(res.Rows) != 1 || res.Rows[0].Status != ledger.StatusOK {
 		t.Fatalf("rows %+v", res.Rows)
 	}
 	seq := map[int][]string{} // each run's model names by request number
@@ -88,7 +88,7 @@ func TestModelMixShares(t *testing.T) {
 	before := len(srv.Truths())
 	p, cells = loadPlanFile(t, writePlan(t, mixPlan), "url="+hs.URL, "extra=tiny-lora-x")
 	res, _ = runSamples(t, p, cells)
-	if res.Rows[0].Status != report.StatusFailed || !strings.Contains(res.Rows[0].Notes, `"tiny-lora-x"`) ||
+	if res.Rows[0].Status != ledger.StatusFailed || !strings.Contains(res.Rows[0].Notes, `"tiny-lora-x"`) ||
 		!strings.Contains(res.Rows[0].Notes, "tiny-a, tiny-b, tiny-c") {
 		t.Errorf("absent mix model: status %s, notes %q", res.Rows[0].Status, res.Rows[0].Notes)
 	}

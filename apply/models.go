@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // showTimeout bounds /api/show and /api/tags: both answer from the server's own disk.
@@ -63,11 +63,11 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 }
 
 // showModel is the model's details for the manifest, named as the plan names it.
-func showModel(ctx context.Context, mm backends.ModelManager, model string) (report.ModelInfo, error) {
+func showModel(ctx context.Context, mm backends.ModelManager, model string) (ledger.ModelInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, showTimeout)
 	defer cancel()
 	d, err := mm.ShowModel(ctx, model)
-	return report.ModelInfo{Name: model, ParameterSize: d.ParameterSize, QuantizationLevel: d.QuantizationLevel,
+	return ledger.ModelInfo{Name: model, ParameterSize: d.ParameterSize, QuantizationLevel: d.QuantizationLevel,
 		Family: d.Family, Format: d.Format}, err
 }
 
@@ -95,6 +95,6 @@ func missingModelError(cell *plan.Cell, have []string) error {
 	}
 	return fmt.Errorf("model %q is not on the Ollama server at %s%s Get it with `ollama pull %s` "+
 		"(or `ollama create %s -f Modelfile` for a local GGUF, e.g. in %s), "+
-		"or set ensure_model = \"pull\" on backend %s to have planrun pull it", id, report.SafeURL(be.URL), has,
+		"or set ensure_model = \"pull\" on backend %s to have planrun pull it", id, ledger.SafeURL(be.URL), has,
 		id, id, where, be.Addr)
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -32,7 +32,7 @@ func (n *noteRecorder) Note(format string, args ...any) {
 }
 func (n *noteRecorder) StartLevel(*plan.Cell, plan.LoadLevel, int)         {}
 func (n *noteRecorder) Request(*plan.Cell, plan.LoadLevel, executor.Event) {}
-func (n *noteRecorder) EndLevel(*plan.Cell, report.Row)                    {}
+func (n *noteRecorder) EndLevel(*plan.Cell, ledger.Row)                    {}
 func (n *noteRecorder) text() string                                       { return strings.Join(n.notes, "\n") }
 
 // cellBackend is the adapter apply would measure the cell with.
@@ -161,7 +161,7 @@ func TestEnsureModelMissing(t *testing.T) {
 				}
 				return
 			}
-			want := report.ModelInfo{Name: "qwen2.5:7b", Digest: "845dbda0ea48ed749caafd9e6037047aa19acfcfd82e704d7ca97d631a0b697e",
+			want := ledger.ModelInfo{Name: "qwen2.5:7b", Digest: "845dbda0ea48ed749caafd9e6037047aa19acfcfd82e704d7ca97d631a0b697e",
 				ParameterSize: "7.6B", QuantizationLevel: "Q4_K_M", Family: "llama", Format: "gguf"}
 			if got := a.manifest.Models["ollama.t qwen2.5:7b"]; got != want {
 				t.Errorf("manifest model %+v, want %+v", got, want)

@@ -2,17 +2,20 @@ package apply
 
 import (
 	"context"
+	"net/http"
 	"time"
 
+	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/servers"
 )
 
 // A monitor watches one side of a level's measured window (the GPU, the server, planrun
-// itself) and writes its summary into the level's measurement. A new source of figures,
-// e.g. a DCGM exporter scrape, is one more monitor in levelMonitors and one more field in
+// itself) and writes its summary into the level's measurement. A new source of figures
+// is one more monitor here, one more entry in levelMonitors and one more field in
 // levelMeasurement.
 type monitor interface {
 	start(ctx context.Context)
@@ -30,7 +33,7 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 	if url := dcgmURL(cell); url != "" {
 		mons = append(mons, &dcgmMonitor{url: url})
 	}
-	return append(mons, &serverMonitor{a: a, cell: cell})
+	return append(mons, &serverMonitor{backend: a.backends[backendKey(cell)], url: cell.Backend.URL})
 }
 
 // gpuMonitor samples the GPUs through NVML, attributing memory to the server's
@@ -48,12 +51,22 @@ func (g *gpuMonitor) start(context.Context) {
 	if g.proc != nil {
 		// Read now, not when the server started: the runner that holds the GPU memory
 		// (Ollama's) exists once warm-up loaded the model.
-		pids = groupPIDs(g.proc.PID())
+		pids = g.proc.GroupPIDs()
 	}
 	g.sampler = g.tel.Start(g.interval, pids)
 }
 
 func (g *gpuMonitor) stop(m *levelMeasurement) { m.GPU = g.sampler.Stop() }
+
+// telemetryFor is the GPU telemetry that can measure the cell's server: local NVML, or
+// none for a server on another host (its hardware block names the host), where local
+// NVML would measure the wrong machine.
+func (a *applier) telemetryFor(cell *plan.Cell) *gpu.Telemetry {
+	if cell.Hardware != nil && !isLocalHost(cell.Hardware.Host) {
+		return gpu.Remote(cell.Hardware.Host)
+	}
+	return a.tel
+}
 
 // clientMonitor is planrun's self-check: its own CPU and scheduling lag.
 type clientMonitor struct{ mon *selfcheck.Monitor }
@@ -62,13 +75,54 @@ func (c *clientMonitor) start(context.Context) { c.mon = selfcheck.Start() }
 
 func (c *clientMonitor) stop(m *levelMeasurement) { m.Client = c.mon.Stop() }
 
-// serverMonitor polls what the server itself says about its memory.
-type serverMonitor struct {
-	a     *applier
-	cell  *plan.Cell
-	watch *serverWatch
+// dcgmInterval is how often a DCGM exporter is scraped: the exporter itself refreshes
+// its gauges every few seconds by default, so scraping faster only reads them again.
+const dcgmInterval = time.Second
+
+// dcgmMonitor scrapes the DCGM exporter a remote hardware block names (telemetry {
+// dcgm = URL }): the VRAM of a host NVML on this machine cannot see.
+type dcgmMonitor struct {
+	url    string
+	poller *serverstats.Poller
 }
 
-func (s *serverMonitor) start(ctx context.Context) { s.watch = s.a.watchServer(ctx, s.cell) }
+func (d *dcgmMonitor) start(ctx context.Context) {
+	d.poller = serverstats.StartDCGM(ctx, nil, d.url, dcgmInterval)
+}
 
-func (s *serverMonitor) stop(m *levelMeasurement) { m.Server = s.watch.stop() }
+func (d *dcgmMonitor) stop(m *levelMeasurement) { m.DCGM = d.poller.Stop() }
+
+// dcgmURL is the DCGM exporter of the cell's hardware, or "" when it names none.
+func dcgmURL(cell *plan.Cell) string {
+	if cell.Hardware == nil {
+		return ""
+	}
+	return cell.Hardware.Telemetry.DCGM
+}
+
+// serverMonitor polls what the server itself says about memory during a measured window:
+// Ollama's /api/ps, or vLLM's Prometheus /metrics for an OpenAI-compatible backend.
+type serverMonitor struct {
+	backend backends.Backend
+	url     string              // the cell's backend URL, which /api/ps is under
+	poller  *serverstats.Poller // nil for a server that says nothing of its memory
+}
+
+var statsClient = &http.Client{Timeout: 5 * time.Second}
+
+func (s *serverMonitor) start(ctx context.Context) {
+	switch src := s.backend.(type) {
+	case backends.ServerMemory:
+		s.poller = serverstats.StartModels(ctx, src, s.url, 0)
+	case backends.MetricsSource:
+		if u := src.MetricsURL(); u != "" {
+			s.poller = serverstats.StartVLLM(ctx, statsClient, u, 0)
+		}
+	}
+}
+
+func (s *serverMonitor) stop(m *levelMeasurement) {
+	if s.poller != nil {
+		m.Server = s.poller.Stop()
+	}
+}

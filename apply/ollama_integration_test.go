@@ -19,7 +19,7 @@ import (
 	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/internal/slurmtest"
 	"github.com/planrun/planrun/internal/vllmtest"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 func TestMain(m *testing.M) {
@@ -122,7 +122,7 @@ func TestRealOllamaApply(t *testing.T) {
 		t.Logf("%s c=%d: %d/%d ok, tokens %d (%s, %.2f/chunk, %d early stops), prompt %d→%.1f, TTFT p50 %.2fms, TPOT p50 %.3fms, E2E p50 %.2fms, %.0f tok/s, stability %s",
 			r.CellID, r.Concurrency, r.Succeeded, r.Requests, r.OutputTokens, r.TokenSource, r.TokensPerChunk, r.EarlyStops,
 			r.PromptTokensRequested, r.PromptTokensActual, r.TTFT.P50*1e3, r.TPOT.P50*1e3, r.E2E.P50*1e3, r.OutputTokS, r.Stability)
-		if r.Status != report.StatusOK || r.Requests != 4 || r.Succeeded != 4 || r.Failed != 0 {
+		if r.Status != ledger.StatusOK || r.Requests != 4 || r.Succeeded != 4 || r.Failed != 0 {
 			t.Errorf("%s c=%d: status %s, %d/%d ok, %d failed", r.CellID, r.Concurrency, r.Status, r.Succeeded, r.Requests, r.Failed)
 		}
 		if want := serverTokens[level{r.CellID, r.Concurrency}]; r.OutputTokens != want || want == 0 {
@@ -157,9 +157,9 @@ func TestRealOllamaApply(t *testing.T) {
 			t.Errorf("%s: %d records, %v (want header + 4)", path, len(recs), err)
 		}
 	}
-	ledger, err := report.ReadLedger(res.LedgerPath)
-	if err != nil || len(ledger) != 4 {
-		t.Errorf("ledger: %d rows, %v", len(ledger), err)
+	ledgerRows, err := ledger.ReadLedger(res.LedgerPath)
+	if err != nil || len(ledgerRows) != 4 {
+		t.Errorf("ledger: %d rows, %v", len(ledgerRows), err)
 	}
 
 	md, err := os.ReadFile(res.ReportPath)
@@ -173,7 +173,7 @@ func TestRealOllamaApply(t *testing.T) {
 	}
 
 	// The manifest names the server version and the model's digest as the server lists it.
-	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestRealOllamaRefusesLengthsPastNumCtx(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `asks for requests of up to 604 tokens (600 prompt + 4 output), past the 512-token context the server gives model "tiny"`
-	if len(res.Cells) != 1 || res.Cells[0].Status != report.StatusFailed || !strings.Contains(res.Cells[0].Notes, want) {
+	if len(res.Cells) != 1 || res.Cells[0].Status != ledger.StatusFailed || !strings.Contains(res.Cells[0].Notes, want) {
 		t.Fatalf("cells = %+v, want failed with %q", res.Cells, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(res.RunDir, "requests.jsonl")); len(b) > 0 {
@@ -223,7 +223,7 @@ func TestRealOllamaRefusesLengthsPastNumCtx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cells) != 1 || res.Cells[0].Status != report.StatusOK || len(res.Rows) != 1 {
+	if len(res.Cells) != 1 || res.Cells[0].Status != ledger.StatusOK || len(res.Rows) != 1 {
 		t.Fatalf("with num_ctx 1024: cells = %+v", res.Cells)
 	}
 	if got := res.Rows[0].PromptTokensActual; got < 570 || got > 630 {

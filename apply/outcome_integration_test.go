@@ -19,9 +19,10 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/report"
-	"github.com/planrun/planrun/report/summarytest"
 )
 
 const outcomePlan = `
@@ -89,7 +90,7 @@ func TestEveryCellAccountedFor(t *testing.T) {
 		t.Fatalf("cells ok=%d failed=%d, want 2 and 2: %+v", ok, failed, res.Cells)
 	}
 	for _, c := range res.Cells {
-		if reason := want[c.ID]; reason != "" && (c.Status != report.StatusFailed || !strings.Contains(c.Notes, reason)) {
+		if reason := want[c.ID]; reason != "" && (c.Status != ledger.StatusFailed || !strings.Contains(c.Notes, reason)) {
 			t.Errorf("cell %s: %s %q, want failed because of %q", c.ID, c.Status, c.Notes, reason)
 		}
 	}
@@ -100,7 +101,7 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	// The run's CSV and the ledger: every cell, the broken ones failed with the reason.
 	runCSV := readFile(t, filepath.Join(res.RunDir, "results.csv"))
 	for _, path := range []string{filepath.Join(res.RunDir, "results.csv"), res.LedgerPath} {
-		rows, err := report.ReadLedger(path)
+		rows, err := ledger.ReadLedger(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +111,7 @@ func TestEveryCellAccountedFor(t *testing.T) {
 			if r.RunID == "" || r.RunID != readManifest(t, res.RunDir).RunID || r.Host == "" {
 				t.Errorf("%s: row without the run id or host: %q %q", path, r.RunID, r.Host)
 			}
-			if reason := want[r.CellID]; reason != "" && (r.Status != report.StatusFailed || r.Requests != 0 || !strings.Contains(r.Notes, reason)) {
+			if reason := want[r.CellID]; reason != "" && (r.Status != ledger.StatusFailed || r.Requests != 0 || !strings.Contains(r.Notes, reason)) {
 				t.Errorf("%s %s: %s, %d requests, notes %q; want failed before measuring because of %q", path, r.CellID, r.Status, r.Requests, r.Notes, reason)
 			}
 		}
@@ -146,13 +147,13 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	}
 
 	summary := readFile(t, filepath.Join(res.RunDir, "summary.json"))
-	summarytest.Validate(t, report.SummarySchema, summary)
+	summarytest.Validate(t, ledger.SummarySchema, summary)
 	summarytest.MatchesCSV(t, summary, runCSV)
-	var sum report.Summary
+	var sum ledger.Summary
 	if err := json.Unmarshal(summary, &sum); err != nil {
 		t.Fatal(err)
 	}
-	if sum.Outcome != report.OutcomeFailed || len(sum.Cells) != 4 {
+	if sum.Outcome != ledger.OutcomeFailed || len(sum.Cells) != 4 {
 		t.Errorf("summary outcome %q with %d cells, want failed with 4", sum.Outcome, len(sum.Cells))
 	}
 
@@ -179,9 +180,9 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-func readManifest(t *testing.T, dir string) report.Manifest {
+func readManifest(t *testing.T, dir string) ledger.Manifest {
 	t.Helper()
-	m, err := report.ReadManifest(filepath.Join(dir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
@@ -86,7 +88,7 @@ func planName(p *plan.Plan) string {
 }
 
 // sortRows orders rows by cell (plan order) then concurrency, for a stable report.
-func sortRows(rows []report.Row, cells []*plan.Cell) {
+func sortRows(rows []ledger.Row, cells []*plan.Cell) {
 	order := map[string]int{}
 	for i, c := range cells {
 		order[c.ID] = i
@@ -101,46 +103,64 @@ func sortRows(rows []report.Row, cells []*plan.Cell) {
 }
 
 func (a *applier) writeManifest() error {
-	return report.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
+	return ledger.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 
-// writeReport re-renders the Markdown and HTML reports (and charts) and summary.json
-// from every row so far.
+// writeReport re-renders every report of report.Outputs (Markdown, HTML, summary.json)
+// and the charts from every row so far: each kind's file in the run directory, and
+// each path the plan's output blocks of that kind name.
 func (a *applier) writeReport() error {
 	rows := latestRows(a.res.Rows)
 	sortRows(rows, a.o.Cells)
-	if err := a.writeSummary(rows); err != nil {
-		return err
-	}
 	charts, err := report.WriteCharts(a.res.RunDir, rows, a.vram)
 	if err != nil {
 		a.note("charts: %v", err)
 	}
-	r := report.Report{Title: planName(a.o.Plan), Language: a.language, Rows: rows, Env: a.manifest.Environment, Charts: charts,
-		Percentiles: a.percentiles, Run: a.manifest.RunID, Started: a.manifest.Started}
+	r := report.Report{Title: planName(a.o.Plan), Rows: rows, Env: a.manifest.Environment, Charts: charts,
+		Run: a.manifest.RunID, Started: a.manifest.Started, Summary: a.summary(rows)}
+	r.Language, r.Percentiles = reportChoices(a.o.Plan.Outputs)
 	for _, c := range a.manifest.Cells {
 		if c.Capacity != nil {
 			r.Capacities = append(r.Capacities, *c.Capacity)
 		}
 	}
-	paths := append([]string{a.res.ReportPath}, a.mdPaths...)
-	for _, p := range paths {
-		if err := report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteMarkdown(w, r) }); err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
+	for _, out := range report.Outputs {
+		if out.Write == nil {
+			continue // appended to as the run goes
 		}
-	}
-	html := filepath.Join(a.res.RunDir, report.HTMLFile)
-	if err := report.WriteFileAtomic(html, func(w io.Writer) error { return report.WriteHTML(w, r) }); err != nil {
-		return fmt.Errorf("writing %s: %w", html, err)
+		paths := a.declared[out.Name]
+		if out.RunFile != "" {
+			paths = append([]string{filepath.Join(a.res.RunDir, out.RunFile)}, paths...)
+		}
+		for _, p := range paths {
+			if err := ledger.WriteFileAtomic(p, func(w io.Writer) error { return out.Write(w, r) }); err != nil {
+				return fmt.Errorf("writing %s: %w", p, err)
+			}
+		}
 	}
 	return nil
 }
 
+// reportChoices are the reports' language and percentiles: the choice of the last
+// output block whose kind takes the option (all reports of a run show the same).
+func reportChoices(outs []*plan.Output) (language string, percentiles []int) {
+	for _, out := range outs {
+		k, _ := ledger.LookupOutput(out.Kind)
+		if slices.Contains(k.Options, ledger.OptionLanguage) && out.Language != "" {
+			language = out.Language
+		}
+		if slices.Contains(k.Options, ledger.OptionPercentiles) {
+			percentiles = out.Percentiles
+		}
+	}
+	return language, percentiles
+}
+
 // latestRows keeps, per cell and level, the last row: an interrupted level that was run
 // again on resume shows once, with its complete figures.
-func latestRows(rows []report.Row) []report.Row {
+func latestRows(rows []ledger.Row) []ledger.Row {
 	idx := map[levelKey]int{}
-	var out []report.Row
+	var out []ledger.Row
 	for _, r := range rows {
 		k := rowKey(r)
 		if i, ok := idx[k]; ok {
@@ -153,41 +173,37 @@ func latestRows(rows []report.Row) []report.Row {
 	return out
 }
 
-// writeSummary writes summary.json: the run's plan, environment, cells and rows.
-func (a *applier) writeSummary(rows []report.Row) error {
-	s := report.NewSummary(planName(a.o.Plan), a.manifest, rows)
+// summary is summary.json's document: the run's plan, environment, cells and rows.
+func (a *applier) summary(rows []ledger.Row) ledger.Summary {
+	s := ledger.NewSummary(planName(a.o.Plan), a.manifest, rows)
 	s.Outcome = a.outcome()
 	for _, f := range a.res.ExpectFailures {
 		s.ExpectFailures = append(s.ExpectFailures, f.String())
 	}
-	path := filepath.Join(a.res.RunDir, "summary.json")
-	if err := report.WriteFileAtomic(path, func(w io.Writer) error { return report.WriteSummary(w, s) }); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return s
 }
 
 // outcome is the run's outcome so far, as summary.json states it.
 func (a *applier) outcome() string {
 	if a.res.Interrupted {
-		return report.OutcomeInterrupted
+		return ledger.OutcomeInterrupted
 	}
 	failed := len(a.res.ExpectFailures) > 0
 	for _, c := range a.manifest.Cells {
 		switch c.Status {
-		case report.StatusInterrupted:
-			return report.OutcomeInterrupted
-		case report.StatusFailed:
+		case ledger.StatusInterrupted:
+			return ledger.OutcomeInterrupted
+		case ledger.StatusFailed:
 			failed = true
 		case "pending":
-			return report.OutcomeRunning
+			return ledger.OutcomeRunning
 		}
 	}
 	switch {
 	case failed:
-		return report.OutcomeFailed
+		return ledger.OutcomeFailed
 	case a.manifest.Ended.IsZero():
-		return report.OutcomeRunning
+		return ledger.OutcomeRunning
 	}
-	return report.OutcomeComplete
+	return ledger.OutcomeComplete
 }

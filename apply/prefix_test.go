@@ -3,33 +3,14 @@ package apply
 import (
 	"math"
 	"net/http/httptest"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/traffic"
 )
-
-func TestShapesOfPrefixGroupsAndHashBlocks(t *testing.T) {
-	w := &plan.Workload{PromptTokens: 100, MaxTokens: 8, Concurrency: []int{1}, Requests: 7,
-		PromptLength: dataset.Fixed(100), OutputLength: dataset.Fixed(8), Prefix: &plan.Prefix{Tokens: 40, Groups: 3}}
-	for i, sh := range shapes(w, dataset.Sample{}) {
-		if sh.PromptTokens != 100 || sh.PrefixTokens != 40 || sh.PrefixGroup != i%3 {
-			t.Fatalf("request %d: %+v, want the whole 100 tokens with group %d's 40-token prefix", i, sh, i%3)
-		}
-	}
-	trace := dataset.Sample{Rows: []dataset.Row{{InputLength: 700, OutputTokens: 3, HashIDs: []int64{1, 2}}}}
-	w = &plan.Workload{PromptTokens: 100, MaxTokens: 8, Concurrency: []int{1}, Requests: 2, Dataset: &plan.Dataset{},
-		PromptLength: dataset.Length{Kind: dataset.LengthDataset}, OutputLength: dataset.Length{Kind: dataset.LengthDataset}}
-	for _, sh := range shapes(w, trace) {
-		if sh.PromptTokens != 700 || !slices.Equal(sh.HashIDs, []int64{1, 2}) || sh.PrefixTokens != 0 {
-			t.Fatalf("trace row shape %+v, want input length 700 with hash ids [1 2]", sh)
-		}
-	}
-}
 
 // examples/prefix-cache.hcl against a mock with a prefix cache: prefix groups lower
 // TTFT against the same workload without them, and shared_prefix_pct is what the mock
@@ -41,9 +22,9 @@ func TestPrefixCacheExample(t *testing.T) {
 	defer srv.Close()
 	p, cells := loadPlanFile(t, "../examples/prefix-cache.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
-	rows := map[string]report.Row{}
+	rows := map[string]ledger.Row{}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.Succeeded != r.Requests {
+		if r.Status != ledger.StatusOK || r.Succeeded != r.Requests {
 			t.Fatalf("%s: status %s, %d/%d ok", r.Workload, r.Status, r.Succeeded, r.Requests)
 		}
 		rows[r.Workload] = r
@@ -109,7 +90,7 @@ func TestRealOllamaPrefixLengths(t *testing.T) {
 	if len(recs) != 8 || res.Rows[0].Succeeded != 8 {
 		t.Fatalf("%d measured requests, row %+v", len(recs), res.Rows[0])
 	}
-	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	drawn := traffic.DrawShapes(p.Workloads[0], dataset.Sample{})
 	var shared, prompt, sharing int
 	for _, r := range recs {
 		shared, prompt = shared+r.SharedPrefixTokens, prompt+r.PromptTokens

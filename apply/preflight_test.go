@@ -15,8 +15,8 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 const preflightPlan = `
@@ -73,7 +73,7 @@ func TestRealOllamaMisspeltModelFailsBeforeSending(t *testing.T) {
 		t.Fatalf("cells %+v", res.Cells)
 	}
 	for _, c := range res.Cells {
-		if c.Status != report.StatusFailed {
+		if c.Status != ledger.StatusFailed {
 			t.Errorf("%s: %s, want failed", c.ID, c.Status)
 		}
 		for _, w := range want[c.ID] {
@@ -138,7 +138,7 @@ matrix "x" {
 		case strings.Contains(c.ID, "withv1"):
 			want = "An ollama backend's url is the server root, without /v1 (that is for an openai backend): did you mean " + srv.URL + "?"
 		}
-		if c.Status != report.StatusFailed || !strings.Contains(c.Notes, want) {
+		if c.Status != ledger.StatusFailed || !strings.Contains(c.Notes, want) {
 			t.Errorf("%s: %s %q, want failed saying %q", c.ID, c.Status, c.Notes, want)
 		}
 	}

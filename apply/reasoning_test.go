@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 const reasoningPlan = `
@@ -149,12 +149,12 @@ func writtenSince(t *testing.T, tr mockserver.Truth, start time.Time) (first, an
 // checkReasoningOutputs: the CSV, summary.json and the report name TTFO apart from TTFT.
 func checkReasoningOutputs(t *testing.T, res *Result) {
 	t.Helper()
-	ledger, err := report.ReadLedger(res.LedgerPath)
-	if err != nil || len(ledger) != 3 || math.Abs(ledger[0].TTFO.P50-res.Rows[0].TTFO.P50) > 1e-6 {
-		t.Fatalf("ledger: %v rows, %v", len(ledger), err)
+	rows, err := ledger.ReadLedger(res.LedgerPath)
+	if err != nil || len(rows) != 3 || math.Abs(rows[0].TTFO.P50-res.Rows[0].TTFO.P50) > 1e-6 {
+		t.Fatalf("ledger: %v rows, %v", len(rows), err)
 	}
 	for _, col := range []string{"ttfo_p50_s", "ttfo_p90_s", "ttfo_p95_s", "ttfo_p99_s", "ttfo_mean_s", "ttfo_std_s", "reasoning_tokens", "answer_tokens"} {
-		if !slices.Contains(report.Header(), col) {
+		if !slices.Contains(ledger.Header(), col) {
 			t.Errorf("CSV header lacks %s", col)
 		}
 	}

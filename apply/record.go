@@ -3,6 +3,7 @@ package apply
 import (
 	"fmt"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
@@ -10,7 +11,7 @@ import (
 // record holds a level's row against the plan's references and expectations, tells the
 // user what the client self-check warns about, and writes the row to the ledgers, the
 // report's rows and charts, and the progress.
-func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, row *report.Row) {
+func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, row *ledger.Row) {
 	if m.GPU.Note == "" {
 		// One trace per GPU: a model split over cards shows each card's share.
 		for _, d := range m.GPU.Devices {
@@ -32,9 +33,9 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 	if err := a.samples.Flush(); err != nil {
 		a.note("writing raw samples: %v", err)
 	}
-	if row.Requests > 0 || row.Status != report.StatusInterrupted {
+	if row.Requests > 0 || row.Status != ledger.StatusInterrupted {
 		a.appendRow(*row)
-		if row.Status != report.StatusInterrupted {
+		if row.Status != ledger.StatusInterrupted {
 			a.checkExpects(cell, *row)
 		}
 	}
@@ -45,14 +46,14 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 
 // appendRow writes a row to both ledgers and the run's rows; a ledger that cannot be
 // written is reported and the run goes on (the run's rows still reach the report).
-func (a *applier) appendRow(row report.Row) {
+func (a *applier) appendRow(row ledger.Row) {
 	a.appendLedgers(row)
 	a.res.Rows = append(a.res.Rows, row)
 }
 
 // appendLedgers writes a row to the CSV ledger and the run's CSV. A Slurm node has no
 // ledger: the coordinator merges its rows.
-func (a *applier) appendLedgers(row report.Row) {
+func (a *applier) appendLedgers(row ledger.Row) {
 	if a.ledger != nil {
 		if err := a.ledger.Append(row); err != nil {
 			a.note("writing the CSV ledger: %v", err)

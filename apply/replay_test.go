@@ -3,7 +3,6 @@ package apply
 import (
 	"context"
 	"fmt"
-	"github.com/planrun/planrun/servers"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -19,8 +18,9 @@ import (
 
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/servers"
 )
 
 // seededTrace is a Mooncake trace of n rows, Poisson arrivals at rate per second of
@@ -67,9 +67,9 @@ matrix "m" {
 type arrivalServer struct {
 	url string
 	// arrived is when the server took request r (by its X-Request-Id).
-	arrived func(r report.SampleRecord) (time.Time, bool)
+	arrived func(r ledger.RequestRecord) (time.Time, bool)
 	// check holds r to its trace row on the server's own counts; nil skips it.
-	check func(t testing.TB, r report.SampleRecord, row dataset.Row)
+	check func(t testing.TB, r ledger.RequestRecord, row dataset.Row)
 }
 
 // inProcessMock is the mock in this process, whose Truth also gives each request's
@@ -80,11 +80,11 @@ func inProcessMock(t testing.TB) arrivalServer {
 	t.Cleanup(srv.Close)
 	return arrivalServer{
 		url: srv.URL,
-		arrived: func(r report.SampleRecord) (time.Time, bool) {
+		arrived: func(r ledger.RequestRecord) (time.Time, bool) {
 			truth, ok := mock.Truth(r.RequestID)
 			return truth.Received, ok
 		},
-		check: func(t testing.TB, r report.SampleRecord, row dataset.Row) {
+		check: func(t testing.TB, r ledger.RequestRecord, row dataset.Row) {
 			truth, _ := mock.Truth(r.RequestID)
 			if d := math.Abs(float64(truth.PromptTokens - row.InputLength)); d > 0.03*float64(row.InputLength) {
 				t.Fatalf("%s: %d prompt tokens by the server's count, the trace says %d", r.ID, truth.PromptTokens, row.InputLength)
@@ -101,11 +101,11 @@ func inProcessMock(t testing.TB) arrivalServer {
 // timestamp over 10, and srv's check. It returns how far arrivals at the server were off
 // the trace: offsets from the first arrival, less their median shift (the first
 // request's own delay moves them all alike), as sorted absolute errors, and the row.
-func replayArrivals(t testing.TB, srv arrivalServer) ([]time.Duration, report.Row) {
+func replayArrivals(t testing.TB, srv arrivalServer) ([]time.Duration, ledger.Row) {
 	data, rows := seededTrace(300, 15, 11)
 	p, cells := loadPlan(t, replayPlan, srv.url, "trace.jsonl", data)
 	res, recs := runSamples(t, p, cells)
-	if len(res.Rows) != 1 || res.Rows[0].Status != report.StatusOK || len(recs) != len(rows) {
+	if len(res.Rows) != 1 || res.Rows[0].Status != ledger.StatusOK || len(recs) != len(rows) {
 		t.Fatalf("%d rows (%+v), %d requests for %d trace rows", len(res.Rows), res.Rows, len(recs), len(rows))
 	}
 	shifts := make([]time.Duration, len(recs)) // arrival − schedule, aligned below
@@ -202,7 +202,7 @@ func ownProcessMock(t testing.TB) arrivalServer {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return arrivalServer{url: "http://" + addr, arrived: func(r report.SampleRecord) (time.Time, bool) {
+	return arrivalServer{url: "http://" + addr, arrived: func(r ledger.RequestRecord) (time.Time, bool) {
 		b, err := os.ReadFile(log)
 		if err != nil {
 			return time.Time{}, false
@@ -238,7 +238,7 @@ func TestApplyTraceReplayExample(t *testing.T) {
 	}
 	res, recs := runSamples(t, p, cells)
 	row := res.Rows[0]
-	if row.Status != report.StatusOK || len(recs) != len(window) || row.Succeeded != len(window) {
+	if row.Status != ledger.StatusOK || len(recs) != len(window) || row.Succeeded != len(window) {
 		t.Fatalf("status %s, %d/%d requests for a window of %d rows", row.Status, row.Succeeded, len(recs), len(window))
 	}
 	cut := fmt.Sprintf(": %d of %d rows replayed", len(window), total)
@@ -308,7 +308,7 @@ func TestRealOllamaReplay(t *testing.T) {
 		"speedup = 10", "speedup = 1").Replace(replayPlan)
 	p, cells := loadPlan(t, src, strings.TrimSuffix(s.URL, "/"), "trace.jsonl", trace.String())
 	res, recs := runSamples(t, p, cells)
-	if r := res.Rows[0]; r.Status != report.StatusOK || r.Succeeded != len(ins) || len(recs) != len(ins) {
+	if r := res.Rows[0]; r.Status != ledger.StatusOK || r.Succeeded != len(ins) || len(recs) != len(ins) {
 		t.Fatalf("status %s, %d/%d ok, %d records", r.Status, r.Succeeded, r.Requests, len(recs))
 	}
 	for _, r := range recs {

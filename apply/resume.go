@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 // nodeRunDir prepares a Slurm job's run directory on the node: created when missing,
@@ -28,7 +28,7 @@ func (a *applier) nodeRunDir() (string, error) {
 // again.
 func (a *applier) loadResume() error {
 	dir := a.o.Resume
-	m, err := report.ReadManifest(filepath.Join(dir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		return fmt.Errorf("cannot resume %s: %w", dir, err)
 	}
@@ -36,13 +36,13 @@ func (a *applier) loadResume() error {
 		return fmt.Errorf("cannot resume %s: it was run from a different plan (hash %.12s, this plan %.12s); start a new run instead", dir, m.PlanHash, a.o.Plan.Hash)
 	}
 	a.manifest = m
-	rows, err := report.ReadLedger(filepath.Join(dir, "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(dir, "results.csv"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("cannot resume %s: %w", dir, err)
 	}
 	for _, r := range rows {
 		// A cell that failed before measuring (its server was down, say) is tried again.
-		if r.Status == report.StatusOK || r.Status == report.StatusFailed && r.Requests > 0 {
+		if r.Status == ledger.StatusOK || r.Status == ledger.StatusFailed && r.Requests > 0 {
 			a.done[rowKey(r)] = r
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/selfcheck"
 )
 
@@ -55,7 +55,7 @@ func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Lo
 // buildRow turns one level's measurement into its result row: figures, VRAM columns,
 // notes, status and goal. It is pure, so everything it needs is in its arguments; the
 // plan's references and expectations are held against the row when it is recorded.
-func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowContext) report.Row {
+func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowContext) ledger.Row {
 	w := cell.Workload
 	row := cellRow(cell, level, rc)
 	row.SetStats(m.Stats)
@@ -83,15 +83,18 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	}
 	notes = append(notes, phaseWarnings(row)...)
 	notes = append(notes, reasoningNotes(cell, row)...)
+	if note := judgeFidelity(w, level, &row, m); note != "" {
+		notes = append(notes, note)
+	}
 	switch {
 	case m.Interrupted:
-		row.Status = report.StatusInterrupted
+		row.Status = ledger.StatusInterrupted
 		notes = append(notes, "interrupted")
 	case row.Succeeded == 0:
-		row.Status = report.StatusFailed
+		row.Status = ledger.StatusFailed
 		notes = append(notes, "every request failed"+noteSuffix(m.FirstError))
 	default:
-		row.Status = report.StatusOK
+		row.Status = ledger.StatusOK
 	}
 	if note := judgeGoal(w, &row); note != "" {
 		notes = append(notes, note)
@@ -102,13 +105,13 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 
 // cellRow is a row that says what produced it (plan, cell, level, planrun version) and
 // has no figures yet: every figure is NaN until a measurement fills it.
-func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) report.Row {
+func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) ledger.Row {
 	w := cell.Workload
-	row := report.NewRow()
+	row := ledger.NewRow()
 	row.Plan = rc.Plan
 	row.PlanPath, row.PlanHash = rc.PlanPath, rc.PlanHash
 	row.CellID, row.Matrix, row.Model, row.ModelID = cell.ID, cell.Matrix, cell.Model, cell.ModelID
-	row.Quantization, row.Tool, row.BackendURL = cell.Quantization, cell.Backend.Addr, report.SafeURL(cell.Backend.URL)
+	row.Quantization, row.Tool, row.BackendURL = cell.Quantization, cell.Backend.Addr, ledger.SafeURL(cell.Backend.URL)
 	if cell.Hardware != nil {
 		row.Hardware, row.GPU = cell.Hardware.Name, cell.Hardware.GPU
 	}
@@ -126,21 +129,17 @@ func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) report.Row {
 // unmeasuredRow is the row of a cell that failed before measuring (server not started,
 // backend unreachable or unbuildable, model missing): status failed, the reason in its
 // notes, no figures, so the cell still shows in every output.
-func unmeasuredRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, reason string, at time.Time) report.Row {
+func unmeasuredRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, reason string, at time.Time) ledger.Row {
 	row := cellRow(cell, level, rc)
-	row.Status, row.Notes = report.StatusFailed, "not measured: "+reason
+	row.Status, row.Notes = ledger.StatusFailed, "not measured: "+reason
 	row.Started, row.Ended = at, at
 	return row
 }
 
 // clientWarnings are the self-check's warnings that the client, not the server, may
 // have shaped the row's figures.
-func clientWarnings(row report.Row, m levelMeasurement) []string {
-	meanTPOT := time.Duration(row.TPOT.Mean * float64(time.Second))
-	if math.IsNaN(row.TPOT.Mean) {
-		meanTPOT = 0
-	}
-	return m.Client.Warnings(meanTPOT, m.maxSendLag())
+func clientWarnings(row ledger.Row, m levelMeasurement) []string {
+	return m.Client.Warnings(meanTPOT(row), m.maxSendLag())
 }
 
 // sendDelayShare is the share of median TTFT above which the client's own send delay is
@@ -151,7 +150,7 @@ const sendDelayShare = 0.01
 // phaseWarnings note when the client's side of TTFT is a noticeable share of it: its own
 // send delay, or cold connections whose set-up landed inside some requests' TTFT, when
 // that share is also above the self-check's NoteFloor.
-func phaseWarnings(row report.Row) []string {
+func phaseWarnings(row ledger.Row) []string {
 	ttft := row.TTFT.P50
 	if math.IsNaN(ttft) || ttft <= 0 {
 		return nil
@@ -174,7 +173,7 @@ func phaseWarnings(row report.Row) []string {
 // control the backend kind does not send (plan validation warned), or controls sent to a
 // server that returned no reasoning (one without a reasoning parser, or a model that does
 // not reason), and how reasoning tokens were counted when the server gave no count.
-func reasoningNotes(cell *plan.Cell, row report.Row) []string {
+func reasoningNotes(cell *plan.Cell, row ledger.Row) []string {
 	var notes []string
 	ignored := cell.IgnoredReasoning()
 	if len(ignored) > 0 {
@@ -195,16 +194,16 @@ func roundSeconds(s float64) time.Duration {
 
 // judgeGoal sets the row's goal verdict when the workload has a goal and the level was
 // not interrupted, and returns a note saying why a missed goal was missed.
-func judgeGoal(w *plan.Workload, row *report.Row) string {
-	if w.Goal == nil || row.Status == report.StatusInterrupted {
+func judgeGoal(w *plan.Workload, row *ledger.Row) string {
+	if w.Goal == nil || row.Status == ledger.StatusInterrupted {
 		return ""
 	}
-	row.Goal = report.GoalMet
+	row.Goal = ledger.GoalMet
 	ok, diags := w.MeetsGoal(resultValues(*row))
 	if ok && !diags.HasErrors() {
 		return ""
 	}
-	row.Goal = report.GoalMissed
+	row.Goal = ledger.GoalMissed
 	if diags.HasErrors() {
 		return "goal missed: " + strings.TrimSpace(diags.Error())
 	}
@@ -213,7 +212,7 @@ func judgeGoal(w *plan.Workload, row *report.Row) string {
 
 // setVRAM fills the row's VRAM columns from the sampler's summary: totals over the GPUs
 // the machine has, and the server's own processes where NVML attributes memory.
-func setVRAM(row *report.Row, g gpu.Summary) {
+func setVRAM(row *ledger.Row, g gpu.Summary) {
 	if g.Note != "" || len(g.Devices) == 0 {
 		row.VRAMSource = g.Note
 		if row.VRAMSource == "" {

@@ -9,8 +9,8 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/stats"
 )
@@ -86,12 +86,12 @@ func TestBuildRow(t *testing.T) {
 		// VRAM columns: baseline, peak, per process (NaN: not measured), and the source.
 		wantVRAM   [3]float64
 		wantSource string
-		check      func(t *testing.T, r report.Row)
+		check      func(t *testing.T, r ledger.Row)
 	}{{
 		name: "ok", workload: "plain", level: plan.LoadLevel{Concurrency: 2}, m: ok(100 * time.Millisecond),
 		rc:         rowContext{Plan: "bench", PlanPath: "/p/plan.hcl", PlanHash: "abc", Version: "v1.2"},
-		wantStatus: report.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
-		check: func(t *testing.T, r report.Row) {
+		wantStatus: ledger.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r ledger.Row) {
 			if r.Plan != "bench" || r.PlanPath != "/p/plan.hcl" || r.PlanHash != "abc" || r.Version != "v1.2" {
 				t.Errorf("plan %q %q %q, version %q", r.Plan, r.PlanPath, r.PlanHash, r.Version)
 			}
@@ -114,9 +114,9 @@ func TestBuildRow(t *testing.T) {
 		name: "every request failed", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m: levelMeasurement{Stats: rowSamples(3, 0, 0, &backends.Error{Class: backends.ErrServer, Message: "boom"}),
 			FirstError: "HTTP 500: boom"},
-		wantStatus: report.StatusFailed, wantNotes: "every request failed: HTTP 500: boom",
+		wantStatus: ledger.StatusFailed, wantNotes: "every request failed: HTTP 500: boom",
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
-		check: func(t *testing.T, r report.Row) {
+		check: func(t *testing.T, r ledger.Row) {
 			if r.Requests != 3 || r.Failed != 3 || r.Succeeded != 0 {
 				t.Errorf("requests %d, failed %d, ok %d", r.Requests, r.Failed, r.Succeeded)
 			}
@@ -124,24 +124,24 @@ func TestBuildRow(t *testing.T) {
 	}, {
 		name: "interrupted before a measured run", workload: "goal", level: plan.LoadLevel{Concurrency: 1},
 		m:          levelMeasurement{Interrupted: true, GPU: gpu.Summary{Note: "no measured run"}},
-		wantStatus: report.StatusInterrupted, wantNotes: "interrupted",
+		wantStatus: ledger.StatusInterrupted, wantNotes: "interrupted",
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no measured run",
 	}, {
 		name: "goal met", workload: "goal", level: plan.LoadLevel{Concurrency: 1}, m: ok(100 * time.Millisecond),
-		wantStatus: report.StatusOK, wantGoal: report.GoalMet,
+		wantStatus: ledger.StatusOK, wantGoal: ledger.GoalMet,
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
 	}, {
 		name: "goal missed", workload: "goal", level: plan.LoadLevel{Concurrency: 1}, m: ok(900 * time.Millisecond),
-		wantStatus: report.StatusOK, wantGoal: report.GoalMissed, wantNotes: "goal missed: result.ttft_p50_s = 0.9",
+		wantStatus: ledger.StatusOK, wantGoal: ledger.GoalMissed, wantNotes: "goal missed: result.ttft_p50_s = 0.9",
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
 	}, {
 		name: "VRAM attributed to the server's processes", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          func() levelMeasurement { m := ok(100 * time.Millisecond); m.GPU = gpuSummary(true); return m }(),
-		wantStatus: report.StatusOK, wantVRAM: [3]float64{1, 5, 4}, wantSource: "v2",
+		wantStatus: ledger.StatusOK, wantVRAM: [3]float64{1, 5, 4}, wantSource: "v2",
 	}, {
 		name: "VRAM without process attribution", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          func() levelMeasurement { m := ok(100 * time.Millisecond); m.GPU = gpuSummary(false); return m }(),
-		wantStatus: report.StatusOK, wantVRAM: [3]float64{1, 5, nan}, wantSource: "v2",
+		wantStatus: ledger.StatusOK, wantVRAM: [3]float64{1, 5, nan}, wantSource: "v2",
 	}, {
 		name: "open loop with the client self-check", workload: "plain", level: plan.LoadLevel{Concurrency: 4, RequestRate: 2},
 		m: func() levelMeasurement {
@@ -153,11 +153,11 @@ func TestBuildRow(t *testing.T) {
 		}(),
 		// The self-check's warning: 3 ms of scheduling lag against a
 		// 10 ms TPOT.
-		wantStatus: report.StatusOK,
+		wantStatus: ledger.StatusOK,
 		// 10 ms TPOT. The send lag is a column, not a note.
 		wantNotes: "client scheduling lag p99 3ms is above 10% of the mean TPOT 10ms: some chunks were stamped late",
 		wantVRAM:  [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
-		check: func(t *testing.T, r report.Row) {
+		check: func(t *testing.T, r ledger.Row) {
 			if r.RequestRate != 2 || r.ClientCPUPct != 12.5 || r.ClientLagP99Ms != 3 {
 				t.Errorf("rate %v, client CPU %v%%, lag p99 %v ms", r.RequestRate, r.ClientCPUPct, r.ClientLagP99Ms)
 			}
@@ -169,9 +169,9 @@ func TestBuildRow(t *testing.T) {
 		name: "calibration fills a prompt count the server did not give", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          levelMeasurement{Stats: rowSamples(2, 100*time.Millisecond, 0, nil)},
 		rc:         rowContext{ModelNote: "model tiny (q4)", Calibration: executor.Calibration{Actual: 30, Note: "5 words short"}},
-		wantStatus: report.StatusOK, wantNotes: "model tiny (q4); 5 words short",
+		wantStatus: ledger.StatusOK, wantNotes: "model tiny (q4); 5 words short",
 		wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
-		check: func(t *testing.T, r report.Row) {
+		check: func(t *testing.T, r ledger.Row) {
 			if r.PromptTokensActual != 30 || r.PromptTokensRequested != 32 {
 				t.Errorf("prompt tokens %d → %v, want 32 → 30 (calibrated)", r.PromptTokensRequested, r.PromptTokensActual)
 			}
@@ -180,8 +180,8 @@ func TestBuildRow(t *testing.T) {
 		name: "the server's prompt count wins over calibration", workload: "plain", level: plan.LoadLevel{Concurrency: 1},
 		m:          ok(100 * time.Millisecond),
 		rc:         rowContext{Calibration: executor.Calibration{Actual: 30}, Estimate: &gpu.VRAMEstimate{TotalBytes: 6e9}},
-		wantStatus: report.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
-		check: func(t *testing.T, r report.Row) {
+		wantStatus: ledger.StatusOK, wantVRAM: [3]float64{nan, nan, nan}, wantSource: "no GPU telemetry",
+		check: func(t *testing.T, r ledger.Row) {
 			if r.PromptTokensActual != 32 || r.VRAMEstimateGB != 6 {
 				t.Errorf("prompt tokens actual %v, want 32; VRAM estimate %v GB, want 6", r.PromptTokensActual, r.VRAMEstimateGB)
 			}
@@ -211,7 +211,7 @@ func TestBuildRow(t *testing.T) {
 }
 
 func TestPhaseWarnings(t *testing.T) {
-	row := report.NewRow()
+	row := ledger.NewRow()
 	row.TTFT.P50 = 0.1
 	row.SendDelay.P50 = 0.0005 // 0.5% of TTFT: not worth a note
 	if w := phaseWarnings(row); len(w) != 0 {
@@ -230,7 +230,7 @@ func TestPhaseWarnings(t *testing.T) {
 // The quickstart's case: a 41 µs send delay and a 60 µs connection set-up on a 4 ms TTFT
 // are over 1% of it but under selfcheck.NoteFloor, below any server's run-to-run noise.
 func TestPhaseWarningsFloor(t *testing.T) {
-	row := report.NewRow()
+	row := ledger.NewRow()
 	row.TTFT.P50 = 0.004
 	row.SendDelay.P50 = 41e-6
 	row.NewConnections, row.ConnectSetup.Max = 1, 60e-6

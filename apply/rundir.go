@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -84,7 +84,7 @@ func variableValues(vars []*plan.Variable) (map[string]string, []byte) {
 }
 
 func writeFile(path string, data []byte) error {
-	return report.WriteFileAtomic(path, func(w io.Writer) error {
+	return ledger.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
@@ -94,7 +94,7 @@ func writeFile(path string, data []byte) error {
 // version once its backend's probe has told it.
 func (a *applier) recordServer(spec servers.Spec, version string) {
 	if a.manifest.Servers == nil {
-		a.manifest.Servers = map[string]report.ServerRun{}
+		a.manifest.Servers = map[string]ledger.ServerRun{}
 	}
 	s := a.manifest.Servers[spec.Name]
 	s.Command, s.Dir, s.Setup = spec.Command, spec.Dir, spec.Setup

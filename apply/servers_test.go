@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -159,7 +159,7 @@ func TestServerDyingMidCellFailsTheRestAndTheRunGoesOn(t *testing.T) {
 	if first.Succeeded != 3 || first.Failed != 7 || first.Failures["server_died"] < 5 {
 		t.Fatalf("first cell: %d ok, failures %v; want 3 ok and the rest failed, most as server_died", first.Succeeded, first.Failures)
 	}
-	if second.Status != report.StatusOK || second.Succeeded != 10 {
+	if second.Status != ledger.StatusOK || second.Succeeded != 10 {
 		t.Fatalf("the run must go on with the next server: %s, %d ok", second.Status, second.Succeeded)
 	}
 	// The run directory says how each server was started, and what version it was.
@@ -190,7 +190,7 @@ func TestInterruptStopsPlanManagedServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Interrupted || res.Rows[0].Status != report.StatusInterrupted || res.Rows[0].Succeeded < 20 {
+	if !res.Interrupted || res.Rows[0].Status != ledger.StatusInterrupted || res.Rows[0].Succeeded < 20 {
 		t.Fatalf("interrupted=%v rows=%+v", res.Interrupted, res.Rows)
 	}
 	gone(t, pids[0])

@@ -4,48 +4,19 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
-
-// serverWatch polls what the server itself says about memory during a measured window:
-// Ollama's /api/ps, or vLLM's Prometheus /metrics for an OpenAI-compatible backend.
-type serverWatch struct {
-	poller *serverstats.Poller
-}
-
-var statsClient = &http.Client{Timeout: 5 * time.Second}
-
-func (a *applier) watchServer(ctx context.Context, cell *plan.Cell) *serverWatch {
-	switch src := a.backends[backendKey(cell)].(type) {
-	case backends.ServerMemory:
-		return &serverWatch{serverstats.StartModels(ctx, src, cell.Backend.URL, 0)}
-	case backends.MetricsSource:
-		if u := src.MetricsURL(); u != "" {
-			return &serverWatch{serverstats.StartVLLM(ctx, statsClient, u, 0)}
-		}
-	}
-	return &serverWatch{}
-}
-
-func (w *serverWatch) stop() serverstats.Report {
-	if w == nil || w.poller == nil {
-		return serverstats.Report{}
-	}
-	return w.poller.Stop()
-}
 
 // serverFigures fills the row's server-side memory figures, GPU energy and the seed's
 // VRAM estimate (est, nil when there is none), and returns notes that explain them.
-func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstats.Report, est *gpu.VRAMEstimate) []string {
+func serverFigures(cell *plan.Cell, row *ledger.Row, g gpu.Summary, s serverstats.Report, est *gpu.VRAMEstimate) []string {
 	var notes []string
 	var ollamaSize, ollamaVRAM int64
 	for _, m := range s.Models {
@@ -97,7 +68,7 @@ func serverFigures(cell *plan.Cell, row *report.Row, g gpu.Summary, s serverstat
 // vllmFigures puts what vLLM's /metrics counted over the window into the row: the
 // prefix-cache hit rate, and the means of its own TTFT, TPOT and E2E histograms, with a
 // note setting them beside planrun's means of the same requests.
-func vllmFigures(row *report.Row, s serverstats.Report) []string {
+func vllmFigures(row *ledger.Row, s serverstats.Report) []string {
 	if s.PrefixCacheQueries > 0 {
 		row.PrefixCacheHitPct = 100 * s.PrefixCacheHits / s.PrefixCacheQueries
 	}
@@ -113,7 +84,7 @@ func vllmFigures(row *report.Row, s serverstats.Report) []string {
 // serverKind is how the VRAM-gap explanation names the cell's server software, as its
 // backend kind declares.
 func serverKind(cell *plan.Cell) string {
-	k, _ := connect.Lookup(cell.Backend.Kind)
+	k, _ := backends.LookupKind(cell.Backend.Kind)
 	return k.ServerLabel
 }
 
@@ -158,16 +129,6 @@ type modelShape struct {
 	err   error
 }
 
-// telemetryFor is the GPU telemetry that can measure the cell's server: local NVML, or
-// none for a server on another host (its hardware block names the host), where local
-// NVML would measure the wrong machine.
-func (a *applier) telemetryFor(cell *plan.Cell) *gpu.Telemetry {
-	if cell.Hardware != nil && !isLocalHost(cell.Hardware.Host) {
-		return gpu.Remote(cell.Hardware.Host)
-	}
-	return a.tel
-}
-
 func isLocalHost(h string) bool {
 	switch h {
 	case "", "localhost", "127.0.0.1", "::1":
@@ -191,5 +152,27 @@ func (a *applier) checkHardware() {
 			a.note("hardware %q: %s", hw.Name, w)
 			a.manifest.Warnings = append(a.manifest.Warnings, fmt.Sprintf("hardware %q: %s", hw.Name, w))
 		}
+	}
+}
+
+// setVRAMSources fills the VRAM columns NVML left empty from the other sources, and
+// says in vram_source where each figure came from: NVML (set by setVRAM), the DCGM
+// exporter, Ollama's /api/ps (server_vram_gb), or none for a remote host without
+// telemetry.
+func setVRAMSources(cell *plan.Cell, row *ledger.Row, m levelMeasurement) {
+	if !math.IsNaN(row.VRAMPeakGB) {
+		return // NVML measured it
+	}
+	switch {
+	case len(m.DCGM.GPUs) > 0:
+		row.VRAMPeakGB = float64(m.DCGM.PeakUsedBytes()) / 1e9
+		row.VRAMSource = "dcgm exporter " + m.DCGM.URL + " (framebuffer used, peak)"
+	case m.DCGM.URL != "":
+		row.VRAMSource = fmt.Sprintf("none: dcgm exporter %s gave no reading (%s)", m.DCGM.URL, m.DCGM.LastError)
+	case cell.Hardware != nil && !isLocalHost(cell.Hardware.Host):
+		row.VRAMSource = "none: remote host " + cell.Hardware.Host + " without telemetry (add telemetry { dcgm = URL })"
+	}
+	if row.ServerVRAMGB > 0 {
+		row.VRAMSource += "; server_vram_gb from ollama /api/ps"
 	}
 }

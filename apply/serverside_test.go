@@ -5,14 +5,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
 )
 
 // What vLLM's /metrics counted over the window lands in the row, and a note sets its
 // own means beside planrun's.
 func TestVLLMFiguresIntoRow(t *testing.T) {
-	row := report.NewRow()
+	row := ledger.NewRow()
 	row.TTFT.Mean, row.TPOT.Mean, row.E2E.Mean = 0.013, 0.0032, 0.11
 	s := serverstats.Report{PrefixCacheHits: 384, PrefixCacheQueries: 512, ServerLatency: serverstats.VLLMLatency{
 		TTFT: serverstats.Histogram{Sum: 0.12, Count: 10},
@@ -29,8 +31,82 @@ func TestVLLMFiguresIntoRow(t *testing.T) {
 	}
 
 	// Not vLLM (or no request finished in the window): the columns stay empty, no note.
-	other := report.NewRow()
+	other := ledger.NewRow()
 	if notes := vllmFigures(&other, serverstats.Report{}); len(notes) != 0 || !math.IsNaN(other.ServerTTFTMeanS) || !math.IsNaN(other.PrefixCacheHitPct) {
 		t.Errorf("no vLLM figures: notes %q, row %v %v", notes, other.ServerTTFTMeanS, other.PrefixCacheHitPct)
 	}
 }
+
+// Where a row's VRAM figure came from, when NVML on this machine measured none: the
+// hardware's DCGM exporter, an exporter that gave no reading, or a remote host without
+// telemetry; Ollama's own figure is named beside any of them.
+func TestVRAMSources(t *testing.T) {
+	remote := &plan.Hardware{Name: "b", Host: "gpu-b"}
+	dcgm := serverstats.Report{URL: "http://gpu-a:9400/metrics", GPUs: []serverstats.DCGMGPU{
+		{UsedBytes: serverstats.Stat{Peak: 3e9}}, {UsedBytes: serverstats.Stat{Peak: 1.5e9}}}}
+	for _, tc := range []struct {
+		name       string
+		hw         *plan.Hardware
+		nvml       float64 // the peak NVML measured; NaN for none
+		serverVRAM float64
+		m          levelMeasurement
+		wantPeak   float64
+		wantSource string
+	}{
+		{"NVML measured it", remote, 7, 0, levelMeasurement{DCGM: dcgm}, 7, "nvml"},
+		{"the DCGM exporter, summed over the host's GPUs", remote, math.NaN(), 0, levelMeasurement{DCGM: dcgm}, 4.5,
+			"dcgm exporter http://gpu-a:9400/metrics (framebuffer used, peak)"},
+		{"an exporter without a reading", remote, math.NaN(), 0,
+			levelMeasurement{DCGM: serverstats.Report{URL: "http://gpu-a:9400/metrics", LastError: "connection refused"}}, math.NaN(),
+			"none: dcgm exporter http://gpu-a:9400/metrics gave no reading (connection refused)"},
+		{"a remote host without telemetry", remote, math.NaN(), 0, levelMeasurement{}, math.NaN(),
+			"none: remote host gpu-b without telemetry (add telemetry { dcgm = URL })"},
+		{"a remote host, with Ollama's own figure", remote, math.NaN(), 2.1, levelMeasurement{}, math.NaN(),
+			"none: remote host gpu-b without telemetry (add telemetry { dcgm = URL }); server_vram_gb from ollama /api/ps"},
+		{"this machine without a GPU: left as NVML said", &plan.Hardware{Name: "l", Host: "localhost"}, math.NaN(), 0,
+			levelMeasurement{}, math.NaN(), "nvml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			row := ledger.NewRow()
+			row.VRAMPeakGB, row.VRAMSource, row.ServerVRAMGB = tc.nvml, "nvml", tc.serverVRAM
+			setVRAMSources(&plan.Cell{Hardware: tc.hw}, &row, tc.m)
+			if !sameFigure(row.VRAMPeakGB, tc.wantPeak) || row.VRAMSource != tc.wantSource {
+				t.Errorf("VRAM peak %v GB from %q, want %v GB from %q", row.VRAMPeakGB, row.VRAMSource, tc.wantPeak, tc.wantSource)
+			}
+		})
+	}
+}
+
+// What Ollama's /api/ps said of the cell's model becomes server_vram_gb, with a note
+// when the model is on the CPU or partly offloaded; vLLM's KV cache use becomes its
+// peak percent. Other models the server holds are not the cell's.
+func TestServerFiguresOfOllama(t *testing.T) {
+	cell := &plan.Cell{ModelID: "tiny", Backend: &plan.Backend{Kind: "ollama"}}
+	for _, tc := range []struct {
+		name     string
+		s        serverstats.Report
+		wantVRAM float64
+		wantKV   float64
+		wantNote string
+	}{
+		{"all on the GPU", serverstats.Report{Models: []serverstats.ModelMemory{{Name: "tiny:latest", SizeBytes: 2e9, SizeVRAMBytes: 2e9},
+			{Name: "other", SizeBytes: 9e9, SizeVRAMBytes: 0}}}, 2, math.NaN(), ""},
+		{"on the CPU", serverstats.Report{Models: []serverstats.ModelMemory{{Name: "tiny", SizeBytes: 2e9}}}, 0, math.NaN(),
+			"Ollama runs this model on the CPU (size_vram 0)"},
+		{"partly offloaded", serverstats.Report{Models: []serverstats.ModelMemory{{Name: "tiny", SizeBytes: 3e9, SizeVRAMBytes: 1e9}}}, 1, math.NaN(),
+			"Ollama keeps part of the model in CPU memory (size 3.00 GB, size_vram 1.00 GB): partial offload slows decoding"},
+		{"vLLM's KV cache", serverstats.Report{KVCacheUsage: serverstats.Stat{Peak: 0.25, N: 3}}, math.NaN(), 25, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			row := ledger.NewRow()
+			notes := serverFigures(cell, &row, gpu.Summary{}, tc.s, nil)
+			if !sameFigure(row.ServerVRAMGB, tc.wantVRAM) || !sameFigure(row.KVCachePeakPct, tc.wantKV) || strings.Join(notes, "; ") != tc.wantNote {
+				t.Errorf("server VRAM %v GB, KV peak %v%%, notes %q; want %v, %v, %q", row.ServerVRAMGB, row.KVCachePeakPct, notes,
+					tc.wantVRAM, tc.wantKV, tc.wantNote)
+			}
+		})
+	}
+}
+
+// sameFigure says two figures are equal, NaN (not measured) equal to NaN.
+func sameFigure(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }

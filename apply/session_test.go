@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 // examples/multi-turn.hcl against the mock, checked from the server's side: turn k of
@@ -56,7 +56,7 @@ func TestApplyMultiTurnExample(t *testing.T) {
 	}
 
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.Sessions == nil || r.Sessions.Completed != runs*s.Sessions || len(r.Turns) != s.Turns {
+		if r.Status != ledger.StatusOK || r.Sessions == nil || r.Sessions.Completed != runs*s.Sessions || len(r.Turns) != s.Turns {
 			t.Fatalf("c=%d: status %s, sessions %+v, %d turns", r.Concurrency, r.Status, r.Sessions, len(r.Turns))
 		}
 		for k := 1; k < len(r.Turns); k++ {
@@ -129,7 +129,7 @@ func TestRealOllamaSessions(t *testing.T) {
 		cell          string
 		session, turn int
 	}
-	byTurn := map[key]report.SampleRecord{}
+	byTurn := map[key]ledger.RequestRecord{}
 	for _, r := range recs {
 		if r.Err != nil || r.PromptTokens == 0 {
 			t.Fatalf("%s %s: error %v, %d prompt tokens", r.CellID, r.ID, r.Err, r.PromptTokens)

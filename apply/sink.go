@@ -3,7 +3,7 @@ package apply
 import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -12,8 +12,8 @@ import (
 // measured ones to their run's statistics and tells progress. The Sample is then
 // garbage, so memory grows with the statistics' per-request scalars only.
 type levelSink struct {
-	log      *report.SampleLog
-	rec      report.SampleRecord // where the level's records belong; Sample set per record
+	log      *ledger.RequestLog
+	rec      ledger.RequestRecord // where the level's records belong; Sample set per record
 	target   stats.Target
 	progress func(executor.Event) // nil: none
 	runs     []*stats.Accumulator // per measured run, by index
@@ -56,6 +56,7 @@ func (s *levelSink) add(ev executor.Event) {
 		}
 		if ev.Paced {
 			acc.AddSendLag(ev.SendLag)
+			acc.AddPaced(ev.Scheduled, ev.Sample)
 		}
 		if s.firstErr == nil && ev.Sample.Err != nil {
 			s.firstErr = ev.Sample.Err

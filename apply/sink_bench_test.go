@@ -14,9 +14,9 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/loadbench"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -57,7 +57,7 @@ func BenchmarkSlowSink(b *testing.B) {
 			var sum stats.Runs
 			for b.Loop() {
 				srv.Summaries(true)
-				sink := &levelSink{log: report.NewSampleLog(io.Discard), target: stats.Target{MaxTokens: tokens},
+				sink := &levelSink{log: ledger.NewRequestLog(io.Discard), target: stats.Target{MaxTokens: tokens},
 					progress: func(executor.Event) { time.Sleep(sleep) }}
 				res := executor.RunLevel(context.Background(), be, lv, executor.Options{OnRequest: sink.add})
 				run := res.Runs[0]
@@ -96,7 +96,7 @@ func BenchmarkSoakRSS(b *testing.B) {
 	for b.Loop() {
 		var done int
 		var curve []string
-		sink := &levelSink{log: report.NewSampleLog(io.Discard), target: stats.Target{MaxTokens: tokens},
+		sink := &levelSink{log: ledger.NewRequestLog(io.Discard), target: stats.Target{MaxTokens: tokens},
 			progress: func(executor.Event) {
 				if done++; done%max(n/10, 1) == 0 {
 					curve = append(curve, fmt.Sprintf("%d%%: %d MB", done*100/n, procStatusKB(b, "VmRSS")/1024))

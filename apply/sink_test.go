@@ -7,7 +7,7 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -16,9 +16,9 @@ import (
 // request's schedule goes into its record and its send lag into the statistics.
 func TestLevelSink(t *testing.T) {
 	var buf bytes.Buffer
-	log := report.NewSampleLog(&buf)
+	log := ledger.NewRequestLog(&buf)
 	var told int
-	s := &levelSink{log: log, target: stats.Target{MaxTokens: 2}, rec: report.SampleRecord{CellID: "c", Concurrency: 4},
+	s := &levelSink{log: log, target: stats.Target{MaxTokens: 2}, rec: ledger.RequestRecord{CellID: "c", Concurrency: 4},
 		progress: func(executor.Event) { told++ }}
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	ok := backends.Sample{ID: "ok", Start: t0, FirstToken: time.Millisecond, End: 3 * time.Millisecond,
@@ -31,7 +31,7 @@ func TestLevelSink(t *testing.T) {
 	if err := log.Close(); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := report.ReadSamples(&buf)
+	recs, err := ledger.ReadRequests(&buf)
 	if err != nil || len(recs) != 3 || recs[0].CellID != "c" || !recs[0].Warmup || recs[2].Run != 1 || recs[2].Concurrency != 4 {
 		t.Fatalf("raw log: %d records, err %v: %+v", len(recs), err, recs)
 	}

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/slurm"
 )
 
@@ -85,7 +85,7 @@ type slurmJob struct {
 type jobEvent struct {
 	job    *slurmJob
 	status slurm.Status
-	rows   []report.Row
+	rows   []ledger.Row
 	done   bool
 	reason string // why planrun ended the job (unshared run directory, no rows), or ""
 	// interrupted: the job was cancelled because the run was (the first Ctrl-C).
@@ -116,7 +116,7 @@ func (a *applier) submitSlurm(ctx context.Context) *slurmRun {
 	specs, err := slurm.NewJobs(a.o.Plan.Path, cells, a.o.Vars, a.o.VarFiles, a.res.RunDir)
 	if err != nil {
 		for _, c := range cells {
-			a.setCellStatus(report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: err.Error()})
+			a.setCellStatus(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: err.Error()})
 		}
 		return sr
 	}
@@ -132,7 +132,7 @@ func (a *applier) submitSlurm(ctx context.Context) *slurmRun {
 			todo, _ := a.pendingLevels(c)
 			j.total += len(todo)
 		}
-		a.manifest.SlurmJobs = append(a.manifest.SlurmJobs, report.SlurmJob{Name: spec.Name, Hardware: spec.Hardware,
+		a.manifest.SlurmJobs = append(a.manifest.SlurmJobs, ledger.SlurmJob{Name: spec.Name, Hardware: spec.Hardware,
 			Dir: spec.Dir, Cells: spec.CellIDs, State: "SUBMITTING"})
 		jr := newJobRows(spec.Dir, a.doneLevels()) // before the job can write a row
 		if j.id, err = slurm.Submit(ctx, spec); err != nil {
@@ -200,7 +200,7 @@ func (a *applier) mergeJobEvent(sr *slurmRun, ev jobEvent) {
 		r.SlurmJob, r.SlurmNode = j.id, j.status.Node
 		j.rowIdx = append(j.rowIdx, len(a.res.Rows))
 		a.res.Rows = append(a.res.Rows, r)
-		if c := j.cell(r.CellID); c != nil && r.Status != report.StatusInterrupted {
+		if c := j.cell(r.CellID); c != nil && r.Status != ledger.StatusInterrupted {
 			a.checkExpects(c, r)
 		}
 	}
@@ -274,7 +274,7 @@ func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
 	}
 	m := &a.manifest.SlurmJobs[j.entry]
 	m.Notes = reason
-	if nm, err := report.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
+	if nm, err := ledger.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
 		m.GPUs = nm.GPUs
 		mergeInto(&a.manifest.ServerVersions, nm.ServerVersions)
 		mergeInto(&a.manifest.ModelDigests, nm.ModelDigests)
@@ -284,28 +284,28 @@ func (a *applier) endJob(j *slurmJob, reason string, interrupted bool) {
 // settleCells gives each of the job's cells its status: the node's own (from its
 // manifest) when the node finished the cell, else failed with why, or interrupted.
 func (a *applier) settleCells(j *slurmJob, interrupted bool, why string) {
-	node := map[string]report.CellStatus{}
-	if nm, err := report.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
+	node := map[string]ledger.CellStatus{}
+	if nm, err := ledger.ReadManifest(filepath.Join(j.spec.Dir, "manifest.json")); err == nil {
 		for _, c := range nm.Cells {
 			node[c.ID] = c
 		}
 	}
 	failedRow := map[string]string{}
 	for _, i := range j.rowIdx {
-		if r := a.res.Rows[i]; r.Status == report.StatusFailed && failedRow[r.CellID] == "" {
+		if r := a.res.Rows[i]; r.Status == ledger.StatusFailed && failedRow[r.CellID] == "" {
 			failedRow[r.CellID] = r.Notes
 		}
 	}
 	for _, c := range j.cells {
 		st, ok := node[c.ID]
 		switch {
-		case ok && (st.Status == report.StatusOK || st.Status == report.StatusFailed) && failedRow[c.ID] == "":
+		case ok && (st.Status == ledger.StatusOK || st.Status == ledger.StatusFailed) && failedRow[c.ID] == "":
 		case failedRow[c.ID] != "":
-			st = report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: failedRow[c.ID]}
+			st = ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: failedRow[c.ID]}
 		case interrupted:
-			st = report.CellStatus{ID: c.ID, Status: report.StatusInterrupted, Notes: why}
+			st = ledger.CellStatus{ID: c.ID, Status: ledger.StatusInterrupted, Notes: why}
 		default:
-			st = report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: why}
+			st = ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: why}
 		}
 		a.setCellStatus(st)
 	}
@@ -323,7 +323,7 @@ func (a *applier) failJob(j *slurmJob, why string) {
 			r := a.jobFailedRow(c, lv, why)
 			a.appendRow(r)
 		}
-		a.setCellStatus(report.CellStatus{ID: c.ID, Status: report.StatusFailed, Notes: why})
+		a.setCellStatus(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: why})
 	}
 }
 
@@ -340,7 +340,7 @@ func (a *applier) mergeSamples(path string) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		var rec report.SampleRecord
+		var rec ledger.RequestRecord
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			return err
 		}
@@ -355,7 +355,7 @@ func (a *applier) mergeSamples(path string) error {
 	return a.samples.Flush()
 }
 
-func (a *applier) setCellStatus(st report.CellStatus) {
+func (a *applier) setCellStatus(st ledger.CellStatus) {
 	for i := range a.manifest.Cells {
 		if a.manifest.Cells[i].ID == st.ID {
 			a.manifest.Cells[i] = st
@@ -372,10 +372,10 @@ func mergeInto(dst *map[string]string, src map[string]string) {
 // jobFailedRow is the row of a level its job never ran (the job failed, was cancelled
 // or was never submitted): status failed, the reason in its notes, no figures. Host is
 // left empty: no machine measured it.
-func (a *applier) jobFailedRow(c *plan.Cell, lv plan.LoadLevel, why string) report.Row {
+func (a *applier) jobFailedRow(c *plan.Cell, lv plan.LoadLevel, why string) ledger.Row {
 	r := cellRow(c, lv, a.runRowContext())
 	r.Host = ""
-	r.Status, r.Notes = report.StatusFailed, why
+	r.Status, r.Notes = ledger.StatusFailed, why
 	return r
 }
 
@@ -467,22 +467,22 @@ type jobRows struct {
 
 func newJobRows(dir string, seen map[levelKey]bool) *jobRows {
 	jr := &jobRows{path: filepath.Join(dir, "results.csv"), seen: seen}
-	rows, _ := report.ReadLedgerAll(jr.path)
+	rows, _ := ledger.ReadLedgerAll(jr.path)
 	jr.earlier = len(rows)
 	return jr
 }
 
 // next returns the rows written since the last call. A file caught mid-write is read
 // again at the next poll.
-func (jr *jobRows) next() []report.Row {
-	rows, err := report.ReadLedgerAll(jr.path)
+func (jr *jobRows) next() []ledger.Row {
+	rows, err := ledger.ReadLedgerAll(jr.path)
 	if err != nil {
 		return nil
 	}
-	var out []report.Row
+	var out []ledger.Row
 	for i := jr.read; i < len(rows); i++ {
 		r, k := rows[i], rowKey(rows[i])
-		complete := r.Status == report.StatusOK || r.Status == report.StatusFailed
+		complete := r.Status == ledger.StatusOK || r.Status == ledger.StatusFailed
 		if i < jr.earlier && (!complete || jr.seen[k]) {
 			continue
 		}

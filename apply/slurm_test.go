@@ -10,7 +10,7 @@ import (
 
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/slurmtest"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 // A job that runs but never writes a row is cancelled after RowsTimeout, and its levels
@@ -55,7 +55,7 @@ matrix "m" {
 		t.Fatalf("%d rows, want a failed row per level", len(res.Rows))
 	}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusFailed || !strings.Contains(r.Notes, "without writing a row") || !strings.Contains(r.Notes, "slurm-"+r.SlurmJob+".out") || r.SlurmState != "CANCELLED" {
+		if r.Status != ledger.StatusFailed || !strings.Contains(r.Notes, "without writing a row") || !strings.Contains(r.Notes, "slurm-"+r.SlurmJob+".out") || r.SlurmState != "CANCELLED" {
 			t.Errorf("c=%d: %s %s %q", r.Concurrency, r.Status, r.SlurmState, r.Notes)
 		}
 	}

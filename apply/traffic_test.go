@@ -17,14 +17,15 @@ import (
 
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/traffic"
 )
 
 // runSamples applies a plan against a fresh mock server and returns the result with the
 // measured requests of requests.jsonl.
-func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []report.SampleRecord) {
+func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []ledger.RequestRecord) {
 	t.Helper()
 	// A temporary ledger and results directory: the examples' plans would otherwise
 	// write their results into examples/.
@@ -37,7 +38,7 @@ func runSamples(t testing.TB, p *plan.Plan, cells []*plan.Cell) (*Result, []repo
 	if err != nil {
 		t.Fatal(err)
 	}
-	var measured []report.SampleRecord
+	var measured []ledger.RequestRecord
 	for _, r := range readSamples(t, res.RunDir) {
 		if !r.Warmup {
 			measured = append(measured, r)
@@ -65,7 +66,7 @@ func TestApplyDatasetsExample(t *testing.T) {
 	p, cells := loadPlanFile(t, "../examples/datasets.hcl", "url="+srv.URL+"/v1", "model=mock")
 	res, recs := runSamples(t, p, cells)
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.Succeeded != r.Requests || r.EarlyStops != 0 {
+		if r.Status != ledger.StatusOK || r.Succeeded != r.Requests || r.EarlyStops != 0 {
 			t.Fatalf("c=%d: status %s, %d/%d ok, %d early stops", r.Concurrency, r.Status, r.Succeeded, r.Requests, r.EarlyStops)
 		}
 	}
@@ -88,7 +89,7 @@ func TestApplyDatasetsExample(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(p.Datasets[0].Spec.Path)
 	sum := sha256.Sum256(raw)
-	m, err := report.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestDrawnLengthsReachTheServer(t *testing.T) {
 	if !strings.Contains(res.Rows[0].Notes, "tokens/word") {
 		t.Errorf("row notes %q do not give the prompt fit", res.Rows[0].Notes)
 	}
-	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	drawn := traffic.DrawShapes(p.Workloads[0], dataset.Sample{})
 	var in, out []float64
 	for _, r := range recs {
 		n := requestIndex(t, r.ID)
@@ -176,7 +177,7 @@ func TestApplyNonStreamed(t *testing.T) {
 		t.Fatalf("%d rows (want 2 tools × 2 levels) of %d requests, %d raw records", len(res.Rows), sent, len(recs))
 	}
 	for _, r := range res.Rows {
-		if r.Status != report.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
+		if r.Status != ledger.StatusOK || r.OutputTokens != 16*r.Requests || r.E2E.P50 < 0.005+0.015 {
 			t.Fatalf("%s c=%d: status %s, %d output tokens, E2E p50 %.4f", r.Tool, r.Concurrency, r.Status, r.OutputTokens, r.E2E.P50)
 		}
 		if !math.IsNaN(r.TTFT.P50) || !math.IsNaN(r.TPOT.P50) || !strings.Contains(r.Notes, "TTFT, TPOT and ITL unavailable") {
@@ -227,7 +228,7 @@ func TestApplyTextCorpus(t *testing.T) {
 	defer srv.Close()
 	p, cells := loadPlan(t, corpusPlan, srv.URL, "book.txt", book.String())
 	_, recs := runSamples(t, p, cells)
-	drawn := shapes(p.Workloads[0], dataset.Sample{})
+	drawn := traffic.DrawShapes(p.Workloads[0], dataset.Sample{})
 	for _, r := range recs {
 		n := requestIndex(t, r.ID)
 		if want := drawn[n].PromptTokens; want < 20 || want > 120 || math.Abs(float64(r.PromptTokens-want)) > 0.02*float64(want) {

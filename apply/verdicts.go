@@ -2,7 +2,6 @@ package apply
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -11,20 +10,20 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/stats"
 )
 
 // referenceFigure is the row's figure a reference range is held against (report's table).
-func referenceFigure(row *report.Row, metric string) float64 {
-	return report.ReferenceFigure(row, metric)
+func referenceFigure(row *ledger.Row, metric string) float64 {
+	return ledger.ReferenceFigure(row, metric)
 }
 
 // holdAgainstReferences sets the row's reference verdict: for every matching reference
 // block, each published range against the row's figure ("ttft_s within; output_tok_s
 // below"). A figure that was not measured gets no verdict.
-func (a *applier) holdAgainstReferences(cell *plan.Cell, row *report.Row) {
+func (a *applier) holdAgainstReferences(cell *plan.Cell, row *ledger.Row) {
 	var names, verdicts []string
 	for _, ref := range a.o.Plan.References {
 		if !ref.Matches(cell) {
@@ -47,14 +46,14 @@ func (a *applier) holdAgainstReferences(cell *plan.Cell, row *report.Row) {
 	row.Verdict = strings.Join(verdicts, "; ")
 }
 
-// resultValues is what an expect condition sees as result.*: report.ResultFields, the
+// resultValues is what an expect condition sees as result.*: ledger.ResultFields, the
 // table plan validation type-checks against. A figure that was not measured is null.
-func resultValues(row report.Row) map[string]cty.Value {
-	return report.ResultValues(&row)
+func resultValues(row ledger.Row) map[string]cty.Value {
+	return ledger.ResultValues(&row)
 }
 
 // checkExpects evaluates every expect block that applies to the row's cell.
-func (a *applier) checkExpects(cell *plan.Cell, row report.Row) {
+func (a *applier) checkExpects(cell *plan.Cell, row ledger.Row) {
 	vals := resultValues(row)
 	for _, e := range a.o.Plan.Expects {
 		if !e.Applies(cell.ID) {
@@ -118,35 +117,4 @@ func ctyString(v cty.Value) string {
 		return strconv.FormatFloat(f, 'g', 6, 64)
 	}
 	return v.GoString()
-}
-
-// groupPIDs returns the processes of the process group led by pid (the server and its
-// children, e.g. Ollama's runner, which holds the GPU memory), read from /proc.
-func groupPIDs(pgid int) []int {
-	pids := []int{pgid}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return pids
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == pgid {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// Fields after the ")" that closes the command name: state ppid pgrp ...
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/gatewaytest"
 	"github.com/planrun/planrun/internal/vllmtest"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 const vllmContextPlan = `
@@ -89,7 +89,7 @@ func TestRealVLLMRefusesLengthsPastMaxModelLen(t *testing.T) {
 	}
 	want := fmt.Sprintf(`asks for requests of up to %d tokens (%d prompt + 32 output), past the %d-token context the server gives model "tiny"`,
 		promptTokens+32, promptTokens, vllmtest.MaxModelLen)
-	if len(res.Cells) != 1 || res.Cells[0].Status != report.StatusFailed || !strings.Contains(res.Cells[0].Notes, want) {
+	if len(res.Cells) != 1 || res.Cells[0].Status != ledger.StatusFailed || !strings.Contains(res.Cells[0].Notes, want) {
 		t.Fatalf("cells = %+v, want failed with %q", res.Cells, want)
 	}
 	if b, err := os.ReadFile(filepath.Join(res.RunDir, "requests.jsonl")); len(b) > 0 {

@@ -69,3 +69,9 @@ type MetricsSource interface {
 type ConnectionWarmer interface {
 	WarmConnections(ctx context.Context, n int) int
 }
+
+// DueCaller is a backend whose Do calls Request.Due just before the request's start
+// stamp (every backend on the timing core).
+type DueCaller interface {
+	CallsDue()
+}

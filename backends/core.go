@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // Core is the one timing core: it sends a request an Adapter built, stamps the response
@@ -114,6 +114,15 @@ func (c *Core) NewPost(ctx context.Context, url string, body []byte, accept stri
 	return hr, nil
 }
 
+// stamp is a request's start stamp: through req.Due when set (a paced request waits
+// there for its time), else the clock's reading.
+func (c *Core) stamp(req *Request) time.Time {
+	if req.Due != nil {
+		return req.Due(c.clock)
+	}
+	return c.clock.Now()
+}
+
 // bufSize is the read buffer per stream: large enough that one read usually takes every
 // event the server has sent, small enough for thousands of concurrent streams.
 const bufSize = 32 << 10
@@ -133,7 +142,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 		}
 	}()
 	if e := c.KeyError(); e != nil {
-		s.Start = c.clock.Now()
+		s.Start = c.stamp(&req)
 		s.Err = e
 		return s
 	}
@@ -147,13 +156,12 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	}
 	w := &watch{clock: c.clock, cancel: cancel, t: c.timeouts}
 	hreq, err := a.NewRequest(httptrace.WithClientTrace(rctx, w.trace()), req)
+	s.Start = c.stamp(&req) // built: a paced request waits for its time here
 	if err != nil {
-		s.Start = c.clock.Now()
 		s.Err = asError(err, ErrOther)
 		return s
 	}
 
-	s.Start = c.clock.Now()
 	w.begin(s.Start)
 	defer w.stop()
 	resp, err := c.client.Do(hreq)

@@ -1,7 +1,9 @@
 package backends
 
+import "github.com/planrun/planrun/internal/registry"
+
 // Kind is what planrun knows about one backend kind, declared once by its adapter
-// package and listed in backends/connect: plan checks backend blocks against these facts
+// package and registered by backends/connect (RegisterKind): plan checks backend blocks against these facts
 // and connect builds the adapter with New. What a kind can do beyond measuring (manage
 // models, report server memory) is found on the built Backend by interface assertion
 // (ModelManager, ModelShower, ServerMemory, MetricsSource), not declared here.
@@ -40,3 +42,17 @@ func Constructor[B Backend](newB func(Config, ...Option) (B, error)) func(Config
 		return b, nil
 	}
 }
+
+// kinds are the registered kinds.
+var kinds = registry.New("backend kind", func(k Kind) string { return k.Name })
+
+// RegisterKind makes k known by its name to LookupKind and KindNames, where the plan
+// decoder finds the kinds without compiling their adapters. backends/connect registers
+// every adapter's kind from its init function; a second kind of one name panics.
+func RegisterKind(k Kind) { kinds.Register(k) }
+
+// LookupKind returns the registered kind named name.
+func LookupKind(name string) (Kind, bool) { return kinds.Lookup(name) }
+
+// KindNames are the registered kinds' names, sorted.
+func KindNames() []string { return kinds.Names(nil) }

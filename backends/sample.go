@@ -39,6 +39,12 @@ type Request struct {
 	// on Sample.Text: what a session's next turn sends back as history. Off, the
 	// per-chunk path does no extra work.
 	KeepText bool
+	// Due, when set, takes the request's start stamp on the core's clock: the timing
+	// core calls it once the request is built (its body encoded, its HTTP request
+	// made), and a paced request waits there for its send time and its turn, so building
+	// it never makes it late and a burst's stamps keep its order. Backends whose Do
+	// honours it say so (DueCaller); for others the caller waits before Do.
+	Due func(Clock) time.Time `json:"-"`
 }
 
 // Message is one chat message of a conversation. (Content comes first so the wire

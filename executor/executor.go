@@ -210,14 +210,24 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			return s
 		}
 		req, sh := lv.request(fmt.Sprintf("%s%d/req%d", kind, idx, p.n), p)
-		if p.early != nil {
-			p.lag = p.early.until(p.at)
-		}
 		tr.apply(&req)
 		if closed(opts.Abort) {
-			return record(backends.Sample{ID: req.ID, Start: opts.Clock.Now(), Err: abortErr(opts)}, 0)
+			start := opts.Clock.Now()
+			if p.timed {
+				start, p.lag = p.pacer.onTime(&p, opts.Clock)
+			}
+			return record(backends.Sample{ID: req.ID, Start: start, Err: abortErr(opts)}, 0)
 		}
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
+		if _, due := b.(backends.DueCaller); p.timed && due {
+			// The timing core waits for the request's time once its bytes are built.
+			req.Due = func(stamp backends.Clock) (t time.Time) {
+				t, p.lag = p.pacer.onTime(&p, stamp)
+				return t
+			}
+		} else if p.timed {
+			_, p.lag = p.pacer.onTime(&p, nil)
+		}
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
 		if len(lv.Models) > 0 {

@@ -293,9 +293,11 @@ func (c *stepClock) Now() time.Time {
 func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 	t.Run("open-loop send lags", func(t *testing.T) {
 		// At 1 request/s every send is already late by the clock's 1 s steps, so nothing
-		// waits and each lag is exactly the steps read since t0, less the schedule.
+		// waits and each lag is exactly the steps read since t0, less the schedule. One in
+		// flight: requests in flight together read the clock while one waits for the
+		// other to go out first (pacer.onTime), which would move the steps.
 		clk := &stepClock{now: time.Unix(1000, 0), step: time.Second}
-		lv := LevelSpec{Concurrency: 3, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
+		lv := LevelSpec{Concurrency: 1, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
 		lags := &sendLags{}
 		RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk, OnRequest: lags.add})
 		want := []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}

@@ -39,13 +39,7 @@ func (s *Server) ollamaHandler(kind ollamaKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, enc, false, func(r *http.Request) (params, error) {
 			var req ollamaRequest
-			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-				return params{}, err
-			}
-			p, err := req.params(kind == ollamaChat, countWords, head)
-			if s.cfg.PrefixCache {
-				p.promptText = req.text(kind == ollamaChat, plainText)
-			}
+			p, err := req.decode(r, &req, kind == ollamaChat, s.cfg.PrefixCache, plainTexts)
 			p.stream = req.Stream == nil || *req.Stream
 			if req.Options.NumPredict > 0 { // -1 and 0 mean "no limit" to Ollama
 				p.maxTokens = req.Options.NumPredict

@@ -82,13 +82,7 @@ func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, enc, true, func(r *http.Request) (params, error) {
 			var req openaiRequest
-			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-				return params{}, err
-			}
-			p, err := req.params(kind == openaiChat, countContentWords, contentHead)
-			if s.cfg.PrefixCache {
-				p.promptText = req.text(kind == openaiChat, contentText)
-			}
+			p, err := req.decode(r, &req, kind == openaiChat, s.cfg.PrefixCache, contentTexts)
 			p.stream, p.maxTokens = req.Stream, req.MaxTokens
 			p.ignoreEOS, p.minTokens = req.IgnoreEOS, req.MinTokens
 			if req.MaxCompletionTokens > 0 {

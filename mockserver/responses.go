@@ -42,7 +42,7 @@ func (s *Server) responsesHandler() http.HandlerFunc {
 					}{m.Content})
 				}
 			}
-			p, err := q.params(chat, countContentWords, contentHead)
+			p, err := q.params(chat, contentTexts)
 			p.stream, p.maxTokens, p.includeUsage = req.Stream, req.MaxOutputTokens, true
 			return p, err
 		})

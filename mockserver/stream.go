@@ -162,22 +162,49 @@ type request[T promptText] struct {
 	Prompt T `json:"prompt"`
 }
 
+// texts reads one protocol's texts of type T: a text's words (the mock's tokens), its
+// head, and the whole text.
+type texts[T promptText] struct {
+	words func(T) int
+	head  func(T) string
+	text  func(T) string
+}
+
+var (
+	plainTexts   = texts[string]{countWords, head, plainText}
+	contentTexts = texts[json.RawMessage]{countContentWords, contentHead, contentText}
+)
+
+// decode reads a generation request's body into body, the protocol's request that
+// embeds q, and gives the params both protocols share; with whole, the prompt's whole
+// text too (for the prefix cache).
+func (q *request[T]) decode(r *http.Request, body any, chat, whole bool, tx texts[T]) (params, error) {
+	if err := json.NewDecoder(r.Body).Decode(body); err != nil {
+		return params{}, err
+	}
+	p, err := q.params(chat, tx)
+	if whole {
+		p.promptText = q.text(chat, tx.text)
+	}
+	return p, err
+}
+
 // params gives the model and the prompt's word count and head: from a chat's messages, or
-// else from the prompt. words and headOf read one text of type T.
-func (q *request[T]) params(chat bool, words func(T) int, headOf func(T) string) (params, error) {
+// else from the prompt.
+func (q *request[T]) params(chat bool, tx texts[T]) (params, error) {
 	p := params{model: q.Model}
 	if q.Model == "" {
 		return p, errors.New("model is required")
 	}
 	if !chat {
-		p.promptTokens, p.promptHead = words(q.Prompt), headOf(q.Prompt)
+		p.promptTokens, p.promptHead = tx.words(q.Prompt), tx.head(q.Prompt)
 		return p, nil
 	}
 	p.messages = len(q.Messages)
 	for i, m := range q.Messages {
-		p.promptTokens += words(m.Content)
+		p.promptTokens += tx.words(m.Content)
 		if i == 0 {
-			p.promptHead = headOf(m.Content)
+			p.promptHead = tx.head(m.Content)
 		}
 	}
 	return p, nil

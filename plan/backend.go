@@ -11,7 +11,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/connect"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -68,8 +67,9 @@ func (b *Backend) object() cty.Value {
 	})
 }
 
-// kindNames are the backend kinds a plan may use, from the adapters' declarations.
-func kindNames() []string { return connect.Names() }
+// kindNames are the backend kinds a plan may use: the kinds registered with package
+// backends (backends/connect registers the adapters'), so plan compiles no adapter.
+func kindNames() []string { return backends.KindNames() }
 
 // secretAttributes are names people give a literal key. They are in the schema only so
 // that a literal key gets a clear error instead of "unsupported argument".
@@ -109,7 +109,7 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend {
 	kind, name := b.Labels[0], b.Labels[1]
-	rules, known := connect.Lookup(kind)
+	rules, known := backends.LookupKind(kind)
 	if !known || !validName(name) {
 		return nil // reported by declare
 	}

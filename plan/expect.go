@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -24,8 +24,8 @@ type Expect struct {
 }
 
 // ResultVariables are the names `result.*` offers an expect condition: the names of
-// report.ResultFields, whose types validation checks conditions against.
-var ResultVariables = namesOf(report.ResultFields, func(f report.ResultField) string { return f.Name })
+// ledger.ResultFields, whose types validation checks conditions against.
+var ResultVariables = namesOf(ledger.ResultFields, func(f ledger.ResultField) string { return f.Name })
 
 // namesOf lists the names of a table's rows.
 func namesOf[T any](rows []T, name func(T) string) []string {
@@ -70,7 +70,7 @@ func (l *loader) decodeExpectBlock(b *hcl.Block, ctx *hcl.EvalContext) *Expect {
 }
 
 // checkCondition checks an expect condition or a workload goal at validate time: it is
-// evaluated with unknown values of result.*'s types (report.ResultFields), so a
+// evaluated with unknown values of result.*'s types (ledger.ResultFields), so a
 // condition that is not true or false, or misuses a field, fails before any request.
 func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s scope) {
 	d := l.checkRefs(expr, s)
@@ -79,7 +79,7 @@ func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s sco
 		return
 	}
 	result := map[string]cty.Value{}
-	for _, f := range report.ResultFields {
+	for _, f := range ledger.ResultFields {
 		result[f.Name] = cty.UnknownVal(f.Type)
 	}
 	child := ctx.NewChild()
@@ -129,7 +129,7 @@ func couldMatchMatrix(glob string, matrices []string) bool {
 // sampleResultCtx gives result.* a measured-looking row: names "x", figures 1.
 func sampleResultCtx(ctx *hcl.EvalContext) *hcl.EvalContext {
 	result := map[string]cty.Value{}
-	for _, f := range report.ResultFields {
+	for _, f := range ledger.ResultFields {
 		result[f.Name] = cty.NumberIntVal(1)
 		if f.Type == cty.String {
 			result[f.Name] = cty.StringVal("x")

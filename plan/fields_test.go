@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestResultFieldsValidate(t *testing.T) {
 	var src strings.Builder
 	src.WriteString("backend \"ollama\" \"local\" {}\nworkload \"w\" {}\n")
-	for _, f := range report.ResultFields {
+	for _, f := range ledger.ResultFields {
 		cond := fmt.Sprintf("result.%s != \"\"", f.Name)
 		if f.Type == cty.Number {
 			cond = fmt.Sprintf("result.%s >= 0", f.Name)
@@ -23,7 +23,7 @@ func TestResultFieldsValidate(t *testing.T) {
 		fmt.Fprintf(&src, "expect %q { condition = %s }\n", f.Name, cond)
 	}
 	src.WriteString("reference \"r\" {\n  match = { model = \"m\" }\n")
-	for _, m := range report.ReferenceMetrics {
+	for _, m := range ledger.ReferenceMetrics {
 		fmt.Fprintf(&src, "  %s = [1, 2]\n", m.Name)
 	}
 	src.WriteString("}\n")
@@ -31,8 +31,8 @@ func TestResultFieldsValidate(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatalf("%s\n%s", renderDiags(p, diags), src.String())
 	}
-	if len(p.Expects) != len(report.ResultFields) || len(p.References[0].Ranges) != len(report.ReferenceMetrics) {
-		t.Errorf("%d expects for %d fields, %d ranges for %d metrics", len(p.Expects), len(report.ResultFields), len(p.References[0].Ranges), len(report.ReferenceMetrics))
+	if len(p.Expects) != len(ledger.ResultFields) || len(p.References[0].Ranges) != len(ledger.ReferenceMetrics) {
+		t.Errorf("%d expects for %d fields, %d ranges for %d metrics", len(p.Expects), len(ledger.ResultFields), len(p.References[0].Ranges), len(ledger.ReferenceMetrics))
 	}
 	// A name outside the table is refused.
 	_, diags = LoadFiles(t.TempDir(), map[string][]byte{"x.hcl": []byte("expect \"x\" { condition = result.no_such_field > 0 }\n")}, LoadOptions{Getenv: noEnv})

@@ -1,60 +1,55 @@
 package plan
 
 import (
-	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
 
 // Output is an `output "<kind>"` block: where apply writes results.
 type Output struct {
-	// Kind is csv, markdown or jsonl.
+	// Kind is one of the output kinds registered with ledger (report.Outputs lists
+	// them): csv, jsonl, markdown, html or summary.
 	Kind string
 	// Path is absolute, resolved against the plan's directory.
 	Path string
 	// Language of headings: "en" (default) or "zh".
 	Language string
-	// Percentiles are the latency percentiles a markdown output shows (report.html
-	// follows them too), out of stats.Percentiles (the default, all of them); the CSV
-	// and JSONL keep every one.
+	// Percentiles are the latency percentiles a report shows, out of stats.Percentiles
+	// (the default, all of them); the CSV and JSONL keep every one.
 	Percentiles []int
 	DeclRange   hcl.Range
-}
-
-// OutputKinds are the kinds an output block may have, with their default paths.
-var OutputKinds = map[string]string{
-	"csv":      "results/results.csv",
-	"markdown": "results/results.md",
-	"jsonl":    "results/raw.jsonl",
 }
 
 var outputLanguages = []string{"en", "zh"}
 
 var outputSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: "language"}, {Name: "percentiles"}},
+	Attributes: []hcl.AttributeSchema{{Name: "path"}, {Name: ledger.OptionLanguage}, {Name: ledger.OptionPercentiles}},
 }
 
 func (l *loader) decodeOutputBlock(b *hcl.Block, ctx *hcl.EvalContext) *Output {
 	kind := b.Labels[0]
-	def, ok := OutputKinds[kind]
+	k, ok := ledger.LookupOutput(kind)
 	if !ok {
-		l.errorf(b.LabelRanges[0].Ptr(), "Unknown output kind", "An output's kind is %s, not %q.%s", quoteList(slices.Sorted(maps.Keys(OutputKinds))), kind, suggestion(kind, slices.Sorted(maps.Keys(OutputKinds))))
+		kinds := ledger.OutputNames("")
+		l.errorf(b.LabelRanges[0].Ptr(), "Unknown output kind", "An output's kind is %s, not %q.%s", quoteList(kinds), kind, suggestion(kind, kinds))
 		return nil
 	}
 	o := &Output{Kind: kind, Language: "en", DeclRange: b.DefRange}
 	content, diags := b.Body.Content(outputSchema)
 	l.add(diags)
 	before := len(l.diags)
-	path := def
+	path := k.DefaultPath
 	l.decode(content.Attributes["path"], ctx, &path)
 	o.Path = l.resolvePath(path)
-	if a := content.Attributes["language"]; a != nil && l.decode(a, ctx, &o.Language) && !contains(outputLanguages, o.Language) {
+	if a := content.Attributes[ledger.OptionLanguage]; l.takesOption(k, a) && l.decode(a, ctx, &o.Language) && !contains(outputLanguages, o.Language) {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid language", "language is %s, not %q.", quoteList(outputLanguages), o.Language)
 	}
-	l.decodePercentiles(o, content.Attributes["percentiles"], ctx)
+	l.decodePercentiles(o, k, content.Attributes[ledger.OptionPercentiles], ctx)
 	for _, prev := range l.p.Outputs {
 		if prev.Path == o.Path {
 			l.errorf(b.DefRange.Ptr(), "Duplicate output path", "Another output (at %s) already writes %s.", prev.DeclRange, o.Path)
@@ -66,14 +61,24 @@ func (l *loader) decodeOutputBlock(b *hcl.Block, ctx *hcl.EvalContext) *Output {
 	return o
 }
 
-// decodePercentiles sets o.Percentiles from a markdown output's percentiles list.
-func (l *loader) decodePercentiles(o *Output, a *hcl.Attribute, ctx *hcl.EvalContext) {
-	o.Percentiles = append([]int(nil), stats.Percentiles...)
-	if a == nil {
-		return
+// takesOption reports whether the block's attribute a is set and an option kind k
+// takes; an option k does not take is an error.
+func (l *loader) takesOption(k ledger.OutputKind, a *hcl.Attribute) bool {
+	switch {
+	case a == nil:
+		return false
+	case !slices.Contains(k.Options, a.Name):
+		l.errorf(a.NameRange.Ptr(), "Unsupported argument", "%s is an option of the %s outputs only, not of %s.",
+			a.Name, strings.Join(ledger.OutputNames(a.Name), " and "), k.Name)
+		return false
 	}
-	if o.Kind != "markdown" {
-		l.errorf(a.NameRange.Ptr(), "Unsupported argument", "percentiles chooses what a markdown output shows; the %s output keeps every percentile.", o.Kind)
+	return true
+}
+
+// decodePercentiles sets o.Percentiles from the block's percentiles list.
+func (l *loader) decodePercentiles(o *Output, k ledger.OutputKind, a *hcl.Attribute, ctx *hcl.EvalContext) {
+	o.Percentiles = append([]int(nil), stats.Percentiles...)
+	if !l.takesOption(k, a) {
 		return
 	}
 	var ps []int

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/backends"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -311,7 +311,7 @@ func (l *loader) declare(blocks blocksByType) {
 			case "variable":
 				l.names.vars[b.Labels[0]] = true
 			case "backend":
-				if _, ok := connect.Lookup(b.Labels[0]); !ok {
+				if _, ok := backends.LookupKind(b.Labels[0]); !ok {
 					l.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
 						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
 					continue

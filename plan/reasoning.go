@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/backends"
 )
 
 // ReasoningEfforts are the values reasoning_effort takes (OpenAI's, which Ollama's think
@@ -88,7 +88,7 @@ func (c *Cell) IgnoredReasoning() []string {
 	if c.Backend == nil {
 		return nil
 	}
-	k, _ := connect.Lookup(c.Backend.Kind)
+	k, _ := backends.LookupKind(c.Backend.Kind)
 	var out []string
 	for _, name := range c.Workload.Reasoning.Controls() {
 		if !slices.Contains(k.Reasoning, name) {
@@ -99,7 +99,7 @@ func (c *Cell) IgnoredReasoning() []string {
 }
 
 func takes(kind string) string {
-	k, _ := connect.Lookup(kind)
+	k, _ := backends.LookupKind(kind)
 	if len(k.Reasoning) == 0 {
 		return "no reasoning control"
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -24,8 +24,8 @@ type Reference struct {
 }
 
 // ReferenceMetrics are the metrics a reference can give a range for.
-// They are the names of report.ReferenceMetrics, which apply reads the figures with.
-var ReferenceMetrics = namesOf(report.ReferenceMetrics, func(m report.ReferenceMetric) string { return m.Name })
+// They are the names of ledger.ReferenceMetrics, which apply reads the figures with.
+var ReferenceMetrics = namesOf(ledger.ReferenceMetrics, func(m ledger.ReferenceMetric) string { return m.Name })
 
 var referenceSchema = func() *hcl.BodySchema {
 	s := &hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "match", Required: true}, {Name: "source"}}}

@@ -65,6 +65,9 @@ type Workload struct {
 	DeclRange hcl.Range
 	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
 	Prefix *Prefix
+	// FidelityTolerance is how far below the asked load (a fraction) the delivered load
+	// may fall before a row's fidelity is short (fidelity_tolerance_pct; default 5%).
+	FidelityTolerance float64
 	// Reasoning holds the reasoning controls (reasoning_effort, think).
 	Reasoning Reasoning
 	// Embeddings, when set, makes the workload embeddings requests (embeddings block).
@@ -161,10 +164,11 @@ func (w *Workload) RequestsPerRun(level int) int {
 
 // Workload defaults are the seed config's (examples/seed-config.toml).
 const (
-	defaultPromptTokens = 128
-	defaultMaxTokens    = 256
-	defaultWarmupRuns   = 3
-	defaultRepeatRuns   = 5
+	defaultFidelityTolerance = 0.05
+	defaultPromptTokens      = 128
+	defaultMaxTokens         = 256
+	defaultWarmupRuns        = 3
+	defaultRepeatRuns        = 5
 )
 
 // Measures are the metrics a workload can ask for.
@@ -178,6 +182,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
+		{Name: "fidelity_tolerance_pct"},
 		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}},
@@ -207,7 +212,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		Concurrency: []int{1}, WarmupRuns: defaultWarmupRuns, RepeatRuns: defaultRepeatRuns,
 		Measure: append([]string(nil), Measures...), Arrival: "poisson", ForceMaxTokens: true,
 		PromptLength: dataset.Fixed(defaultPromptTokens), OutputLength: dataset.Fixed(defaultMaxTokens),
-		Stream: true, DeclRange: b.DefRange,
+		Stream: true, DeclRange: b.DefRange, FidelityTolerance: defaultFidelityTolerance,
 	}
 	content, diags := b.Body.Content(workloadSchema)
 	l.add(diags)
@@ -280,6 +285,16 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	}
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
 	l.decode(a["stream"], ctx, &w.Stream)
+	if ft := a["fidelity_tolerance_pct"]; ft != nil {
+		var pct float64
+		if l.decode(ft, ctx, &pct) {
+			if pct <= 0 || pct >= 100 {
+				l.errorf(ft.Expr.Range().Ptr(), "Invalid fidelity_tolerance_pct",
+					"fidelity_tolerance_pct is the %% the delivered load may fall below the asked load, above 0 and below 100, not %g.", pct)
+			}
+			w.FidelityTolerance = pct / 100
+		}
+	}
 	l.decodeReasoning(w, a, ctx)
 	l.decodeModelMix(w, a["models"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)

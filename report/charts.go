@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/planrun/planrun/ledger"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -80,7 +81,7 @@ func bandColor(i int) color.NRGBA {
 // figures are the report's figures that have a measured point: latency against load
 // with p50–p99 bands, throughput against latency, VRAM over time per GPU and SLO
 // attainment.
-func figures(rows []Row, vram []VRAMSeries) []*figure {
+func figures(rows []ledger.Row, vram []VRAMSeries) []*figure {
 	var figs []*figure
 	for _, f := range []*figure{latencyFigure(rows), paretoFigure(rows), vramFigure(vram), sloFigure(rows)} {
 		if f != nil {
@@ -105,7 +106,7 @@ func chartsOf(figs []*figure) ([]Chart, error) {
 
 // WriteCharts writes each figure of Charts into dir as SVG and PNG and returns them,
 // for Report.Charts. Each figure is built once, for both formats.
-func WriteCharts(dir string, rows []Row, vram []VRAMSeries) ([]Chart, error) {
+func WriteCharts(dir string, rows []ledger.Row, vram []VRAMSeries) ([]Chart, error) {
 	figs := figures(rows, vram)
 	charts, err := chartsOf(figs)
 	if err != nil {
@@ -131,13 +132,13 @@ func pngName(svg string) string { return strings.TrimSuffix(svg, ".svg") + ".png
 // rows by their request rate. The two never share an x axis.
 type loadAxis struct {
 	label string
-	x     func(Row) float64
-	has   func(Row) bool
+	x     func(ledger.Row) float64
+	has   func(ledger.Row) bool
 }
 
 var loadAxes = []loadAxis{
-	{"concurrency", func(r Row) float64 { return float64(r.Concurrency) }, func(r Row) bool { return !(r.RequestRate > 0) }},
-	{"request rate (req/s)", func(r Row) float64 { return r.RequestRate }, func(r Row) bool { return r.RequestRate > 0 }},
+	{"concurrency", func(r ledger.Row) float64 { return float64(r.Concurrency) }, func(r ledger.Row) bool { return !(r.RequestRate > 0) }},
+	{"request rate (req/s)", func(r ledger.Row) float64 { return r.RequestRate }, func(r ledger.Row) bool { return r.RequestRate > 0 }},
 }
 
 // loadMetric is one latency or throughput figure of the latency chart; p99 is nil when
@@ -145,19 +146,19 @@ var loadAxes = []loadAxis{
 type loadMetric struct {
 	label    string
 	scale    float64
-	p50, p99 func(Row) float64
+	p50, p99 func(ledger.Row) float64
 }
 
 var loadMetrics = []loadMetric{
-	{"TTFT (s)", 1, func(r Row) float64 { return r.TTFT.P50 }, func(r Row) float64 { return r.TTFT.P99 }},
-	{"TPOT (ms)", 1000, func(r Row) float64 { return r.TPOT.P50 }, func(r Row) float64 { return r.TPOT.P99 }},
-	{"E2E (s)", 1, func(r Row) float64 { return r.E2E.P50 }, func(r Row) float64 { return r.E2E.P99 }},
-	{"output tokens/s", 1, func(r Row) float64 { return r.OutputTokS }, nil},
+	{"TTFT (s)", 1, func(r ledger.Row) float64 { return r.TTFT.P50 }, func(r ledger.Row) float64 { return r.TTFT.P99 }},
+	{"TPOT (ms)", 1000, func(r ledger.Row) float64 { return r.TPOT.P50 }, func(r ledger.Row) float64 { return r.TPOT.P99 }},
+	{"E2E (s)", 1, func(r ledger.Row) float64 { return r.E2E.P50 }, func(r ledger.Row) float64 { return r.E2E.P99 }},
+	{"output tokens/s", 1, func(r ledger.Row) float64 { return r.OutputTokS }, nil},
 }
 
 // latencyFigure: one row of panels per kind of load, one panel per figure, each cell a
 // p50 line over its p50–p99 band.
-func latencyFigure(rows []Row) *figure {
+func latencyFigure(rows []ledger.Row) *figure {
 	f := newFigure("TTFT, TPOT and E2E against load (line p50, band p50–p99)", LatencyChartFile)
 	cells := cellIndex(rows)
 	for _, ax := range loadAxes {
@@ -187,7 +188,7 @@ func latencyFigure(rows []Row) *figure {
 }
 
 // distinctLoads counts the different loads of the measured rows on axis ax.
-func distinctLoads(rows []Row, ax loadAxis) int {
+func distinctLoads(rows []ledger.Row, ax loadAxis) int {
 	seen := map[float64]bool{}
 	for _, r := range rows {
 		if ax.has(r) && finite(ax.x(r)) && finite(r.TTFT.P50) {
@@ -199,7 +200,7 @@ func distinctLoads(rows []Row, ax loadAxis) int {
 
 // paretoFigure plots each level's throughput against its latency, cell by cell, each
 // point labelled with its load: the trade-off a deployment picks a point on.
-func paretoFigure(rows []Row) *figure {
+func paretoFigure(rows []ledger.Row) *figure {
 	f := newFigure("Output throughput against latency (each point a level)", ParetoChartFile)
 	cells := cellIndex(rows)
 	var panels []*plot.Plot
@@ -211,7 +212,7 @@ func paretoFigure(rows []Row) *figure {
 		var points plotter.XYs
 		var labels []string
 		for _, ax := range loadAxes {
-			for _, s := range cellSeries(rows, cells, ax.has, scaled(m.p50, m.scale), func(r Row) float64 { return r.OutputTokS }) {
+			for _, s := range cellSeries(rows, cells, ax.has, scaled(m.p50, m.scale), func(r ledger.Row) float64 { return r.OutputTokS }) {
 				f.line(p, s)
 				points = append(points, s.xys...)
 				for _, r := range s.rows {
@@ -290,7 +291,7 @@ func vramFigure(vram []VRAMSeries) *figure {
 }
 
 // sloFigure: one bar per level, grouped by load, coloured by cell.
-func sloFigure(rows []Row) *figure {
+func sloFigure(rows []ledger.Row) *figure {
 	f := newFigure("SLO attainment (% of requests meeting every limit)", SLOChartFile)
 	p := newPanel("SLO attainment", "level", "% of requests")
 	p.Y.Max = 100
@@ -333,10 +334,10 @@ func sloFigure(rows []Row) *figure {
 
 // loadLabel names a level's load: "c4" closed loop, "2 req/s" open loop, "replay" (or
 // "replay c4", with a cap on requests in flight) a trace replay.
-func loadLabel(r Row) string {
+func loadLabel(r ledger.Row) string {
 	switch {
 	case r.RequestRate > 0:
-		return formatFloat(r.RequestRate) + " req/s"
+		return ledger.FormatFloat(r.RequestRate) + " req/s"
 	case replayed(r) && r.Concurrency == 0:
 		return "replay"
 	case replayed(r):
@@ -349,11 +350,11 @@ type namedXYs struct {
 	name string
 	cell int // colour index
 	xys  plotter.XYs
-	rows []Row // the rows behind the points, in the same order
+	rows []ledger.Row // the rows behind the points, in the same order
 }
 
 // cellIndex numbers cells in first-seen order, which fixes each cell's colour.
-func cellIndex(rows []Row) map[string]int {
+func cellIndex(rows []ledger.Row) map[string]int {
 	idx := map[string]int{}
 	for _, r := range rows {
 		if _, ok := idx[r.CellID]; !ok {
@@ -363,13 +364,13 @@ func cellIndex(rows []Row) map[string]int {
 	return idx
 }
 
-func scaled(f func(Row) float64, scale float64) func(Row) float64 {
-	return func(r Row) float64 { return f(r) * scale }
+func scaled(f func(ledger.Row) float64, scale float64) func(ledger.Row) float64 {
+	return func(r ledger.Row) float64 { return f(r) * scale }
 }
 
 // cellSeries groups the measured (x, y) of the rows that have the load axis by cell,
 // in first-seen order, each sorted by x.
-func cellSeries(rows []Row, cells map[string]int, has func(Row) bool, x, y func(Row) float64) []namedXYs {
+func cellSeries(rows []ledger.Row, cells map[string]int, has func(ledger.Row) bool, x, y func(ledger.Row) float64) []namedXYs {
 	var out []namedXYs
 	index := map[string]int{}
 	for _, r := range rows {
@@ -386,7 +387,7 @@ func cellSeries(rows []Row, cells map[string]int, has func(Row) bool, x, y func(
 	}
 	for i := range out {
 		s := &out[i]
-		slices.SortStableFunc(s.rows, func(a, b Row) int { return cmp.Compare(x(a), x(b)) })
+		slices.SortStableFunc(s.rows, func(a, b ledger.Row) int { return cmp.Compare(x(a), x(b)) })
 		s.xys = make(plotter.XYs, len(s.rows))
 		for j, r := range s.rows {
 			s.xys[j] = plotter.XY{X: x(r), Y: y(r)}
@@ -434,7 +435,7 @@ func addBand(p *plot.Plot, cell int, p50 plotter.XYs, p99 []namedXYs) {
 }
 
 // cellLabel names a cell in a legend by what differs between cells.
-func cellLabel(r Row) string {
+func cellLabel(r ledger.Row) string {
 	l := strings.Join(strings.Fields(strings.Join([]string{r.Model, r.Quantization, r.Tool, r.Hardware, r.Workload}, " ")), " ")
 	if l == "" {
 		return r.CellID

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -23,7 +24,7 @@ type Key struct {
 }
 
 // KeyOf is the row's comparison key.
-func KeyOf(r Row) Key {
+func KeyOf(r ledger.Row) Key {
 	return Key{r.Model, r.Quantization, r.Hardware, r.Workload, r.Concurrency, r.RequestRate}
 }
 
@@ -45,8 +46,8 @@ func change(a, b float64) Change {
 // Delta is one matched pair of rows (or a row present on one side only: A or B nil).
 type Delta struct {
 	Key Key
-	A   *Row
-	B   *Row
+	A   *ledger.Row
+	B   *ledger.Row
 	// Figures holds every CompareFields figure, in that order.
 	Figures []Figure
 	// TooFew is set when either side has fewer than MinConclusiveRequests successful
@@ -94,9 +95,9 @@ const MinConclusiveRequests = 20
 // ResultFields (percentiles, rates, SLO figures as they are added there) except the
 // ones the rows are matched on. Built once: Compare reads it for every row, and the
 // gate for every threshold.
-var CompareFields = func() []ResultField {
-	var out []ResultField
-	for _, f := range ResultFields {
+var CompareFields = func() []ledger.ResultField {
+	var out []ledger.ResultField
+	for _, f := range ledger.ResultFields {
 		if f.Type == cty.Number && f.Name != "concurrency" && f.Name != "request_rate" {
 			out = append(out, f)
 		}
@@ -105,7 +106,7 @@ var CompareFields = func() []ResultField {
 }()
 
 // fieldFloat reads a numeric result field as a float; NaN when it was not measured.
-func fieldFloat(f ResultField, r *Row) float64 {
+func fieldFloat(f ledger.ResultField, r *ledger.Row) float64 {
 	v := f.Value(r)
 	if v.IsNull() || !v.IsKnown() || v.Type() != cty.Number {
 		return math.NaN()
@@ -121,7 +122,7 @@ var CompareHeadline = []string{"ttft_p50_s", "tpot_p50_ms", "output_tok_s", "vra
 // Compare matches rows of a and b by Key, in a's order then b's leftovers. A ledger
 // appended across runs may hold a key several times; the latest row (by end time, then
 // file order) stands for it and the delta says so.
-func Compare(a, b []Row) []Delta {
+func Compare(a, b []ledger.Row) []Delta {
 	ai, an := latest(a)
 	bi, bn := latest(b)
 	var out []Delta
@@ -145,7 +146,7 @@ func Compare(a, b []Row) []Delta {
 				notes = append(notes, fmt.Sprintf("B has %d rows, latest kept", bn[k]))
 			}
 		}
-		nan := NewRow()
+		nan := ledger.NewRow()
 		ra, rb := &nan, &nan
 		if d.A != nil {
 			ra = d.A
@@ -178,8 +179,8 @@ func Compare(a, b []Row) []Delta {
 
 // latest indexes rows by key, keeping the one that ended last (file order breaks ties),
 // and counts rows per key.
-func latest(rows []Row) (map[Key]Row, map[Key]int) {
-	idx, n := map[Key]Row{}, map[Key]int{}
+func latest(rows []ledger.Row) (map[Key]ledger.Row, map[Key]int) {
+	idx, n := map[Key]ledger.Row{}, map[Key]int{}
 	for _, r := range rows {
 		k := KeyOf(r)
 		n[k]++
@@ -192,8 +193,8 @@ func latest(rows []Row) (map[Key]Row, map[Key]int) {
 
 // ByTool splits rows by tool ("ollama.local", "openai.vllm"), for comparing two tools
 // within one ledger: Compare(ByTool(rows)["ollama.local"], ByTool(rows)["openai.vllm"]).
-func ByTool(rows []Row) map[string][]Row {
-	m := map[string][]Row{}
+func ByTool(rows []ledger.Row) map[string][]ledger.Row {
+	m := map[string][]ledger.Row{}
 	for _, r := range rows {
 		m[r.Tool] = append(m[r.Tool], r)
 	}
@@ -213,7 +214,7 @@ func compareHead(fields []string) []string {
 func compareCells(d Delta, fields ...string) []string {
 	conc := fmt.Sprint(d.Key.Concurrency)
 	if d.Key.RequestRate > 0 {
-		conc += fmt.Sprintf(" @%s/s", formatFloat(d.Key.RequestRate))
+		conc += fmt.Sprintf(" @%s/s", ledger.FormatFloat(d.Key.RequestRate))
 	}
 	c := []string{dash(d.Key.Model), dash(d.Key.Quantization), dash(d.Key.Hardware), dash(d.Key.Workload), conc}
 	for _, name := range fields {
@@ -226,7 +227,7 @@ func compareCells(d Delta, fields ...string) []string {
 
 // decimals is how many decimals a figure is shown with, by its unit.
 func decimals(field string) int {
-	for _, f := range ResultFields {
+	for _, f := range ledger.ResultFields {
 		if f.Name == field {
 			switch f.Unit {
 			case "s":

@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/ledger"
 )
 
-func toolRow(tool string, conc int, ttft, tpot, tok, vram float64) Row {
+func toolRow(tool string, conc int, ttft, tpot, tok, vram float64) ledger.Row {
 	r := sampleRow(tool+"-"+string(rune('0'+conc)), conc)
 	r.Tool = tool
 	r.TTFT.P50, r.TPOT.P50, r.OutputTokS, r.VRAMPeakGB = ttft, tpot, tok, vram
@@ -16,7 +18,7 @@ func toolRow(tool string, conc int, ttft, tpot, tok, vram float64) Row {
 }
 
 func TestCompareByTool(t *testing.T) {
-	rows := []Row{
+	rows := []ledger.Row{
 		toolRow("ollama.local", 1, 0.8, 0.028, 35, 4.5),
 		toolRow("openai.vllm", 1, 0.4, 0.014, 70, math.NaN()),
 		toolRow("ollama.local", 4, 1.6, 0.04, 100, 4.6),
@@ -60,7 +62,7 @@ func TestCompareKeepsLatestDuplicate(t *testing.T) {
 	newer := toolRow("ollama.local", 1, 0.5, 0.03, 30, 4)
 	newer.Ended = old.Ended.Add(time.Hour)
 	// The newer run sits first in the file: end time decides, not position.
-	deltas := Compare([]Row{newer, old}, []Row{toolRow("ollama.local", 1, 1.0, 0.03, 30, 4)})
+	deltas := Compare([]ledger.Row{newer, old}, []ledger.Row{toolRow("ollama.local", 1, 1.0, 0.03, 30, 4)})
 	if len(deltas) != 1 {
 		t.Fatalf("deltas = %+v", deltas)
 	}
@@ -74,8 +76,8 @@ func TestCompareKeepsLatestDuplicate(t *testing.T) {
 
 func TestCompareRenderGolden(t *testing.T) {
 	deltas := Compare(
-		[]Row{toolRow("ollama.local", 1, 0.82, 0.028, 35, 4.5), toolRow("ollama.local", 4, 1.3, 0.041, 98.5, 4.6)},
-		[]Row{toolRow("openai.vllm", 1, 0.28, 0.012, 80.2, 8), toolRow("openai.vllm", 16, 0.9, 0.02, 400, 7)})
+		[]ledger.Row{toolRow("ollama.local", 1, 0.82, 0.028, 35, 4.5), toolRow("ollama.local", 4, 1.3, 0.041, 98.5, 4.6)},
+		[]ledger.Row{toolRow("openai.vllm", 1, 0.28, 0.012, 80.2, 8), toolRow("openai.vllm", 16, 0.9, 0.02, 400, 7)})
 	var text, md bytes.Buffer
 	if err := WriteCompareText(&text, deltas, "ollama", "vllm"); err != nil {
 		t.Fatal(err)

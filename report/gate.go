@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/internal/suggest"
+	"github.com/planrun/planrun/ledger"
 )
 
 // Threshold is one -fail-on condition of `compare` used as a gate: a figure (a
@@ -224,21 +225,11 @@ func WriteBreachesMarkdown(w io.Writer, breaches []Breach) error {
 	return err
 }
 
-// jsonFloat is a figure in JSON: null when not measured (JSON has no NaN).
-type jsonFloat float64
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
-}
-
 type jsonChange struct {
-	A    jsonFloat `json:"a"`
-	B    jsonFloat `json:"b"`
-	Pct  jsonFloat `json:"delta_pct"`
-	Unit string    `json:"unit,omitempty"`
+	A    ledger.JSONFloat `json:"a"`
+	B    ledger.JSONFloat `json:"b"`
+	Pct  ledger.JSONFloat `json:"delta_pct"`
+	Unit string           `json:"unit,omitempty"`
 }
 
 type jsonDelta struct {
@@ -247,7 +238,7 @@ type jsonDelta struct {
 	Hardware     string                `json:"hardware"`
 	Workload     string                `json:"workload"`
 	Concurrency  int                   `json:"concurrency"`
-	RequestRate  jsonFloat             `json:"request_rate,omitempty"`
+	RequestRate  ledger.JSONFloat      `json:"request_rate,omitempty"`
 	ToolA        string                `json:"tool_a,omitempty"`
 	ToolB        string                `json:"tool_b,omitempty"`
 	TooFew       bool                  `json:"too_few_requests"`
@@ -256,16 +247,16 @@ type jsonDelta struct {
 }
 
 type jsonBreach struct {
-	Row          string    `json:"row"`
-	Field        string    `json:"figure"`
-	Threshold    string    `json:"threshold"`
-	A            jsonFloat `json:"a"`
-	B            jsonFloat `json:"b"`
-	By           jsonFloat `json:"change"`
-	Inconclusive bool      `json:"inconclusive"`
-	JudgedOn     string    `json:"judged_on,omitempty"`
-	Need         int       `json:"requests_needed"`
-	Have         int       `json:"requests"`
+	Row          string           `json:"row"`
+	Field        string           `json:"figure"`
+	Threshold    string           `json:"threshold"`
+	A            ledger.JSONFloat `json:"a"`
+	B            ledger.JSONFloat `json:"b"`
+	By           ledger.JSONFloat `json:"change"`
+	Inconclusive bool             `json:"inconclusive"`
+	JudgedOn     string           `json:"judged_on,omitempty"`
+	Need         int              `json:"requests_needed"`
+	Have         int              `json:"requests"`
 }
 
 // WriteCompareJSON writes one JSON object: the two sides' labels, every row with every
@@ -279,7 +270,7 @@ func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Bre
 	}{A: la, B: lb, Rows: []jsonDelta{}, Breaches: []jsonBreach{}}
 	for _, d := range deltas {
 		jd := jsonDelta{Model: d.Key.Model, Quantization: d.Key.Quantization, Hardware: d.Key.Hardware,
-			Workload: d.Key.Workload, Concurrency: d.Key.Concurrency, RequestRate: jsonFloat(d.Key.RequestRate),
+			Workload: d.Key.Workload, Concurrency: d.Key.Concurrency, RequestRate: ledger.JSONFloat(d.Key.RequestRate),
 			TooFew: d.TooFew, Notes: d.Notes, Figures: map[string]jsonChange{}}
 		if d.A != nil {
 			jd.ToolA = d.A.Tool
@@ -288,13 +279,13 @@ func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Bre
 			jd.ToolB = d.B.Tool
 		}
 		for _, f := range d.Figures {
-			jd.Figures[f.Field] = jsonChange{jsonFloat(f.A), jsonFloat(f.B), jsonFloat(f.Pct), f.Unit}
+			jd.Figures[f.Field] = jsonChange{ledger.JSONFloat(f.A), ledger.JSONFloat(f.B), ledger.JSONFloat(f.Pct), f.Unit}
 		}
 		out.Rows = append(out.Rows, jd)
 	}
 	for _, b := range breaches {
 		out.Breaches = append(out.Breaches, jsonBreach{b.Row, b.Threshold.Field, b.Threshold.Text,
-			jsonFloat(b.Change.A), jsonFloat(b.Change.B), jsonFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have})
+			ledger.JSONFloat(b.Change.A), ledger.JSONFloat(b.Change.B), ledger.JSONFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

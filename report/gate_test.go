@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -38,11 +40,11 @@ func TestParseThreshold(t *testing.T) {
 	}
 }
 
-func gateRows(ttftP99, tokS float64, succeeded int) []Row {
+func gateRows(ttftP99, tokS float64, succeeded int) []ledger.Row {
 	r := toolRow("openai.vllm", 4, 0.5, 0.02, tokS, 8)
 	r.TTFT.P99 = ttftP99
 	r.Succeeded = succeeded
-	return []Row{r}
+	return []ledger.Row{r}
 }
 
 func TestGateCatchesRegressionAndPassesRerun(t *testing.T) {
@@ -146,7 +148,7 @@ func TestGateTailPercentileNeedsRequests(t *testing.T) {
 		}
 		ts = append(ts, th)
 	}
-	rows := func(p95, p99, tokS float64, n int) []Row {
+	rows := func(p95, p99, tokS float64, n int) []ledger.Row {
 		r := gateRows(p99, tokS, n)
 		r[0].TTFT.P95 = p95
 		return r

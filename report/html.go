@@ -6,6 +6,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 // HTMLFile is the name of the HTML report in a run's directory.
@@ -21,7 +23,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	if title == "" {
 		title = "planrun results"
 	}
-	var emb []Row
+	var emb []ledger.Row
 	r.Rows, emb = splitEmbeddings(r.Rows)
 	body, notes := headline(r.Rows)
 	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, Capacities: r.Capacities}
@@ -69,7 +71,7 @@ type htmlPage struct {
 	Head             []string
 	Rows             []htmlRow
 	Notes            []note
-	Capacities       []Capacity
+	Capacities       []ledger.Capacity
 	Charts           []htmlChart
 	Cells            []htmlCell
 	Formulas         []template.HTML
@@ -101,9 +103,9 @@ type htmlTable struct {
 
 // htmlCells groups the rows by cell, in order of first appearance, each with its table
 // of every figure, its percentile table and, when its workload has an slo, its SLO table.
-func htmlCells(rows []Row, pcts []int) []htmlCell {
+func htmlCells(rows []ledger.Row, pcts []int) []htmlCell {
 	var cells []htmlCell
-	var levels [][]Row
+	var levels [][]ledger.Row
 	index := map[string]int{}
 	for _, row := range rows {
 		i, ok := index[row.CellID]
@@ -138,10 +140,10 @@ func htmlCells(rows []Row, pcts []int) []htmlCell {
 }
 
 // cellAbout says what produced a cell's rows, in one line.
-func cellAbout(r Row) string {
+func cellAbout(r ledger.Row) string {
 	var parts []string
 	for _, p := range [][2]string{{"model", r.Model}, {"model id", r.ModelID}, {"quantization", r.Quantization},
-		{"tool", r.Tool}, {"backend", SafeURL(r.BackendURL)}, {"hardware", r.Hardware}, {"GPU", r.GPU},
+		{"tool", r.Tool}, {"backend", ledger.SafeURL(r.BackendURL)}, {"hardware", r.Hardware}, {"GPU", r.GPU},
 		{"workload", r.Workload}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+" "+p[1])

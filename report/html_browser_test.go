@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/planrun/planrun/ledger"
 )
 
 // chartBox is where a chart's SVG sits on the page, in CSS pixels from the page's top.
@@ -63,7 +64,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	r := htmlTestReport(t)
 	path := filepath.Join(t.TempDir(), HTMLFile)
-	if err := WriteFileAtomic(path, func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
+	if err := ledger.WriteFileAtomic(path, func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
 		t.Fatal(err)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 // htmlTestReport is reportRows with SLO attainment on every row but the vLLM one, a VRAM
@@ -33,7 +35,7 @@ func htmlTestReport(t *testing.T) Report {
 		t.Fatalf("charts = %d, want latency, throughput/latency, VRAM and SLO", len(charts))
 	}
 	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts,
-		Capacities: []Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: CapacityFound,
+		Capacities: []ledger.Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: ledger.CapacityFound,
 			TargetPct: 95, Resolution: 1, Levels: 5}}}
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 // Judged is what a gate judged: the pairs of rows it held thresholds against and the
@@ -28,7 +30,7 @@ type Judged struct {
 // SameMeasurement reports whether two rows are one measurement: the same run, cell,
 // level and start (a run directory and the ledger it was appended to), or, for rows
 // without a run id, identical records.
-func SameMeasurement(a, b *Row) bool {
+func SameMeasurement(a, b *ledger.Row) bool {
 	if a.RunID != "" || b.RunID != "" {
 		return a.RunID == b.RunID && a.CellID == b.CellID && a.Concurrency == b.Concurrency &&
 			a.RequestRate == b.RequestRate && a.Started.Equal(b.Started)
@@ -104,20 +106,20 @@ func plural(n int, noun string) string {
 // Mismatch says why no row of a matches a row of b: for each part of the key (and the
 // tool, when rows pair within their tool) on which the two sides differ, the values
 // each side has, e.g. "A has model=x, B has model=y".
-func Mismatch(a, b []Row, byTool bool) string {
+func Mismatch(a, b []ledger.Row, byTool bool) string {
 	parts := []struct {
 		name string
-		val  func(Row) string
+		val  func(ledger.Row) string
 	}{
-		{"model", func(r Row) string { return r.Model }},
-		{"quantization", func(r Row) string { return r.Quantization }},
-		{"hardware", func(r Row) string { return r.Hardware }},
-		{"workload", func(r Row) string { return r.Workload }},
-		{"concurrency", func(r Row) string { return strconv.Itoa(r.Concurrency) }},
-		{"request_rate", func(r Row) string { return formatFloat(r.RequestRate) }},
-		{"tool", func(r Row) string { return r.Tool }},
+		{"model", func(r ledger.Row) string { return r.Model }},
+		{"quantization", func(r ledger.Row) string { return r.Quantization }},
+		{"hardware", func(r ledger.Row) string { return r.Hardware }},
+		{"workload", func(r ledger.Row) string { return r.Workload }},
+		{"concurrency", func(r ledger.Row) string { return strconv.Itoa(r.Concurrency) }},
+		{"request_rate", func(r ledger.Row) string { return ledger.FormatFloat(r.RequestRate) }},
+		{"tool", func(r ledger.Row) string { return r.Tool }},
 	}
-	values := func(rows []Row, val func(Row) string) string {
+	values := func(rows []ledger.Row, val func(ledger.Row) string) string {
 		var vs []string
 		for _, r := range rows {
 			if v := val(r); !slices.Contains(vs, v) {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 	"gonum.org/v1/plot/plotter"
 )
@@ -13,13 +14,13 @@ import (
 func TestLoadNames(t *testing.T) {
 	paced := stats.Dist{N: 3, P50: 1e-4, P99: 2e-4, Max: 3e-4}
 	for _, tc := range []struct {
-		row          Row
+		row          ledger.Row
 		table, chart string
 	}{
-		{Row{Concurrency: 4, SendLag: stats.Dist{P99: math.NaN()}}, "4", "c4"},
-		{Row{Concurrency: 4, RequestRate: 2.5, SendLag: paced}, "4 (open loop 2.5 req/s)", "2.5 req/s"},
-		{Row{Concurrency: 0, SendLag: paced}, "trace replay", "replay"},
-		{Row{Concurrency: 8, SendLag: paced}, "trace replay, ≤ 8 in flight", "replay c8"},
+		{ledger.Row{Concurrency: 4, SendLag: stats.Dist{P99: math.NaN()}}, "4", "c4"},
+		{ledger.Row{Concurrency: 4, RequestRate: 2.5, SendLag: paced}, "4 (open loop 2.5 req/s)", "2.5 req/s"},
+		{ledger.Row{Concurrency: 0, SendLag: paced}, "trace replay", "replay"},
+		{ledger.Row{Concurrency: 8, SendLag: paced}, "trace replay, ≤ 8 in flight", "replay c8"},
 	} {
 		if got := concurrency(tc.row); got != tc.table {
 			t.Errorf("table load %q, want %q", got, tc.table)
@@ -34,7 +35,7 @@ func TestLoadNames(t *testing.T) {
 // in (a resumed run appends a level after the higher ones), and a level without the
 // figure is left out.
 func TestCellSeriesSortedByLoad(t *testing.T) {
-	rows := []Row{
+	rows := []ledger.Row{
 		{CellID: "a", Concurrency: 8, OutputTokS: 80},
 		{CellID: "b", Concurrency: 2, OutputTokS: 20},
 		{CellID: "a", Concurrency: 1, OutputTokS: 10},
@@ -42,7 +43,7 @@ func TestCellSeriesSortedByLoad(t *testing.T) {
 		{CellID: "a", Concurrency: 2, OutputTokS: 20},
 	}
 	ax := loadAxes[0]
-	got := cellSeries(rows, cellIndex(rows), ax.has, ax.x, func(r Row) float64 { return r.OutputTokS })
+	got := cellSeries(rows, cellIndex(rows), ax.has, ax.x, func(r ledger.Row) float64 { return r.OutputTokS })
 	if len(got) != 2 || got[0].cell != 0 || got[1].cell != 1 {
 		t.Fatalf("series %+v, want cells a then b", got)
 	}

@@ -5,22 +5,24 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/planrun/planrun/ledger"
 )
 
-// Report is everything the Markdown and HTML reports show. WriteMarkdown and WriteHTML
-// are pure functions of it, so apply can re-render both files from the rows so far after
-// every cell (and every Slurm job's news).
+// Report is everything the reports show, the input of every Output's writer.
+// WriteMarkdown and WriteHTML are pure functions of it, so apply can re-render every
+// report from the rows so far after every cell (and every Slurm job's news).
 type Report struct {
 	Title string
 	// Language "zh" uses the seed's Chinese table headers; anything else is English.
 	Language string
-	Rows     []Row
-	Env      Environment
+	Rows     []ledger.Row
+	Env      ledger.Environment
 	// Charts are the figures written beside the report (WriteCharts): Markdown shows the
 	// PNG and links the SVG; HTML inlines the SVG.
 	Charts []Chart
 	// Capacities are the answers of the cells' capacity searches.
-	Capacities []Capacity
+	Capacities []ledger.Capacity
 	// Percentiles are the percentiles the percentile table shows, out of
 	// stats.Percentiles; nil shows them all.
 	Percentiles []int
@@ -28,6 +30,8 @@ type Report struct {
 	// header says which run a page shows, as a saved or mailed page no longer has its path.
 	Run     string
 	Started time.Time
+	// Summary is summary.json's document (ledger.NewSummary, with the run's outcome).
+	Summary ledger.Summary
 }
 
 // labels are the words of the report in one language.
@@ -79,7 +83,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 		lb = chinese
 	}
 	var b strings.Builder
-	var emb []Row
+	var emb []ledger.Row
 	r.Rows, emb = splitEmbeddings(r.Rows)
 	title := r.Title
 	if title == "" {
@@ -108,7 +112,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 		}
 	}
 
-	var single, concurrent []Row
+	var single, concurrent []ledger.Row
 	for _, row := range r.Rows {
 		if isSingle(row) {
 			single = append(single, row)
@@ -120,7 +124,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 		folded(&b, lb.seedTables, func() {
 			for _, part := range []struct {
 				heading string
-				rows    []Row
+				rows    []ledger.Row
 			}{{lb.single, single}, {lb.concurrent, concurrent}} {
 				if len(part.rows) > 0 {
 					fmt.Fprintf(&b, "## %s\n\n", part.heading)
@@ -171,7 +175,7 @@ func folded(b *strings.Builder, summary string, body func()) {
 
 // headlineTable writes the compact table and, under it, each note once with the rows
 // it applies to.
-func headlineTable(b *strings.Builder, lb labels, rows []Row) {
+func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	body, notes := headline(rows)
 	tableOf(b, headlineHead, body)
 	if len(notes) == 0 {
@@ -179,16 +183,16 @@ func headlineTable(b *strings.Builder, lb labels, rows []Row) {
 	}
 	fmt.Fprintf(b, "%s:\n\n", lb.notes)
 	for i, n := range notes {
-		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, oneLine(n.Text), strings.Join(n.Rows, ", "))
+		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, ledger.OneLine(n.Text), strings.Join(n.Rows, ", "))
 	}
 	b.WriteString("\n")
 }
 
 // isSingle: single-request rows (one request in flight, closed loop) are kept apart
 // from concurrent and open-loop rows, as the seed demands.
-func isSingle(r Row) bool { return r.Concurrency == 1 && !(r.RequestRate > 0) }
+func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate > 0) }
 
-func seedTable(b *strings.Builder, lb labels, rows []Row) {
+func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	table(b, lb.seed, func(add func(...string)) {
 		for _, r := range rows {
 			add(r.Model, r.Quantization, r.Tool, r.Hardware,
@@ -200,9 +204,9 @@ func seedTable(b *strings.Builder, lb labels, rows []Row) {
 
 // seedNotes is the seed table's notes column: the row's verdict when it says more
 // than "ok", then its caveats.
-func seedNotes(r Row) string {
+func seedNotes(r ledger.Row) string {
 	n := caveats(r)
-	if v := rowVerdict(r); v != StatusOK {
+	if v := rowVerdict(r); v != ledger.StatusOK {
 		n = append(n, v)
 	}
 	return strings.Join(n, "; ")
@@ -222,7 +226,7 @@ func table(b *strings.Builder, head []string, body func(add func(...string))) {
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
-			b.WriteString(" " + strings.ReplaceAll(oneLine(c), "|", `\|`) + " |")
+			b.WriteString(" " + strings.ReplaceAll(ledger.OneLine(c), "|", `\|`) + " |")
 		}
 		b.WriteString("\n")
 	}

@@ -3,17 +3,19 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 // percentileTable writes the percentile table (percentileCells).
-func percentileTable(b *strings.Builder, rows []Row, pcts []int) {
+func percentileTable(b *strings.Builder, rows []ledger.Row, pcts []int) {
 	head, body := percentileCells(rows, pcts)
 	tableOf(b, head, body)
 }
 
 // sloTable writes the SLO attainment and goodput table (sloCells) under its
 // explanation; nothing when no row has an slo.
-func sloTable(b *strings.Builder, rows []Row) {
+func sloTable(b *strings.Builder, rows []ledger.Row) {
 	head, body := sloCells(rows)
 	noteTable(b, "SLO", sloNote, head, body)
 }
@@ -28,7 +30,7 @@ func noteTable(b *strings.Builder, title, note string, head []string, body [][]s
 }
 
 // capacityList shows each cell's capacity search answer; nothing when there was none.
-func capacityList(b *strings.Builder, caps []Capacity) {
+func capacityList(b *strings.Builder, caps []ledger.Capacity) {
 	if len(caps) == 0 {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/ledger"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 )
@@ -38,26 +39,26 @@ func golden(t *testing.T, name string, got []byte) {
 
 // reportRows covers the cases a reader must see told apart: single vs concurrent,
 // failures, noisy runs, missing GPU telemetry, chunk-counted tokens, open loop.
-func reportRows() []Row {
+func reportRows() []ledger.Row {
 	a1 := sampleRow("qwen-7b-q4-ollama", 1)
 	a4 := sampleRow("qwen-7b-q4-ollama", 4)
 	a4.OutputTokS, a4.TTFT.P50, a4.TPOT.P50 = 98.5, 1.31, 0.0412
 	a4.Stability, a4.StabilitySpread, a4.Verdict = "noisy", 0.17, "above"
 	a4.Notes = ""
-	b1 := NewRow()
+	b1 := ledger.NewRow()
 	b1.CellID, b1.Model, b1.Quantization, b1.Tool, b1.Hardware = "qwen-7b-fp8-vllm", "qwen2.5-7b", "fp8", "openai.vllm", "rtx5090"
 	b1.Concurrency, b1.Runs, b1.Requests, b1.Succeeded = 1, 1, 5, 5
 	b1.TTFT.P50, b1.TTFT.P90, b1.TTFT.P99, b1.TPOT.P50, b1.OutputTokS = 0.28, 0.3, 0.31, 0.012, 80.2
 	b1.TokenSource, b1.TokensPerChunk, b1.Stability = "chunks", 1, "single-run"
-	b1.VRAMSource, b1.Status = "no GPU telemetry: NVML library not found", StatusOK
+	b1.VRAMSource, b1.Status = "no GPU telemetry: NVML library not found", ledger.StatusOK
 	b1.Notes = "a | pipe"
 	open := sampleRow("qwen-7b-q4-ollama", 1)
-	open.RequestRate, open.Status, open.Notes = 2, StatusInterrupted, ""
-	return []Row{a1, a4, b1, open}
+	open.RequestRate, open.Status, open.Notes = 2, ledger.StatusInterrupted, ""
+	return []ledger.Row{a1, a4, b1, open}
 }
 
-func reportEnv() Environment {
-	return Environment{Host: "bench-1", OS: "linux", Arch: "amd64", Kernel: "6.8.0", CPU: "AMD EPYC 9654", CPUs: 16,
+func reportEnv() ledger.Environment {
+	return ledger.Environment{Host: "bench-1", OS: "linux", Arch: "amd64", Kernel: "6.8.0", CPU: "AMD EPYC 9654", CPUs: 16,
 		GPUs: []string{"NVIDIA GeForce RTX 4060 (8 GB)"}, Driver: "580.65", CUDA: "13.0",
 		ServerVersions: map[string]string{"ollama.local": "0.6.5", "openai.vllm": "0.11.0"},
 		ModelDigests:   map[string]string{"ollama.local qwen2.5:7b": "sha256:845dbda0ea48"},
@@ -73,7 +74,7 @@ func TestWriteMarkdownGolden(t *testing.T) {
 			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: rows, Env: reportEnv(),
 				Charts:      []Chart{{Title: "TTFT, TPOT and E2E against load", File: LatencyChartFile, PNG: pngName(LatencyChartFile)}},
 				Percentiles: []int{50, 99},
-				Capacities: []Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: CapacityFound,
+				Capacities: []ledger.Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: ledger.CapacityFound,
 					TargetPct: 95, Resolution: 1, Levels: 5}}}
 			if err := WriteMarkdown(&b, r); err != nil {
 				t.Fatal(err)
@@ -135,7 +136,7 @@ func TestWriteCharts(t *testing.T) {
 			t.Errorf("%s is not an SVG", c.File)
 		}
 	}
-	none, err := WriteCharts(t.TempDir(), []Row{NewRow()}, nil)
+	none, err := WriteCharts(t.TempDir(), []ledger.Row{ledger.NewRow()}, nil)
 	if err != nil || len(none) != 0 {
 		t.Errorf("rows without figures gave charts %v, err %v", none, err)
 	}
@@ -161,12 +162,12 @@ func TestChartsNeedTwoLoads(t *testing.T) {
 	replay.SendLag.N = 10 // paced sends at no rate: a replay
 	other := sampleRow("replay-b", 0)
 	other.SendLag.N = 10
-	if figs := figures([]Row{replay, other}, nil); len(figs) != 0 {
+	if figs := figures([]ledger.Row{replay, other}, nil); len(figs) != 0 {
 		t.Fatalf("two cells of one replay each drew %d figures: %s", len(figs), figs[0].title)
 	}
 	rate := sampleRow("open", 1)
 	rate.RequestRate = 2
-	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4), rate})
+	f := latencyFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 4), rate})
 	if f == nil || len(f.panels) != 1 || f.panels[0][0].X.Label.Text != "concurrency" {
 		t.Fatalf("c1 and c4 draw one row of panels, by concurrency, and the single request rate none: %+v", f)
 	}
@@ -188,7 +189,7 @@ func TestChartsSansFont(t *testing.T) {
 // Latencies microseconds apart are read from zero, so their axis ticks differ instead of
 // all reading "20"; and every panel leaves room above its highest point.
 func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
-	var rows []Row
+	var rows []ledger.Row
 	for i, c := range []int{1, 2, 4} {
 		r := sampleRow("a", c)
 		r.TTFT.P50, r.TTFT.P99, r.TPOT.P50, r.TPOT.P99 = 0.020001+float64(i)*1e-6, 0.021, 0.005, 0.006
@@ -225,7 +226,7 @@ func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
 // Every panel leaves room right of its last point too, so the last point and its label
 // are not drawn on the panel's edge.
 func TestChartsPadTheXAxis(t *testing.T) {
-	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4)})
+	f := latencyFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 4)})
 	if f == nil {
 		t.Fatal("no latency chart")
 	}
@@ -253,7 +254,7 @@ func TestChartSeriesDistinctDashes(t *testing.T) {
 			}
 		}
 	}
-	f := latencyFigure([]Row{sampleRow("a", 1), sampleRow("a", 4), sampleRow("b", 1), sampleRow("b", 4)})
+	f := latencyFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 4), sampleRow("b", 1), sampleRow("b", 4)})
 	svg, err := f.render("svg")
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +278,6 @@ func TestChartLabelsOnOneSpotMerge(t *testing.T) {
 // writes them; tests read the SVG): latency
 // against load with p50–p99 bands, throughput against latency, VRAM over time per GPU
 // and SLO attainment. A figure with no measured point is left out.
-func Charts(rows []Row, vram []VRAMSeries) ([]Chart, error) {
+func Charts(rows []ledger.Row, vram []VRAMSeries) ([]Chart, error) {
 	return chartsOf(figures(rows, vram))
 }

@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 func TestModelInfoString(t *testing.T) {
 	tests := []struct {
-		in   ModelInfo
+		in   ledger.ModelInfo
 		want string
 	}{
-		{ModelInfo{Name: "tiny:latest", Digest: "sha256:0123456789abcdef0123", ParameterSize: "1.2M", QuantizationLevel: "F16", Family: "llama"},
+		{ledger.ModelInfo{Name: "tiny:latest", Digest: "sha256:0123456789abcdef0123", ParameterSize: "1.2M", QuantizationLevel: "F16", Family: "llama"},
 			"tiny:latest sha256:0123456789ab, 1.2M params, F16, llama"},
-		{ModelInfo{Name: "m", Digest: "abcdef"}, "m sha256:abcdef"},
-		{ModelInfo{Name: "m", QuantizationLevel: "Q4_K_M"}, "m, Q4_K_M"},
+		{ledger.ModelInfo{Name: "m", Digest: "abcdef"}, "m sha256:abcdef"},
+		{ledger.ModelInfo{Name: "m", QuantizationLevel: "Q4_K_M"}, "m, Q4_K_M"},
 	}
 	for _, tt := range tests {
 		if got := tt.in.String(); got != tt.want {
@@ -26,9 +28,9 @@ func TestModelInfoString(t *testing.T) {
 // The environment list shows the model's details where the server gave them, and the
 // bare digest otherwise.
 func TestMarkdownModels(t *testing.T) {
-	env := Environment{
+	env := ledger.Environment{
 		ModelDigests: map[string]string{"ollama.a x": "sha256:1111", "ollama.b y": "sha256:2222"},
-		Models:       map[string]ModelInfo{"ollama.a x": {Name: "x:latest", Digest: "sha256:1111", QuantizationLevel: "Q8_0"}},
+		Models:       map[string]ledger.ModelInfo{"ollama.a x": {Name: "x:latest", Digest: "sha256:1111", QuantizationLevel: "Q8_0"}},
 	}
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, Report{Title: "t", Env: env}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -26,12 +27,12 @@ func TestStatsToLedgerExact(t *testing.T) {
 		{Samples: []backends.Sample{req(1, 0, 110, 2000, 100, 100), req(1, 500, 130, 1330, 100, 100),
 			{Start: t0.Add(ms(10_100)), End: ms(50), Err: &backends.Error{Class: backends.ErrServer, Status: 500}}}},
 	}
-	r := NewRow()
-	r.CellID, r.Concurrency, r.Status = "c", 2, StatusOK
+	r := ledger.NewRow()
+	r.CellID, r.Concurrency, r.Status = "c", 2, ledger.StatusOK
 	r.SetStats(stats.SummarizeRuns(runs, stats.Target{PromptTokens: 128, MaxTokens: 100}))
 
 	path := filepath.Join(t.TempDir(), "results.csv")
-	l, err := OpenLedger(path)
+	l, err := ledger.OpenLedger(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestStatsToLedgerExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	rows, err := ReadLedger(path)
+	rows, err := ledger.ReadLedger(path)
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("rows %d err %v", len(rows), err)
 	}

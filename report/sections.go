@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -26,7 +27,7 @@ type note struct {
 
 // headline returns the headline table's rows and the notes they refer to: a note that
 // several rows share is listed once, and each row's verdict cites it as [n].
-func headline(rows []Row) (body [][]string, notes []note) {
+func headline(rows []ledger.Row) (body [][]string, notes []note) {
 	index := map[string]int{}
 	for _, r := range rows {
 		verdict := rowVerdict(r)
@@ -50,27 +51,30 @@ func headline(rows []Row) (body [][]string, notes []note) {
 
 // rowVerdict is what the row concluded: its status when not ok, its goal, and its
 // reference verdict; "ok" when there is nothing else to say.
-func rowVerdict(r Row) string {
+func rowVerdict(r ledger.Row) string {
 	var v []string
-	if r.Status != "" && r.Status != StatusOK {
+	if r.Status != "" && r.Status != ledger.StatusOK {
 		v = append(v, strings.ToUpper(r.Status))
 	}
 	if r.Goal != "" {
 		v = append(v, "goal "+r.Goal)
 	}
+	if r.Fidelity != "" && r.Fidelity != ledger.FidelityOK {
+		v = append(v, "load "+fidelityMark(r))
+	}
 	if r.Verdict != "" {
 		v = append(v, fmt.Sprintf("%s: %s", r.Reference, r.Verdict))
 	}
 	if len(v) == 0 {
-		return StatusOK
+		return ledger.StatusOK
 	}
 	return strings.Join(v, "; ")
 }
 
-func concurrency(r Row) string {
+func concurrency(r ledger.Row) string {
 	switch {
 	case r.RequestRate > 0:
-		return fmt.Sprintf("%d (open loop %s req/s)", r.Concurrency, formatFloat(r.RequestRate))
+		return fmt.Sprintf("%d (open loop %s req/s)", r.Concurrency, ledger.FormatFloat(r.RequestRate))
 	case replayed(r) && r.Concurrency == 0:
 		return "trace replay"
 	case replayed(r):
@@ -81,17 +85,17 @@ func concurrency(r Row) string {
 
 // replayed says whether the row is a trace replay: paced requests (a send lag) without
 // an open-loop rate.
-func replayed(r Row) bool { return r.RequestRate == 0 && r.SendLag.N > 0 }
+func replayed(r ledger.Row) bool { return r.RequestRate == 0 && r.SendLag.N > 0 }
 
 // caveats are what a reader must know before trusting the row's figures, beyond its
 // verdict.
-func caveats(r Row) []string {
+func caveats(r ledger.Row) []string {
 	var n []string
 	if r.Notes != "" {
 		n = append(n, r.Notes)
 	}
 	if r.Failed > 0 {
-		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, formatFailures(r.Failures)))
+		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
 	}
 	if r.Stability == "noisy" || r.Stability == "unstable" {
 		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%% — %s", r.Stability, num(r.StabilitySpread, 100, 0), StabilityHint))
@@ -117,28 +121,40 @@ const EarlyStopHint = "the server ended them (end of sequence) before the length
 var detailHead = []string{"Cell", "Conc.", "Runs", "OK/Req", "TTFT p50/p90/p99 (s)", "TPOT p50/p90/p99 (ms)",
 	"ITL p50/p99 (ms)", "E2E p50/p99 (s)", "tok/s", "req/s", "Decode p50 (tok/s)", "Failures",
 	"Tokens (source, tok/chunk)", "Prompt tokens (asked → got)", "Early stops",
-	"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability", "Reference"}
+	"VRAM base/peak/proc (GB)", "VRAM est./server (GB)", "Client CPU % / lag p99 (ms)", "Stability / fidelity", "Reference"}
 
-func detailCells(r Row) []string {
+func detailCells(r ledger.Row) []string {
 	return []string{r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
 		tri(r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, 1, 3) + prefixShare(r),
 		tri(r.TPOT.P50, r.TPOT.P90, r.TPOT.P99, 1000, 1),
 		num(r.ITL.P50, 1000, 1) + " / " + num(r.ITL.P99, 1000, 1),
 		num(r.E2E.P50, 1, 2) + " / " + num(r.E2E.P99, 1, 2),
 		num(r.OutputTokS, 1, 1), num(r.RequestsPerSec, 1, 3), num(r.DecodeRate.P50, 1, 1),
-		dash(formatFailures(r.Failures)),
+		dash(ledger.FormatFailures(r.Failures)),
 		fmt.Sprintf("%d (%s, %s)", r.OutputTokens, dash(r.TokenSource), num(r.TokensPerChunk, 1, 2)),
 		fmt.Sprintf("%d → %s", r.PromptTokensRequested, num(r.PromptTokensActual, 1, 1)),
 		fmt.Sprint(r.EarlyStops),
 		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
 		num(r.VRAMEstimateGB, 1, 2) + " / " + num(r.ServerVRAMGB, 1, 2),
 		num(r.ClientCPUPct, 1, 0) + " / " + num(r.ClientLagP99Ms, 1, 2),
-		stability(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+		stability(r) + " / " + fidelityMark(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+}
+
+// fidelityMark is the row's fidelity in a few characters: "ok", "short −12%",
+// "client-bound"; "—" when it was not judged.
+func fidelityMark(r ledger.Row) string {
+	switch {
+	case r.Fidelity == "":
+		return "—"
+	case r.Fidelity == ledger.FidelityShort && !math.IsNaN(r.FidelityShortfallPct):
+		return fmt.Sprintf("short −%s%%", num(r.FidelityShortfallPct, 1, 0))
+	}
+	return r.Fidelity
 }
 
 // prefixShare is the row's shared prefix share as TTFT's cells show it beside TTFT
 // (prefix caching lowers TTFT); "" when no prompt token was a shared prefix.
-func prefixShare(r Row) string {
+func prefixShare(r ledger.Row) string {
 	if !(r.SharedPrefixPct > 0) {
 		return ""
 	}
@@ -148,7 +164,10 @@ func prefixShare(r Row) string {
 // sharedPrefixFormula defines shared_prefix_pct under the tables of rows that have one.
 const sharedPrefixFormula = "**Shared prefix** = Σ shared prefix tokens / Σ prompt tokens (the server's count), over successful requests: a request's shared prefix tokens are its prefix group's tokens once an earlier request of the same run sent that group (the first of each group counts 0), or its leading Mooncake hash blocks (`block_size` tokens each, the last cut to the input length) as far as earlier requests of the run sent them, a block counting only behind blocks that all matched, as a prefix cache reuses them. Shown beside TTFT as `prefix N%`: a prefix-caching server turns it into shorter prefill."
 
-func stability(r Row) string {
+// fidelityFormula defines the fidelity verdict under the tables.
+const fidelityFormula = "**Fidelity** — the load delivered against the load asked. Closed loop: the time-weighted mean of requests in flight (start stamp to end) from the start of the concurrency-th request to the start of the last one, against the concurrency (the most in flight when there are no more requests than slots); open loop and replay: (n − 1) / (last start − first start) against the schedule's own (n − 1) / (last due − first due). Shortfall = 1 − delivered / asked: above the workload's `fidelity_tolerance_pct` (default 5%) it is short; client-bound when the client itself was the limit (CPU above 90% of its cores, scheduling lag p50 above 1% of the mean TPOT, or a shortfall with no full cap on requests in flight to blame); ok otherwise."
+
+func stability(r ledger.Row) string {
 	if r.Stability == "" {
 		return "—"
 	}
@@ -167,7 +186,7 @@ var (
 // formulaLines are the four metrics exactly as DESIGN.md defines them, plus how the
 // figures were aggregated and which VRAM figure the rows carry: one Markdown line each
 // (bold and code spans only, which the HTML report converts).
-func formulaLines(rows []Row) []string {
+func formulaLines(rows []ledger.Row) []string {
 	lines := []string{
 		"**TTFT** — from the moment the request starts being written to the arrival of the first chunk that carries generated content (a role-only chunk, an empty delta, an SSE comment or keep-alive is not a token).",
 		"**E2E** — request start to the last content chunk (or end of stream).",
@@ -178,8 +197,9 @@ func formulaLines(rows []Row) []string {
 		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
 		"ITL percentiles are exact up to " + itlExactNote + " gaps per run, and the per-request figures' up to " + itlExactNote + " requests per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
 		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
+		fidelityFormula,
 	}
-	if slices.ContainsFunc(rows, func(r Row) bool { return r.SharedPrefixPct > 0 }) {
+	if slices.ContainsFunc(rows, func(r ledger.Row) bool { return r.SharedPrefixPct > 0 }) {
 		lines = append(lines, sharedPrefixFormula)
 	}
 	seen := map[string]bool{}
@@ -197,7 +217,7 @@ func formulaLines(rows []Row) []string {
 }
 
 // envItems are the environment's facts as (name, value), empty values left out.
-func envItems(e Environment) [][2]string {
+func envItems(e ledger.Environment) [][2]string {
 	var items [][2]string
 	item := func(k, v string) {
 		if v != "" {
@@ -269,27 +289,27 @@ func dash(s string) string {
 
 // percentileCells is the percentile table: each latency distribution at pcts (default
 // stats.Percentiles) plus its standard deviation, one column per figure and percentile.
-func percentileCells(rows []Row, pcts []int) (head []string, body [][]string) {
+func percentileCells(rows []ledger.Row, pcts []int) (head []string, body [][]string) {
 	if len(pcts) == 0 {
 		pcts = stats.Percentiles
 	}
 	head = []string{"Cell", "Conc."}
-	for _, d := range latencyDists {
-		name := strings.ToUpper(d.prefix)
+	for _, d := range ledger.LatencyDists {
+		name := strings.ToUpper(d.Prefix)
 		for _, p := range pcts {
-			head = append(head, fmt.Sprintf("%s p%d (%s)", name, p, d.unit))
+			head = append(head, fmt.Sprintf("%s p%d (%s)", name, p, d.Unit))
 		}
-		head = append(head, fmt.Sprintf("%s std (%s)", name, d.unit))
+		head = append(head, fmt.Sprintf("%s std (%s)", name, d.Unit))
 	}
 	for i := range rows {
 		cells := []string{rows[i].CellID, concurrency(rows[i])}
-		for _, d := range latencyDists {
-			dist := d.get(&rows[i])
+		for _, d := range ledger.LatencyDists {
+			dist := d.Get(&rows[i])
 			for _, p := range pcts {
 				v, _ := dist.At(p)
-				cells = append(cells, num(v, d.scale, d.decimals))
+				cells = append(cells, num(v, d.Scale, d.Decimals))
 			}
-			cells = append(cells, num(dist.Std, d.scale, d.decimals))
+			cells = append(cells, num(dist.Std, d.Scale, d.Decimals))
 		}
 		body = append(body, cells)
 	}
@@ -302,7 +322,7 @@ const sloNote = "A request is good when it succeeded and met every limit of its 
 
 // sloCells is the SLO table: attainment and goodput of the rows whose workload has an
 // slo; no body when none has.
-func sloCells(rows []Row) (head []string, body [][]string) {
+func sloCells(rows []ledger.Row) (head []string, body [][]string) {
 	head = []string{"Cell", "Conc.", "Attainment (%)", "Goodput (req/s)", "Goodput (tok/s)", "tok/s"}
 	for _, r := range rows {
 		if !math.IsNaN(r.SLOAttainmentPct) {

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/report/summarytest"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/stats"
 )
 
 // sessionRow is a row of a 2-turn session workload; turn 2 measured no TTFT.
-func sessionRow() Row {
+func sessionRow() ledger.Row {
 	r := sampleRow("m/chat", 2)
 	r.Turns = []stats.TurnSummary{
 		{Turn: 1, Requests: 4, Succeeded: 4, TTFT: stats.NewDist([]float64{0.1, 0.3}), E2E: stats.NewDist([]float64{1, 2}), PromptTokensMean: 130},
@@ -25,13 +26,13 @@ func sessionRow() Row {
 // summary.json carries a session row's per-turn and per-session figures, valid against
 // the schema, with null for what was not measured.
 func TestSummarySessions(t *testing.T) {
-	s := NewSummary("chat", Manifest{RunID: "r", Environment: Environment{Host: "h"}}, []Row{sessionRow(), sampleRow("m/plain", 1)})
-	s.Outcome = OutcomeComplete
+	s := ledger.NewSummary("chat", ledger.Manifest{RunID: "r", Environment: ledger.Environment{Host: "h"}}, []ledger.Row{sessionRow(), sampleRow("m/plain", 1)})
+	s.Outcome = ledger.OutcomeComplete
 	var buf bytes.Buffer
-	if err := WriteSummary(&buf, s); err != nil {
+	if err := ledger.WriteSummary(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	summarytest.Validate(t, SummarySchema, buf.Bytes())
+	summarytest.Validate(t, ledger.SummarySchema, buf.Bytes())
 	for _, want := range []string{`"turns_completed_mean": 1.75`, `"duration_p50_s": 5`, `"prompt_tokens_mean": 130`,
 		`"ttft_p50_s": 0.2`, `"prompt_tokens_mean": null`} {
 		if !strings.Contains(buf.String(), want) {
@@ -47,9 +48,9 @@ func TestSummarySessions(t *testing.T) {
 // row, and no such section without one.
 func TestSessionTables(t *testing.T) {
 	for _, tt := range []struct {
-		rows []Row
+		rows []ledger.Row
 		want bool
-	}{{[]Row{sessionRow()}, true}, {[]Row{sampleRow("m/plain", 1)}, false}} {
+	}{{[]ledger.Row{sessionRow()}, true}, {[]ledger.Row{sampleRow("m/plain", 1)}, false}} {
 		var md, html bytes.Buffer
 		if err := WriteMarkdown(&md, Report{Rows: tt.rows}); err != nil {
 			t.Fatal(err)

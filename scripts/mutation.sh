@@ -39,8 +39,8 @@ fi
 
 pkgs=("$@")
 if ((${#pkgs[@]} == 0)); then
-  pkgs=(./backends/internal/jsonscan ./stats ./executor ./backends ./backends/openai
-    ./backends/ollama ./backends/taotoken ./report)
+  pkgs=(./internal/jsonscan ./stats ./executor ./backends ./backends/openai
+    ./backends/ollama ./backends/taotoken ./ledger ./report)
 fi
 
 out=$root/.tools/mutation
@@ -70,7 +70,7 @@ for pkg in "${pkgs[@]}"; do
   cov=$(sed -n 's/^Mutator coverage: //p' "$log")
   read -r killed lived notcov <<<"$k"
   printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$killed" "$lived" "$notcov" "${t:-0}" "$eff" "$cov"
-  # " LIVED CONDITIONALS_BOUNDARY at scan.go:60:12" -> "backends/internal/jsonscan scan.go:60:12 CONDITIONALS_BOUNDARY"
+  # " LIVED CONDITIONALS_BOUNDARY at scan.go:60:12" -> "internal/jsonscan scan.go:60:12 CONDITIONALS_BOUNDARY"
   sed -n "s|^ *LIVED \([A-Z_]*\) at \(.*\)$|$name \2 \1|p" "$log" >>"$survivors"
 done
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Peer clients side by side on one real vLLM (issue 17, item 7). Not in CI's default run: slow.
-#   1. writes the tiny HF checkpoint, starts ONE vLLM (CPU build, .tools/vllm-venv) on 127.0.0.1,
-#   2. runs the same workload (random prompts, 64 in / 32 out, ignore_eos, concurrency 1/4/16,
-#      $PEERS_REQUESTS requests a level) with planrun, `vllm bench serve`, and GuideLLM/AIPerf
-#      where they installed into .tools/peers-venv / .tools/aiperf-venv (scripts/requirements-peers.txt),
-#   3. scrapes /metrics before and after each tool and writes the histogram growth beside its output
-#      into docs/peers.md (generated part), 4. stops vLLM (trap) and checks no process is left.
+#   1. installs GuideLLM and AIPerf at the pins of scripts/requirements-peers.txt, each into its
+#      own venv (.tools/peers-venv, .tools/aiperf-venv) if missing; writes the tiny HF checkpoint;
+#      starts ONE vLLM (CPU build, .tools/vllm-venv) on 127.0.0.1,
+#   2. runs the same workload (random prompts, 64 tokens of text / 32 out, ignore_eos, greedy,
+#      $PEERS_REQUESTS requests a level, levels $PEERS_LEVELS) with planrun (one apply a level),
+#      `vllm bench serve`, GuideLLM and AIPerf,
+#   3. scrapes /metrics before and after each tool and writes the histograms' growth beside its
+#      output into docs/peers.gen.md, then one summary table (scripts/peers/summary.py),
+#   4. stops vLLM (trap) and checks no process is left.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -19,6 +22,18 @@ out="$dir/out"
 doc="${PEERS_DOC:-$root/docs/peers.gen.md}"
 rm -rf "$dir" && mkdir -p "$out"
 [[ -x "$venv/bin/python" ]] || { say "no $venv: run scripts/install-vllm.sh"; exit 1; }
+
+# install_peer VENV PACKAGE: the pinned version from the requirements file, once (stamp = the pin).
+install_peer() {
+  local v="$root/.tools/$1" pin
+  pin="$(grep -E "^$2==" scripts/requirements-peers.txt)"
+  [[ -f "$v/.planrun-pin" && "$(cat "$v/.planrun-pin")" == "$pin" ]] && return 0
+  say "installing $pin into $v (a minute or two from PyPI)"
+  rm -rf "$v" && python3 -m venv "$v"
+  if nice -n 10 "$v/bin/pip" install -q "$pin"; then echo "$pin" >"$v/.planrun-pin"; else say "$pin did not install: skipped"; fi
+}
+install_peer peers-venv guidellm
+install_peer aiperf-venv aiperf
 
 go run ./tools/tinymodel -hf -o "$dir/model" >/dev/null
 go build -o "$root/.tools/bin/planrun" ./cmd/planrun
@@ -74,33 +89,45 @@ run() {
 curl -s "$url/v1/completions" -H 'content-type: application/json' \
   -d '{"model":"tiny","prompt":"hello","max_tokens":4}' >/dev/null
 
-TAIL=25 run planrun "$root/.tools/bin/planrun" apply -results "$out/planrun" scripts/peers/planrun.hcl \
-  -var "url=$url" -var "requests=$n"
-[[ -f "$out/planrun/results.csv" ]] || true
+for c in "${levels[@]}"; do
+  TAIL=12 run "planrun-c$c" "$root/.tools/bin/planrun" apply -results "$out/planrun-c$c" scripts/peers/planrun.hcl \
+    -var "url=$url" -var "requests=$n" -var "concurrency=$c"
+done
 for c in "${levels[@]}"; do
   TAIL=30 run "vllm-bench-c$c" "$venv/bin/python" scripts/peers/vllm_bench.py \
     --backend openai-chat --base-url "$url" --endpoint /v1/chat/completions --model tiny \
     --tokenizer "$dir/model" --dataset-name random --random-input-len 64 --random-output-len 32 \
-    --ignore-eos --max-concurrency "$c" --num-prompts "$n" --seed 42 \
+    --ignore-eos --temperature 0 --max-concurrency "$c" --num-prompts "$n" --seed 42 \
+    --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,99 \
     --save-result --result-dir "$out" --result-filename "vllm-bench-c$c.json"
 done
-if [[ -x "$root/.tools/peers-venv/bin/guidellm" ]]; then
-  TAIL=40 run guidellm "$root/.tools/peers-venv/bin/guidellm" benchmark --target "$url" \
-    --processor "$dir/model" --rate-type concurrent --rate "$(IFS=,; echo "${levels[*]}")" \
-    --max-requests "$n" --data "prompt_tokens=64,output_tokens=32" --output-path "$out/guidellm.json"
+if [[ -f "$root/.tools/peers-venv/.planrun-pin" ]]; then
+  # GuideLLM 0.8: `guidellm run` with kind=... option strings; one run a level, like the others.
+  for c in "${levels[@]}"; do
+    TAIL=40 run "guidellm-c$c" "$root/.tools/peers-venv/bin/guidellm" run \
+      --backend "kind=openai_http,target=$url,model=tiny,extras={body: {temperature: 0}}" \
+      --profile "kind=concurrent,streams=$c" --constraint "kind=max_requests,count=$n" \
+      --tokenizer "kind=huggingface_auto,model=$dir/model" --data kind=synthetic_text,prompt_tokens=64,output_tokens=32 \
+      --output "kind=json,path=$out/guidellm-c$c.json" --output kind=console --disable-console-interactive
+  done
 else
   echo "### guidellm: not installed (see docs/peers.md)" >>"$doc"
 fi
-if [[ -x "$root/.tools/aiperf-venv/bin/aiperf" ]]; then
+if [[ -f "$root/.tools/aiperf-venv/.planrun-pin" ]]; then
   for c in "${levels[@]}"; do
     TAIL=30 run "aiperf-c$c" "$root/.tools/aiperf-venv/bin/aiperf" profile --url "$url" -m tiny \
       --endpoint-type chat --streaming --tokenizer "$dir/model" --synthetic-input-tokens-mean 64 \
-      --output-tokens-mean 32 --extra-inputs ignore_eos:true --concurrency "$c" --request-count "$n" \
+      --output-tokens-mean 32 --extra-inputs ignore_eos:true --extra-inputs temperature:0 \
+      --use-server-token-count --workers-max 1 --concurrency "$c" --request-count "$n" \
       --artifact-dir "$out/aiperf-c$c"
   done
 else
   echo "### aiperf: not installed (see docs/peers.md)" >>"$doc"
 fi
+{
+  echo "## Summary (scripts/peers/summary.py)"; echo
+  python3 scripts/peers/summary.py "$out" "${levels[@]}"
+} >>"$doc"
 stop
 trap - EXIT
 if pgrep -f "$dir/model" >/dev/null; then say "FAIL: a vLLM process is left"; exit 1; fi

@@ -116,14 +116,14 @@ const NoteFloor = 100 * time.Microsecond
 // the TPOT checks.
 func (r Report) Warnings(meanTPOT time.Duration, sendLagMax time.Duration) []string {
 	var w []string
-	if meanTPOT > 0 && r.LagP50 > max(meanTPOT/100, NoteFloor) {
+	if r.lagInflates(meanTPOT) {
 		w = append(w, fmt.Sprintf("client scheduling lag p50 %s is above 1%% of the mean TPOT %s: the client may have inflated TPOT/ITL",
 			r.LagP50.Round(time.Microsecond), meanTPOT.Round(time.Microsecond)))
 	} else if meanTPOT > 0 && r.LagP99 > max(meanTPOT/10, NoteFloor) {
 		w = append(w, fmt.Sprintf("client scheduling lag p99 %s is above 10%% of the mean TPOT %s: some chunks were stamped late",
 			r.LagP99.Round(time.Microsecond), meanTPOT.Round(time.Microsecond)))
 	}
-	if r.Cores > 0 && r.CPUPercent > 90*float64(r.Cores) {
+	if r.cpuSaturated() {
 		w = append(w, fmt.Sprintf("client CPU %.0f%% of %d cores: the client was saturated", r.CPUPercent, r.Cores))
 	}
 	if meanTPOT > 0 && sendLagMax > 0 && sendLagMax > meanTPOT {
@@ -131,6 +131,26 @@ func (r Report) Warnings(meanTPOT time.Duration, sendLagMax time.Duration) []str
 			sendLagMax.Round(time.Microsecond)))
 	}
 	return w
+}
+
+// Saturated says why the client itself was the limit over the window, or "" when it was
+// not: it used nearly every core (above 90% of them), or its typical chunk was stamped
+// late by more than 1% of the mean TPOT (the first two of Warnings' rules).
+func (r Report) Saturated(meanTPOT time.Duration) string {
+	switch {
+	case r.cpuSaturated():
+		return fmt.Sprintf("client CPU %.0f%% of %d cores", r.CPUPercent, r.Cores)
+	case r.lagInflates(meanTPOT):
+		return fmt.Sprintf("client scheduling lag p50 %s above 1%% of the mean TPOT %s",
+			r.LagP50.Round(time.Microsecond), meanTPOT.Round(time.Microsecond))
+	}
+	return ""
+}
+
+func (r Report) cpuSaturated() bool { return r.Cores > 0 && r.CPUPercent > 90*float64(r.Cores) }
+
+func (r Report) lagInflates(meanTPOT time.Duration) bool {
+	return meanTPOT > 0 && r.LagP50 > max(meanTPOT/100, NoteFloor)
 }
 
 func processCPU() time.Duration {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/planrun/planrun/backends/connect" // registers the kinds the plan names
 	"github.com/planrun/planrun/plan"
 )
 

@@ -43,6 +43,9 @@ type Target struct {
 	SLO SLO
 	// Turns is the number of turns of a session workload's sessions (0: no sessions).
 	Turns int
+	// Concurrency is a closed loop's slots, which Delivered.InFlightHeld is held
+	// against (0: not a closed loop, no held span).
+	Concurrency int
 }
 
 // Summary describes the requests of one concurrency level (one run, or all runs
@@ -149,6 +152,9 @@ type Summary struct {
 	InputTokens  int     `json:"input_tokens,omitempty"`
 	InputsPerSec float64 `json:"inputs_s,omitempty"`
 	InputTokS    float64 `json:"input_tok_s,omitempty"`
+	// Delivered is the load the requests put on the server: in flight over time, and the
+	// paced requests' rate against their schedule's.
+	Delivered Delivered `json:"delivered"`
 }
 
 // accumulate is an Accumulator fed the samples.
@@ -180,6 +186,7 @@ type Accumulator struct {
 	lag                   valueStore
 	ttfo, span, tpotAns   valueStore
 	reasoningSources      map[backends.TokenSource]bool
+	load                  loadStore
 }
 
 // perRequest are the stores of the figures taken once per request.
@@ -188,11 +195,14 @@ func (a *Accumulator) perRequest() []*valueStore {
 }
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
-func NewAccumulator(t Target) *Accumulator { return &Accumulator{t: t} }
+func NewAccumulator(t Target) *Accumulator {
+	return &Accumulator{t: t, load: loadStore{concurrency: t.Concurrency, ramp: math.NaN()}}
+}
 
 // Add counts one finished request; s is not retained.
 func (a *Accumulator) Add(s *backends.Sample) {
 	a.window.extend(s.Start, s.Start.Add(s.End))
+	a.load.add(s.Start, s.Start.Add(s.End))
 	a.l.Requests++
 	a.addSLO(s)
 	if s.Connect > 0 {
@@ -278,6 +288,10 @@ func (a *Accumulator) AddSharedPrefix(s *backends.Sample, tokens int) {
 // replay's lags go into a bounded store, so a long trace does not grow the memory.
 func (a *Accumulator) AddSendLag(d time.Duration) { a.lag.add(d.Seconds()) }
 
+// AddPaced counts s as a paced request due at offset at of its run (executor.Event's
+// Scheduled), for the rate its run was sent at against its schedule's.
+func (a *Accumulator) AddPaced(at time.Duration, s *backends.Sample) { a.load.addPaced(at, s.Start) }
+
 // Window is first request start to last request end (Start+End) over the requests
 // added. Failed requests count too: they occupied the window.
 func (a *Accumulator) Window() Window { return a.window }
@@ -316,6 +330,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 		a.sessions.merge(o.sessions, a.t.Turns)
 	}
 	a.lag.merge(&o.lag)
+	a.load.merge(&o.load)
 	a.chunks += o.chunks
 	a.promptSum += o.promptSum
 	a.promptN += o.promptN
@@ -362,6 +377,7 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.ConnectSetup = a.connect.dist()
 	l.SendDelay = a.send.dist()
 	l.SendLag = a.lag.dist()
+	l.Delivered = a.load.delivered()
 	l.OutputTokS = ratio(float64(l.OutputTokens), windowSeconds)
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))

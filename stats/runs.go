@@ -133,6 +133,16 @@ func medianLevel(levels []Summary) Summary {
 		InputTokens:           i(func(l *Summary) int { return l.InputTokens }),
 		InputsPerSec:          f(func(l *Summary) float64 { return l.InputsPerSec }),
 		InputTokS:             f(func(l *Summary) float64 { return l.InputTokS }),
+		Delivered: Delivered{
+			InFlightMean:  f(func(l *Summary) float64 { return l.Delivered.InFlightMean }),
+			InFlightP99:   f(func(l *Summary) float64 { return l.Delivered.InFlightP99 }),
+			InFlightMax:   i(func(l *Summary) int { return l.Delivered.InFlightMax }),
+			InFlightHeld:  f(func(l *Summary) float64 { return l.Delivered.InFlightHeld }),
+			HeldSeconds:   f(func(l *Summary) float64 { return l.Delivered.HeldSeconds }),
+			RampSeconds:   f(func(l *Summary) float64 { return l.Delivered.RampSeconds }),
+			RateScheduled: f(func(l *Summary) float64 { return l.Delivered.RateScheduled }),
+			RateDelivered: f(func(l *Summary) float64 { return l.Delivered.RateDelivered }),
+		},
 	}
 }
 

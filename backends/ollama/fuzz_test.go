@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // FuzzNDJSON feeds arbitrary bytes to the NDJSON decoder through a tiny read buffer and,

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // decoder reads Ollama's NDJSON stream: one JSON object per line, the last one with

@@ -106,6 +106,9 @@ func (b *Backend) Do(ctx context.Context, req backends.Request) backends.Sample 
 	return b.core.Do(ctx, b, req)
 }
 
+// CallsDue implements backends.DueCaller: the timing core calls Request.Due.
+func (b *Backend) CallsDue() {}
+
 // Body is the JSON request body for req. Ollama has no way to force the output length
 // (no ignore_eos), so ForceMaxTokens only caps it with num_predict.
 func (b *Backend) Body(req backends.Request) ([]byte, error) {

@@ -2,7 +2,7 @@ package openai
 
 import (
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // parseChunk reads the fields planrun needs from one chat.completion.chunk or

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // FuzzSSE feeds arbitrary bytes to the SSE decoder (through a tiny read buffer, so long

@@ -132,6 +132,9 @@ func (b *Backend) Do(ctx context.Context, req backends.Request) backends.Sample 
 	return b.core.Do(ctx, b, req)
 }
 
+// CallsDue implements backends.DueCaller: the timing core calls Request.Due.
+func (b *Backend) CallsDue() {}
+
 // Body is the JSON request body for req.
 func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	m := make(map[string]any, 8+len(b.cfg.ExtraFields))

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // The Responses API (api = "responses", POST /v1/responses) streams typed events

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/internal/jsonscan"
+	"github.com/planrun/planrun/internal/jsonscan"
 )
 
 // decoder reads a Server-Sent Events body of OpenAI chunks. It follows the SSE rules

@@ -16,6 +16,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/slurm"
@@ -241,11 +242,11 @@ func isFile(path string) bool {
 
 // printFailedCells says why each failed cell failed, once per reason: the cells a
 // missing key or a dead backend fails share one line.
-func printFailedCells(env *Env, cells []report.CellStatus) {
+func printFailedCells(env *Env, cells []ledger.CellStatus) {
 	var reasons []string
 	ids := map[string][]string{}
 	for _, c := range cells {
-		if c.Status != report.StatusFailed {
+		if c.Status != ledger.StatusFailed {
 			continue
 		}
 		if ids[c.Notes] == nil {

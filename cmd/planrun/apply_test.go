@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
-	"github.com/planrun/planrun/report/summarytest"
 )
 
 const applyPlan = `
@@ -181,9 +181,9 @@ backend "openai" "keyed" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	summarytest.Validate(t, report.SummarySchema, summary)
-	s, err := report.ReadSummary(bytes.NewReader(summary))
-	if err != nil || s.Outcome != report.OutcomeFailed || len(s.Cells) != 4 || strings.Join(s.Plan.Command[:3], " ") != "planrun apply -quiet" {
+	summarytest.Validate(t, ledger.SummarySchema, summary)
+	s, err := ledger.ReadSummary(bytes.NewReader(summary))
+	if err != nil || s.Outcome != ledger.OutcomeFailed || len(s.Cells) != 4 || strings.Join(s.Plan.Command[:3], " ") != "planrun apply -quiet" {
 		t.Errorf("summary.json: outcome %q, %d cells, command %q (%v)", s.Outcome, len(s.Cells), s.Plan.Command, err)
 	}
 

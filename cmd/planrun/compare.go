@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/report"
 )
 
@@ -91,7 +92,7 @@ one run) fails and says why.
 		return exitError
 	}
 	labelA, labelB := label(pa), label(pb)
-	var rowsB []report.Row
+	var rowsB []ledger.Row
 	if a.Tools != "" {
 		tools := strings.Split(a.Tools, ",")
 		if len(tools) != 2 {
@@ -159,7 +160,7 @@ one run) fails and says why.
 
 // nothingCompared says why no pair of rows was judged: the two sides are one run, or
 // their rows' keys differ (and how).
-func nothingCompared(a, b []report.Row, j report.Judged) string {
+func nothingCompared(a, b []ledger.Row, j report.Judged) string {
 	if j.Same > 0 {
 		return fmt.Sprintf("A and B are the same measurements (%d row(s) of run %s on both sides); name two runs", j.Same, cmp.Or(j.SameRun, "without a run id"))
 	}
@@ -169,7 +170,7 @@ func nothingCompared(a, b []report.Row, j report.Judged) string {
 // noteRuns says when a side holds the rows of several runs (a ledger, or a results
 // directory's): each of its cells and levels stands for the latest row, and naming one
 // run directory compares that run alone.
-func noteRuns(env *Env, side, path string, rows []report.Row) {
+func noteRuns(env *Env, side, path string, rows []ledger.Row) {
 	ids := runIDs(rows)
 	if len(ids) < 2 {
 		return
@@ -185,7 +186,7 @@ func noteRuns(env *Env, side, path string, rows []report.Row) {
 
 // runIDs are the runs rows come from, the latest first (by a row's end, then file
 // order, as Compare picks the latest row); "" for rows of a ledger from before run ids.
-func runIDs(rows []report.Row) []string {
+func runIDs(rows []ledger.Row) []string {
 	type last struct {
 		ended time.Time
 		at    int
@@ -272,7 +273,7 @@ func (a *compareArgs) write(env *Env, deltas []report.Delta, breaches []report.B
 // compareRows pairs rows of two result sets. Two sets of one tool each pair up across
 // tools (Ollama in A, vLLM in B); otherwise rows pair within the same tool, so two runs
 // of a two-tool plan compare tool by tool.
-func compareRows(a, b []report.Row) []report.Delta {
+func compareRows(a, b []ledger.Row) []report.Delta {
 	byA, byB := report.ByTool(a), report.ByTool(b)
 	if len(byA) == 1 && len(byB) == 1 {
 		return report.Compare(a, b)
@@ -305,11 +306,11 @@ func label(path string) string {
 }
 
 // readRows reads a CSV ledger, or the results.csv of a run directory.
-func readRows(path string) ([]report.Row, error) {
+func readRows(path string) ([]ledger.Row, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "results.csv")
 	}
-	rows, err := report.ReadLedger(path)
+	rows, err := ledger.ReadLedger(path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,20 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 // writeLedger writes one closed-loop row per concurrency with the given TTFT p99 and
 // throughput, as a run of 250 requests would (enough to judge a p99).
 func writeLedger(t *testing.T, path string, ttftP99, tokS float64) {
 	t.Helper()
-	l, err := report.OpenLedger(path)
+	l, err := ledger.OpenLedger(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, conc := range []int{1, 4} {
-		r := report.NewRow()
+		r := ledger.NewRow()
 		r.CellID, r.Model, r.Tool, r.Workload, r.Concurrency = "m/x", "tiny", "openai.vllm", "w", conc
 		r.Requests, r.Succeeded = 250, 250
 		r.TTFT.P50, r.TTFT.P99, r.OutputTokS = 0.1, ttftP99, tokS
@@ -89,13 +89,13 @@ func TestCompareGate(t *testing.T) {
 // same figures in every file.
 func writeRows(t *testing.T, path, model string, n int, concs ...int) {
 	t.Helper()
-	l, err := report.OpenLedger(path)
+	l, err := ledger.OpenLedger(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	for _, c := range concs {
-		r := report.NewRow()
+		r := ledger.NewRow()
 		r.CellID, r.Model, r.Tool, r.Workload, r.Concurrency = "m/"+model, model, "openai.vllm", "w", c
 		r.Requests, r.Succeeded = n, n
 		r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, r.OutputTokS = 0.1, 0.2, 0.3, 50

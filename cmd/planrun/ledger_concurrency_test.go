@@ -13,8 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 // sharedLedgerPlan writes many short rows (two tools × six levels) to the default
@@ -80,18 +80,18 @@ func TestConcurrentAppliesShareOneLedger(t *testing.T) {
 		}
 	}
 
-	ledger, err := report.ReadLedger(filepath.Join(dir, "results", "results.csv"))
+	ledgerRows, err := ledger.ReadLedger(filepath.Join(dir, "results", "results.csv"))
 	if err != nil {
 		t.Fatalf("the shared ledger does not read back: %v", err)
 	}
 	inLedger := map[string][]string{}
-	for _, r := range ledger {
+	for _, r := range ledgerRows {
 		inLedger[ledgerKey(r)] = r.Record()
 	}
 	want := 0
 	requests := map[string]int{}
 	for _, rd := range runDirs {
-		own, err := report.ReadLedger(filepath.Join(rd, "results.csv"))
+		own, err := ledger.ReadLedger(filepath.Join(rd, "results.csv"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,15 +109,15 @@ func TestConcurrentAppliesShareOneLedger(t *testing.T) {
 			}
 		}
 	}
-	if len(ledger) != want {
-		t.Errorf("shared ledger has %d rows, the %d runs wrote %d", len(ledger), len(runDirs), want)
+	if len(ledgerRows) != want {
+		t.Errorf("shared ledger has %d rows, the %d runs wrote %d", len(ledgerRows), len(runDirs), want)
 	}
 
 	raw, err := os.ReadFile(filepath.Join(dir, "shared", "raw.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := report.ReadSamples(bytes.NewReader(raw))
+	samples, err := ledger.ReadRequests(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatalf("the shared JSONL does not read back: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestConcurrentAppliesShareOneLedger(t *testing.T) {
 	}
 }
 
-func ledgerKey(r report.Row) string {
+func ledgerKey(r ledger.Row) string {
 	return fmt.Sprintf("%s %s c=%d", r.RunID, r.CellID, r.Concurrency)
 }
 
@@ -159,7 +159,7 @@ func TestResultsFlagMovesTheLedger(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("apply exit %d\n%s\n%s", code, out, errb)
 			}
-			if rows, err := report.ReadLedger(filepath.Join(dir, tc.ledger)); err != nil || len(rows) != 4 {
+			if rows, err := ledger.ReadLedger(filepath.Join(dir, tc.ledger)); err != nil || len(rows) != 4 {
 				t.Fatalf("ledger %s: %d rows, %v", tc.ledger, len(rows), err)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "results")); !os.IsNotExist(err) {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 func init() {
@@ -150,7 +150,7 @@ func probeOne(ctx context.Context, env *Env, t probeTarget, timeout time.Duratio
 	cfg.Getenv = env.Getenv
 	b, err := newProbeBackend(cfg)
 	if err != nil {
-		return backends.ProbeResult{Backend: t.backend.Addr, URL: report.SafeURL(t.backend.URL), Problems: []string{err.Error()}}
+		return backends.ProbeResult{Backend: t.backend.Addr, URL: ledger.SafeURL(t.backend.URL), Problems: []string{err.Error()}}
 	}
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -158,7 +158,7 @@ func probeOne(ctx context.Context, env *Env, t probeTarget, timeout time.Duratio
 		defer cancel()
 	}
 	r := b.Probe(ctx, t.models)
-	r.Backend, r.URL = t.backend.Addr, report.SafeURL(t.backend.URL)
+	r.Backend, r.URL = t.backend.Addr, ledger.SafeURL(t.backend.URL)
 	if r.UsageReported != nil && !*r.UsageReported {
 		r.Problems = append(r.Problems, "the server does not report its token count (usage with stream_options.include_usage): "+
 			"output tokens would be counted by chunks (token_source = chunks), which undercounts whenever the server sends several tokens in one chunk")

@@ -10,8 +10,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // progress shows what apply is doing: a progress bar per level on a terminal, a plain
@@ -119,7 +119,7 @@ func (p *progress) render() {
 	}
 }
 
-func (p *progress) EndLevel(cell *plan.Cell, row report.Row) {
+func (p *progress) EndLevel(cell *plan.Cell, row ledger.Row) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stop != nil {

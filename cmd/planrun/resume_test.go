@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 const resumePlan = `
@@ -65,7 +65,7 @@ func TestResumeAsPrinted(t *testing.T) {
 	for {
 		runs, _ := filepath.Glob(filepath.Join(dir, "results", "nightly-2*", "results.csv"))
 		if len(runs) == 1 {
-			if rows, _ := report.ReadLedger(runs[0]); len(rows) == 1 {
+			if rows, _ := ledger.ReadLedger(runs[0]); len(rows) == 1 {
 				break
 			}
 		}
@@ -104,25 +104,25 @@ func TestResumeAsPrinted(t *testing.T) {
 	if !strings.Contains(string(b), "resume: m/tiny/-/openai.mock/-/w: skipping c=1, already complete") {
 		t.Errorf("resume does not say what it skips:\n%s", b)
 	}
-	for _, ledger := range []string{filepath.Join(dir, "results", "results.csv"), filepath.Join(runDirs[0], "results.csv")} {
-		rows, err := report.ReadLedger(ledger)
+	for _, ledgerPath := range []string{filepath.Join(dir, "results", "results.csv"), filepath.Join(runDirs[0], "results.csv")} {
+		rows, err := ledger.ReadLedger(ledgerPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		levels := map[int]int{}
 		for _, r := range rows {
 			levels[r.Concurrency]++
-			if r.Status != report.StatusOK {
-				t.Errorf("%s: c=%d is %s after the resume", ledger, r.Concurrency, r.Status)
+			if r.Status != ledger.StatusOK {
+				t.Errorf("%s: c=%d is %s after the resume", ledgerPath, r.Concurrency, r.Status)
 			}
 		}
 		if len(rows) != 3 || levels[1] != 1 || levels[2] != 1 || levels[3] != 1 {
-			t.Errorf("%s: rows by level %v, want each of c=1,2,3 once", ledger, levels)
+			t.Errorf("%s: rows by level %v, want each of c=1,2,3 once", ledgerPath, levels)
 		}
 	}
 	// The interrupted row is still in the file (the ledger is only appended to).
 	raw, _ := os.ReadFile(filepath.Join(dir, "results", "results.csv"))
-	if !bytes.Contains(raw, []byte(","+report.StatusInterrupted+",")) {
+	if !bytes.Contains(raw, []byte(","+ledger.StatusInterrupted+",")) {
 		t.Logf("the interrupt left no interrupted row (it fell between levels)")
 	}
 }

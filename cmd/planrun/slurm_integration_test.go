@@ -15,7 +15,7 @@ import (
 	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/internal/slurmtest"
 	"github.com/planrun/planrun/internal/tinymodel"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 // These tests run the planrun binary against the real single-node test cluster
@@ -195,9 +195,9 @@ func checkNothingLeft(t *testing.T, dir string) {
 	}
 }
 
-func ledgerRows(t *testing.T, dir string) []report.Row {
+func ledgerRows(t *testing.T, dir string) []ledger.Row {
 	t.Helper()
-	rows, err := report.ReadLedger(filepath.Join(dir, "results", "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(dir, "results", "results.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestSlurmApplyTwoPartitions(t *testing.T) {
 	}
 	jobs := map[string]string{}
 	for _, r := range rows {
-		if r.Status != report.StatusOK || r.SlurmJob == "" || r.SlurmNode != strings.TrimSpace(string(host)) || r.SlurmState != "COMPLETED" {
+		if r.Status != ledger.StatusOK || r.SlurmJob == "" || r.SlurmNode != strings.TrimSpace(string(host)) || r.SlurmState != "COMPLETED" {
 			t.Errorf("row %s c=%d: status %s, job %q node %q state %q", r.CellID, r.Concurrency, r.Status, r.SlurmJob, r.SlurmNode, r.SlurmState)
 		}
 		jobs[r.Hardware] = r.SlurmJob
@@ -254,7 +254,7 @@ func TestSlurmApplyTwoPartitions(t *testing.T) {
 		t.Fatalf("report.md: %v", reports)
 	}
 	// Merged rows and raw samples belong to the coordinator's run, whichever job measured them.
-	m, err := report.ReadManifest(filepath.Join(filepath.Dir(reports[0]), "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(filepath.Dir(reports[0]), "manifest.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestSlurmApplyTwoPartitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := report.ReadSamples(bytes.NewReader(raw))
+	samples, err := ledger.ReadRequests(bytes.NewReader(raw))
 	if err != nil || len(samples) == 0 {
 		t.Fatalf("%d merged raw samples: %v", len(samples), err)
 	}
@@ -303,18 +303,18 @@ func TestSlurmCancelledJobAndMissingPartition(t *testing.T) {
 	if code := exitCode(t, cmd); code != exitCellsFailed {
 		t.Fatalf("apply exit %d, want %d:\n%s", code, exitCellsFailed, out)
 	}
-	byHW := map[string][]report.Row{}
+	byHW := map[string][]ledger.Row{}
 	for _, r := range ledgerRows(t, dir) {
 		byHW[r.Hardware] = append(byHW[r.Hardware], r)
 	}
 	for _, r := range byHW["fast"] {
-		if r.Status != report.StatusOK || r.SlurmState != "COMPLETED" {
+		if r.Status != ledger.StatusOK || r.SlurmState != "COMPLETED" {
 			t.Errorf("fast c=%d: %s %s %s", r.Concurrency, r.Status, r.SlurmState, r.Notes)
 		}
 	}
 	failed := 0
 	for _, r := range byHW["slow"] {
-		if r.Status == report.StatusFailed {
+		if r.Status == ledger.StatusFailed {
 			failed++
 			if !strings.Contains(r.Notes, "CANCELLED") || !strings.Contains(r.Notes, "slurm-"+id+".out") {
 				t.Errorf("slow c=%d: notes %q name neither the state nor the log", r.Concurrency, r.Notes)
@@ -325,7 +325,7 @@ func TestSlurmCancelledJobAndMissingPartition(t *testing.T) {
 		t.Fatalf("rows by hardware: fast %d, slow %d (%d failed), nowhere %d:\n%s", len(byHW["fast"]), len(byHW["slow"]), failed, len(byHW["nowhere"]), out)
 	}
 	for _, r := range byHW["nowhere"] {
-		if r.Status != report.StatusFailed || !strings.Contains(r.Notes, "partition") {
+		if r.Status != ledger.StatusFailed || !strings.Contains(r.Notes, "partition") {
 			t.Errorf("nowhere c=%d: %s %q, want failed with sbatch's message", r.Concurrency, r.Status, r.Notes)
 		}
 	}
@@ -376,13 +376,13 @@ func TestSlurmResumeSkipsCompleteLevels(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, b)
 	}
-	rows, err := report.ReadLedger(filepath.Join(runs[0], "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(runs[0], "results.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	okJob := map[int]string{}
 	for _, r := range rows {
-		if r.Status == report.StatusOK {
+		if r.Status == ledger.StatusOK {
 			if _, dup := okJob[r.Concurrency]; dup {
 				t.Errorf("c=%d measured twice", r.Concurrency)
 			}

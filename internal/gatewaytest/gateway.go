@@ -17,14 +17,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/realserver"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -106,30 +105,16 @@ func Start(t testing.TB, o Options) *Gateway {
 	return g
 }
 
+// install is the pinned proxy: $PLANRUN_LITELLM, else <repo>/.tools/litellm/bin/litellm.
+var install = realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "litellm", "bin", "litellm"), Name: "litellm",
+	Label: "LiteLLM proxy", Hint: "run " + InstallCommand + " to install the pinned version"}
+
 // Binary returns the litellm executable: $PLANRUN_LITELLM, else
 // <repo>/.tools/litellm/bin/litellm. The error says how to install it.
-func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, p, err)
-		}
-		return p, nil
-	}
-	root, err := ollamatest.RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("cannot find litellm: %w (set %s)", err, BinaryEnv)
-	}
-	return binaryIn(root)
-}
+func Binary() (string, error) { return install.Find() }
 
 // binaryIn is the install under repository root.
-func binaryIn(root string) (string, error) {
-	p := filepath.Join(root, ".tools", "litellm", "bin", "litellm")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no LiteLLM proxy at %s: run %s to install the pinned version (or set %s)", p, InstallCommand, BinaryEnv)
-	}
-	return p, nil
-}
+func binaryIn(root string) (string, error) { return install.In(root) }
 
 // WriteConfig writes the proxy's config (JSON, which LiteLLM's YAML loader reads) and the
 // custom_auth hook beside it, where LiteLLM imports it from, and returns the config's path.
@@ -137,7 +122,7 @@ func WriteConfig(dir string, o Options) (string, error) {
 	if o.KeyEnv == "" || len(o.Routes) == 0 {
 		return "", errors.New("gatewaytest: Options need KeyEnv and at least one Route")
 	}
-	root, err := ollamatest.RepoRoot()
+	root, err := realserver.RepoRoot()
 	if err != nil {
 		return "", err
 	}

@@ -3,11 +3,9 @@
 package ollamatest
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
 	"syscall"
+
+	"github.com/planrun/planrun/servers"
 )
 
 func checkPlatform() error { return nil }
@@ -22,35 +20,4 @@ func signalGroup(pgid int, kill bool) {
 }
 
 // groupMembers lists the live (not zombie) processes in process group pgid.
-// /proc gives exact PIDs on Linux; elsewhere, signal 0 tells only whether the
-// group has any member, reported as pgid itself.
-func groupMembers(pgid int) []int {
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil || len(stats) == 0 {
-		if syscall.Kill(-pgid, 0) == nil {
-			return []int{pgid}
-		}
-		return nil
-	}
-	var pids []int
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // exited while we looked
-		}
-		// "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 3 || string(f[0]) == "Z" || string(f[0]) == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(string(f[2])); pg == pgid {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+func groupMembers(pgid int) []int { return servers.GroupMembers(pgid) }

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/internal/procgroup"
+	"github.com/planrun/planrun/internal/realserver"
 	"github.com/planrun/planrun/internal/tinymodel"
 )
 
@@ -145,40 +146,8 @@ func StartServer(dir string) (*Server, error) {
 // Binary returns the ollama binary the tests run: $PLANRUN_OLLAMA, else
 // <repo>/.tools/bin/ollama. The error says how to install it.
 func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, p, err)
-		}
-		return p, nil
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("cannot find the ollama binary: %w (set %s)", err, BinaryEnv)
-	}
-	p := filepath.Join(root, ".tools", "bin", "ollama")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no ollama binary at %s: run scripts/install-ollama.sh to build the pinned version (or set %s)", p, BinaryEnv)
-	}
-	return p, nil
-}
-
-// RepoRoot walks up from the working directory (a package directory under go
-// test) to the directory holding go.mod, where .tools/ lives.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "ollama"), Name: "the ollama binary",
+		Label: "ollama binary", Hint: "run scripts/install-ollama.sh to build the pinned version"}.Find()
 }
 
 // start execs `ollama serve` on a free port and waits until it answers.

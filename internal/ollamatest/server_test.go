@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/internal/realserver"
 )
 
 const maxTokens = 16
@@ -276,7 +278,7 @@ func BenchmarkStart(b *testing.B) {
 // The constant the tests compare reported versions with is the version the install
 // script builds, so bumping the pin in one place and not the other fails here.
 func TestPinnedVersionIsTheInstallScriptsDefault(t *testing.T) {
-	root, err := RepoRoot()
+	root, err := realserver.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,52 +2,26 @@ package ollamatest
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"sync"
 	"testing"
+
+	"github.com/planrun/planrun/internal/realserver"
 )
 
-// One real server per test binary, started by the first test that needs it (so unit
-// tests and fuzz runs of a package do not pay for it) and stopped by Main.
-var (
-	sharedOnce sync.Once
-	sharedSrv  *Server
-	sharedDir  string
-	sharedErr  error
-)
+// shared is the test binary's one real Ollama.
+var shared = &realserver.Shared[*Server]{Name: "ollamatest", Pattern: "planrun-ollama-", Start: StartServer}
 
-// Shared returns the test binary's real Ollama, starting it on first use. A package that
-// calls it must run its tests through Main.
+// Shared returns the test binary's real Ollama, starting it on first use (so unit tests
+// and fuzz runs of a package do not pay for it). A package that calls it must run its
+// tests through Main.
 func Shared(t testing.TB) *Server {
 	t.Helper()
-	sharedOnce.Do(func() {
-		if sharedDir, sharedErr = os.MkdirTemp("", "planrun-ollama-"); sharedErr == nil {
-			sharedSrv, sharedErr = StartServer(sharedDir)
-		}
-	})
-	if sharedErr != nil {
-		t.Fatalf("ollamatest: %v", sharedErr)
-	}
-	return sharedSrv
+	return shared.Get(t)
 }
 
 // Main runs the package's tests and then stops the shared server, checking that none
 // of its processes is left: use it as TestMain's body, os.Exit(ollamatest.Main(m)).
-func Main(m *testing.M) int {
-	code := m.Run()
-	if sharedSrv != nil {
-		if err := sharedSrv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "ollamatest:", err)
-			code = 1
-		}
-	}
-	if sharedDir != "" {
-		os.RemoveAll(sharedDir)
-	}
-	return code
-}
+func Main(m *testing.M) int { return shared.Main(m) }
 
 // Digest reads a model's digest from the server's /api/tags with plain net/http, apart
 // from the code under test.

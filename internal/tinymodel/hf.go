@@ -3,9 +3,7 @@ package tinymodel
 import (
 	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -168,17 +166,7 @@ func WriteHFDir(dir string, c Config) error {
 	if err := os.WriteFile(filepath.Join(dir, HFModelfileName), []byte(HFModelfile), 0o644); err != nil {
 		return err
 	}
-	ts := hfTensors(c, len(tokens))
-	if c.ThinkTags {
-		// </think> (the last token) gets a scaled copy of another token's lm_head row,
-		// as the GGUF's output row, so the model closes its reasoning now and then.
-		head, d := ts[len(ts)-1].data, c.Embedding
-		v := len(tokens)
-		for i := range d {
-			head[(v-1)*d+i] = closeBias * head[(v-3)*d+i]
-		}
-	}
-	return writeSafetensors(filepath.Join(dir, HFWeightsName), ts)
+	return writeSafetensors(filepath.Join(dir, HFWeightsName), hfTensors(c, len(tokens)))
 }
 
 func hfModelConfig(c Config, vocab int) map[string]any {
@@ -265,47 +253,18 @@ type hfTensor struct {
 	data  []float32
 }
 
-// hfTensors draws the weights in a fixed order from one seeded generator, with the
-// names and shapes transformers' LlamaForCausalLM loads.
+// hfTensors are the weights under the names and in the (out, in) shapes transformers'
+// LlamaForCausalLM loads.
 func hfTensors(c Config, vocab int) []hfTensor {
-	rng := rand.New(rand.NewPCG(c.Seed, 0x706c616e72756e)) // "planrun"
-	var ts []hfTensor
-	random := func(name string, fanIn int, shape ...int) {
-		bound := 1 / math.Sqrt(float64(fanIn))
-		data := make([]float32, shape[0]*shape[1])
-		for i := range data {
-			v := (rng.Float64()*2 - 1) * bound
-			if math.Abs(v) < 0x1p-14 {
-				v = 0 // below F16's normal range Ollama's F16 copy would round it: keep both engines' weights equal
-			}
-			data[i] = float32(v)
+	ws := llamaWeights(c, vocab)
+	ts := make([]hfTensor, len(ws))
+	for i, data := range drawWeights(c, ws, true) {
+		shape := []int{ws[i].out}
+		if ws[i].in > 0 {
+			shape = append(shape, ws[i].in)
 		}
-		ts = append(ts, hfTensor{name, shape, data})
+		ts[i] = hfTensor{ws[i].hf, shape, data}
 	}
-	ones := func(name string, n int) {
-		data := make([]float32, n)
-		for i := range data {
-			data[i] = 1
-		}
-		ts = append(ts, hfTensor{name, []int{n}, data})
-	}
-	d, ff := c.Embedding, c.FeedForward
-	kv := d / c.Heads * c.KVHeads
-	random("model.embed_tokens.weight", 1, vocab, d)
-	for l := 0; l < c.Layers; l++ {
-		p := fmt.Sprintf("model.layers.%d.", l)
-		ones(p+"input_layernorm.weight", d)
-		random(p+"self_attn.q_proj.weight", d, d, d)
-		random(p+"self_attn.k_proj.weight", d, kv, d)
-		random(p+"self_attn.v_proj.weight", d, kv, d)
-		random(p+"self_attn.o_proj.weight", d, d, d)
-		ones(p+"post_attention_layernorm.weight", d)
-		random(p+"mlp.gate_proj.weight", d, ff, d)
-		random(p+"mlp.up_proj.weight", d, ff, d)
-		random(p+"mlp.down_proj.weight", ff, d, ff)
-	}
-	ones("model.norm.weight", d)
-	random("lm_head.weight", d, vocab, d)
 	return ts
 }
 

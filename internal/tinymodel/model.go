@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,7 +169,6 @@ func Write(f *os.File, c Config) error {
 	nEmbd := uint64(c.Embedding)
 	nFF := uint64(c.FeedForward)
 	headDim := nEmbd / uint64(c.Heads)
-	nKV := headDim * uint64(c.KVHeads)
 
 	kv := ggml.KV{
 		"general.architecture":                   "llama",
@@ -197,54 +194,16 @@ func Write(f *os.File, c Config) error {
 		"tokenizer.ggml.unknown_token_id":        uint32(UnknownID),
 	}
 
-	var ts []*ggml.Tensor
-	add := func(name string, data f32Data, dims ...uint64) {
-		ts = append(ts, &ggml.Tensor{Name: name, Kind: ggmlTypeF32, Shape: dims, WriterTo: data})
-	}
-	// One generator drawn in a fixed order: the draw order below fixes every weight.
-	rng := rand.New(rand.NewPCG(c.Seed, 0x706c616e72756e)) // "planrun"
-	random := func(name string, fanIn uint64, dims ...uint64) {
-		// Uniform in ±1/sqrt(fanIn) keeps activations near unit size through the layers.
-		bound := 1 / math.Sqrt(float64(fanIn))
-		data := make(f32Data, dims[0]*dims[1])
-		for i := range data {
-			data[i] = float32((rng.Float64()*2 - 1) * bound)
-		}
-		add(name, data, dims...)
-	}
-	ones := func(name string, n uint64) {
-		data := make(f32Data, n)
-		for i := range data {
-			data[i] = 1
-		}
-		add(name, data, n)
-	}
-
 	// Shapes as llama.cpp's llm_load_tensors expects them, ggml order (in, out).
-	random("token_embd.weight", 1, nEmbd, nVocab)
-	for l := 0; l < c.Layers; l++ {
-		p := fmt.Sprintf("blk.%d.", l)
-		ones(p+"attn_norm.weight", nEmbd)
-		random(p+"attn_q.weight", nEmbd, nEmbd, nEmbd)
-		random(p+"attn_k.weight", nEmbd, nEmbd, nKV)
-		random(p+"attn_v.weight", nEmbd, nEmbd, nKV)
-		random(p+"attn_output.weight", nEmbd, nEmbd, nEmbd)
-		ones(p+"ffn_norm.weight", nEmbd)
-		random(p+"ffn_gate.weight", nEmbd, nEmbd, nFF)
-		random(p+"ffn_up.weight", nEmbd, nEmbd, nFF)
-		random(p+"ffn_down.weight", nFF, nFF, nEmbd)
-	}
-	ones("output_norm.weight", nEmbd)
-	random("output.weight", 1, nEmbd, nVocab)
-	if c.ThinkTags {
-		// Row v of output.weight is its nEmbd weights; </think> is the last token.
-		out := ts[len(ts)-1].WriterTo.(f32Data)
-		closeRow, like := out[(nVocab-1)*nEmbd:], out[(nVocab-3)*nEmbd:]
-		for i := range nEmbd {
-			closeRow[i] = closeBias * like[i]
+	ws := llamaWeights(c, int(nVocab))
+	ts := make([]*ggml.Tensor, len(ws))
+	for i, data := range drawWeights(c, ws, false) {
+		dims := []uint64{uint64(ws[i].out)}
+		if ws[i].in > 0 {
+			dims = []uint64{uint64(ws[i].in), uint64(ws[i].out)}
 		}
+		ts[i] = &ggml.Tensor{Name: ws[i].gguf, Kind: ggmlTypeF32, Shape: dims, WriterTo: f32Data(data)}
 	}
-
 	return ggml.WriteGGUF(f, kv, ts)
 }
 

@@ -20,11 +20,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/realserver"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/servers"
 )
@@ -55,21 +54,8 @@ type Server struct {
 // Binary returns the vllm-serve starter the tests run: $PLANRUN_VLLM, else
 // <repo>/.tools/bin/vllm-serve. The error says how to install it.
 func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", BinaryEnv, p, err)
-		}
-		return p, nil
-	}
-	root, err := ollamatest.RepoRoot()
-	if err != nil {
-		return "", fmt.Errorf("cannot find vllm-serve: %w (set %s)", err, BinaryEnv)
-	}
-	p := filepath.Join(root, ".tools", "bin", "vllm-serve")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no vLLM at %s: run scripts/install-vllm.sh to install the pinned vLLM CPU build (or set %s)", p, BinaryEnv)
-	}
-	return p, nil
+	return realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "vllm-serve"), Name: "vllm-serve",
+		Label: "vLLM", Hint: "run scripts/install-vllm.sh to install the pinned vLLM CPU build"}.Find()
 }
 
 // Options choose what StartServerWith serves beyond the default.
@@ -133,59 +119,37 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 // Stop ends the server's process group (vLLM's API server and its engine core).
 func (s *Server) Stop() error { return s.proc.Stop() }
 
-// shared is one lazily started server per test binary.
-type shared struct {
-	opts Options
-	once sync.Once
-	srv  *Server
-	dir  string
-	err  error
-}
-
-func (s *shared) get(t testing.TB) *Server {
-	t.Helper()
-	s.once.Do(func() {
-		if s.dir, s.err = os.MkdirTemp("", "planrun-vllm-"); s.err == nil {
-			s.srv, s.err = StartServerWith(s.dir, s.opts)
+// sharedWith is the test binary's one real vLLM of options o.
+func sharedWith(o Options) *realserver.Shared[*Server] {
+	return &realserver.Shared[*Server]{Name: "vllmtest", Pattern: "planrun-vllm-", Start: func(dir string) (*Server, error) {
+		s, err := StartServerWith(dir, o)
+		if err == nil {
+			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.URL, s.StartupTime.Round(time.Millisecond))
 		}
-		if s.err == nil {
-			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.srv.URL, s.srv.StartupTime.Round(time.Millisecond))
-		}
-	})
-	if s.err != nil {
-		t.Fatalf("vllmtest: %v", s.err)
-	}
-	return s.srv
-}
-
-func (s *shared) stop() error {
-	var err error
-	if s.srv != nil {
-		err = s.srv.Stop()
-	}
-	if s.dir != "" {
-		os.RemoveAll(s.dir)
-	}
-	return err
+		return s, err
+	}}
 }
 
 var (
-	sharedPlain     = &shared{}
-	sharedReasoning = &shared{opts: Options{Reasoning: true}}
-	sharedPooling   = &shared{opts: Options{Pooling: true}}
+	shared          = sharedWith(Options{})
+	sharedReasoning = sharedWith(Options{Reasoning: true})
+	sharedPooling   = sharedWith(Options{Pooling: true})
 )
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
 // that calls it runs its tests through Main.
-func Shared(t testing.TB) *Server { t.Helper(); return sharedPlain.get(t) }
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	return shared.Get(t)
+}
 
 // SharedReasoning is Shared for a server of Options{Reasoning: true}.
-func SharedReasoning(t testing.TB) *Server { t.Helper(); return sharedReasoning.get(t) }
+func SharedReasoning(t testing.TB) *Server { t.Helper(); return sharedReasoning.Get(t) }
 
 // SharedPooling is Shared for a server of Options{Pooling: true}.
-func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.get(t) }
+func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(t) }
 
-// Main runs the package's tests and then stops the shared server: TestMain's body,
+// Main runs the package's tests and then stops the shared servers: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
@@ -199,5 +163,5 @@ func Main(m *testing.M) int {
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
 func StopShared() error {
-	return errors.Join(sharedPlain.stop(), sharedReasoning.stop(), sharedPooling.stop())
+	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop())
 }

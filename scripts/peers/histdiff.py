@@ -1,28 +1,30 @@
-"""Growth of vLLM's latency histograms between two /metrics scrapes, as percentiles.
+"""Growth of vLLM's latency histograms and token counters between two /metrics scrapes.
 
-usage: histdiff.py BEFORE AFTER  -> one Markdown table row per histogram.
-Percentiles are linearly interpolated inside the bucket they fall in (as Prometheus'
-histogram_quantile does), so each is only known to lie between the bucket's bounds,
-which the table prints beside it.
+usage: histdiff.py BEFORE AFTER  -> a Markdown table, one row per histogram, and a line of counters.
+A histogram's mean over the window is exact (growth of _sum / growth of _count). Its percentiles
+are linearly interpolated inside the bucket they fall in (as Prometheus' histogram_quantile does),
+so each is only known to lie between the bucket's bounds, which the table prints beside it.
 """
 import re
 import sys
 
 NAMES = ["vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
-         "vllm:time_per_output_token_seconds", "vllm:request_time_per_output_token_seconds",
-         "vllm:e2e_request_latency_seconds"]
-LINE = re.compile(r'^(\S+?)_bucket\{(.*)\}\s+(\S+)$')
+         "vllm:request_time_per_output_token_seconds", "vllm:e2e_request_latency_seconds"]
+COUNTERS = ["vllm:request_success_total", "vllm:prompt_tokens_total", "vllm:generation_tokens_total"]
+SAMPLE = re.compile(r'^([^\s{]+)(?:\{(.*)\})?\s+(\S+)$')
 
 
-def buckets(path):
+def scrape(path):
+    """Sums every sample by (name, le) over the other labels (engine, finish reason, ...)."""
     out = {}
     for line in open(path):
-        m = LINE.match(line.strip())
-        if not m or m.group(1) not in NAMES:
+        m = SAMPLE.match(line.strip())
+        if not m or line.startswith("#"):
             continue
-        le = re.search(r'le="([^"]+)"', m.group(2)).group(1)
-        key = (m.group(1), float("inf") if le == "+Inf" else float(le))
-        out[key] = out.get(key, 0.0) + float(m.group(3))
+        name, labels, value = m.group(1), m.group(2) or "", float(m.group(3))
+        le = re.search(r'le="([^"]+)"', labels)
+        key = (name, float("inf") if le and le.group(1) == "+Inf" else float(le.group(1)) if le else None)
+        out[key] = out.get(key, 0.0) + value
     return out
 
 
@@ -39,15 +41,21 @@ def quantile(bs, q):
 
 
 def main():
-    a, b = buckets(sys.argv[1]), buckets(sys.argv[2])
-    print("| histogram | count | p50 (s) [bucket] | p99 (s) [bucket] |")
-    print("|---|---:|---|---|")
+    a, b = scrape(sys.argv[1]), scrape(sys.argv[2])
+    grow = lambda key: b.get(key, 0.0) - a.get(key, 0.0)
+    print("| histogram | count | mean (s), exact | p50 (s) [bucket] | p99 (s) [bucket] |")
+    print("|---|---:|---|---|---|")
     for name in NAMES:
-        bs = sorted((le, b[(n, le)] - a.get((n, le), 0.0)) for (n, le) in b if n == name)
+        bs = sorted((le, grow((n, le))) for (n, le) in b if n == name + "_bucket")
         if not bs or bs[-1][1] == 0:
             continue
+        count = grow((name + "_count", None))
+        mean = grow((name + "_sum", None)) / count if count else float("nan")
         cells = ["%.4f [%g, %g]" % quantile(bs, q) for q in (0.5, 0.99)]
-        print("| %s | %d | %s | %s |" % (name, bs[-1][1], cells[0], cells[1]))
+        print("| %s | %d | %.5f | %s | %s |" % (name, bs[-1][1], mean, cells[0], cells[1]))
+    print()
+    print("Counters: " + ", ".join("%s +%d" % (n, grow((n, None))) for n in COUNTERS))
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,18 @@ variable "requests" {
   default = 16
 }
 
+variable "concurrency" {
+  type        = number
+  default     = 1
+  description = "One level a run: the script runs one apply per level of PEERS_LEVELS, so each run's /metrics window holds that level only."
+}
+
+variable "prompt_tokens" {
+  type        = number
+  default     = 78
+  description = "The server's count of the whole prompt: the peers send 64 tokens of text, which the chat template makes 78 on vLLM's count."
+}
+
 backend "openai" "vllm" {
   url               = "${var.url}/v1"
   api               = "chat"
@@ -19,9 +31,9 @@ backend "openai" "vllm" {
 }
 
 workload "peers" {
-  prompt_tokens = 64
+  prompt_tokens = var.prompt_tokens
   max_tokens    = 32
-  concurrency   = [1, 4, 16]
+  concurrency   = var.concurrency
   requests      = var.requests
   warmup_runs   = 0
   repeat_runs   = 1
@@ -34,8 +46,4 @@ matrix "peers" {
   tool     = [backend.openai.vllm]
   workload = [workload.peers]
   model_id = "tiny"
-}
-
-output "csv" {
-  path = "../../results/peers/results.csv"
 }

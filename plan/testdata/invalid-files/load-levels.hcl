@@ -7,3 +7,9 @@ workload "dup" {
 workload "goal" {
   goal = result.ttft_p999_s < 1 # ERROR: Unknown result value
 }
+workload "fidelity" {
+  fidelity_tolerance_pct = 0 # ERROR: Invalid fidelity_tolerance_pct
+}
+workload "fidelity_all" {
+  fidelity_tolerance_pct = 100 # ERROR: Invalid fidelity_tolerance_pct
+}

@@ -1,0 +1,125 @@
+package apply
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
+)
+
+// askedLoad is the load a level asked for and the load its requests delivered, in one
+// unit: requests/s for a paced level (open loop, replay: the schedule's own rate against
+// the start stamps'), requests in flight for a closed loop (its slots, or its requests
+// when fewer, against the mean in flight while every slot had work, or the most in
+// flight when no span had). Both NaN when the load is not judged: a session workload's
+// think times keep slots idle on purpose.
+type askedLoad struct {
+	asked, delivered float64
+	unit             string
+	// clientShare says a shortfall is the client's own: a closed loop starts each
+	// request itself, and a paced level whose cap on requests in flight never filled
+	// had nothing but the client to wait for.
+	clientShare bool
+	cap         int // a paced level's cap on requests in flight; 0: none
+}
+
+func loadOfRow(w *plan.Workload, level plan.LoadLevel, row *ledger.Row) askedLoad {
+	nan := math.NaN()
+	switch {
+	case level.RequestRate > 0 || w.Replay != nil:
+		l := askedLoad{asked: row.RateScheduled, delivered: row.RateDelivered, unit: "requests/s", cap: level.Concurrency}
+		l.clientShare = l.cap == 0 || row.InFlightMax < float64(l.cap)
+		return l
+	case w.Session != nil:
+		return askedLoad{asked: nan, delivered: nan}
+	}
+	l := askedLoad{asked: float64(min(level.Concurrency, w.RequestsPerRun(level.Concurrency))),
+		delivered: row.InFlightHeld, unit: "in flight", clientShare: true}
+	if math.IsNaN(l.delivered) {
+		l.delivered = row.InFlightMax
+	}
+	return l
+}
+
+// closedLoopSlots is a closed loop's slots, whose held span stats.Delivered measures;
+// 0 for a paced or session level.
+func closedLoopSlots(w *plan.Workload, level plan.LoadLevel) int {
+	if level.RequestRate > 0 || w.Replay != nil || w.Session != nil {
+		return 0
+	}
+	return level.Concurrency
+}
+
+// judgeFidelity sets the row's fidelity verdict, from the load it delivered against the
+// load it asked and from the client's self-check, and returns the note that says why a
+// row is not ok ("" when it is, or when nothing was measured to judge):
+//   - client-bound: the client itself was the limit: it saturated (selfcheck's
+//     Saturated), or the delivered load fell short by more than the tolerance and the
+//     shortfall was its own (loadOfRow's clientShare);
+//   - short: delivered fell short by more than the workload's fidelity tolerance,
+//     with a paced level's cap on requests in flight full (the server held it back);
+//   - ok otherwise.
+func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m levelMeasurement) string {
+	if !m.Monitored || m.Interrupted || row.Requests == 0 {
+		return ""
+	}
+	l := loadOfRow(w, level, row)
+	shortfall := math.NaN()
+	if l.asked > 0 && !math.IsNaN(l.delivered) {
+		shortfall = 1 - l.delivered/l.asked
+	}
+	row.FidelityShortfallPct = shortfall * 100
+	tol := w.FidelityTolerance
+	short := shortfall > tol+1e-9
+	saturated := m.Client.Saturated(meanTPOT(*row))
+	switch {
+	case saturated != "":
+		row.Fidelity = ledger.FidelityClientBound
+		note := "fidelity client-bound: " + saturated
+		if short {
+			note += "; " + l.describe(shortfall, tol)
+		}
+		return note
+	case short && l.clientShare:
+		row.Fidelity = ledger.FidelityClientBound
+		return "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote()
+	case short:
+		row.Fidelity = ledger.FidelityShort
+		return "fidelity short: " + l.describe(shortfall, tol) + l.capNote()
+	}
+	row.Fidelity = ledger.FidelityOK
+	return ""
+}
+
+// describe says the delivered load against the asked one, e.g. "delivered 95.1
+// requests/s against 150 asked (36.6% short, tolerance 5%)".
+func (l askedLoad) describe(shortfall, tol float64) string {
+	return fmt.Sprintf("delivered %s %s against %s asked (%.1f%% short, tolerance %s%%)", fig(l.delivered), l.unit,
+		fig(l.asked), shortfall*100, strconv.FormatFloat(tol*100, 'g', 4, 64))
+}
+
+func (l askedLoad) capNote() string {
+	switch {
+	case l.unit == "in flight":
+		return ""
+	case l.cap == 0:
+		return " (no cap on requests in flight)"
+	case l.clientShare:
+		return fmt.Sprintf(" (its cap of %d in flight never filled)", l.cap)
+	}
+	return fmt.Sprintf(" (its cap of %d in flight was full: the server, not the client, held requests back)", l.cap)
+}
+
+// fig writes a load to a tenth, without trailing zeros.
+func fig(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// meanTPOT is the row's mean TPOT, 0 when it has none (selfcheck then skips its TPOT rules).
+func meanTPOT(row ledger.Row) time.Duration {
+	if math.IsNaN(row.TPOT.Mean) {
+		return 0
+	}
+	return time.Duration(row.TPOT.Mean * float64(time.Second))
+}

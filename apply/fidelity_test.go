@@ -1,0 +1,272 @@
+package apply
+
+import (
+	"context"
+	"math"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/mockserver"
+)
+
+// fidelityPlan is one level against the mock: LOAD is replaced by the level's load
+// attributes (concurrency, requests, request_rate, arrival).
+const fidelityPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = 8
+  warmup_runs   = 0
+  repeat_runs   = 1
+  LOAD
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}
+`
+
+// serverLoad is what the server saw, from its own arrival (handler entered) and end (last
+// content chunk written) times alone: the most requests it held at any instant, the
+// time-weighted mean over its window (first arrival to last end), the mean over the held
+// span (the slots-th arrival to the last arrival), and its arrival rate.
+type serverLoad struct {
+	max              int
+	mean, held, rate float64
+}
+
+func serverSaw(t *testing.T, truths []mockserver.Truth, slots int) serverLoad {
+	t.Helper()
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	var arrivals []time.Time
+	for _, tr := range truths {
+		if len(tr.Chunks) == 0 {
+			t.Fatalf("%s: no chunk written", tr.ID)
+		}
+		end := tr.Chunks[len(tr.Chunks)-1].Written
+		edges = append(edges, edge{tr.Received, 1}, edge{end, -1})
+		arrivals = append(arrivals, tr.Received)
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.d - b.d
+	})
+	slices.SortFunc(arrivals, time.Time.Compare)
+	var heldFrom, heldTo time.Time
+	if slots > 0 && len(arrivals) > slots {
+		heldFrom, heldTo = arrivals[slots-1], arrivals[len(arrivals)-1]
+	}
+	var s serverLoad
+	var busy, heldBusy float64
+	n := 0
+	for i, e := range edges {
+		if i > 0 {
+			from, to := edges[i-1].at, e.at
+			busy += float64(n) * to.Sub(from).Seconds()
+			if lo, hi := later(from, heldFrom), earlier(to, heldTo); hi.After(lo) {
+				heldBusy += float64(n) * hi.Sub(lo).Seconds()
+			}
+		}
+		n += e.d
+		s.max = max(s.max, n) // the count at every instant of the window: it only changes here
+	}
+	s.mean = busy / edges[len(edges)-1].at.Sub(edges[0].at).Seconds()
+	s.held = heldBusy / heldTo.Sub(heldFrom).Seconds()
+	s.rate = float64(len(arrivals)-1) / arrivals[len(arrivals)-1].Sub(arrivals[0]).Seconds()
+	return s
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// slowSend is a client whose send path is slowed on purpose: every request waits delay
+// before the timing core starts it and, when serial, holds one lock while it waits, as
+// a client with one sending thread would.
+type slowSend struct {
+	backends.Backend
+	delay  time.Duration
+	serial bool
+	mu     sync.Mutex
+}
+
+func (s *slowSend) Do(ctx context.Context, req backends.Request) backends.Sample {
+	if s.serial {
+		s.mu.Lock()
+	}
+	time.Sleep(s.delay)
+	if s.serial {
+		s.mu.Unlock()
+	}
+	return s.Backend.Do(ctx, req)
+}
+
+// runFidelity runs fidelityPlan with load against a truth-recording mock scripted by
+// cfg, through a client slowed by slow (nil: the production client), and returns the
+// row and what the server saw.
+func runFidelity(t *testing.T, cfg mockserver.Config, load string, slots int, slow *slowSend) (ledger.Row, serverLoad) {
+	t.Helper()
+	cfg.RecordTruth = true
+	mock := mockserver.New(cfg)
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	p, cells := loadPlan(t, strings.Replace(fidelityPlan, "LOAD", load, 1), srv.URL)
+	nb := newBackend
+	if slow != nil {
+		nb = func(c backends.Config) (backends.Backend, error) {
+			b, err := newBackend(c)
+			slow.Backend = b
+			return slow, err
+		}
+	}
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: nb, Quiet: true, ResultsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 1 || res.Rows[0].Status != ledger.StatusOK {
+		t.Fatalf("rows %+v", res.Rows)
+	}
+	// The measured requests only: the server also saw apply's prompt calibration.
+	measured := map[string]bool{}
+	for _, r := range readSamples(t, res.RunDir) {
+		measured[r.RequestID] = !r.Warmup
+	}
+	var truths []mockserver.Truth
+	for _, tr := range mock.Truths() {
+		if measured[tr.ID] {
+			truths = append(truths, tr)
+		}
+	}
+	if len(truths) != res.Rows[0].Requests {
+		t.Fatalf("the server recorded %d of the row's %d requests", len(truths), res.Rows[0].Requests)
+	}
+	return res.Rows[0], serverSaw(t, truths, slots)
+}
+
+// within reports whether got is within frac of want.
+func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*math.Abs(want) }
+
+// A closed loop the machine can deliver says ok, and its delivered concurrency is what
+// the server saw from its own arrival and end times; neither ever had more in flight
+// than asked, at any instant of the window.
+func TestFidelityClosedLoopAgreesWithTheServer(t *testing.T) {
+	row, saw := runFidelity(t, mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond},
+		"concurrency = [4]\n  requests = 40", 4, nil)
+	t.Logf("row: in flight mean %.3f p99 %v max %v held %.3f, fidelity %s (%.1f%%); server: max %d mean %.3f held %.3f",
+		row.InFlightMean, row.InFlightP99, row.InFlightMax, row.InFlightHeld, row.Fidelity, row.FidelityShortfallPct, saw.max, saw.mean, saw.held)
+	if saw.max > 4 || row.InFlightMax > 4 || row.InFlightP99 > 4 {
+		t.Fatalf("more in flight than the 4 asked: the server saw %d, the row says max %v, p99 %v", saw.max, row.InFlightMax, row.InFlightP99)
+	}
+	if row.InFlightMax != 4 || saw.max != 4 {
+		t.Fatalf("the level never held its 4: row max %v, server max %d", row.InFlightMax, saw.max)
+	}
+	// The client's span of a request is a little longer than the server's (sending
+	// before the handler, reading after the write): well under 5% of a 34 ms request.
+	if !within(row.InFlightMean, saw.mean, 0.05) || !within(row.InFlightHeld, saw.held, 0.05) {
+		t.Fatalf("row in flight mean %.3f, held %.3f; the server saw %.3f, %.3f", row.InFlightMean, row.InFlightHeld, saw.mean, saw.held)
+	}
+	if row.Fidelity != ledger.FidelityOK || row.FidelityShortfallPct > 5 {
+		t.Fatalf("fidelity %q, shortfall %.1f%% (notes %q)", row.Fidelity, row.FidelityShortfallPct, row.Notes)
+	}
+	// The ramp (first start to the 4th) is reported: well under one 34 ms request here.
+	if !(row.RampSeconds >= 0 && row.RampSeconds < 0.034) {
+		t.Fatalf("ramp %v s", row.RampSeconds)
+	}
+}
+
+// An open loop the machine can deliver says ok, and its delivered rate is the rate the
+// server saw requests arrive at.
+func TestFidelityOpenLoopAgreesWithTheServer(t *testing.T) {
+	row, saw := runFidelity(t, mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond},
+		"concurrency = [16]\n  requests = 40\n  request_rate = 50\n  arrival = \"constant\"", 0, nil)
+	t.Logf("row: rate %.2f/s delivered of %.2f/s scheduled, fidelity %s; server arrival rate %.2f/s, max in flight %d",
+		row.RateDelivered, row.RateScheduled, row.Fidelity, saw.rate, saw.max)
+	if !within(row.RateScheduled, 50, 1e-9) {
+		t.Fatalf("scheduled rate %v, a constant 50/s schedule asks 50", row.RateScheduled)
+	}
+	if !within(row.RateDelivered, saw.rate, 0.02) || saw.max > 16 || row.InFlightMax > 16 {
+		t.Fatalf("row rate %.3f/s, the server saw %.3f/s; in flight max %v (server %d) for a cap of 16", row.RateDelivered, saw.rate, row.InFlightMax, saw.max)
+	}
+	if row.Fidelity != ledger.FidelityOK {
+		t.Fatalf("fidelity %q (notes %q)", row.Fidelity, row.Notes)
+	}
+}
+
+// A client whose send path is slowed on purpose cannot deliver the load asked, and its
+// row says so: client-bound, with the reason in the notes, and figures that match
+// what the server saw.
+func TestFidelitySlowClientIsClientBound(t *testing.T) {
+	t.Run("open loop, one sending thread", func(t *testing.T) {
+		// 100/s asked; a send takes 25 ms on one thread: at most 40/s goes out.
+		row, saw := runFidelity(t, mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond},
+			"concurrency = [16]\n  requests = 30\n  request_rate = 100\n  arrival = \"constant\"", 0,
+			&slowSend{delay: 25 * time.Millisecond, serial: true})
+		t.Logf("row: rate %.2f/s of %.2f/s, fidelity %s (%.1f%%); server rate %.2f/s; notes %q",
+			row.RateDelivered, row.RateScheduled, row.Fidelity, row.FidelityShortfallPct, saw.rate, row.Notes)
+		if !within(row.RateDelivered, saw.rate, 0.02) || row.RateDelivered > 41 {
+			t.Fatalf("row rate %.2f/s, the server saw %.2f/s, a 25 ms serial send allows 40", row.RateDelivered, saw.rate)
+		}
+		if row.Fidelity != ledger.FidelityClientBound || !strings.Contains(row.Notes, "fidelity client-bound: delivered") ||
+			!strings.Contains(row.Notes, "never filled") {
+			t.Fatalf("fidelity %q, notes %q", row.Fidelity, row.Notes)
+		}
+	})
+	t.Run("closed loop, a pause before every send", func(t *testing.T) {
+		// Each slot idles 20 ms before each 20 ms request: about half of 4 in flight.
+		row, saw := runFidelity(t, mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: time.Millisecond},
+			"concurrency = [4]\n  requests = 40", 4, &slowSend{delay: 20 * time.Millisecond})
+		t.Logf("row: held %.3f, fidelity %s (%.1f%%); server held %.3f; notes %q", row.InFlightHeld, row.Fidelity, row.FidelityShortfallPct, saw.held, row.Notes)
+		if !within(row.InFlightHeld, saw.held, 0.05) || row.InFlightHeld > 3 {
+			t.Fatalf("row held %.3f in flight, the server saw %.3f", row.InFlightHeld, saw.held)
+		}
+		if row.Fidelity != ledger.FidelityClientBound || !strings.Contains(row.Notes, "in flight against 4 asked") {
+			t.Fatalf("fidelity %q, notes %q", row.Fidelity, row.Notes)
+		}
+	})
+}
+
+// An open loop whose cap on requests in flight is full, because the server is slower
+// than the rate, is short, and the notes put it on the server, not the client.
+func TestFidelityFullCapIsShort(t *testing.T) {
+	// One in flight at a time, 40 ms each: 25/s of the 100/s asked.
+	row, saw := runFidelity(t, mockserver.Config{TTFT: 30 * time.Millisecond, TPOT: time.Millisecond},
+		"concurrency = [1]\n  requests = 20\n  request_rate = 100\n  arrival = \"constant\"", 0, nil)
+	t.Logf("row: rate %.2f/s of %.2f/s, fidelity %s; server rate %.2f/s; notes %q", row.RateDelivered, row.RateScheduled, row.Fidelity, saw.rate, row.Notes)
+	if !within(row.RateDelivered, saw.rate, 0.02) || saw.max > 1 || row.InFlightMax != 1 {
+		t.Fatalf("row rate %.2f/s (server %.2f/s), in flight max %v (server %d) for a cap of 1", row.RateDelivered, saw.rate, row.InFlightMax, saw.max)
+	}
+	if row.Fidelity != ledger.FidelityShort || !strings.Contains(row.Notes, "was full: the server, not the client") {
+		t.Fatalf("fidelity %q, notes %q", row.Fidelity, row.Notes)
+	}
+	// The workload's tolerance sets how short is short.
+	row, _ = runFidelity(t, mockserver.Config{TTFT: 30 * time.Millisecond, TPOT: time.Millisecond},
+		"concurrency = [1]\n  requests = 20\n  request_rate = 100\n  arrival = \"constant\"\n  fidelity_tolerance_pct = 95", 0, nil)
+	if row.Fidelity != ledger.FidelityOK || !(row.FidelityShortfallPct > 50) {
+		t.Fatalf("with a 95%% tolerance: fidelity %q, shortfall %.1f%%", row.Fidelity, row.FidelityShortfallPct)
+	}
+}

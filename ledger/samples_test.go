@@ -1,0 +1,139 @@
+package ledger
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+)
+
+func TestRequestLogLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requests.jsonl")
+	l, err := OpenRequestLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for i := range 100 { // concurrent writers, as the requests of one level are
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := backends.Sample{ID: "r", Start: start, FirstToken: 5 * time.Millisecond, End: 9 * time.Millisecond,
+				ChunkArrivals: []time.Duration{5 * time.Millisecond, 9 * time.Millisecond}, OutputTokens: 3, Chunks: 2}
+			if i%10 == 0 {
+				s.Err = &backends.Error{Class: backends.ErrTimeout, Phase: "idle", Message: "no chunk for 30s"}
+			}
+			if err := l.Write(RequestRecord{CellID: "c1", Run: i % 3, Concurrency: 4, Sample: s}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	// Flushed regularly: most lines are in the file before Close.
+	if data, _ := os.ReadFile(path); bytes.Count(data, []byte("\n")) < 96 {
+		t.Errorf("only %d lines on disk before Close; want flushes every %d", bytes.Count(data, []byte("\n")), flushEvery)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 100 {
+		t.Fatalf("%d lines, want 100", len(lines))
+	}
+	for _, key := range []string{`"cell_id":"c1"`, `"warmup":false`, `"concurrency":4`, `"first_token_ns":5000000`,
+		`"chunk_arrivals_ns":[5000000,9000000]`, `"start":"2026-12-01T10:00:00Z"`} {
+		if !strings.Contains(lines[0], key) {
+			t.Errorf("line lacks %s: %s", key, lines[0])
+		}
+	}
+	recs, err := ReadRequests(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, r := range recs {
+		if !r.OK() {
+			failed++
+		}
+		if r.End != 9*time.Millisecond || !r.Start.Equal(start) {
+			t.Fatalf("record lost its timestamps: %+v", r)
+		}
+	}
+	if failed != 10 {
+		t.Errorf("%d failed records, want 10", failed)
+	}
+}
+
+// manifestEnv is a full environment (report's tests render the same one).
+func manifestEnv() Environment {
+	return Environment{Host: "bench-1", OS: "linux", Arch: "amd64", Kernel: "6.8.0", CPU: "AMD EPYC 9654", CPUs: 16,
+		GPUs: []string{"NVIDIA GeForce RTX 4060 (8 GB)"}, Driver: "580.65", CUDA: "13.0",
+		ServerVersions: map[string]string{"ollama.local": "0.6.5", "openai.vllm": "0.11.0"},
+		ModelDigests:   map[string]string{"ollama.local qwen2.5:7b": "sha256:845dbda0ea48"},
+		PlanrunVersion: "v0.1.0", PlanPath: "plans/qwen.hcl", PlanHash: "sha256:abc123"}
+}
+
+func TestManifest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	m := Manifest{Environment: manifestEnv(), Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
+		Cells: []CellStatus{{ID: "c1", Status: StatusOK}, {ID: "c2", Status: StatusInterrupted, Notes: "Ctrl-C"}}}
+	if err := WriteManifest(path, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadManifest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PlanHash != m.PlanHash || len(got.Cells) != 2 || got.Cells[1].Status != StatusInterrupted ||
+		got.ServerVersions["ollama.local"] != "0.6.5" || !got.Ended.IsZero() {
+		t.Errorf("manifest round trip: %+v", got)
+	}
+	if data, _ := os.ReadFile(path); strings.Contains(string(data), `"ended"`) {
+		t.Errorf("an unfinished run should not claim an end time:\n%s", data)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("manifest mode %v, want 0644", fi.Mode().Perm())
+	}
+}
+
+func TestCPUModel(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"x86", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n", "AMD EPYC 9654 96-Core Processor"},
+		{"arm", "processor\t: 0\nBogoMIPS\t: 48.00\n\nHardware\t: BCM2835\nModel\t: Raspberry Pi 4\n", "BCM2835"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		if got := cpuModel(strings.NewReader(tt.in)); got != tt.want {
+			t.Errorf("%s: cpuModel = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if h := CollectHost(); h.OS == "" || h.Arch == "" || h.CPUs < 1 {
+		t.Errorf("CollectHost = %+v", h)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// apply checks the log once per level, at Flush: a failed write must still be there.
+func TestRequestLogFailureIsSticky(t *testing.T) {
+	l := NewRequestLog(failingWriter{})
+	for i := 0; i < flushEvery+1; i++ {
+		l.Write(RequestRecord{CellID: "c"})
+	}
+	if err := l.Flush(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Flush after a failed write: %v", err)
+	}
+	if err := l.Write(RequestRecord{CellID: "c"}); err == nil {
+		t.Fatal("a failed log accepted another record")
+	}
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""How close paced sends come to their schedule, for two planrun binaries, interleaved.
+
+    scripts/sendlag-bench.py BEFORE AFTER [-runs 8]
+
+Serves the mock in a process of its own (AFTER selfbench -serve-mock: TTFT 5 ms, TPOT
+1 ms, truth recorded), then for each run and each binary in turn applies three plans
+against it: a bursty trace (20 bursts of 10 rows within 3 ms, 100 ms apart), a Poisson
+trace at about 150 requests/s (300 rows) and a constant 1,000 requests/s open loop
+(2,000 requests, at most 128 in flight). Per plan and binary it prints, as medians over
+the runs (and the worst run):
+  - the client's own send lag (send_lag_ns in requests.jsonl): p50, p99, max;
+  - arrivals at the server (its own receive times) against the schedule: each request's
+    (arrival - scheduled) less the run's median of that, absolute: p50, p99, max;
+  - arrival-order inversions: pairs of requests due in one order that arrived in the
+    other (requests due at the same instant are not counted);
+  - the client's CPU: client_cpu_pct over the measured window, and the apply process's
+    user+system CPU seconds in all (plan loading and calibration included).
+The load average before each run is printed, since this is a timing benchmark.
+"""
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import csv
+import glob
+import urllib.request
+
+PLAN = """
+variable "url" {{ type = string }}
+backend "openai" "mock" {{ url = "${{var.url}}/v1" }}
+{dataset}
+workload "w" {{
+  warmup_runs   = 0
+  repeat_runs   = 1
+  {load}
+}}
+matrix "m" {{
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+  model_id = "mock"
+}}
+"""
+TRACE_DATASET = 'dataset "trace" {\n  format = "mooncake"\n  path = "trace.jsonl"\n}'
+TRACE_LOAD = "dataset = dataset.trace\n  replay {\n    speedup = 10\n  }"
+
+
+def bursty_trace(rng):
+    # Trace milliseconds at speedup 10: 10 distinct offsets within 30 ms (3 ms sent),
+    # bursts 1,000 ms apart (100 ms sent).
+    rows = []
+    for k in range(20):
+        for off in sorted(rng.sample(range(30), 10)):
+            rows.append(k * 1000 + off)
+    return rows
+
+
+def poisson_trace(rng):
+    t, rows = 0.0, []
+    for _ in range(300):
+        t += rng.expovariate(15 / 1000)  # 15/s of trace time, 150/s sent
+        rows.append(int(t))
+    return rows
+
+
+def write_trace(path, stamps):
+    with open(path, "w") as f:
+        for i, ts in enumerate(stamps):
+            f.write(json.dumps({"timestamp": ts, "input_length": 8, "output_length": 4, "hash_ids": [100 + i]}) + "\n")
+
+
+SCENARIOS = {
+    "bursty": lambda d, rng: (write_trace(os.path.join(d, "trace.jsonl"), bursty_trace(rng)), (TRACE_DATASET, TRACE_LOAD))[1],
+    "poisson150": lambda d, rng: (write_trace(os.path.join(d, "trace.jsonl"), poisson_trace(rng)), (TRACE_DATASET, TRACE_LOAD))[1],
+    "const1000": lambda d, rng: ("", 'prompt_tokens = 8\n  max_tokens = 4\n  concurrency = [128]\n  requests = 2000\n  request_rate = 1000\n  arrival = "constant"'),
+}
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    i = q * (len(xs) - 1)
+    lo = int(i)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (i - lo)
+
+
+def truth(url, reset=True):
+    with urllib.request.urlopen(url + "/mock/truth" + ("?reset=1" if reset else ""), timeout=60) as r:
+        return json.load(r)
+
+
+def run_one(binary, scenario, url, seed):
+    d = tempfile.mkdtemp(prefix="sendlag-")
+    dataset, load = SCENARIOS[scenario](d, random.Random(seed))
+    with open(os.path.join(d, "plan.hcl"), "w") as f:
+        f.write(PLAN.format(dataset=dataset, load=load))
+    truth(url)  # forget what came before
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([binary, "apply", "-quiet", "-gpu=false", "-results", os.path.join(d, "results"),
+                        "-var", "url=" + url, os.path.join(d, "plan.hcl")], capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        sys.exit(f"{binary} apply {scenario}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    arrived = {t["id"]: t["received"] for t in truth(url)}
+    (jsonl,) = glob.glob(os.path.join(d, "results", "*", "requests.jsonl"))
+    recs = [json.loads(l) for l in open(jsonl) if l.strip()]
+    recs = [r for r in recs if not r.get("warmup") and r.get("scheduled_ns") is not None]
+    with open(glob.glob(os.path.join(d, "results", "*", "results.csv"))[0]) as f:
+        row = next(csv.DictReader(f))
+    lag = [r["send_lag_ns"] / 1e6 for r in recs]
+    pairs = []
+    for r in recs:
+        t = arrived.get(r.get("x_request_id"))
+        if t is None:
+            sys.exit(f"{scenario}: the server has no arrival for {r['id']}")
+        pairs.append((r["scheduled_ns"], parse_ns(t)))
+    shifts = [a - s for s, a in pairs]
+    m = statistics.median(shifts)
+    err = [abs(x - m) / 1e6 for x in shifts]
+    pairs.sort()
+    inversions = 0
+    for i in range(len(pairs)):
+        for j in range(i + 1, len(pairs)):
+            if pairs[j][0] > pairs[i][0] and pairs[j][1] < pairs[i][1]:
+                inversions += 1
+    subprocess.run(["rm", "-rf", d])
+    return {"lag_p50": pct(lag, .5), "lag_p99": pct(lag, .99), "lag_max": max(lag),
+            "arr_p50": pct(err, .5), "arr_p99": pct(err, .99), "arr_max": max(err),
+            "inversions": inversions, "client_cpu_pct": float(row["client_cpu_pct"] or "nan"), "cpu_s": cpu_s,
+            "n": len(recs), "fidelity": row.get("fidelity", "")}
+
+
+def parse_ns(rfc3339):
+    # Go's RFC 3339 with nanoseconds: 2026-12-02T01:23:45.123456789Z (or +hh:mm).
+    from datetime import datetime
+    s = rfc3339
+    tz = "+00:00"
+    if s.endswith("Z"):
+        s = s[:-1]
+    else:
+        s, tz = s[:-6], s[-6:]
+    base, _, frac = s.partition(".")
+    dt = datetime.fromisoformat(base + tz)
+    return int(dt.timestamp()) * 10**9 + int((frac + "000000000")[:9])
+
+
+def main():
+    args = sys.argv[1:]
+    runs = 8
+    if "-runs" in args:
+        i = args.index("-runs")
+        runs = int(args[i + 1])
+        del args[i:i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    bins = {"before": args[0], "after": args[1]}
+    mock = subprocess.Popen([args[1], "selfbench", "-serve-mock", "-ttft", "5ms", "-tpot", "1ms", "-tokens", "4"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    url = mock.stdout.readline().strip()
+    results = {(b, s): [] for b in bins for s in SCENARIOS}
+    try:
+        for run in range(runs):
+            for name in (["before", "after"] if run % 2 == 0 else ["after", "before"]):
+                for s in SCENARIOS:
+                    load = os.getloadavg()[0]
+                    r = run_one(bins[name], s, url, seed=run)
+                    r["load"] = load
+                    results[(name, s)].append(r)
+                    print(f"run {run + 1} {name:6} {s:10} load {load:5.1f}  lag p50/p99/max {r['lag_p50']:.3f}/{r['lag_p99']:.3f}/{r['lag_max']:.3f} ms"
+                          f"  arrival p50/p99/max {r['arr_p50']:.3f}/{r['arr_p99']:.3f}/{r['arr_max']:.3f} ms"
+                          f"  inversions {r['inversions']}  client CPU {r['client_cpu_pct']:.0f}%  apply CPU {r['cpu_s']:.2f}s"
+                          f"  fidelity {r['fidelity'] or '-'}", flush=True)
+    finally:
+        mock.stdin.close()
+        mock.wait(timeout=10)
+    print("\n| scenario | binary | send lag p50 / p99 / max (ms) | arrival error p50 / p99 / max (ms) | inversions | client CPU % | apply CPU s | load avg |")
+    print("|---|---|---|---|---|---|---|---|")
+    for s in SCENARIOS:
+        for b in bins:
+            rs = results[(b, s)]
+            med = lambda k: statistics.median(r[k] for r in rs)
+            worst = lambda k: max(r[k] for r in rs)
+            print(f"| {s} | {b} | {med('lag_p50'):.3f} / {med('lag_p99'):.3f} / {med('lag_max'):.3f} (worst p99 {worst('lag_p99'):.3f}) "
+                  f"| {med('arr_p50'):.3f} / {med('arr_p99'):.3f} / {med('arr_max'):.3f} (worst p99 {worst('arr_p99'):.3f}) "
+                  f"| {med('inversions'):.0f} (max {worst('inversions')}) | {med('client_cpu_pct'):.0f} | {med('cpu_s'):.2f} | {med('load'):.1f} |")
+
+
+if __name__ == "__main__":
+    main()

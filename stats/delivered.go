@@ -1,0 +1,218 @@
+package stats
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Delivered is the load a level actually put on the server, beside what it asked:
+// requests in flight over time (every request, from its start stamp to its end, failed
+// ones too) and, for paced requests (open loop, replay), the rate they were sent at
+// against the rate their schedule asked for.
+type Delivered struct {
+	// InFlightMean, InFlightP99 and InFlightMax are the time-weighted mean, the
+	// time-weighted p99 and the most of the requests in flight over the measured window:
+	// at 99% of the window's instants no more than InFlightP99 were in flight.
+	InFlightMean float64 `json:"in_flight_mean"`
+	InFlightP99  float64 `json:"in_flight_p99"`
+	InFlightMax  int     `json:"in_flight_max"`
+	// InFlightHeld is the time-weighted mean in flight over the span in which a closed
+	// loop has work for every slot: from the start of its Target.Concurrency-th request
+	// to the start of its last one. The ramp up before and the drain after are in the
+	// window's figures, not here. NaN when the span is empty (no more requests than
+	// slots) or the target names no concurrency.
+	InFlightHeld float64 `json:"in_flight_held"`
+	// HeldSeconds is that span's length.
+	HeldSeconds float64 `json:"held_s"`
+	// RampSeconds is how long a closed loop took to fill its slots: from its first
+	// request's start to its Target.Concurrency-th's (the longest over runs). Its
+	// requests are measured; the held mean leaves the ramp out. NaN without slots.
+	RampSeconds float64 `json:"ramp_s"`
+	// RateScheduled is a paced run's own rate, (n − 1) / (last due − first due): the
+	// rate its schedule asked for (an open loop's drawn schedule, a trace's at its
+	// speedup). RateDelivered is (n − 1) / (last start − first start) over the same
+	// requests' start stamps. Both NaN without two paced requests.
+	RateScheduled float64 `json:"rate_scheduled_per_s"`
+	RateDelivered float64 `json:"rate_delivered_per_s"`
+}
+
+// loadStore gathers what Delivered needs: the span of every request of a run, and for
+// paced requests the first and last due times. A pooled store also keeps the merged
+// runs' time at each in-flight count, since their spans lie in different windows.
+// It keeps 16 bytes per request of the run.
+type loadStore struct {
+	spans    []span
+	hist     []float64 // seconds at each in-flight count, of merged runs
+	heldBusy float64   // Σ request-seconds inside the held spans of merged runs
+	heldSecs float64   // Σ length of those spans
+	ramp     float64   // the longest ramp of merged runs, seconds; NaN: none
+
+	paced              int
+	dueMin, dueMax     time.Duration
+	startMin, startMax int64   // unix ns of the paced requests' start stamps
+	dueSpan, startSpan float64 // Σ seconds over merged runs
+	pacedGaps          int     // Σ (n − 1) over merged runs
+	concurrency        int
+}
+
+type span struct{ start, end int64 } // unix ns
+
+func (s *loadStore) add(start time.Time, end time.Time) {
+	s.spans = append(s.spans, span{start.UnixNano(), end.UnixNano()})
+}
+
+// addPaced counts one paced request, due at offset at in its run, stamped at start.
+func (s *loadStore) addPaced(at time.Duration, start time.Time) {
+	st := start.UnixNano()
+	if s.paced == 0 {
+		s.dueMin, s.dueMax, s.startMin, s.startMax = at, at, st, st
+	}
+	s.paced++
+	s.dueMin, s.dueMax = min(s.dueMin, at), max(s.dueMax, at)
+	s.startMin, s.startMax = min(s.startMin, st), max(s.startMax, st)
+}
+
+// histogram is the seconds spent at each count of requests in flight over the spans'
+// own window (first start to last end), the held span's busy time and length, and the
+// ramp (NaN without slots).
+func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float64) {
+	ramp = math.NaN()
+	if len(s.spans) == 0 {
+		return nil, 0, 0, ramp
+	}
+	type edge struct {
+		t int64
+		d int
+	}
+	edges := make([]edge, 0, 2*len(s.spans))
+	starts := make([]int64, len(s.spans))
+	for i, sp := range s.spans {
+		edges = append(edges, edge{sp.start, 1}, edge{max(sp.end, sp.start), -1})
+		starts[i] = sp.start
+	}
+	// Ends before starts at the same instant: a closed loop's worker that starts its
+	// next request the moment its last one ended has one in flight, not two.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.t != b.t {
+			return cmpInt64(a.t, b.t)
+		}
+		return a.d - b.d
+	})
+	slices.Sort(starts)
+	var heldFrom, heldTo int64
+	if c := s.concurrency; c > 0 {
+		ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
+		if len(starts) > c {
+			heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
+		}
+	}
+	n := 0
+	for i, e := range edges {
+		if i > 0 && e.t > edges[i-1].t {
+			from, to := edges[i-1].t, e.t
+			for len(hist) <= n {
+				hist = append(hist, 0)
+			}
+			hist[n] += float64(to-from) / 1e9
+			if lo, hi := max(from, heldFrom), min(to, heldTo); hi > lo {
+				heldBusy += float64(n) * float64(hi-lo) / 1e9
+			}
+		}
+		n += e.d
+	}
+	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9, ramp
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// merge adds o's run to s (pooling runs); o is left as it was.
+func (s *loadStore) merge(o *loadStore) {
+	h, busy, secs, ramp := o.histogram()
+	s.ramp = longest(s.ramp, longest(ramp, o.ramp))
+	for k, v := range o.hist {
+		for len(h) <= k {
+			h = append(h, 0)
+		}
+		h[k] += v
+	}
+	for len(s.hist) < len(h) {
+		s.hist = append(s.hist, 0)
+	}
+	for k, v := range h {
+		s.hist[k] += v
+	}
+	s.heldBusy += busy + o.heldBusy
+	s.heldSecs += secs + o.heldSecs
+	due, start, gaps := o.pacedSpans()
+	s.dueSpan += due
+	s.startSpan += start
+	s.pacedGaps += gaps
+}
+
+// pacedSpans are the seconds between the first and last due time and start stamp of
+// the paced requests, and how many gaps they span, merged runs included.
+func (s *loadStore) pacedSpans() (due, start float64, gaps int) {
+	due, start, gaps = s.dueSpan, s.startSpan, s.pacedGaps
+	if s.paced > 1 {
+		due += (s.dueMax - s.dueMin).Seconds()
+		start += float64(s.startMax-s.startMin) / 1e9
+		gaps += s.paced - 1
+	}
+	return due, start, gaps
+}
+
+// delivered derives the figures.
+func (s *loadStore) delivered() Delivered {
+	h, busy, secs, ramp := s.histogram()
+	for k, v := range s.hist {
+		for len(h) <= k {
+			h = append(h, 0)
+		}
+		h[k] += v
+	}
+	busy, secs = busy+s.heldBusy, secs+s.heldSecs
+	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs), HeldSeconds: secs,
+		RampSeconds: longest(ramp, s.ramp)}
+	var total, weighted float64
+	for k, v := range h {
+		total += v
+		weighted += float64(k) * v
+		if v > 0 {
+			d.InFlightMax = k
+		}
+	}
+	if total > 0 {
+		d.InFlightMean = weighted / total
+		var seen float64
+		for k, v := range h {
+			seen += v
+			if seen >= 0.99*total {
+				d.InFlightP99 = float64(k)
+				break
+			}
+		}
+	}
+	due, start, gaps := s.pacedSpans()
+	d.RateScheduled, d.RateDelivered = ratio(float64(gaps), due), ratio(float64(gaps), start)
+	return d
+}
+
+// longest is the larger of two ramps, NaN for none.
+func longest(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return max(a, b)
+}

@@ -1,0 +1,64 @@
+package stats
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+)
+
+// The load delivered, on spans whose in-flight counts are known at every instant.
+func TestDeliveredInFlight(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	req := func(from, to int) *backends.Sample {
+		return &backends.Sample{Start: t0.Add(ms(from)), End: ms(to - from), FirstToken: ms(1), OutputTokens: 1}
+	}
+	// Two slots over 0–100 ms: slot A runs 0–50 and 50–100 (back to back), slot B
+	// 10–60 and 60–90. In flight: 1 on 0–10, 2 on 10–90, 1 on 90–100.
+	a := NewAccumulator(Target{Concurrency: 2})
+	for _, s := range []*backends.Sample{req(0, 50), req(10, 60), req(50, 100), req(60, 90)} {
+		a.Add(s)
+	}
+	d := a.Summary(Window{}).Delivered
+	if !near(d.InFlightMean, (10*1+80*2+10*1)/100.0) || d.InFlightMax != 2 || d.InFlightP99 != 2 {
+		t.Fatalf("in flight mean %v, max %v, p99 %v; want 1.8, 2, 2", d.InFlightMean, d.InFlightMax, d.InFlightP99)
+	}
+	// Held span: the 2nd start (10 ms) to the last start (60 ms), all at 2.
+	if !near(d.InFlightHeld, 2) || !near(d.HeldSeconds, 0.05) || !near(d.RampSeconds, 0.01) {
+		t.Fatalf("held %v over %v s after a ramp of %v s, want 2 over 0.05 after 0.01", d.InFlightHeld, d.HeldSeconds, d.RampSeconds)
+	}
+	if !math.IsNaN(d.RateScheduled) || !math.IsNaN(d.RateDelivered) {
+		t.Fatalf("rates %v, %v without paced requests", d.RateScheduled, d.RateDelivered)
+	}
+
+	// Pooled with a second run, 1 s later: 1 in flight for 100 ms. The gap between the
+	// runs is in neither window.
+	b := NewAccumulator(Target{Concurrency: 2})
+	b.Add(req(1000, 1100))
+	r := SummarizeRuns([]MeasuredRun{{Acc: a}, {Acc: b}}, Target{Concurrency: 2})
+	if p := r.Pooled.Delivered; !near(p.InFlightMean, (180+100)/200.0) || p.InFlightMax != 2 || !near(p.InFlightHeld, 2) ||
+		!near(p.RampSeconds, 0.01) {
+		t.Fatalf("pooled in flight mean %v, max %v, held %v, ramp %v; want 1.4, 2, 2, 0.01", p.InFlightMean, p.InFlightMax, p.InFlightHeld, p.RampSeconds)
+	}
+}
+
+// Paced requests: the schedule's own rate and the start stamps' rate.
+func TestDeliveredRate(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	a := NewAccumulator(Target{})
+	// Due every 10 ms (100/s); sent every 20 ms (50/s).
+	for i := range 5 {
+		s := &backends.Sample{Start: t0.Add(time.Duration(20*i) * time.Millisecond), End: time.Millisecond}
+		a.Add(s)
+		a.AddPaced(time.Duration(10*i)*time.Millisecond, s)
+	}
+	d := a.Summary(Window{}).Delivered
+	if !near(d.RateScheduled, 100) || !near(d.RateDelivered, 50) {
+		t.Fatalf("rates %v scheduled, %v delivered; want 100, 50", d.RateScheduled, d.RateDelivered)
+	}
+	if !math.IsNaN(d.InFlightHeld) || !math.IsNaN(d.RampSeconds) {
+		t.Fatalf("held %v, ramp %v without a closed loop's slots", d.InFlightHeld, d.RampSeconds)
+	}
+}
