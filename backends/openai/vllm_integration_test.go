@@ -128,12 +128,14 @@ func TestRealVLLMNonStreamed(t *testing.T) {
 
 // rawReasoning counts the reasoning and answer deltas of the stream vLLM sent (as a tap
 // between the adapter and vLLM recorded it): chat chunks' delta.reasoning / content, or
-// the Responses API's reasoning_text and output_text delta events.
+// the Responses API's reasoning_text and output_text delta events, each when it carries
+// text.
 func rawReasoning(t *testing.T, sse []byte) (reasoning, answer int) {
 	t.Helper()
 	for _, data := range gatewaytest.DataEvents(sse) {
 		var ev struct {
-			Type    string `json:"type"`
+			Type    string          `json:"type"`
+			Delta   json.RawMessage `json:"delta"`
 			Choices []struct {
 				Delta map[string]any `json:"delta"`
 			} `json:"choices"`
@@ -141,10 +143,14 @@ func rawReasoning(t *testing.T, sse []byte) (reasoning, answer int) {
 		if err := json.Unmarshal([]byte(data), &ev); err != nil {
 			t.Fatalf("event %q: %v", data, err)
 		}
-		switch ev.Type {
-		case "response.reasoning_text.delta":
+		// A Responses delta event with an empty delta carries no text (vLLM sends some).
+		var text string
+		json.Unmarshal(ev.Delta, &text)
+		switch {
+		case text == "":
+		case ev.Type == "response.reasoning_text.delta":
 			reasoning++
-		case "response.output_text.delta":
+		case ev.Type == "response.output_text.delta":
 			answer++
 		}
 		for _, c := range ev.Choices {
