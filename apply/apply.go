@@ -185,7 +185,8 @@ type levelKey struct {
 }
 
 func rowKey(r ledger.Row) levelKey {
-	return levelKey{r.CellID, plan.LoadLevel{Concurrency: r.Concurrency, RequestRate: r.RequestRate}}
+	return levelKey{r.CellID, plan.LoadLevel{Concurrency: r.Concurrency, RequestRate: r.RequestRate,
+		Inputs: r.Inputs, InputTokens: r.InputTokensPerInput}}
 }
 
 func newApplier(o Options) (*applier, error) {

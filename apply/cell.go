@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -247,6 +249,9 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 		setIn(&a.manifest.ModelDigests, addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
 	}
 	err := absentModel(cell, b, pr)
+	if err == nil {
+		err = absentMixModel(cell, pr)
+	}
 	a.probed[bk+" "+cell.ModelID] = err
 	if err != nil {
 		return err
@@ -288,4 +293,17 @@ func blocksMeasuring(pr backends.ProbeResult) bool {
 		return true
 	}
 	return !pr.Reachable
+}
+
+// absentMixModel fails a cell whose workload's model mix names a model the server does
+// not list (a LoRA adapter vLLM was not started with, a gateway route that is missing),
+// before any of its requests is sent.
+func absentMixModel(cell *plan.Cell, pr backends.ProbeResult) error {
+	for _, m := range cell.Workload.Models {
+		if !slices.ContainsFunc(pr.Models, func(have string) bool { return backends.SameModel(have, m.Name) }) {
+			return fmt.Errorf("workload %q's models name %s: %s", cell.Workload.Name, strconv.Quote(m.Name),
+				backends.AbsentModel(m.Name, ledger.SafeURL(pr.URL), pr.Models))
+		}
+	}
+	return nil
 }

@@ -230,3 +230,60 @@ func TestRealOllamaRefusesLengthsPastNumCtx(t *testing.T) {
 		t.Fatalf("with num_ctx 1024 the server counted %.0f prompt tokens, want about 600 (not cut at 512)", got)
 	}
 }
+
+// The acceptance check of embeddings on a real server: an embeddings cell against the
+// pinned Ollama (/api/embed, and its /v1/embeddings through an openai backend) reports the
+// server's own input tokens exactly: each row's input tokens are the sum of the
+// prompt_eval_count / usage.prompt_tokens of its requests, its inputs the embeddings the
+// server returned, and each input was built to input_tokens by the server's count.
+func TestRealOllamaEmbeddingsCell(t *testing.T) {
+	s := realOllama(t)
+	const src = `
+variable "url" { type = string }
+backend "ollama" "embed" {
+  url = var.url
+  api = "embeddings"
+}
+backend "openai" "embed" {
+  url = "${var.url}/v1"
+  api = "embeddings"
+}
+workload "embed" {
+  warmup_runs = 0
+  repeat_runs = 1
+  requests    = 3
+  embeddings {
+    inputs       = [2]
+    input_tokens = [24]
+  }
+}
+matrix "tiny" {
+  model    = ["tiny"]
+  tool     = [backend.ollama.embed, backend.openai.embed]
+  workload = [workload.embed]
+  model_id = "tiny"
+}
+`
+	p, cells := loadPlan(t, src, s.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(res.Rows) != 2 {
+		t.Fatalf("%d rows", len(res.Rows))
+	}
+	byCell := map[string]int{}
+	for _, r := range recs {
+		if r.Err != nil || r.Inputs != 2 || r.PromptTokens == 0 {
+			t.Fatalf("%s: error %v, inputs %d, input tokens %d", r.ID, r.Err, r.Inputs, r.PromptTokens)
+		}
+		byCell[r.CellID] += r.PromptTokens
+	}
+	for _, row := range res.Rows {
+		if row.Status != "ok" || row.InputTokens != byCell[row.CellID] || row.InputsTotal != 6 || row.TTFT.N != 0 {
+			t.Errorf("%s: status %s, input tokens %d (the server's: %d), inputs %d, TTFT n %d: %s",
+				row.CellID, row.Status, row.InputTokens, byCell[row.CellID], row.InputsTotal, row.TTFT.N, row.Notes)
+		}
+		if per := float64(row.InputTokens) / 6; per < 20 || per > 28 {
+			t.Errorf("%s: %.1f input tokens per input, want about 24 (%s)", row.CellID, per, row.Notes)
+		}
+		t.Logf("%s: %d input tokens over %d inputs, %.1f inputs/s, latency p50 %.3fs", row.CellID, row.InputTokens, row.InputsTotal, row.InputsPerSec, row.E2E.P50)
+	}
+}

@@ -59,10 +59,11 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	w := cell.Workload
 	row := cellRow(cell, level, rc)
 	row.SetStats(m.Stats)
+	row.ModelMix = m.ModelMix
 	if rc.Calibration.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
 		row.PromptTokensActual = float64(rc.Calibration.Actual)
 	}
-	row.PromptTokensRequested = w.PromptTokens // SetStats' is zero when nothing was measured
+	row.PromptTokensRequested = cellRow(cell, level, rc).PromptTokensRequested // SetStats' is zero when nothing was measured
 	setVRAM(&row, m.GPU)
 	row.Started, row.Ended = m.Started, m.Ended
 
@@ -81,6 +82,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		notes = append(notes, clientWarnings(row, m)...)
 	}
 	notes = append(notes, phaseWarnings(row)...)
+	notes = append(notes, reasoningNotes(cell, row)...)
 	if note := judgeFidelity(w, level, &row, m); note != "" {
 		notes = append(notes, note)
 	}
@@ -116,6 +118,10 @@ func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) ledger.Row {
 	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
 	row.MaxTokens = w.MaxTokens
 	row.PromptTokensRequested = w.PromptTokens
+	if level.Inputs > 0 {
+		row.Inputs, row.InputTokensPerInput = level.Inputs, level.InputTokens
+		row.PromptTokensRequested = level.Inputs * level.InputTokens // a request's inputs together
+	}
 	row.Version, row.RunID, row.Host = rc.Version, rc.RunID, rc.Host
 	return row
 }
@@ -161,6 +167,25 @@ func phaseWarnings(row ledger.Row) []string {
 			row.NewConnections, roundSeconds(row.ConnectSetup.Max)))
 	}
 	return w
+}
+
+// reasoningNotes say when the workload's reasoning controls did not reach the model: a
+// control the backend kind does not send (plan validation warned), or controls sent to a
+// server that returned no reasoning (one without a reasoning parser, or a model that does
+// not reason), and how reasoning tokens were counted when the server gave no count.
+func reasoningNotes(cell *plan.Cell, row ledger.Row) []string {
+	var notes []string
+	ignored := cell.IgnoredReasoning()
+	if len(ignored) > 0 {
+		notes = append(notes, strings.Join(ignored, ", ")+" not sent: "+cell.Backend.Kind+" backends do not take it")
+	}
+	if len(cell.Workload.Reasoning.Controls()) > len(ignored) && row.Succeeded > 0 && row.ReasoningTokens == 0 {
+		notes = append(notes, "reasoning controls sent, but the server returned no reasoning (it ignores them, or has no reasoning parser)")
+	}
+	if row.ReasoningTokenSource == string(backends.TokensChunks) {
+		notes = append(notes, "reasoning tokens counted from reasoning chunks (the server gave no reasoning_tokens)")
+	}
+	return notes
 }
 
 func roundSeconds(s float64) time.Duration {

@@ -18,6 +18,9 @@ type levelSink struct {
 	progress func(executor.Event) // nil: none
 	runs     []*stats.Accumulator // per measured run, by index
 	firstErr *backends.Error      // of a measured request
+	// models pools the measured requests of each model name of a workload's model mix,
+	// over all runs (nil without a mix).
+	models map[string]*stats.Accumulator
 }
 
 // add is executor.Options.OnRequest.
@@ -42,6 +45,15 @@ func (s *levelSink) add(ev executor.Event) {
 			acc.AddTurn(ev.Session, ev.Turn, ev.Sample)
 		}
 		acc.AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
+		if m := ev.Sample.Model; m != "" {
+			if s.models == nil {
+				s.models = map[string]*stats.Accumulator{}
+			}
+			if s.models[m] == nil {
+				s.models[m] = stats.NewAccumulator(s.target)
+			}
+			s.models[m].Add(ev.Sample)
+		}
 		if ev.Paced {
 			acc.AddSendLag(ev.SendLag)
 			acc.AddPaced(ev.Scheduled, ev.Sample)

@@ -49,6 +49,13 @@ func (a *applier) readDatasets() error {
 func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSetup) executor.Calibration {
 	w := cell.Workload
 	cal := executor.Calibration{Requested: w.PromptTokens}
+	if e := w.Embeddings; e != nil {
+		// Each input is built to its level's length with a tokens-per-word fit of the
+		// server's own count of single inputs.
+		setup.prompts.Fit = executor.FitTokens(ctx, setup.backend, setup.tmpl, setup.prompts, slices.Min(e.InputTokens), slices.Max(e.InputTokens))
+		a.info("%s: %s", cell.ID, setup.prompts.Fit)
+		return executor.Calibration{Note: "inputs built with " + setup.prompts.Fit.String()}
+	}
 	if w.PromptLength.Kind == dataset.LengthFixed {
 		cal = executor.Calibrate(ctx, setup.backend, setup.tmpl, setup.prompts, w.PromptTokens)
 		if cal.Actual > 0 {

@@ -32,6 +32,8 @@ type Chunk struct {
 	ReasoningTokens int
 	// Server holds Ollama's done-line timings; nil otherwise.
 	Server *ServerTimings
+	// Inputs is the number of embeddings an embeddings response returned.
+	Inputs int
 }
 
 // Decoder turns a response body into chunks. Next fills c (which the caller has zeroed)

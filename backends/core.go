@@ -290,6 +290,9 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			s.ChunkArrivals = append(s.ChunkArrivals, at)
 			s.End = at
 			if ch.Text > 0 {
+				if s.Chunks == 0 {
+					s.FirstAnswer = at
+				}
 				s.Chunks++
 				s.TextBytes += ch.Text
 				if text != nil {
@@ -310,11 +313,16 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			s.OutputTokens = ch.OutputTokens
 			s.PromptTokens = ch.PromptTokens
 			s.ReasoningTokens = ch.ReasoningTokens
+			s.ReasoningTokenSource = ""
+			if ch.ReasoningTokens > 0 {
+				s.ReasoningTokenSource = ch.Tokens
+			}
 			complete = true
 		}
 		if ch.Server != nil {
 			s.Server = ch.Server
 		}
+		s.Inputs += ch.Inputs
 		if ch.Done {
 			if len(s.ChunkArrivals) == 0 {
 				s.End = at
@@ -326,14 +334,17 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 }
 
 // fallbackTokens counts generated chunks as tokens when the server gave no count, and
-// says so in TokenSource.
+// says so in TokenSource; likewise reasoning chunks when the server counted the output
+// but not its reasoning part (Ollama's eval_count, vLLM's usage without details).
 func (c *Core) fallbackTokens(s *Sample) {
-	if s.TokenSource != "" {
-		return
+	if s.TokenSource == "" {
+		s.TokenSource = TokensChunks
+		s.OutputTokens = len(s.ChunkArrivals)
 	}
-	s.TokenSource = TokensChunks
-	s.OutputTokens = len(s.ChunkArrivals)
-	s.ReasoningTokens = s.ReasoningChunks
+	if s.ReasoningTokenSource == "" && s.ReasoningChunks > 0 {
+		s.ReasoningTokenSource = TokensChunks
+		s.ReasoningTokens = min(s.ReasoningChunks, s.OutputTokens)
+	}
 }
 
 // watch enforces the phase timeouts with timers on the real clock and records the

@@ -21,6 +21,9 @@ type Kind struct {
 	EnsureModel      bool // accepts ensure_model (its adapter is a ModelManager)
 	ExtraFields      bool // accepts extra_fields (a strict gateway rejects unknown fields)
 	EngineExtensions bool // accepts engine_extensions (vLLM/SGLang's ignore_eos, min_tokens)
+	// Reasoning are the workload reasoning controls this kind sends ("reasoning_effort",
+	// "think"); a workload setting another gets a warning and a row note.
+	Reasoning []string
 	// ServerLabel names the server software for the VRAM-gap explanation
 	// (gpu.GapContext.Server): "ollama" or "vllm".
 	ServerLabel string

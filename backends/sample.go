@@ -28,6 +28,13 @@ type Request struct {
 	// prompts and the server's own answers, in order). Chat endpoints send it as
 	// messages ahead of Prompt; a completions or generate endpoint cannot carry it.
 	History []Message
+	// ReasoningEffort is reasoning_effort ("low", "medium", "high", ...), sent where the
+	// API takes it (Ollama's think takes it as a level); empty leaves the server's default.
+	ReasoningEffort string
+	// Think is Ollama's think switch; nil leaves the server's default.
+	Think *bool
+	// Inputs are the texts of an embeddings request (a backend with api "embeddings").
+	Inputs []string
 	// KeepText asks the timing core to keep the answer's content text (not reasoning)
 	// on Sample.Text: what a session's next turn sends back as history. Off, the
 	// per-chunk path does no extra work.
@@ -132,8 +139,13 @@ type Sample struct {
 	Wrote     time.Duration `json:"wrote_ns,omitempty"`
 	Headers   time.Duration `json:"headers_ns,omitempty"`    // response headers received
 	FirstByte time.Duration `json:"first_byte_ns,omitempty"` // first byte of the response
-	// FirstToken is the arrival of the first chunk carrying generated content (TTFT).
+	// FirstToken is the arrival of the first chunk carrying generated content (TTFT):
+	// reasoning or answer, whichever came first.
 	FirstToken time.Duration `json:"first_token_ns,omitempty"`
+	// FirstAnswer is the arrival of the first chunk carrying answer content, not
+	// reasoning (TTFO, time to first output token); FirstToken when the model does not
+	// reason.
+	FirstAnswer time.Duration `json:"first_answer_ns,omitempty"`
 	// End is the arrival of the last content chunk, or the end of the stream when later
 	// chunks carried no content (E2E).
 	End time.Duration `json:"end_ns"`
@@ -148,12 +160,21 @@ type Sample struct {
 	TokenSource  TokenSource `json:"token_source,omitempty"`
 	PromptTokens int         `json:"prompt_tokens,omitempty"` // as the server counted them
 	Chunks       int         `json:"chunks"`                  // content chunks
-	// ReasoningChunks / ReasoningTokens count reasoning_content apart from content.
-	ReasoningChunks int    `json:"reasoning_chunks,omitempty"`
-	ReasoningTokens int    `json:"reasoning_tokens,omitempty"`
-	TextBytes       int    `json:"text_bytes"`
-	ReasoningBytes  int    `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
-	FinishReason    string `json:"finish_reason,omitempty"`   // "stop", "length", ...
+	// ReasoningChunks / ReasoningTokens count reasoning (reasoning_content, reasoning,
+	// Ollama's thinking) apart from content; ReasoningTokenSource says where the count
+	// came from: TokensUsage for usage.completion_tokens_details.reasoning_tokens,
+	// TokensChunks when the server gave none and reasoning chunks were counted.
+	ReasoningChunks      int         `json:"reasoning_chunks,omitempty"`
+	ReasoningTokens      int         `json:"reasoning_tokens,omitempty"`
+	ReasoningTokenSource TokenSource `json:"reasoning_token_source,omitempty"`
+	TextBytes            int         `json:"text_bytes"`
+	ReasoningBytes       int         `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
+	FinishReason         string      `json:"finish_reason,omitempty"`   // "stop", "length", ...
+	// Model is the model name a workload's model mix sent the request to; empty without
+	// a mix (the row's model_id).
+	Model string `json:"model,omitempty"`
+	// Inputs is the number of embeddings the server returned (embeddings requests).
+	Inputs int `json:"inputs,omitempty"`
 	// MaxTokens is the request's own output length when it had one drawn (a length
 	// distribution or a dataset); 0 when it was the level's.
 	MaxTokens int `json:"max_tokens,omitempty"`
@@ -178,6 +199,25 @@ func (s *Sample) TTFT() (d time.Duration, ok bool) {
 	return s.FirstToken, s.Chunks+s.ReasoningChunks > 0 && !s.Unstreamed
 }
 
+// TTFO is the time to the first answer chunk (time to first output token, reasoning
+// excluded); ok is false when no answer content arrived.
+func (s *Sample) TTFO() (d time.Duration, ok bool) {
+	return s.FirstAnswer, s.Chunks > 0 && !s.Unstreamed
+}
+
+// ReasoningSpan is the time from the first token to the first answer token: how long
+// the model reasoned before it began its answer. ok is false unless both arrived and
+// reasoning came first.
+func (s *Sample) ReasoningSpan() (d time.Duration, ok bool) {
+	if s.ReasoningChunks == 0 || s.Chunks == 0 || s.Unstreamed {
+		return 0, false
+	}
+	return s.FirstAnswer - s.FirstToken, true
+}
+
+// AnswerTokens is the output tokens that were answer, not reasoning.
+func (s *Sample) AnswerTokens() int { return max(s.OutputTokens-s.ReasoningTokens, 0) }
+
 // SendDelay is the client's own delay in sending: from the start stamp to the request
 // fully written, less connection set-up. ok is false when the request was never written.
 func (s *Sample) SendDelay() (d time.Duration, ok bool) {
@@ -197,6 +237,16 @@ func (s *Sample) TPOT() (d time.Duration, ok bool) {
 		return 0, false
 	}
 	return (s.End - s.FirstToken) / time.Duration(s.OutputTokens-1), true
+}
+
+// AnswerTPOT is TPOT over the answer alone: (E2E − TTFO) / (answer tokens − 1), defined
+// when more than one answer token was produced. Without reasoning it equals TPOT.
+func (s *Sample) AnswerTPOT() (d time.Duration, ok bool) {
+	n := s.AnswerTokens()
+	if n <= 1 || s.Chunks == 0 || s.Unstreamed {
+		return 0, false
+	}
+	return (s.End - s.FirstAnswer) / time.Duration(n-1), true
 }
 
 // ITL returns the gaps between consecutive content chunks (inter-chunk latency). With a

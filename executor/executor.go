@@ -26,6 +26,13 @@ type LevelSpec struct {
 	WarmupRuns, RepeatRuns int
 	// RequestRate > 0 switches to open loop: requests per second on the Arrival schedule.
 	RequestRate float64
+	// Models, when set, spread the requests over several model names by weight (seeded
+	// by Seed and the request's number: the same sequence every run); the sample records
+	// the name it went to.
+	Models []WeightedModel
+	// Inputs > 0 makes every request an embeddings request of Inputs texts of
+	// InputTokens tokens each (Prompts' fit), each behind its own marker.
+	Inputs, InputTokens int
 	// Arrival is "poisson" (default) or "constant".
 	Arrival string
 	// Seed makes the open loop's Poisson schedule repeatable: run i draws from Seed +
@@ -223,6 +230,9 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		}
 		s := b.Do(reqCtx, req)
 		s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
+		if len(lv.Models) > 0 {
+			s.Model = req.Model
+		}
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
 			// A connection lost as the managed server died is the server's death, not a
 			// network fault: wait briefly for its exit to be seen, then say so.
@@ -264,6 +274,16 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
 	req := lv.Request
 	req.ID = id
+	if len(lv.Models) > 0 {
+		req.Model = pickModel(lv.Models, lv.Seed, p.n)
+	}
+	if lv.Inputs > 0 && lv.Prompts != nil {
+		req.Inputs = make([]string, lv.Inputs)
+		for k := range req.Inputs {
+			req.Inputs[k] = lv.Prompts.Shaped(fmt.Sprintf("%s/i%d", id, k), Shape{PromptTokens: lv.InputTokens})
+		}
+		return req, Shape{}
+	}
 	sh := p.shape
 	if sh == nil && len(lv.Shapes) > 0 {
 		sh = &lv.Shapes[p.n%len(lv.Shapes)]

@@ -288,6 +288,8 @@ var columns = func() []column {
 		floatCol("fidelity_shortfall_pct", 1, func(r *Row) *float64 { return &r.FidelityShortfallPct }),
 		floatCol("delivered_ramp_s", 1, func(r *Row) *float64 { return &r.RampSeconds }),
 	)
+	c = append(c, reasoningColumns()...)
+	c = append(c, embeddingsColumns()...)
 	return c
 }()
 

@@ -158,6 +158,23 @@ type Row struct {
 	// FidelityShortfallPct how far below the asked load the delivered one was, in %.
 	Fidelity             string
 	FidelityShortfallPct float64
+	// A reasoning model's figures (stats.Summary's): TTFO, the reasoning span and TPOT
+	// over the answer alone, and the split of OutputTokens.
+	TTFO, ReasoningSpan, AnswerTPOT stats.Dist
+	ReasoningTokens, AnswerTokens   int
+	ReasoningTokenSource            string
+
+	// An embeddings workload's rows: the level's inputs per request and input length
+	// (0 on other rows), and the figures over its requests: Σ inputs embedded and Σ the
+	// server's input tokens, per second of the window (median across runs). Latency is
+	// E2E; an embeddings row has no TTFT, TPOT or output tokens.
+	Inputs, InputTokensPerInput int
+	InputsTotal, InputTokens    int
+	InputsPerSec, InputTokS     float64
+
+	// ModelMix gives a model mix's figures per model name (requests, share, failures,
+	// TTFT, TPOT and E2E p50), beside the row's pooled figures; empty without a mix.
+	ModelMix string
 }
 
 // Fidelity verdicts of a Row.
@@ -186,6 +203,7 @@ func NewRow() Row {
 	d := stats.NewDist(nil)
 	return Row{
 		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d, SendLag: d,
+		TTFO: d, ReasoningSpan: d, AnswerTPOT: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, PrefixCacheHitPct: nan,
@@ -194,6 +212,7 @@ func NewRow() Row {
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
+		InputsPerSec: nan, InputTokS: nan,
 	}
 }
 
@@ -231,6 +250,12 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InFlightMax = float64(d.InFlightMax)
 	}
 	r.RateScheduled, r.RateDelivered, r.RampSeconds = d.RateScheduled, d.RateDelivered, d.RampSeconds
+	r.TTFO, r.ReasoningSpan, r.AnswerTPOT = p.TTFO, p.ReasoningSpan, p.AnswerTPOT
+	r.ReasoningTokens, r.AnswerTokens, r.ReasoningTokenSource = p.ReasoningTokens, p.AnswerTokens, p.ReasoningTokenSource
+	if p.Inputs > 0 {
+		r.InputsTotal, r.InputTokens = p.Inputs, p.InputTokens
+		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
+	}
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

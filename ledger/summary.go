@@ -98,6 +98,8 @@ func summaryRow(r Row) map[string]any {
 	for i, c := range columns {
 		v := rec[i]
 		switch {
+		case IsEmbeddings(r) && embeddingsOmits(c.name):
+			continue // an embeddings row has no generated tokens: no TTFT, TPOT, ...
 		case c.kind == kindText:
 			out[c.name] = v
 		case v == "":
@@ -120,7 +122,8 @@ func columnUnit(c column) string {
 	}
 	n := c.name
 	for _, u := range []struct{ suffix, unit string }{
-		{"_tok_s", "tok/s"}, {"_per_s", "1/s"}, {"requests_s", "1/s"}, {"_ms", "ms"}, {"_s", "s"},
+		{"_tok_s", "tok/s"}, {"_per_s", "1/s"}, {"requests_s", "1/s"}, {"inputs_s", "inputs/s"}, {"_ms", "ms"}, {"_s", "s"},
+		{"inputs", "inputs"}, {"inputs_per_request", "inputs"}, {"_per_input", "tokens"},
 		{"_gb", "GB"}, {"_pct", "%"}, {"_j", "J"}, {"_per_joule", "tok/J"}, {"_per_chunk", "tok/chunk"},
 		{"tokens", "tokens"}, {"tokens_requested", "tokens"}, {"tokens_actual", "tokens"},
 		{"concurrency", "requests in flight"}, {"runs", "runs"},

@@ -20,8 +20,8 @@ func BenchmarkChunk(b *testing.B) {
 		name string
 		enc  encoder
 	}{
-		{"openai-chat", openaiEncoder{openaiChat}},
-		{"openai-completions", openaiEncoder{openaiText}},
+		{"openai-chat", openaiEncoder{kind: openaiChat}},
+		{"openai-completions", openaiEncoder{kind: openaiText}},
 		{"ollama-chat", ollamaEncoder{ollamaChat}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

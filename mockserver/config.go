@@ -58,6 +58,17 @@ type Config struct {
 	// Version is what /version and /api/version report; empty means Version(). A test of
 	// results across time sets it to play a server upgrade.
 	Version string
+	// ReasoningTokens makes the first this many tokens of every chat answer (and
+	// Ollama generate answer) reasoning: sent as the delta's ReasoningField (Ollama:
+	// "thinking"), the rest as content, a chunk that straddles the two carrying both, as
+	// vLLM's reasoning parsers do. 0: no reasoning.
+	ReasoningTokens int
+	// ReasoningField names the OpenAI delta field of reasoning: "reasoning_content"
+	// (DeepSeek's, vLLM's before 0.10; the default) or "reasoning".
+	ReasoningField string
+	// ReasoningUsage adds usage.completion_tokens_details.reasoning_tokens (OpenAI's);
+	// off, the usage counts all output tokens together, as vLLM's does.
+	ReasoningUsage bool
 
 	// clock is replaced in tests so golden streams carry fixed timestamps.
 	clock clock
@@ -135,6 +146,9 @@ func (c Config) withDefaults() Config {
 	if c.clock == nil {
 		c.clock = realClock{}
 	}
+	if c.ReasoningField == "" {
+		c.ReasoningField = "reasoning_content"
+	}
 	return c
 }
 
@@ -143,8 +157,11 @@ func (c Config) Validate() error {
 	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 {
 		return fmt.Errorf("ttft, tpot and jitter must not be negative")
 	}
-	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 {
-		return fmt.Errorf("eos-at, queue slots, tokens per chunk and output tokens must not be negative")
+	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 {
+		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens must not be negative")
+	}
+	if f := c.ReasoningField; f != "" && f != "reasoning_content" && f != "reasoning" {
+		return fmt.Errorf("reasoning field %q is not reasoning_content or reasoning", f)
 	}
 	sum := 0.0
 	for _, r := range c.Faults.rates() {

@@ -60,19 +60,38 @@ func (ollamaEncoder) earlyHeaders() bool { return false }
 
 func (ollamaEncoder) begin(b []byte, _ *generation) []byte { return b }
 
+func (ollamaEncoder) reasons() bool { return true }
+
+// appendThinking writes `,"thinking":"..."` for the reasoning tokens of [from, to), as
+// Ollama does for a model that thinks (omitted when there are none).
+func appendThinking(b []byte, g *generation, from, to int) []byte {
+	rFrom, rTo, _, _ := g.split(from, to)
+	if rTo == rFrom {
+		return b
+	}
+	b = append(b, `,"thinking":"`...)
+	b = appendTokens(b, rFrom, rTo)
+	return append(b, '"')
+}
+
 func (e ollamaEncoder) chunk(b []byte, g *generation, from, to int, _ bool, now time.Time) []byte {
 	b = append(b, `{"model":`...)
 	b = append(b, g.quotedModel...)
 	b = append(b, `,"created_at":"`...)
 	b = now.UTC().AppendFormat(b, time.RFC3339Nano)
+	_, _, aFrom, aTo := g.split(from, to)
 	if e.kind == ollamaChat {
 		b = append(b, `","message":{"role":"assistant","content":"`...)
-		b = appendTokens(b, from, to)
-		b = append(b, `"},"done":false}`+"\n"...)
+		b = appendTokens(b, aFrom, aTo)
+		b = append(b, '"')
+		b = appendThinking(b, g, from, to)
+		b = append(b, `},"done":false}`+"\n"...)
 	} else {
 		b = append(b, `","response":"`...)
-		b = appendTokens(b, from, to)
-		b = append(b, `","done":false}`+"\n"...)
+		b = appendTokens(b, aFrom, aTo)
+		b = append(b, '"')
+		b = appendThinking(b, g, from, to)
+		b = append(b, `,"done":false}`+"\n"...)
 	}
 	return b
 }
@@ -92,14 +111,14 @@ func (g *generation) metrics(end time.Time) api.Metrics {
 
 // final renders the done line (or the whole non-streaming answer) with Ollama's own
 // types, so the field order is Ollama's. Once per request, so json.Marshal is fine here.
-func (e ollamaEncoder) final(b []byte, g *generation, now time.Time, text string) []byte {
+func (e ollamaEncoder) final(b []byte, g *generation, now time.Time, text, thinking string) []byte {
 	var v any
 	if e.kind == ollamaChat {
 		v = api.ChatResponse{Model: g.p.model, CreatedAt: now.UTC(),
-			Message: api.Message{Role: "assistant", Content: text},
+			Message: api.Message{Role: "assistant", Content: text, Thinking: thinking},
 			Done:    true, DoneReason: g.finish, Metrics: g.metrics(now)}
 	} else {
-		v = api.GenerateResponse{Model: g.p.model, CreatedAt: now.UTC(), Response: text,
+		v = api.GenerateResponse{Model: g.p.model, CreatedAt: now.UTC(), Response: text, Thinking: thinking,
 			Done: true, DoneReason: g.finish, Metrics: g.metrics(now)}
 	}
 	out, _ := json.Marshal(v)
@@ -108,11 +127,12 @@ func (e ollamaEncoder) final(b []byte, g *generation, now time.Time, text string
 }
 
 func (e ollamaEncoder) end(b []byte, g *generation, now time.Time) []byte {
-	return e.final(b, g, now, "")
+	return e.final(b, g, now, "", "")
 }
 
 func (e ollamaEncoder) whole(b []byte, g *generation, now time.Time) []byte {
-	return e.final(b, g, now, string(appendTokens(nil, 0, g.tokens)))
+	rFrom, rTo, aFrom, aTo := g.split(0, g.tokens)
+	return e.final(b, g, now, string(appendTokens(nil, aFrom, aTo)), string(appendTokens(nil, rFrom, rTo)))
 }
 
 func (ollamaEncoder) malformed(b []byte, g *generation) []byte {

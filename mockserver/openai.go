@@ -18,7 +18,13 @@ const (
 // openaiEncoder writes the stream byte for byte as vLLM's OpenAI server does: a role-only
 // first chunk (chat), content chunks, the last one carrying finish_reason, a usage chunk
 // with "choices":[] when stream_options.include_usage is set, then "data: [DONE]".
-type openaiEncoder struct{ kind openaiKind }
+type openaiEncoder struct {
+	kind openaiKind
+	// reasoningField is the delta field reasoning goes in (Config.ReasoningField).
+	reasoningField string
+	// reasoningUsage adds completion_tokens_details.reasoning_tokens to the usage.
+	reasoningUsage bool
+}
 
 type openaiRequest struct {
 	request[json.RawMessage]
@@ -72,7 +78,7 @@ func contentHead(raw json.RawMessage) string {
 }
 
 func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
-	enc := openaiEncoder{kind: kind}
+	enc := openaiEncoder{kind: kind, reasoningField: s.cfg.ReasoningField, reasoningUsage: s.cfg.ReasoningUsage}
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, enc, true, func(r *http.Request) (params, error) {
 			var req openaiRequest
@@ -98,6 +104,29 @@ func (openaiEncoder) contentType(stream bool) string {
 }
 
 func (openaiEncoder) earlyHeaders() bool { return true }
+
+func (e openaiEncoder) reasons() bool { return e.kind == openaiChat }
+
+// appendDelta writes the fields of a chat delta (or message) for tokens [from, to):
+// reasoning in its field, then content, each only when it has tokens (content always
+// when there is no reasoning, as vLLM writes it).
+func (e openaiEncoder) appendDelta(b []byte, g *generation, from, to int) []byte {
+	rFrom, rTo, aFrom, aTo := g.split(from, to)
+	if rTo > rFrom {
+		b = append(b, '"')
+		b = append(b, e.reasoningField...)
+		b = append(b, `":"`...)
+		b = appendTokens(b, rFrom, rTo)
+		b = append(b, '"')
+		if aTo == aFrom {
+			return b
+		}
+		b = append(b, ',')
+	}
+	b = append(b, `"content":"`...)
+	b = appendTokens(b, aFrom, aTo)
+	return append(b, '"')
+}
 
 // head appends the fields every chunk of this request shares.
 func (e openaiEncoder) head(b []byte, g *generation) []byte {
@@ -130,14 +159,12 @@ func (e openaiEncoder) begin(b []byte, g *generation) []byte {
 func (e openaiEncoder) chunk(b []byte, g *generation, from, to int, last bool, _ time.Time) []byte {
 	b = e.head(b, g)
 	if e.kind == openaiChat {
-		b = append(b, `,"choices":[{"index":0,"delta":{"content":"`...)
+		b = append(b, `,"choices":[{"index":0,"delta":{`...)
+		b = e.appendDelta(b, g, from, to)
+		b = append(b, `},"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `,"choices":[{"index":0,"text":"`...)
-	}
-	b = appendTokens(b, from, to)
-	if e.kind == openaiChat {
-		b = append(b, `"},"logprobs":null,"finish_reason":`...)
-	} else {
+		b = appendTokens(b, from, to)
 		b = append(b, `","logprobs":null,"finish_reason":`...)
 	}
 	if last {
@@ -156,19 +183,24 @@ func (e openaiEncoder) end(b []byte, g *generation, _ time.Time) []byte {
 	if g.p.includeUsage {
 		b = e.head(b, g)
 		b = append(b, `,"choices":[],"usage":`...)
-		b = appendUsage(b, g)
+		b = e.appendUsage(b, g)
 		b = append(b, "}\n\n"...)
 	}
 	return append(b, "data: [DONE]\n\n"...)
 }
 
-func appendUsage(b []byte, g *generation) []byte {
+func (e openaiEncoder) appendUsage(b []byte, g *generation) []byte {
 	b = append(b, `{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.p.promptTokens), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.p.promptTokens+g.tokens), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.tokens), 10)
+	if e.reasoningUsage && g.reasoning > 0 {
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(g.reasoning), 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -194,9 +226,9 @@ func (e openaiEncoder) whole(b []byte, g *generation, _ time.Time) []byte {
 	b = append(b, `,"model":`...)
 	b = append(b, g.quotedModel...)
 	if e.kind == openaiChat {
-		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
-		b = appendTokens(b, 0, g.tokens)
-		b = append(b, `"},"logprobs":null,"finish_reason":"`...)
+		b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant",`...)
+		b = e.appendDelta(b, g, 0, g.tokens)
+		b = append(b, `},"logprobs":null,"finish_reason":"`...)
 	} else {
 		b = append(b, `,"choices":[{"index":0,"text":"`...)
 		b = appendTokens(b, 0, g.tokens)
@@ -204,7 +236,7 @@ func (e openaiEncoder) whole(b []byte, g *generation, _ time.Time) []byte {
 	}
 	b = append(b, g.finish...)
 	b = append(b, `","stop_reason":null}],"usage":`...)
-	b = appendUsage(b, g)
+	b = e.appendUsage(b, g)
 	return append(b, '}')
 }
 

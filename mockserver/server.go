@@ -49,6 +49,9 @@ func New(cfg Config) *Server {
 
 	s.mux.HandleFunc("POST /v1/chat/completions", s.openaiHandler(openaiChat))
 	s.mux.HandleFunc("POST /v1/completions", s.openaiHandler(openaiText))
+	s.mux.HandleFunc("POST /v1/responses", s.responsesHandler())
+	s.mux.HandleFunc("POST /v1/embeddings", s.embeddingsHandler(false))
+	s.mux.HandleFunc("POST /api/embed", s.embeddingsHandler(true))
 	s.mux.HandleFunc("GET /v1/models", s.openaiModels)
 	s.mux.HandleFunc("GET /version", s.versionHandler)
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})

@@ -39,6 +39,9 @@ type encoder interface {
 	malformed(b []byte, g *generation) []byte
 	// whole is the non-streaming response.
 	whole(b []byte, g *generation, now time.Time) []byte
+	// reasons says whether the endpoint carries reasoning apart from content (chat, and
+	// Ollama's generate); Config.ReasoningTokens applies only there.
+	reasons() bool
 	writeError(w http.ResponseWriter, status int, msg, typ string)
 }
 
@@ -48,8 +51,11 @@ type generation struct {
 	n      uint64
 	p      params
 	tokens int
-	finish string
-	fault  Fault
+	// reasoning is how many of the first tokens are reasoning (Config.ReasoningTokens,
+	// capped at tokens; 0 where the endpoint carries none).
+	reasoning int
+	finish    string
+	fault     Fault
 
 	received, admitted time.Time
 	first, last        time.Time // first and last content chunk written
@@ -128,6 +134,13 @@ func chunkBounds(c, k, tokens int) (from, to int) {
 // a whitespace count of the text equals the token count.
 var vocab = [...]string{" the", " quick", " brown", " fox", " jumps", " over", " a", " lazy",
 	" dog", " while", " mock", " tokens", " stream", " at", " steady", " pace"}
+
+// split cuts the token range [from, to) at the end of g's reasoning: the reasoning part
+// and the answer part, either possibly empty.
+func (g *generation) split(from, to int) (rFrom, rTo, aFrom, aTo int) {
+	cut := min(max(g.reasoning, from), to)
+	return from, cut, cut, to
+}
 
 func appendTokens(b []byte, from, to int) []byte {
 	for i := from; i < to; i++ {
@@ -245,6 +258,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 
 	g.tokens, g.finish = s.cfg.length(g.p)
+	if enc.reasons() {
+		g.reasoning = min(s.cfg.ReasoningTokens, g.tokens)
+	}
 	g.created = g.received.Unix()
 	g.quotedID, g.quotedModel = quote(g.id), quote(g.p.model)
 	s.promptTok.Add(int64(g.p.promptTokens))
@@ -435,7 +451,8 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 		}
 		g.last = written
 		if t != nil {
-			t.Chunks = append(t.Chunks, ChunkTruth{Tokens: to - from, Due: due, Written: written})
+			t.Chunks = append(t.Chunks, ChunkTruth{Tokens: to - from, Reasoning: max(min(to, g.reasoning)-from, 0),
+				Due: due, Written: written})
 		}
 	}
 	s.outTok.Add(int64(g.tokens))

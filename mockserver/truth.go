@@ -50,9 +50,11 @@ type Truth struct {
 // ChunkTruth is one content chunk: how many tokens it carried, when the schedule said it
 // was due, and when the flush that wrote it returned.
 type ChunkTruth struct {
-	Tokens  int
-	Due     time.Time
-	Written time.Time
+	Tokens int
+	// Reasoning is how many of Tokens were reasoning (Config.ReasoningTokens).
+	Reasoning int
+	Due       time.Time
+	Written   time.Time
 }
 
 // TTFT is the truth for a client's TTFT: request received to first content chunk written.
@@ -61,6 +63,26 @@ func (t *Truth) TTFT() (time.Duration, bool) {
 		return 0, false
 	}
 	return t.Chunks[0].Written.Sub(t.Received), true
+}
+
+// TTFO is the truth for a client's TTFO: request received to the first chunk carrying
+// answer (not reasoning) tokens written.
+func (t *Truth) TTFO() (time.Duration, bool) {
+	for _, c := range t.Chunks {
+		if c.Tokens > c.Reasoning {
+			return c.Written.Sub(t.Received), true
+		}
+	}
+	return 0, false
+}
+
+// ReasoningTokens is the reasoning tokens written.
+func (t *Truth) ReasoningTokens() int {
+	n := 0
+	for _, c := range t.Chunks {
+		n += c.Reasoning
+	}
+	return n
 }
 
 // E2E is request received to last content chunk written.
@@ -157,6 +179,10 @@ type Summary struct {
 	// undefined.
 	TTFT time.Duration `json:"ttft_ns"`
 	TPOT time.Duration `json:"tpot_ns"`
+	// TTFO is Truth.TTFO and ReasoningTokens Truth.ReasoningTokens (Config.ReasoningTokens);
+	// TTFO is 0 when no answer chunk was written.
+	TTFO            time.Duration `json:"ttfo_ns,omitempty"`
+	ReasoningTokens int           `json:"reasoning_tokens,omitempty"`
 	// LateP50 and LateMax are the median and largest lateness of this request's chunks
 	// against their schedule: the server's own emission error.
 	LateP50 time.Duration `json:"late_p50_ns"`
@@ -172,6 +198,8 @@ func (t *Truth) Summarize() Summary {
 	}
 	s.TTFT, _ = t.TTFT()
 	s.TPOT, _ = t.TPOT()
+	s.TTFO, _ = t.TTFO()
+	s.ReasoningTokens = t.ReasoningTokens()
 	if len(t.Chunks) > 0 {
 		s.FirstWritten = t.Chunks[0].Written
 		late := make([]time.Duration, len(t.Chunks))

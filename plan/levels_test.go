@@ -29,7 +29,7 @@ workload "one_rate" {
 		byName[w.Name] = w
 	}
 	got := byName["sweep"].Levels()
-	want := []LoadLevel{{1, 2}, {1, 4.5}, {8, 2}, {8, 4.5}}
+	want := []LoadLevel{{Concurrency: 1, RequestRate: 2}, {Concurrency: 1, RequestRate: 4.5}, {Concurrency: 8, RequestRate: 2}, {Concurrency: 8, RequestRate: 4.5}}
 	if len(got) != len(want) {
 		t.Fatalf("levels %v, want %v", got, want)
 	}

@@ -547,6 +547,8 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 		}
 	}
 	addDiags(checkSessionBackends(cells))
+	addDiags(checkReasoningBackends(cells))
+	addDiags(checkEmbeddingsBackends(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 	}

@@ -68,6 +68,13 @@ type Workload struct {
 	// FidelityTolerance is how far below the asked load (a fraction) the delivered load
 	// may fall before a row's fidelity is short (fidelity_tolerance_pct; default 5%).
 	FidelityTolerance float64
+	// Reasoning holds the reasoning controls (reasoning_effort, think).
+	Reasoning Reasoning
+	// Embeddings, when set, makes the workload embeddings requests (embeddings block).
+	Embeddings *Embeddings
+	// Models, when set, spread the requests over several model names by weight (models
+	// attribute), instead of the cell's model_id alone.
+	Models []ModelWeight
 
 	goalCtx *hcl.EvalContext
 }
@@ -77,12 +84,18 @@ type LoadLevel struct {
 	Concurrency int
 	// RequestRate is the open-loop arrival rate in requests/s; 0 for a closed loop.
 	RequestRate float64
+	// Inputs and InputTokens are an embeddings workload's inputs per request and input
+	// length; 0 for other workloads.
+	Inputs, InputTokens int
 }
 
 // String names the level as the terminal and notes do: "c=4", "c=4 rate=2/s", or
 // "replay" for a trace replay without a cap on requests in flight (concurrency 0, which
 // only a replay has).
 func (l LoadLevel) String() string {
+	if l.Inputs > 0 {
+		return fmt.Sprintf("c=%d inputs=%d len=%d", l.Concurrency, l.Inputs, l.InputTokens)
+	}
 	switch {
 	case l.RequestRate > 0:
 		return fmt.Sprintf("c=%d rate=%g/s", l.Concurrency, l.RequestRate)
@@ -110,6 +123,14 @@ func (w *Workload) LevelName(l LoadLevel) string {
 func (w *Workload) Levels() []LoadLevel {
 	var out []LoadLevel
 	for _, c := range w.Concurrency {
+		if e := w.Embeddings; e != nil {
+			for _, n := range e.Inputs {
+				for _, t := range e.InputTokens {
+					out = append(out, LoadLevel{Concurrency: c, Inputs: n, InputTokens: t})
+				}
+			}
+			continue
+		}
 		if len(w.RequestRates) == 0 {
 			out = append(out, LoadLevel{Concurrency: c})
 			continue
@@ -162,8 +183,9 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 		{Name: "fidelity_tolerance_pct"},
+		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -273,8 +295,11 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			w.FidelityTolerance = pct / 100
 		}
 	}
+	l.decodeReasoning(w, a, ctx)
+	l.decodeModelMix(w, a["models"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	l.decodeSession(w, content.Blocks, a, ctx)
+	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
 	l.checkMeaningful(w, a)
 	if hasErrorsSince(l.diags, before) {
@@ -355,36 +380,49 @@ func (l *loader) decodeWorkloadBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.E
 
 // decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.
 func (l *loader) decodeConcurrency(w *Workload, c *hcl.Attribute, ctx *hcl.EvalContext) {
-	if c != nil {
-		if v, ok := l.eval(c.Expr, ctx, scopePlan); ok {
-			n0 := len(l.diags)
-			var levels []int
-			if v.Type() == cty.Number {
-				var n int
-				if l.decode(c, ctx, &n) {
-					levels = []int{n}
-				}
-			} else {
-				l.decode(c, ctx, &levels)
-			}
-			w.Concurrency = nil
-			seen := map[int]bool{}
-			for i, n := range levels {
-				switch {
-				case n < 1:
-					l.errorf(elemRange(c.Expr, i), "Invalid concurrency", "Each concurrency level must be at least 1, not %d.", n)
-				case seen[n]:
-					l.errorf(elemRange(c.Expr, i), "Duplicate concurrency level", "The level %d is listed twice.", n)
-				default:
-					seen[n] = true
-					w.Concurrency = append(w.Concurrency, n)
-				}
-			}
-			if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
-				l.errorf(c.Expr.Range().Ptr(), "Invalid concurrency", "concurrency needs at least one level.")
-			}
+	if levels, ok := l.levelList(c, ctx, "concurrency", "concurrency level"); ok {
+		w.Concurrency = levels
+	}
+}
+
+// levelList reads one number or a list of distinct numbers of at least 1 (the levels of
+// an axis: concurrency, an embeddings workload's inputs and input_tokens). ok is false
+// when a is absent or does not evaluate.
+func (l *loader) levelList(a *hcl.Attribute, ctx *hcl.EvalContext, name, what string) ([]int, bool) {
+	if a == nil {
+		return nil, false
+	}
+	v, ok := l.eval(a.Expr, ctx, scopePlan)
+	if !ok {
+		return nil, false
+	}
+	n0 := len(l.diags)
+	var levels []int
+	if v.Type() == cty.Number {
+		var n int
+		if l.decode(a, ctx, &n) {
+			levels = []int{n}
+		}
+	} else {
+		l.decode(a, ctx, &levels)
+	}
+	var out []int
+	seen := map[int]bool{}
+	for i, n := range levels {
+		switch {
+		case n < 1:
+			l.errorf(elemRange(a.Expr, i), "Invalid "+name, "Each %s must be at least 1, not %d.", what, n)
+		case seen[n]:
+			l.errorf(elemRange(a.Expr, i), "Duplicate "+what, "The level %d is listed twice.", n)
+		default:
+			seen[n] = true
+			out = append(out, n)
 		}
 	}
+	if len(levels) == 0 && !hasErrorsSince(l.diags, n0) {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid "+name, "%s needs at least one level.", name)
+	}
+	return out, true
 }
 
 // decodeRequestRates sets w.RequestRates from request_rate: one rate or a list.

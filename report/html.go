@@ -23,6 +23,8 @@ func WriteHTML(w io.Writer, r Report) error {
 	if title == "" {
 		title = "planrun results"
 	}
+	var emb []ledger.Row
+	r.Rows, emb = splitEmbeddings(r.Rows)
 	body, notes := headline(r.Rows)
 	page := htmlPage{Title: title, Env: envItems(r.Env), Head: headlineHead, Notes: notes, Capacities: r.Capacities}
 	if r.Run != "" || !r.Started.IsZero() {
@@ -40,7 +42,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	for _, c := range r.Charts {
 		page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
 	}
-	page.Cells = htmlCells(r.Rows, r.Percentiles)
+	page.Cells = append(htmlCells(r.Rows, r.Percentiles), embeddingsHTMLCells(emb)...)
 	for _, l := range formulaLines(r.Rows) {
 		page.Formulas = append(page.Formulas, inlineMarkdown(l))
 	}
@@ -127,6 +129,10 @@ func htmlCells(rows []ledger.Row, pcts []int) []htmlCell {
 		slo := htmlTable{Title: "SLO", Note: inlineMarkdown(sloNote)}
 		if slo.Head, slo.Rows = sloCells(rs); len(slo.Rows) > 0 {
 			cells[i].Tables = append(cells[i].Tables, slo)
+		}
+		reasoning := htmlTable{Title: "Reasoning", Note: inlineMarkdown(reasoningNote)}
+		if reasoning.Head, reasoning.Rows = reasoningCells(rs); len(reasoning.Rows) > 0 {
+			cells[i].Tables = append(cells[i].Tables, reasoning)
 		}
 		cells[i].Tables = append(cells[i].Tables, sessionHTMLTables(rs)...)
 	}

@@ -83,6 +83,8 @@ func WriteMarkdown(w io.Writer, r Report) error {
 		lb = chinese
 	}
 	var b strings.Builder
+	var emb []ledger.Row
+	r.Rows, emb = splitEmbeddings(r.Rows)
 	title := r.Title
 	if title == "" {
 		title = "planrun results"
@@ -91,13 +93,17 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
 		fmt.Fprintf(&b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
 	}
-	if len(r.Rows) == 0 {
+	switch {
+	case len(r.Rows) == 0 && len(emb) == 0:
 		fmt.Fprintf(&b, "%s\n\n", lb.none)
-	} else {
+	case len(r.Rows) == 0:
+		fmt.Fprintf(&b, "## %s\n\n", lb.results)
+	default:
 		fmt.Fprintf(&b, "## %s\n\n", lb.results)
 		headlineTable(&b, lb, r.Rows)
 		sessionTables(&b, r.Rows)
 	}
+	embeddingsTable(&b, emb)
 	capacityList(&b, r.Capacities)
 	if len(r.Charts) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.charts)
@@ -145,6 +151,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 			})
 			percentileTable(&b, r.Rows, r.Percentiles)
 			sloTable(&b, r.Rows)
+			reasoningTable(&b, r.Rows)
 		})
 	}
 	fmt.Fprintf(&b, "## %s\n\n", lb.env)

@@ -17,10 +17,15 @@ func percentileTable(b *strings.Builder, rows []ledger.Row, pcts []int) {
 // explanation; nothing when no row has an slo.
 func sloTable(b *strings.Builder, rows []ledger.Row) {
 	head, body := sloCells(rows)
+	noteTable(b, "SLO", sloNote, head, body)
+}
+
+// noteTable writes a table under its heading and explanation; nothing without a body.
+func noteTable(b *strings.Builder, title, note string, head []string, body [][]string) {
 	if len(body) == 0 {
 		return
 	}
-	b.WriteString("### SLO\n\n" + sloNote + "\n\n")
+	b.WriteString("### " + title + "\n\n" + note + "\n\n")
 	tableOf(b, head, body)
 }
 

@@ -132,6 +132,26 @@ type Summary struct {
 	// its schedule (AddSendLag); a full cap on requests in flight shows here. Its
 	// percentiles are exact up to ITLExactGaps requests, then within ITLRelativeError.
 	SendLag Dist `json:"send_lag_s"`
+	// Reasoning models: TTFO is the time to the first answer token (reasoning
+	// excluded; TTFT is the first token of any kind), ReasoningSpan the time from the
+	// first token to the first answer token (requests that reasoned and then answered),
+	// and AnswerTPOT TPOT over the answer tokens alone. ReasoningTokens and AnswerTokens
+	// split OutputTokens; ReasoningTokenSource is "usage" when the server counted the
+	// reasoning tokens, "chunks" when reasoning chunks were counted, "mixed", or "" when
+	// no request reasoned.
+	TTFO                 Dist   `json:"ttfo_s"`
+	ReasoningSpan        Dist   `json:"reasoning_span_s"`
+	AnswerTPOT           Dist   `json:"tpot_answer_s"`
+	ReasoningTokens      int    `json:"reasoning_tokens"`
+	AnswerTokens         int    `json:"answer_tokens"`
+	ReasoningTokenSource string `json:"reasoning_token_source,omitempty"`
+	// Embeddings requests: Inputs is Σ embeddings the successful requests returned,
+	// InputTokens Σ the server's input token counts of those requests; InputsPerSec and
+	// InputTokS divide them by the window (0 when no request embedded anything).
+	Inputs       int     `json:"inputs,omitempty"`
+	InputTokens  int     `json:"input_tokens,omitempty"`
+	InputsPerSec float64 `json:"inputs_s,omitempty"`
+	InputTokS    float64 `json:"input_tok_s,omitempty"`
 	// Delivered is the load the requests put on the server: in flight over time, and the
 	// paced requests' rate against their schedule's.
 	Delivered Delivered `json:"delivered"`
@@ -164,12 +184,14 @@ type Accumulator struct {
 	window                Window        // spanned by the samples added
 	sessions              *sessionStore // nil until AddTurn
 	lag                   valueStore
+	ttfo, span, tpotAns   valueStore
+	reasoningSources      map[backends.TokenSource]bool
 	load                  loadStore
 }
 
 // perRequest are the stores of the figures taken once per request.
 func (a *Accumulator) perRequest() []*valueStore {
-	return []*valueStore{&a.ttft, &a.tpot, &a.e2e, &a.rate, &a.connect, &a.send}
+	return []*valueStore{&a.ttft, &a.tpot, &a.e2e, &a.rate, &a.connect, &a.send, &a.ttfo, &a.span, &a.tpotAns}
 }
 
 // NewAccumulator returns an empty Accumulator holding samples against t.
@@ -211,6 +233,8 @@ func (a *Accumulator) Add(s *backends.Sample) {
 		a.itl.add((s.ChunkArrivals[i] - s.ChunkArrivals[i-1]).Seconds())
 	}
 	a.e2e.add(s.E2E().Seconds())
+	a.addReasoning(s)
+	a.l.Inputs += s.Inputs
 	a.l.OutputTokens += s.OutputTokens
 	a.chunks += s.Chunks
 	if counted(s) {
@@ -225,6 +249,27 @@ func (a *Accumulator) Add(s *backends.Sample) {
 			a.sources = map[backends.TokenSource]bool{}
 		}
 		a.sources[s.TokenSource] = true
+	}
+}
+
+// addReasoning adds a successful request's answer and reasoning figures.
+func (a *Accumulator) addReasoning(s *backends.Sample) {
+	if d, ok := s.TTFO(); ok {
+		a.ttfo.add(d.Seconds())
+	}
+	if d, ok := s.ReasoningSpan(); ok {
+		a.span.add(d.Seconds())
+	}
+	if d, ok := s.AnswerTPOT(); ok {
+		a.tpotAns.add(d.Seconds())
+	}
+	a.l.ReasoningTokens += s.ReasoningTokens
+	a.l.AnswerTokens += s.AnswerTokens()
+	if s.ReasoningTokenSource != "" {
+		if a.reasoningSources == nil {
+			a.reasoningSources = map[backends.TokenSource]bool{}
+		}
+		a.reasoningSources[s.ReasoningTokenSource] = true
 	}
 }
 
@@ -270,8 +315,12 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.l.GoodRequests += o.l.GoodRequests
 	a.l.GoodOutputTokens += o.l.GoodOutputTokens
 	a.l.SharedPrefixTokens += o.l.SharedPrefixTokens
+	a.l.ReasoningTokens += o.l.ReasoningTokens
+	a.l.Inputs += o.l.Inputs
+	a.l.AnswerTokens += o.l.AnswerTokens
 	for _, v := range []struct{ dst, src *valueStore }{{&a.ttft, &o.ttft}, {&a.tpot, &o.tpot}, {&a.e2e, &o.e2e},
-		{&a.rate, &o.rate}, {&a.connect, &o.connect}, {&a.send, &o.send}, {&a.itl, &o.itl}} {
+		{&a.rate, &o.rate}, {&a.connect, &o.connect}, {&a.send, &o.send}, {&a.itl, &o.itl},
+		{&a.ttfo, &o.ttfo}, {&a.span, &o.span}, {&a.tpotAns, &o.tpotAns}} {
 		v.dst.merge(v.src)
 	}
 	if o.sessions != nil {
@@ -290,6 +339,12 @@ func (a *Accumulator) merge(o *Accumulator) {
 			a.sources = map[backends.TokenSource]bool{}
 		}
 		a.sources[s] = true
+	}
+	for s := range o.reasoningSources {
+		if a.reasoningSources == nil {
+			a.reasoningSources = map[backends.TokenSource]bool{}
+		}
+		a.reasoningSources[s] = true
 	}
 }
 
@@ -333,16 +388,28 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.PromptTokensRequested = a.t.PromptTokens
 	l.PromptTokensActual = ratio(float64(a.promptSum), float64(a.promptN))
 	l.SharedPrefixPct = ratio(float64(l.SharedPrefixTokens)*100, float64(a.promptSum))
-	switch len(a.sources) {
-	case 0:
-	case 1:
-		for s := range a.sources {
-			l.TokenSource = string(s)
-		}
-	default:
-		l.TokenSource = "mixed"
+	l.TokenSource = sourceOf(a.sources)
+	l.TTFO, l.ReasoningSpan, l.AnswerTPOT = a.ttfo.dist(), a.span.dist(), a.tpotAns.dist()
+	l.ReasoningTokenSource = sourceOf(a.reasoningSources)
+	if l.Inputs > 0 {
+		l.InputTokens = a.promptSum
+		l.InputsPerSec = ratio(float64(l.Inputs), windowSeconds)
+		l.InputTokS = ratio(float64(a.promptSum), windowSeconds)
 	}
 	return l
+}
+
+// sourceOf names the one token source of a set, "mixed" for several, "" for none.
+func sourceOf(sources map[backends.TokenSource]bool) string {
+	switch len(sources) {
+	case 0:
+		return ""
+	case 1:
+		for s := range sources {
+			return string(s)
+		}
+	}
+	return "mixed"
 }
 
 // ratio is n/d, NaN when d is not positive (a figure that could not be measured).

@@ -61,7 +61,7 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	}
 	r.Pooled = pool.level(windowSum)
 	r.Median = medianLevel(r.PerRun)
-	r.Median.TokenSource = r.Pooled.TokenSource
+	r.Median.TokenSource, r.Median.ReasoningTokenSource = r.Pooled.TokenSource, r.Pooled.ReasoningTokenSource
 	r.Median.ITLRelativeError, r.Median.RelativeError = r.Pooled.ITLRelativeError, r.Pooled.RelativeError
 	r.Stability, r.Spread = StabilityOf(medians)
 	return r
@@ -124,6 +124,15 @@ func medianLevel(levels []Summary) Summary {
 		SharedPrefixTokens:    i(func(l *Summary) int { return l.SharedPrefixTokens }),
 		SharedPrefixPct:       f(func(l *Summary) float64 { return l.SharedPrefixPct }),
 		SendLag:               d(func(l *Summary) *Dist { return &l.SendLag }),
+		TTFO:                  d(func(l *Summary) *Dist { return &l.TTFO }),
+		ReasoningSpan:         d(func(l *Summary) *Dist { return &l.ReasoningSpan }),
+		AnswerTPOT:            d(func(l *Summary) *Dist { return &l.AnswerTPOT }),
+		ReasoningTokens:       i(func(l *Summary) int { return l.ReasoningTokens }),
+		AnswerTokens:          i(func(l *Summary) int { return l.AnswerTokens }),
+		Inputs:                i(func(l *Summary) int { return l.Inputs }),
+		InputTokens:           i(func(l *Summary) int { return l.InputTokens }),
+		InputsPerSec:          f(func(l *Summary) float64 { return l.InputsPerSec }),
+		InputTokS:             f(func(l *Summary) float64 { return l.InputTokS }),
 		Delivered: Delivered{
 			InFlightMean:  f(func(l *Summary) float64 { return l.Delivered.InFlightMean }),
 			InFlightP99:   f(func(l *Summary) float64 { return l.Delivered.InFlightP99 }),

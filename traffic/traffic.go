@@ -47,12 +47,14 @@ func Read(w *plan.Workload) (*Workload, error) {
 func (t *Workload) Request(modelID string) backends.Request {
 	w := t.w
 	return backends.Request{
-		Model:          modelID,
-		MaxTokens:      w.MaxTokens,
-		ForceMaxTokens: w.ForceMaxTokens,
-		Temperature:    w.Temperature,
-		Seed:           w.Seed,
-		NoStream:       !w.Stream,
+		Model:           modelID,
+		MaxTokens:       w.MaxTokens,
+		ForceMaxTokens:  w.ForceMaxTokens,
+		Temperature:     w.Temperature,
+		Seed:            w.Seed,
+		NoStream:        !w.Stream,
+		ReasoningEffort: w.Reasoning.Effort,
+		Think:           w.Reasoning.Think,
 	}
 }
 
@@ -86,6 +88,9 @@ func (t *Workload) Level(level plan.LoadLevel) executor.LevelSpec {
 		WarmupRuns:  w.WarmupRuns,
 		RepeatRuns:  w.RepeatRuns,
 		RequestRate: level.RequestRate,
+		Models:      modelMix(w),
+		Inputs:      level.Inputs,
+		InputTokens: level.InputTokens,
 		Arrival:     w.Arrival,
 		Session:     sessionSpec(w, level),
 		Seed:        uint64(seed(w)),
@@ -106,5 +111,17 @@ func (t *Workload) Level(level plan.LoadLevel) executor.LevelSpec {
 func LevelPrompts(p *executor.Prompts, runID string, level plan.LoadLevel) *executor.Prompts {
 	lp := *p
 	lp.Marker = fmt.Sprintf("%s|c%d|r%g", runID, level.Concurrency, level.RequestRate)
+	if level.Inputs > 0 {
+		lp.Marker += fmt.Sprintf("|i%d|t%d", level.Inputs, level.InputTokens)
+	}
 	return &lp
+}
+
+// modelMix is the workload's model mix as the executor takes it; nil without one.
+func modelMix(w *plan.Workload) []executor.WeightedModel {
+	var out []executor.WeightedModel
+	for _, m := range w.Models {
+		out = append(out, executor.WeightedModel{Name: m.Name, Weight: m.Weight})
+	}
+	return out
 }

@@ -215,3 +215,81 @@ func TestRealOllamaNonStreamed(t *testing.T) {
 		})
 	}
 }
+
+// TestRealThinking: the pinned Ollama streams a thinking-capable model's reasoning in
+// "thinking" (the tiny model's thinking variant, whose template Ollama reads the think
+// tags from). The adapter counts it apart from the answer: TTFT is the first thinking
+// chunk, TTFO the first answer chunk after it, and with no reasoning count from Ollama
+// (eval_count covers both) reasoning chunks are counted and the sample says so. Without
+// think, the same model answers without reasoning; think on a model without thinking
+// support is the server's own 400, recorded as data.
+func TestRealThinking(t *testing.T) {
+	s := realOllama(t)
+	name, err := s.CreateThinking()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mustNew(t, backends.Config{URL: s.URL})
+	seed := int64(2) // a seed whose answer closes its reasoning early (the model is random)
+	req := backends.Request{ID: "think", Model: name, Prompt: "hello world", MaxTokens: 48, Seed: &seed, Think: new(true)}
+	got := b.Do(context.Background(), req)
+	if got.Err != nil {
+		t.Fatal(got.Err)
+	}
+	ttft, _ := got.TTFT()
+	ttfo, ok := got.TTFO()
+	span, _ := got.ReasoningSpan()
+	if got.ReasoningChunks == 0 || got.Chunks == 0 || !ok || ttfo <= ttft || span != ttfo-ttft {
+		t.Fatalf("reasoning chunks %d, answer chunks %d, TTFT %v, TTFO %v (%v), span %v: want reasoning, then an answer",
+			got.ReasoningChunks, got.Chunks, ttft, ttfo, ok, span)
+	}
+	if got.TokenSource != backends.TokensServer || got.OutputTokens != 48 ||
+		got.ReasoningTokenSource != backends.TokensChunks || got.ReasoningTokens != got.ReasoningChunks ||
+		got.AnswerTokens() != 48-got.ReasoningChunks {
+		t.Errorf("tokens %d (%s), reasoning %d (%s), answer %d", got.OutputTokens, got.TokenSource,
+			got.ReasoningTokens, got.ReasoningTokenSource, got.AnswerTokens())
+	}
+	t.Logf("TTFT %v, TTFO %v, reasoning chunks %d, answer chunks %d, eval_count %d", ttft, ttfo, got.ReasoningChunks, got.Chunks, got.OutputTokens)
+	req.Think = new(false)
+	if plain := b.Do(context.Background(), req); plain.Err != nil || plain.ReasoningChunks != 0 || plain.Chunks == 0 {
+		t.Errorf("think = false: error %v, reasoning chunks %d, answer chunks %d", plain.Err, plain.ReasoningChunks, plain.Chunks)
+	}
+	req.Model, req.Think = s.Model, new(true)
+	if no := b.Do(context.Background(), req); no.Err == nil || no.Err.Class != backends.ErrHTTP4xx || !strings.Contains(no.Err.Message, "thinking") {
+		t.Errorf("think on a model without thinking: %+v", no.Err)
+	}
+}
+
+// TestRealEmbeddings: api = "embeddings" sends /api/embed to the pinned Ollama; the
+// sample's input tokens are the server's own prompt_eval_count for the same inputs, read
+// here with plain net/http, and it counts the embeddings returned. Latency is the whole
+// answer: no TTFT.
+func TestRealEmbeddings(t *testing.T) {
+	s := realOllama(t)
+	b := mustNew(t, backends.Config{URL: s.URL, API: backends.EmbeddingsAPI})
+	inputs := []string{"hello world, the model", "a fast token server", "plan run"}
+	got := b.Do(context.Background(), backends.Request{ID: "embed", Model: s.Model, Inputs: inputs, NoStream: true})
+	if got.Err != nil {
+		t.Fatal(got.Err)
+	}
+	body, _ := json.Marshal(map[string]any{"model": s.Model, "input": inputs})
+	resp, err := http.Post(s.URL+"/api/embed", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw struct {
+		Embeddings      [][]float64 `json:"embeddings"`
+		PromptEvalCount int         `json:"prompt_eval_count"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil || raw.PromptEvalCount == 0 {
+		t.Fatalf("/api/embed: %v, %+v", err, raw)
+	}
+	_, hasTTFT := got.TTFT()
+	if got.PromptTokens != raw.PromptEvalCount || got.TokenSource != backends.TokensServer || got.Inputs != len(raw.Embeddings) ||
+		got.Inputs != 3 || hasTTFT || got.End <= 0 {
+		t.Errorf("input tokens %d (%s), the server's %d; inputs %d of %d; TTFT %v; latency %v",
+			got.PromptTokens, got.TokenSource, raw.PromptEvalCount, got.Inputs, len(raw.Embeddings), hasTTFT, got.End)
+	}
+	t.Logf("%d inputs, %d input tokens (server: %d), latency %v", got.Inputs, got.PromptTokens, raw.PromptEvalCount, got.End)
+}

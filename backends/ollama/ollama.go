@@ -31,6 +31,7 @@ type Backend struct {
 	base     string
 	endpoint string
 	chat     bool
+	embed    bool // /api/embed (api = "embeddings")
 
 	mu      sync.Mutex
 	models  []string
@@ -47,7 +48,8 @@ const DefaultURL = "http://127.0.0.1:11434"
 // Kind declares the ollama backend kind: native /api/chat or /api/generate, keep_alive,
 // and the model endpoints that ensure_model uses.
 var Kind = backends.Kind{
-	Name: "ollama", DefaultURL: DefaultURL, APIs: []string{"chat", "generate"},
+	Name: "ollama", DefaultURL: DefaultURL, APIs: []string{"chat", "generate", backends.EmbeddingsAPI},
+	Reasoning: []string{"reasoning_effort", "think"},
 	KeepAlive: true, EnsureModel: true, ExtraFields: true, ServerLabel: "ollama",
 	New: backends.Constructor(New),
 }
@@ -67,8 +69,11 @@ func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 		b.endpoint = b.base + "/api/chat"
 	case "generate":
 		b.endpoint = b.base + "/api/generate"
+	case backends.EmbeddingsAPI:
+		b.embed = true
+		b.endpoint = b.base + "/api/embed"
 	default:
-		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"generate\"", cfg.Name, cfg.API)
+		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"generate\", \"embeddings\"", cfg.Name, cfg.API)
 	}
 	var bad []string
 	for k, v := range cfg.ExtraFields {
@@ -103,9 +108,16 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		m[k] = v
 	}
 	m["model"] = req.Model
-	if b.chat {
+	switch {
+	case b.embed:
+		m["input"] = backends.EmbeddingInputs(req)
+		if b.cfg.KeepAlive != "" {
+			m["keep_alive"] = b.cfg.KeepAlive
+		}
+		return json.Marshal(m)
+	case b.chat:
 		m["messages"] = req.Messages()
-	} else {
+	default:
 		m["prompt"] = req.Prompt
 	}
 	m["stream"] = !req.NoStream // the done line of a whole answer carries the text too
@@ -120,6 +132,13 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	}
 	if len(options) > 0 {
 		m["options"] = options
+	}
+	// think is a switch or, for models with levels (gpt-oss), the effort.
+	switch {
+	case req.Think != nil:
+		m["think"] = *req.Think
+	case req.ReasoningEffort != "":
+		m["think"] = req.ReasoningEffort
 	}
 	if b.cfg.KeepAlive != "" {
 		m["keep_alive"] = b.cfg.KeepAlive
@@ -146,8 +165,14 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	return b.Core().NewPost(ctx, b.endpoint, body, "application/x-ndjson", b.cfg.Headers)
 }
 
-// NewDecoder implements backends.Adapter.
-func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecoder(r) }
+// NewDecoder implements backends.Adapter: NDJSON, which reads a whole chat or generate
+// answer too, or /api/embed's answer (never streamed).
+func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder {
+	if b.embed {
+		return &backends.EmbeddingsDecoder{R: r}
+	}
+	return newDecoder(r)
+}
 
 // Probe implements backends.Backend: /api/version, /api/tags (models and their
 // digests, for the manifest), and one tiny request per present model (Ollama always

@@ -102,6 +102,9 @@ func TestRequestBodies(t *testing.T) {
 		// A session's later turn: the history goes ahead of the prompt, in order.
 		{"chat_history", backends.Config{}, backends.Request{Model: "tiny", Prompt: "and then?",
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},
+		// think: the switch, or else the effort as a level (gpt-oss's).
+		{"chat_think", backends.Config{}, backends.Request{Model: "tiny", Prompt: "hi", Think: new(true)}},
+		{"chat_think_effort", backends.Config{}, backends.Request{Model: "tiny", Prompt: "hi", ReasoningEffort: "high"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

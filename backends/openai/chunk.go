@@ -34,7 +34,7 @@ func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string
 			c.Tokens, c.PromptTokens, c.OutputTokens, c.ReasoningTokens = "", 0, 0, 0
 			if sc.Object() {
 				c.Tokens = backends.TokensUsage
-				parseUsage(sc, c)
+				parseUsage(sc, c, chatUsage)
 			}
 		case "error":
 			isErr = true
@@ -60,16 +60,28 @@ func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string
 	return nil
 }
 
-func parseUsage(sc *jsonscan.Scanner, c *backends.Chunk) {
+// usageKeys name a usage object's counts: chat and completions call them
+// prompt_tokens, completion_tokens and completion_tokens_details; the Responses API
+// input_tokens, output_tokens and output_tokens_details.
+type usageKeys struct{ prompt, output, details string }
+
+var (
+	chatUsage      = usageKeys{"prompt_tokens", "completion_tokens", "completion_tokens_details"}
+	responsesUsage = usageKeys{"input_tokens", "output_tokens", "output_tokens_details"}
+)
+
+// parseUsage reads a usage object by u's names (comparisons, not a switch on a converted
+// key, so nothing is allocated).
+func parseUsage(sc *jsonscan.Scanner, c *backends.Chunk, u usageKeys) {
 	for key, ok := sc.Key(); ok; key, ok = sc.Key() {
-		switch string(key) {
-		case "prompt_tokens":
+		switch {
+		case string(key) == u.prompt:
 			n, _ := sc.Int()
 			c.PromptTokens = int(n)
-		case "completion_tokens":
+		case string(key) == u.output:
 			n, _ := sc.Int()
 			c.OutputTokens = int(n)
-		case "completion_tokens_details":
+		case string(key) == u.details:
 			c.ReasoningTokens = 0
 			if sc.Object() {
 				for key, ok := sc.Key(); ok; key, ok = sc.Key() {

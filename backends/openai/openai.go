@@ -25,10 +25,12 @@ import (
 // Backend is one OpenAI-compatible server. Safe for concurrent use.
 type Backend struct {
 	backends.Shell
-	cfg      backends.Config
-	endpoint string
-	chat     bool
-	strict   bool
+	cfg       backends.Config
+	endpoint  string
+	chat      bool
+	responses bool // the Responses API (api = "responses")
+	embed     bool // /v1/embeddings (api = "embeddings")
+	strict    bool
 
 	mu     sync.Mutex
 	models []string // the server's model ids, fetched once
@@ -52,8 +54,8 @@ var standardFields = map[string]bool{
 // Kind declares the openai backend kind: any OpenAI-compatible server, at a url the plan
 // must give; its memory figures are read the vLLM way (/metrics).
 var Kind = backends.Kind{
-	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions"},
-	ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
+	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions", "responses", backends.EmbeddingsAPI},
+	Reasoning: []string{"reasoning_effort"}, ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
 	New: backends.Constructor(New),
 }
 
@@ -84,8 +86,14 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 		b.endpoint = base + "/chat/completions"
 	case "completions":
 		b.endpoint = base + "/completions"
+	case "responses":
+		b.responses = true
+		b.endpoint = base + "/responses"
+	case backends.EmbeddingsAPI:
+		b.embed = true
+		b.endpoint = base + "/embeddings"
 	default:
-		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"completions\"", cfg.Name, cfg.API)
+		return nil, fmt.Errorf("backend %s: api %q is not one of \"chat\", \"completions\", \"responses\", \"embeddings\"", cfg.Name, cfg.API)
 	}
 	var bad []string
 	for k := range cfg.ExtraFields {
@@ -118,6 +126,14 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		m[k] = v
 	}
 	m["model"] = req.Model
+	if b.embed {
+		m["input"] = backends.EmbeddingInputs(req)
+		return json.Marshal(m)
+	}
+	if b.responses {
+		b.responsesBody(m, req)
+		return json.Marshal(m)
+	}
 	if b.chat {
 		m["messages"] = req.Messages()
 	} else {
@@ -140,6 +156,9 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	if req.Seed != nil {
 		m["seed"] = *req.Seed
 	}
+	if req.ReasoningEffort != "" {
+		m["reasoning_effort"] = req.ReasoningEffort
+	}
 	return json.Marshal(m)
 }
 
@@ -153,7 +172,16 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 }
 
 // NewDecoder implements backends.Adapter.
-func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder { return newDecoder(r) }
+func (b *Backend) NewDecoder(r *bufio.Reader) backends.Decoder {
+	if b.embed {
+		return &backends.EmbeddingsDecoder{R: r} // never streamed
+	}
+	d := newDecoder(r)
+	if b.responses {
+		d.parse = parseEvent
+	}
+	return d
+}
 
 // Explain implements backends.Adapter: an unknown model gets the server's model list,
 // a wrong path gets a hint about /v1.

@@ -170,6 +170,11 @@ func TestRequestBodies(t *testing.T) {
 		// A session's later turn: the history goes ahead of the prompt, in order.
 		{"chat_history", backends.Config{}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
+		// A workload's reasoning_effort goes as it is; Ollama's think has no OpenAI field.
+		{"chat_reasoning", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8, ReasoningEffort: "low", Think: new(bool)}},
+		// The Responses API: input messages, max_output_tokens, reasoning.effort, store off.
+		{"responses", backends.Config{API: "responses", EngineExtensions: true}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
+			ForceMaxTokens: true, Temperature: &temp, ReasoningEffort: "high", History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,7 +201,7 @@ func TestRequestBodies(t *testing.T) {
 func TestConfigRejected(t *testing.T) {
 	for _, cfg := range []backends.Config{
 		{URL: "127.0.0.1:8000"},
-		{URL: "http://x/v1", API: "responses"},
+		{URL: "http://x/v1", API: "assistants"}, // an api the adapter does not have ("responses" it now has)
 		{URL: "http://x/v1", ExtraFields: map[string]any{"stream": false}},
 	} {
 		if _, err := New(cfg); err == nil {

@@ -21,10 +21,13 @@ type decoder struct {
 	// id is the response's "id", read from the first event only: every chunk repeats it.
 	id      string
 	sawData bool
+	// parse reads one event's data: parseChunk for chat and completions, parseEvent for
+	// the Responses API.
+	parse func(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string) error
 }
 
 func newDecoder(r *bufio.Reader) *decoder {
-	return &decoder{lines: backends.LineReader{R: r}, data: make([]byte, 0, 1024)}
+	return &decoder{lines: backends.LineReader{R: r}, data: make([]byte, 0, 1024), parse: parseChunk}
 }
 
 var done = []byte("[DONE]")
@@ -80,7 +83,7 @@ func (d *decoder) dispatch(c *backends.Chunk) error {
 		d.sawData = true
 		id = &d.id
 	}
-	return parseChunk(&d.sc, d.data, c, id)
+	return d.parse(&d.sc, d.data, c, id)
 }
 
 // ResponseID implements backends.ResponseIDer.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/internal/gatewaytest"
 	"github.com/planrun/planrun/internal/vllmtest"
 )
 
@@ -123,4 +124,100 @@ func TestRealVLLMNonStreamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rawReasoning counts the reasoning and answer deltas of the stream vLLM sent (as a tap
+// between the adapter and vLLM recorded it): chat chunks' delta.reasoning / content, or
+// the Responses API's reasoning_text and output_text delta events, each when it carries
+// text.
+func rawReasoning(t *testing.T, sse []byte) (reasoning, answer int) {
+	t.Helper()
+	for _, data := range gatewaytest.DataEvents(sse) {
+		var ev struct {
+			Type    string          `json:"type"`
+			Delta   json.RawMessage `json:"delta"`
+			Choices []struct {
+				Delta map[string]any `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		// A Responses delta event with an empty delta carries no text (vLLM sends some).
+		var text string
+		json.Unmarshal(ev.Delta, &text)
+		switch {
+		case text == "":
+		case ev.Type == "response.reasoning_text.delta":
+			reasoning++
+		case ev.Type == "response.output_text.delta":
+			answer++
+		}
+		for _, c := range ev.Choices {
+			if s, _ := c.Delta["reasoning"].(string); s != "" {
+				reasoning++
+			}
+			if s, _ := c.Delta["content"].(string); s != "" {
+				answer++
+			}
+		}
+	}
+	return reasoning, answer
+}
+
+// TestRealVLLMReasoning: vLLM with --reasoning-parser deepseek_r1 streams the text before
+// </think> as reasoning, over chat completions and the Responses API. The adapter counts
+// the reasoning and answer deltas vLLM itself sent (recorded by a tap in between), TTFO
+// follows TTFT, the output count is vLLM's usage (ignore_eos: exactly max_tokens), and
+// as vLLM 0.32 reports reasoning_tokens = 0 even for a reasoning answer, reasoning
+// chunks are counted and the sample says so.
+func TestRealVLLMReasoning(t *testing.T) {
+	s := vllmtest.SharedReasoning(t)
+	tap := gatewaytest.NewTap(t, s.URL)
+	seed := int64(3) // a seed whose answer closes its reasoning early (the model is random)
+	for _, api := range []string{"chat", "responses"} {
+		t.Run(api, func(t *testing.T) {
+			b := mustNew(t, backends.Config{Name: "openai.vllm", URL: tap.URL + "/v1", API: api, EngineExtensions: true})
+			got := b.Do(context.Background(), backends.Request{ID: "vllm/" + api, Model: s.Model, Prompt: "hello world",
+				MaxTokens: 48, ForceMaxTokens: true, Seed: &seed})
+			if !got.OK() {
+				t.Fatal(got.Err)
+			}
+			ex := tap.Exchanges()
+			wantR, wantA := rawReasoning(t, ex[len(ex)-1].Response)
+			ttft, _ := got.TTFT()
+			ttfo, ok := got.TTFO()
+			if got.ReasoningChunks != wantR || got.Chunks != wantA || wantR == 0 || wantA == 0 || !ok || ttfo <= ttft {
+				t.Errorf("reasoning %d / answer %d chunks, vLLM sent %d / %d; TTFT %v, TTFO %v (%v)",
+					got.ReasoningChunks, got.Chunks, wantR, wantA, ttft, ttfo, ok)
+			}
+			if got.OutputTokens != 48 || got.TokenSource != backends.TokensUsage ||
+				got.ReasoningTokenSource != backends.TokensChunks || got.ReasoningTokens != got.ReasoningChunks {
+				t.Errorf("tokens %d (%s), reasoning tokens %d (%s)", got.OutputTokens, got.TokenSource, got.ReasoningTokens, got.ReasoningTokenSource)
+			}
+			t.Logf("%s: TTFT %v, TTFO %v, %d reasoning and %d answer chunks, %d tokens", api, ttft, ttfo, got.ReasoningChunks, got.Chunks, got.OutputTokens)
+		})
+	}
+}
+
+// TestRealVLLMEmbeddings: vLLM's pooling runner serves the tiny checkpoint as an
+// embedding model (--runner pooling --convert embed). api = "embeddings" sends
+// /v1/embeddings; the sample counts the embeddings returned, and its input tokens are
+// vLLM's usage, equal to vLLM's own /tokenize count of each input.
+func TestRealVLLMEmbeddings(t *testing.T) {
+	s := vllmtest.SharedPooling(t)
+	inputs := []string{"hello world, the model", "a fast token server", "plan run"}
+	b := mustNew(t, backends.Config{Name: "openai.vllm", URL: s.URL + "/v1", API: backends.EmbeddingsAPI})
+	got := b.Do(context.Background(), backends.Request{ID: "vllm/embed", Model: s.Model, Inputs: inputs, NoStream: true})
+	if !got.OK() {
+		t.Fatal(got.Err)
+	}
+	want := 0
+	for _, in := range inputs {
+		want += vllmTokenize(t, s, map[string]any{"prompt": in})
+	}
+	if _, ttft := got.TTFT(); got.Inputs != 3 || got.PromptTokens != want || got.TokenSource != backends.TokensUsage || ttft {
+		t.Errorf("inputs %d, input tokens %d (%s), /tokenize says %d, TTFT %v", got.Inputs, got.PromptTokens, got.TokenSource, want, ttft)
+	}
+	t.Logf("%d inputs, %d input tokens (/tokenize: %d), latency %v", got.Inputs, got.PromptTokens, want, got.End)
 }

@@ -19,7 +19,15 @@ type wholeDecoder struct {
 }
 
 // NewWholeDecoder implements backends.WholeDecoder.
-func (b *Backend) NewWholeDecoder(r *bufio.Reader) backends.Decoder { return &wholeDecoder{r: r} }
+func (b *Backend) NewWholeDecoder(r *bufio.Reader) backends.Decoder {
+	if b.responses {
+		return &wholeResponsesDecoder{r: r}
+	}
+	if b.embed {
+		return b.NewDecoder(r)
+	}
+	return &wholeDecoder{r: r}
+}
 
 // ResponseID implements backends.ResponseIDer.
 func (d *wholeDecoder) ResponseID() string { return d.id }
@@ -31,12 +39,16 @@ type wholeResponse struct {
 		Message struct {
 			Content          string `json:"content"`
 			ReasoningContent string `json:"reasoning_content"`
+			Reasoning        string `json:"reasoning"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
+		PromptTokens            int `json:"prompt_tokens"`
+		CompletionTokens        int `json:"completion_tokens"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
@@ -62,11 +74,14 @@ func (d *wholeDecoder) Next(c *backends.Chunk) error {
 			c.Content = escaped(t)
 		}
 		c.Text += len(ch.Text) + len(ch.Message.Content)
-		c.Reasoning += len(ch.Message.ReasoningContent)
+		c.Reasoning += len(ch.Message.ReasoningContent) + len(ch.Message.Reasoning)
 		c.FinishReason = ch.FinishReason
 	}
 	if v.Usage != nil {
 		c.Tokens, c.PromptTokens, c.OutputTokens = backends.TokensUsage, v.Usage.PromptTokens, v.Usage.CompletionTokens
+		if d := v.Usage.CompletionTokensDetails; d != nil {
+			c.ReasoningTokens = d.ReasoningTokens
+		}
 	}
 	c.Done = true
 	return nil

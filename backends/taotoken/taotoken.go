@@ -19,7 +19,7 @@ const DefaultKeyEnv = "TAOTOKEN_API_KEY"
 // ServerLabel is "vllm" as for every OpenAI-protocol server.
 var Kind = backends.Kind{
 	Name: "taotoken", DefaultURL: DefaultURL, DefaultKeyEnv: DefaultKeyEnv,
-	APIs: []string{"chat", "completions"}, ServerLabel: "vllm",
+	APIs: []string{"chat", "completions"}, Reasoning: []string{"reasoning_effort"}, ServerLabel: "vllm",
 	New: backends.Constructor(New),
 }
 

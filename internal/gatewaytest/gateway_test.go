@@ -4,7 +4,6 @@ package gatewaytest
 // real Ollama: what the test sees at the engine is what a TaoToken user's request becomes.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -58,29 +57,7 @@ func strictBackend(t *testing.T, url string, getenv func(string) string) *openai
 }
 
 // engineUsage is usage.completion_tokens as the engine itself streamed it to the gateway.
-func engineUsage(t *testing.T, sse []byte) int {
-	t.Helper()
-	n := -1
-	sc := bufio.NewScanner(bytes.NewReader(sse))
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || data == "[DONE]" {
-			continue
-		}
-		var ev struct {
-			Usage *struct {
-				CompletionTokens int `json:"completion_tokens"`
-			} `json:"usage"`
-		}
-		if json.Unmarshal([]byte(data), &ev) == nil && ev.Usage != nil {
-			n = ev.Usage.CompletionTokens
-		}
-	}
-	if n < 0 {
-		t.Fatalf("the engine's stream carried no usage:\n%s", sse)
-	}
-	return n
-}
+func engineUsage(t *testing.T, sse []byte) int { return engineOutputTokens(t, sse) }
 
 // completions are the chat requests that reached an engine through its tap (LiteLLM also
 // asks the engine for /v1/models now and then).
@@ -100,6 +77,7 @@ func TestThroughGateway(t *testing.T) {
 	t.Run("routes by name, strict fields, usage", func(t *testing.T) { routesByName(t, g, tapA, tapB) })
 	t.Run("engine fields would show", func(t *testing.T) { engineFieldsWouldShow(t, g, tapA) })
 	t.Run("key", func(t *testing.T) { keyOnlyFromEnvironment(t, g, tapA) })
+	t.Run("responses API", func(t *testing.T) { responsesThroughGateway(t, g, tapA) })
 	// Nothing the gateway logged carries the key.
 	if b, err := os.ReadFile(g.LogPath); err != nil || bytes.Contains(b, []byte(key)) {
 		t.Errorf("gateway log %s: read error %v, or it contains the key", g.LogPath, err)
@@ -193,4 +171,69 @@ func TestBinaryNotFound(t *testing.T) {
 	if _, err := binaryIn(t.TempDir()); err == nil || !strings.Contains(err.Error(), InstallCommand) {
 		t.Errorf("no install under the root: %v, want the install command", err)
 	}
+}
+
+// responsesThroughGateway: api = "responses" on a strict OpenAI backend streams the
+// Responses API through the gateway; its output tokens are the engine's own count, read
+// from what the engine streamed back (the gateway may ask the engine's Responses or
+// chat endpoint), and nothing engine-specific was sent.
+func responsesThroughGateway(t *testing.T, g *Gateway, tap *Tap) {
+	b, err := openai.NewStrict(backends.Config{Name: "openai.gw", URL: g.URL, API: "responses", APIKeyEnv: keyEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(tap.Exchanges())
+	req := request("tiny-a")
+	req.ForceMaxTokens = false
+	got := b.Do(context.Background(), req)
+	if !got.OK() {
+		t.Fatalf("responses through the gateway: %v\ngateway log: %s", got.Err, g.LogPath)
+	}
+	var engine *Exchange
+	for _, e := range tap.Exchanges()[before:] {
+		if e.Path == "/v1/responses" || e.Path == "/v1/chat/completions" {
+			engine = &e
+		}
+	}
+	if engine == nil {
+		t.Fatalf("no generation request reached the engine: %v", tap.Exchanges()[before:])
+	}
+	want := engineOutputTokens(t, engine.Response)
+	if ttft, ok := got.TTFT(); !ok || got.Chunks == 0 || got.TokenSource != backends.TokensUsage || got.OutputTokens != want || ttft > got.E2E() {
+		t.Errorf("chunks %d, tokens %d (%s), engine's %d, TTFT %v (%v): want the engine's count through the Responses API",
+			got.Chunks, got.OutputTokens, got.TokenSource, want, ttft, ok)
+	}
+	t.Logf("engine path %s: %d output tokens in %d chunks, TTFT %v", engine.Path, got.OutputTokens, got.Chunks, got.FirstToken)
+}
+
+// engineOutputTokens is the engine's own output count in its stream: usage.completion_tokens
+// of a chat stream, or usage.output_tokens of a Responses stream's response.completed.
+func engineOutputTokens(t *testing.T, sse []byte) int {
+	t.Helper()
+	n := -1
+	for _, data := range DataEvents(sse) {
+		var ev struct {
+			Usage *struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+			Response *struct {
+				Usage *struct {
+					OutputTokens int `json:"output_tokens"`
+				} `json:"usage"`
+			} `json:"response"`
+		}
+		if json.Unmarshal([]byte(data), &ev) != nil {
+			continue
+		}
+		if ev.Usage != nil {
+			n = ev.Usage.CompletionTokens
+		}
+		if ev.Response != nil && ev.Response.Usage != nil {
+			n = ev.Response.Usage.OutputTokens
+		}
+	}
+	if n < 0 {
+		t.Fatalf("the engine's stream carried no usage:\n%s", sse)
+	}
+	return n
 }

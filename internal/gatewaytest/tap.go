@@ -1,6 +1,7 @@
 package gatewaytest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -102,4 +104,18 @@ func (b *teeBody) record() {
 
 func contextWith(r *http.Request, ex *Exchange) context.Context {
 	return context.WithValue(r.Context(), exchangeKey{}, ex)
+}
+
+// DataEvents are the data fields of an SSE stream as a tap recorded it (Exchange.Response),
+// in order, the [DONE] marker left out: what a test decodes to see what the engine sent.
+func DataEvents(sse []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(sse))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && data != "[DONE]" {
+			out = append(out, data)
+		}
+	}
+	return out
 }

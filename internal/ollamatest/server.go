@@ -81,6 +81,9 @@ type Server struct {
 	waitErr  error         // serve's exit status, valid once exited is closed
 	stopOnce sync.Once
 	stopErr  error
+
+	thinkOnce sync.Once
+	thinkErr  error
 }
 
 // Start starts a server for one test (or benchmark), fails it with the server's
@@ -266,20 +269,42 @@ func (s *Server) lostPortRace() bool {
 }
 
 // create runs `ollama create tiny -f Modelfile` against this server.
-func (s *Server) create(modelfile string) error {
+func (s *Server) create(modelfile string) error { return s.createModel(s.Model, modelfile) }
+
+// ThinkingModelName is the name CreateThinking creates the thinking model under.
+const ThinkingModelName = "tiny-think"
+
+// CreateThinking creates the tiny model's thinking variant (tinymodel.WriteThinkingDir:
+// Ollama lists it as "thinking" capable and streams its reasoning as "thinking") once
+// per server, and returns its name.
+func (s *Server) CreateThinking() (string, error) {
+	s.thinkOnce.Do(func() {
+		mf, err := tinymodel.WriteThinkingDir(filepath.Join(s.Dir, "think"), tinymodel.DefaultConfig())
+		if err == nil {
+			err = s.createModel(ThinkingModelName, mf)
+		}
+		s.thinkErr = err
+	})
+	return ThinkingModelName, s.thinkErr
+}
+
+func (s *Server) createModel(name, modelfile string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, s.Binary, "create", s.Model, "-f", modelfile)
+	cmd := exec.CommandContext(ctx, s.Binary, "create", name, "-f", modelfile)
 	cmd.Dir = filepath.Dir(modelfile)
 	cmd.Env = serverEnv(strings.TrimPrefix(s.URL, "http://"), filepath.Join(s.Dir, "models"), filepath.Join(s.Dir, "home"))
-	fmt.Fprintf(s.log, "\n--- ollamatest: ollama create %s -f %s\n", s.Model, modelfile)
+	fmt.Fprintf(s.log, "\n--- ollamatest: ollama create %s -f %s\n", name, modelfile)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	began := time.Now()
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("ollama create %s: %w", s.Model, err)
+		return fmt.Errorf("ollama create %s: %w", name, err)
 	}
-	s.CreateTime = time.Since(began)
-	fmt.Fprintf(s.log, "--- ollamatest: created in %v\n", s.CreateTime)
+	took := time.Since(began)
+	if name == s.Model {
+		s.CreateTime = took
+	}
+	fmt.Fprintf(s.log, "--- ollamatest: created in %v\n", took)
 	return nil
 }
 

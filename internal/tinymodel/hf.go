@@ -138,10 +138,19 @@ func WriteHFDir(dir string, c Config) error {
 		return err
 	}
 	tokens, merges := BPEVocabulary()
+	added := []int{HFBOSID, HFEOSID}
+	if c.ThinkTags {
+		// Added tokens, as DeepSeek-R1's are: vLLM's reasoning parsers look them up by
+		// string and split the stream at their ids.
+		for _, tag := range thinkTags {
+			added = append(added, len(tokens))
+			tokens = append(tokens, tag)
+		}
+	}
 	files := map[string]any{
 		"config.json":             hfModelConfig(c, len(tokens)),
 		"generation_config.json":  map[string]any{"bos_token_id": HFBOSID, "eos_token_id": HFEOSID, "do_sample": false},
-		"tokenizer.json":          hfTokenizer(tokens, merges),
+		"tokenizer.json":          hfTokenizer(tokens, merges, added),
 		"tokenizer_config.json":   hfTokenizerConfig(c),
 		"special_tokens_map.json": map[string]any{"bos_token": HFBOS, "eos_token": HFEOS},
 	}
@@ -182,21 +191,25 @@ func hfModelConfig(c Config, vocab int) map[string]any {
 	}
 }
 
-func hfTokenizer(tokens []string, merges [][2]string) map[string]any {
+func hfTokenizer(tokens []string, merges [][2]string, added []int) map[string]any {
 	vocab := make(map[string]int, len(tokens))
 	for id, t := range tokens {
 		vocab[t] = id
 	}
 	special := func(id int) map[string]any {
 		return map[string]any{"id": id, "content": tokens[id], "single_word": false, "lstrip": false,
-			"rstrip": false, "normalized": false, "special": true}
+			"rstrip": false, "normalized": false, "special": id == HFBOSID || id == HFEOSID}
+	}
+	var addedTokens []any
+	for _, id := range added {
+		addedTokens = append(addedTokens, special(id))
 	}
 	byteLevel := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
 	return map[string]any{
 		"version":      "1.0",
 		"truncation":   nil,
 		"padding":      nil,
-		"added_tokens": []any{special(HFBOSID), special(HFEOSID)},
+		"added_tokens": addedTokens,
 		"normalizer":   nil,
 		"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{
 			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": llama3Split}, "behavior": "Isolated", "invert": false},

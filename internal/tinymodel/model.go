@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ollama/ollama/fs/ggml"
 )
@@ -28,6 +29,10 @@ type Config struct {
 	KVHeads       int     // llama.attention.head_count_kv (< Heads means grouped-query attention)
 	ContextLength int     // llama.context_length
 	NormEpsilon   float32 // llama.attention.layer_norm_rms_epsilon
+	// ThinkTags adds the pieces <think> and </think> to the vocabulary and makes </think>
+	// likely enough that a thinking model closes its reasoning within a few dozen tokens
+	// (ThinkingModelfile). Off, the vocabulary and so every byte stay as they were.
+	ThinkTags bool
 }
 
 // DefaultConfig is the model the tests and the quickstart use: 2 layers of width 64,
@@ -55,6 +60,24 @@ const (
 // Modelfile is what `ollama create` needs: the raw prompt as template (the model
 // has no chat format) and a small context so the KV cache stays tiny.
 const Modelfile = "FROM ./" + GGUFName + "\nTEMPLATE {{ .Prompt }}\nPARAMETER num_ctx 512\n"
+
+// ThinkingModelfile serves the same GGUF as a model that "supports thinking" in
+// Ollama's sense: its template renders .Thinking between <think> and </think> inside the
+// range over .Messages (thinking.InferTags finds the tags there), and ends the prompt
+// with <think> when the request sets think, so Ollama's parser starts in the reasoning
+// and hands out everything up to the model's </think> as "thinking". Write the GGUF
+// with ThinkTags, or the model never emits </think>.
+const ThinkingModelfile = "FROM ./" + GGUFName + "\n" +
+	"TEMPLATE \"\"\"{{- range .Messages }}{{ .Role }}: {{ if .Thinking }}<think>{{ .Thinking }}</think>{{ end }}{{ .Content }}\n" +
+	"{{ end }}assistant:{{ if and .IsThinkSet .Think }}<think>{{ end }}\"\"\"\n" +
+	"PARAMETER num_ctx 512\n"
+
+// thinkTags are the pieces ThinkTags adds, after the word pieces.
+var thinkTags = []string{"<think>", "</think>"}
+
+// closeBias scales </think>'s output row (a copy of another token's): its logit then
+// spreads that much wider than the others', so it wins a sampled step now and then.
+const closeBias = 2.5
 
 // SentencePiece token types (llama_token_type in llama.cpp).
 const (
@@ -88,6 +111,10 @@ var wordPieces = []string{
 // Vocabulary returns the token strings, scores and types, in id order:
 // <unk> <s> </s>, the 256 byte tokens <0x00>…<0xFF>, then the word pieces.
 func Vocabulary() (tokens []string, scores []float32, types []int32) {
+	return vocabulary(false)
+}
+
+func vocabulary(think bool) (tokens []string, scores []float32, types []int32) {
 	tokens = append(tokens, "<unk>", "<s>", "</s>")
 	scores = append(scores, 0, 0, 0)
 	types = append(types, tokenUnknown, tokenControl, tokenControl)
@@ -97,7 +124,11 @@ func Vocabulary() (tokens []string, scores []float32, types []int32) {
 		types = append(types, tokenByte)
 	}
 	// SentencePiece merges the highest score first; earlier pieces win.
-	for i, p := range wordPieces {
+	pieces := wordPieces
+	if think {
+		pieces = append(slices.Clip(pieces), thinkTags...)
+	}
+	for i, p := range pieces {
 		tokens = append(tokens, p)
 		scores = append(scores, -float32(i+1))
 		types = append(types, tokenNormal)
@@ -133,7 +164,7 @@ func Write(f *os.File, c Config) error {
 	if err := c.validate(); err != nil {
 		return err
 	}
-	tokens, scores, types := Vocabulary()
+	tokens, scores, types := vocabulary(c.ThinkTags)
 	nVocab := uint64(len(tokens))
 	nEmbd := uint64(c.Embedding)
 	nFF := uint64(c.FeedForward)
@@ -189,6 +220,17 @@ func (d f32Data) WriteTo(w io.Writer) (int64, error) {
 // WriteDir writes GGUFName and ModelfileName into dir (created if missing) and
 // returns the Modelfile's path, ready for `ollama create NAME -f PATH`.
 func WriteDir(dir string, c Config) (modelfile string, err error) {
+	return writeDir(dir, c, Modelfile)
+}
+
+// WriteThinkingDir is WriteDir for the thinking model: c with ThinkTags, and
+// ThinkingModelfile.
+func WriteThinkingDir(dir string, c Config) (modelfile string, err error) {
+	c.ThinkTags = true
+	return writeDir(dir, c, ThinkingModelfile)
+}
+
+func writeDir(dir string, c Config, text string) (modelfile string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -204,7 +246,7 @@ func WriteDir(dir string, c Config) (modelfile string, err error) {
 		return "", err
 	}
 	modelfile = filepath.Join(dir, ModelfileName)
-	if err := os.WriteFile(modelfile, []byte(Modelfile), 0o644); err != nil {
+	if err := os.WriteFile(modelfile, []byte(text), 0o644); err != nil {
 		return "", err
 	}
 	return modelfile, nil

@@ -77,5 +77,14 @@ func drawWeights(c Config, ws []llamaWeight, hf bool) [][]float32 {
 		}
 		out[i] = data
 	}
+	if c.ThinkTags {
+		// </think>, the last token, gets a scaled copy of another token's output row (the
+		// last weight: one row of w.in per token in both layouts), so its logit spreads
+		// wider than the others' and a thinking model closes its reasoning now and then.
+		head, w := out[len(out)-1], ws[len(ws)-1]
+		for j := range w.in {
+			head[(w.out-1)*w.in+j] = closeBias * head[(w.out-3)*w.in+j]
+		}
+	}
 	return out
 }

@@ -15,6 +15,7 @@ package vllmtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,15 +58,31 @@ func Binary() (string, error) {
 		Label: "vLLM", Hint: "run scripts/install-vllm.sh to install the pinned vLLM CPU build"}.Find()
 }
 
+// Options choose what StartServerWith serves beyond the default.
+type Options struct {
+	// Reasoning serves the checkpoint with think tags (tinymodel's ThinkTags: <think> and
+	// </think> as added tokens, </think> likely) under --reasoning-parser deepseek_r1, so
+	// vLLM streams the text before </think> as reasoning.
+	Reasoning bool
+	// Pooling serves the default checkpoint with vLLM's pooling runner as an embedding
+	// model (--runner pooling --convert embed): /v1/embeddings instead of generation.
+	Pooling bool
+}
+
 // StartServer writes the tiny checkpoint under dir and starts vLLM on it with
 // --enable-prefix-caching and --max-model-len MaxModelLen. The caller must call Stop.
-func StartServer(dir string) (*Server, error) {
+func StartServer(dir string) (*Server, error) { return StartServerWith(dir, Options{}) }
+
+// StartServerWith is StartServer with o's additions.
+func StartServerWith(dir string, o Options) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
 	model := filepath.Join(dir, "model")
-	if err := tinymodel.WriteHFDir(model, tinymodel.HFConfig()); err != nil {
+	c := tinymodel.HFConfig()
+	c.ThinkTags = o.Reasoning
+	if err := tinymodel.WriteHFDir(model, c); err != nil {
 		return nil, err
 	}
 	port, err := servers.FreePort()
@@ -73,11 +90,18 @@ func StartServer(dir string) (*Server, error) {
 		return nil, err
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	command := []string{bin, "--model", model, "--served-model-name", ModelName,
+		"--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"}
+	if o.Reasoning {
+		command = append(command, "--reasoning-parser", "deepseek_r1")
+	}
+	if o.Pooling {
+		command = append(command, "--runner", "pooling", "--convert", "embed")
+	}
 	spec := servers.Spec{
-		Name: "vllm",
-		Command: []string{bin, "--model", model, "--served-model-name", ModelName,
-			"--host", "127.0.0.1", "--port", strconv.Itoa(port),
-			"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"},
+		Name:         "vllm",
+		Command:      command,
 		Dir:          dir,
 		ReadyURL:     url + "/health",
 		ReadyTimeout: readyTimeout,
@@ -95,14 +119,22 @@ func StartServer(dir string) (*Server, error) {
 // Stop ends the server's process group (vLLM's API server and its engine core).
 func (s *Server) Stop() error { return s.proc.Stop() }
 
-// shared is the test binary's one real vLLM.
-var shared = &realserver.Shared[*Server]{Name: "vllmtest", Pattern: "planrun-vllm-", Start: func(dir string) (*Server, error) {
-	s, err := StartServer(dir)
-	if err == nil {
-		fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.URL, s.StartupTime.Round(time.Millisecond))
-	}
-	return s, err
-}}
+// sharedWith is the test binary's one real vLLM of options o.
+func sharedWith(o Options) *realserver.Shared[*Server] {
+	return &realserver.Shared[*Server]{Name: "vllmtest", Pattern: "planrun-vllm-", Start: func(dir string) (*Server, error) {
+		s, err := StartServerWith(dir, o)
+		if err == nil {
+			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.URL, s.StartupTime.Round(time.Millisecond))
+		}
+		return s, err
+	}}
+}
+
+var (
+	shared          = sharedWith(Options{})
+	sharedReasoning = sharedWith(Options{Reasoning: true})
+	sharedPooling   = sharedWith(Options{Pooling: true})
+)
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
 // that calls it runs its tests through Main.
@@ -111,10 +143,25 @@ func Shared(t testing.TB) *Server {
 	return shared.Get(t)
 }
 
-// Main runs the package's tests and then stops the shared server: TestMain's body,
+// SharedReasoning is Shared for a server of Options{Reasoning: true}.
+func SharedReasoning(t testing.TB) *Server { t.Helper(); return sharedReasoning.Get(t) }
+
+// SharedPooling is Shared for a server of Options{Pooling: true}.
+func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(t) }
+
+// Main runs the package's tests and then stops the shared servers: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
-func Main(m *testing.M) int { return shared.Main(m) }
+func Main(m *testing.M) int {
+	code := m.Run()
+	if err := StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "vllmtest:", err)
+		code = 1
+	}
+	return code
+}
 
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
-func StopShared() error { return shared.Stop() }
+func StopShared() error {
+	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop())
+}

@@ -1,0 +1,180 @@
+package apply
+
+import (
+	"encoding/json"
+	"math"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/mockserver"
+)
+
+const reasoningPlan = `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+backend "ollama" "mock" { url = var.url }
+backend "openai" "responses" {
+  url = "${var.url}/v1"
+  api = "responses"
+}
+workload "think" {
+  prompt_tokens    = 16
+  max_tokens       = 40
+  concurrency      = [2]
+  warmup_runs      = 0
+  repeat_runs      = 2
+  requests         = 4
+  reasoning_effort = "high"
+}
+matrix "m" {
+  model    = ["tiny"]
+  tool     = [backend.openai.mock, backend.ollama.mock, backend.openai.responses]
+  workload = [workload.think]
+  model_id = "mock"
+}
+expect "answer_after_reasoning" {
+  condition     = result.ttfo_p50_s > result.ttft_p50_s && result.reasoning_tokens > 0 && result.answer_tokens > 0
+  error_message = "TTFO is not after TTFT, or the tokens were not split."
+}
+`
+
+// The acceptance check of reasoning streams: against a server whose reasoning and answer
+// timing is known (the mock's truth per request: when it wrote each chunk), TTFT (first
+// token of any kind), TTFO (first answer token) and the reasoning and answer token counts
+// are within 1% of the truth, over OpenAI deltas (reasoning_content, usage with
+// reasoning_tokens), the Responses API's events (reasoning_text and output_text deltas,
+// usage on response.completed) and Ollama's thinking field (no reasoning count: chunks counted, and
+// the row says so). The truth is taken from the request's own start stamp (client and
+// mock share the machine's clock), so a loaded machine's delay in sending the request,
+// which is in TTFT but not in the server's schedule, does not blur the comparison.
+func TestReasoningAgainstTruth(t *testing.T) {
+	const reasoning, answer = 20, 20
+	srv := mockserver.New(mockserver.Config{TTFT: 300 * time.Millisecond, TPOT: 10 * time.Millisecond,
+		ReasoningTokens: reasoning, ReasoningUsage: true, RecordTruth: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	p, cells := loadPlan(t, reasoningPlan, hs.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(res.ExpectFailures) != 0 {
+		t.Errorf("expect failures: %v", res.ExpectFailures)
+	}
+	within := func(what, id string, got, want time.Duration) {
+		if d := math.Abs(float64(got - want)); d > 0.01*float64(want) {
+			t.Errorf("%s %s = %v, truth %v: off by more than 1%%", id, what, got, want)
+		}
+	}
+	truthTTFO := map[string][]float64{}
+	for _, r := range recs {
+		tr, ok := srv.Truth(r.RequestID)
+		if !ok || r.Err != nil {
+			t.Fatalf("%s: truth %v, error %v", r.ID, ok, r.Err)
+		}
+		wantTTFT, wantTTFO := writtenSince(t, tr, r.Start)
+		ttft, _ := r.TTFT()
+		ttfo, ok := r.TTFO()
+		if !ok {
+			t.Fatalf("%s: no TTFO", r.ID)
+		}
+		within("TTFT", r.ID, ttft, wantTTFT)
+		within("TTFO", r.ID, ttfo, wantTTFO)
+		if span, _ := r.ReasoningSpan(); span != ttfo-ttft || span <= 0 {
+			t.Errorf("%s: reasoning span %v, want TTFO − TTFT = %v", r.ID, span, ttfo-ttft)
+		}
+		if r.ReasoningTokens != tr.ReasoningTokens() || r.ReasoningTokens != reasoning || r.AnswerTokens() != answer {
+			t.Errorf("%s: reasoning %d answer %d tokens, truth %d and %d", r.ID, r.ReasoningTokens, r.AnswerTokens(), tr.ReasoningTokens(), answer)
+		}
+		wantSource := backends.TokensUsage
+		if strings.Contains(r.CellID, "ollama") {
+			wantSource = backends.TokensChunks // Ollama reports no reasoning count
+		}
+		if r.ReasoningTokenSource != wantSource {
+			t.Errorf("%s: reasoning token source %q, want %q", r.ID, r.ReasoningTokenSource, wantSource)
+		}
+		// E2E against the truth too; TPOT over the answer alone is (E2E − TTFO) over the
+		// answer's tokens after its first.
+		within("E2E", r.ID, r.E2E(), tr.Chunks[len(tr.Chunks)-1].Written.Sub(r.Start))
+		if d, ok := r.AnswerTPOT(); !ok || d != (r.E2E()-ttfo)/time.Duration(answer-1) {
+			t.Errorf("%s: answer TPOT %v (%v), want (E2E − TTFO) / %d", r.ID, d, ok, answer-1)
+		}
+		truthTTFO[r.CellID] = append(truthTTFO[r.CellID], wantTTFO.Seconds())
+	}
+	if len(res.Rows) != 3 {
+		t.Fatalf("%d rows, want 3", len(res.Rows))
+	}
+	for _, row := range res.Rows {
+		ts := truthTTFO[row.CellID]
+		sort.Float64s(ts)
+		if want := (ts[len(ts)/2-1] + ts[len(ts)/2]) / 2; math.Abs(row.TTFO.P50-want) > 0.01*want {
+			t.Errorf("%s: ttfo p50 %v, truth median %v", row.CellID, row.TTFO.P50, want)
+		}
+		if row.ReasoningTokens != 8*reasoning || row.AnswerTokens != 8*answer || row.OutputTokens != 8*(reasoning+answer) {
+			t.Errorf("%s: reasoning %d answer %d output %d tokens, want %d, %d, %d", row.CellID,
+				row.ReasoningTokens, row.AnswerTokens, row.OutputTokens, 8*reasoning, 8*answer, 8*(reasoning+answer))
+		}
+		if !(row.TTFO.P50 > row.TTFT.P50) || !(row.ReasoningSpan.P50 > 0.15) {
+			t.Errorf("%s: TTFT %v TTFO %v span %v", row.CellID, row.TTFT.P50, row.TTFO.P50, row.ReasoningSpan.P50)
+		}
+		if strings.Contains(row.CellID, "ollama") != strings.Contains(row.Notes, "reasoning tokens counted from reasoning chunks") {
+			t.Errorf("%s: notes %q", row.CellID, row.Notes)
+		}
+	}
+	checkReasoningOutputs(t, res)
+}
+
+// writtenSince is when the mock wrote the first chunk and the first answer chunk of tr,
+// from start.
+func writtenSince(t *testing.T, tr mockserver.Truth, start time.Time) (first, answer time.Duration) {
+	t.Helper()
+	if len(tr.Chunks) == 0 {
+		t.Fatalf("%s: no chunks written", tr.ID)
+	}
+	first = tr.Chunks[0].Written.Sub(start)
+	for _, c := range tr.Chunks {
+		if c.Tokens > c.Reasoning {
+			return first, c.Written.Sub(start)
+		}
+	}
+	t.Fatalf("%s: no answer chunk written", tr.ID)
+	return 0, 0
+}
+
+// checkReasoningOutputs: the CSV, summary.json and the report name TTFO apart from TTFT.
+func checkReasoningOutputs(t *testing.T, res *Result) {
+	t.Helper()
+	rows, err := ledger.ReadLedger(res.LedgerPath)
+	if err != nil || len(rows) != 3 || math.Abs(rows[0].TTFO.P50-res.Rows[0].TTFO.P50) > 1e-6 {
+		t.Fatalf("ledger: %v rows, %v", len(rows), err)
+	}
+	for _, col := range []string{"ttfo_p50_s", "ttfo_p90_s", "ttfo_p95_s", "ttfo_p99_s", "ttfo_mean_s", "ttfo_std_s", "reasoning_tokens", "answer_tokens"} {
+		if !slices.Contains(ledger.Header(), col) {
+			t.Errorf("CSV header lacks %s", col)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(res.RunDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil || len(sum.Rows) != 3 {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if sum.Rows[0]["ttfo_p50_s"] == nil || sum.Rows[0]["reasoning_tokens"] == nil || sum.Rows[0]["ttfo_p50_s"] == sum.Rows[0]["ttft_p50_s"] {
+		t.Errorf("summary.json row: ttfo %v ttft %v reasoning %v", sum.Rows[0]["ttfo_p50_s"], sum.Rows[0]["ttft_p50_s"], sum.Rows[0]["reasoning_tokens"])
+	}
+	md, _ := os.ReadFile(res.ReportPath)
+	for _, want := range []string{"### Reasoning", "TTFO p50 (s)", "TTFT p50 (s)", "Reasoning tokens"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
