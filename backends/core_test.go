@@ -162,10 +162,11 @@ func TestDoStampsEveryChunkOnItsClock(t *testing.T) {
 		t.Fatal(s.Err)
 	}
 	want := backends.Sample{ID: "r1", Start: backendtest.Epoch, ResponseID: "resp-1", RequestID: "req-9",
-		Headers: 5 * ms, FirstByte: 5 * ms, FirstToken: 20 * ms, End: 50 * ms,
+		Headers: 5 * ms, FirstByte: 5 * ms, FirstToken: 20 * ms, FirstAnswer: 20 * ms, End: 50 * ms,
 		ChunkArrivals: []time.Duration{20 * ms, 35 * ms, 50 * ms},
 		OutputTokens:  3, TokenSource: backends.TokensUsage, PromptTokens: 7, Chunks: 2,
-		ReasoningChunks: 1, ReasoningTokens: 1, TextBytes: 5, ReasoningBytes: 3, FinishReason: "length"}
+		ReasoningChunks: 1, ReasoningTokens: 1, ReasoningTokenSource: backends.TokensUsage,
+		TextBytes: 5, ReasoningBytes: 3, FinishReason: "length"}
 	assertSample(t, s, want)
 	if got := cap(s.ChunkArrivals); got != 5 {
 		t.Errorf("arrivals allocated for %d chunks, want MaxTokens+1 = 5 (one allocation per request)", got)

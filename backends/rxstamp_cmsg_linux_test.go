@@ -45,8 +45,47 @@ func TestParseTimestampAfterOtherMessages(t *testing.T) {
 	}
 }
 
+// holdTimestamping keeps a timestamped socket open for the test and waits until the kernel
+// stamps its packets: the first socket to ask turns stamping on through deferred work, so
+// packets received just after it (a fresh test process, or after every such socket closed)
+// can arrive unstamped. With one held open, the test's own socket sees stamping on.
+func holdTimestamping(t *testing.T) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, oob := make([]byte, 1), make([]byte, 64)
+	for range 200 {
+		if err := syscall.Sendto(fd, []byte("w"), 0, sa); err != nil {
+			t.Fatal(err)
+		}
+		_, oobn, _, _, err := syscall.Recvmsg(fd, buf, oob, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := parseTimestamp(oob[:oobn]); ok {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatal("the kernel stamped none of 200 packets on a socket with SO_TIMESTAMPNS")
+}
+
 // A connection timestamps nothing before its first read, and a zero-length read is no read.
 func TestRxConnBeforeAnyRead(t *testing.T) {
+	holdTimestamping(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -54,15 +93,19 @@ func TestRxConnBeforeAnyRead(t *testing.T) {
 	defer l.Close()
 	// The peer closes only once the byte was read: a FIN queued behind the data would
 	// be the newest packet, its stamp the one reported, or none.
-	read := make(chan struct{})
+	// It writes only once the dial returned: a byte that arrives before the dialer turned
+	// stamping on carries no stamp (in use, a response follows the request sent after it).
+	read, dialed := make(chan struct{}), make(chan struct{})
 	go func() {
 		if c, err := l.Accept(); err == nil {
+			<-dialed
 			c.Write([]byte("x"))
 			<-read
 			c.Close()
 		}
 	}()
 	c, err := (&rxDialer{}).DialContext(context.Background(), "tcp", l.Addr().String())
+	close(dialed)
 	if err != nil {
 		t.Fatal(err)
 	}
