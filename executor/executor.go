@@ -173,27 +173,8 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		kind = "warmup"
 	}
 
-	// reqCtx outlives ctx by the grace period so in-flight requests can finish.
-	reqCtx, cancelReqs := context.WithCancel(context.Background())
-	defer cancelReqs()
-	stopWatch := make(chan struct{})
-	defer close(stopWatch)
-	go func() {
-		select {
-		case <-stopWatch:
-			return
-		case <-ctx.Done():
-		}
-		t := time.NewTimer(opts.Grace)
-		defer t.Stop()
-		select {
-		case <-stopWatch:
-		case <-t.C:
-			cancelReqs()
-		case <-opts.Stop:
-			cancelReqs()
-		}
-	}()
+	reqCtx, endRun := requestContext(ctx, opts)
+	defer endRun()
 
 	sink := make(chan finished, sinkBuffer(lv))
 	drained := make(chan struct{})
@@ -234,17 +215,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			s.Model = req.Model
 		}
 		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
-			// A connection lost as the managed server died is the server's death, not a
-			// network fault: wait briefly for its exit to be seen, then say so.
-			t := time.NewTimer(abortWait)
-			select {
-			case <-opts.Abort:
-				e := abortErr(opts)
-				e.Message += " (" + s.Err.Message + ")"
-				s.Err = e
-			case <-t.C:
-			}
-			t.Stop()
+			blameAbort(&s, opts)
 		}
 		return record(s, shared)
 	}
@@ -266,6 +237,48 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	<-drained
 	run.Interrupted = ctx.Err() != nil
 	return run
+}
+
+// requestContext is the context a run's requests are sent with: it outlives ctx by the
+// grace period (or until opts.Stop) so in-flight requests can finish. endRun releases it
+// when the run is over.
+func requestContext(ctx context.Context, opts Options) (reqCtx context.Context, endRun func()) {
+	reqCtx, cancelReqs := context.WithCancel(context.Background())
+	stopWatch := make(chan struct{})
+	go func() {
+		select {
+		case <-stopWatch:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(opts.Grace)
+		defer t.Stop()
+		select {
+		case <-stopWatch:
+		case <-t.C:
+			cancelReqs()
+		case <-opts.Stop:
+			cancelReqs()
+		}
+	}()
+	return reqCtx, func() {
+		close(stopWatch)
+		cancelReqs()
+	}
+}
+
+// blameAbort gives a connection lost as the managed server died the server's death as its
+// error rather than a network fault's: it waits briefly for the exit to be seen, then says so.
+func blameAbort(s *backends.Sample, opts Options) {
+	t := time.NewTimer(abortWait)
+	defer t.Stop()
+	select {
+	case <-opts.Abort:
+		e := abortErr(opts)
+		e.Message += " (" + s.Err.Message + ")"
+		s.Err = e
+	case <-t.C:
+	}
 }
 
 // request builds request p of a run, named id, from the template: its prompt and, when

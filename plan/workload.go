@@ -238,6 +238,33 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			}
 		}
 	}
+	l.decodeRequestContent(w, a, ctx)
+	l.decode(a["shared_prefix"], ctx, &w.SharedPrefix)
+	l.decodeRequestRates(w, a["request_rate"], ctx)
+	if g := a["goal"]; g != nil {
+		l.checkCondition(g.Expr, ctx, scopeGoal)
+		w.Goal, w.goalCtx = g.Expr, ctx
+	}
+	l.decodeArrival(w, a, ctx)
+	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
+	l.decode(a["stream"], ctx, &w.Stream)
+	l.decodeFidelityTolerance(w, a["fidelity_tolerance_pct"], ctx)
+	l.decodeReasoning(w, a, ctx)
+	l.decodeModelMix(w, a["models"], ctx)
+	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
+	l.decodeSession(w, content.Blocks, a, ctx)
+	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
+	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
+	l.checkMeaningful(w, a)
+	if hasErrorsSince(l.diags, before) {
+		return standIn(l, w)
+	}
+	return w
+}
+
+// decodeRequestContent reads what each request carries besides its lengths: sampling
+// (temperature, seed) and the prompt text, inline or from a file.
+func (l *loader) decodeRequestContent(w *Workload, a hcl.Attributes, ctx *hcl.EvalContext) {
 	if t := a["temperature"]; t != nil {
 		var f float64
 		if l.decode(t, ctx, &f) {
@@ -266,12 +293,11 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			w.Prompt = string(b)
 		}
 	}
-	l.decode(a["shared_prefix"], ctx, &w.SharedPrefix)
-	l.decodeRequestRates(w, a["request_rate"], ctx)
-	if g := a["goal"]; g != nil {
-		l.checkCondition(g.Expr, ctx, scopeGoal)
-		w.Goal, w.goalCtx = g.Expr, ctx
-	}
+}
+
+// decodeArrival reads an open loop's arrival process; without request_rate it has no loop
+// to shape, which is said.
+func (l *loader) decodeArrival(w *Workload, a hcl.Attributes, ctx *hcl.EvalContext) {
 	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
 		if !contains(arrivals, w.Arrival) {
 			l.errorf(ar.Expr.Range().Ptr(), "Invalid arrival", "arrival is %s, not %q.%s", quoteList(arrivals), w.Arrival, suggestion(w.Arrival, arrivals))
@@ -283,29 +309,21 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 			}})
 		}
 	}
-	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
-	l.decode(a["stream"], ctx, &w.Stream)
-	if ft := a["fidelity_tolerance_pct"]; ft != nil {
-		var pct float64
-		if l.decode(ft, ctx, &pct) {
-			if pct <= 0 || pct >= 100 {
-				l.errorf(ft.Expr.Range().Ptr(), "Invalid fidelity_tolerance_pct",
-					"fidelity_tolerance_pct is the %% the delivered load may fall below the asked load, above 0 and below 100, not %g.", pct)
-			}
-			w.FidelityTolerance = pct / 100
+}
+
+// decodeFidelityTolerance reads the share the delivered load may fall below the asked.
+func (l *loader) decodeFidelityTolerance(w *Workload, ft *hcl.Attribute, ctx *hcl.EvalContext) {
+	if ft == nil {
+		return
+	}
+	var pct float64
+	if l.decode(ft, ctx, &pct) {
+		if pct <= 0 || pct >= 100 {
+			l.errorf(ft.Expr.Range().Ptr(), "Invalid fidelity_tolerance_pct",
+				"fidelity_tolerance_pct is the %% the delivered load may fall below the asked load, above 0 and below 100, not %g.", pct)
 		}
+		w.FidelityTolerance = pct / 100
 	}
-	l.decodeReasoning(w, a, ctx)
-	l.decodeModelMix(w, a["models"], ctx)
-	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
-	l.decodeSession(w, content.Blocks, a, ctx)
-	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
-	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
-	l.checkMeaningful(w, a)
-	if hasErrorsSince(l.diags, before) {
-		return standIn(l, w)
-	}
-	return w
 }
 
 // decodeLengths reads the dataset a workload names and its input and output lengths,
