@@ -234,9 +234,6 @@ func (l *Ledger) Append(r Row) error {
 	return l.locked(r.Record())
 }
 
-// Path is the ledger's file path.
-func (l *Ledger) Path() string { return l.path }
-
 // Close closes the file.
 func (l *Ledger) Close() error {
 	l.mu.Lock()

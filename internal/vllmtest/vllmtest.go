@@ -69,11 +69,9 @@ type Options struct {
 	Pooling bool
 }
 
-// StartServer writes the tiny checkpoint under dir and starts vLLM on it with
-// --enable-prefix-caching and --max-model-len MaxModelLen. The caller must call Stop.
-func StartServer(dir string) (*Server, error) { return StartServerWith(dir, Options{}) }
-
-// StartServerWith is StartServer with o's additions.
+// StartServerWith writes the tiny checkpoint under dir and starts vLLM on it with
+// --enable-prefix-caching and --max-model-len MaxModelLen, plus o's additions. The caller
+// must call Stop.
 func StartServerWith(dir string, o Options) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
