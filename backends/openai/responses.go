@@ -2,8 +2,6 @@ package openai
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/planrun/planrun/backends"
@@ -159,9 +157,7 @@ type wholeResponsesAnswer struct {
 			ReasoningTokens int `json:"reasoning_tokens"`
 		} `json:"output_tokens_details"`
 	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *answerError `json:"error"`
 }
 
 // wholeResponsesDecoder reads a non-streamed Responses API answer as one chunk.
@@ -181,11 +177,8 @@ func (d *wholeResponsesDecoder) Next(c *backends.Chunk) error {
 	}
 	d.done = true
 	var v wholeResponsesAnswer
-	if err := json.NewDecoder(d.r).Decode(&v); err != nil {
-		return &backends.Error{Class: backends.ErrMalformed, Message: fmt.Sprintf("non-streamed response: %v", err)}
-	}
-	if v.Error != nil {
-		return &backends.Error{Class: backends.ErrServer, Message: v.Error.Message}
+	if err := decodeWhole(d.r, &v, func() *answerError { return v.Error }); err != nil {
+		return err
 	}
 	d.id = v.ID
 	var text string

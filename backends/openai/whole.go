@@ -50,9 +50,24 @@ type wholeResponse struct {
 			ReasoningTokens int `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
 	} `json:"usage"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Error *answerError `json:"error"`
+}
+
+// answerError is the error object a non-streamed answer carries in place of its result.
+type answerError struct {
+	Message string `json:"message"`
+}
+
+// decodeWhole reads a whole non-streamed answer into v; errOf gives the error object it
+// carried, if any, which is the server's failure.
+func decodeWhole(r io.Reader, v any, errOf func() *answerError) error {
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		return &backends.Error{Class: backends.ErrMalformed, Message: fmt.Sprintf("non-streamed response: %v", err)}
+	}
+	if e := errOf(); e != nil {
+		return &backends.Error{Class: backends.ErrServer, Message: e.Message}
+	}
+	return nil
 }
 
 // Next implements backends.Decoder.
@@ -62,11 +77,8 @@ func (d *wholeDecoder) Next(c *backends.Chunk) error {
 	}
 	d.done = true
 	var v wholeResponse
-	if err := json.NewDecoder(d.r).Decode(&v); err != nil {
-		return &backends.Error{Class: backends.ErrMalformed, Message: fmt.Sprintf("non-streamed response: %v", err)}
-	}
-	if v.Error != nil {
-		return &backends.Error{Class: backends.ErrServer, Message: v.Error.Message}
+	if err := decodeWhole(d.r, &v, func() *answerError { return v.Error }); err != nil {
+		return err
 	}
 	d.id = v.ID
 	for _, ch := range v.Choices {
