@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -31,9 +32,7 @@ type baselineFlags struct {
 	Insufficient string
 }
 
-func (b *baselineFlags) bindBaseline(fs interface {
-	StringVar(p *string, name, value, usage string)
-}) {
+func (b *baselineFlags) bindBaseline(fs *flag.FlagSet) {
 	fs.StringVar(&b.Baseline, "baseline", "", "judge the run against the median of each cell's last N runs before it: last:N (N ≥ 3)")
 	fs.StringVar(&b.Key, "key", "", "with -baseline: environment fields baseline runs must share besides the cell, e.g. server_version")
 	fs.StringVar(&b.Insufficient, "insufficient", "exit", "with -baseline, a figure with too few earlier runs: exit (code 7), pass, or fail (code 5)")

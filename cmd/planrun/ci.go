@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -24,9 +25,7 @@ type ciFlags struct {
 	Summary string
 }
 
-func (c *ciFlags) bindCI(fs interface {
-	StringVar(p *string, name, value, usage string)
-}) {
+func (c *ciFlags) bindCI(fs *flag.FlagSet) {
 	fs.StringVar(&c.JUnit, "junit", "", "write JUnit XML to this file: expects, references and gate verdicts as test cases")
 	fs.StringVar(&c.Summary, "summary", "", "write a short Markdown summary to this file (e.g. $GITHUB_STEP_SUMMARY)")
 }
