@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -122,6 +123,9 @@ func (b *Backend) LoadedModels(ctx context.Context) ([]backends.LoadedModel, err
 	for _, m := range ps.Models {
 		models = append(models, backends.LoadedModel{Name: m.Name, SizeBytes: m.Size, SizeVRAMBytes: m.SizeVRAM, ContextLength: m.ContextLength})
 	}
+	// The server lists them by when each expires, which every request moves; by name,
+	// the manifest of two runs with the same models says the same.
+	slices.SortFunc(models, func(a, b backends.LoadedModel) int { return strings.Compare(a.Name, b.Name) })
 	return models, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,6 +125,8 @@ func TestRealOllamaLoadedModels(t *testing.T) {
 	for _, m := range raw.Models {
 		want = append(want, backends.LoadedModel{Name: m.Name, SizeBytes: m.Size, SizeVRAMBytes: m.SizeVRAM, ContextLength: m.ContextLength})
 	}
+	// The server orders them by expiry, which the request above may have just moved.
+	slices.SortFunc(want, func(a, b backends.LoadedModel) int { return strings.Compare(a.Name, b.Name) })
 	if len(got) == 0 || got[0].SizeBytes <= 0 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("LoadedModels = %+v, the server says %+v", got, want)
 	}
