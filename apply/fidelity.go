@@ -14,16 +14,21 @@ import (
 // unit: requests/s for a paced level (open loop, replay: the schedule's own rate against
 // the start stamps'), requests in flight for a closed loop (its slots, or its requests
 // when fewer, against the mean in flight while every slot had work, or the most in
-// flight when no span had). Both NaN when the load is not judged: a session workload's
-// think times keep slots idle on purpose.
+// flight when no span had). A request is in flight from its start stamp to its body's
+// end, so a server's tail after the last token (a gateway's usage chunk and [DONE]) is
+// the server's time, not a shortfall. Both NaN when the load is not judged: a session
+// workload's think times keep slots idle on purpose.
 type askedLoad struct {
 	asked, delivered float64
 	unit             string
-	// clientShare says a shortfall is the client's own: a closed loop starts each
-	// request itself, and a paced level whose cap on requests in flight never filled
-	// had nothing but the client to wait for.
+	// clientShare says a shortfall is the client's own: a closed loop's when its slots'
+	// turnaround (one request's body end to the slot's next start) explains it, or
+	// when no span held every slot busy (the client's own ramp fell short); a paced
+	// level's when its cap on requests in flight never filled, so it had nothing but
+	// the client to wait for.
 	clientShare bool
-	cap         int // a paced level's cap on requests in flight; 0: none
+	idle        float64 // a closed loop's mean slots idle in turnaround; NaN: not measured
+	cap         int     // a paced level's cap on requests in flight; 0: none
 }
 
 func loadOfRow(w *plan.Workload, level plan.LoadLevel, row *ledger.Row) askedLoad {
@@ -37,10 +42,15 @@ func loadOfRow(w *plan.Workload, level plan.LoadLevel, row *ledger.Row) askedLoa
 		return askedLoad{asked: nan, delivered: nan}
 	}
 	l := askedLoad{asked: float64(min(level.Concurrency, w.RequestsPerRun(level.Concurrency))),
-		delivered: row.InFlightHeld, unit: "in flight", clientShare: true}
+		delivered: row.InFlightHeld, unit: "in flight", idle: row.InFlightIdle, clientShare: true}
 	if math.IsNaN(l.delivered) {
 		l.delivered = row.InFlightMax
+		return l
 	}
+	// Without the client's turnaround the slots would have been this short: within
+	// the tolerance, the turnaround explains the shortfall.
+	rest := (l.asked - l.delivered - l.idle) / l.asked
+	l.clientShare = !math.IsNaN(l.idle) && rest <= w.FidelityTolerance+1e-9
 	return l
 }
 
@@ -60,7 +70,8 @@ func closedLoopSlots(w *plan.Workload, level plan.LoadLevel) int {
 //     Saturated), or the delivered load fell short by more than the tolerance and the
 //     shortfall was its own (loadOfRow's clientShare);
 //   - short: delivered fell short by more than the workload's fidelity tolerance,
-//     with a paced level's cap on requests in flight full (the server held it back);
+//     with a paced level's cap on requests in flight full (the server held it back),
+//     or more than a closed loop's slots' turnaround explains;
 //   - ok otherwise.
 func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m levelMeasurement) string {
 	if !m.Monitored || m.Interrupted || row.Requests == 0 {
@@ -103,8 +114,12 @@ func (l askedLoad) describe(shortfall, tol float64) string {
 
 func (l askedLoad) capNote() string {
 	switch {
-	case l.unit == "in flight":
+	case l.unit == "in flight" && math.IsNaN(l.idle):
 		return ""
+	case l.unit == "in flight" && l.clientShare:
+		return fmt.Sprintf(" (its slots stood idle between requests: %s of %s, the client's own turnaround)", fig(l.idle), fig(l.asked))
+	case l.unit == "in flight":
+		return fmt.Sprintf(" (its slots' own turnaround between requests, %s of %s, does not explain it)", fig(l.idle), fig(l.asked))
 	case l.cap == 0:
 		return " (no cap on requests in flight)"
 	case l.clientShare:

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
 )
 
 // fidelityPlan is one level against the mock: LOAD is replaced by the level's load
@@ -35,8 +37,8 @@ matrix "m" {
 }
 `
 
-// serverLoad is what the server saw, from its own arrival (handler entered) and end (last
-// content chunk written) times alone: the most requests it held at any instant, the
+// serverLoad is what the server saw, from its own arrival (handler entered) and end (the
+// stream's end written, after any Config.EndDelay) times alone: the most requests it held at any instant, the
 // time-weighted mean over its window (first arrival to last end), the mean over the held
 // span (the slots-th arrival to the last arrival), and its arrival rate.
 type serverLoad struct {
@@ -53,10 +55,10 @@ func serverSaw(t *testing.T, truths []mockserver.Truth, slots int) serverLoad {
 	var edges []edge
 	var arrivals []time.Time
 	for _, tr := range truths {
-		if len(tr.Chunks) == 0 {
-			t.Fatalf("%s: no chunk written", tr.ID)
+		if tr.Ended.IsZero() {
+			t.Fatalf("%s: the stream never ended", tr.ID)
 		}
-		end := tr.Chunks[len(tr.Chunks)-1].Written
+		end := tr.Ended
 		edges = append(edges, edge{tr.Received, 1}, edge{end, -1})
 		arrivals = append(arrivals, tr.Received)
 	}
@@ -244,10 +246,49 @@ func TestFidelitySlowClientIsClientBound(t *testing.T) {
 		if !within(row.InFlightHeld, saw.held, 0.05) || row.InFlightHeld > 3 {
 			t.Fatalf("row held %.3f in flight, the server saw %.3f", row.InFlightHeld, saw.held)
 		}
-		if row.Fidelity != ledger.FidelityClientBound || !strings.Contains(row.Notes, "in flight against 4 asked") {
+		if row.Fidelity != ledger.FidelityClientBound || !strings.Contains(row.Notes, "in flight against 4 asked") ||
+			!strings.Contains(row.Notes, "the client's own turnaround") {
 			t.Fatalf("fidelity %q, notes %q", row.Fidelity, row.Notes)
 		}
+		// The pause is the slots' turnaround: it and the requests fill the 4 slots.
+		if math.Abs(row.InFlightHeld+row.InFlightIdle-4) > 1e-6 || row.InFlightIdle < 1 {
+			t.Fatalf("held %.4f + idle %.4f, want 4 with about 2 idle", row.InFlightHeld, row.InFlightIdle)
+		}
 	})
+}
+
+// A server that holds the response's end back after the last token (a gateway's usage
+// chunk and [DONE]) keeps the slot busy: that tail is the server's time, so a closed loop
+// at concurrency 1 delivered its 1 in flight and says ok, and the client's turnaround
+// between requests is all that is left idle. An open loop's cap holds through the tail
+// too: the server never sees more in flight than the cap, at any instant.
+func TestFidelityServerTailIsTheServers(t *testing.T) {
+	// 5 + 7 ms of tokens, then 50 ms before the usage chunk and [DONE].
+	cfg := mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond, EndDelay: 50 * time.Millisecond}
+	for _, c := range []int{1, 4} {
+		row, saw := runFidelity(t, cfg, fmt.Sprintf("concurrency = [%d]\n  requests = %d", c, 6*c), c, nil)
+		t.Logf("c=%d row: held %.3f, idle %.4f, max %v, fidelity %s (%.2f%%); server: held %.3f, max %d; notes %q",
+			c, row.InFlightHeld, row.InFlightIdle, row.InFlightMax, row.Fidelity, row.FidelityShortfallPct, saw.held, saw.max, row.Notes)
+		if row.Fidelity != ledger.FidelityOK || !within(row.InFlightHeld, float64(c), 0.02) || !within(row.InFlightHeld, saw.held, 0.02) {
+			t.Errorf("c=%d: fidelity %q, held %.3f in flight, the server saw %.3f (notes %q)", c, row.Fidelity, row.InFlightHeld, saw.held, row.Notes)
+		}
+		// The slots are busy or in the client's turnaround, nothing else.
+		if !(row.InFlightIdle >= 0) || math.Abs(row.InFlightHeld+row.InFlightIdle-float64(c)) > 1e-6 {
+			t.Errorf("c=%d: held %.6f + idle %.6f, want the %d slots", c, row.InFlightHeld, row.InFlightIdle, c)
+		}
+		if saw.max != c || row.InFlightMax != float64(c) {
+			t.Errorf("c=%d: most in flight: the server saw %d, the row says %v", c, saw.max, row.InFlightMax)
+		}
+	}
+	// 100/s asked against 62 ms requests with a cap of 2: the cap fills and holds.
+	row, saw := runFidelity(t, cfg, "concurrency = [2]\n  requests = 12\n  request_rate = 100\n  arrival = \"constant\"", 0, nil)
+	t.Logf("open loop: rate %.2f/s of %.2f/s, max %v, fidelity %s; server rate %.2f/s, max %d", row.RateDelivered, row.RateScheduled, row.InFlightMax, row.Fidelity, saw.rate, saw.max)
+	if saw.max != 2 || row.InFlightMax != 2 {
+		t.Errorf("cap of 2 in flight: the server saw %d at once, the row says %v", saw.max, row.InFlightMax)
+	}
+	if row.Fidelity != ledger.FidelityShort {
+		t.Errorf("fidelity %q (notes %q), want short: the server's 62 ms held the cap full", row.Fidelity, row.Notes)
+	}
 }
 
 // An open loop whose cap on requests in flight is full, because the server is slower
@@ -268,5 +309,32 @@ func TestFidelityFullCapIsShort(t *testing.T) {
 		"concurrency = [1]\n  requests = 20\n  request_rate = 100\n  arrival = \"constant\"\n  fidelity_tolerance_pct = 95", 0, nil)
 	if row.Fidelity != ledger.FidelityOK || !(row.FidelityShortfallPct > 50) {
 		t.Fatalf("with a 95%% tolerance: fidelity %q, shortfall %.1f%%", row.Fidelity, row.FidelityShortfallPct)
+	}
+}
+
+// A closed loop's shortfall is the client's only as far as its slots' turnaround between
+// requests explains it; beyond that it is short, and the notes say which.
+func TestClosedLoopShortfallIsTheClientsOnlyAsFarAsItsTurnaround(t *testing.T) {
+	w := &plan.Workload{Requests: 100, FidelityTolerance: 0.05}
+	level := plan.LoadLevel{Concurrency: 4}
+	for _, c := range []struct {
+		name       string
+		held, idle float64
+		want, note string
+	}{
+		{"busy", 3.9, 0.1, ledger.FidelityOK, ""},
+		{"idle slots", 2, 2, ledger.FidelityClientBound, "the client's own turnaround"},
+		{"idle, within the tolerance of explaining it", 2, 1.85, ledger.FidelityClientBound, "the client's own turnaround"},
+		{"a gap no slot's turnaround explains", 2, 0.1, ledger.FidelityShort, "does not explain it"},
+		{"turnaround not measured", 2, math.NaN(), ledger.FidelityShort, "fidelity short"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row := ledger.NewRow()
+			row.Requests, row.InFlightHeld, row.InFlightIdle = 100, c.held, c.idle
+			note := judgeFidelity(w, level, &row, levelMeasurement{Monitored: true})
+			if row.Fidelity != c.want || !strings.Contains(note, c.note) {
+				t.Errorf("held %v, idle %v: fidelity %q, note %q; want %q with %q", c.held, c.idle, row.Fidelity, note, c.want, c.note)
+			}
+		})
 	}
 }

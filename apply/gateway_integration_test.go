@@ -12,10 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/gatewaytest"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -114,11 +117,29 @@ func TestGatewayApplyRateLimitAndKey(t *testing.T) {
 	if free.Succeeded != 8 || free.Failed != 0 {
 		t.Errorf("tiny after the limited cell: %d ok, failures %v; want 8 ok", free.Succeeded, free.Failures)
 	}
+	// The gateway sends its usage chunk and [DONE] after the last token: the request is in
+	// flight until then, so the one slot was busy all along and the row delivered its 1.
+	// (A client saturated by a loaded machine is still client-bound, by its own check.)
+	t.Logf("tiny: held %.3f in flight, idle %.4f, fidelity %s (%.2f%% short); notes %q", free.InFlightHeld, free.InFlightIdle, free.Fidelity, free.FidelityShortfallPct, free.Notes)
+	saturated := free.Fidelity == ledger.FidelityClientBound && !strings.Contains(free.Notes, "fidelity client-bound: delivered")
+	if !(free.FidelityShortfallPct <= 5) || (free.Fidelity != ledger.FidelityOK && !saturated) {
+		t.Errorf("tiny through the gateway at concurrency 1: fidelity %q, %.2f%% short (held %.3f in flight); notes %q",
+			free.Fidelity, free.FidelityShortfallPct, free.InFlightHeld, free.Notes)
+	}
+	var tail time.Duration // the longest from a last token to its body's end
 	for _, r := range readSamples(t, res.RunDir) {
+		if r.BodyEnd < r.End {
+			t.Errorf("%s %s: body end %v before the last token %v", r.CellID, r.ID, r.BodyEnd, r.End)
+		}
+		if r.OK() {
+			tail = max(tail, r.BodyEnd-r.End)
+		}
 		if !r.OK() && (r.Err.Class != "429" || r.Err.RetryAfter == "") {
 			t.Errorf("%s %s: %v (retry after %q), want a 429 with the gateway's Retry-After", r.CellID, r.ID, r.Err, r.Err.RetryAfter)
 		}
 	}
+
+	t.Logf("the longest tail after a last token: %v", tail)
 
 	// The key is in no output: run directory, ledger, report, the gateway's log.
 	for _, root := range []string{res.RunDir, planDir} {

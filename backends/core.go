@@ -134,6 +134,11 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSiz
 func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.ID = req.ID
 	defer func() {
+		// Last of all: after the body is closed and the read buffer pooled, unless the
+		// kernel stamped the read that brought the body's end.
+		if !s.Start.IsZero() && s.BodyEnd == 0 {
+			s.BodyEnd = max(c.clock.Now().Sub(s.Start), s.End)
+		}
 		if s.Err != nil {
 			if ctx.Err() == nil {
 				a.Explain(ctx, s.Err, req)
@@ -226,7 +231,22 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	// Read what follows the end marker (the chunked terminator) so the connection goes
 	// back to the pool instead of being closed.
 	io.CopyN(io.Discard, br, 64<<10)
+	s.BodyEnd = bodyEnd(rx, &s, w.since())
 	return s
+}
+
+// bodyEnd is when the response's body ended, read at now: the kernel's stamp of the
+// read that brought its end, when there is one between the last chunk and now (the
+// goroutine's own delay in getting there is then the client's, not the request's).
+func bodyEnd(rx rxTimer, s *Sample, now time.Duration) time.Duration {
+	if rx != nil {
+		if t, ok := rx.RxTime(); ok {
+			if d := t.Sub(s.Start); d >= s.End && d <= now {
+				return d
+			}
+		}
+	}
+	return max(now, s.End)
 }
 
 // decoderFor is the adapter's stream decoder, or its whole-response decoder for a

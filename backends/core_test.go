@@ -163,6 +163,8 @@ func TestDoStampsEveryChunkOnItsClock(t *testing.T) {
 	}
 	want := backends.Sample{ID: "r1", Start: backendtest.Epoch, ResponseID: "resp-1", RequestID: "req-9",
 		Headers: 5 * ms, FirstByte: 5 * ms, FirstToken: 20 * ms, FirstAnswer: 20 * ms, End: 50 * ms,
+		// The body ends with what follows the end marker, read so the connection is reused.
+		BodyEnd:       90 * ms,
 		ChunkArrivals: []time.Duration{20 * ms, 35 * ms, 50 * ms},
 		OutputTokens:  3, TokenSource: backends.TokensUsage, PromptTokens: 7, Chunks: 2,
 		ReasoningChunks: 1, ReasoningTokens: 1, ReasoningTokenSource: backends.TokensUsage,

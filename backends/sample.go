@@ -149,6 +149,11 @@ type Sample struct {
 	// End is the arrival of the last content chunk, or the end of the stream when later
 	// chunks carried no content (E2E).
 	End time.Duration `json:"end_ns"`
+	// BodyEnd is when the timing core was done with the response: its body read to the
+	// end (a gateway's usage chunk and [DONE] after the last token included) and closed,
+	// or the request given up. A closed loop's slot is held until here, so the request
+	// counts as in flight until here; never before End.
+	BodyEnd time.Duration `json:"body_end_ns,omitempty"`
 	// ChunkArrivals holds the arrival offset of every content chunk, in order (reasoning
 	// chunks included: they are generated tokens).
 	ChunkArrivals []time.Duration `json:"chunk_arrivals_ns,omitempty"`
@@ -170,6 +175,10 @@ type Sample struct {
 	TextBytes            int         `json:"text_bytes"`
 	ReasoningBytes       int         `json:"reasoning_bytes,omitempty"` // reasoning text length, apart from TextBytes
 	FinishReason         string      `json:"finish_reason,omitempty"`   // "stop", "length", ...
+	// Slot is the closed-loop worker that sent the request, from 1 (the executor's): the
+	// gap between one request's BodyEnd and the next Start in one slot is the client's own
+	// turnaround. 0 for paced and session requests.
+	Slot int `json:"slot,omitempty"`
 	// Model is the model name a workload's model mix sent the request to; empty without
 	// a mix (the row's model_id).
 	Model string `json:"model,omitempty"`

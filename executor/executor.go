@@ -183,10 +183,13 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		drain(sink, &run, opts)
 	}()
 	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
-	send := func(p paced, tr *turn) backends.Sample {
+	// send sends request p (of session turn tr, nil: none) from closed-loop slot slot
+	// (0: a paced or session request) and queues its Sample for the drain.
+	send := func(p paced, tr *turn, slot int) backends.Sample {
 		record := func(s backends.Sample, shared int) backends.Sample {
 			// The request's timing is complete here: should the queue be full, waiting
 			// delays this worker's next request, never the measurement of this one.
+			s.Slot = slot
 			sink <- tr.finish(s, shared, p)
 			return s
 		}
@@ -226,11 +229,11 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	case lv.Session != nil:
 		runSessions(ctx, lv, slots, &wg, send)
 	case lv.Trace != nil:
-		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil) })
+		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, 0) })
 	case lv.RequestRate > 0:
-		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil) })
+		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, 0) })
 	default:
-		closedLoop(ctx, lv, slots, &wg, func(n int) { send(paced{n: n}, nil) })
+		closedLoop(ctx, lv, slots, &wg, func(n, slot int) { send(paced{n: n}, nil, slot) })
 	}
 	wg.Wait()
 	close(sink)
@@ -344,8 +347,9 @@ func drain(sink <-chan finished, run *RunResult, opts Options) {
 }
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next
-// request as soon as its last one finished.
-func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int)) {
+// request as soon as its last one finished; send gets the request's number and its
+// worker's, from 1.
+func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(n, slot int)) {
 	next := make(chan int)
 	for w := 0; w < min(slots, lv.Requests); w++ {
 		wg.Add(1)
@@ -354,7 +358,7 @@ func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup
 			for n := range next {
 				// The feeder may still hand out work in the instant ctx is canceled.
 				if ctx.Err() == nil {
-					send(n)
+					send(n, w+1)
 				}
 			}
 		}()

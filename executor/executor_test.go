@@ -90,6 +90,21 @@ func TestRunLevelClosedLoop(t *testing.T) {
 		if r.Warmup || len(r.Samples) != 12 || r.Window() <= 0 {
 			t.Fatalf("run %d: warmup=%v samples=%d window=%v", r.Index, r.Warmup, len(r.Samples), r.Window())
 		}
+		// Each request names its slot, 1 to 4, and a slot's requests follow one another.
+		bySlot := map[int][]backends.Sample{}
+		for _, s := range r.Samples {
+			bySlot[s.Slot] = append(bySlot[s.Slot], s)
+		}
+		for slot, ss := range bySlot {
+			if slot < 1 || slot > 4 {
+				t.Fatalf("run %d: a request from slot %d of 4", r.Index, slot)
+			}
+			for i := 1; i < len(ss); i++ {
+				if ss[i].Start.Before(ss[i-1].Start.Add(ss[i-1].End)) {
+					t.Fatalf("run %d, slot %d: a request started before the slot's last one ended", r.Index, slot)
+				}
+			}
+		}
 	}
 	if m := f.maxFlight.Load(); m != 4 {
 		t.Fatalf("max in flight = %d, want exactly the concurrency 4", m)

@@ -287,6 +287,7 @@ var columns = func() []column {
 		strCol("fidelity", func(r *Row) *string { return &r.Fidelity }),
 		floatCol("fidelity_shortfall_pct", 1, func(r *Row) *float64 { return &r.FidelityShortfallPct }),
 		floatCol("delivered_ramp_s", 1, func(r *Row) *float64 { return &r.RampSeconds }),
+		floatCol("delivered_idle_in_flight", 1, func(r *Row) *float64 { return &r.InFlightIdle }),
 	)
 	c = append(c, reasoningColumns()...)
 	c = append(c, embeddingsColumns()...)

@@ -99,6 +99,7 @@ var figureFields = []ResultField{
 	numField("delivered_p99_in_flight", "requests", "time-weighted p99 of requests in flight over the measured window", 1, func(r *Row) float64 { return r.InFlightP99 }),
 	numField("delivered_max_in_flight", "requests", "most requests in flight at any instant of the window", 1, func(r *Row) float64 { return r.InFlightMax }),
 	numField("delivered_held_in_flight", "requests", "time-weighted mean in flight while a closed loop had work for every slot", 1, func(r *Row) float64 { return r.InFlightHeld }),
+	numField("delivered_idle_in_flight", "requests", "time-weighted mean of slots idle between requests in that span: the client's own turnaround", 1, func(r *Row) float64 { return r.InFlightIdle }),
 	numField("rate_scheduled_per_s", "requests/s", "the paced requests' schedule's own rate", 1, func(r *Row) float64 { return r.RateScheduled }),
 	numField("delivered_ramp_s", "s", "how long a closed loop took to fill its slots: first start to the concurrency-th", 1, func(r *Row) float64 { return r.RampSeconds }),
 	numField("rate_delivered_per_s", "requests/s", "the rate the paced requests were sent at (their start stamps)", 1, func(r *Row) float64 { return r.RateDelivered }),

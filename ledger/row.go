@@ -153,6 +153,10 @@ type Row struct {
 	// RampSeconds is how long a closed loop took to fill its slots (the longest over
 	// runs), which InFlightHeld leaves out.
 	RampSeconds float64
+	// InFlightIdle is the mean of a closed loop's slots standing idle over that held span,
+	// between one request's body end and its slot's next start: the client's own
+	// turnaround, the part of a closed loop's shortfall that is the client's.
+	InFlightIdle float64
 	// Fidelity is the verdict on the load delivered against the load asked (FidelityOK,
 	// FidelityShort, FidelityClientBound; empty when nothing was judged), and
 	// FidelityShortfallPct how far below the asked load the delivered one was, in %.
@@ -210,7 +214,7 @@ func NewRow() Row {
 		ServerTTFTMeanS: nan, ServerTPOTMeanMs: nan, ServerE2EMeanS: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
-		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan,
+		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan,
 	}
@@ -244,7 +248,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct
 	d := p.Delivered
-	r.InFlightMean, r.InFlightP99, r.InFlightHeld = d.InFlightMean, d.InFlightP99, d.InFlightHeld
+	r.InFlightMean, r.InFlightP99, r.InFlightHeld, r.InFlightIdle = d.InFlightMean, d.InFlightP99, d.InFlightHeld, d.IdleHeld
 	r.InFlightMax = math.NaN()
 	if p.Requests > 0 {
 		r.InFlightMax = float64(d.InFlightMax)

@@ -29,6 +29,10 @@ type Config struct {
 	// OutputTokens is the length when the request sets no max_tokens / num_predict.
 	// 0 means 128.
 	OutputTokens int
+	// EndDelay holds the stream's end (OpenAI's usage chunk and [DONE], Ollama's done
+	// line) back this long after the last content chunk, as a gateway in front of the
+	// engine (LiteLLM) does: the response is not over at its last token. 0: none.
+	EndDelay time.Duration
 	// EOSAt makes the "model" stop by itself after this many tokens (finish_reason
 	// "stop") unless the request caps it lower or sets ignore_eos. 0: never.
 	EOSAt int

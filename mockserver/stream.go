@@ -457,11 +457,17 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 	}
 	s.outTok.Add(int64(g.tokens))
 	if stream {
+		if d := s.cfg.EndDelay; d > 0 && !wt.waitUntil(ctx, clk.Now().Add(d)) {
+			return false
+		}
 		buf = enc.end(buf[:0], g, clk.Now())
 		w.Write(buf)
 		if flusher != nil {
 			flusher.Flush()
 		}
+	}
+	if t != nil {
+		t.Ended = clk.Now()
 	}
 	*bp = buf // keep a grown buffer for the next stream
 	return true

@@ -43,6 +43,9 @@ type Truth struct {
 	// Complete is true when the stream ended the way the protocol ends it ([DONE], or
 	// Ollama's done line).
 	Complete bool
+	// Ended is when the flush of the stream's end returned (after Config.EndDelay), or of
+	// a whole answer: the server's end of the request. Zero when it never ended so.
+	Ended time.Time
 	// Canceled is true when the client went away before the end.
 	Canceled bool
 }

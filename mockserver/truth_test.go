@@ -85,3 +85,28 @@ func TestTruthEndpoint(t *testing.T) {
 		t.Fatal("a server without truth recording answered")
 	}
 }
+
+// TestEndDelayHoldsTheStreamsEnd: with EndDelay the usage chunk and [DONE] are written
+// that long after the last content chunk, and Truth.Ended records when; the content is
+// unchanged.
+func TestEndDelayHoldsTheStreamsEnd(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"[1] x"}],"stream":true,"max_tokens":3,"stream_options":{"include_usage":true}}`
+	plain, s0 := serve(t, Config{}, http.MethodPost, "/v1/chat/completions", body, nil)
+	delayed, s := serve(t, Config{EndDelay: 50 * time.Millisecond}, http.MethodPost, "/v1/chat/completions", body, nil)
+	if strings.Count(delayed, "data: ") != strings.Count(plain, "data: ") || !strings.HasSuffix(delayed, "data: [DONE]\n\n") {
+		t.Fatalf("stream with EndDelay:\n%s\nwithout:\n%s", delayed, plain)
+	}
+	for _, c := range []struct {
+		s    *Server
+		want time.Duration
+	}{{s0, 0}, {s, 50 * time.Millisecond}} {
+		tr, ok := c.s.Truth("req-1")
+		if !ok || !tr.Complete {
+			t.Fatalf("truth %+v", tr)
+		}
+		// The fake clock steps 1µs a reading.
+		if gap := tr.Ended.Sub(tr.Chunks[len(tr.Chunks)-1].Written); gap < c.want || gap > c.want+10*time.Microsecond {
+			t.Errorf("EndDelay %v: the end was written %v after the last content chunk", c.want, gap)
+		}
+	}
+}

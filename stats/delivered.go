@@ -7,8 +7,8 @@ import (
 )
 
 // Delivered is the load a level actually put on the server, beside what it asked:
-// requests in flight over time (every request, from its start stamp to its end, failed
-// ones too) and, for paced requests (open loop, replay), the rate they were sent at
+// requests in flight over time (every request, from its start stamp to the end of its
+// response body, failed ones too) and, for paced requests (open loop, replay), the rate they were sent at
 // against the rate their schedule asked for.
 type Delivered struct {
 	// InFlightMean, InFlightP99 and InFlightMax are the time-weighted mean, the
@@ -23,6 +23,11 @@ type Delivered struct {
 	// window's figures, not here. NaN when the span is empty (no more requests than
 	// slots) or the target names no concurrency.
 	InFlightHeld float64 `json:"in_flight_held"`
+	// IdleHeld is the time-weighted mean of slots standing idle over that span between
+	// one request's body end and the next one's start in the same slot: the client's own
+	// turnaround, in requests in flight. InFlightHeld + IdleHeld is the slots (less what
+	// no slot accounts for). NaN when InFlightHeld is.
+	IdleHeld float64 `json:"idle_held"`
 	// HeldSeconds is that span's length.
 	HeldSeconds float64 `json:"held_s"`
 	// RampSeconds is how long a closed loop took to fill its slots: from its first
@@ -40,11 +45,12 @@ type Delivered struct {
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
 // paced requests the first and last due times. A pooled store also keeps the merged
 // runs' time at each in-flight count, since their spans lie in different windows.
-// It keeps 16 bytes per request of the run.
+// It keeps 24 bytes per request of the run.
 type loadStore struct {
 	spans    []span
 	hist     []float64 // seconds at each in-flight count, of merged runs
 	heldBusy float64   // Σ request-seconds inside the held spans of merged runs
+	heldIdle float64   // Σ slot-seconds idle between requests inside those spans
 	heldSecs float64   // Σ length of those spans
 	ramp     float64   // the longest ramp of merged runs, seconds; NaN: none
 
@@ -56,10 +62,15 @@ type loadStore struct {
 	concurrency        int
 }
 
-type span struct{ start, end int64 } // unix ns
+// span is one request: its start stamp and body end (unix ns), and its closed-loop
+// slot (0: none).
+type span struct {
+	start, end int64
+	slot       int
+}
 
-func (s *loadStore) add(start time.Time, end time.Time) {
-	s.spans = append(s.spans, span{start.UnixNano(), end.UnixNano()})
+func (s *loadStore) add(start time.Time, end time.Time, slot int) {
+	s.spans = append(s.spans, span{start.UnixNano(), end.UnixNano(), slot})
 }
 
 // addPaced counts one paced request, due at offset at in its run, stamped at start.
@@ -73,13 +84,19 @@ func (s *loadStore) addPaced(at time.Duration, start time.Time) {
 	s.startMin, s.startMax = min(s.startMin, st), max(s.startMax, st)
 }
 
-// histogram is the seconds spent at each count of requests in flight over the spans'
-// own window (first start to last end), the held span's busy time and length, and the
-// ramp (NaN without slots).
-func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float64) {
-	ramp = math.NaN()
+// runLoad is what one run's spans give: the seconds spent at each count of requests in
+// flight over the spans' own window (first start to last end), the held span's busy and
+// idle slot-seconds and its length, and the ramp (NaN without slots).
+type runLoad struct {
+	hist                         []float64
+	heldBusy, heldIdle, heldSecs float64
+	ramp                         float64
+}
+
+func (s *loadStore) histogram() runLoad {
+	r := runLoad{ramp: math.NaN()}
 	if len(s.spans) == 0 {
-		return nil, 0, 0, ramp
+		return r
 	}
 	type edge struct {
 		t int64
@@ -102,7 +119,7 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 	slices.Sort(starts)
 	var heldFrom, heldTo int64
 	if c := s.concurrency; c > 0 {
-		ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
+		r.ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
 		if len(starts) > c {
 			heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
 		}
@@ -111,17 +128,52 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 	for i, e := range edges {
 		if i > 0 && e.t > edges[i-1].t {
 			from, to := edges[i-1].t, e.t
-			for len(hist) <= n {
-				hist = append(hist, 0)
+			for len(r.hist) <= n {
+				r.hist = append(r.hist, 0)
 			}
-			hist[n] += float64(to-from) / 1e9
-			if lo, hi := max(from, heldFrom), min(to, heldTo); hi > lo {
-				heldBusy += float64(n) * float64(hi-lo) / 1e9
-			}
+			r.hist[n] += float64(to-from) / 1e9
+			r.heldBusy += float64(n) * overlap(from, to, heldFrom, heldTo)
 		}
 		n += e.d
 	}
-	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9, ramp
+	r.heldIdle = s.turnaround(heldFrom, heldTo)
+	r.heldSecs = float64(heldTo-heldFrom) / 1e9
+	return r
+}
+
+// turnaround is the seconds the closed loop's slots stood idle within [from, to): in
+// each slot, from one request's body end to the start of the slot's next request.
+func (s *loadStore) turnaround(from, to int64) float64 {
+	if to <= from {
+		return 0
+	}
+	slotted := make([]span, 0, len(s.spans))
+	for _, sp := range s.spans {
+		if sp.slot > 0 {
+			slotted = append(slotted, sp)
+		}
+	}
+	slices.SortFunc(slotted, func(a, b span) int {
+		if a.slot != b.slot {
+			return a.slot - b.slot
+		}
+		return cmpInt64(a.start, b.start)
+	})
+	var idle float64
+	for i := 1; i < len(slotted); i++ {
+		if prev, sp := slotted[i-1], slotted[i]; prev.slot == sp.slot {
+			idle += overlap(prev.end, sp.start, from, to)
+		}
+	}
+	return idle
+}
+
+// overlap is the seconds [a, b) and [from, to) share (unix ns).
+func overlap(a, b, from, to int64) float64 {
+	if lo, hi := max(a, from), min(b, to); hi > lo {
+		return float64(hi-lo) / 1e9
+	}
+	return 0
 }
 
 func cmpInt64(a, b int64) int {
@@ -136,8 +188,9 @@ func cmpInt64(a, b int64) int {
 
 // merge adds o's run to s (pooling runs); o is left as it was.
 func (s *loadStore) merge(o *loadStore) {
-	h, busy, secs, ramp := o.histogram()
-	s.ramp = longest(s.ramp, longest(ramp, o.ramp))
+	r := o.histogram()
+	h := r.hist
+	s.ramp = longest(s.ramp, longest(r.ramp, o.ramp))
 	for k, v := range o.hist {
 		for len(h) <= k {
 			h = append(h, 0)
@@ -150,8 +203,9 @@ func (s *loadStore) merge(o *loadStore) {
 	for k, v := range h {
 		s.hist[k] += v
 	}
-	s.heldBusy += busy + o.heldBusy
-	s.heldSecs += secs + o.heldSecs
+	s.heldBusy += r.heldBusy + o.heldBusy
+	s.heldIdle += r.heldIdle + o.heldIdle
+	s.heldSecs += r.heldSecs + o.heldSecs
 	due, start, gaps := o.pacedSpans()
 	s.dueSpan += due
 	s.startSpan += start
@@ -172,16 +226,17 @@ func (s *loadStore) pacedSpans() (due, start float64, gaps int) {
 
 // delivered derives the figures.
 func (s *loadStore) delivered() Delivered {
-	h, busy, secs, ramp := s.histogram()
+	r := s.histogram()
+	h := r.hist
 	for k, v := range s.hist {
 		for len(h) <= k {
 			h = append(h, 0)
 		}
 		h[k] += v
 	}
-	busy, secs = busy+s.heldBusy, secs+s.heldSecs
-	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs), HeldSeconds: secs,
-		RampSeconds: longest(ramp, s.ramp)}
+	busy, idle, secs := r.heldBusy+s.heldBusy, r.heldIdle+s.heldIdle, r.heldSecs+s.heldSecs
+	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs),
+		IdleHeld: ratio(idle, secs), HeldSeconds: secs, RampSeconds: longest(r.ramp, s.ramp)}
 	var total, weighted float64
 	for k, v := range h {
 		total += v

@@ -44,6 +44,44 @@ func TestDeliveredInFlight(t *testing.T) {
 	}
 }
 
+// A request is in flight until its body ends (a server's tail after the last token),
+// and each slot's gap from one request's body end to its next start is the client's
+// turnaround, counted inside the held span only.
+func TestDeliveredTurnaround(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// from, last token, body end, in ms; slot.
+	req := func(from, last, body, slot int) *backends.Sample {
+		return &backends.Sample{Start: t0.Add(ms(from)), End: ms(last - from), BodyEnd: ms(body - from), Slot: slot,
+			FirstToken: ms(1), OutputTokens: 1}
+	}
+	// Slot 1: 0–40 (body to 50), idle to 55, 55–90 (body to 100). Slot 2: 10–50 (body
+	// to 60), idle to 70, 70–100. Held span: 10 (2nd start) to 70 (last start): 60 ms.
+	a := NewAccumulator(Target{Concurrency: 2})
+	for _, s := range []*backends.Sample{req(0, 40, 50, 1), req(10, 50, 60, 2), req(55, 90, 100, 1), req(70, 100, 100, 2)} {
+		a.Add(s)
+	}
+	d := a.Summary(Window{}).Delivered
+	// Busy in the held span: slot 1 10–50 and 55–70 (55 ms), slot 2 10–60 (50 ms);
+	// idle: 50–55 and 60–70 (15 ms).
+	if !near(d.InFlightHeld, 105.0/60) || !near(d.IdleHeld, 15.0/60) || !near(d.HeldSeconds, 0.06) {
+		t.Fatalf("held %v, idle %v over %v s; want %v, %v over 0.06", d.InFlightHeld, d.IdleHeld, d.HeldSeconds, 105.0/60, 15.0/60)
+	}
+	// Pooled with itself: the same means.
+	r := SummarizeRuns([]MeasuredRun{{Acc: a}, {Acc: a}}, Target{Concurrency: 2})
+	if p := r.Pooled.Delivered; !near(p.InFlightHeld, 105.0/60) || !near(p.IdleHeld, 15.0/60) {
+		t.Fatalf("pooled held %v, idle %v", p.InFlightHeld, p.IdleHeld)
+	}
+	// Without slots (paced requests) there is no turnaround.
+	b := NewAccumulator(Target{Concurrency: 2})
+	for _, s := range []*backends.Sample{req(0, 40, 50, 0), req(10, 50, 60, 0), req(55, 90, 100, 0)} {
+		b.Add(s)
+	}
+	if d := b.Summary(Window{}).Delivered; d.IdleHeld != 0 {
+		t.Fatalf("idle %v without slots", d.IdleHeld)
+	}
+}
+
 // Paced requests: the schedule's own rate and the start stamps' rate.
 func TestDeliveredRate(t *testing.T) {
 	t0 := time.Unix(100, 0)

@@ -202,7 +202,7 @@ func NewAccumulator(t Target) *Accumulator {
 // Add counts one finished request; s is not retained.
 func (a *Accumulator) Add(s *backends.Sample) {
 	a.window.extend(s.Start, s.Start.Add(s.End))
-	a.load.add(s.Start, s.Start.Add(s.End))
+	a.load.add(s.Start, s.Start.Add(max(s.BodyEnd, s.End)), s.Slot)
 	a.l.Requests++
 	a.addSLO(s)
 	if s.Connect > 0 {

@@ -138,6 +138,7 @@ func medianLevel(levels []Summary) Summary {
 			InFlightP99:   f(func(l *Summary) float64 { return l.Delivered.InFlightP99 }),
 			InFlightMax:   i(func(l *Summary) int { return l.Delivered.InFlightMax }),
 			InFlightHeld:  f(func(l *Summary) float64 { return l.Delivered.InFlightHeld }),
+			IdleHeld:      f(func(l *Summary) float64 { return l.Delivered.IdleHeld }),
 			HeldSeconds:   f(func(l *Summary) float64 { return l.Delivered.HeldSeconds }),
 			RampSeconds:   f(func(l *Summary) float64 { return l.Delivered.RampSeconds }),
 			RateScheduled: f(func(l *Summary) float64 { return l.Delivered.RateScheduled }),
