@@ -156,7 +156,7 @@ func runFidelity(t *testing.T, cfg mockserver.Config, load string, slots int, sl
 	// The measured requests only: the server also saw apply's prompt calibration.
 	measured := map[string]bool{}
 	for _, r := range readSamples(t, res.RunDir) {
-		measured[r.RequestID] = !r.Warmup
+		measured[r.RequestID] = !r.Warmup && !r.Ramp
 	}
 	var truths []mockserver.Truth
 	for _, tr := range mock.Truths() {
@@ -336,5 +336,17 @@ func TestClosedLoopShortfallIsTheClientsOnlyAsFarAsItsTurnaround(t *testing.T) {
 				t.Errorf("held %v, idle %v: fidelity %q, note %q; want %q with %q", c.held, c.idle, row.Fidelity, note, c.want, c.note)
 			}
 		})
+	}
+}
+
+// A ramped closed loop starts its slots one by one, and what they send before the ramp is
+// over is not measured: the row counts the requests asked (runFidelity finds exactly
+// those in the server's truth), and its held load is what the server saw.
+func TestFidelityRampedClosedLoop(t *testing.T) {
+	row, saw := runFidelity(t, mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: time.Millisecond},
+		"concurrency = [4]\n  requests = 16\n  ramp = \"40ms\"", 4, nil)
+	t.Logf("row: %d requests, ramp %.4f s, held %.3f, fidelity %s; server held %.3f", row.Requests, row.RampSeconds, row.InFlightHeld, row.Fidelity, saw.held)
+	if row.Requests != 16 || row.Fidelity != ledger.FidelityOK || !within(row.InFlightHeld, saw.held, 0.05) {
+		t.Fatalf("%d requests, fidelity %q, held %.3f (server %.3f); notes %q", row.Requests, row.Fidelity, row.InFlightHeld, saw.held, row.Notes)
 	}
 }

@@ -26,7 +26,7 @@ type levelSink struct {
 // add is executor.Options.OnRequest.
 func (s *levelSink) add(ev executor.Event) {
 	rec := s.rec
-	rec.Run, rec.Warmup, rec.Sample = ev.Run, ev.Warmup, *ev.Sample
+	rec.Run, rec.Warmup, rec.Ramp, rec.Sample = ev.Run, ev.Warmup, ev.Ramp, *ev.Sample
 	rec.Session, rec.Turn = ev.Session, ev.Turn
 	rec.SharedPrefixTokens = ev.SharedPrefixTokens
 	if ev.Paced {
@@ -35,7 +35,7 @@ func (s *levelSink) add(ev executor.Event) {
 	}
 	// A failed write stays failed: the level's Flush reports it.
 	s.log.Write(rec)
-	if !ev.Warmup {
+	if !ev.Warmup && !ev.Ramp {
 		for len(s.runs) <= ev.Run {
 			s.runs = append(s.runs, stats.NewAccumulator(s.target))
 		}

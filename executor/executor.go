@@ -51,6 +51,13 @@ type LevelSpec struct {
 	// own offset, with its own shape (Shapes and RequestRate are then unused).
 	// Concurrency caps the requests in flight; 0 means no cap.
 	Trace Trace
+	// Ramp, when above 0, spreads a closed loop's start over that long: slot k of n sends
+	// its first request k·Ramp/n into the run, so the slots neither start in one burst
+	// nor, on a server that keeps time from each arrival, burst again every round. The
+	// requests a slot starts before the ramp is over are the ramp's: sent and reported
+	// (Event.Ramp) but kept out of Samples and the run's window; the Requests measured
+	// follow them. Sessions, open loop and replay do not ramp.
+	Ramp time.Duration
 	// WarmConnections, when above 0, opens that many connections to the server before
 	// each run (where the backend can, backends.ConnectionWarmer), so requests sent at
 	// set times do not pay a connection set-up: a replay's most rows due close together.
@@ -101,6 +108,9 @@ type Event struct {
 	Scheduled, SendLag time.Duration
 	// Index is the request's number in its run, from 0.
 	Index int
+	// Ramp is set on a request of a ramped closed loop's ramp (LevelSpec.Ramp): sent
+	// while the slots were still starting, it is not measured.
+	Ramp bool
 }
 
 // Options tune a level's execution.
@@ -176,21 +186,21 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	reqCtx, endRun := requestContext(ctx, opts)
 	defer endRun()
 
-	sink := make(chan finished, sinkBuffer(lv))
+	sink := make(chan queued, sinkBuffer(lv))
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
 	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
-	// send sends request p (of session turn tr, nil: none) from closed-loop slot slot
+	// send sends request p (of session turn tr, nil: none) from closed-loop slot in.slot
 	// (0: a paced or session request) and queues its Sample for the drain.
-	send := func(p paced, tr *turn, slot int) backends.Sample {
+	send := func(p paced, tr *turn, in slotted) backends.Sample {
 		record := func(s backends.Sample, shared int) backends.Sample {
 			// The request's timing is complete here: should the queue be full, waiting
 			// delays this worker's next request, never the measurement of this one.
-			s.Slot = slot
-			sink <- tr.finish(s, shared, p)
+			s.Slot = in.slot
+			sink <- queued{tr.finish(s, shared, p), in.ramp}
 			return s
 		}
 		req, sh := lv.request(fmt.Sprintf("%s%d/req%d", kind, idx, p.n), p)
@@ -229,11 +239,11 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	case lv.Session != nil:
 		runSessions(ctx, lv, slots, &wg, send)
 	case lv.Trace != nil:
-		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, 0) })
+		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, slotted{}) })
 	case lv.RequestRate > 0:
-		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, 0) })
+		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) })
 	default:
-		closedLoop(ctx, lv, slots, &wg, func(n, slot int) { send(paced{n: n}, nil, slot) })
+		closedLoop(ctx, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
 	}
 	wg.Wait()
 	close(sink)
@@ -322,43 +332,67 @@ func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
 // behind for long.
 func sinkBuffer(lv LevelSpec) int { return max(1024, 4*lv.Concurrency) }
 
+// slotted is where a closed-loop request comes from: its slot (from 1; 0: none) and
+// whether it is the slot's ramp request (LevelSpec.Ramp).
+type slotted struct {
+	slot int
+	ramp bool
+}
+
+// queued is a finished request on its way to the drain, and whether it was a ramp's.
+type queued struct {
+	finished
+	ramp bool
+}
+
 // drain takes finished requests off the queue one at a time: it widens the run's window,
-// keeps the Sample unless told not to, and hands it to OnRequest.
-func drain(sink <-chan finished, run *RunResult, opts Options) {
+// keeps the Sample unless told not to, and hands it to OnRequest. A ramp's requests go
+// to OnRequest alone.
+func drain(sink <-chan queued, run *RunResult, opts Options) {
 	// One variable for the whole run: OnRequest gets its address, and a per-iteration f
 	// would escape to the heap once per request (Event.Sample is valid only during the call).
-	var f finished
+	var f queued
 	for f = range sink {
 		s := &f.Sample
-		if run.Start.IsZero() || s.Start.Before(run.Start) {
-			run.Start = s.Start
-		}
-		if e := s.Start.Add(s.End); e.After(run.End) {
-			run.End = e
-		}
-		if !opts.DropSamples {
-			run.Samples = append(run.Samples, *s)
+		if !f.ramp {
+			if run.Start.IsZero() || s.Start.Before(run.Start) {
+				run.Start = s.Start
+			}
+			if e := s.Start.Add(s.End); e.After(run.End) {
+				run.End = e
+			}
+			if !opts.DropSamples {
+				run.Samples = append(run.Samples, *s)
+			}
 		}
 		if opts.OnRequest != nil {
 			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix,
-				Session: f.session, Turn: f.turn, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n})
+				Session: f.session, Turn: f.turn, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n, Ramp: f.ramp})
 		}
 	}
 }
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next
 // request as soon as its last one finished; send gets the request's number and its
-// worker's, from 1.
-func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(n, slot int)) {
+// worker's, from 1. With lv.Ramp, worker k of n first waits k·Ramp/n, then sends ramp
+// requests (numbered from lv.Requests on) back to back until the ramp is over.
+func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, slotted)) {
 	next := make(chan int)
-	for w := 0; w < min(slots, lv.Requests); w++ {
+	workers := min(slots, lv.Requests)
+	rampEnd := time.Now().Add(lv.Ramp)
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if lv.Ramp > 0 && wait(ctx, time.Duration(w)*lv.Ramp/time.Duration(workers)) {
+				for k := 0; ctx.Err() == nil && (k == 0 || time.Now().Before(rampEnd)); k++ {
+					send(lv.Requests+w+k*workers, slotted{w + 1, true})
+				}
+			}
 			for n := range next {
 				// The feeder may still hand out work in the instant ctx is canceled.
 				if ctx.Err() == nil {
-					send(n, w+1)
+					send(n, slotted{slot: w + 1})
 				}
 			}
 		}()
@@ -371,6 +405,19 @@ func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup
 			return
 		}
 	}
+}
+
+// wait waits d, and reports whether ctx is still live after it.
+func wait(ctx context.Context, d time.Duration) bool {
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // openLoop sends lv.Requests requests on a schedule, at most slots in flight; each

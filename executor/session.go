@@ -52,15 +52,15 @@ func (t *turn) apply(req *backends.Request) {
 // runSessions runs the level's sessions from slots workers, each starting its next
 // session as soon as its last one ended. Session i's turn k is request i×Turns + k−1,
 // so each turn has its own id and shape.
-func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, int) backends.Sample) {
+func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
 	sessions := lv
-	sessions.Requests = lv.Session.Sessions
-	closedLoop(ctx, sessions, slots, wg, func(i, _ int) { converse(ctx, lv.Session, i, send) })
+	sessions.Requests, sessions.Ramp = lv.Session.Sessions, 0
+	closedLoop(ctx, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, lv.Session, i, send) })
 }
 
 // converse runs session i (from 0) turn by turn until its last turn, a failed turn, or
 // ctx is done.
-func converse(ctx context.Context, sp *SessionSpec, i int, send func(paced, *turn, int) backends.Sample) {
+func converse(ctx context.Context, sp *SessionSpec, i int, send func(paced, *turn, slotted) backends.Sample) {
 	var history []backends.Message
 	timer := time.NewTimer(0)
 	<-timer.C
@@ -78,7 +78,7 @@ func converse(ctx context.Context, sp *SessionSpec, i int, send func(paced, *tur
 			return
 		}
 		t := &turn{session: i + 1, turn: k, history: history, keepText: k < sp.Turns}
-		s := send(paced{n: i*sp.Turns + k - 1}, t, 0)
+		s := send(paced{n: i*sp.Turns + k - 1}, t, slotted{})
 		if !s.OK() {
 			return
 		}

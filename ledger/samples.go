@@ -21,6 +21,9 @@ type RequestRecord struct {
 	// RequestRate is the open-loop arrival rate of the level (requests/s); 0 closed loop.
 	RequestRate float64 `json:"request_rate,omitempty"`
 	Warmup      bool    `json:"warmup"` // false for measured requests
+	// Ramp marks a request of a ramped closed loop's ramp (the workload's ramp): sent
+	// while the slots were still starting, it is not measured.
+	Ramp bool `json:"ramp,omitempty"`
 	// RunID and Host say which run, on which machine, sent the request (as in the rows).
 	RunID string `json:"run_id,omitempty"`
 	Host  string `json:"host,omitempty"`

@@ -36,6 +36,12 @@ type LevelReport struct {
 	// SendP50 and SendP99 are request start (client) to the server's receipt of the
 	// request: the client's writing plus the server's accepting, part of every TTFT.
 	SendP50, SendP99 time.Duration
+	// WriteP50 and WriteP99 are the client's part of it: request start to the request
+	// fully written (Sample.SendDelay, the rows' send_delay: building the HTTP request,
+	// taking a pooled connection, the transport's write goroutine getting a core and
+	// writing). NewConnections counts the requests that dialled instead of reusing one.
+	WriteP50, WriteP99 time.Duration
+	NewConnections     int
 	// ServerLate is the server's own emission error against its schedule: the median of
 	// per-request median lateness, and the 99th percentile of per-request worst lateness.
 	ServerLateP50, ServerLateMaxP99 time.Duration
@@ -83,7 +89,7 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 		byKey[promptKey(sums[i].Prompt)] = &sums[i]
 	}
 	var ttft, tpot errs
-	var late50, lateMax, send []time.Duration
+	var late50, lateMax, send, write []time.Duration
 	for i := range samples {
 		s := &samples[i]
 		if !s.OK() {
@@ -91,6 +97,12 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 			continue
 		}
 		l.Tokens += s.OutputTokens
+		if d, ok := s.SendDelay(); ok {
+			write = append(write, d)
+		}
+		if s.Connect > 0 {
+			l.NewConnections++
+		}
 		t, ok := byKey[promptKey(prompts.For(s.ID))]
 		if !ok || !t.Complete {
 			continue
@@ -113,6 +125,7 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 	l.ServerLateP50 = quantile(late50, 0.5)
 	l.ServerLateMaxP99 = quantile(lateMax, 0.99)
 	l.SendP50, l.SendP99 = quantile(send, 0.5), quantile(send, 0.99)
+	l.WriteP50, l.WriteP99 = quantile(write, 0.5), quantile(write, 0.99)
 	return l
 }
 

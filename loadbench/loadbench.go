@@ -34,6 +34,11 @@ type Config struct {
 	Duration time.Duration
 	// Protocol is "openai" (SSE, default) or "ollama" (NDJSON).
 	Protocol string
+	// Ramp spreads each level's start over this long (executor.LevelSpec.Ramp): the
+	// streams start evenly over it and what they send before it is over is not
+	// measured, so they do not start (and, on the mock's exact schedule, end and start
+	// again) in one burst. 0: every stream starts at once.
+	Ramp time.Duration
 }
 
 // DefaultConfig is the load `planrun selfbench` applies: 1 to 2,000 streams of 100
@@ -151,7 +156,11 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 
 		lv := executor.LevelSpec{Concurrency: streams, Requests: streams * rounds, RepeatRuns: 1,
 			Request: backends.Request{Model: "mock", MaxTokens: cfg.Tokens, ForceMaxTokens: true},
-			Prompts: prompts}
+			Prompts: prompts, Ramp: cfg.Ramp,
+			// The warm-up's requests may reuse each other's connections (one that ends before
+			// the last starts frees its own): open one a stream, or the measured run dials the
+			// rest inside its TTFTs.
+			WarmConnections: streams}
 		cpu0 := cpuTime()
 		res := executor.RunLevel(ctx, b, lv, executor.Options{})
 		cpu := cpuTime() - cpu0

@@ -10,7 +10,7 @@ import (
 
 // header names the columns Write prints, in order.
 var header = []string{"streams", "requests", "tok/s", "of ideal", "cpu s/1k tok",
-	"TTFT err p50", "TTFT err p99", "TPOT err p50", "TPOT err p99", "in tol", "send p50/p99", "server late p50/max p99", "kept up"}
+	"TTFT err p50", "TTFT err p99", "TPOT err p50", "TPOT err p99", "in tol", "send p50/p99", "client write p50/p99", "new conns", "server late p50/max p99", "kept up"}
 
 func row(l LevelReport) []string {
 	ideal := "-"
@@ -30,7 +30,7 @@ func row(l LevelReport) []string {
 		fmt.Sprintf("%s (%+.2f%%)", us(l.TTFT.P50), l.TTFT.P50Pct), fmt.Sprintf("%s (%.2f%%)", us(l.TTFT.P99), l.TTFT.P99Pct),
 		fmt.Sprintf("%s (%+.2f%%)", us(l.TPOT.P50), l.TPOT.P50Pct), fmt.Sprintf("%s (%.2f%%)", us(l.TPOT.P99), l.TPOT.P99Pct),
 		fmt.Sprintf("%.1f%%/%.1f%%", 100*l.TTFT.Within, 100*l.TPOT.Within),
-		us(l.SendP50) + "/" + us(l.SendP99),
+		us(l.SendP50) + "/" + us(l.SendP99), us(l.WriteP50) + "/" + us(l.WriteP99), fmt.Sprint(l.NewConnections),
 		us(l.ServerLateP50) + "/" + us(l.ServerLateMaxP99), kept,
 	}
 }
@@ -48,7 +48,8 @@ func Legend(inProcess bool) string {
 		"err = client-measured − server-emitted, per request: TTFT truth = first chunk written (server) − request start (client),",
 		"so its error is how late the client stamped the chunk; TPOT truth = the server's (last − first write)/(tokens − 1).",
 		"p50 signed, p99 of the absolute error; in tol: share of requests within max(2%, 0.5 ms) for TTFT/TPOT.",
-		"send: request start (client) to receipt (server): the client's writing plus the server's accepting, inside every TTFT.",
+		"send: request start (client) to receipt (server): the client's writing plus the server's accepting, inside every TTFT;",
+		"client write: its client part, request start to fully written (send_delay); new conns: requests that dialled.",
 		"server late: how late the mock wrote chunks against its own schedule (median of request medians / p99 of request maxima).",
 		cpu + ".",
 		"kept up: no failures and 99% of TTFTs and TPOTs within tolerance.",

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
@@ -68,6 +69,10 @@ type Workload struct {
 	// FidelityTolerance is how far below the asked load (a fraction) the delivered load
 	// may fall before a row's fidelity is short (fidelity_tolerance_pct; default 5%).
 	FidelityTolerance float64
+	// Ramp spreads a closed loop's start over this long (ramp): the slots start evenly
+	// over it, and what they send before it is over is not measured, so the slots do not
+	// start in one burst. 0: every slot starts at once.
+	Ramp time.Duration
 	// Reasoning holds the reasoning controls (reasoning_effort, think).
 	Reasoning Reasoning
 	// Embeddings, when set, makes the workload embeddings requests (embeddings block).
@@ -182,7 +187,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
-		{Name: "fidelity_tolerance_pct"},
+		{Name: "fidelity_tolerance_pct"}, {Name: "ramp"},
 		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}},
@@ -255,6 +260,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
+	l.decodeRamp(w, a, ctx)
 	l.checkMeaningful(w, a)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
@@ -308,6 +314,26 @@ func (l *loader) decodeArrival(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 				Subject: ar.NameRange.Ptr(),
 			}})
 		}
+	}
+}
+
+// decodeRamp reads a closed loop's start ramp; a paced or session workload has none.
+func (l *loader) decodeRamp(w *Workload, a hcl.Attributes, ctx *hcl.EvalContext) {
+	r := a["ramp"]
+	if r == nil || !l.duration(r, ctx, &w.Ramp) {
+		return
+	}
+	var paced string
+	switch {
+	case a["request_rate"] != nil:
+		paced = "request_rate (at " + a["request_rate"].NameRange.String() + ") sends requests on their schedule"
+	case w.Replay != nil:
+		paced = "a replay sends each row at its own time"
+	case w.Session != nil:
+		paced = "sessions start their turns after think times"
+	}
+	if paced != "" {
+		l.errorf(r.NameRange.Ptr(), "ramp without a closed loop", "ramp spreads a closed loop's start; %s.", paced)
 	}
 }
 

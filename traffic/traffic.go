@@ -95,6 +95,9 @@ func (t *Workload) Level(level plan.LoadLevel) executor.LevelSpec {
 		Session:     sessionSpec(w, level),
 		Seed:        uint64(seed(w)),
 	}
+	if level.RequestRate == 0 {
+		lv.Ramp = w.Ramp // the plan allows it on closed loops alone
+	}
 	if t.window != nil {
 		t.window.level(&lv)
 	}

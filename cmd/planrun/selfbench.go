@@ -56,6 +56,7 @@ The mock runs as a child process (planrun selfbench -serve-mock) unless -inproce
 	fs.DurationVar(&c.Jitter, "jitter", 0, "±jitter on the mock's every token gap, so streams do not emit in lockstep")
 	fs.IntVar(&c.Tokens, "tokens", c.Tokens, "output tokens per request")
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "about how long each level's measured run lasts")
+	fs.DurationVar(&c.Ramp, "ramp", c.Ramp, "spread each level's start over this long: the streams start evenly over it, and what they\nsend before it is over is not measured (0: all streams start at once)")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "openai (SSE) or ollama (NDJSON)")
 	fs.BoolVar(&a.InProcess, "inprocess", false, "serve the mock in this process (CPU figures then include it)")
 	fs.BoolVar(&a.Unix, "unix", false, "serve the mock on a Unix socket (loopback TCP's kernel cost, charged mostly to the\nsending mock, otherwise limits the pair first); the client's transport is unchanged but for its dialer")
@@ -79,8 +80,8 @@ The mock runs as a child process (planrun selfbench -serve-mock) unless -inproce
 	if c.Tokens < 2 {
 		return nil, errors.New("-tokens: at least 2, or TPOT is undefined")
 	}
-	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 || c.Duration <= 0 {
-		return nil, errors.New("-ttft, -tpot and -jitter must not be negative, -duration must be positive")
+	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 || c.Ramp < 0 || c.Duration <= 0 {
+		return nil, errors.New("-ttft, -tpot, -jitter and -ramp must not be negative, -duration must be positive")
 	}
 	return a, nil
 }
@@ -153,8 +154,8 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 	if a.socket != "" {
 		where += " on a Unix socket"
 	}
-	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level\n",
-		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration)
+	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level, ramp %s\n",
+		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration, c.Ramp)
 	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.LevelReport) {
 		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
 	})

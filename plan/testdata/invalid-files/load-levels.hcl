@@ -13,3 +13,10 @@ workload "fidelity" {
 workload "fidelity_all" {
   fidelity_tolerance_pct = 100 # ERROR: Invalid fidelity_tolerance_pct
 }
+workload "ramp_paced" {
+  request_rate = [10]
+  ramp         = "2s" # ERROR: ramp without a closed loop
+}
+workload "ramp_negative" {
+  ramp = "-1s" # ERROR: Invalid duration
+}
