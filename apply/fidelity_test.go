@@ -280,6 +280,14 @@ func TestFidelityServerTailIsTheServers(t *testing.T) {
 			t.Errorf("c=%d: most in flight: the server saw %d, the row says %v", c, saw.max, row.InFlightMax)
 		}
 	}
+	// One peer reported 74.5 in flight for 45 asked: never more than 45 here, at any
+	// instant of the server's own arrivals and ends, tails included.
+	row45, saw45 := runFidelity(t, cfg, "concurrency = [45]\n  requests = 180", 45, nil)
+	t.Logf("c=45: the server saw at most %d in flight (held %.2f), the row says at most %v (held %.2f), fidelity %s",
+		saw45.max, saw45.held, row45.InFlightMax, row45.InFlightHeld, row45.Fidelity)
+	if saw45.max > 45 || row45.InFlightMax > 45 || row45.InFlightP99 > 45 {
+		t.Errorf("more in flight than the 45 asked: the server saw %d, the row says max %v, p99 %v", saw45.max, row45.InFlightMax, row45.InFlightP99)
+	}
 	// 100/s asked against 62 ms requests with a cap of 2: the cap fills and holds.
 	row, saw := runFidelity(t, cfg, "concurrency = [2]\n  requests = 12\n  request_rate = 100\n  arrival = \"constant\"", 0, nil)
 	t.Logf("open loop: rate %.2f/s of %.2f/s, max %v, fidelity %s; server rate %.2f/s, max %d", row.RateDelivered, row.RateScheduled, row.InFlightMax, row.Fidelity, saw.rate, saw.max)
