@@ -25,6 +25,7 @@ out="$dir/out"
 doc="${PEERS_DOC:-$root/docs/peers.gen.md}"
 rm -rf "$dir" && mkdir -p "$out"
 [[ -x "$venv/bin/python" ]] || { say "no $venv: run scripts/install-vllm.sh"; exit 1; }
+scripts/install-vllm.sh # writes .tools/bin/vllm-serve anew (instant when vLLM is installed)
 
 # install_peer VENV PACKAGE: the pinned version from the requirements file, once (stamp = the pin).
 install_peer() {
@@ -49,8 +50,7 @@ url="http://127.0.0.1:$port"
 
 say "starting vLLM on :$port (about a minute on 2 cores)"
 export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}"
-setsid env LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4:$venv/lib/libiomp5.so" \
-  "$venv/bin/python" -m vllm.entrypoints.openai.api_server --model "$dir/model" \
+setsid env VLLM_PIN="${PEERS_PIN:-1}" "$root/.tools/bin/vllm-serve" --model "$dir/model" \
   --served-model-name tiny --host 127.0.0.1 --port "$port" --max-model-len 512 \
   >"$dir/vllm.log" 2>&1 &
 vpid=$!
@@ -68,20 +68,18 @@ curl -sf "$url/health" >/dev/null
 # shared-memory queue) and the API server (HTTP, template, tokenizer, SSE). Left free, the engine
 # core lands beside the API server and starves it: from about a second into a run, every
 # response reached every client whole (headers at ~30 ms, then all 16 tokens in one write).
-# PEERS_PIN=1 (the default) keeps the engine core with the worker on the OpenMP cores, and the
-# API server and the clients on the cores vLLM reserves; the clients' rows then time a stream.
+# PEERS_PIN=1 (the default) starts vLLM with VLLM_PIN=1 (.tools/bin/vllm-serve keeps the engine
+# core with the worker and gives the API server the other cores) and runs the clients on the API
+# server's cores; the clients then time a stream.
 cpus=""
-if [[ ${PEERS_PIN:-1} == 1 ]] && command -v taskset >/dev/null; then
-  omp=$(sed -n 's/.*local_rank=0, core ids=\[\(.*\)\].*/\1/p' "$dir/vllm.log" | tail -1 | tr -d ' ')
-  cpus=$(sed -n 's/.*reserved_cpus=\[\(.*\)\].*/\1/p' "$dir/vllm.log" | tail -1 | tr -d ' ')
-  engine=$(pgrep -P "$vpid" -f 'VLLM::EngineCore' | head -1 || true)
-  if [[ -n $omp && -n $cpus && -n $engine ]]; then
-    taskset -apc "$cpus" "$vpid" >/dev/null
-    taskset -apc "$omp" "$engine" >/dev/null
-    say "pinned: vLLM's worker and engine core on CPUs $omp, its API server and the clients on $cpus"
+if [[ ${PEERS_PIN:-1} == 1 ]]; then
+  for _ in $(seq 20); do grep -q 'vllm-serve: pinned' "$dir/vllm.log" && break; sleep 0.5; done
+  if grep -q 'vllm-serve: pinned' "$dir/vllm.log"; then
+    cpus=$(taskset -pc "$vpid" | sed 's/.*: //')
+    PINNED="$(grep -m1 'vllm-serve: pinned' "$dir/vllm.log" | sed 's/^vllm-serve: //'); the clients on $cpus"
+    say "$(grep -m1 'vllm-serve: pinned' "$dir/vllm.log" | sed 's/^vllm-serve: //'); the clients on $cpus"
   else
-    say "not pinned: no OpenMP binding in vLLM's log (omp='$omp' reserved='$cpus' engine='$engine')"
-    cpus=""
+    say "not pinned (no 'vllm-serve: pinned' in $dir/vllm.log): clients and vLLM share every CPU"
   fi
 fi
 pin() { if [[ -n $cpus ]]; then taskset -c "$cpus" "$@"; else "$@"; fi; }
@@ -91,8 +89,7 @@ pin() { if [[ -n $cpus ]]; then taskset -c "$cpus" "$@"; else "$@"; fi; }
   echo
   echo "vLLM $("$venv/bin/python" -c 'import vllm; print(vllm.__version__)') on 127.0.0.1:$port, tiny checkpoint;"
   echo "$n requests a level, levels ${levels[*]}, 64 prompt / 32 output tokens, ignore_eos. Load before: $(cut -d' ' -f1-3 /proc/loadavg)."
-  if [[ -n $cpus ]]; then pinned="the clients and the API server on CPUs $cpus, the worker and engine core on $omp"; else pinned="not pinned"; fi
-  echo "vLLM processes: $pinned."
+  echo "CPUs: ${PINNED:-not pinned}."
   echo
 } >"$doc"
 
