@@ -30,7 +30,8 @@ tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 # tests) would all put their engine cores on the same core.
 write_starter() {
   mkdir -p "$bin"
-  cat >"$bin/vllm-serve" <<EOF
+  # Into a new file, then renamed: a vllm-serve starting meanwhile reads the old one whole.
+  cat >"$bin/vllm-serve.new" <<EOF
 #!/usr/bin/env bash
 # Starts vLLM's OpenAI-compatible server on the CPU (written by scripts/install-vllm.sh).
 # Arguments go to vLLM: vllm-serve --model DIR --host 127.0.0.1 --port N [--max-model-len N ...]
@@ -45,7 +46,8 @@ if [[ \${VLLM_PIN:-0} == 1 ]] && command -v taskset >/dev/null; then
 fi
 exec "$venv/bin/python" -m vllm.entrypoints.openai.api_server "\$@"
 EOF
-  chmod +x "$bin/vllm-serve"
+  chmod +x "$bin/vllm-serve.new"
+  mv "$bin/vllm-serve.new" "$bin/vllm-serve"
 }
 
 # expand_cpus "0-2,5" prints 0 1 2 5, one a line (taskset's list form).
