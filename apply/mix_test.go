@@ -89,9 +89,11 @@ func TestModelMixShares(t *testing.T) {
 	// A mix naming a model the server does not list fails the cell before any of its
 	// requests is sent, with the server's list.
 	before := len(srv.Truths())
-	p, cells = loadPlanFile(t, writePlan(t, mixPlan), "url="+hs.URL, "extra=tiny-lora-x")
+	path := writePlan(t, mixPlan)
+	p, cells = loadPlanFile(t, path, "url="+hs.URL, "extra=tiny-lora-x")
 	res, _ = runSamples(t, p, cells)
-	if res.Rows[0].Status != ledger.StatusFailed || !strings.Contains(res.Rows[0].Notes, `"tiny-lora-x"`) ||
+	at := path + ":" + strconv.Itoa(planLine(t, mixPlan, "models ")) + ": "
+	if res.Rows[0].Status != ledger.StatusFailed || !strings.Contains(res.Rows[0].Notes, at+`workload "mix"'s models name "tiny-lora-x"`) ||
 		!strings.Contains(res.Rows[0].Notes, "tiny-a, tiny-b, tiny-c") {
 		t.Errorf("absent mix model: status %s, notes %q", res.Rows[0].Status, res.Rows[0].Notes)
 	}
@@ -99,6 +101,18 @@ func TestModelMixShares(t *testing.T) {
 	if after := srv.Truths()[before:]; len(after) != 1 || after[0].Model != "tiny-a" || after[0].OutputTokens > 2 {
 		t.Errorf("%d requests reached the server for a cell whose mix names an absent model, want the probe's one: %+v", len(after), after)
 	}
+}
+
+// planLine is the line of src (from 1) that first holds text.
+func planLine(t *testing.T, src, text string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, text) {
+			return i + 1
+		}
+	}
+	t.Fatalf("plan has no %q", text)
+	return 0
 }
 
 // writePlan writes src as plan.hcl in a temp dir and returns its path.
