@@ -197,13 +197,15 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			start := opts.Clock.Now()
 			if p.timed {
 				start, p.lag = p.sender.due(opts.Clock), p.sender.lag
+				p.sender.wrote()
 			}
 			return record(backends.Sample{ID: req.ID, Start: start, Err: abortErr(opts)}, 0)
 		}
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		if _, due := b.(backends.DueCaller); p.timed && due {
 			// The timing core waits for the request's time once its bytes are built.
-			req.Due = p.sender.due
+			req.Due, req.Wrote = p.sender.due, p.sender.wrote
+			p.sender.reportsWrites()
 		} else if p.timed {
 			p.sender.due(nil)
 		}

@@ -62,10 +62,12 @@ type pacer struct {
 	gates chan *gate
 	free  chan *gate
 	// sent numbers the requests handed over, in schedule order; stamped is the highest
-	// number that has taken its start stamp.
-	sent    uint64
-	stamped atomic.Uint64
-	wait    waiter
+	// number that has taken its start stamp, and written how many have gone out
+	// (Request.Wrote), where the backend says (writes).
+	sent             uint64
+	stamped, written atomic.Uint64
+	writes           atomic.Bool
+	wait             waiter
 }
 
 // gate is one timed request's place in the dispatcher's queue: its time, its number, and
@@ -76,13 +78,15 @@ type gate struct {
 	open chan struct{}
 }
 
-// sender is one of a pacer's goroutines; it sends one request at a time. due is its
-// onTime, bound once, so a request's Request.Due costs no allocation.
+// sender is one of a pacer's goroutines; it sends one request at a time. due and wrote
+// are its onTime and onWrote, bound once, so a request's Request.Due and Request.Wrote
+// cost no allocation.
 type sender struct {
-	p   *pacer
-	r   paced
-	lag time.Duration
-	due func(backends.Clock) time.Time
+	p     *pacer
+	r     paced
+	lag   time.Duration
+	due   func(backends.Clock) time.Time
+	wrote func()
 }
 
 // The pacer's bounds. buildAhead is how long before its time a request is handed to a
@@ -176,7 +180,7 @@ func (p *pacer) send(r paced) bool {
 func (p *pacer) run(r paced) {
 	defer p.wg.Done()
 	s := &sender{p: p}
-	s.due = s.onTime
+	s.due, s.wrote = s.onTime, s.onWrote
 	for ok := true; ok; r, ok = <-p.work {
 		r.sender, s.r, s.lag = s, r, 0
 		p.do(r)
@@ -199,9 +203,7 @@ func (s *sender) onTime(stamp backends.Clock) time.Time {
 		t = stamp.Now()
 	}
 	s.lag = p.since() - s.r.at
-	seq := g.seq
-	for n := p.stamped.Load(); n < seq && !p.stamped.CompareAndSwap(n, seq); n = p.stamped.Load() {
-	}
+	raise(&p.stamped, g.seq)
 	select {
 	case p.free <- g:
 	default:
@@ -209,26 +211,44 @@ func (s *sender) onTime(stamp backends.Clock) time.Time {
 	return t
 }
 
+// onWrote counts the request as gone out (Request.Wrote, once a request).
+func (s *sender) onWrote() { s.p.written.Add(1) }
+
+// reportsWrites says that this run's backend calls Request.Wrote: the dispatcher then
+// holds each request back until every one before, if due earlier, has gone out.
+func (s *sender) reportsWrites() { s.p.writes.Store(true) }
+
+// raise sets n to at least v.
+func raise(n *atomic.Uint64, v uint64) {
+	for m := n.Load(); m < v && !n.CompareAndSwap(m, v); m = n.Load() {
+	}
+}
+
 // dispatch opens the gates in schedule order, each at its time (until) once the request
 // before it has taken its start stamp (awaitTurn), and yields the processor to the
 // sender it opened, readied on it, so that one stamps at once.
 func (p *pacer) dispatch() {
 	defer p.wg.Done()
+	prevAt := time.Duration(-1)
 	for g := range p.gates {
-		p.awaitTurn(g)
+		p.awaitTurn(g, prevAt)
 		p.until(g.at)
 		g.open <- struct{}{}
+		prevAt = g.at
 		runtime.Gosched()
 	}
 }
 
-// awaitTurn waits until the request before g has taken its start stamp, or until
-// orderGrace past g's time. It waits before g's own wait, so the clock moves on to g's
+// awaitTurn waits until the request before g has taken its start stamp and, if it was
+// due earlier (at prevAt) and the backend says, every one before g has gone out, or
+// until orderGrace past g's time: rows due at one instant need only stamp in order, so they do not queue on
+// each other's writes. It waits before g's own wait, so the clock moves on to g's
 // time only once the one before has read it (a test's clock that moves as the pacer
 // waits then gives exact stamps); while g's time is further than spinTail off it
 // pauses in short nanosleeps rather than spinning, outside the clock's waits.
-func (p *pacer) awaitTurn(g *gate) {
-	for p.stamped.Load() < g.seq-1 {
+func (p *pacer) awaitTurn(g *gate, prevAt time.Duration) {
+	prev := g.seq - 1
+	for p.stamped.Load() < prev || prevAt < g.at && p.writes.Load() && p.written.Load() < prev {
 		left := g.at - p.since()
 		switch {
 		case left < -orderGrace:

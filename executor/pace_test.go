@@ -138,6 +138,17 @@ type dueBackend struct {
 	fakeBackend
 	clk     backends.Clock
 	stamped []string
+	// holdWrote holds request n's Wrote until request holdWrote[n] has stamped (its
+	// channel in stamps closes); events logs "stamp n" and "wrote n" as they happen.
+	holdWrote map[int]int
+	stamps    map[int]chan struct{}
+	events    []string
+}
+
+func (d *dueBackend) log(e string) {
+	d.mu.Lock()
+	d.events = append(d.events, e)
+	d.mu.Unlock()
 }
 
 func (d *dueBackend) CallsDue() {}
@@ -150,6 +161,17 @@ func (d *dueBackend) Do(ctx context.Context, req backends.Request) backends.Samp
 		panic("a paced request without Due")
 	}
 	start := req.Due(stampNoter{d, req.ID})
+	if ch, ok := d.stamps[n]; ok {
+		close(ch)
+	}
+	if m, ok := d.holdWrote[n]; ok {
+		select {
+		case <-d.stamps[m]:
+		case <-time.After(time.Second): // the pacer waits for this write first: the test fails
+		}
+	}
+	d.log("wrote " + strconv.Itoa(n))
+	req.Wrote()
 	return backends.Sample{ID: req.ID, Start: start, FirstToken: time.Microsecond, End: time.Microsecond, OutputTokens: 1}
 }
 
@@ -162,6 +184,7 @@ type stampNoter struct {
 func (n stampNoter) Now() time.Time {
 	n.d.mu.Lock()
 	n.d.stamped = append(n.d.stamped, n.id)
+	n.d.events = append(n.d.events, "stamp "+n.id[strings.LastIndex(n.id, "req")+3:])
 	n.d.mu.Unlock()
 	return n.d.clk.Now()
 }
@@ -206,6 +229,37 @@ func TestBurstsGoOutInTraceOrder(t *testing.T) {
 	}
 }
 
+// A request due later than the one before it waits until that one has gone out
+// (Request.Wrote), so the server sees them in order; rows due at one instant only stamp
+// in order and do not queue on each other's writes.
+func TestLaterRowWaitsForTheWrite(t *testing.T) {
+	ats := []time.Duration{time.Millisecond, time.Millisecond, 2 * time.Millisecond}
+	trace := func(ctx context.Context, rows chan<- TraceRow) error {
+		for _, at := range ats {
+			rows <- TraceRow{At: at}
+		}
+		return nil
+	}
+	clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+	// Row 0 goes out only once row 1 has stamped.
+	b := &dueBackend{clk: clk, holdWrote: map[int]int{0: 1}, stamps: map[int]chan struct{}{1: make(chan struct{})}}
+	lv := LevelSpec{RepeatRuns: 1, Trace: trace, Prompts: &Prompts{Words: 1}}
+	RunLevel(context.Background(), b, lv, Options{Clock: clk})
+	pos := map[string]int{}
+	for i, e := range b.events {
+		pos[e] = i
+	}
+	if len(pos) != 6 {
+		t.Fatalf("events %v", b.events)
+	}
+	if pos["stamp 1"] > pos["wrote 0"] {
+		t.Fatalf("row 1, due with row 0, waited for its write: %v", b.events)
+	}
+	if pos["stamp 2"] < pos["wrote 1"] || pos["stamp 2"] < pos["wrote 0"] {
+		t.Fatalf("row 2 went before the rows due earlier had gone out: %v", b.events)
+	}
+}
+
 // The pacer's own path (hand over, queue, wait, open, stamp, reuse) allocates nothing a
 // request once its senders and gates exist: a schedule no one waits on, a do that only
 // takes its stamp.
@@ -235,7 +289,9 @@ type dueNow struct {
 func (d *dueNow) CallsDue() {}
 
 func (d *dueNow) Do(ctx context.Context, req backends.Request) backends.Sample {
-	return backends.Sample{ID: req.ID, Start: req.Due(d.clk), OutputTokens: 1}
+	start := req.Due(d.clk)
+	req.Wrote()
+	return backends.Sample{ID: req.ID, Start: start, OutputTokens: 1}
 }
 
 // BenchmarkPacedSend is the executor's send path for one paced request, open loop at a
