@@ -86,11 +86,11 @@ func TestUntilSpinsOnlyItsLastStretch(t *testing.T) {
 		at, step, late time.Duration
 		sleeps, spins  int
 	}{
-		// 10 ms: one sleep to 1.5 ms, naps to 50 µs, 50 spins of 1 µs onto the time.
-		{"from afar", 10 * time.Millisecond, time.Microsecond, 0, 1, 50},
-		// 3 µs spins from 50 µs: 17 of them, 1 µs past.
-		{"coarse spin", 10 * time.Millisecond, 3 * time.Microsecond, time.Microsecond, 1, 17},
-		{"within the tail", 1200 * time.Microsecond, time.Microsecond, 0, 0, 50},
+		// 10 ms: one sleep to 1.5 ms, naps to 100 µs, 100 spins of 1 µs onto the time.
+		{"from afar", 10 * time.Millisecond, time.Microsecond, 0, 1, 100},
+		// 3 µs spins from 100 µs: 34 of them, 2 µs past.
+		{"coarse spin", 10 * time.Millisecond, 3 * time.Microsecond, 2 * time.Microsecond, 1, 34},
+		{"within the tail", 1200 * time.Microsecond, time.Microsecond, 0, 0, 100},
 		{"within the spin", 30 * time.Microsecond, time.Microsecond, 0, 0, 30},
 		{"already late", -2 * time.Millisecond, time.Microsecond, 2 * time.Millisecond, 0, 0},
 	} {
