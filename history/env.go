@@ -25,9 +25,12 @@ type Env struct {
 	Dataset       string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
 	Host          string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
 	Command       string `json:"command,omitempty"` // planrun's own command line
-	// Settings are the run's variables as resolved (sensitive ones redacted): with the
-	// plan hash, what the cell's settings were.
+	// Settings are the cell's settings as the run resolved them (the manifest's
+	// cells[].settings: max_tokens, backend.url, ...); nil for a run that did not record
+	// them (before planrun recorded them, or without its manifest).
 	Settings map[string]string `json:"settings,omitempty"`
+	// Variables are the run's variables as resolved (sensitive ones redacted).
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // EnvOf reads a row's environment from the row and its run's manifest (nil: the row's
@@ -62,7 +65,12 @@ func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
 	if e.Host == "" {
 		e.Host = m.Host
 	}
-	e.Settings = m.Variables
+	e.Variables = m.Variables
+	for _, c := range m.Cells {
+		if c.ID == row.CellID {
+			e.Settings = c.Settings
+		}
+	}
 	return e
 }
 
@@ -83,11 +91,29 @@ func short(d string) string {
 
 // EnvChange is one environment field that differs between two rows.
 type EnvChange struct {
-	Field    string `json:"field"` // an EnvFields name, or "var.NAME" for a setting
+	// Field is an EnvFields name, "setting.NAME" for one of the cell's settings, or
+	// "var.NAME" for a variable.
+	Field    string `json:"field"`
 	From, To string
 }
 
+// settingPrefix marks the changes of the cell's own settings.
+const settingPrefix = "setting."
+
+// Setting is the name of the cell's setting the change is of ("max_tokens"), "" for
+// other changes.
+func (c EnvChange) Setting() string {
+	name, _ := strings.CutPrefix(c.Field, settingPrefix)
+	if name == c.Field {
+		return ""
+	}
+	return name
+}
+
 func (c EnvChange) String() string {
+	if name := c.Setting(); name != "" {
+		return fmt.Sprintf("%s %s → %s", name, or(c.From), or(c.To))
+	}
 	switch c.Field {
 	case "server_version":
 		return fmt.Sprintf("server %s → %s", or(c.From), or(c.To))
@@ -144,8 +170,9 @@ func (e Env) Get(name string) (v string, ok bool) {
 	return "", false
 }
 
-// Diff lists what changed from a to b: every environment field, then each setting
-// (variable) that differs. A field one side did not record (an older run) is no change.
+// Diff lists what changed from a to b: every environment field, then each of the
+// cell's settings that differs, then each variable. A field one side did not record (an
+// older run) is no change.
 func Diff(a, b Env) []EnvChange {
 	var out []EnvChange
 	for _, f := range envFields {
@@ -154,43 +181,72 @@ func Diff(a, b Env) []EnvChange {
 			out = append(out, EnvChange{f.name, x, y})
 		}
 	}
-	if a.Settings == nil || b.Settings == nil {
-		return out
+	out = append(out, diffMaps(settingPrefix, a.Settings, b.Settings)...)
+	return append(out, diffMaps("var.", a.Variables, b.Variables)...)
+}
+
+// diffMaps lists the keys whose values differ, by name; nothing when one side is nil
+// (not recorded).
+func diffMaps(prefix string, a, b map[string]string) []EnvChange {
+	if a == nil || b == nil {
+		return nil
 	}
-	names := map[string]bool{}
-	for k := range a.Settings {
-		names[k] = true
+	names := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			names = append(names, k)
+		}
 	}
-	for k := range b.Settings {
-		names[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(names)) {
-		if a.Settings[k] != b.Settings[k] {
-			out = append(out, EnvChange{"var." + k, a.Settings[k], b.Settings[k]})
+	var out []EnvChange
+	for _, k := range slices.Sorted(slices.Values(names)) {
+		if a[k] != b[k] {
+			out = append(out, EnvChange{prefix + k, a[k], b[k]})
 		}
 	}
 	return out
 }
 
+// Phrases says each change as a phrase, the cell's settings together in one:
+// "plan hash sha256:… → sha256:…", "settings: max_tokens 128 → 256, seed 1 → 2". A
+// variable's change is left to the settings it made when both runs recorded them. tool
+// names the server in a version's change ("openai.vllm server 0.9.1 → 0.9.2"); ""
+// leaves it out.
+func Phrases(changes []EnvChange, tool string) []string {
+	var parts, sets []string
+	hasSettings := slices.ContainsFunc(changes, func(c EnvChange) bool { return c.Setting() != "" })
+	for _, c := range changes {
+		switch {
+		case c.Setting() != "":
+			sets = append(sets, c.String())
+		case strings.HasPrefix(c.Field, "var.") && hasSettings:
+		case c.Field == "server_version" && tool != "":
+			parts = append(parts, tool+" "+c.String())
+		default:
+			parts = append(parts, c.String())
+		}
+	}
+	if len(sets) > 0 {
+		parts = append(parts, "settings: "+strings.Join(sets, ", "))
+	}
+	return parts
+}
+
 // Explain says in one phrase what changed from a to b, for a regression message:
-// "openai.vllm server 0.9.1 → 0.9.2, same weights"; "same environment" when nothing
-// recorded differs.
+// "openai.vllm server 0.9.1 → 0.9.2, same weights, settings: max_tokens 128 → 256";
+// "same environment" when nothing recorded differs.
 func Explain(a, b Env) string {
 	changes := Diff(a, b)
-	var parts []string
-	for _, c := range changes {
-		s := c.String()
-		if c.Field == "server_version" && b.Tool != "" {
-			s = b.Tool + " " + s
-		}
-		parts = append(parts, s)
-	}
+	parts := Phrases(changes, b.Tool)
 	if len(parts) == 0 {
 		return "same environment"
 	}
 	weights := slices.ContainsFunc(changes, func(c EnvChange) bool { return c.Field == "model_digest" })
 	if !weights && a.ModelDigest != "" && a.ModelDigest == b.ModelDigest {
-		parts = append(parts, "same weights")
+		at := len(parts) // before the settings, which Phrases puts last
+		if strings.HasPrefix(parts[at-1], "settings: ") {
+			at--
+		}
+		parts = slices.Insert(parts, at, "same weights")
 	}
 	return strings.Join(parts, ", ")
 }

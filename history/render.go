@@ -65,11 +65,7 @@ var envColumns = []struct {
 
 // changeList is a point's environment changes in one cell of a table.
 func changeList(p *Point) string {
-	var parts []string
-	for _, c := range p.Changes {
-		parts = append(parts, c.String())
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(Phrases(p.Changes, ""), "; ")
 }
 
 // WriteText writes each series as a table (one line per run, with its environment and

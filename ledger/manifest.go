@@ -121,6 +121,10 @@ type CellStatus struct {
 	Notes  string `json:"notes,omitempty"`
 	// Capacity is the answer of the cell's capacity search; nil when it had none.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Settings are the cell's settings as the plan resolved them, by attribute name
+	// ("max_tokens": "128", "backend.url": ...), so that history and compare can say
+	// which of them changed between two runs of the cell.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Manifest is manifest.json: what a result directory was produced by and from.
