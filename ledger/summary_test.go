@@ -24,7 +24,7 @@ func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
 
 	m := Manifest{RunID: measured.RunID, Environment: Environment{Host: "bench-1", OS: "linux", Arch: "amd64", PlanrunVersion: "v0.1.0"},
 		Started:   time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
-		Cells:     []CellStatus{{ID: "m/a", Status: StatusOK}, {ID: "m/b", Status: StatusFailed, Notes: "unreachable"}},
+		Cells:     []CellStatus{{ID: "m/a", Status: StatusOK, Settings: map[string]string{"max_tokens": "128"}}, {ID: "m/b", Status: StatusFailed, Notes: "unreachable"}},
 		Servers:   map[string]ServerRun{"ollama": {Command: []string{"ollama", "serve"}, Version: "0.6.5"}},
 		PlanFiles: []string{"plan/plan.hcl"}, Variables: map[string]string{"url": "http://x", "key": "(sensitive)"}}
 	s := NewSummary("qwen", m, rows)
