@@ -19,6 +19,9 @@ type Env struct {
 	// ServerCommand is the command line of the plan-managed servers the run started.
 	ServerCommand string `json:"server_command,omitempty"`
 	ModelDigest   string `json:"model_digest,omitempty"`
+	// ModelRoot is the weights the server says it loaded (vLLM's root: a path or a
+	// Hugging Face repository id).
+	ModelRoot string `json:"model_root,omitempty"`
 	GPU           string `json:"gpu,omitempty"`
 	Driver        string `json:"driver,omitempty"`
 	CUDA          string `json:"cuda,omitempty"`
@@ -45,6 +48,7 @@ func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
 	}
 	e.ServerVersion = m.ServerVersions[row.Tool]
 	e.ModelDigest = m.ModelDigests[row.Tool+" "+row.ModelID]
+	e.ModelRoot = m.ModelRoots[row.Tool+" "+row.ModelID]
 	if info, ok := m.Models[row.Tool+" "+row.ModelID]; ok && e.ModelDigest == "" {
 		e.ModelDigest = info.Digest
 	}
@@ -119,6 +123,8 @@ func (c EnvChange) String() string {
 		return fmt.Sprintf("server %s → %s", or(c.From), or(c.To))
 	case "model_digest":
 		return fmt.Sprintf("weights %s → %s", or(short(c.From)), or(short(c.To)))
+	case "model_root":
+		return fmt.Sprintf("weights path %s → %s", or(c.From), or(c.To))
 	case "plan_hash":
 		return fmt.Sprintf("plan hash %s → %s", or(short(c.From)), or(short(c.To)))
 	}
@@ -144,6 +150,7 @@ var envFields = []envField{
 	{"server_version", func(e *Env) string { return e.ServerVersion }},
 	{"server_command", func(e *Env) string { return e.ServerCommand }},
 	{"model_digest", func(e *Env) string { return e.ModelDigest }},
+	{"model_root", func(e *Env) string { return e.ModelRoot }},
 	{"gpu", func(e *Env) string { return e.GPU }},
 	{"driver", func(e *Env) string { return e.Driver }},
 	{"cuda", func(e *Env) string { return e.CUDA }},
