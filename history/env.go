@@ -22,12 +22,12 @@ type Env struct {
 	// ModelRoot is the weights the server says it loaded (vLLM's root: a path or a
 	// Hugging Face repository id).
 	ModelRoot string `json:"model_root,omitempty"`
-	GPU           string `json:"gpu,omitempty"`
-	Driver        string `json:"driver,omitempty"`
-	CUDA          string `json:"cuda,omitempty"`
-	Dataset       string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
-	Host          string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
-	Command       string `json:"command,omitempty"` // planrun's own command line
+	GPU       string `json:"gpu,omitempty"`
+	Driver    string `json:"driver,omitempty"`
+	CUDA      string `json:"cuda,omitempty"`
+	Dataset   string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
+	Host      string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
+	Command   string `json:"command,omitempty"` // planrun's own command line
 	// Settings are the cell's settings as the run resolved them (the manifest's
 	// cells[].settings: max_tokens, backend.url, ...); nil for a run that did not record
 	// them (before planrun recorded them, or without its manifest).
