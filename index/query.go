@@ -17,8 +17,11 @@ import (
 
 // Load updates dir's index and reads from it the runs and rows that o selects (cell
 // globs, since), as history.Load would read them from the files. The set holds only
-// the selected cells' rows: enough for history and the site, not for a run's other
-// cells.
+// the selected cells' rows, each with its environment (Run.Envs): enough for history
+// and the site, not for a run's other cells. Runs have their manifest only when o
+// selects every cell (the site's run index counts each run's cells): a query of some
+// cells over 10,000 runs would spend most of its time decoding manifests it needs
+// nothing more from.
 func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	st, err := Update(dir)
 	if err != nil {
@@ -34,7 +37,7 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	if db.QueryRow(`SELECT value FROM meta WHERE key = 'notes'`).Scan(&notes) == nil {
 		json.Unmarshal([]byte(notes), &set.Notes)
 	}
-	runs, err := loadRuns(db, o.Since)
+	runs, err := loadRuns(db, o.Since, len(o.Cells) == 0)
 	if err != nil {
 		return nil, st, err
 	}
@@ -52,13 +55,13 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	for i, c := range cols {
 		names[i] = strconv.Quote(c.Name)
 	}
-	q := `SELECT ord, ` + strings.Join(names, ",") + ` FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
+	q := `SELECT ord, ` + strings.Join(names, ",") + `, env FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
 	rs, err := db.Query(q, args...)
 	if err != nil {
 		return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 	}
 	defer rs.Close()
-	vals := make([]any, len(cols)+1)
+	vals := make([]any, len(cols)+2)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -76,10 +79,14 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 			rec[i] = field(vals[i+1])
 		}
 		row, err := ledger.ParseRecord(rec)
+		var env history.Env
+		if err == nil {
+			err = json.Unmarshal([]byte(field(vals[len(cols)+1])), &env)
+		}
 		if err != nil {
 			return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 		}
-		r.Rows = append(r.Rows, row)
+		r.Rows, r.Envs = append(r.Rows, row), append(r.Envs, env)
 	}
 	if err := rs.Err(); err != nil {
 		return nil, st, err
@@ -90,13 +97,18 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	return set, st, nil
 }
 
-// loadRuns reads the runs started since (zero: all), by their order.
-func loadRuns(db *sql.DB, since time.Time) (map[int64]*history.Run, error) {
+// loadRuns reads the runs started since (zero: all), by their order, with their
+// manifests when withManifests.
+func loadRuns(db *sql.DB, since time.Time, withManifests bool) (map[int64]*history.Run, error) {
 	var min int64 = -1 << 63
 	if !since.IsZero() {
 		min = since.UnixNano()
 	}
-	rs, err := db.Query(`SELECT ord, run_id, dir, started, manifest FROM runs WHERE started_ns >= ?`, min)
+	man := "NULL"
+	if withManifests {
+		man = "manifest"
+	}
+	rs, err := db.Query(`SELECT ord, run_id, dir, started, `+man+` FROM runs WHERE started_ns >= ?`, min)
 	if err != nil {
 		return nil, err
 	}
