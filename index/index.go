@@ -156,8 +156,9 @@ func sqlType(t string) string {
 }
 
 // envColumns are the rows table's environment columns beside the ledger's, from the
-// row's run's manifest: settings is the cell's settings as a JSON object, env the whole
-// environment as history's -json writes it (what a history query reads back).
+// row's run's manifest: settings is the cell's settings as a JSON object, env the rest
+// of the environment as history's -json writes it (what a history query reads back,
+// with settings).
 var envColumns = []string{"server_version", "model_digest", "model_root", "driver", "cuda", "dataset", "server_command", "settings", "env"}
 
 // envValues are a row's envColumns values.
@@ -166,7 +167,9 @@ func envValues(e history.Env) []any {
 	if e.Settings != nil {
 		settings, _ = json.Marshal(e.Settings)
 	}
-	env, _ = json.Marshal(e)
+	rest := e
+	rest.Settings = nil // in its own column
+	env, _ = json.Marshal(rest)
 	return []any{nullString(e.ServerVersion), nullString(e.ModelDigest), nullString(e.ModelRoot), nullString(e.Driver),
 		nullString(e.CUDA), nullString(e.Dataset), nullString(e.ServerCommand), nullBytes(settings), string(env)}
 }

@@ -55,13 +55,13 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	for i, c := range cols {
 		names[i] = strconv.Quote(c.Name)
 	}
-	q := `SELECT ord, ` + strings.Join(names, ",") + `, env FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
+	q := `SELECT ord, ` + strings.Join(names, ",") + `, env, settings FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
 	rs, err := db.Query(q, args...)
 	if err != nil {
 		return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 	}
 	defer rs.Close()
-	vals := make([]any, len(cols)+2)
+	vals := make([]any, len(cols)+3)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -82,6 +82,9 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 		var env history.Env
 		if err == nil {
 			err = json.Unmarshal([]byte(field(vals[len(cols)+1])), &env)
+		}
+		if settings := field(vals[len(cols)+2]); err == nil && settings != "" {
+			err = json.Unmarshal([]byte(settings), &env.Settings)
 		}
 		if err != nil {
 			return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
