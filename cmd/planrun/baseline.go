@@ -272,15 +272,15 @@ func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]str
 // files' diff (once for the pair of runs).
 func explainChanges(env *Env, changes []history.EnvChange, cell string, runA, runB history.Run, said map[[3]string]bool) {
 	var from, to []string
+	plan := false
 	for _, c := range changes {
 		switch {
 		case c.Setting() != "":
 			from, to = append(from, c.Setting()+"="+c.From), append(to, c.Setting()+"="+c.To)
 		case strings.HasPrefix(c.Field, "var.") || c.Field == "server_command":
 			fmt.Fprintf(env.Stderr, "    %s: - %s\n    %s: + %s\n", c.Field, c.From, c.Field, c.To)
-		case c.Field == "plan_hash" && !said[[3]string{runA.ID, runB.ID, "plan files"}]:
-			said[[3]string{runA.ID, runB.ID, "plan files"}] = true
-			planDiff(env, runA, runB)
+		case c.Field == "plan_hash":
+			plan = true
 		}
 	}
 	if len(from) > 0 {
@@ -291,6 +291,10 @@ func explainChanges(env *Env, changes []history.EnvChange, cell string, runA, ru
 		for _, l := range to {
 			fmt.Fprintf(env.Stderr, "    + %s\n", l)
 		}
+	}
+	if k := [3]string{runA.ID, runB.ID, "plan files"}; plan && !said[k] {
+		said[k] = true
+		planDiff(env, runA, runB)
 	}
 }
 
