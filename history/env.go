@@ -198,17 +198,21 @@ func diffMaps(prefix string, a, b map[string]string) []EnvChange {
 	if a == nil || b == nil {
 		return nil
 	}
-	names := slices.Collect(maps.Keys(a))
+	var names []string // only the keys that differ are sorted: a series diffs every point
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v != w {
+			names = append(names, k)
+		}
+	}
 	for k := range b {
 		if _, ok := a[k]; !ok {
 			names = append(names, k)
 		}
 	}
-	var out []EnvChange
-	for _, k := range slices.Sorted(slices.Values(names)) {
-		if a[k] != b[k] {
-			out = append(out, EnvChange{prefix + k, a[k], b[k]})
-		}
+	slices.Sort(names)
+	out := make([]EnvChange, len(names))
+	for i, k := range names {
+		out[i] = EnvChange{prefix + k, a[k], b[k]}
 	}
 	return out
 }

@@ -88,13 +88,6 @@ func writeRunDirs(tb testing.TB, dir string, runs, cells int) {
 	}
 }
 
-func setIn(m *map[string]string, k, v string) {
-	if *m == nil {
-		*m = map[string]string{}
-	}
-	(*m)[k] = v
-}
-
 // With run directories, the index gives each row the environment the files give it:
 // the server version from the manifest, the cell's settings; SQL reads the settings.
 func TestIndexEnvironment(t *testing.T) {

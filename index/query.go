@@ -67,6 +67,7 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 		ptrs[i] = &vals[i]
 	}
 	rec := make([]string, len(cols))
+	envs := envCache{}
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
 			return nil, st, err
@@ -81,10 +82,7 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 		row, err := ledger.ParseRecord(rec)
 		var env history.Env
 		if err == nil {
-			err = json.Unmarshal([]byte(field(vals[len(cols)+1])), &env)
-		}
-		if settings := field(vals[len(cols)+2]); err == nil && settings != "" {
-			err = json.Unmarshal([]byte(settings), &env.Settings)
+			env, err = envs.decode(field(vals[len(cols)+1]), field(vals[len(cols)+2]))
 		}
 		if err != nil {
 			return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
@@ -152,4 +150,42 @@ func field(v any) string {
 		return string(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// envCache decodes each distinct environment and settings once: the runs of a results
+// directory mostly share them (one host, one server version until an upgrade), and
+// decoding 10,000 equal JSON objects was most of a query's time. The Envs it returns
+// share their maps, which nothing changes.
+type envCache struct {
+	envs     map[string]history.Env
+	settings map[string]map[string]string
+}
+
+func (c *envCache) decode(env, settings string) (history.Env, error) {
+	e, ok := c.envs[env]
+	if !ok {
+		if err := json.Unmarshal([]byte(env), &e); err != nil {
+			return e, err
+		}
+		setIn(&c.envs, env, e)
+	}
+	if settings == "" {
+		return e, nil
+	}
+	m, ok := c.settings[settings]
+	if !ok {
+		if err := json.Unmarshal([]byte(settings), &m); err != nil {
+			return e, err
+		}
+		setIn(&c.settings, settings, m)
+	}
+	e.Settings = m
+	return e, nil
+}
+
+func setIn[V any](m *map[string]V, k string, v V) {
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[k] = v
 }
