@@ -156,22 +156,29 @@ func sqlType(t string) string {
 }
 
 // envColumns are the rows table's environment columns beside the ledger's, from the
-// row's run's manifest: settings is the cell's settings as a JSON object, env the rest
-// of the environment as history's -json writes it (what a history query reads back,
-// with settings).
-var envColumns = []string{"server_version", "model_digest", "model_root", "driver", "cuda", "dataset", "server_command", "settings", "env"}
+// row's run's manifest; settings is the cell's settings as a JSON object.
+var envColumns = []string{"server_version", "model_digest", "model_root", "driver", "cuda", "dataset", "server_command", "settings"}
 
 // envValues are a row's envColumns values.
 func envValues(e history.Env) []any {
-	var settings, env []byte
+	var settings []byte
 	if e.Settings != nil {
 		settings, _ = json.Marshal(e.Settings)
 	}
-	rest := e
-	rest.Settings = nil // in its own column
-	env, _ = json.Marshal(rest)
 	return []any{nullString(e.ServerVersion), nullString(e.ModelDigest), nullString(e.ModelRoot), nullString(e.Driver),
-		nullString(e.CUDA), nullString(e.Dataset), nullString(e.ServerCommand), nullBytes(settings), string(env)}
+		nullString(e.CUDA), nullString(e.Dataset), nullString(e.ServerCommand), nullBytes(settings)}
+}
+
+// runEnv is the part of a run's manifest its rows' environment is read from (history's
+// EnvOf), without the cells (their settings are in the rows), the run id and the times:
+// what a history query decodes, once for each distinct value, since runs mostly share it.
+func runEnv(m *ledger.Manifest) []byte {
+	if m == nil {
+		return nil
+	}
+	b, _ := json.Marshal(ledger.Manifest{Environment: m.Environment, Variables: m.Variables, Command: m.Command,
+		Servers: m.Servers, Datasets: m.Datasets})
+	return b
 }
 
 // schema creates the tables (see the README's "The results index").
@@ -187,7 +194,7 @@ func schema() string {
 DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS sources; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS rows;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE sources (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
-CREATE TABLE runs (run_id TEXT PRIMARY KEY, ord INTEGER, dir TEXT, plan TEXT, started TEXT, started_ns INTEGER, manifest TEXT);
+CREATE TABLE runs (run_id TEXT PRIMARY KEY, ord INTEGER, dir TEXT, plan TEXT, started TEXT, started_ns INTEGER, manifest TEXT, env TEXT);
 CREATE TABLE rows (ord INTEGER, ` + strings.Join(cols, ", ") + `);
 CREATE INDEX rows_cell ON rows (cell_id, ord);
 CREATE INDEX rows_run ON rows (run_id);
@@ -218,7 +225,7 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	insRun, err := tx.Prepare(`INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	insRun, err := tx.Prepare(`INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return st, err
 	}
@@ -228,7 +235,7 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 		if r.Manifest != nil {
 			man, _ = json.Marshal(r.Manifest)
 		}
-		if _, err := insRun.Exec(r.ID, ord, r.Dir, r.Plan(), r.Started.Format(time.RFC3339Nano), r.Started.UnixNano(), nullBytes(man)); err != nil {
+		if _, err := insRun.Exec(r.ID, ord, r.Dir, r.Plan(), r.Started.Format(time.RFC3339Nano), r.Started.UnixNano(), nullBytes(man), nullBytes(runEnv(r.Manifest))); err != nil {
 			return st, err
 		}
 		for _, row := range r.Rows {

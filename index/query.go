@@ -37,7 +37,8 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	if db.QueryRow(`SELECT value FROM meta WHERE key = 'notes'`).Scan(&notes) == nil {
 		json.Unmarshal([]byte(notes), &set.Notes)
 	}
-	runs, err := loadRuns(db, o.Since, len(o.Cells) == 0)
+	cache := &jsonCache{}
+	runs, err := loadRuns(db, o.Since, len(o.Cells) == 0, cache)
 	if err != nil {
 		return nil, st, err
 	}
@@ -55,19 +56,18 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	for i, c := range cols {
 		names[i] = strconv.Quote(c.Name)
 	}
-	q := `SELECT ord, ` + strings.Join(names, ",") + `, env, settings FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
+	q := `SELECT ord, ` + strings.Join(names, ",") + `, settings FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
 	rs, err := db.Query(q, args...)
 	if err != nil {
 		return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 	}
 	defer rs.Close()
-	vals := make([]any, len(cols)+3)
+	vals := make([]any, len(cols)+2)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
 	rec := make([]string, len(cols))
-	envs := envCache{}
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
 			return nil, st, err
@@ -80,27 +80,36 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 			rec[i] = field(vals[i+1])
 		}
 		row, err := ledger.ParseRecord(rec)
-		var env history.Env
+		var settings map[string]string
 		if err == nil {
-			env, err = envs.decode(field(vals[len(cols)+1]), field(vals[len(cols)+2]))
+			settings, err = cache.settings(field(vals[len(cols)+1]))
 		}
 		if err != nil {
 			return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 		}
+		env := history.EnvOf(row, r.env)
+		env.Settings = settings
 		r.Rows, r.Envs = append(r.Rows, row), append(r.Envs, env)
 	}
 	if err := rs.Err(); err != nil {
 		return nil, st, err
 	}
 	for _, ord := range slices.Sorted(maps.Keys(runs)) {
-		set.Runs = append(set.Runs, runs[ord])
+		set.Runs = append(set.Runs, runs[ord].Run)
 	}
 	return set, st, nil
 }
 
-// loadRuns reads the runs started since (zero: all), by their order, with their
+// run is a run as a query reads it, with the manifest part its rows' environment is
+// read from.
+type run struct {
+	*history.Run
+	env *ledger.Manifest
+}
+
+// loadRuns reads the runs started since (zero: all), by their order, with their whole
 // manifests when withManifests.
-func loadRuns(db *sql.DB, since time.Time, withManifests bool) (map[int64]*history.Run, error) {
+func loadRuns(db *sql.DB, since time.Time, withManifests bool, cache *jsonCache) (map[int64]run, error) {
 	var min int64 = -1 << 63
 	if !since.IsZero() {
 		min = since.UnixNano()
@@ -109,24 +118,29 @@ func loadRuns(db *sql.DB, since time.Time, withManifests bool) (map[int64]*histo
 	if withManifests {
 		man = "manifest"
 	}
-	rs, err := db.Query(`SELECT ord, run_id, dir, started, `+man+` FROM runs WHERE started_ns >= ?`, min)
+	rs, err := db.Query(`SELECT ord, run_id, dir, started, env, `+man+` FROM runs WHERE started_ns >= ?`, min)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.Close()
-	out := map[int64]*history.Run{}
+	out := map[int64]run{}
 	for rs.Next() {
 		var ord int64
 		var id, dir, started string
-		var man sql.NullString
-		if err := rs.Scan(&ord, &id, &dir, &started, &man); err != nil {
+		var env, man sql.NullString
+		if err := rs.Scan(&ord, &id, &dir, &started, &env, &man); err != nil {
 			return nil, err
 		}
-		r := &history.Run{ID: id, Dir: dir}
+		r := run{Run: &history.Run{ID: id, Dir: dir}}
 		r.Started, _ = time.Parse(time.RFC3339Nano, started)
 		if man.Valid {
 			r.Manifest = &ledger.Manifest{}
 			if err := json.Unmarshal([]byte(man.String), r.Manifest); err != nil {
+				return nil, err
+			}
+		}
+		if env.Valid {
+			if r.env, err = cache.manifest(env.String); err != nil {
 				return nil, err
 			}
 		}
@@ -152,35 +166,40 @@ func field(v any) string {
 	return fmt.Sprint(v)
 }
 
-// envCache decodes each distinct environment and settings once: the runs of a results
-// directory mostly share them (one host, one server version until an upgrade), and
-// decoding 10,000 equal JSON objects was most of a query's time. The Envs it returns
-// share their maps, which nothing changes.
-type envCache struct {
-	envs     map[string]history.Env
-	settings map[string]map[string]string
+// jsonCache decodes each distinct run environment and cell settings once: the runs of
+// a results directory mostly share them (one host, one server version until an
+// upgrade), and decoding 10,000 equal JSON objects was most of a query's time. What it
+// returns is shared, and nothing changes it.
+type jsonCache struct {
+	envs map[string]*ledger.Manifest
+	sets map[string]map[string]string
 }
 
-func (c *envCache) decode(env, settings string) (history.Env, error) {
-	e, ok := c.envs[env]
-	if !ok {
-		if err := json.Unmarshal([]byte(env), &e); err != nil {
-			return e, err
-		}
-		setIn(&c.envs, env, e)
+func (c *jsonCache) manifest(s string) (*ledger.Manifest, error) {
+	if m, ok := c.envs[s]; ok {
+		return m, nil
 	}
-	if settings == "" {
-		return e, nil
+	m := &ledger.Manifest{}
+	if err := json.Unmarshal([]byte(s), m); err != nil {
+		return nil, err
 	}
-	m, ok := c.settings[settings]
-	if !ok {
-		if err := json.Unmarshal([]byte(settings), &m); err != nil {
-			return e, err
-		}
-		setIn(&c.settings, settings, m)
+	setIn(&c.envs, s, m)
+	return m, nil
+}
+
+func (c *jsonCache) settings(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
 	}
-	e.Settings = m
-	return e, nil
+	if m, ok := c.sets[s]; ok {
+		return m, nil
+	}
+	var m map[string]string
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		return nil, err
+	}
+	setIn(&c.sets, s, m)
+	return m, nil
 }
 
 func setIn[V any](m *map[string]V, k string, v V) {
