@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -233,7 +234,12 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 	for ord, r := range set.Runs {
 		var man []byte
 		if r.Manifest != nil {
-			man, _ = json.Marshal(r.Manifest)
+			m := *r.Manifest
+			m.Cells = slices.Clone(m.Cells)
+			for i := range m.Cells {
+				m.Cells[i].Settings = nil // in the rows' settings, once: they were most of a manifest
+			}
+			man, _ = json.Marshal(m)
 		}
 		if _, err := insRun.Exec(r.ID, ord, r.Dir, r.Plan(), r.Started.Format(time.RFC3339Nano), r.Started.UnixNano(), nullBytes(man), nullBytes(runEnv(r.Manifest))); err != nil {
 			return st, err
