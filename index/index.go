@@ -117,6 +117,10 @@ func fresh(db *sql.DB, srcs []source) bool {
 	if db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v) != nil || v != strconv.Itoa(SchemaVersion) {
 		return false
 	}
+	// The rows table has a column for each ledger column, and a newer planrun has more.
+	if db.QueryRow(`SELECT value FROM meta WHERE key = 'columns'`).Scan(&v) != nil || v != columnList() {
+		return false
+	}
 	rs, err := db.Query(`SELECT path, size, mtime_ns FROM sources`)
 	if err != nil {
 		return false
@@ -144,6 +148,15 @@ func fresh(db *sql.DB, srcs []source) bool {
 // columns are the rows table's ledger columns: every CSV column, by its header name.
 func columns() []ledger.SummaryColumn {
 	return ledger.NewSummary("", ledger.Manifest{}, nil).Columns
+}
+
+// columnList names the rows table's ledger columns, as meta records them.
+func columnList() string {
+	var names []string
+	for _, c := range columns() {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 func sqlType(t string) string {
@@ -258,7 +271,8 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 		}
 	}
 	notes, _ := json.Marshal(set.Notes)
-	for k, v := range map[string]string{"schema_version": strconv.Itoa(SchemaVersion), "notes": string(notes), "built": time.Now().UTC().Format(time.RFC3339)} {
+	for k, v := range map[string]string{"schema_version": strconv.Itoa(SchemaVersion), "columns": columnList(),
+		"notes": string(notes), "built": time.Now().UTC().Format(time.RFC3339)} {
 		if _, err := tx.Exec(`INSERT INTO meta VALUES (?, ?)`, k, v); err != nil {
 			return st, err
 		}

@@ -167,6 +167,13 @@ func TestIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// An index built by a planrun whose ledger had other columns is rebuilt.
+	if _, err := db.Exec(`UPDATE meta SET value = 'cell_id,ttft_p50_s' WHERE key = 'columns'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := Load(dir, opts); err != nil || !st.Rebuilt {
+		t.Errorf("an index of other columns: %+v, %v; want it rebuilt", st, err)
+	}
 	var n int
 	var p50 float64
 	err = db.QueryRow(`SELECT count(*), max(ttft_p50_s) FROM rows JOIN runs USING (run_id) WHERE cell_id = ? AND status = 'ok'`,
