@@ -250,8 +250,9 @@ func TestFidelitySlowClientIsClientBound(t *testing.T) {
 			!strings.Contains(row.Notes, "the client's own turnaround") {
 			t.Fatalf("fidelity %q, notes %q", row.Fidelity, row.Notes)
 		}
-		// The pause is the slots' turnaround: it and the requests fill the 4 slots.
-		if math.Abs(row.InFlightHeld+row.InFlightIdle-4) > 1e-6 || row.InFlightIdle < 1 {
+		// The pause is the slots' turnaround: it and the requests fill the 4 slots, but for
+		// slots that found no request left before the last one started.
+		if math.Abs(row.InFlightHeld+row.InFlightIdle-4) > 0.1 || row.InFlightIdle < 1 {
 			t.Fatalf("held %.4f + idle %.4f, want 4 with about 2 idle", row.InFlightHeld, row.InFlightIdle)
 		}
 	})
@@ -272,8 +273,9 @@ func TestFidelityServerTailIsTheServers(t *testing.T) {
 		if row.Fidelity != ledger.FidelityOK || !within(row.InFlightHeld, float64(c), 0.02) || !within(row.InFlightHeld, saw.held, 0.02) {
 			t.Errorf("c=%d: fidelity %q, held %.3f in flight, the server saw %.3f (notes %q)", c, row.Fidelity, row.InFlightHeld, saw.held, row.Notes)
 		}
-		// The slots are busy or in the client's turnaround, nothing else.
-		if !(row.InFlightIdle >= 0) || math.Abs(row.InFlightHeld+row.InFlightIdle-float64(c)) > 1e-6 {
+		// The slots are busy or in the client's turnaround, nothing else (but for slots
+		// that found no request left before the last one started).
+		if !(row.InFlightIdle >= 0) || math.Abs(row.InFlightHeld+row.InFlightIdle-float64(c)) > 0.02*float64(c) {
 			t.Errorf("c=%d: held %.6f + idle %.6f, want the %d slots", c, row.InFlightHeld, row.InFlightIdle, c)
 		}
 		if saw.max != c || row.InFlightMax != float64(c) {
