@@ -3,7 +3,9 @@ package backends
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -51,36 +53,62 @@ func TestParseTimestampAfterOtherMessages(t *testing.T) {
 // can arrive unstamped. With one held open, the test's own socket sees stamping on.
 func holdTimestamping(t *testing.T) {
 	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	release, err := stampingOn()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Close(fd) })
+	t.Cleanup(release)
+}
+
+// TestMain holds stamping on for the whole test binary: the switch is system-wide, so
+// whether a test's first packets were stamped otherwise depends on what else on the
+// machine holds a timestamped socket (TestDoOnePacketOneStamp once read its headers and
+// chunks on three clock stamps, in a package run with nothing else open).
+func TestMain(m *testing.M) {
+	release, err := stampingOn()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "backends tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	release()
+	os.Exit(code)
+}
+
+// stampingOn opens a UDP socket with SO_TIMESTAMPNS and sends itself packets until one
+// comes back stamped; release closes it.
+func stampingOn() (release func(), err error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM, 0)
+	if err != nil {
+		return nil, err
+	}
+	release = func() { syscall.Close(fd) }
+	fail := func(err error) (func(), error) { release(); return nil, err }
 	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1); err != nil {
-		t.Fatal(err)
+		return fail(err)
 	}
 	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
+		return fail(err)
 	}
 	sa, err := syscall.Getsockname(fd)
 	if err != nil {
-		t.Fatal(err)
+		return fail(err)
 	}
 	buf, oob := make([]byte, 1), make([]byte, 64)
 	for range 200 {
 		if err := syscall.Sendto(fd, []byte("w"), 0, sa); err != nil {
-			t.Fatal(err)
+			return fail(err)
 		}
 		_, oobn, _, _, err := syscall.Recvmsg(fd, buf, oob, 0)
 		if err != nil {
-			t.Fatal(err)
+			return fail(err)
 		}
 		if _, ok := parseTimestamp(oob[:oobn]); ok {
-			return
+			return release, nil
 		}
 		time.Sleep(time.Millisecond)
 	}
-	t.Fatal("the kernel stamped none of 200 packets on a socket with SO_TIMESTAMPNS")
+	return fail(errors.New("the kernel stamped none of 200 packets on a socket with SO_TIMESTAMPNS"))
 }
 
 // A connection timestamps nothing before its first read, and a zero-length read is no read.
