@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -91,14 +92,10 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 		edges = append(edges, edge{sp.start, 1}, edge{max(sp.end, sp.start), -1})
 		starts[i] = sp.start
 	}
-	// Ends before starts at the same instant: a closed loop's worker that starts its
-	// next request the moment its last one ended has one in flight, not two.
-	slices.SortFunc(edges, func(a, b edge) int {
-		if a.t != b.t {
-			return cmpInt64(a.t, b.t)
-		}
-		return a.d - b.d
-	})
+	// Edges at one instant may lie in any order: time is counted only between instants,
+	// at the count after all of them, so a closed loop's worker that starts its next
+	// request the moment its last one ended has one in flight there, not two.
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
 	slices.Sort(starts)
 	var heldFrom, heldTo int64
 	if c := s.concurrency; c > 0 {
@@ -122,16 +119,6 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 		n += e.d
 	}
 	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9, ramp
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // merge adds o's run to s (pooling runs); o is left as it was.
