@@ -92,31 +92,29 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 		edges = append(edges, edge{sp.start, 1}, edge{max(sp.end, sp.start), -1})
 		starts[i] = sp.start
 	}
-	// Edges at one instant may lie in any order: time is counted only between instants,
-	// at the count after all of them, so a closed loop's worker that starts its next
-	// request the moment its last one ended has one in flight there, not two.
+	// Edges at one instant may lie in any order: time is counted only between instants
+	// (the gap between two edges of one instant is 0), at the count after all of them, so
+	// a closed loop's worker that starts its next request the moment its last one ended
+	// has one in flight there, not two.
 	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.t, b.t) })
 	slices.Sort(starts)
 	var heldFrom, heldTo int64
 	if c := s.concurrency; c > 0 {
-		ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
-		if len(starts) > c {
-			heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
-		}
+		// The held span runs from the c-th start to the last: empty (the last start to
+		// itself) with no more requests than slots.
+		filled := starts[min(c, len(starts))-1]
+		ramp = float64(filled-starts[0]) / 1e9
+		heldFrom, heldTo = filled, starts[len(starts)-1]
 	}
-	n := 0
-	for i, e := range edges {
-		if i > 0 && e.t > edges[i-1].t {
-			from, to := edges[i-1].t, e.t
-			for len(hist) <= n {
-				hist = append(hist, 0)
-			}
-			hist[n] += float64(to-from) / 1e9
-			if lo, hi := max(from, heldFrom), min(to, heldTo); hi > lo {
-				heldBusy += float64(n) * float64(hi-lo) / 1e9
-			}
+	n, from := 0, edges[0].t
+	for _, e := range edges {
+		for len(hist) <= n {
+			hist = append(hist, 0)
 		}
-		n += e.d
+		hist[n] += float64(e.t-from) / 1e9
+		held := min(e.t, heldTo) - max(from, heldFrom)
+		heldBusy += float64(n) * float64(max(held, 0)) / 1e9
+		n, from = n+e.d, e.t
 	}
 	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9, ramp
 }
