@@ -39,12 +39,12 @@ type Delivered struct {
 }
 
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
-// paced requests the first and last due times. A pooled store also keeps the merged
-// runs' time at each in-flight count, since their spans lie in different windows.
-// It keeps 16 bytes per request of the run.
+// paced requests the first and last due times. A pooled store (merged runs, no spans of
+// its own) keeps the runs' time at each in-flight count instead, since their spans lie
+// in different windows. It keeps 16 bytes per request of the run.
 type loadStore struct {
 	spans    []span
-	hist     []float64 // seconds at each in-flight count, of merged runs
+	hist     []float64 // nanoseconds at each in-flight count, of merged runs
 	heldBusy float64   // Σ request-seconds inside the held spans of merged runs
 	heldSecs float64   // Σ length of those spans
 	ramp     float64   // the longest ramp of merged runs, seconds; NaN: none
@@ -74,8 +74,8 @@ func (s *loadStore) addPaced(at time.Duration, start time.Time) {
 	s.startMin, s.startMax = min(s.startMin, st), max(s.startMax, st)
 }
 
-// histogram is the seconds spent at each count of requests in flight over the spans'
-// own window (first start to last end), the held span's busy time and length, and the
+// histogram is the time spent at each count of requests in flight (in nanoseconds, read
+// only as shares of the whole) over the spans' own window (first start to last end), the held span's busy time and length, and the
 // ramp (NaN without slots).
 func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float64) {
 	ramp = math.NaN()
@@ -111,7 +111,7 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 		for len(hist) <= n {
 			hist = append(hist, 0)
 		}
-		hist[n] += float64(e.t-from) / 1e9
+		hist[n] += float64(e.t - from)
 		held := min(e.t, heldTo) - max(from, heldFrom)
 		heldBusy += float64(n) * float64(max(held, 0)) / 1e9
 		n, from = n+e.d, e.t
@@ -119,51 +119,41 @@ func (s *loadStore) histogram() (hist []float64, heldBusy, heldSecs, ramp float6
 	return hist, heldBusy, float64(heldTo-heldFrom) / 1e9, ramp
 }
 
-// merge adds o's run to s (pooling runs); o is left as it was.
+// merge adds o, one run's store, to s (pooling runs); o is left as it was.
 func (s *loadStore) merge(o *loadStore) {
 	h, busy, secs, ramp := o.histogram()
-	s.ramp = longest(s.ramp, longest(ramp, o.ramp))
-	for k, v := range o.hist {
-		for len(h) <= k {
-			h = append(h, 0)
-		}
-		h[k] += v
-	}
-	for len(s.hist) < len(h) {
-		s.hist = append(s.hist, 0)
-	}
-	for k, v := range h {
-		s.hist[k] += v
-	}
-	s.heldBusy += busy + o.heldBusy
-	s.heldSecs += secs + o.heldSecs
+	s.ramp = longest(s.ramp, ramp)
+	s.hist = addTimes(s.hist, h)
+	s.heldBusy += busy
+	s.heldSecs += secs
 	due, start, gaps := o.pacedSpans()
 	s.dueSpan += due
 	s.startSpan += start
 	s.pacedGaps += gaps
 }
 
-// pacedSpans are the seconds between the first and last due time and start stamp of
-// the paced requests, and how many gaps they span, merged runs included.
-func (s *loadStore) pacedSpans() (due, start float64, gaps int) {
-	due, start, gaps = s.dueSpan, s.startSpan, s.pacedGaps
-	if s.paced > 1 {
-		due += (s.dueMax - s.dueMin).Seconds()
-		start += float64(s.startMax-s.startMin) / 1e9
-		gaps += s.paced - 1
+// addTimes adds h to into, count by count, and returns it.
+func addTimes(into, h []float64) []float64 {
+	into = append(into, make([]float64, max(len(h)-len(into), 0))...)
+	for k, v := range h {
+		into[k] += v
 	}
-	return due, start, gaps
+	return into
+}
+
+// pacedSpans are the seconds between the first and last due time and start stamp of
+// the paced requests, and how many gaps they span, merged runs included. (With one paced
+// request or none, the first and last are the same.)
+func (s *loadStore) pacedSpans() (due, start float64, gaps int) {
+	due = s.dueSpan + (s.dueMax - s.dueMin).Seconds()
+	start = s.startSpan + float64(s.startMax-s.startMin)/1e9
+	return due, start, s.pacedGaps + max(s.paced-1, 0)
 }
 
 // delivered derives the figures.
 func (s *loadStore) delivered() Delivered {
 	h, busy, secs, ramp := s.histogram()
-	for k, v := range s.hist {
-		for len(h) <= k {
-			h = append(h, 0)
-		}
-		h[k] += v
-	}
+	h = addTimes(h, s.hist)
 	busy, secs = busy+s.heldBusy, secs+s.heldSecs
 	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs), HeldSeconds: secs,
 		RampSeconds: longest(ramp, s.ramp)}

@@ -44,6 +44,25 @@ func TestDeliveredInFlight(t *testing.T) {
 	}
 }
 
+// A slot that starts its next request the instant its last one ended has one in flight
+// there, not two, whichever of the two requests is added first.
+func TestDeliveredBackToBack(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	later := &backends.Sample{Start: t0.Add(50 * time.Millisecond), End: 50 * time.Millisecond, OutputTokens: 1}
+	first := &backends.Sample{Start: t0, End: 50 * time.Millisecond, OutputTokens: 1}
+	for _, order := range [][]*backends.Sample{{first, later}, {later, first}} {
+		a := NewAccumulator(Target{Concurrency: 1})
+		for _, s := range order {
+			a.Add(s)
+		}
+		d := a.Summary(Window{}).Delivered
+		if d.InFlightMax != 1 || d.InFlightP99 != 1 || !near(d.InFlightMean, 1) || !near(d.InFlightHeld, 1) {
+			t.Fatalf("added %v then %v: in flight max %v, p99 %v, mean %v, held %v; want 1 throughout",
+				order[0].Start.Sub(t0), order[1].Start.Sub(t0), d.InFlightMax, d.InFlightP99, d.InFlightMean, d.InFlightHeld)
+		}
+	}
+}
+
 // Paced requests: the schedule's own rate and the start stamps' rate.
 func TestDeliveredRate(t *testing.T) {
 	t0 := time.Unix(100, 0)
