@@ -67,11 +67,12 @@ func TestDeliveredBackToBack(t *testing.T) {
 func TestDeliveredRate(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	a := NewAccumulator(Target{})
-	// Due every 10 ms (100/s); sent every 20 ms (50/s).
+	// Due every 10 ms from 30 ms (100/s; the first due is not the run's start); sent
+	// every 20 ms (50/s).
 	for i := range 5 {
 		s := &backends.Sample{Start: t0.Add(time.Duration(20*i) * time.Millisecond), End: time.Millisecond}
 		a.Add(s)
-		a.AddPaced(time.Duration(10*i)*time.Millisecond, s)
+		a.AddPaced(time.Duration(30+10*i)*time.Millisecond, s)
 	}
 	d := a.Summary(Window{}).Delivered
 	if !near(d.RateScheduled, 100) || !near(d.RateDelivered, 50) {
@@ -79,5 +80,38 @@ func TestDeliveredRate(t *testing.T) {
 	}
 	if !math.IsNaN(d.InFlightHeld) || !math.IsNaN(d.RampSeconds) {
 		t.Fatalf("held %v, ramp %v without a closed loop's slots", d.InFlightHeld, d.RampSeconds)
+	}
+}
+
+// Figures with nothing to divide by are not measured (NaN), not infinite or zero: two
+// paced requests due at one instant (a trace's burst) have no schedule rate, and a
+// level whose only request took no time has no time in flight to average.
+func TestDeliveredWithoutTime(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	a := NewAccumulator(Target{})
+	for i := range 2 {
+		s := &backends.Sample{Start: t0.Add(time.Duration(i) * time.Millisecond), End: time.Millisecond}
+		a.Add(s)
+		a.AddPaced(5*time.Millisecond, s)
+	}
+	if d := a.Summary(Window{}).Delivered; !math.IsNaN(d.RateScheduled) || !near(d.RateDelivered, 1000) {
+		t.Errorf("a burst: rates %v scheduled, %v delivered; want NaN, 1000", d.RateScheduled, d.RateDelivered)
+	}
+	b := NewAccumulator(Target{})
+	b.Add(&backends.Sample{Start: t0})
+	if d := b.Summary(Window{}).Delivered; !math.IsNaN(d.InFlightMean) || !math.IsNaN(d.InFlightP99) || d.InFlightMax != 0 {
+		t.Errorf("no time in flight: mean %v, p99 %v, max %v; want NaN, NaN, 0", d.InFlightMean, d.InFlightP99, d.InFlightMax)
+	}
+}
+
+// The p99 in flight is the count at or under which 99% of the window's time was spent:
+// exactly 99% at 1 in flight (99 ms of 100) gives 1, not the 2 of the last 1 ms.
+func TestDeliveredP99AtTheBoundary(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	a := NewAccumulator(Target{})
+	a.Add(&backends.Sample{Start: t0, End: 100 * time.Millisecond})
+	a.Add(&backends.Sample{Start: t0.Add(99 * time.Millisecond), End: time.Millisecond})
+	if d := a.Summary(Window{}).Delivered; d.InFlightP99 != 1 || d.InFlightMax != 2 || !near(d.InFlightMean, 1.01) {
+		t.Errorf("p99 %v, max %v, mean %v; want 1, 2, 1.01", d.InFlightP99, d.InFlightMax, d.InFlightMean)
 	}
 }
