@@ -190,6 +190,7 @@ func TestStabilityOf(t *testing.T) {
 		{"exactly 30%", []float64{0.7, 1.0, 1.0}, Noisy, 0.3},
 		{"unstable", []float64{1.0, 1.0, 1.5}, Unstable, 0.5},
 		{"two runs: m is their mean", []float64{1.0, 1.5}, Noisy, 0.2},
+		{"a median of 0: no spread relative to it", []float64{0, 0, 1}, SingleRun, nan},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
