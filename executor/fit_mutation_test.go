@@ -68,9 +68,12 @@ func TestFitTokensNeverProbesWithoutWords(t *testing.T) {
 		lo, hi   int
 		accept   int // the most words the server takes; more is rejected (400)
 		wantSeen []int
+		perWord  float64 // the fit's slope; 0: none
 	}{
-		{"one word rejected", 1, 1, 0, []int{1}},
-		{"retries down to the one word probed", 1, 4, 1, []int{1, 2, 1, 2, 1, 3, 2, 1}},
+		{"one word rejected", 1, 1, 0, []int{1}, 0},
+		{"retries down to the one word probed", 1, 4, 1, []int{1, 2, 1, 2, 1, 3, 2, 1}, 0},
+		// 3 words rejected: two thirds of it is 2, probed already, so 1.
+		{"a retry steps below the words probed", 1, 4, 2, []int{1, 2, 3, 1, 3, 1}, 1},
 	} {
 		var seen []int
 		fb := &fakeBackend{promptTokens: func(prompt string) int {
@@ -82,8 +85,8 @@ func TestFitTokensNeverProbesWithoutWords(t *testing.T) {
 			return 10 + n
 		}}
 		f := FitTokens(context.Background(), fb, backends.Request{}, &Prompts{Shared: true}, c.lo, c.hi)
-		if !slices.Equal(seen, c.wantSeen) || f.Probes != len(c.wantSeen) || f.TokensPerWord != 0 {
-			t.Errorf("%s: probes of %v words (%d probes), fit %+v; want %v, no fit", c.name, seen, f.Probes, f, c.wantSeen)
+		if !slices.Equal(seen, c.wantSeen) || f.Probes != len(c.wantSeen) || f.TokensPerWord != c.perWord {
+			t.Errorf("%s: probes of %v words (%d probes), fit %+v; want %v, %v tokens a word", c.name, seen, f.Probes, f, c.wantSeen, c.perWord)
 		}
 	}
 }
