@@ -53,4 +53,3 @@ func TestEmbeddingsDecoder(t *testing.T) {
 		t.Errorf("inputs %q, want the request's two", in)
 	}
 }
-

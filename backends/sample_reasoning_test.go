@@ -59,4 +59,3 @@ func TestSampleReasoningFigures(t *testing.T) {
 		})
 	}
 }
-
