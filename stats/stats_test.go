@@ -191,6 +191,10 @@ func TestStabilityOf(t *testing.T) {
 		{"unstable", []float64{1.0, 1.0, 1.5}, Unstable, 0.5},
 		{"two runs: m is their mean", []float64{1.0, 1.5}, Noisy, 0.2},
 		{"a median of 0: no spread relative to it", []float64{0, 0, 1}, SingleRun, nan},
+		// Spreads of exactly a limit plus the rule's 1e-9 tolerance (found by search: the
+		// float64 division lands on it) are still on the limit's side.
+		{"at 10% and its tolerance", []float64{0.17, 0.17, 0.18700000017}, Stable, 0.100000001},
+		{"at 30% and its tolerance", []float64{1.3, 1.3, 1.6900000013}, Noisy, 0.300000001},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
