@@ -14,7 +14,7 @@ import (
 func TestParseChunkEvents(t *testing.T) {
 	type got struct {
 		Text, Reasoning, Output, ReasoningTokens int
-		Finish, Content                         string
+		Finish, Content                          string
 	}
 	for _, c := range []struct {
 		name, data string
