@@ -20,6 +20,7 @@ func TestVLLMFiguresIntoRow(t *testing.T) {
 		TTFT: serverstats.Histogram{Sum: 0.12, Count: 10},
 		TPOT: serverstats.Histogram{Sum: 0.03, Count: 10},
 		E2E:  serverstats.Histogram{Sum: 1.0, Count: 10},
+		HTTP: serverstats.Histogram{Sum: 1.125, Count: 10},
 	}}
 	notes := vllmFigures(&row, s)
 	if row.PrefixCacheHitPct != 75 || math.Abs(row.ServerTTFTMeanS-0.012) > 1e-12 ||
@@ -28,6 +29,9 @@ func TestVLLMFiguresIntoRow(t *testing.T) {
 	}
 	if len(notes) != 1 || !strings.Contains(notes[0], "TTFT mean 0.0120 s (planrun 0.0130)") || !strings.Contains(notes[0], "TPOT mean 3.00 ms (planrun 3.20)") {
 		t.Errorf("notes %q", notes)
+	}
+	if math.Abs(row.ServerHTTPMeanS-0.1125) > 1e-12 || !strings.Contains(notes[0], "its HTTP layer 0.1125 s over 10 requests, 12.5 ms more than the engine's E2E") {
+		t.Errorf("HTTP layer: row %v s, notes %q", row.ServerHTTPMeanS, notes)
 	}
 
 	// Not vLLM (or no request finished in the window): the columns stay empty, no note.

@@ -70,7 +70,13 @@ server "vllm" {
     "--host", "127.0.0.1", "--port", tostring(var.vllm_port),
   "--max-model-len", "512", "--enable-prefix-caching"]
   dir = var.dir
-  env = { VLLM_CPU_KVCACHE_SPACE = "1" } # GiB of KV cache: plenty for 16 x 512 tokens of this model
+  env = {
+    VLLM_CPU_KVCACHE_SPACE = "1" # GiB of KV cache: plenty for 16 x 512 tokens of this model
+    # vllm-serve keeps vLLM's engine core on its worker's cores and the API server on the
+    # others (scripts/install-vllm.sh): on a small machine, unpinned, the engine core's
+    # spinning starves the API server and every response arrives whole (docs/peers.md).
+    VLLM_PIN = "1"
+  }
   ready {
     url     = "${local.vllm_url}/health"
     timeout = "5m" # loads torch and compiles its graphs: about a minute on 2 cores

@@ -231,6 +231,7 @@ var columns = func() []column {
 		floatCol("server_ttft_mean_s", 1, func(r *Row) *float64 { return &r.ServerTTFTMeanS }),
 		floatCol("server_tpot_mean_ms", 1, func(r *Row) *float64 { return &r.ServerTPOTMeanMs }),
 		floatCol("server_e2e_mean_s", 1, func(r *Row) *float64 { return &r.ServerE2EMeanS }),
+		floatCol("server_http_mean_s", 1, func(r *Row) *float64 { return &r.ServerHTTPMeanS }),
 		floatCol("gpu_energy_j", 1, func(r *Row) *float64 { return &r.EnergyJ }),
 		floatCol("tokens_per_joule", 1, func(r *Row) *float64 { return &r.TokensPerJoule }),
 		floatCol("client_cpu_pct", 1, func(r *Row) *float64 { return &r.ClientCPUPct }),

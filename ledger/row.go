@@ -89,6 +89,9 @@ type Row struct {
 	// (time_to_first_token, request_time_per_output_token, e2e_request_latency): a check
 	// of planrun's TTFT, TPOT and E2E from inside the server.
 	ServerTTFTMeanS, ServerTPOTMeanMs, ServerE2EMeanS float64
+	// ServerHTTPMeanS is the mean time the server's HTTP layer spent on the same
+	// requests, arrival to last byte: the engine's E2E plus its front end.
+	ServerHTTPMeanS float64
 	// EnergyJ is the GPU energy over the measured window; TokensPerJoule divides the
 	// output tokens by it.
 	EnergyJ        float64
@@ -207,7 +210,7 @@ func NewRow() Row {
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
 		VRAMEstimateGB: nan, ServerVRAMGB: nan, KVCachePeakPct: nan, PrefixCacheHitPct: nan,
-		ServerTTFTMeanS: nan, ServerTPOTMeanMs: nan, ServerE2EMeanS: nan, EnergyJ: nan, TokensPerJoule: nan,
+		ServerTTFTMeanS: nan, ServerTPOTMeanMs: nan, ServerE2EMeanS: nan, ServerHTTPMeanS: nan, EnergyJ: nan, TokensPerJoule: nan,
 		ClientCPUPct: nan, ClientLagP99Ms: nan,
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan,

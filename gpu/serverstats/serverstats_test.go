@@ -87,6 +87,7 @@ func TestParseVLLMMetrics(t *testing.T) {
 					TPOT: Histogram{Sum: 0.021467948999998043, Count: 5},
 					ITL:  Histogram{Sum: 0.04466081300051883, Count: 11},
 					E2E:  Histogram{Sum: 0.1902906894683838, Count: 5},
+					HTTP: Histogram{Sum: 0.21441665299880697, Count: 5},
 				}},
 		},
 		{
@@ -103,6 +104,25 @@ vllm:kv_cache_usage_perc{engine="0"} 0.25
 vllm:kv_cache_usage_perc{engine="1"} 0.75
 `,
 			want: VLLMStats{KVCacheUsage: 0.75, KVCacheMetric: "vllm:kv_cache_usage_perc", Running: 5, Waiting: 1},
+		},
+		{
+			// The HTTP layer's time counts the requests the engine serves: POSTs to the
+			// generation handlers, summed over them; /tokenize and GET /v1/models are not.
+			name: "http layer: generation requests only",
+			body: `vllm:num_requests_running{engine="0"} 0
+# TYPE http_request_duration_seconds histogram
+http_request_duration_seconds_sum{handler="/v1/chat/completions",method="POST"} 1.5
+http_request_duration_seconds_count{handler="/v1/chat/completions",method="POST"} 10
+http_request_duration_seconds_sum{handler="/v1/completions",method="POST"} 0.5
+http_request_duration_seconds_count{handler="/v1/completions",method="POST"} 2
+http_request_duration_seconds_sum{handler="/tokenize",method="POST"} 0.25
+http_request_duration_seconds_count{handler="/tokenize",method="POST"} 4
+http_request_duration_seconds_sum{handler="/v1/models",method="GET"} 0.125
+http_request_duration_seconds_count{handler="/v1/models",method="GET"} 3
+http_request_duration_seconds_sum{handler="/v1/chat/completions",method="GET"} 0.0625
+http_request_duration_seconds_count{handler="/v1/chat/completions",method="GET"} 1
+`,
+			want: VLLMStats{Latency: VLLMLatency{HTTP: Histogram{Sum: 2, Count: 12}}},
 		},
 		{name: "not vLLM", body: "process_resident_memory_bytes 1.2e+09\n", wantErr: "no vllm: gauges"},
 		{name: "malformed", body: "vllm:num_requests_running{engine=\"0\" 3\n", wantErr: "vllm /metrics"},
@@ -210,9 +230,10 @@ func TestOllamaPS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// By name: the server lists qwen first (by expiry).
 	want := []ModelMemory{
-		{Name: "qwen2.5:7b", SizeBytes: 5963169792, SizeVRAMBytes: 5963169792, ContextLength: 4096},
 		{Name: "llama3.1:70b", SizeBytes: 46724698112, SizeVRAMBytes: 7952400384, ContextLength: 4096},
+		{Name: "qwen2.5:7b", SizeBytes: 5963169792, SizeVRAMBytes: 5963169792, ContextLength: 4096},
 	}
 	if len(models) != len(want) {
 		t.Fatalf("models %+v", models)
@@ -222,7 +243,7 @@ func TestOllamaPS(t *testing.T) {
 			t.Errorf("model %d = %+v, want %+v", i, models[i], want[i])
 		}
 	}
-	if models[0].Offloaded() || !models[1].Offloaded() {
+	if !models[0].Offloaded() || models[1].Offloaded() {
 		t.Error("Offloaded wrong")
 	}
 }
@@ -240,7 +261,7 @@ func TestOllamaPollerKeepsPeaks(t *testing.T) {
 	if r.Polls != 3 || r.Failures != 0 || len(r.Models) != 2 {
 		t.Fatalf("report %+v", r)
 	}
-	if m := r.Models[0]; m.Name != "qwen2.5:7b" || m.SizeVRAMBytes != 6500000000 || m.SizeBytes != 6500000000 {
+	if m := r.Models[1]; m.Name != "qwen2.5:7b" || m.SizeVRAMBytes != 6500000000 || m.SizeBytes != 6500000000 {
 		t.Errorf("peak %+v", m)
 	}
 }

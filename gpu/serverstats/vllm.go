@@ -33,12 +33,28 @@ type Histogram struct {
 
 // VLLMLatency is vLLM's own per-request histograms, as it measures them inside the
 // server: time to first token, time per output token (its TPOT, the one planrun's
-// formula copies), inter-token latency, and end-to-end latency, all in seconds.
+// formula copies), inter-token latency, and end-to-end latency, all in seconds. The
+// engine's clock starts when the request reaches the engine and stops when its output
+// processor handles a token, so none of them holds the HTTP front end (parsing, chat
+// template, tokenization, SSE encoding and the socket write). HTTP does: the server's HTTP
+// layer's time for each generation request, from its request's arrival to the response's
+// last byte (http_request_duration_seconds of the Prometheus instrumentator vLLM mounts).
+// HTTP − E2E is what the front end added to each request.
 type VLLMLatency struct {
 	TTFT Histogram `json:"ttft"`
 	TPOT Histogram `json:"tpot"`
 	ITL  Histogram `json:"itl"`
 	E2E  Histogram `json:"e2e"`
+	HTTP Histogram `json:"http"`
+}
+
+// httpDuration is the instrumentator's per-handler histogram; generationHandlers are the
+// POST handlers whose requests the engine serves (not /tokenize, /v1/models, /metrics).
+const httpDuration = "http_request_duration_seconds"
+
+var generationHandlers = map[string]bool{
+	"/v1/chat/completions": true, "/v1/completions": true, "/v1/responses": true,
+	"/v1/embeddings": true, "/pooling": true, "/v1/messages": true,
 }
 
 // vllmHistograms names the series VLLMLatency reads.
@@ -50,6 +66,7 @@ var vllmHistograms = []struct {
 	{"vllm:request_time_per_output_token_seconds", func(l *VLLMLatency) *Histogram { return &l.TPOT }},
 	{"vllm:inter_token_latency_seconds", func(l *VLLMLatency) *Histogram { return &l.ITL }},
 	{"vllm:e2e_request_latency_seconds", func(l *VLLMLatency) *Histogram { return &l.E2E }},
+	{httpDuration, func(l *VLLMLatency) *Histogram { return &l.HTTP }},
 }
 
 // VLLMStats is one scrape of vLLM's /metrics.
@@ -122,6 +139,9 @@ func ParseVLLMMetrics(r io.Reader) (VLLMStats, error) {
 	for _, h := range vllmHistograms {
 		if f, ok := fams[h.name]; ok {
 			for _, m := range f.GetMetric() {
+				if h.name == httpDuration && !generationRequest(m) {
+					continue
+				}
 				dst := h.get(&s.Latency)
 				dst.Sum += m.GetHistogram().GetSampleSum()
 				dst.Count += float64(m.GetHistogram().GetSampleCount())
@@ -129,6 +149,21 @@ func ParseVLLMMetrics(r io.Reader) (VLLMStats, error) {
 		}
 	}
 	return s, nil
+}
+
+// generationRequest says whether an http_request_duration_seconds series is a POST to a
+// handler the engine serves.
+func generationRequest(m *dto.Metric) bool {
+	var handler, method string
+	for _, l := range m.GetLabel() {
+		switch l.GetName() {
+		case "handler":
+			handler = l.GetValue()
+		case "method":
+			method = l.GetValue()
+		}
+	}
+	return method == http.MethodPost && generationHandlers[handler]
 }
 
 func counterSum(f *dto.MetricFamily) float64 {

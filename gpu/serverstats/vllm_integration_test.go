@@ -40,7 +40,7 @@ func TestRealVLLMMetricsWindow(t *testing.T) {
 	if r.Failures != 0 || r.KVCacheMetric != "vllm:kv_cache_usage_perc" || r.RequestsRunning.N == 0 {
 		t.Errorf("scrapes: %d failures (%s), KV-cache metric %q, running %+v", r.Failures, r.LastError, r.KVCacheMetric, r.RequestsRunning)
 	}
-	for name, h := range map[string]Histogram{"ttft": r.ServerLatency.TTFT, "tpot": r.ServerLatency.TPOT, "e2e": r.ServerLatency.E2E} {
+	for name, h := range map[string]Histogram{"ttft": r.ServerLatency.TTFT, "tpot": r.ServerLatency.TPOT, "e2e": r.ServerLatency.E2E, "http": r.ServerLatency.HTTP} {
 		if h.Count != 3 || h.Sum <= 0 {
 			t.Errorf("%s histogram over the window: %+v, want the 3 requests", name, h)
 		}

@@ -7,6 +7,7 @@ aiperf-cN/ and the TOOL.before / TOOL.after /metrics scrapes)
 import csv
 import glob
 import json
+import re
 import sys
 
 from histdiff import scrape
@@ -15,10 +16,26 @@ HIST = {"ttft": "vllm:time_to_first_token_seconds", "tpot": "vllm:request_time_p
         "e2e": "vllm:e2e_request_latency_seconds"}
 
 
+# vLLM's HTTP layer: the Prometheus instrumentator's time per request, from its arrival to the
+# response's last byte, by handler. Its excess over the engine's E2E is the front end (parsing,
+# chat template, tokenization, SSE encoding), which the engine's histograms leave out.
+HTTP = re.compile(r'^http_request_duration_seconds_(sum|count)\{handler="/v1/chat/completions",method="POST"\}\s+(\S+)$')
+
+
+def http_layer(path):
+    got = {}
+    for line in open(path):
+        m = HTTP.match(line.strip())
+        if m:
+            got[m.group(1)] = float(m.group(2))
+    return got
+
+
 def server(out, tool):
     """vLLM's means over the tool's run (ms), and the requests it counted."""
     try:
         a, b = scrape(f"{out}/{tool}.before"), scrape(f"{out}/{tool}.after")
+        ha, hb = http_layer(f"{out}/{tool}.before"), http_layer(f"{out}/{tool}.after")
     except OSError:
         return {}
     grow = lambda n: b.get((n, None), 0.0) - a.get((n, None), 0.0)
@@ -26,8 +43,30 @@ def server(out, tool):
     for k, n in HIST.items():
         c = grow(n + "_count")
         res[k] = 1000 * grow(n + "_sum") / c if c else None
+    c = hb.get("count", 0.0) - ha.get("count", 0.0)
+    res["http"] = 1000 * (hb.get("sum", 0.0) - ha.get("sum", 0.0)) / c if c else None
     res["prompt"] = grow("vllm:prompt_tokens_total") / res["n"] if res["n"] else None
     return res
+
+
+# The tolerance docs/peers.md states, judged on the server's own figures (ms):
+#   TTFT: at or above vLLM's engine TTFT, by no more than the front end (HTTP − engine E2E) + 3 ms;
+#   TPOT: within 5% of vLLM's mean;
+#   E2E: within 5% (or 3 ms) of the HTTP layer's mean.
+def verdict(r, srv):
+    need = [srv.get(k) for k in ("ttft", "tpot", "e2e", "http")] + [r.get("ttftmean"), r.get("tpotmean"), r.get("e2emean")]
+    if any(v is None for v in need):
+        return "–"
+    front = srv["http"] - srv["e2e"]
+    gap = r["ttftmean"] - srv["ttft"]
+    miss = []
+    if not -0.5 <= gap <= front + 3:
+        miss.append("TTFT %+.1f ms vs front end %.1f" % (gap, front))
+    if abs(r["tpotmean"] / srv["tpot"] - 1) > 0.05:
+        miss.append("TPOT %+.1f%%" % (100 * (r["tpotmean"] / srv["tpot"] - 1)))
+    if abs(r["e2emean"] - srv["http"]) > max(3, 0.05 * srv["http"]):
+        miss.append("E2E %+.1f%% vs HTTP" % (100 * (r["e2emean"] / srv["http"] - 1)))
+    return "yes" if not miss else "no: " + "; ".join(miss)
 
 
 def planrun(out, c):
@@ -42,7 +81,8 @@ def planrun(out, c):
             "toks": f("output_tok_s", 1), "token": "server usage (include_usage)" if r.get("token_source") == "usage" else r.get("token_source"),
             # planrun's own window: its calibration probes are outside it, unlike the scrape's.
             "srv": {"n": r.get("requests"), "ttft": f("server_ttft_mean_s"), "tpot": f("server_tpot_mean_ms", 1),
-                    "e2e": f("server_e2e_mean_s"), "prompt": float(r["prompt_tokens_actual"] or 0) or None}}
+                    "e2e": f("server_e2e_mean_s"), "http": f("server_http_mean_s"),
+                    "prompt": float(r["prompt_tokens_actual"] or 0) or None}}
 
 
 def vllm_bench(out, c):
@@ -93,8 +133,9 @@ def fmt(v, p=2):
 def main():
     out, levels = sys.argv[1], sys.argv[2:]
     print("| tool | c | req | TTFT p50 / p99 (ms) | TTFT mean (ms) | vLLM TTFT mean | TPOT p50 / mean (ms) "
-          "| vLLM TPOT mean | E2E mean (ms) | vLLM E2E mean | out tok/s | vLLM prompt tok/req | token counted |")
-    print("|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|")
+          "| vLLM TPOT mean | E2E mean (ms) | vLLM E2E mean | vLLM HTTP mean | out tok/s | vLLM prompt tok/req "
+          "| token counted | within tolerance |")
+    print("|---|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---|")
     tools = [("planrun", "planrun-c{}", planrun), ("vllm bench serve", "vllm-bench-c{}", vllm_bench),
              ("GuideLLM", "guidellm-c{}", guidellm), ("AIPerf", "aiperf-c{}", aiperf)]
     for c in levels:
@@ -105,11 +146,15 @@ def main():
             srv = r.get("srv") or server(out, scrape_name.format(c))
             print(f"| {name} | {c} | {r['n']} | {fmt(r['ttft50'])} / {fmt(r['ttft99'])} | {fmt(r['ttftmean'])} "
                   f"| {fmt(srv.get('ttft'))} | {fmt(r['tpot50'])} / {fmt(r['tpotmean'])} | {fmt(srv.get('tpot'))} "
-                  f"| {fmt(r['e2emean'], 1)} | {fmt(srv.get('e2e'), 1)} | {fmt(r['toks'], 1)} "
-                  f"| {fmt(srv.get('prompt'), 1)} | {r['token']} |")
+                  f"| {fmt(r['e2emean'], 1)} | {fmt(srv.get('e2e'), 1)} | {fmt(srv.get('http'), 1)} | {fmt(r['toks'], 1)} "
+                  f"| {fmt(srv.get('prompt'), 1)} | {r['token']} | {verdict(r, srv)} |")
     print()
     print("vLLM columns: exact means over the tool's run (growth of _sum / _count of vLLM's histograms); for")
     print("planrun, its row's own window (server_*_mean columns), which leaves its calibration probes out.")
+    print("vLLM HTTP mean: its HTTP layer's time for the same POSTs (http_request_duration_seconds), arrival to last")
+    print("byte; HTTP − E2E is the front end that vLLM's engine clocks leave out. Tolerance: TTFT mean at or above")
+    print("vLLM's TTFT by at most the front end + 3 ms; TPOT mean within 5% of vLLM's; E2E mean within 5% (or 3 ms)")
+    print("of the HTTP layer's.")
 
 
 main()
