@@ -80,6 +80,13 @@ func TestRunLevelSendsTheMix(t *testing.T) {
 	if len(perRun) != 2 || !slices.Equal(perRun[0], perRun[1]) || !slices.Contains(perRun[0], "a") || !slices.Contains(perRun[0], "b") {
 		t.Fatalf("models per run %v: want both models, the same sequence each run", perRun)
 	}
+	// Without a mix every request goes to the template's model, and no sample names one.
+	lv.Models = nil
+	for _, s := range RunLevel(context.Background(), b, lv, Options{}).Runs[0].Samples {
+		if s.Model != "" || b.reqs[s.ID].Model != "template" {
+			t.Fatalf("without a mix: sample model %q, request sent to %q", s.Model, b.reqs[s.ID].Model)
+		}
+	}
 }
 
 // requestIndex is n of an ID ending in "reqN".
