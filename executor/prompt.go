@@ -163,7 +163,7 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 			return cal
 		}
 		seen[p.Words] = got
-		diff := abs(got - target)
+		diff := max(got-target, target-got)
 		if diff < bestDiff {
 			best, bestDiff, cal.Actual = p.Words, diff, got
 		}
@@ -211,11 +211,4 @@ func measurePrompt(ctx context.Context, b backends.Backend, tmpl backends.Reques
 		return 0, s.Err.Class == backends.ErrHTTP4xx
 	}
 	return s.PromptTokens, false
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
