@@ -297,11 +297,13 @@ func blocksMeasuring(pr backends.ProbeResult) bool {
 
 // absentMixModel fails a cell whose workload's model mix names a model the server does
 // not list (a LoRA adapter vLLM was not started with, a gateway route that is missing),
-// before any of its requests is sent.
+// before any of its requests is sent, naming where the plan gives the name.
 func absentMixModel(cell *plan.Cell, pr backends.ProbeResult) error {
 	for _, m := range cell.Workload.Models {
 		if !slices.ContainsFunc(pr.Models, func(have string) bool { return backends.SameModel(have, m.Name) }) {
-			return fmt.Errorf("workload %q's models name %s: %s", cell.Workload.Name, strconv.Quote(m.Name),
+			return fmt.Errorf("%s:%d: workload %q's models name %s: %s No request of the cell was sent "+
+				"(a vLLM LoRA adapter is served, and listed, when vLLM starts with --enable-lora --lora-modules NAME=DIR).",
+				m.Range.Filename, m.Range.Start.Line, cell.Workload.Name, strconv.Quote(m.Name),
 				backends.AbsentModel(m.Name, ledger.SafeURL(pr.URL), pr.Models))
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -28,33 +27,26 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetu
 	return row
 }
 
-// modelFigures are each mix model's figures over its own requests, in the mix's order:
-// "name: n requests (share), TTFT p50, TPOT p50, E2E p50", "; "-separated.
-func modelFigures(w *plan.Workload, byModel map[string]*stats.Accumulator) string {
-	var parts []string
-	total := 0
-	for _, acc := range byModel {
-		total += acc.Summary(stats.Window{}).Requests
-	}
+// modelFigures are each mix model's figures over its own measured requests, every run
+// pooled, in the mix's order; a name no request went to has zero requests and no figures.
+func modelFigures(w *plan.Workload, byModel map[string]*stats.Accumulator, t stats.Target) []ledger.ModelFigures {
+	var out []ledger.ModelFigures
 	for _, m := range w.Models {
 		acc := byModel[m.Name]
 		if acc == nil {
-			parts = append(parts, m.Name+": 0 requests")
-			continue
+			acc = stats.NewAccumulator(t)
 		}
-		l := acc.Summary(stats.Window{})
-		parts = append(parts, fmt.Sprintf("%s: %d requests (%.1f%%), %d failed, ttft p50 %.4fs, tpot p50 %.2fms, e2e p50 %.4fs",
-			m.Name, l.Requests, 100*float64(l.Requests)/float64(max(total, 1)), l.Failed, l.TTFT.P50, l.TPOT.P50*1000, l.E2E.P50))
+		out = append(out, ledger.NewModelFigures(m.Name, m.Weight, acc.Summary(stats.Window{})))
 	}
-	return strings.Join(parts, "; ")
+	return out
 }
 
 // levelMeasurement is what one level measured, as plain values: the executor's runs
 // already summarised, and each monitor's summary of the measured window.
 type levelMeasurement struct {
 	Stats stats.Runs
-	// ModelMix is each mix model's figures (modelFigures); empty without a mix.
-	ModelMix string
+	// Models are each mix model's figures (modelFigures); nil without a mix.
+	Models []ledger.ModelFigures
 	// Monitored is false when no measured run started (interrupted during warm-up): then
 	// no monitor ran and GPU.Note says so.
 	Monitored bool
@@ -97,7 +89,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		}
 	}
 	m.Stats = stats.SummarizeRuns(sink.statsRuns(res), sink.target)
-	m.ModelMix = modelFigures(w, sink.models)
+	m.Models = modelFigures(w, sink.models, sink.target)
 	m.Interrupted = res.Interrupted
 	if sink.firstErr != nil {
 		m.FirstError = sink.firstErr.Error()

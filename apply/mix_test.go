@@ -5,12 +5,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/stats"
 )
 
 const mixPlan = `
@@ -76,19 +80,20 @@ func TestModelMixShares(t *testing.T) {
 	}
 	t.Logf("shares over %v requests: %v", total, counts)
 	// The row gives each name's own figures beside the pooled ones.
-	for name, n := range counts {
-		if want := name + ": " + strconv.Itoa(n) + " requests"; !strings.Contains(res.Rows[0].ModelMix, want) {
-			t.Errorf("row's model_mix %q lacks %q", res.Rows[0].ModelMix, want)
+	for _, m := range res.Rows[0].Models {
+		if m.Requests != counts[m.Name] {
+			t.Errorf("row's figures of %s: %d requests, %d were sent", m.Name, m.Requests, counts[m.Name])
 		}
 	}
-	t.Logf("model_mix: %s", res.Rows[0].ModelMix)
 
 	// A mix naming a model the server does not list fails the cell before any of its
 	// requests is sent, with the server's list.
 	before := len(srv.Truths())
-	p, cells = loadPlanFile(t, writePlan(t, mixPlan), "url="+hs.URL, "extra=tiny-lora-x")
+	path := writePlan(t, mixPlan)
+	p, cells = loadPlanFile(t, path, "url="+hs.URL, "extra=tiny-lora-x")
 	res, _ = runSamples(t, p, cells)
-	if res.Rows[0].Status != ledger.StatusFailed || !strings.Contains(res.Rows[0].Notes, `"tiny-lora-x"`) ||
+	at := path + ":" + strconv.Itoa(planLine(t, mixPlan, "models ")) + ": "
+	if res.Rows[0].Status != ledger.StatusFailed || !strings.Contains(res.Rows[0].Notes, at+`workload "mix"'s models name "tiny-lora-x"`) ||
 		!strings.Contains(res.Rows[0].Notes, "tiny-a, tiny-b, tiny-c") {
 		t.Errorf("absent mix model: status %s, notes %q", res.Rows[0].Status, res.Rows[0].Notes)
 	}
@@ -96,6 +101,18 @@ func TestModelMixShares(t *testing.T) {
 	if after := srv.Truths()[before:]; len(after) != 1 || after[0].Model != "tiny-a" || after[0].OutputTokens > 2 {
 		t.Errorf("%d requests reached the server for a cell whose mix names an absent model, want the probe's one: %+v", len(after), after)
 	}
+}
+
+// planLine is the line of src (from 1) that first holds text.
+func planLine(t *testing.T, src, text string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, text) {
+			return i + 1
+		}
+	}
+	t.Fatalf("plan has no %q", text)
+	return 0
 }
 
 // writePlan writes src as plan.hcl in a temp dir and returns its path.
@@ -106,4 +123,158 @@ func writePlan(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+const mixTimingPlan = `
+variable "url" { type = string }
+backend "openai" "gw" { url = "${var.url}/v1" }
+workload "mix" {
+  prompt_tokens = 8
+  max_tokens    = 8
+  concurrency   = [12]
+  warmup_runs   = 0
+  repeat_runs   = 2
+  requests      = 36
+  seed          = 3
+  models        = { "fast" = 1, "mid" = 1, "slow" = 1 }
+}
+matrix "m" {
+  model    = ["mix"]
+  tool     = [backend.openai.gw]
+  workload = [workload.mix]
+  model_id = "fast"
+}
+`
+
+// The acceptance check of per-model figures: a mix of three names, each served with its
+// own known TTFT and TPOT (as a gateway routes names to different servers) and with
+// seeded 500s among them, gives each name's figures matching its own requests: counts
+// and error classes exactly, TTFT and TPOT within 1% of the server's truth. The row's own
+// figures stay pooled over every request, as a row without a mix has them, and summary.json
+// and the CSV ledger carry the per-model figures, the ledger still one row per level.
+func TestModelMixFiguresPerModel(t *testing.T) {
+	timing := map[string]mockserver.Timing{
+		"fast": {TTFT: 100 * time.Millisecond, TPOT: 10 * time.Millisecond},
+		"mid":  {TTFT: 200 * time.Millisecond, TPOT: 20 * time.Millisecond},
+		"slow": {TTFT: 400 * time.Millisecond, TPOT: 40 * time.Millisecond},
+	}
+	srv := mockserver.New(mockserver.Config{Models: []string{"fast", "mid", "slow"}, ModelTimings: timing,
+		Faults: mockserver.Faults{Internal: 0.15}, Seed: 5, RecordTruth: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	p, cells := loadPlan(t, mixTimingPlan, hs.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(res.Rows) != 1 || len(res.Rows[0].Models) != 3 {
+		t.Fatalf("rows %+v", res.Rows)
+	}
+	row := res.Rows[0]
+	type truths struct {
+		recs       []ledger.RequestRecord
+		ttft, tpot []float64 // the server's truth, from each request's own start stamp
+	}
+	by := map[string]*truths{}
+	for _, r := range recs {
+		if by[r.Model] == nil {
+			by[r.Model] = &truths{}
+		}
+		b := by[r.Model]
+		b.recs = append(b.recs, r)
+		if r.Err != nil {
+			continue
+		}
+		tr, ok := srv.Truth(r.RequestID)
+		if !ok || tr.Model != r.Model || len(tr.Chunks) < 2 {
+			t.Fatalf("%s: truth %v for %q: %+v", r.ID, ok, r.Model, tr)
+		}
+		first, last := tr.Chunks[0].Written, tr.Chunks[len(tr.Chunks)-1].Written
+		b.ttft = append(b.ttft, first.Sub(r.Start).Seconds())
+		b.tpot = append(b.tpot, last.Sub(first).Seconds()/float64(r.OutputTokens-1))
+	}
+	failedSomewhere := false
+	for i, m := range row.Models {
+		b := by[m.Name]
+		if want := []string{"fast", "mid", "slow"}[i]; m.Name != want || b == nil || m.Weight != 1 {
+			t.Fatalf("model %d: %+v, want %s of weight 1 with requests", i, m, want)
+		}
+		failures, tokens := map[string]int{}, 0
+		for _, r := range b.recs {
+			if r.Err != nil {
+				failures[string(r.Err.Class)]++
+			} else {
+				tokens += r.OutputTokens
+			}
+		}
+		failedSomewhere = failedSomewhere || len(failures) > 0
+		if m.Requests != len(b.recs) || m.Failed != len(b.recs)-len(b.ttft) || m.Succeeded != len(b.ttft) ||
+			ledger.FormatFailures(m.Failures) != ledger.FormatFailures(failures) || m.OutputTokens != tokens {
+			t.Errorf("%s: %d requests (%d ok, %d failed: %v), %d tokens; sent %d, %d ok, failures %v, %d tokens",
+				m.Name, m.Requests, m.Succeeded, m.Failed, m.Failures, m.OutputTokens, len(b.recs), len(b.ttft), failures, tokens)
+		}
+		ttft, tpot := stats.NewDist(b.ttft), stats.NewDist(b.tpot)
+		for _, f := range []struct {
+			what      string
+			got, want float64
+		}{{"TTFT p50", m.TTFT.P50, ttft.P50}, {"TTFT p99", m.TTFT.P99, ttft.P99}, {"TPOT p50", m.TPOT.P50, tpot.P50},
+			{"TPOT p99", m.TPOT.P99, tpot.P99}} {
+			if math.Abs(f.got-f.want) > 0.01*f.want {
+				t.Errorf("%s %s = %.4fs, truth %.4fs: off by more than 1%%", m.Name, f.what, f.got, f.want)
+			}
+		}
+		if tt := timing[m.Name]; math.Abs(m.TTFT.P50-tt.TTFT.Seconds()) > 0.25*tt.TTFT.Seconds() {
+			t.Errorf("%s TTFT p50 %.4fs is not near its scripted %v", m.Name, m.TTFT.P50, tt.TTFT)
+		}
+	}
+	if !failedSomewhere {
+		t.Errorf("no request failed: the seeded 500s did not reach the mix")
+	}
+	checkPooled(t, row, recs)
+	checkMixOutputs(t, res, p)
+}
+
+// checkPooled: the row's own figures are over every request of every name, exactly as
+// the requests give them.
+func checkPooled(t *testing.T, row ledger.Row, recs []ledger.RequestRecord) {
+	t.Helper()
+	var ttft, e2e []float64
+	sum := 0
+	for _, m := range row.Models {
+		sum += m.Requests
+	}
+	for _, r := range recs {
+		if d, ok := r.TTFT(); ok && r.Err == nil {
+			ttft, e2e = append(ttft, d.Seconds()), append(e2e, r.E2E().Seconds())
+		}
+	}
+	want, wantE2E := stats.NewDist(ttft), stats.NewDist(e2e)
+	if row.Requests != len(recs) || sum != len(recs) || row.TTFT != want || row.E2E != wantE2E {
+		t.Errorf("pooled: %d requests (names sum to %d), TTFT %+v E2E %+v; want %d, TTFT %+v E2E %+v",
+			row.Requests, sum, row.TTFT, row.E2E, len(recs), want, wantE2E)
+	}
+}
+
+// checkMixOutputs: the ledger keeps one row for the level, its per-model figures read
+// back as written; summary.json has them in its models section.
+func checkMixOutputs(t *testing.T, res *Result, p *plan.Plan) {
+	t.Helper()
+	i := slices.IndexFunc(p.Outputs, func(o *plan.Output) bool { return o.Kind == "csv" })
+	rows, err := ledger.ReadLedger(p.Outputs[i].Path)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("ledger: %d rows, %v", len(rows), err)
+	}
+	for i, m := range rows[0].Models {
+		w := res.Rows[0].Models[i]
+		if m.Name != w.Name || m.Requests != w.Requests || m.TTFT.P50 != w.TTFT.P50 || m.TPOT.P99 != w.TPOT.P99 {
+			t.Errorf("ledger's %s: %+v, written %+v", w.Name, m, w)
+		}
+	}
+	f, err := os.Open(filepath.Join(res.RunDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := ledger.ReadSummary(f)
+	if err != nil || len(s.Models) != 1 || len(s.Models[0].Models) != 3 || s.Models[0].Models[2].Model != "slow" ||
+		*s.Models[0].Models[2].TTFTP50 != res.Rows[0].Models[2].TTFT.P50 {
+		t.Errorf("summary.json models: %+v (%v)", s.Models, err)
+	}
 }

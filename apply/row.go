@@ -59,7 +59,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	w := cell.Workload
 	row := cellRow(cell, level, rc)
 	row.SetStats(m.Stats)
-	row.ModelMix = m.ModelMix
+	row.Models = m.Models
 	if rc.Calibration.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
 		row.PromptTokensActual = float64(rc.Calibration.Actual)
 	}

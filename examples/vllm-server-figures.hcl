@@ -5,7 +5,7 @@
 # vLLM's /metrics over the measured window). Start one vLLM, then apply:
 #
 #   go run ./tools/tinymodel -hf -o /tmp/tiny-hf
-#   .tools/bin/vllm-serve --model /tmp/tiny-hf --served-model-name tiny --host 127.0.0.1 \
+#   VLLM_PIN=1 .tools/bin/vllm-serve --model /tmp/tiny-hf --served-model-name tiny --host 127.0.0.1 \
 #     --port 8000 --max-model-len 512 --enable-prefix-caching &
 #   planrun apply examples/vllm-server-figures.hcl -var url=http://127.0.0.1:8000/v1
 #

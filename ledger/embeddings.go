@@ -19,7 +19,7 @@ func embeddingsColumns() []column {
 		intCol("input_tokens", func(r *Row) *int { return &r.InputTokens }),
 		floatCol("inputs_s", 1, func(r *Row) *float64 { return &r.InputsPerSec }),
 		floatCol("input_tok_s", 1, func(r *Row) *float64 { return &r.InputTokS }),
-		strCol("model_mix", func(r *Row) *string { return &r.ModelMix }),
+		modelMixColumn(),
 	}
 }
 

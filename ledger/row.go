@@ -175,9 +175,9 @@ type Row struct {
 	InputsTotal, InputTokens    int
 	InputsPerSec, InputTokS     float64
 
-	// ModelMix gives a model mix's figures per model name (requests, share, failures,
-	// TTFT, TPOT and E2E p50), beside the row's pooled figures; empty without a mix.
-	ModelMix string
+	// Models are a model mix's figures per model name, in the mix's (name) order,
+	// beside the row's own figures, which pool every name; nil without a mix (mix.go).
+	Models []ModelFigures
 }
 
 // Fidelity verdicts of a Row.

@@ -59,6 +59,9 @@ type Summary struct {
 	// Sessions are the per-turn and per-session figures of the rows of session
 	// workloads (those rows' CSV figures are in Rows, as every row's).
 	Sessions []SessionFigures `json:"sessions,omitempty"`
+	// Models are the per-model figures of the rows of model mixes (those rows' pooled
+	// figures are in Rows, as every row's).
+	Models []MixFigures `json:"models,omitempty"`
 }
 
 // SummaryColumn describes one figure of a summary row.
@@ -87,6 +90,7 @@ func NewSummary(name string, m Manifest, rows []Row) Summary {
 		s.Rows[i] = summaryRow(r)
 	}
 	s.Sessions = sessionFigures(rows)
+	s.Models = mixFigures(rows)
 	return s
 }
 

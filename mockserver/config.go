@@ -19,6 +19,10 @@ type Config struct {
 	// TPOT is the gap between consecutive tokens. Token i (from 0) is due at
 	// TTFT + i*TPOT, so vLLM's TPOT = (E2E − TTFT)/(tokens − 1) recovers it exactly.
 	TPOT time.Duration
+	// ModelTimings give the named models their own TTFT and TPOT in place of the two
+	// above, as a gateway routing each name to its own server would (or LoRA adapters of
+	// different cost); nil: every model has TTFT and TPOT.
+	ModelTimings map[string]Timing
 	// Jitter adds a uniform offset in [−Jitter, +Jitter] to TTFT and to every token gap,
 	// drawn from Seed and the request number (gaps never go below zero).
 	Jitter time.Duration
@@ -73,6 +77,9 @@ type Config struct {
 	// clock is replaced in tests so golden streams carry fixed timestamps.
 	clock clock
 }
+
+// Timing is one model's scripted TTFT and TPOT (Config.ModelTimings).
+type Timing struct{ TTFT, TPOT time.Duration }
 
 // Faults are the probabilities (0..1, summing to at most 1) that a generation request
 // fails in each way. Which request gets which fault follows from Config.Seed and the
@@ -156,6 +163,11 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 {
 		return fmt.Errorf("ttft, tpot and jitter must not be negative")
+	}
+	for m, t := range c.ModelTimings {
+		if t.TTFT < 0 || t.TPOT < 0 {
+			return fmt.Errorf("model %q: ttft and tpot must not be negative", m)
+		}
 	}
 	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 {
 		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens must not be negative")

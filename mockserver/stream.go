@@ -86,12 +86,17 @@ func (c Config) length(p params) (int, string) {
 	return limit, "length"
 }
 
-// tokenGap is the scripted time before token i of request n: TTFT for the first, TPOT
-// after that, each moved by seeded jitter.
-func (c Config) tokenGap(n uint64, i int) time.Duration {
-	d := c.TPOT
+// tokenGap is the scripted time before token i of request n for model: TTFT for the
+// first, TPOT after that (the model's own where ModelTimings has it), each moved by
+// seeded jitter.
+func (c Config) tokenGap(model string, n uint64, i int) time.Duration {
+	ttft, tpot := c.TTFT, c.TPOT
+	if t, ok := c.ModelTimings[model]; ok {
+		ttft, tpot = t.TTFT, t.TPOT
+	}
+	d := tpot
 	if i == 0 {
-		d = c.TTFT
+		d = ttft
 	}
 	if c.Jitter > 0 {
 		u := unitFloat(mix(c.Seed, n, uint64(i)+1))
@@ -100,13 +105,14 @@ func (c Config) tokenGap(n uint64, i int) time.Duration {
 	return max(d, 0)
 }
 
-// Schedule is when each token of request number n is due, as offsets from admission: a
-// pure function of the config, so a test can predict the server exactly.
+// Schedule is when each token of request number n is due, as offsets from admission, for
+// a model without ModelTimings: a pure function of the config, so a test can predict the
+// server exactly.
 func (c Config) Schedule(n uint64, tokens int) []time.Duration {
 	out := make([]time.Duration, tokens)
 	var at time.Duration
 	for i := range out {
-		at += c.tokenGap(n, i)
+		at += c.tokenGap("", n, i)
 		out[i] = at
 	}
 	return out
@@ -413,7 +419,7 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 			from, to = 0, g.tokens
 		}
 		for ; tok < to; tok++ {
-			offset += s.cfg.tokenGap(g.n, tok)
+			offset += s.cfg.tokenGap(g.p.model, g.n, tok)
 			if tok == 0 {
 				offset += g.prefill
 				firstDue = g.admitted.Add(offset)

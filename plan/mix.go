@@ -10,6 +10,9 @@ import (
 type ModelWeight struct {
 	Name   string
 	Weight float64
+	// Range is where the plan names it (its item of the models object, or the whole
+	// attribute when the name is computed), for errors found at run time.
+	Range hcl.Range
 }
 
 // decodeModelMix reads models = { "<name>" = <weight>, ... }: the requests are spread
@@ -30,7 +33,7 @@ func (l *loader) decodeModelMix(w *Workload, a *hcl.Attribute, ctx *hcl.EvalCont
 			return
 		}
 		total += wt
-		w.Models = append(w.Models, ModelWeight{Name: name, Weight: wt})
+		w.Models = append(w.Models, ModelWeight{Name: name, Weight: wt, Range: *keyRange(a.Expr, name)})
 	}
 	if total <= 0 {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid models", "The weights sum to %g: give at least one model a positive weight (each model's share of the requests is its weight / the sum).", total)

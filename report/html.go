@@ -134,6 +134,9 @@ func htmlCells(rows []ledger.Row, pcts []int) []htmlCell {
 		if reasoning.Head, reasoning.Rows = reasoningCells(rs); len(reasoning.Rows) > 0 {
 			cells[i].Tables = append(cells[i].Tables, reasoning)
 		}
+		if mix, ok := mixHTMLTable(rs); ok {
+			cells[i].Tables = append(cells[i].Tables, mix)
+		}
 		cells[i].Tables = append(cells[i].Tables, sessionHTMLTables(rs)...)
 	}
 	return cells

@@ -102,6 +102,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 		fmt.Fprintf(&b, "## %s\n\n", lb.results)
 		headlineTable(&b, lb, r.Rows)
 		sessionTables(&b, r.Rows)
+		mixTable(&b, r.Rows)
 	}
 	embeddingsTable(&b, emb)
 	capacityList(&b, r.Capacities)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 			rates(c.Workload.RequestRates))
 	}
 	tw.Flush()
+	printMixes(env.Stdout, cells)
 	if sched := serverSchedule(cells); len(sched) > 0 {
 		fmt.Fprintln(env.Stdout, "\nServers (one at a time; consecutive cells that name the same server reuse it):")
 		for _, u := range sched {
@@ -79,6 +81,45 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "\nPlan: %d %s, %d %s, %d measured %s%s.\n", sum.Cells, plural(sum.Cells, "cell", "cells"),
 		sum.Levels, levels, sum.Requests, plural(sum.Requests, "request", "requests"), replays)
 	return exitOK
+}
+
+// printMixes lists each workload's model mix once: the names its requests go to and each
+// one's share of them.
+func printMixes(w io.Writer, cells []*plan.Cell) {
+	seen := map[*plan.Workload]bool{}
+	for _, c := range cells {
+		wl := c.Workload
+		if len(wl.Models) == 0 || seen[wl] {
+			continue
+		}
+		if len(seen) == 0 {
+			fmt.Fprintln(w, "\nModel mixes (each request goes to one name, drawn by weight from the workload's seed):")
+		}
+		seen[wl] = true
+		fmt.Fprintf(w, "  %s: %s\n", wl.Name, mixShares(wl.Models))
+	}
+}
+
+// mixShares is "a 50%, b 25%, c 25%": each name's share of the requests.
+func mixShares(ms []plan.ModelWeight) string {
+	parts := make([]string, len(ms))
+	for i, pct := range sharePercents(ms) {
+		parts[i] = fmt.Sprintf("%s %.4g%%", ms[i].Name, pct)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sharePercents are each name's share of a mix's requests: its weight / the sum, in %.
+func sharePercents(ms []plan.ModelWeight) []float64 {
+	total := 0.0
+	for _, m := range ms {
+		total += m.Weight
+	}
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = 100 * m.Weight / total
+	}
+	return out
 }
 
 // concurrencyColumn is a workload's levels as the plan table shows them; a trace replay
@@ -171,6 +212,8 @@ type cellJSON struct {
 	OutputLength string `json:"output_length,omitempty"`
 	Dataset      string `json:"dataset,omitempty"`
 	NoStream     bool   `json:"no_stream,omitempty"`
+	// Models is the workload's model mix: each name and its share of the requests (%).
+	Models map[string]float64 `json:"models,omitempty"`
 }
 
 // withLoad adds the workload's request shape and arrival settings.
@@ -191,6 +234,12 @@ func (j cellJSON) withLoad(w *plan.Workload) cellJSON {
 		j.Dataset = w.Dataset.Name
 	}
 	j.NoStream = !w.Stream
+	for i, pct := range sharePercents(w.Models) {
+		if j.Models == nil {
+			j.Models = map[string]float64{}
+		}
+		j.Models[w.Models[i].Name] = pct
+	}
 	return j
 }
 

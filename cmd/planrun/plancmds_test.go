@@ -198,3 +198,26 @@ func TestPlanCommandTraceReplay(t *testing.T) {
 		t.Errorf("plan output:\n%s", out)
 	}
 }
+
+// plan shows a workload's model mix, each name with its share, in the table's output and
+// in -json.
+func TestPlanShowsModelMix(t *testing.T) {
+	const f = "../../examples/vllm-lora.hcl"
+	code, out, errs := runCmd(t, "", "plan", f)
+	if code != exitOK || !strings.Contains(out, "\n  lora-mix: tiny 50%, tiny-lora-a 25%, tiny-lora-b 25%\n") {
+		t.Errorf("exit %d, stdout:\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCmd(t, "", "plan", "-json", f)
+	var doc struct {
+		Cells []struct {
+			Models map[string]float64 `json:"models"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil || len(doc.Cells) != 1 ||
+		doc.Cells[0].Models["tiny"] != 50 || doc.Cells[0].Models["tiny-lora-b"] != 25 || len(doc.Cells[0].Models) != 3 {
+		t.Errorf("exit %d, %v: %+v", code, err, doc.Cells)
+	}
+	if _, out, _ := runCmd(t, "", "plan", "../../examples/quickstart.hcl"); strings.Contains(out, "Model mixes") {
+		t.Errorf("a plan without a mix lists mixes:\n%s", out)
+	}
+}

@@ -67,6 +67,31 @@ type Options struct {
 	// Pooling serves the default checkpoint with vLLM's pooling runner as an embedding
 	// model (--runner pooling --convert embed): /v1/embeddings instead of generation.
 	Pooling bool
+	// LoRA serves the tiny LoRA adapters LoRANames beside the base model (tinymodel's
+	// DefaultLoRA, seeds 2, 3, ...): --enable-lora --lora-modules NAME=DIR ...
+	// --max-lora-rank and --max-loras for all of them at once.
+	LoRA bool
+}
+
+// LoRANames are the adapters a server of Options{LoRA: true} serves, in /v1/models
+// beside ModelName (their parent).
+var LoRANames = []string{"tiny-lora-a", "tiny-lora-b"}
+
+// loraArgs writes the adapters of LoRANames under dir and returns the flags that serve
+// them.
+func loraArgs(dir string, base tinymodel.Config) ([]string, error) {
+	args := []string{"--enable-lora", "--lora-modules"}
+	rank := 0
+	for i, name := range LoRANames {
+		l := tinymodel.DefaultLoRA(uint64(2 + i))
+		adapter := filepath.Join(dir, name)
+		if err := tinymodel.WriteLoRADir(adapter, base, l); err != nil {
+			return nil, err
+		}
+		args = append(args, name+"="+adapter)
+		rank = max(rank, l.Rank)
+	}
+	return append(args, "--max-lora-rank", strconv.Itoa(rank), "--max-loras", strconv.Itoa(len(LoRANames))), nil
 }
 
 // StartServerWith writes the tiny checkpoint under dir and starts vLLM on it with
@@ -96,6 +121,13 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 	}
 	if o.Pooling {
 		command = append(command, "--runner", "pooling", "--convert", "embed")
+	}
+	if o.LoRA {
+		args, err := loraArgs(dir, c)
+		if err != nil {
+			return nil, err
+		}
+		command = append(command, args...)
 	}
 	spec := servers.Spec{
 		Name:         "vllm",
@@ -132,6 +164,7 @@ var (
 	shared          = sharedWith(Options{})
 	sharedReasoning = sharedWith(Options{Reasoning: true})
 	sharedPooling   = sharedWith(Options{Pooling: true})
+	sharedLoRA      = sharedWith(Options{LoRA: true})
 )
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
@@ -147,6 +180,9 @@ func SharedReasoning(t testing.TB) *Server { t.Helper(); return sharedReasoning.
 // SharedPooling is Shared for a server of Options{Pooling: true}.
 func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(t) }
 
+// SharedLoRA is Shared for a server of Options{LoRA: true}.
+func SharedLoRA(t testing.TB) *Server { t.Helper(); return sharedLoRA.Get(t) }
+
 // Main runs the package's tests and then stops the shared servers: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
 func Main(m *testing.M) int {
@@ -161,5 +197,5 @@ func Main(m *testing.M) int {
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
 func StopShared() error {
-	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop())
+	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop(), sharedLoRA.Stop())
 }

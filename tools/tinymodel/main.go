@@ -10,6 +10,12 @@
 //	go run ./tools/tinymodel -hf -o DIR
 //	vllm serve DIR
 //	ollama create tiny-hf -f DIR/Modelfile
+//
+// With -lora it writes a PEFT LoRA adapter of that checkpoint (rank 8 on q_proj and
+// v_proj, seeded by -seed), which vLLM serves beside the base model:
+//
+//	go run ./tools/tinymodel -lora -seed 2 -o A
+//	vllm serve DIR --enable-lora --lora-modules tiny-lora-a=A --max-lora-rank 8
 package main
 
 import (
@@ -22,13 +28,15 @@ import (
 )
 
 func main() {
+	lora := flag.Bool("lora", false, "write a PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors) of the -hf checkpoint")
 	hf := flag.Bool("hf", false, "write a Hugging Face-layout checkpoint (safetensors, tokenizer.json) for vLLM and `ollama create`")
 	out := flag.String("o", ".", "directory to write "+tinymodel.GGUFName+" and "+tinymodel.ModelfileName+" into")
 	seed := flag.Uint64("seed", tinymodel.DefaultConfig().Seed, "seed for the random weights (same seed, same bytes)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: tinymodel [-hf] [-o DIR] [-seed N]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: tinymodel [-hf | -lora] [-o DIR] [-seed N]\n\n"+
 			"Writes a tiny llama-architecture GGUF model with random weights and a Modelfile for `ollama create`,\n"+
-			"or with -hf the same kind of model as a Hugging Face checkpoint that vLLM and Ollama both load.\n\n")
+			"or with -hf the same kind of model as a Hugging Face checkpoint that vLLM and Ollama both load,\n"+
+			"or with -lora a LoRA adapter of that checkpoint for vLLM's --lora-modules.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -37,6 +45,14 @@ func main() {
 		os.Exit(2)
 	}
 
+	if *lora {
+		if err := tinymodel.WriteLoRADir(*out, tinymodel.HFConfig(), tinymodel.DefaultLoRA(*seed)); err != nil {
+			fmt.Fprintln(os.Stderr, "tinymodel:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote a LoRA adapter (%s, %s) into %s\n", tinymodel.LoRAConfigName, tinymodel.LoRAWeightsName, *out)
+		return
+	}
 	cfg := tinymodel.DefaultConfig()
 	if *hf {
 		cfg = tinymodel.HFConfig()
