@@ -248,6 +248,9 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
 		setIn(&a.manifest.ModelDigests, addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
 	}
+	if root := pr.ModelRoots[cell.ModelID]; root != "" {
+		a.recordWeights(cell, root)
+	}
 	err := absentModel(cell, b, pr)
 	if err == nil {
 		err = absentMixModel(cell, pr)

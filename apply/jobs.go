@@ -301,6 +301,7 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 		m.GPUs = nm.GPUs
 		mergeInto(&a.manifest.ServerVersions, nm.ServerVersions)
 		mergeInto(&a.manifest.ModelDigests, nm.ModelDigests)
+		mergeInto(&a.manifest.ModelRoots, nm.ModelRoots)
 	}
 }
 

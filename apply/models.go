@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/weights"
 )
 
 // showTimeout bounds /api/show and /api/tags: both answer from the server's own disk.
@@ -97,4 +100,39 @@ func missingModelError(cell *plan.Cell, have []string) error {
 		"(or `ollama create %s -f Modelfile` for a local GGUF, e.g. in %s), "+
 		"or set ensure_model = \"pull\" on backend %s to have planrun pull it", id, ledger.SafeURL(be.URL), has,
 		id, id, where, be.Addr)
+}
+
+// recordWeights records the weights an OpenAI-protocol server says it loaded for the
+// cell's model (vLLM's root) and, when the server runs on this machine (plan-managed,
+// or at a loopback address) and the root is a checkpoint directory here, their digest:
+// vLLM reports none, and a path alone does not tell changed weights apart.
+func (a *applier) recordWeights(cell *plan.Cell, root string) {
+	key := cell.Backend.Addr + " " + cell.ModelID
+	setIn(&a.manifest.ModelRoots, key, root)
+	if cell.Server == nil && !loopback(cell.Backend.URL) || !weights.IsCheckpoint(root) {
+		return
+	}
+	began := time.Now()
+	d, hashed, err := weights.Digest(root, weights.CacheFile())
+	if err != nil {
+		a.note("%s: weights %s: no digest: %v", cell.ID, root, err)
+		return
+	}
+	setIn(&a.manifest.ModelDigests, key, d)
+	if hashed > 0 {
+		a.info("%s: weights %s: %s (%.1f MB hashed in %s)", cell.ID, root, d, float64(hashed)/1e6, time.Since(began).Round(time.Millisecond))
+	}
+}
+
+// loopback reports whether the URL's host is this machine's loopback address.
+func loopback(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	if p.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(p.Hostname())
+	return ip != nil && ip.IsLoopback()
 }

@@ -103,6 +103,13 @@ func sortRows(rows []ledger.Row, cells []*plan.Cell) {
 }
 
 func (a *applier) writeManifest() error {
+	for i := range a.manifest.Cells {
+		for _, c := range a.o.Cells {
+			if c.ID == a.manifest.Cells[i].ID {
+				a.manifest.Cells[i].Settings = cellSettings(c)
+			}
+		}
+	}
 	return ledger.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
 }
 

@@ -9,6 +9,7 @@ package apply
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,7 +20,9 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/internal/gatewaytest"
+	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/internal/vllmtest"
 	"github.com/planrun/planrun/ledger"
 )
@@ -116,5 +119,63 @@ func TestRealVLLMRefusesLengthsPastMaxModelLen(t *testing.T) {
 	if generations > 1 || successes != float64(generations) || prompted >= promptTokens {
 		t.Errorf("vLLM handled %.0f requests (%.0f prompt tokens), %d through the proxy: want at most the probe, far under %d prompt tokens",
 			successes, prompted, generations, promptTokens)
+	}
+}
+
+// checkpointDigest is the digest of a checkpoint directory computed here from its
+// files (name, size, SHA-256 of config.json and model.safetensors, in name order), as
+// package weights documents it.
+func checkpointDigest(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	for _, name := range []string{"config.json", tinymodel.HFWeightsName} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		fmt.Fprintf(h, "%s\x00%d\x00%x\n", name, len(b), sum)
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
+}
+
+// vLLM reports no digest, only the weights path it loaded (/v1/models' root). A run
+// against a vLLM on this machine records that path and the digest of the checkpoint's
+// files; two runs of one checkpoint then say "same weights" beside what else changed.
+func TestRealVLLMWeightsDigest(t *testing.T) {
+	s := vllmtest.Shared(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the digest cache of this test only
+	want := checkpointDigest(t, s.ModelDir)
+	var runs []string
+	for _, maxTokens := range []string{"max_tokens    = 32", "max_tokens    = 8"} {
+		src := strings.Replace(fmt.Sprintf(vllmContextPlan, 16), "max_tokens    = 32", maxTokens, 1)
+		p, cells := loadPlan(t, src, s.URL)
+		res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
+		if err != nil || len(res.Cells) != 1 || res.Cells[0].Status != ledger.StatusOK {
+			t.Fatalf("apply: %+v, %v", res, err)
+		}
+		m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if root, d := m.ModelRoots["openai.vllm tiny"], m.ModelDigests["openai.vllm tiny"]; root != s.ModelDir || d != want {
+			t.Fatalf("manifest: weights %q, digest %q; want %q, %q", root, d, s.ModelDir, want)
+		}
+		runs = append(runs, res.RunDir)
+	}
+	var envs []history.Env
+	for _, dir := range runs {
+		set, err := history.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := set.RunAt(dir)
+		if err != nil || len(r.Rows) != 1 {
+			t.Fatalf("run %s: %+v, %v", dir, r, err)
+		}
+		envs = append(envs, history.EnvOf(r.Rows[0], r.Manifest))
+	}
+	if got := history.Explain(envs[0], envs[1]); !strings.Contains(got, "same weights, settings: max_tokens 32 → 8") {
+		t.Errorf("from the first run to the second: %q", got)
 	}
 }

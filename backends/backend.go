@@ -66,6 +66,9 @@ type ProbeResult struct {
 	Problems      []string        `json:"problems,omitempty"` // what a person can act on
 	// ModelDigests maps a model id to the server's digest of it (Ollama /api/show).
 	ModelDigests map[string]string `json:"model_digests,omitempty"`
+	// ModelRoots maps a model id to the weights the server loaded for it, as it names
+	// them (vLLM's /v1/models root: a checkpoint path or a Hugging Face repository id).
+	ModelRoots map[string]string `json:"model_roots,omitempty"`
 	// ErrorClass is the class of the failure that ended the probe early (server
 	// unreachable, key missing or refused, ...); empty when the probe ran through.
 	ErrorClass ErrorClass `json:"error_class,omitempty"`

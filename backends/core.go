@@ -123,6 +123,13 @@ func (c *Core) stamp(req *Request) time.Time {
 	return c.clock.Now()
 }
 
+// wentOut tells a request that never reached the connection that it has gone out.
+func wentOut(req *Request) {
+	if req.Wrote != nil {
+		req.Wrote()
+	}
+}
+
 // bufSize is the read buffer per stream: large enough that one read usually takes every
 // event the server has sent, small enough for thousands of concurrent streams.
 const bufSize = 32 << 10
@@ -144,6 +151,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	if e := c.KeyError(); e != nil {
 		s.Start = c.stamp(&req)
 		s.Err = e
+		wentOut(&req)
 		return s
 	}
 
@@ -154,17 +162,19 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 		rctx, stop = context.WithTimeoutCause(rctx, c.timeouts.Total, &timeoutError{phase: "total", limit: c.timeouts.Total})
 		defer stop()
 	}
-	w := &watch{clock: c.clock, cancel: cancel, t: c.timeouts}
+	w := &watch{clock: c.clock, cancel: cancel, t: c.timeouts, onWrote: req.Wrote}
 	hreq, err := a.NewRequest(httptrace.WithClientTrace(rctx, w.trace()), req)
 	s.Start = c.stamp(&req) // built: a paced request waits for its time here
 	if err != nil {
 		s.Err = asError(err, ErrOther)
+		wentOut(&req)
 		return s
 	}
 
 	w.begin(s.Start)
 	defer w.stop()
 	resp, err := c.client.Do(hreq)
+	w.wentOut() // its bytes are written by now, or never will be
 	s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
 	if err != nil {
 		s.End = w.since()
@@ -361,6 +371,16 @@ type watch struct {
 	last, connect, wrote, firstByte     atomic.Int64
 	sawFirstToken                       bool
 	rx                                  rxTimer // the connection's kernel receive times, if any
+	// onWrote is the request's Wrote, called once (wentOut): when its bytes are written,
+	// or when the round trip ends without that.
+	onWrote func()
+	went    atomic.Bool
+}
+
+func (w *watch) wentOut() {
+	if w.onWrote != nil && w.went.CompareAndSwap(false, true) {
+		w.onWrote()
+	}
 }
 
 func (w *watch) since() time.Duration { return w.clock.Now().Sub(w.start) }
@@ -378,7 +398,10 @@ func (w *watch) trace() *httptrace.ClientTrace {
 			}
 			w.mu.Unlock()
 		},
-		WroteRequest:         func(httptrace.WroteRequestInfo) { w.wrote.Store(int64(w.since())) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			w.wrote.Store(int64(w.since()))
+			w.wentOut()
+		},
 		GotFirstResponseByte: func() { w.firstByte.Store(int64(w.since())) },
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -312,4 +313,56 @@ func TestDoIdleCheckRearmsForTheRest(t *testing.T) {
 	if s.Err == nil || s.Err.Phase != "idle" {
 		t.Fatalf("error %v, want the idle timeout", s.Err)
 	}
+}
+
+// Request.Wrote is called once a request has gone out: on a real connection when its
+// bytes are written (the server, holding its answer until then, sees the call first),
+// and once the round trip ends or fails otherwise: a refused connection, a missing key,
+// a request that could not be built, a transport without write hooks.
+func TestDoCallsWroteOnce(t *testing.T) {
+	var calls atomic.Int32
+	wrote := make(chan struct{}, 8)
+	req := backends.Request{ID: "r", Wrote: func() { calls.Add(1); wrote <- struct{}{} }}
+	check := func(name string, do func()) {
+		t.Helper()
+		calls.Store(0)
+		do()
+		if n := calls.Load(); n != 1 {
+			t.Errorf("%s: Wrote called %d times, want once", name, n)
+		}
+		for len(wrote) > 0 {
+			<-wrote
+		}
+	}
+	sawWrote := make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-wrote:
+			sawWrote <- true
+		case <-time.After(2 * time.Second): // Wrote waits for the answer: the test fails
+			sawWrote <- false
+		}
+		linesHandler(0, line{Text: "a"}, line{Done: true})(w, r)
+	}))
+	defer srv.Close()
+	c := backends.NewCore(backends.Config{Name: "line.t", URL: srv.URL})
+	check("real connection", func() {
+		if s := c.Do(context.Background(), &lineAdapter{core: c}, req); s.Err != nil {
+			t.Fatal(s.Err)
+		}
+		if !<-sawWrote {
+			t.Error("the server answered before Wrote was called")
+		}
+	})
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	c = backends.NewCore(backends.Config{Name: "line.t", URL: closed.URL})
+	check("refused", func() { c.Do(context.Background(), &lineAdapter{core: c}, req) })
+	clk := backendtest.NewClock()
+	c, a := newReplayCore(backends.Config{APIKeyEnv: "LINE_KEY", Getenv: env{}.get}, &backendtest.Replay{Clock: clk}, clk)
+	check("missing key", func() { c.Do(context.Background(), a, req) })
+	c, a = newReplayCore(backends.Config{}, &backendtest.Replay{Clock: clk, Segments: at(ms, line{Done: true})}, clk)
+	check("replayed", func() { c.Do(context.Background(), a, req) })
+	a.reqErr = errors.New("bad body")
+	check("not built", func() { c.Do(context.Background(), a, req) })
 }

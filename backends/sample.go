@@ -45,6 +45,10 @@ type Request struct {
 	// it never makes it late and a burst's stamps keep its order. Backends whose Do
 	// honours it say so (DueCaller); for others the caller waits before Do.
 	Due func(Clock) time.Time `json:"-"`
+	// Wrote, when set, is called once the request has gone out: its bytes written to the
+	// connection, or its sending failed. A DueCaller calls it after Due; a paced request
+	// holds the next one of a later time back until then, so the server sees them in order.
+	Wrote func() `json:"-"`
 }
 
 // Message is one chat message of a conversation. (Content comes first so the wire

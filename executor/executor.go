@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -190,26 +191,28 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			sink <- tr.finish(s, shared, p)
 			return s
 		}
-		req, sh := lv.request(fmt.Sprintf("%s%d/req%d", kind, idx, p.n), p)
+		req, sh := lv.request(requestID(kind, idx, p.n), p)
 		tr.apply(&req)
 		if closed(opts.Abort) {
 			start := opts.Clock.Now()
 			if p.timed {
-				start, p.lag = p.pacer.onTime(&p, opts.Clock)
+				start, p.lag = p.sender.due(opts.Clock), p.sender.lag
+				p.sender.wrote()
 			}
 			return record(backends.Sample{ID: req.ID, Start: start, Err: abortErr(opts)}, 0)
 		}
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		if _, due := b.(backends.DueCaller); p.timed && due {
 			// The timing core waits for the request's time once its bytes are built.
-			req.Due = func(stamp backends.Clock) (t time.Time) {
-				t, p.lag = p.pacer.onTime(&p, stamp)
-				return t
-			}
+			req.Due, req.Wrote = p.sender.due, p.sender.wrote
+			p.sender.reportsWrites()
 		} else if p.timed {
-			_, p.lag = p.pacer.onTime(&p, nil)
+			p.sender.due(nil)
 		}
 		s := b.Do(reqCtx, req)
+		if p.timed {
+			p.lag = p.sender.lag
+		}
 		s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
 		if len(lv.Models) > 0 {
 			s.Model = req.Model
@@ -312,6 +315,16 @@ func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
 		req.Prompt = lv.Prompts.For(req.ID)
 	}
 	return req, Shape{}
+}
+
+// requestID names request n of run idx of its kind ("run0/req12"): as fmt would, in one
+// allocation rather than three.
+func requestID(kind string, idx, n int) string {
+	var b [40]byte
+	id := append(b[:0], kind...)
+	id = strconv.AppendInt(id, int64(idx), 10)
+	id = append(id, "/req"...)
+	return string(strconv.AppendInt(id, int64(n), 10))
 }
 
 // sinkBuffer sizes a run's queue of finished requests: room for several samples per

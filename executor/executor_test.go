@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -296,23 +297,16 @@ func (c *stepClock) Now() time.Time {
 
 func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 	t.Run("open-loop send lags", func(t *testing.T) {
-		// At 1 request/s every send is already late by the clock's 1 s steps, so nothing
-		// waits and each lag is exactly the steps read since t0, less the schedule. One in
-		// flight: requests in flight together read the clock while one waits for the
-		// other to go out first (pacer.onTime), which would move the steps.
-		clk := &stepClock{now: time.Unix(1000, 0), step: time.Second}
-		lv := LevelSpec{Concurrency: 1, Requests: 3, RepeatRuns: 1, RequestRate: 1, Arrival: "constant", Prompts: &Prompts{Words: 1}}
+		// At 1,000 requests/s on a clock that moves only as the pacer waits on it, with
+		// spins of 3 µs: the first request goes at once, each later one after naps down to
+		// 100 µs before its time and 34 spins of 3 µs, 2 µs past it.
+		clk := &waitClock{now: time.Unix(1000, 0), spinStep: 3 * time.Microsecond}
+		lv := LevelSpec{Concurrency: 1, Requests: 3, RepeatRuns: 1, RequestRate: 1000, Arrival: "constant", Prompts: &Prompts{Words: 1}}
 		lags := &sendLags{}
 		RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk, OnRequest: lags.add})
-		want := []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}
-		got := lags.byIndex()
-		if len(got) != len(want) {
+		want := []time.Duration{0, 2 * time.Microsecond, 2 * time.Microsecond}
+		if got := lags.byIndex(); !slices.Equal(got, want) {
 			t.Fatalf("send lags %v, want %v", got, want)
-		}
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("send lags %v, want %v", got, want)
-			}
 		}
 	})
 	t.Run("refused request start", func(t *testing.T) {
@@ -389,5 +383,17 @@ func TestOpenLoopScheduleFollowsTheSeed(t *testing.T) {
 	}
 	if slices.Equal(want[key{0, false}], want[key{1, false}]) {
 		t.Fatal("two seeds gave one schedule: the test could not tell them apart")
+	}
+}
+
+// A request's id reads as it always has: its kind, run and number.
+func TestRequestIDReadsAsBefore(t *testing.T) {
+	for _, tc := range []struct {
+		kind   string
+		idx, n int
+	}{{"run", 0, 0}, {"warmup", 3, 12}, {"run", 11, 1234567}} {
+		if got, want := requestID(tc.kind, tc.idx, tc.n), fmt.Sprintf("%s%d/req%d", tc.kind, tc.idx, tc.n); got != want {
+			t.Errorf("requestID %q, want %q", got, want)
+		}
 	}
 }

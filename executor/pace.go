@@ -18,13 +18,10 @@ type paced struct {
 	at, lag time.Duration
 	// shape is a replayed row's own; nil takes LevelSpec.Shapes' turn.
 	shape *Shape
-	// early is set when the request was handed over before its time: once built, it
-	// waits out the rest (pacer.until), which gives its lag.
-	early *pacer
-	// pacer sent it, and seq is its place in the pacer's order (from 1): once built, it
-	// goes out on its time and after every request before it (pacer.onTime).
-	pacer *pacer
-	seq   uint64
+	// gate is where a timed request waits, once built, for the dispatcher to release it;
+	// sender is the pacer's goroutine that builds and sends it (its due is Request.Due).
+	gate   *gate
+	sender *sender
 }
 
 // finished is a request's Sample with its send time against its schedule, queued for
@@ -41,7 +38,15 @@ type finished struct {
 
 // pacer sends requests at their offsets from its start, read on clk, with at most slots
 // in flight (0: no cap). The open loop and trace replay share it, so both record send
-// lag the same way.
+// lag the same way. Three parts, so that neither building a request nor a late timer
+// makes it late, and a burst goes out in its schedule's order:
+//   - the feeder (the caller of send, in schedule order) hands each request, buildAhead
+//     before its time, to an idle sender goroutine and queues its gate;
+//   - the sender builds the request's bytes and parks at its gate (onTime, which the
+//     timing core calls through Request.Due);
+//   - one dispatcher goroutine owns the schedule: it takes the gates in order, waits for
+//     each one's time (until) and opens it once the request before has taken its start
+//     stamp, at most orderGrace past its time.
 type pacer struct {
 	ctx   context.Context
 	clk   backends.Clock
@@ -50,30 +55,96 @@ type pacer struct {
 	timer *time.Timer
 	wg    *sync.WaitGroup
 	do    func(paced)
-	// sent numbers the requests handed over, in schedule order; turn is the highest
-	// number that has gone out (onTime), so a burst goes out in its trace's order.
-	sent uint64
-	turn atomic.Uint64
+	// work hands a request to an idle sender (unbuffered: a send succeeds only when one
+	// waits); gates queues their gates to the dispatcher in schedule order, and free
+	// keeps the gates senders are done with.
+	work  chan paced
+	gates chan *gate
+	free  chan *gate
+	// sent numbers the requests handed over, in schedule order; stamped is the highest
+	// number that has taken its start stamp, and written how many have gone out
+	// (Request.Wrote), where the backend says (writes).
+	sent             uint64
+	stamped, written atomic.Uint64
+	writes           atomic.Bool
+	wait             waiter
 }
 
+// gate is one timed request's place in the dispatcher's queue: its time, its number, and
+// the channel (buffered, one) that opens it.
+type gate struct {
+	at   time.Duration
+	seq  uint64
+	open chan struct{}
+}
+
+// sender is one of a pacer's goroutines; it sends one request at a time. due and wrote
+// are its onTime and onWrote, bound once, so a request's Request.Due and Request.Wrote
+// cost no allocation.
+type sender struct {
+	p     *pacer
+	r     paced
+	lag   time.Duration
+	due   func(backends.Clock) time.Time
+	wrote func()
+}
+
+// The pacer's bounds. buildAhead is how long before its time a request is handed to a
+// sender: time to wake on the runtime timer (up to a millisecond late) and build it.
+// The dispatcher waits for a request's time on the runtime timer until preciseTail
+// before it, then in thread-blocking nanosleeps of at most preciseStep until spinTail
+// before it (a nanosleep wakes some 50 µs late, the kernel's timer slack: with a shorter
+// spinTail the last one lands past the time), then reads the clock in a loop: at most
+// spinTail of one core a request, about half of it in practice (5–10% of a core at
+// 1,000 requests/s). orderGrace bounds how long past its time a request waits for the one
+// before it to take its start stamp: only a request starved of the CPU, or a backend
+// whose Do never calls Due, holds the next one up, and never by more.
+const (
+	buildAhead  = 3 * time.Millisecond
+	preciseTail = 1500 * time.Microsecond
+	preciseStep = 100 * time.Microsecond
+	spinTail    = 100 * time.Microsecond
+	orderGrace  = 250 * time.Microsecond
+	turnStep    = 10 * time.Microsecond
+)
+
+// queued bounds the gates queued to the dispatcher and the gates kept for reuse.
+const queued = 1024
+
+// waiter is how the dispatcher waits a stretch read on its clock: on the runtime timer,
+// in a nanosleep, or (spin) one turn of reading the clock. Tests count them.
+type waiter struct {
+	sleep, nap func(time.Duration)
+	spin       func()
+}
+
+var realWaits = waiter{sleep: time.Sleep, nap: nanosleep, spin: func() {}}
+
 func newPacer(ctx context.Context, clk backends.Clock, slots int, wg *sync.WaitGroup, do func(paced)) *pacer {
-	p := &pacer{ctx: ctx, clk: clk, timer: time.NewTimer(0), wg: wg, do: do}
+	p := &pacer{ctx: ctx, clk: clk, timer: time.NewTimer(0), wg: wg, do: do, work: make(chan paced),
+		gates: make(chan *gate, queued), free: make(chan *gate, queued), wait: realWaits}
 	if slots > 0 {
 		p.sem = make(chan struct{}, slots)
 	}
+	if w, ok := clk.(interface{ Wait(time.Duration) }); ok {
+		// A test's clock that moves only as the dispatcher waits on it (Wait(0): one
+		// turn of the spin), so its send lags are exact.
+		p.wait = waiter{sleep: w.Wait, nap: w.Wait, spin: func() { w.Wait(0) }}
+	}
 	p.t0 = clk.Now()
+	wg.Add(1)
+	go p.dispatch()
 	return p
 }
 
-// send sends r on its own goroutine at r.at from the pacer's start, read on clk, once a
-// slot is free; it returns false, sending nothing, when ctx ends first. The pacer waits
-// on the runtime timer until just before r.at; the request's goroutine then builds the
-// request and waits out the rest in short thread-blocking sleeps (until), so neither a
-// late timer nor building the prompt makes the request late.
+// since is the time on the pacer's clock since its start.
+func (p *pacer) since() time.Duration { return p.clk.Now().Sub(p.t0) }
+
+// send hands r, once a slot is free, to a sender buildAhead before r.at from the pacer's
+// start; it returns false, handing over nothing, when ctx ends first.
 func (p *pacer) send(r paced) bool {
-	d := r.at - p.clk.Now().Sub(p.t0)
-	if d > preciseTail {
-		p.timer.Reset(d - preciseTail)
+	if d := r.at - buildAhead - p.since(); d > 0 {
+		p.timer.Reset(d)
 		select {
 		case <-p.timer.C:
 		case <-p.ctx.Done():
@@ -87,90 +158,131 @@ func (p *pacer) send(r paced) bool {
 			return false
 		}
 	}
-	r.timed = true
-	p.sent++
-	r.pacer, r.seq = p, p.sent
-	if d > 0 {
-		r.early = p
-	} else {
-		r.lag = p.clk.Now().Sub(p.t0) - r.at
+	var g *gate
+	select {
+	case g = <-p.free:
+	default:
+		g = &gate{open: make(chan struct{}, 1)}
 	}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if p.sem != nil {
-			defer func() { <-p.sem }()
-		}
-		p.do(r)
-	}()
+	p.sent++
+	g.at, g.seq = r.at, p.sent
+	r.timed, r.gate = true, g
+	select {
+	case p.work <- r:
+	default: // every sender is busy: one more
+		p.wg.Add(1)
+		go p.run(r)
+	}
+	p.gates <- g
 	return true
 }
 
-// preciseTail is the last part of a wait spent in short thread-blocking sleeps rather
-// than on the runtime timer (which may fire up to a millisecond late), and preciseStep
-// the longest of them; spinTail is the very last part, spent reading the clock, since
-// a nanosleep itself wakes some 50 µs late (the kernel's timer slack): requests then go
-// out within microseconds of schedule, for at most spinTail of one core per request
-// (10% of a core at 1,000 requests/s). orderWait bounds how long a request that is due
-// waits for an earlier one to go out first: every request handed over goes out, so it
-// only matters when one is starved of the CPU (or a backend's Do never calls Due).
-const (
-	preciseTail = 1500 * time.Microsecond
-	preciseStep = 100 * time.Microsecond
-	spinTail    = 100 * time.Microsecond
-	orderWait   = 20 * time.Millisecond
-)
+// run is a sender's loop: it sends r, then each request handed to it, until stop.
+func (p *pacer) run(r paced) {
+	defer p.wg.Done()
+	s := &sender{p: p}
+	s.due, s.wrote = s.onTime, s.onWrote
+	for ok := true; ok; r, ok = <-p.work {
+		r.sender, s.r, s.lag = s, r, 0
+		p.do(r)
+		if p.sem != nil {
+			<-p.sem
+		}
+	}
+}
+
+// onTime waits at the request's gate until the dispatcher opens it, then stamps its start
+// on stamp (nil: none, the caller sends after onTime returns) and records how late it is
+// against its schedule on the pacer's clock. The stamp is taken before the next request
+// may go, so start stamps keep the schedule's order. It returns the stamp; s.lag is the
+// lag.
+func (s *sender) onTime(stamp backends.Clock) time.Time {
+	p, g := s.p, s.r.gate
+	<-g.open
+	var t time.Time
+	if stamp != nil {
+		t = stamp.Now()
+	}
+	s.lag = p.since() - s.r.at
+	raise(&p.stamped, g.seq)
+	select {
+	case p.free <- g:
+	default:
+	}
+	return t
+}
+
+// onWrote counts the request as gone out (Request.Wrote, once a request).
+func (s *sender) onWrote() { s.p.written.Add(1) }
+
+// reportsWrites says that this run's backend calls Request.Wrote: the dispatcher then
+// holds each request back until every one before, if due earlier, has gone out.
+func (s *sender) reportsWrites() { s.p.writes.Store(true) }
+
+// raise sets n to at least v.
+func raise(n *atomic.Uint64, v uint64) {
+	for m := n.Load(); m < v && !n.CompareAndSwap(m, v); m = n.Load() {
+	}
+}
+
+// dispatch opens the gates in schedule order, each at its time (until) once the request
+// before it has taken its start stamp (awaitTurn), and yields the processor to the
+// sender it opened, readied on it, so that one stamps at once.
+func (p *pacer) dispatch() {
+	defer p.wg.Done()
+	prevAt := time.Duration(-1)
+	for g := range p.gates {
+		p.awaitTurn(g, prevAt)
+		p.until(g.at)
+		g.open <- struct{}{}
+		prevAt = g.at
+		runtime.Gosched()
+	}
+}
+
+// awaitTurn waits until the request before g has taken its start stamp and, if it was
+// due earlier (at prevAt) and the backend says, every one before g has gone out, or
+// until orderGrace past g's time: rows due at one instant need only stamp in order, so they do not queue on
+// each other's writes. It waits before g's own wait, so the clock moves on to g's
+// time only once the one before has read it (a test's clock that moves as the pacer
+// waits then gives exact stamps); while g's time is further than spinTail off it
+// pauses in short nanosleeps rather than spinning, outside the clock's waits.
+func (p *pacer) awaitTurn(g *gate, prevAt time.Duration) {
+	prev := g.seq - 1
+	for p.stamped.Load() < prev || prevAt < g.at && p.writes.Load() && p.written.Load() < prev {
+		left := g.at - p.since()
+		switch {
+		case left < -orderGrace:
+			return
+		case left > spinTail:
+			nanosleep(turnStep)
+		default:
+			runtime.Gosched()
+		}
+	}
+}
 
 // until waits until at from the pacer's start and returns how late it is then.
 func (p *pacer) until(at time.Duration) time.Duration {
 	for {
-		late := p.clk.Now().Sub(p.t0) - at
-		if late >= 0 {
-			return late
-		}
-		if -late > spinTail {
-			nanosleep(min(-late-spinTail, preciseStep))
-		} else {
-			// Spin, but let other goroutines have the P: on two cores two spinning
-			// requests would otherwise keep an earlier one, back from its nanosleep, waiting.
-			runtime.Gosched()
+		left := at - p.since()
+		switch {
+		case left <= 0:
+			return -left
+		case left > preciseTail:
+			p.wait.sleep(left - preciseTail)
+		case left > spinTail:
+			p.wait.nap(min(left-spinTail, preciseStep))
+		default:
+			p.wait.spin()
 		}
 	}
 }
 
-// onTime waits, once r is built, until r is due and every request handed over before
-// it has gone out (at most orderWait longer), then stamps r's start on stamp and marks
-// it gone out, and returns the stamp and how late r went out against its schedule. The
-// stamp is taken before the next request may go, so start stamps keep the schedule's
-// order. The timing core calls it through Request.Due, once the request's bytes are
-// built. A request handed over late keeps the lag read then, unless it waited its turn.
-func (p *pacer) onTime(r *paced, stamp backends.Clock) (time.Time, time.Duration) {
-	late := r.lag
-	if r.early != nil {
-		late = p.until(r.at)
-	}
-	waited := false
-	for i := 0; p.turn.Load() < r.seq-1; i++ {
-		waited = true
-		if i%64 == 63 && p.clk.Now().Sub(p.t0)-r.at > orderWait {
-			break // the earlier request is starved (or a backend never called Due)
-		}
-		if i < 64 {
-			runtime.Gosched()
-		} else {
-			nanosleep(10 * time.Microsecond)
-		}
-	}
-	if waited {
-		late = p.clk.Now().Sub(p.t0) - r.at
-	}
-	var t time.Time // no stamp: the caller sends after onTime returns
-	if stamp != nil {
-		t = stamp.Now()
-	}
-	for n := p.turn.Load(); n < r.seq && !p.turn.CompareAndSwap(n, r.seq); n = p.turn.Load() {
-	}
-	return t, late
+// stop ends the pacer once every request has been handed over: the senders finish what
+// they hold, the dispatcher opens every gate queued, and both exit (the WaitGroup).
+func (p *pacer) stop() {
+	p.timer.Stop()
+	close(p.work)
+	close(p.gates)
 }
-
-func (p *pacer) stop() { p.timer.Stop() }

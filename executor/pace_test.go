@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,117 +11,297 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// The pacer's send-lag arithmetic, read on a stepClock that moves a known step on every
-// reading, so each lag is exact. (The pacer took its t0 on the first reading.)
-func TestPacerSendLagOnItsClock(t *testing.T) {
-	start := time.Unix(1000, 0)
-	// sent sends r on a fresh pacer whose clock steps by step, and returns what the
-	// request's goroutine was handed.
-	sent := func(step, at time.Duration) (paced, *pacer) {
-		var wg sync.WaitGroup
-		got := make(chan paced, 1)
-		p := newPacer(context.Background(), &stepClock{now: start, step: step}, 1, &wg, func(r paced) { got <- r })
-		defer p.stop()
-		if !p.send(paced{n: 3, at: at}) {
-			t.Fatal("send refused")
-		}
-		wg.Wait()
-		return <-got, p
-	}
-
-	t.Run("due exactly now: sent at once, lag from the next reading", func(t *testing.T) {
-		// t0 = 1s; send reads 2s: due at 1s is d = 0, not early; the lag reading is 3s.
-		r, _ := sent(time.Second, time.Second)
-		if !r.timed || r.early != nil || r.lag != time.Second || r.n != 3 || r.at != time.Second {
-			t.Fatalf("handed %+v, want timed, not early, lag 1s", r)
-		}
-	})
-	t.Run("late: lag is how far past its time", func(t *testing.T) {
-		r, _ := sent(time.Second, 0)
-		if r.early != nil || r.lag != 2*time.Second {
-			t.Fatalf("handed %+v, want lag 2s", r)
-		}
-	})
-	t.Run("early within the precise tail: handed over to wait out the rest", func(t *testing.T) {
-		// t0 = 1ms; send reads 2ms: due at 2ms is d = 1ms ahead, under preciseTail.
-		r, p := sent(time.Millisecond, 2*time.Millisecond)
-		if r.early != p || r.lag != 0 {
-			t.Fatalf("handed %+v, want early (this pacer), no lag yet", r)
-		}
-		// until reads 3ms, 4ms, ...: at 3ms the request (due at 2ms after t0 = 1ms) is on time.
-		if late := p.until(2 * time.Millisecond); late != 0 {
-			t.Fatalf("until: late %v, want 0 (the reading that meets the schedule)", late)
-		}
-	})
-	t.Run("until returns the first reading at or past the schedule", func(t *testing.T) {
-		var wg sync.WaitGroup
-		p := newPacer(context.Background(), &stepClock{now: start, step: 3 * time.Millisecond}, 0, &wg, func(paced) {})
-		defer p.stop()
-		// t0 = 3ms; readings at 6ms (3ms after t0: 2ms early), 9ms (6ms: 1ms late).
-		if late := p.until(5 * time.Millisecond); late != time.Millisecond {
-			t.Fatalf("until: late %v, want 1ms", late)
-		}
-	})
+// waitClock moves only when the pacer's dispatcher waits on it: by the stretch it waits,
+// or by spinStep for a turn of its spin (Wait(0)). A paced run's stamps and lags read on
+// it are then exact, whatever the goroutines' timing.
+type waitClock struct {
+	mu       sync.Mutex
+	now      time.Time
+	spinStep time.Duration
 }
 
-// dueBackend builds each request for longer the earlier it is in its run (request n
-// takes (10 − n) × 50 µs), then waits for its time and takes its start stamp through
-// Request.Due, as the timing core does.
+func (c *waitClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *waitClock) Wait(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d == 0 {
+		d = c.spinStep
+	}
+	c.now = c.now.Add(d)
+}
+
+// The lag a sender records is its reading of the pacer's clock, once its gate opens,
+// less its schedule; the stamp is read on the clock the timing core passes; the request
+// counts as stamped, and its gate goes back for reuse.
+func TestOnTimeLagArithmetic(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name     string
+		now, lag time.Duration
+	}{
+		{"on time", 5 * time.Millisecond, 0},
+		{"late", 7 * time.Millisecond, 2 * time.Millisecond},
+		{"late by a nanosecond", 5*time.Millisecond + 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &waitClock{now: t0.Add(tc.now)}
+			p := &pacer{clk: clk, t0: t0, free: make(chan *gate, 1)}
+			p.stamped.Store(6)
+			g := &gate{at: 5 * time.Millisecond, seq: 7, open: make(chan struct{}, 1)}
+			g.open <- struct{}{}
+			s := &sender{p: p, r: paced{at: 5 * time.Millisecond, gate: g}}
+			core := &waitClock{now: time.Unix(2000, 0)}
+			if got := s.onTime(core); !got.Equal(core.now) {
+				t.Fatalf("stamp %v, want the core clock's %v", got, core.now)
+			}
+			if s.lag != tc.lag {
+				t.Fatalf("lag %v, want %v", s.lag, tc.lag)
+			}
+			if n := p.stamped.Load(); n != 7 {
+				t.Fatalf("stamped %d, want 7", n)
+			}
+			if got := <-p.free; got != g {
+				t.Fatal("the gate did not go back for reuse")
+			}
+			// No stamp clock: no stamp, the same lag.
+			g.open <- struct{}{}
+			if got := s.onTime(nil); !got.IsZero() || s.lag != tc.lag {
+				t.Fatalf("without a stamp clock: stamp %v, lag %v", got, s.lag)
+			}
+		})
+	}
+}
+
+// The dispatcher waits out a request's time on the runtime timer down to preciseTail,
+// in nanosleeps of at most preciseStep down to spinTail, and spins only for the rest:
+// at most spinTail of a core a request. until returns how late it is then.
+func TestUntilSpinsOnlyItsLastStretch(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		at, step, late time.Duration
+		sleeps, spins  int
+	}{
+		// 10 ms: one sleep to 1.5 ms, naps to 100 µs, 100 spins of 1 µs onto the time.
+		{"from afar", 10 * time.Millisecond, time.Microsecond, 0, 1, 100},
+		// 3 µs spins from 100 µs: 34 of them, 2 µs past.
+		{"coarse spin", 10 * time.Millisecond, 3 * time.Microsecond, 2 * time.Microsecond, 1, 34},
+		{"within the tail", 1200 * time.Microsecond, time.Microsecond, 0, 0, 100},
+		{"within the spin", 30 * time.Microsecond, time.Microsecond, 0, 0, 30},
+		{"already late", -2 * time.Millisecond, time.Microsecond, 2 * time.Millisecond, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &waitClock{now: time.Unix(1000, 0), spinStep: tc.step}
+			p := &pacer{clk: clk, t0: clk.Now()}
+			var sleeps, spins int
+			left := func() time.Duration { return tc.at - p.since() }
+			p.wait = waiter{
+				sleep: func(d time.Duration) {
+					if l := left(); l <= preciseTail || d != l-preciseTail {
+						t.Fatalf("slept %v with %v left", d, l)
+					}
+					sleeps++
+					clk.Wait(d)
+				},
+				nap: func(d time.Duration) {
+					if l := left(); l <= spinTail || l > preciseTail || d > preciseStep || d > l-spinTail || d <= 0 {
+						t.Fatalf("napped %v with %v left", d, l)
+					}
+					clk.Wait(d)
+				},
+				spin: func() {
+					if l := left(); l > spinTail || l <= 0 {
+						t.Fatalf("spun with %v left", l)
+					}
+					spins++
+					clk.Wait(0)
+				},
+			}
+			if late := p.until(tc.at); late != tc.late || sleeps != tc.sleeps || spins != tc.spins {
+				t.Fatalf("late %v after %d sleeps and %d spins; want %v, %d, %d", late, sleeps, spins, tc.late, tc.sleeps, tc.spins)
+			}
+			if time.Duration(spins)*tc.step > spinTail+tc.step {
+				t.Fatalf("spun %v, more than spinTail", time.Duration(spins)*tc.step)
+			}
+		})
+	}
+}
+
+// dueBackend builds each request for longer the earlier it is in its burst of ten
+// (request n takes (10 − n mod 10) × 50 µs), then waits for its time and takes its start
+// stamp through Request.Due, as the timing core does, noting the order of the stamps.
 type dueBackend struct {
 	fakeBackend
-	clk backends.Clock
+	clk     backends.Clock
+	stamped []string
+	// holdWrote holds request n's Wrote until request holdWrote[n] has stamped (its
+	// channel in stamps closes); events logs "stamp n" and "wrote n" as they happen.
+	holdWrote map[int]int
+	stamps    map[int]chan struct{}
+	events    []string
+}
+
+func (d *dueBackend) log(e string) {
+	d.mu.Lock()
+	d.events = append(d.events, e)
+	d.mu.Unlock()
 }
 
 func (d *dueBackend) CallsDue() {}
 
 func (d *dueBackend) Do(ctx context.Context, req backends.Request) backends.Sample {
 	n, _ := strconv.Atoi(req.ID[strings.LastIndex(req.ID, "req")+3:])
-	for build := time.Now().Add(time.Duration(10-n) * 50 * time.Microsecond); time.Now().Before(build); {
+	for build := time.Now().Add(time.Duration(10-n%10) * 50 * time.Microsecond); time.Now().Before(build); {
 	}
 	if req.Due == nil {
 		panic("a paced request without Due")
 	}
-	return backends.Sample{ID: req.ID, Start: req.Due(d.clk), FirstToken: time.Microsecond, End: time.Microsecond, OutputTokens: 1}
+	start := req.Due(stampNoter{d, req.ID})
+	if ch, ok := d.stamps[n]; ok {
+		close(ch)
+	}
+	if m, ok := d.holdWrote[n]; ok {
+		select {
+		case <-d.stamps[m]:
+		case <-time.After(time.Second): // the pacer waits for this write first: the test fails
+		}
+	}
+	d.log("wrote " + strconv.Itoa(n))
+	req.Wrote()
+	return backends.Sample{ID: req.ID, Start: start, FirstToken: time.Microsecond, End: time.Microsecond, OutputTokens: 1}
 }
 
-// A burst goes out in its trace's order, whichever request is built first: ten rows due
-// at the same instant, the first built last (each on its own goroutine, which alone
-// would stamp them in about the order they were built, or at random).
-func TestBurstGoesOutInOrder(t *testing.T) {
-	trace := func(ctx context.Context, rows chan<- TraceRow) error {
+// stampNoter is the clock a dueBackend stamps on: it notes the request as it reads.
+type stampNoter struct {
+	d  *dueBackend
+	id string
+}
+
+func (n stampNoter) Now() time.Time {
+	n.d.mu.Lock()
+	n.d.stamped = append(n.d.stamped, n.id)
+	n.d.events = append(n.d.events, "stamp "+n.id[strings.LastIndex(n.id, "req")+3:])
+	n.d.mu.Unlock()
+	return n.d.clk.Now()
+}
+
+// Bursts go out in their trace's order, whichever request is built first: three bursts
+// of ten rows within 2.9 ms, 30 ms apart, the first of each built last (each on a
+// sender of its own, which alone would stamp them in about the order they were built).
+// On a clock that moves as the dispatcher waits, each is stamped exactly at its time.
+func TestBurstsGoOutInTraceOrder(t *testing.T) {
+	var ats []time.Duration
+	for b := range 3 {
 		for i := range 10 {
-			rows <- TraceRow{At: 10 * time.Millisecond, Shape: Shape{PromptTokens: i}}
+			ats = append(ats, time.Duration(b)*30*time.Millisecond+time.Duration(i)*290*time.Microsecond)
+		}
+	}
+	trace := func(ctx context.Context, rows chan<- TraceRow) error {
+		for i, at := range ats {
+			rows <- TraceRow{At: at, Shape: Shape{PromptTokens: i}}
 		}
 		return nil
 	}
-	// A clock that moves 1 µs a reading: a request starved of the CPU on this loaded
-	// machine does not run out orderWait while the others wait for it.
-	clk := &stepClock{now: time.Unix(1000, 0), step: time.Microsecond}
-	lv := LevelSpec{Requests: 10, RepeatRuns: 1, Trace: trace, Prompts: &Prompts{Words: 1}}
-	res := RunLevel(context.Background(), &dueBackend{clk: clk}, lv, Options{Clock: clk})
-	s := res.Runs[0].Samples
-	if len(s) != 10 {
-		t.Fatalf("%d requests went out", len(s))
+	t0 := time.Unix(1000, 0)
+	clk := &waitClock{now: t0, spinStep: time.Microsecond}
+	lv := LevelSpec{Requests: len(ats), RepeatRuns: 1, Trace: trace, Prompts: &Prompts{Words: 1}}
+	b := &dueBackend{clk: clk}
+	lags := &sendLags{}
+	res := RunLevel(context.Background(), b, lv, Options{Clock: clk, OnRequest: lags.add})
+	if len(b.stamped) != len(ats) {
+		t.Fatalf("%d requests went out, want %d", len(b.stamped), len(ats))
 	}
-	slices.SortFunc(s, func(a, b backends.Sample) int { return a.Start.Compare(b.Start) })
-	var order []string
-	for _, x := range s {
-		order = append(order, x.ID)
-	}
-	for i, id := range order {
+	for i, id := range b.stamped {
 		if !strings.HasSuffix(id, "/req"+strconv.Itoa(i)) {
-			t.Fatalf("requests started in the order %v", order)
+			t.Fatalf("requests stamped in the order %v", b.stamped)
 		}
 	}
+	got := lags.byIndex()
+	for _, s := range res.Runs[0].Samples {
+		n, _ := strconv.Atoi(s.ID[strings.LastIndex(s.ID, "req")+3:])
+		if want := t0.Add(ats[n]); !s.Start.Equal(want) || got[n] != 0 {
+			t.Fatalf("request %d stamped %v with lag %v, want %v and 0", n, s.Start.Sub(t0), got[n], ats[n])
+		}
+	}
+}
+
+// A request due later than the one before it waits until that one has gone out
+// (Request.Wrote), so the server sees them in order; rows due at one instant only stamp
+// in order and do not queue on each other's writes.
+func TestLaterRowWaitsForTheWrite(t *testing.T) {
+	ats := []time.Duration{time.Millisecond, time.Millisecond, 2 * time.Millisecond}
+	trace := func(ctx context.Context, rows chan<- TraceRow) error {
+		for _, at := range ats {
+			rows <- TraceRow{At: at}
+		}
+		return nil
+	}
+	clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+	// Row 0 goes out only once row 1 has stamped.
+	b := &dueBackend{clk: clk, holdWrote: map[int]int{0: 1}, stamps: map[int]chan struct{}{1: make(chan struct{})}}
+	lv := LevelSpec{RepeatRuns: 1, Trace: trace, Prompts: &Prompts{Words: 1}}
+	RunLevel(context.Background(), b, lv, Options{Clock: clk})
+	pos := map[string]int{}
+	for i, e := range b.events {
+		pos[e] = i
+	}
+	if len(pos) != 6 {
+		t.Fatalf("events %v", b.events)
+	}
+	if pos["stamp 1"] > pos["wrote 0"] {
+		t.Fatalf("row 1, due with row 0, waited for its write: %v", b.events)
+	}
+	if pos["stamp 2"] < pos["wrote 1"] || pos["stamp 2"] < pos["wrote 0"] {
+		t.Fatalf("row 2 went before the rows due earlier had gone out: %v", b.events)
+	}
+}
+
+// The pacer's own path (hand over, queue, wait, open, stamp, reuse) allocates nothing a
+// request once its senders and gates exist: a schedule no one waits on, a do that only
+// takes its stamp.
+func BenchmarkPacerDispatch(b *testing.B) {
+	var wg sync.WaitGroup
+	clk := backends.SystemClock{}
+	p := newPacer(context.Background(), clk, 64, &wg, func(r paced) { r.sender.due(clk) })
+	for range 2 * queued { // warm: senders and gates
+		p.send(paced{})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		p.send(paced{})
+	}
+	p.stop()
+	wg.Wait()
+}
+
+// dueNow takes each request's start stamp through Request.Due at once, as the timing core
+// does once it has built the request's bytes.
+type dueNow struct {
+	fakeBackend
+	clk backends.Clock
+}
+
+func (d *dueNow) CallsDue() {}
+
+func (d *dueNow) Do(ctx context.Context, req backends.Request) backends.Sample {
+	start := req.Due(d.clk)
+	req.Wrote()
+	return backends.Sample{ID: req.ID, Start: start, OutputTokens: 1}
 }
 
 // BenchmarkPacedSend is the executor's send path for one paced request, open loop at a
 // rate no schedule waits on, against a backend that returns at once: what each request
-// allocates before the timing core (its id, its prompt, its goroutine, its Due).
+// allocates before the timing core (its id and its prompt; the pacer's own part is
+// BenchmarkPacerDispatch's).
 func BenchmarkPacedSend(b *testing.B) {
 	lv := LevelSpec{Concurrency: 64, Requests: b.N, RepeatRuns: 1, RequestRate: 1e9, Arrival: "constant",
 		Prompts: &Prompts{Words: 8}}
 	b.ReportAllocs()
 	b.ResetTimer()
-	RunLevel(context.Background(), &dueBackend{clk: backends.SystemClock{}}, lv, Options{DropSamples: true})
+	RunLevel(context.Background(), &dueNow{clk: backends.SystemClock{}}, lv, Options{DropSamples: true})
 }

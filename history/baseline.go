@@ -122,11 +122,11 @@ func Judge(s *Set, runID string, b Baseline) ([]Judgement, error) {
 		series[sr.Key] = sr
 	}
 	var out []Judgement
-	for _, row := range run.Rows {
+	for i, row := range run.Rows {
 		if row.Status != ledger.StatusOK {
 			continue
 		}
-		env := EnvOf(row, run.Manifest)
+		env := run.Env(i)
 		k := KeyOf(row, env, b.KeyFields)
 		sr := series[k]
 		if len(sr.Points) > b.N {

@@ -19,15 +19,21 @@ type Env struct {
 	// ServerCommand is the command line of the plan-managed servers the run started.
 	ServerCommand string `json:"server_command,omitempty"`
 	ModelDigest   string `json:"model_digest,omitempty"`
-	GPU           string `json:"gpu,omitempty"`
-	Driver        string `json:"driver,omitempty"`
-	CUDA          string `json:"cuda,omitempty"`
-	Dataset       string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
-	Host          string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
-	Command       string `json:"command,omitempty"` // planrun's own command line
-	// Settings are the run's variables as resolved (sensitive ones redacted): with the
-	// plan hash, what the cell's settings were.
+	// ModelRoot is the weights the server says it loaded (vLLM's root: a path or a
+	// Hugging Face repository id).
+	ModelRoot string `json:"model_root,omitempty"`
+	GPU       string `json:"gpu,omitempty"`
+	Driver    string `json:"driver,omitempty"`
+	CUDA      string `json:"cuda,omitempty"`
+	Dataset   string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
+	Host      string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
+	Command   string `json:"command,omitempty"` // planrun's own command line
+	// Settings are the cell's settings as the run resolved them (the manifest's
+	// cells[].settings: max_tokens, backend.url, ...); nil for a run that did not record
+	// them (before planrun recorded them, or without its manifest).
 	Settings map[string]string `json:"settings,omitempty"`
+	// Variables are the run's variables as resolved (sensitive ones redacted).
+	Variables map[string]string `json:"variables,omitempty"`
 }
 
 // EnvOf reads a row's environment from the row and its run's manifest (nil: the row's
@@ -42,6 +48,7 @@ func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
 	}
 	e.ServerVersion = m.ServerVersions[row.Tool]
 	e.ModelDigest = m.ModelDigests[row.Tool+" "+row.ModelID]
+	e.ModelRoot = m.ModelRoots[row.Tool+" "+row.ModelID]
 	if info, ok := m.Models[row.Tool+" "+row.ModelID]; ok && e.ModelDigest == "" {
 		e.ModelDigest = info.Digest
 	}
@@ -62,7 +69,12 @@ func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
 	if e.Host == "" {
 		e.Host = m.Host
 	}
-	e.Settings = m.Variables
+	e.Variables = m.Variables
+	for _, c := range m.Cells {
+		if c.ID == row.CellID {
+			e.Settings = c.Settings
+		}
+	}
 	return e
 }
 
@@ -83,16 +95,36 @@ func short(d string) string {
 
 // EnvChange is one environment field that differs between two rows.
 type EnvChange struct {
-	Field    string `json:"field"` // an EnvFields name, or "var.NAME" for a setting
+	// Field is an EnvFields name, "setting.NAME" for one of the cell's settings, or
+	// "var.NAME" for a variable.
+	Field    string `json:"field"`
 	From, To string
 }
 
+// settingPrefix marks the changes of the cell's own settings.
+const settingPrefix = "setting."
+
+// Setting is the name of the cell's setting the change is of ("max_tokens"), "" for
+// other changes.
+func (c EnvChange) Setting() string {
+	name, _ := strings.CutPrefix(c.Field, settingPrefix)
+	if name == c.Field {
+		return ""
+	}
+	return name
+}
+
 func (c EnvChange) String() string {
+	if name := c.Setting(); name != "" {
+		return fmt.Sprintf("%s %s → %s", name, or(c.From), or(c.To))
+	}
 	switch c.Field {
 	case "server_version":
 		return fmt.Sprintf("server %s → %s", or(c.From), or(c.To))
 	case "model_digest":
 		return fmt.Sprintf("weights %s → %s", or(short(c.From)), or(short(c.To)))
+	case "model_root":
+		return fmt.Sprintf("weights path %s → %s", or(c.From), or(c.To))
 	case "plan_hash":
 		return fmt.Sprintf("plan hash %s → %s", or(short(c.From)), or(short(c.To)))
 	}
@@ -118,6 +150,7 @@ var envFields = []envField{
 	{"server_version", func(e *Env) string { return e.ServerVersion }},
 	{"server_command", func(e *Env) string { return e.ServerCommand }},
 	{"model_digest", func(e *Env) string { return e.ModelDigest }},
+	{"model_root", func(e *Env) string { return e.ModelRoot }},
 	{"gpu", func(e *Env) string { return e.GPU }},
 	{"driver", func(e *Env) string { return e.Driver }},
 	{"cuda", func(e *Env) string { return e.CUDA }},
@@ -144,8 +177,9 @@ func (e Env) Get(name string) (v string, ok bool) {
 	return "", false
 }
 
-// Diff lists what changed from a to b: every environment field, then each setting
-// (variable) that differs. A field one side did not record (an older run) is no change.
+// Diff lists what changed from a to b: every environment field, then each of the
+// cell's settings that differs, then each variable. A field one side did not record (an
+// older run) is no change.
 func Diff(a, b Env) []EnvChange {
 	var out []EnvChange
 	for _, f := range envFields {
@@ -154,43 +188,76 @@ func Diff(a, b Env) []EnvChange {
 			out = append(out, EnvChange{f.name, x, y})
 		}
 	}
-	if a.Settings == nil || b.Settings == nil {
-		return out
+	out = append(out, diffMaps(settingPrefix, a.Settings, b.Settings)...)
+	return append(out, diffMaps("var.", a.Variables, b.Variables)...)
+}
+
+// diffMaps lists the keys whose values differ, by name; nothing when one side is nil
+// (not recorded).
+func diffMaps(prefix string, a, b map[string]string) []EnvChange {
+	if a == nil || b == nil {
+		return nil
 	}
-	names := map[string]bool{}
-	for k := range a.Settings {
-		names[k] = true
-	}
-	for k := range b.Settings {
-		names[k] = true
-	}
-	for _, k := range slices.Sorted(maps.Keys(names)) {
-		if a.Settings[k] != b.Settings[k] {
-			out = append(out, EnvChange{"var." + k, a.Settings[k], b.Settings[k]})
+	var names []string // only the keys that differ are sorted: a series diffs every point
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v != w {
+			names = append(names, k)
 		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	out := make([]EnvChange, len(names))
+	for i, k := range names {
+		out[i] = EnvChange{prefix + k, a[k], b[k]}
 	}
 	return out
 }
 
+// Phrases says each change as a phrase, the cell's settings together in one:
+// "plan hash sha256:… → sha256:…", "settings: max_tokens 128 → 256, seed 1 → 2". A
+// variable's change is left to the settings it made when both runs recorded them. tool
+// names the server in a version's change ("openai.vllm server 0.9.1 → 0.9.2"); ""
+// leaves it out.
+func Phrases(changes []EnvChange, tool string) []string {
+	var parts, sets []string
+	hasSettings := slices.ContainsFunc(changes, func(c EnvChange) bool { return c.Setting() != "" })
+	for _, c := range changes {
+		switch {
+		case c.Setting() != "":
+			sets = append(sets, c.String())
+		case strings.HasPrefix(c.Field, "var.") && hasSettings:
+		case c.Field == "server_version" && tool != "":
+			parts = append(parts, tool+" "+c.String())
+		default:
+			parts = append(parts, c.String())
+		}
+	}
+	if len(sets) > 0 {
+		parts = append(parts, "settings: "+strings.Join(sets, ", "))
+	}
+	return parts
+}
+
 // Explain says in one phrase what changed from a to b, for a regression message:
-// "openai.vllm server 0.9.1 → 0.9.2, same weights"; "same environment" when nothing
-// recorded differs.
+// "openai.vllm server 0.9.1 → 0.9.2, same weights, settings: max_tokens 128 → 256";
+// "same environment" when nothing recorded differs.
 func Explain(a, b Env) string {
 	changes := Diff(a, b)
-	var parts []string
-	for _, c := range changes {
-		s := c.String()
-		if c.Field == "server_version" && b.Tool != "" {
-			s = b.Tool + " " + s
-		}
-		parts = append(parts, s)
-	}
+	parts := Phrases(changes, b.Tool)
 	if len(parts) == 0 {
 		return "same environment"
 	}
 	weights := slices.ContainsFunc(changes, func(c EnvChange) bool { return c.Field == "model_digest" })
 	if !weights && a.ModelDigest != "" && a.ModelDigest == b.ModelDigest {
-		parts = append(parts, "same weights")
+		at := len(parts) // before the settings, which Phrases puts last
+		if strings.HasPrefix(parts[at-1], "settings: ") {
+			at--
+		}
+		parts = slices.Insert(parts, at, "same weights")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -28,6 +28,9 @@ type Run struct {
 	Manifest *ledger.Manifest // nil without a readable manifest.json
 	Started  time.Time
 	Rows     []ledger.Row
+	// Envs are the rows' environments where the loader read them whole (the index);
+	// nil: Env reads them from the row and the manifest.
+	Envs []Env
 	// order is where the run first appears (ledger order, then run directories), which
 	// breaks ties of Started (ledger times have whole seconds).
 	order int
@@ -41,6 +44,14 @@ func (r *Run) Plan() string {
 		}
 	}
 	return ""
+}
+
+// Env is the environment of the run's i-th row.
+func (r *Run) Env(i int) Env {
+	if r.Envs != nil {
+		return r.Envs[i]
+	}
+	return EnvOf(r.Rows[i], r.Manifest)
 }
 
 // Set is the runs found at a path, oldest first, and what was passed over on the way.

@@ -178,12 +178,31 @@ func TestExplain(t *testing.T) {
 	if got := Explain(a, b); got != "openai.vllm server 0.9.1 → 0.9.2, same weights" {
 		t.Errorf("got %q", got)
 	}
-	b.ModelDigest, b.Settings, a.Settings = "sha256:def", map[string]string{"ctx": "8192"}, map[string]string{"ctx": "4096"}
+	b.ModelDigest, b.Variables, a.Variables = "sha256:def", map[string]string{"ctx": "8192"}, map[string]string{"ctx": "4096"}
 	if got := Explain(a, b); got != "openai.vllm server 0.9.1 → 0.9.2, weights sha256:abc → sha256:def, var.ctx 4096 → 8192" {
 		t.Errorf("got %q", got)
 	}
 	if got := Explain(a, a); got != "same environment" {
 		t.Errorf("got %q", got)
+	}
+
+	// The cell's settings are one phrase, after "same weights"; the variable that made
+	// them is then not said again. A setting only one side has is a change to or from
+	// nothing; a run that recorded no settings shows no setting change.
+	b = a
+	a.Settings = map[string]string{"max_tokens": "128", "seed": "1", "stream": "true"}
+	b.Settings = map[string]string{"max_tokens": "256", "seed": "1", "temperature": "0.7", "stream": "true"}
+	b.Variables = map[string]string{"ctx": "8192"}
+	if got := Explain(a, b); got != "same weights, settings: max_tokens 128 → 256, temperature (none) → 0.7" {
+		t.Errorf("got %q", got)
+	}
+	changes := Diff(a, b)
+	if len(changes) != 3 || changes[0].Setting() != "max_tokens" || changes[2].Field != "var.ctx" || changes[2].Setting() != "" {
+		t.Errorf("diff %+v", changes)
+	}
+	b.Settings = nil
+	if got := Explain(a, b); got != "var.ctx 4096 → 8192, same weights" {
+		t.Errorf("against a run without settings: %q", got)
 	}
 }
 

@@ -65,11 +65,7 @@ var envColumns = []struct {
 
 // changeList is a point's environment changes in one cell of a table.
 func changeList(p *Point) string {
-	var parts []string
-	for _, c := range p.Changes {
-		parts = append(parts, c.String())
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(Phrases(p.Changes, ""), "; ")
 }
 
 // WriteText writes each series as a table (one line per run, with its environment and
@@ -88,14 +84,15 @@ func WriteText(w io.Writer, series []Series, fields []string) error {
 		}
 		head = append(append(head, fields...), "CHANGES")
 		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		cols := s.Columns(fields)
 		for j := range s.Points {
 			p := &s.Points[j]
 			var cells []string
 			for _, c := range envColumns {
 				cells = append(cells, dash(c.get(p)))
 			}
-			for _, f := range fields {
-				cells = append(cells, FormatValue(s.Values(f)[j]))
+			for _, col := range cols {
+				cells = append(cells, FormatValue(col[j]))
 			}
 			cells = append(cells, changeList(p))
 			fmt.Fprintln(tw, strings.Join(cells, "\t"))
@@ -165,10 +162,11 @@ func WriteJSON(w io.Writer, series []Series, fields []string, notes []string) er
 	}{Notes: append([]string{}, notes...), Series: []jsonSeries{}}
 	for _, s := range series {
 		js := jsonSeries{Key: s.Key}
+		cols := s.Columns(fields)
 		for j, p := range s.Points {
 			jp := point{Point: p, Status: p.Row.Status, Figures: map[string]*float64{}}
-			for _, f := range fields {
-				jp.Figures[f] = Number(s.Values(f)[j])
+			for i, f := range fields {
+				jp.Figures[f] = Number(cols[i][j])
 			}
 			js.Points = append(js.Points, jp)
 		}
@@ -193,6 +191,7 @@ func WriteCSV(w io.Writer, series []Series, fields []string) error {
 	head = append(append(head, "cuda", "dataset", "changes"), fields...)
 	cw.Write(head)
 	for _, s := range series {
+		cols := s.Columns(fields)
 		for j := range s.Points {
 			p := &s.Points[j]
 			rec := []string{s.Key.Plan, s.Key.Cell, strconv.Itoa(s.Key.Concurrency),
@@ -201,8 +200,8 @@ func WriteCSV(w io.Writer, series []Series, fields []string) error {
 				rec = append(rec, c.get(p))
 			}
 			rec = append(rec, p.Env.CUDA, p.Env.Dataset, changeList(p))
-			for _, f := range fields {
-				v := s.Values(f)[j]
+			for _, col := range cols {
+				v := col[j]
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					rec = append(rec, "")
 				} else {

@@ -94,15 +94,24 @@ func (o Options) cellMatches(cell string) bool {
 func Build(s *Set, o Options) []Series {
 	var out []Series
 	at := map[Key]int{}
+	matches := map[string]bool{} // by cell id: a glob is compiled once a cell, not once a row
 	for _, run := range s.Runs {
 		if !o.Since.IsZero() && run.Started.Before(o.Since) {
 			continue
 		}
-		for _, row := range run.Rows {
-			if row.Status != ledger.StatusOK || !o.cellMatches(row.CellID) {
+		for ri, row := range run.Rows {
+			if row.Status != ledger.StatusOK {
 				continue
 			}
-			env := EnvOf(row, run.Manifest)
+			m, ok := matches[row.CellID]
+			if !ok {
+				m = o.cellMatches(row.CellID)
+				matches[row.CellID] = m
+			}
+			if !m {
+				continue
+			}
+			env := run.Env(ri)
 			k := KeyOf(row, env, o.KeyFields)
 			i, ok := at[k]
 			if !ok {
@@ -149,6 +158,16 @@ func (s Series) Values(field string) []float64 {
 	out := make([]float64, len(s.Points))
 	for i := range s.Points {
 		out[i], _, _ = report.FigureValue(field, &s.Points[i].Row)
+	}
+	return out
+}
+
+// Columns are the series' Values of each field, read once: a table's line per point
+// reads them all, and a Values call a cell made a 10,000-run history quadratic.
+func (s Series) Columns(fields []string) [][]float64 {
+	out := make([][]float64, len(fields))
+	for i, f := range fields {
+		out[i] = s.Values(f)
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,7 @@ import (
 const File = "index.sqlite"
 
 // SchemaVersion changes whenever the tables do; an index of another version is rebuilt.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Stats say what Update did.
 type Stats struct {
@@ -109,19 +110,35 @@ func sources(dir string) ([]source, error) {
 	return out, nil
 }
 
-// fresh reports whether the index was built, by this schema, from exactly srcs.
+// fresh reports whether the index was built, by this schema, from exactly srcs. The
+// sources are read in one query: one a file would be 20,000 round trips for 10,000 runs.
 func fresh(db *sql.DB, srcs []source) bool {
 	var v string
 	if db.QueryRow(`SELECT value FROM meta WHERE key = 'schema_version'`).Scan(&v) != nil || v != strconv.Itoa(SchemaVersion) {
 		return false
 	}
-	var n int
-	if db.QueryRow(`SELECT count(*) FROM sources`).Scan(&n) != nil || n != len(srcs) {
+	// The rows table has a column for each ledger column, and a newer planrun has more.
+	if db.QueryRow(`SELECT value FROM meta WHERE key = 'columns'`).Scan(&v) != nil || v != columnList() {
+		return false
+	}
+	rs, err := db.Query(`SELECT path, size, mtime_ns FROM sources`)
+	if err != nil {
+		return false
+	}
+	defer rs.Close()
+	built := make(map[string]source, len(srcs))
+	for rs.Next() {
+		var s source
+		if rs.Scan(&s.path, &s.size, &s.mtime) != nil {
+			return false
+		}
+		built[s.path] = s
+	}
+	if rs.Err() != nil || len(built) != len(srcs) {
 		return false
 	}
 	for _, s := range srcs {
-		var size, mtime int64
-		if db.QueryRow(`SELECT size, mtime_ns FROM sources WHERE path = ?`, s.path).Scan(&size, &mtime) != nil || size != s.size || mtime != s.mtime {
+		if built[s.path] != s {
 			return false
 		}
 	}
@@ -131,6 +148,15 @@ func fresh(db *sql.DB, srcs []source) bool {
 // columns are the rows table's ledger columns: every CSV column, by its header name.
 func columns() []ledger.SummaryColumn {
 	return ledger.NewSummary("", ledger.Manifest{}, nil).Columns
+}
+
+// columnList names the rows table's ledger columns, as meta records them.
+func columnList() string {
+	var names []string
+	for _, c := range columns() {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 func sqlType(t string) string {
@@ -144,8 +170,30 @@ func sqlType(t string) string {
 }
 
 // envColumns are the rows table's environment columns beside the ledger's, from the
-// row's run's manifest.
-var envColumns = []string{"server_version", "model_digest", "driver", "cuda", "dataset", "server_command"}
+// row's run's manifest; settings is the cell's settings as a JSON object.
+var envColumns = []string{"server_version", "model_digest", "model_root", "driver", "cuda", "dataset", "server_command", "settings"}
+
+// envValues are a row's envColumns values.
+func envValues(e history.Env) []any {
+	var settings []byte
+	if e.Settings != nil {
+		settings, _ = json.Marshal(e.Settings)
+	}
+	return []any{nullString(e.ServerVersion), nullString(e.ModelDigest), nullString(e.ModelRoot), nullString(e.Driver),
+		nullString(e.CUDA), nullString(e.Dataset), nullString(e.ServerCommand), nullBytes(settings)}
+}
+
+// runEnv is the part of a run's manifest its rows' environment is read from (history's
+// EnvOf), without the cells (their settings are in the rows), the run id and the times:
+// what a history query decodes, once for each distinct value, since runs mostly share it.
+func runEnv(m *ledger.Manifest) []byte {
+	if m == nil {
+		return nil
+	}
+	b, _ := json.Marshal(ledger.Manifest{Environment: m.Environment, Variables: m.Variables, Command: m.Command,
+		Servers: m.Servers, Datasets: m.Datasets})
+	return b
+}
 
 // schema creates the tables (see the README's "The results index").
 func schema() string {
@@ -160,7 +208,7 @@ func schema() string {
 DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS sources; DROP TABLE IF EXISTS runs; DROP TABLE IF EXISTS rows;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE sources (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
-CREATE TABLE runs (run_id TEXT PRIMARY KEY, ord INTEGER, dir TEXT, plan TEXT, started TEXT, started_ns INTEGER, manifest TEXT);
+CREATE TABLE runs (run_id TEXT PRIMARY KEY, ord INTEGER, dir TEXT, plan TEXT, started TEXT, started_ns INTEGER, manifest TEXT, env TEXT);
 CREATE TABLE rows (ord INTEGER, ` + strings.Join(cols, ", ") + `);
 CREATE INDEX rows_cell ON rows (cell_id, ord);
 CREATE INDEX rows_run ON rows (run_id);
@@ -191,7 +239,7 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	insRun, err := tx.Prepare(`INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	insRun, err := tx.Prepare(`INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return st, err
 	}
@@ -199,9 +247,14 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 	for ord, r := range set.Runs {
 		var man []byte
 		if r.Manifest != nil {
-			man, _ = json.Marshal(r.Manifest)
+			m := *r.Manifest
+			m.Cells = slices.Clone(m.Cells)
+			for i := range m.Cells {
+				m.Cells[i].Settings = nil // in the rows' settings, once: they were most of a manifest
+			}
+			man, _ = json.Marshal(m)
 		}
-		if _, err := insRun.Exec(r.ID, ord, r.Dir, r.Plan(), r.Started.Format(time.RFC3339Nano), r.Started.UnixNano(), nullBytes(man)); err != nil {
+		if _, err := insRun.Exec(r.ID, ord, r.Dir, r.Plan(), r.Started.Format(time.RFC3339Nano), r.Started.UnixNano(), nullBytes(man), nullBytes(runEnv(r.Manifest))); err != nil {
 			return st, err
 		}
 		for _, row := range r.Rows {
@@ -210,10 +263,7 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 			for i, c := range cols {
 				args[i+1] = typed(rec[i], c.Type)
 			}
-			e := history.EnvOf(row, r.Manifest)
-			for i, v := range []string{e.ServerVersion, e.ModelDigest, e.Driver, e.CUDA, e.Dataset, e.ServerCommand} {
-				args[1+len(cols)+i] = nullString(v)
-			}
+			copy(args[1+len(cols):], envValues(history.EnvOf(row, r.Manifest)))
 			if _, err := insRow.Exec(args...); err != nil {
 				return st, err
 			}
@@ -221,7 +271,8 @@ func build(db *sql.DB, set *history.Set, srcs []source) (Stats, error) {
 		}
 	}
 	notes, _ := json.Marshal(set.Notes)
-	for k, v := range map[string]string{"schema_version": strconv.Itoa(SchemaVersion), "notes": string(notes), "built": time.Now().UTC().Format(time.RFC3339)} {
+	for k, v := range map[string]string{"schema_version": strconv.Itoa(SchemaVersion), "columns": columnList(),
+		"notes": string(notes), "built": time.Now().UTC().Format(time.RFC3339)} {
 		if _, err := tx.Exec(`INSERT INTO meta VALUES (?, ?)`, k, v); err != nil {
 			return st, err
 		}

@@ -27,8 +27,14 @@ type Environment struct {
 
 	// ServerVersions maps a tool ("ollama.local") to the version its server reported.
 	ServerVersions map[string]string `json:"server_versions,omitempty"`
-	// ModelDigests maps "tool model_id" to the model's digest (Ollama /api/show).
+	// ModelDigests maps "tool model_id" to the model's digest: Ollama's (/api/tags), or,
+	// for an OpenAI-protocol server on this machine that loaded a local checkpoint
+	// directory, planrun's own digest of its config.json and weight files (package
+	// weights).
 	ModelDigests map[string]string `json:"model_digests,omitempty"`
+	// ModelRoots maps "tool model_id" to the weights the server says it loaded (vLLM's
+	// /v1/models root: a checkpoint path or a Hugging Face repository id).
+	ModelRoots map[string]string `json:"model_roots,omitempty"`
 	// Models maps "tool model_id" to what the server says about the model it served
 	// (Ollama /api/show and /api/tags), so a row can be traced to the exact weights.
 	Models map[string]ModelInfo `json:"models,omitempty"`
@@ -121,6 +127,10 @@ type CellStatus struct {
 	Notes  string `json:"notes,omitempty"`
 	// Capacity is the answer of the cell's capacity search; nil when it had none.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Settings are the cell's settings as the plan resolved them, by attribute name
+	// ("max_tokens": "128", "backend.url": ...), so that history and compare can say
+	// which of them changed between two runs of the cell.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Manifest is manifest.json: what a result directory was produced by and from.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +24,7 @@ func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
 
 	m := Manifest{RunID: measured.RunID, Environment: Environment{Host: "bench-1", OS: "linux", Arch: "amd64", PlanrunVersion: "v0.1.0"},
 		Started:   time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
-		Cells:     []CellStatus{{ID: "m/a", Status: StatusOK}, {ID: "m/b", Status: StatusFailed, Notes: "unreachable"}},
+		Cells:     []CellStatus{{ID: "m/a", Status: StatusOK, Settings: map[string]string{"max_tokens": "128"}}, {ID: "m/b", Status: StatusFailed, Notes: "unreachable"}},
 		Servers:   map[string]ServerRun{"ollama": {Command: []string{"ollama", "serve"}, Version: "0.6.5"}},
 		PlanFiles: []string{"plan/plan.hcl"}, Variables: map[string]string{"url": "http://x", "key": "(sensitive)"}}
 	s := NewSummary("qwen", m, rows)
@@ -72,5 +74,23 @@ func TestSummaryUnits(t *testing.T) {
 		if strings.TrimSpace(c.Type) == "" {
 			t.Errorf("column %s has no type", c.Name)
 		}
+	}
+}
+
+// The schema's $id names where the schema lives in the repository, so a tool that
+// follows it finds this file (it moved here from report/).
+func TestSummarySchemaIDNamesItsFile(t *testing.T) {
+	var doc struct {
+		ID string `json:"$id"`
+	}
+	if err := json.Unmarshal(SummarySchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	rel, ok := strings.CutPrefix(doc.ID, "https://github.com/planrun/planrun/")
+	if !ok {
+		t.Fatalf("$id %q is not under the module's repository", doc.ID)
+	}
+	if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(rel))); err != nil {
+		t.Errorf("$id %q names no file of the repository: %v", doc.ID, err)
 	}
 }

@@ -167,11 +167,7 @@ func newCellPage(i int, s history.Series) cellPage {
 	p := cellPage{Key: s.Key, File: fmt.Sprintf("%03d-%s.html", i+1, slug(s.Key.Plan+"-"+s.Key.String())), Runs: len(s.Points)}
 	for j, pt := range s.Points {
 		if len(pt.Changes) > 0 {
-			var parts []string
-			for _, c := range pt.Changes {
-				parts = append(parts, c.String())
-			}
-			p.Marks = append(p.Marks, change{j, fmt.Sprintf("run %d (%s): %s", j+1, pt.RunID, strings.Join(parts, "; "))})
+			p.Marks = append(p.Marks, change{j, fmt.Sprintf("run %d (%s): %s", j+1, pt.RunID, strings.Join(history.Phrases(pt.Changes, ""), "; "))})
 		}
 	}
 	for _, f := range chartFigures {
@@ -186,16 +182,15 @@ func newCellPage(i int, s history.Series) cellPage {
 	ttft := s.Values("ttft_p50_s")
 	p.Last = history.FormatValue(ttft[len(ttft)-1])
 	p.Trend = history.TrendOf("ttft_p50_s", ttft).Verdict
+	cols := s.Columns(history.DefaultFields)
 	for j, pt := range s.Points {
 		e := pt.Env
 		r := pointRow{N: j + 1, Date: pt.Started.UTC().Format("2006-01-02 15:04"), ID: pt.RunID, RunFile: slug(pt.RunID) + ".html",
 			Planrun: e.PlanrunVersion, PlanHash: shortHash(e.PlanHash), Server: e.ServerVersion, Model: shortHash(e.ModelDigest),
 			GPU: strings.TrimSpace(e.GPU + " " + e.Driver), Host: e.Host}
-		for _, c := range pt.Changes {
-			r.Changes = strings.TrimPrefix(r.Changes+"; "+c.String(), "; ")
-		}
-		for _, f := range history.DefaultFields {
-			r.Figures = append(r.Figures, history.FormatValue(s.Values(f)[j]))
+		r.Changes = strings.Join(history.Phrases(pt.Changes, ""), "; ")
+		for _, col := range cols {
+			r.Figures = append(r.Figures, history.FormatValue(col[j]))
 		}
 		p.Points = append(p.Points, r)
 	}

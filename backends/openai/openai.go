@@ -36,6 +36,9 @@ type Backend struct {
 	models []string // the server's model ids, fetched once
 	// contexts are the models' max_model_len (vLLM's), where the list gives one.
 	contexts map[string]int
+	// roots are the models' weights as the server loaded them (vLLM's root: a path or a
+	// Hugging Face repository id), where the list gives one.
+	roots map[string]string
 }
 
 // reserved are body fields the adapter owns; ExtraFields may not set them.
@@ -208,17 +211,21 @@ func (b *Backend) Models(ctx context.Context) ([]string, *backends.Error) {
 		Data []struct {
 			ID          string `json:"id"`
 			MaxModelLen int    `json:"max_model_len"`
+			Root        string `json:"root"`
 		} `json:"data"`
 	}
 	if e := b.Core().GetJSON(ctx, strings.TrimSuffix(b.cfg.URL, "/")+"/models", &v); e != nil {
 		return nil, e
 	}
 	ids := make([]string, 0, len(v.Data))
-	b.contexts = map[string]int{}
+	b.contexts, b.roots = map[string]int{}, map[string]string{}
 	for _, m := range v.Data {
 		ids = append(ids, m.ID)
 		if m.MaxModelLen > 0 {
 			b.contexts[m.ID] = m.MaxModelLen
+		}
+		if m.Root != "" {
+			b.roots[m.ID] = m.Root
 		}
 	}
 	b.models = ids

@@ -9,8 +9,9 @@ import (
 
 // Probe implements backends.Backend: the model list (GET /models) proves the server is
 // reachable and the key works; the version comes from vLLM's /version or Ollama's
-// /api/version when the server has one (a 404 is fine); one tiny request per present
-// model shows whether usage is reported.
+// /api/version when the server has one (a 404 is fine), and each model's weights
+// (vLLM's root) when the list names them; one tiny request per present model shows
+// whether usage is reported.
 func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeResult {
 	r := backends.ProbeResult{Backend: b.cfg.Name, URL: b.cfg.URL}
 	models, e := b.Models(ctx)
@@ -21,6 +22,16 @@ func (b *Backend) Probe(ctx context.Context, modelIDs []string) backends.ProbeRe
 	}
 	r.Reachable = true
 	r.Models = models
+	b.mu.Lock()
+	for _, id := range modelIDs {
+		if root := b.roots[id]; root != "" {
+			if r.ModelRoots == nil {
+				r.ModelRoots = map[string]string{}
+			}
+			r.ModelRoots[id] = root
+		}
+	}
+	b.mu.Unlock()
 	if !b.strict {
 		r.Version = b.version(ctx)
 	}

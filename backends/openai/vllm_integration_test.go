@@ -105,6 +105,10 @@ func TestRealVLLMProbe(t *testing.T) {
 	if !r.OK() || !r.ModelsPresent[s.Model] || r.UsageReported == nil || !*r.UsageReported {
 		t.Errorf("probe of vLLM: ok %v, present %v, usage %v, problems %q", r.OK(), r.ModelsPresent, r.UsageReported, r.Problems)
 	}
+	// vLLM names the weights it loaded (/v1/models' root): the checkpoint directory.
+	if r.ModelRoots[s.Model] != s.ModelDir {
+		t.Errorf("probe's weights of %q: %q, want %q", s.Model, r.ModelRoots[s.Model], s.ModelDir)
+	}
 }
 
 // stream = false on vLLM: one JSON body, with usage, exactly max_tokens long.

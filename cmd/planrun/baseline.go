@@ -247,7 +247,7 @@ func (a *applyArgs) gateRun(env *Env, p *plan.Plan, res *apply.Result, g history
 func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]string {
 	ra, rb := runsAt(pa), runsAt(pb)
 	out := map[string]string{}
-	said := map[[2]string]bool{}
+	said := map[[3]string]bool{}
 	for _, d := range deltas {
 		if d.A == nil || d.B == nil || report.SameMeasurement(d.A, d.B) {
 			continue
@@ -256,21 +256,46 @@ func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]str
 		ea, eb := history.EnvOf(*d.A, runA.Manifest), history.EnvOf(*d.B, runB.Manifest)
 		why := history.Explain(ea, eb)
 		out[d.Name()] = fmt.Sprintf("; from run %s to run %s: %s", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
-		pair := [2]string{d.A.RunID, d.B.RunID}
+		// Said once for each pair of runs and change: cells of one change share a line.
+		pair := [3]string{d.A.RunID, d.B.RunID, why}
 		if !said[pair] && why != "same environment" {
 			said[pair] = true
 			fmt.Fprintf(env.Stderr, "planrun compare: from run %s to run %s: %s\n", cmp.Or(d.A.RunID, "A"), cmp.Or(d.B.RunID, "B"), why)
-			for _, c := range history.Diff(ea, eb) {
-				if strings.HasPrefix(c.Field, "var.") || c.Field == "server_command" {
-					fmt.Fprintf(env.Stderr, "    %s: - %s\n    %s: + %s\n", c.Field, c.From, c.Field, c.To)
-				}
-				if c.Field == "plan_hash" {
-					planDiff(env, runA, runB)
-				}
-			}
+			explainChanges(env, history.Diff(ea, eb), d.B.CellID, runA, runB, said)
 		}
 	}
 	return out
+}
+
+// explainChanges prints the changes a phrase cannot hold whole: the cell's settings and
+// the variables as a diff of key=value lines, the server command lines, and the plan
+// files' diff (once for the pair of runs).
+func explainChanges(env *Env, changes []history.EnvChange, cell string, runA, runB history.Run, said map[[3]string]bool) {
+	var from, to []string
+	plan := false
+	for _, c := range changes {
+		switch {
+		case c.Setting() != "":
+			from, to = append(from, c.Setting()+"="+c.From), append(to, c.Setting()+"="+c.To)
+		case strings.HasPrefix(c.Field, "var.") || c.Field == "server_command":
+			fmt.Fprintf(env.Stderr, "    %s: - %s\n    %s: + %s\n", c.Field, c.From, c.Field, c.To)
+		case c.Field == "plan_hash":
+			plan = true
+		}
+	}
+	if len(from) > 0 {
+		fmt.Fprintf(env.Stderr, "    settings of %s:\n", cell)
+		for _, l := range from {
+			fmt.Fprintf(env.Stderr, "    - %s\n", l)
+		}
+		for _, l := range to {
+			fmt.Fprintf(env.Stderr, "    + %s\n", l)
+		}
+	}
+	if k := [3]string{runA.ID, runB.ID, "plan files"}; plan && !said[k] {
+		said[k] = true
+		planDiff(env, runA, runB)
+	}
 }
 
 // runsAt are the runs at path by id (an empty Run for an id it does not hold, so a

@@ -125,19 +125,39 @@ func testPairwiseExplains(t *testing.T, sc *scenario) {
 		t.Errorf("compare run 19 run 20: exit %d, want %d and %q\n%s", code, exitRegression, want, errs)
 	}
 
-	// A run of an edited plan: the plan hash changes and its settings show as a diff.
+	// Two runs of a plan edited between them (max_tokens 4 → 40): the plan hash changes,
+	// the plan files show as a diff, and the cell's resolved settings name the change,
+	// in compare's regression message and in history.
 	edited := filepath.Join(t.TempDir(), "history.hcl")
-	os.WriteFile(edited, []byte(strings.Replace(historyPlan, "max_tokens    = 4", "max_tokens    = 6", 1)), 0o644)
-	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+sc.url, "-only", cellTiny, edited)
-	m := regexp.MustCompile(`Results in (.+)/\.`).FindStringSubmatch(out)
-	if code != exitOK || m == nil {
-		t.Fatalf("apply of the edited plan: exit %d\n%s%s", code, out, errs)
+	var runs []string
+	for _, plan := range []string{historyPlan, strings.Replace(historyPlan, "max_tokens    = 4", "max_tokens    = 40", 1)} {
+		os.WriteFile(edited, []byte(plan), 0o644)
+		code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+sc.url, "-only", cellTiny, edited)
+		m := regexp.MustCompile(`Results in (.+)/\.`).FindStringSubmatch(out)
+		if code != exitOK || m == nil {
+			t.Fatalf("apply of the edited plan: exit %d\n%s%s", code, out, errs)
+		}
+		runs = append(runs, m[1])
 	}
-	_, _, errs = runCmd(t, "", "compare", sc.runDirs[scenarioRuns-1], m[1])
-	for _, want := range []string{"plan hash ", "-  max_tokens    = 4", "+  max_tokens    = 6", "/plan/history.hcl"} {
+	man, err := ledger.ReadManifest(filepath.Join(runs[1], "manifest.json"))
+	if err != nil || len(man.Cells) != 1 || man.Cells[0].Settings["max_tokens"] != "40" || man.Cells[0].Settings["prompt_tokens"] != "8" {
+		t.Fatalf("the manifest's cell settings: %+v, %v", man.Cells, err)
+	}
+	// 36 more tokens of 5 ms each: E2E grows far beyond noise.
+	code, _, errs = runCmd(t, "", "compare", "-fail-on", "e2e_p50_s>+50%", runs[0], runs[1])
+	for _, want := range []string{"plan hash ", "-  max_tokens    = 4", "+  max_tokens    = 40", "/plan/history.hcl",
+		"settings of " + cellTiny + ":\n    - max_tokens=4\n    + max_tokens=40\n",
+		"e2e_p50_s", ": plan hash ", ", settings: max_tokens 4 → 40"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("compare of two plans' runs lacks %q:\n%s", want, errs)
 		}
+	}
+	if code != exitRegression || !regexp.MustCompile(`e2e_p50_s .*from run \S+ to run \S+: plan hash \S+ → \S+, settings: max_tokens 4 → 40`).MatchString(errs) {
+		t.Errorf("compare -fail-on: exit %d, want %d and a regression message naming the setting:\n%s", code, exitRegression, errs)
+	}
+	code, out, errs := runCmd(t, "", "history", "-cell", cellTiny, filepath.Join(filepath.Dir(edited), "results"))
+	if code != exitOK || !regexp.MustCompile(`plan hash \S+ → \S+; settings: max_tokens 4 → 40\n`).MatchString(out) {
+		t.Errorf("history of the edited plan's runs: exit %d, no settings change:\n%s%s", code, out, errs)
 	}
 }
 
