@@ -156,7 +156,7 @@ func ServerMessage(body []byte) string {
 			msg = v.Message
 		case json.Unmarshal(v.Detail, &s) == nil && s != "":
 			msg = s
-		case len(v.Detail) > 0:
+		default: // a detail that is not a string, as it is ("" without one: the body, below)
 			msg = string(v.Detail)
 		}
 	}

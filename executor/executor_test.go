@@ -165,6 +165,10 @@ func TestScheduleMeanRate(t *testing.T) {
 	if c[0] != 0 || c[1] != 250*time.Millisecond || c[2] != 500*time.Millisecond {
 		t.Fatalf("constant schedule %v", c)
 	}
+	// No rate: every request at once (not at an infinite gap).
+	if z := Schedule(0, "poisson", 3, 1); len(z) != 3 || z[1] != 0 || z[2] != 0 {
+		t.Fatalf("schedule without a rate %v, want 3 at 0", z)
+	}
 }
 
 func TestInterruptKeepsMeasuredSamples(t *testing.T) {

@@ -99,9 +99,7 @@ func probeWords(xs, ys []float64, tokens int) int {
 	case n == 1:
 		words = max(int(float64(tokens)*xs[0]/ys[0]), 1)
 	case n > 1:
-		if f := lineFit(xs, ys); f.TokensPerWord > 0 {
-			words = f.Words(tokens)
-		}
+		words = lineFit(xs, ys).Words(tokens) // a line that does not rise: roughWords, as before
 	}
 	for slices.Contains(xs, float64(words)) {
 		words++

@@ -58,3 +58,35 @@ func TestFitTokensWithoutAFit(t *testing.T) {
 		}
 	}
 }
+
+// A rejected probe is cut to fewer words, never to none: a one-word probe rejected is
+// not retried (it cannot be shorter), and a retry that would repeat a probed word count
+// stops at one word rather than stepping below it.
+func TestFitTokensNeverProbesWithoutWords(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		lo, hi   int
+		accept   int // the most words the server takes; more is rejected (400)
+		wantSeen []int
+		perWord  float64 // the fit's slope; 0: none
+	}{
+		{"one word rejected", 1, 1, 0, []int{1}, 0},
+		{"retries down to the one word probed", 1, 4, 1, []int{1, 2, 1, 2, 1, 3, 2, 1}, 0},
+		// 3 words rejected: two thirds of it is 2, probed already, so 1.
+		{"a retry steps below the words probed", 1, 4, 2, []int{1, 2, 3, 1, 3, 1}, 1},
+	} {
+		var seen []int
+		fb := &fakeBackend{promptTokens: func(prompt string) int {
+			n := len(strings.Fields(prompt))
+			seen = append(seen, n)
+			if n > c.accept {
+				return -1
+			}
+			return 10 + n
+		}}
+		f := FitTokens(context.Background(), fb, backends.Request{}, &Prompts{Shared: true}, c.lo, c.hi)
+		if !slices.Equal(seen, c.wantSeen) || f.Probes != len(c.wantSeen) || f.TokensPerWord != c.perWord {
+			t.Errorf("%s: probes of %v words (%d probes), fit %+v; want %v, %v tokens a word", c.name, seen, f.Probes, f, c.wantSeen, c.perWord)
+		}
+	}
+}

@@ -16,6 +16,11 @@ func TestLineFit(t *testing.T) {
 	if math.Abs(f.TokensPerWord-1.3) > 0.01 || math.Abs(f.Overhead-12) > 1 || f.MaxErrorPct <= 0 || f.MaxErrorPct > 5 {
 		t.Fatalf("fit = %+v", f)
 	}
+	// The least-squares line and its largest miss, computed apart in float64 (Python).
+	if math.Abs(f.TokensPerWord-1.3026464466250371) > 1e-12 || math.Abs(f.Overhead-11.780255724055905) > 1e-9 ||
+		math.Abs(f.MaxErrorPct-0.7731192387748962) > 1e-9 {
+		t.Fatalf("fit = %+v, want 1.30264644662504 tokens/word + 11.7802557240559, largest miss 0.773119238774896%%", f)
+	}
 	if w := f.Words(142); w < 99 || w > 101 {
 		t.Errorf("Words(142) = %d, want about 100", w)
 	}

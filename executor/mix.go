@@ -17,11 +17,12 @@ func pickModel(mix []WeightedModel, seed uint64, n int) string {
 		total += m.Weight
 	}
 	u := rand.New(rand.NewPCG(seed, uint64(n)^0x6d6978)).Float64() * total // "mix"
-	for _, m := range mix {
+	last := len(mix) - 1
+	for _, m := range mix[:last] {
 		if u < m.Weight {
 			return m.Name
 		}
 		u -= m.Weight
 	}
-	return mix[len(mix)-1].Name
+	return mix[last].Name // past every other share (or rounding's remainder)
 }

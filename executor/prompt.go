@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -139,7 +140,7 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 		return cal
 	}
 	p.Words = max(target/2, 1)
-	best, bestDiff := p.Words, -1
+	best, bestDiff := p.Words, math.MaxInt // MaxInt: no count yet
 	seen := map[int]int{}
 	tooLongAt := math.MaxInt // fewest words the server rejected as over its context
 	for i := 0; i < 8; i++ {
@@ -162,8 +163,8 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 			return cal
 		}
 		seen[p.Words] = got
-		diff := abs(got - target)
-		if bestDiff < 0 || diff < bestDiff {
+		diff := max(got-target, target-got)
+		if diff < bestDiff {
 			best, bestDiff, cal.Actual = p.Words, diff, got
 		}
 		if diff == 0 {
@@ -172,11 +173,7 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 		// Proportional step on the body's share of the count, at least one word.
 		next := p.Words + (target-got)*p.Words/max(got, 1)
 		if next == p.Words {
-			if got < target {
-				next++
-			} else {
-				next--
-			}
+			next += cmp.Compare(target, got) // a word toward the target (got is not it)
 		}
 		next = max(min(next, tooLongAt-1), 1)
 		if _, done := seen[next]; done {
@@ -184,7 +181,7 @@ func Calibrate(ctx context.Context, b backends.Backend, tmpl backends.Request, p
 		}
 		p.Words = next
 	}
-	if bestDiff < 0 { // every probe was rejected
+	if bestDiff == math.MaxInt { // every probe was rejected
 		p.Words = roughWords(target)
 		cal.Words = p.Words
 		return cal
@@ -214,11 +211,4 @@ func measurePrompt(ctx context.Context, b backends.Backend, tmpl backends.Reques
 		return 0, s.Err.Class == backends.ErrHTTP4xx
 	}
 	return s.PromptTokens, false
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

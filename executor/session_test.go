@@ -111,3 +111,17 @@ func TestFailedTurnEndsSession(t *testing.T) {
 		t.Errorf("requests sent %q: want session 1 to stop after its failed turn 2", got)
 	}
 }
+
+// A session's first turn goes out at once: the think time comes between turns, not
+// before the first. (A day's think time: a wait before turn 1 would outlast the
+// context, and the turn would not be sent.)
+func TestFirstTurnWithoutThinkTime(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lv := LevelSpec{Concurrency: 1, Requests: 1, RepeatRuns: 1, Prompts: &Prompts{Words: 3, Salt: "s"},
+		Request: backends.Request{Model: "m"}, Session: &SessionSpec{Turns: 1, ThinkTime: 24 * time.Hour, Sessions: 1}}
+	res := RunLevel(ctx, newChat(), lv, Options{})
+	if len(res.Runs) != 1 || len(res.Runs[0].Samples) != 1 || res.Runs[0].Samples[0].Err != nil {
+		t.Fatalf("runs %+v: want the one turn sent and answered", res.Runs)
+	}
+}

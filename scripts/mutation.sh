@@ -36,6 +36,11 @@ if [[ -z ${PLANRUN_OLLAMA:-} ]]; then
   [[ -x $PLANRUN_OLLAMA ]] || scripts/install-ollama.sh
   export PLANRUN_OLLAMA=${PLANRUN_OLLAMA:-$(readlink -f "$root/.tools/bin/ollama")}
 fi
+# Likewise vLLM for the openai adapter's real-server tests: without it they fail in the
+# copy, the unmutated run with them, and gremlins measures nothing.
+if [[ -z ${PLANRUN_VLLM:-} && -e $root/.tools/bin/vllm-serve ]]; then
+  export PLANRUN_VLLM=$(readlink -f "$root/.tools/bin/vllm-serve")
+fi
 
 pkgs=("$@")
 if ((${#pkgs[@]} == 0)); then

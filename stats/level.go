@@ -241,7 +241,7 @@ func (a *Accumulator) Add(s *backends.Sample) {
 		a.promptSum += s.PromptTokens
 		a.promptN++
 	}
-	if want := cmp.Or(s.MaxTokens, a.t.MaxTokens); want > 0 && s.OutputTokens < want {
+	if s.OutputTokens < cmp.Or(s.MaxTokens, a.t.MaxTokens) { // no max_tokens: 0, which no count is under
 		a.l.EarlyStops++
 	}
 	if s.TokenSource != "" {

@@ -86,12 +86,9 @@ func Percentile(sorted []float64, p float64) float64 {
 	if p <= 0 {
 		return sorted[0]
 	}
-	if p >= 1 {
-		return sorted[n-1]
-	}
 	h := float64(n-1) * p
 	lo := int(math.Floor(h))
-	if lo+1 >= n {
+	if lo+1 >= n { // p ≥ 1 too
 		return sorted[n-1]
 	}
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])

@@ -55,3 +55,19 @@ func TestSessionFigures(t *testing.T) {
 		t.Errorf("one run's sessions %+v, want 2 sessions, 1 completed, 1 turn not sent", one)
 	}
 }
+
+// A turn's mean prompt is over the requests the server counted: one it did not count (0
+// tokens) does not halve it.
+func TestSessionPromptMeanSkipsUncounted(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	acc := NewAccumulator(Target{Turns: 1})
+	for session, prompt := range []int{1000, 0} {
+		s := backends.Sample{Start: t0, FirstToken: time.Millisecond, End: time.Second, Chunks: 1, OutputTokens: 1, PromptTokens: prompt}
+		acc.Add(&s)
+		acc.AddTurn(session+1, 1, &s)
+	}
+	l := acc.Summary(Window{})
+	if len(l.Turns) != 1 || l.Turns[0].Succeeded != 2 || !near(l.Turns[0].PromptTokensMean, 1000) {
+		t.Fatalf("turns %+v, want one turn of 2 requests with a mean prompt of 1000", l.Turns)
+	}
+}

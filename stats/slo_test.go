@@ -33,6 +33,11 @@ func TestSLOAttainmentAndGoodput(t *testing.T) {
 		{"every limit", SLO{TTFT: ms(260), E2E: ms(450)}, 1, 1, 25}, // c only
 		{"loose", SLO{TTFT: ms(1000), TPOT: ms(1000), ITL: ms(1000), E2E: ms(1000)}, 3, 9, 75},
 		{"tight", SLO{TTFT: ms(1)}, 0, 0, 0},
+		// A figure equal to its limit meets it.
+		{"ttft at the limit", SLO{TTFT: ms(250)}, 2, 6, 50}, // a, c
+		{"tpot at the limit", SLO{TPOT: ms(50)}, 2, 4, 50},  // b, c
+		{"itl at the limit", SLO{ITL: ms(100)}, 2, 4, 50},   // b, c
+		{"e2e at the limit", SLO{E2E: ms(400)}, 2, 4, 50},   // b, c
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

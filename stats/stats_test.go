@@ -33,6 +33,9 @@ func TestPercentileLinear(t *testing.T) {
 		{"p90 of 5", []float64{15, 20, 35, 40, 50}, 0.9, 46},
 		{"p0", []float64{15, 20, 35, 40, 50}, 0, 15},
 		{"p100", []float64{15, 20, 35, 40, 50}, 1, 50},
+		{"past p100", []float64{15, 20, 35, 40, 50}, 1.5, 50},
+		// The least value, not an interpolation toward the next (0·∞ is NaN).
+		{"p0 beside +Inf", []float64{1, math.Inf(1)}, 0, 1},
 		{"odd median", []float64{1, 3, 10}, 0.5, 3},
 	}
 	for _, tt := range tests {
@@ -187,6 +190,11 @@ func TestStabilityOf(t *testing.T) {
 		{"exactly 30%", []float64{0.7, 1.0, 1.0}, Noisy, 0.3},
 		{"unstable", []float64{1.0, 1.0, 1.5}, Unstable, 0.5},
 		{"two runs: m is their mean", []float64{1.0, 1.5}, Noisy, 0.2},
+		{"a median of 0: no spread relative to it", []float64{0, 0, 1}, SingleRun, nan},
+		// Spreads of exactly a limit plus the rule's 1e-9 tolerance (found by search: the
+		// float64 division lands on it) are still on the limit's side.
+		{"at 10% and its tolerance", []float64{0.17, 0.17, 0.18700000017}, Stable, 0.100000001},
+		{"at 30% and its tolerance", []float64{1.3, 1.3, 1.6900000013}, Noisy, 0.300000001},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -375,4 +383,32 @@ func TestRelativeErrorForAnySketchedFigure(t *testing.T) {
 // from the samples (Accumulator.Window).
 func Summarize(samples []backends.Sample, w Window, t Target) Summary {
 	return accumulate(samples, t).Summary(w)
+}
+
+// A level names where its reasoning counts came from (beside the answer's TokenSource),
+// and shows the embeddings figures only when its requests embedded something.
+func TestReasoningSourceAndInputs(t *testing.T) {
+	chat := ok(0, 4, backends.TokensUsage, 100, 200)
+	chat.ReasoningTokens, chat.ReasoningTokenSource, chat.PromptTokens = 2, backends.TokensServer, 50
+	l := Summarize([]backends.Sample{chat}, Window{}, Target{})
+	if l.ReasoningTokenSource != "server" || l.TokenSource != "usage" {
+		t.Errorf("sources: reasoning %q, answer %q; want server, usage", l.ReasoningTokenSource, l.TokenSource)
+	}
+	if l.Inputs != 0 || l.InputTokens != 0 || l.InputsPerSec != 0 || l.InputTokS != 0 {
+		t.Errorf("a chat level's embeddings figures: %d inputs, %d tokens, %v/s, %v tok/s; want none",
+			l.Inputs, l.InputTokens, l.InputsPerSec, l.InputTokS)
+	}
+	other := ok(1000, 4, backends.TokensUsage, 100, 200)
+	other.ReasoningTokens, other.ReasoningTokenSource = 1, backends.TokensChunks
+	r := SummarizeRuns([]MeasuredRun{{Samples: []backends.Sample{chat}}, {Samples: []backends.Sample{chat}}}, Target{})
+	mixed := SummarizeRuns([]MeasuredRun{{Samples: []backends.Sample{chat}}, {Samples: []backends.Sample{other}}}, Target{})
+	if r.Pooled.ReasoningTokenSource != "server" || mixed.Pooled.ReasoningTokenSource != "mixed" {
+		t.Errorf("pooled reasoning sources %q and %q, want server and mixed", r.Pooled.ReasoningTokenSource, mixed.Pooled.ReasoningTokenSource)
+	}
+	embed := backends.Sample{Start: t0, End: ms(500), Inputs: 4, PromptTokens: 40}
+	l = Summarize([]backends.Sample{embed}, Window{Start: t0, End: t0.Add(2 * time.Second)}, Target{})
+	if l.ReasoningTokenSource != "" || l.Inputs != 4 || l.InputTokens != 40 || !near(l.InputsPerSec, 2) || !near(l.InputTokS, 20) {
+		t.Errorf("embeddings over 2 s: reasoning source %q, %d inputs, %d tokens, %v/s, %v tok/s; want none, 4, 40, 2, 20",
+			l.ReasoningTokenSource, l.Inputs, l.InputTokens, l.InputsPerSec, l.InputTokS)
+	}
 }

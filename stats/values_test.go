@@ -61,6 +61,10 @@ func TestITLMerge(t *testing.T) {
 	if d := a.dist(); a.sketch == nil || d.N != 6 || d.Min != 1 || d.Max != 4 {
 		t.Fatalf("merge past the limit: sketch %v, dist %+v", a.sketch != nil, d)
 	}
+	// The sketch keeps the spread exactly: Σv² of every value, merged ones included.
+	if got, want := a.dist().Std, NewDist([]float64{1, 2, 3, 4, 3, 4}).Std; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("std after the merge %v, want %v", got, want)
+	}
 }
 
 // Runs given as accumulators summarise exactly as the same runs given as samples.

@@ -20,17 +20,27 @@ func TestContextLength(t *testing.T) {
 		psContext int
 		want      int
 		ok        bool
+		showFails bool
 	}{
-		{"modelfile", nil, "num_ctx                        512\nstop \"x\"", 0, 512, true},
-		{"request options win", map[string]any{"options": map[string]any{"num_ctx": 1024.0}}, "num_ctx 512", 0, 1024, true},
-		{"capped at trained", map[string]any{"options": map[string]any{"num_ctx": 9000.0}}, "", 0, 2048, true},
-		{"loaded model", nil, "", 768, 768, true},
-		{"default unknown: trained context only", nil, "", 0, 2048, true},
+		{"modelfile", nil, "num_ctx                        512\nstop \"x\"", 0, 512, true, false},
+		{"request options win", map[string]any{"options": map[string]any{"num_ctx": 1024.0}}, "num_ctx 512", 0, 1024, true, false},
+		{"capped at trained", map[string]any{"options": map[string]any{"num_ctx": 9000.0}}, "", 0, 2048, true, false},
+		{"loaded model", nil, "", 768, 768, true, false},
+		{"default unknown: trained context only", nil, "", 0, 2048, true, false},
+		// num_ctx as Go code or a decoder gives it.
+		{"request options, int", map[string]any{"options": map[string]any{"num_ctx": 1000}}, "num_ctx 512", 0, 1000, true, false},
+		{"request options, int64", map[string]any{"options": map[string]any{"num_ctx": int64(900)}}, "num_ctx 512", 0, 900, true, false},
+		{"request options, not a number", map[string]any{"options": map[string]any{"num_ctx": "big"}}, "num_ctx 512", 0, 512, true, false},
+		{"no /api/show", nil, "num_ctx 512", 768, 0, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				switch r.URL.Path {
 				case "/api/show":
+					if tc.showFails {
+						http.Error(w, "boom", http.StatusInternalServerError)
+						return
+					}
 					json.NewEncoder(w).Encode(map[string]any{"parameters": tc.params,
 						"model_info": map[string]any{"general.architecture": "llama", "llama.context_length": 2048}})
 				case "/api/ps":

@@ -187,10 +187,7 @@ func (b *Backend) PullModel(ctx context.Context, model string, progress func(str
 
 func shortDigest(d string) string {
 	d = strings.TrimPrefix(d, "sha256:")
-	if len(d) > 12 {
-		d = d[:12]
-	}
-	return d
+	return d[:min(len(d), 12)]
 }
 
 // ContextLength implements backends.ContextLimiter. Ollama does not refuse a prompt past

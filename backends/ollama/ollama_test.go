@@ -105,6 +105,8 @@ func TestRequestBodies(t *testing.T) {
 		// think: the switch, or else the effort as a level (gpt-oss's).
 		{"chat_think", backends.Config{}, backends.Request{Model: "tiny", Prompt: "hi", Think: new(true)}},
 		{"chat_think_effort", backends.Config{}, backends.Request{Model: "tiny", Prompt: "hi", ReasoningEffort: "high"}},
+		// /api/embed: the inputs and keep_alive, no stream or options.
+		{"embed", backends.Config{API: backends.EmbeddingsAPI, KeepAlive: "1m"}, backends.Request{Model: "tiny", Inputs: []string{"a", "b"}, MaxTokens: 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ package jsonscan
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -419,7 +420,8 @@ func decodedLen(raw []byte) int {
 }
 
 // Int consumes a number and returns it as an int64; a fraction or exponent is truncated
-// toward zero. null gives ok=false.
+// toward zero, and a number past int64's range gives the nearest int64. null gives
+// ok=false.
 func (s *Scanner) Int() (v int64, ok bool) {
 	if s.err != nil {
 		return 0, false
@@ -448,16 +450,17 @@ func (s *Scanner) Int() (v int64, ok bool) {
 			}
 			return v, true
 		}
-		num = s.buf[start:s.pos]
-		if v, err := strconv.ParseInt(string(num), 10, 64); err == nil {
-			return v, true
-		}
+		// Past int64's range ParseInt fails with the nearest int64, which is the value.
+		v, _ = strconv.ParseInt(string(s.buf[start:s.pos]), 10, 64)
+		return v, true
 	}
-	f, err := strconv.ParseFloat(string(num), 64)
-	if err != nil {
-		return 0, true // out of range: keep going, the value is meaningless anyway
+	// Past int64's range (or float64's: ±Inf) the nearest int64, as for integers: Go's
+	// conversion of such a float is not defined (amd64 gives math.MinInt64 either way).
+	f, _ := strconv.ParseFloat(string(num), 64)
+	if f >= 1<<63 {
+		return math.MaxInt64, true
 	}
-	return int64(f), true
+	return int64(max(f, -1<<63)), true
 }
 
 // number consumes a JSON number and reports whether it is a plain integer.

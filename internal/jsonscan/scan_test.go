@@ -91,6 +91,14 @@ func TestInt(t *testing.T) {
 		{"0", 0, true}, {"-7", -7, true}, {"81234567", 81234567, true}, {"9223372036854775807", 1<<63 - 1, true},
 		{"-9223372036854775808", -1 << 63, true}, {"1.9", 1, true}, {"-2.5e1", -25, true}, {"1e3", 1000, true},
 		{"null", 0, false},
+		// Past int64: the nearest int64, whether written as an integer or not (a 20-digit
+		// integer must not wrap around in the 18-digit loop; 2^63 as a float converts to
+		// math.MinInt64 on amd64).
+		{"99999999999999999999", 1<<63 - 1, true}, {"-99999999999999999999", -1 << 63, true},
+		{"9223372036854775808", 1<<63 - 1, true}, {"-9223372036854775809", -1 << 63, true},
+		{"9.223372036854775808e18", 1<<63 - 1, true}, {"1e19", 1<<63 - 1, true}, {"-1e19", -1 << 63, true},
+		{"1e400", 1<<63 - 1, true}, {"-1e400", -1 << 63, true}, {"-9.223372036854775808e18", -1 << 63, true},
+		{"9.2233720368547748e18", 9223372036854774784, true},
 	} {
 		var s Scanner
 		s.Reset([]byte(tc.in))
