@@ -190,24 +190,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.Headers = w.since()
 	s.FirstByte = time.Duration(w.firstByte.Load())
 	s.RequestID = resp.Header.Get("X-Request-Id")
-	// Stamps are the kernel's receive times when the connection has them and only this
-	// request reads it (HTTP/1; HTTP/2 multiplexes streams on one reader) and the clock is
-	// the real one (tests' clocks stay exact). The headers then get the stamp of the read
-	// that completed them, so they never appear after a chunk that came in the same packet.
-	var rx rxTimer
-	if _, real := c.clock.(SystemClock); real && resp.ProtoMajor == 1 {
-		w.mu.Lock()
-		rx = w.rx
-		w.mu.Unlock()
-	}
-	if rx != nil {
-		if t, ok := rx.RxTime(); ok {
-			if d := t.Sub(s.Start); d > 0 && d < s.Headers {
-				s.Headers = d
-				s.FirstByte = min(s.FirstByte, d)
-			}
-		}
-	}
+	rx := c.kernelStamps(w, resp, &s)
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		s.End = w.since()
@@ -243,6 +226,29 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	io.CopyN(io.Discard, br, 64<<10)
 	s.BodyEnd = bodyEnd(rx, &s, w.since())
 	return s
+}
+
+// kernelStamps is the connection's kernel receive stamps, or nil. Stamps are the kernel's
+// receive times when the connection has them and only this request reads it (HTTP/1;
+// HTTP/2 multiplexes streams on one reader) and the clock is the real one (tests' clocks
+// stay exact). The headers then get the stamp of the read that completed them, so they
+// never appear after a chunk that came in the same packet.
+func (c *Core) kernelStamps(w *watch, resp *http.Response, s *Sample) rxTimer {
+	var rx rxTimer
+	if _, real := c.clock.(SystemClock); real && resp.ProtoMajor == 1 {
+		w.mu.Lock()
+		rx = w.rx
+		w.mu.Unlock()
+	}
+	if rx != nil {
+		if t, ok := rx.RxTime(); ok {
+			if d := t.Sub(s.Start); d > 0 && d < s.Headers {
+				s.Headers = d
+				s.FirstByte = min(s.FirstByte, d)
+			}
+		}
+	}
+	return rx
 }
 
 // bodyEnd is when the response's body ended, read at now: the kernel's stamp of the
