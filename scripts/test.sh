@@ -39,6 +39,10 @@ fi
 step "go vet ./..."
 go vet ./...
 
+# Many Ollama users run it on a Mac: planrun must build there (pure Go, no cgo: NVML is off).
+step "go build for macOS (darwin/arm64, no cgo)"
+GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/planrun
+
 step "go test -count=1 -timeout 30m ${*:+$* }./..."
 go test -count=1 -timeout 30m "$@" ./...
 step "all tests passed"

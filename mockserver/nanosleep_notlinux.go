@@ -1,6 +1,6 @@
-//go:build !unix
+//go:build !linux
 
-package executor
+package mockserver
 
 import "time"
 

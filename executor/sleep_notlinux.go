@@ -1,6 +1,6 @@
-//go:build !unix
+//go:build !linux
 
-package mockserver
+package executor
 
 import "time"
 
