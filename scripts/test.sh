@@ -43,6 +43,10 @@ go vet ./...
 step "go build for macOS (darwin/arm64, no cgo)"
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/planrun
 
+# Ollama on an RTX card is often on Windows: the client must build there too.
+step "go build for Windows (windows/amd64)"
+GOOS=windows GOARCH=amd64 go build -o /dev/null ./cmd/planrun
+
 step "go test -count=1 -timeout 30m ${*:+$* }./..."
 go test -count=1 -timeout 30m "$@" ./...
 step "all tests passed"

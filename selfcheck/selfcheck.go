@@ -11,7 +11,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/metrics"
-	"syscall"
 	"time"
 )
 
@@ -151,12 +150,4 @@ func (r Report) cpuSaturated() bool { return r.Cores > 0 && r.CPUPercent > 90*fl
 
 func (r Report) lagInflates(meanTPOT time.Duration) bool {
 	return meanTPOT > 0 && r.LagP50 > max(meanTPOT/100, NoteFloor)
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

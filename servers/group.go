@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // GroupPIDs returns the processes of the server's process group, read now: the leader
@@ -27,7 +26,7 @@ func (p *Process) GroupPIDs() []int {
 func GroupMembers(pgid int) []int {
 	stats, err := filepath.Glob("/proc/[0-9]*/stat")
 	if err != nil || len(stats) == 0 {
-		if syscall.Kill(-pgid, 0) == nil {
+		if groupExists(pgid) {
 			return []int{pgid}
 		}
 		return nil

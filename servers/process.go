@@ -299,12 +299,12 @@ func (p *Process) runSetup(ctx context.Context, argv []string) error {
 	cmd.Env = p.cmd.Env
 	cmd.Dir = p.spec.Dir
 	cmd.Stdout, cmd.Stderr = p.log.f, p.log.f
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	guard, err := procgroup.Start(cmd)
 	if err == nil {
 		err = cmd.Wait()
 		// A setup command has no business leaving processes behind.
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		signalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		reapGroup(cmd.Process.Pid)
 		guard.Release()
 	}
@@ -344,7 +344,7 @@ func (p *Process) stop() error {
 	grace := p.spec.grace()
 	deadline := time.Now().Add(grace)
 	p.log.mark("stop server %q: %s to process group %d", p.spec.Name, p.sig, p.pgid)
-	if err := syscall.Kill(-p.pgid, p.sig); err != nil && err != syscall.ESRCH {
+	if err := signalGroup(p.pgid, p.sig); err != nil {
 		return fmt.Errorf("server %q: stop: %w", p.spec.Name, err)
 	}
 	timer := time.NewTimer(grace)
@@ -360,7 +360,7 @@ func (p *Process) stop() error {
 	case <-timer.C:
 	}
 	p.log.mark("server %q: process group %d still running after %s; SIGKILL", p.spec.Name, p.pgid, grace)
-	if err := syscall.Kill(-p.pgid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+	if err := signalGroup(p.pgid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("server %q: kill: %w", p.spec.Name, err)
 	}
 	select {
@@ -380,7 +380,7 @@ func (p *Process) stop() error {
 func groupGone(pgid int, deadline time.Time) bool {
 	for {
 		reapGroup(pgid)
-		if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+		if !groupExists(pgid) {
 			return true
 		}
 		if time.Now().After(deadline) {

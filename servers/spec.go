@@ -49,16 +49,6 @@ type Spec struct {
 	Setup [][]string
 }
 
-var signals = map[string]syscall.Signal{
-	"SIGTERM": syscall.SIGTERM,
-	"SIGINT":  syscall.SIGINT,
-	"SIGQUIT": syscall.SIGQUIT,
-	"SIGHUP":  syscall.SIGHUP,
-	"SIGKILL": syscall.SIGKILL,
-	"SIGUSR1": syscall.SIGUSR1,
-	"SIGUSR2": syscall.SIGUSR2,
-}
-
 // ParseSignal turns a stop_signal value ("SIGTERM", "TERM", "sigint", ...) into a
 // signal; the empty string means DefaultStopSignal. The plan package may call it to
 // report a bad name as a diagnostic before anything runs.

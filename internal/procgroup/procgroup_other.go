@@ -12,7 +12,7 @@ type Guard struct{}
 
 // Start refuses: without Unix process groups a server's children could not die with it.
 func Start(cmd *exec.Cmd) (*Guard, error) {
-	return nil, errors.New("procgroup: process groups are Unix only")
+	return nil, errors.New("a managed server needs Unix process groups, so that it dies with planrun; on this system start the server yourself and point the backend's url at it")
 }
 
 // Release does nothing.

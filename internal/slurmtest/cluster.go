@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -87,7 +86,7 @@ func start() {
 		startErr = err
 		return
 	}
-	if err := syscall.Flock(int(lease.Fd()), syscall.LOCK_SH); err != nil {
+	if err := lockShared(lease); err != nil {
 		startErr = errors.New("locking the Slurm test cluster's lease: " + err.Error())
 		return
 	}

@@ -1,0 +1,11 @@
+//go:build unix
+
+package slurmtest
+
+import (
+	"os"
+	"syscall"
+)
+
+// lockShared takes a shared lock on the lease file, held until the process ends.
+func lockShared(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_SH) }
