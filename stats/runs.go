@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"reflect"
 
 	"github.com/planrun/planrun/backends"
 )
@@ -67,83 +68,46 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	return r
 }
 
-// medianLevel takes the median across levels of every numeric figure.
+// medianLevel takes the median across levels of every number in a Summary: each
+// float64 and int field, and those of its struct fields (the Dists, Delivered), so a
+// figure added to Summary has its median without a line here. Maps, slices, pointers
+// and strings stay zero (SummarizeRuns fills the ones that have a meaning). An int's
+// median is rounded, and 0 where no level has it (NaN).
 func medianLevel(levels []Summary) Summary {
-	f := func(get func(*Summary) float64) float64 {
-		vs := make([]float64, len(levels))
-		for i := range levels {
-			vs[i] = get(&levels[i])
-		}
-		return median(vs)
+	var out Summary
+	src := make([]reflect.Value, len(levels))
+	for i := range levels {
+		src[i] = reflect.ValueOf(&levels[i]).Elem()
 	}
-	i := func(get func(*Summary) int) int {
-		v := f(func(l *Summary) float64 { return float64(get(l)) })
-		if math.IsNaN(v) {
-			return 0
+	medianFields(reflect.ValueOf(&out).Elem(), src)
+	return out
+}
+
+// medianFields sets each numeric field of dst, a struct, to the median of that field
+// across src, structs of the same type, recursing into struct fields.
+func medianFields(dst reflect.Value, src []reflect.Value) {
+	vs := make([]float64, len(src))
+	sub := make([]reflect.Value, len(src))
+	for f := range dst.NumField() {
+		switch field := dst.Field(f); field.Kind() {
+		case reflect.Struct:
+			for i, s := range src {
+				sub[i] = s.Field(f)
+			}
+			medianFields(field, sub)
+		case reflect.Float64:
+			for i, s := range src {
+				vs[i] = s.Field(f).Float()
+			}
+			field.SetFloat(median(vs))
+		case reflect.Int:
+			for i, s := range src {
+				vs[i] = float64(s.Field(f).Int())
+			}
+			if m := median(vs); !math.IsNaN(m) {
+				field.SetInt(int64(math.Round(m)))
+			}
 		}
-		return int(math.Round(v))
-	}
-	d := func(get func(*Summary) *Dist) Dist {
-		return Dist{
-			N:    i(func(l *Summary) int { return get(l).N }),
-			P50:  f(func(l *Summary) float64 { return get(l).P50 }),
-			P90:  f(func(l *Summary) float64 { return get(l).P90 }),
-			P99:  f(func(l *Summary) float64 { return get(l).P99 }),
-			Mean: f(func(l *Summary) float64 { return get(l).Mean }),
-			Min:  f(func(l *Summary) float64 { return get(l).Min }),
-			Max:  f(func(l *Summary) float64 { return get(l).Max }),
-			P95:  f(func(l *Summary) float64 { return get(l).P95 }),
-			Std:  f(func(l *Summary) float64 { return get(l).Std }),
-		}
-	}
-	return Summary{
-		Requests:              i(func(l *Summary) int { return l.Requests }),
-		Succeeded:             i(func(l *Summary) int { return l.Succeeded }),
-		Failed:                i(func(l *Summary) int { return l.Failed }),
-		WindowSeconds:         f(func(l *Summary) float64 { return l.WindowSeconds }),
-		TTFT:                  d(func(l *Summary) *Dist { return &l.TTFT }),
-		TPOT:                  d(func(l *Summary) *Dist { return &l.TPOT }),
-		ITL:                   d(func(l *Summary) *Dist { return &l.ITL }),
-		E2E:                   d(func(l *Summary) *Dist { return &l.E2E }),
-		DecodeRate:            d(func(l *Summary) *Dist { return &l.DecodeRate }),
-		OutputTokens:          i(func(l *Summary) int { return l.OutputTokens }),
-		OutputTokS:            f(func(l *Summary) float64 { return l.OutputTokS }),
-		RequestsPerSec:        f(func(l *Summary) float64 { return l.RequestsPerSec }),
-		TokensPerChunk:        f(func(l *Summary) float64 { return l.TokensPerChunk }),
-		PromptTokensRequested: i(func(l *Summary) int { return l.PromptTokensRequested }),
-		PromptTokensActual:    f(func(l *Summary) float64 { return l.PromptTokensActual }),
-		EarlyStops:            i(func(l *Summary) int { return l.EarlyStops }),
-		GoodRequests:          i(func(l *Summary) int { return l.GoodRequests }),
-		GoodOutputTokens:      i(func(l *Summary) int { return l.GoodOutputTokens }),
-		SLOAttainment:         f(func(l *Summary) float64 { return l.SLOAttainment }),
-		GoodputReqS:           f(func(l *Summary) float64 { return l.GoodputReqS }),
-		GoodputTokS:           f(func(l *Summary) float64 { return l.GoodputTokS }),
-		NewConnections:        i(func(l *Summary) int { return l.NewConnections }),
-		ConnectSetup:          d(func(l *Summary) *Dist { return &l.ConnectSetup }),
-		SendDelay:             d(func(l *Summary) *Dist { return &l.SendDelay }),
-		SharedPrefixTokens:    i(func(l *Summary) int { return l.SharedPrefixTokens }),
-		SharedPrefixPct:       f(func(l *Summary) float64 { return l.SharedPrefixPct }),
-		SendLag:               d(func(l *Summary) *Dist { return &l.SendLag }),
-		TTFO:                  d(func(l *Summary) *Dist { return &l.TTFO }),
-		ReasoningSpan:         d(func(l *Summary) *Dist { return &l.ReasoningSpan }),
-		AnswerTPOT:            d(func(l *Summary) *Dist { return &l.AnswerTPOT }),
-		ReasoningTokens:       i(func(l *Summary) int { return l.ReasoningTokens }),
-		AnswerTokens:          i(func(l *Summary) int { return l.AnswerTokens }),
-		Inputs:                i(func(l *Summary) int { return l.Inputs }),
-		InputTokens:           i(func(l *Summary) int { return l.InputTokens }),
-		InputsPerSec:          f(func(l *Summary) float64 { return l.InputsPerSec }),
-		InputTokS:             f(func(l *Summary) float64 { return l.InputTokS }),
-		Delivered: Delivered{
-			InFlightMean:  f(func(l *Summary) float64 { return l.Delivered.InFlightMean }),
-			InFlightP99:   f(func(l *Summary) float64 { return l.Delivered.InFlightP99 }),
-			InFlightMax:   i(func(l *Summary) int { return l.Delivered.InFlightMax }),
-			InFlightHeld:  f(func(l *Summary) float64 { return l.Delivered.InFlightHeld }),
-			IdleHeld:      f(func(l *Summary) float64 { return l.Delivered.IdleHeld }),
-			HeldSeconds:   f(func(l *Summary) float64 { return l.Delivered.HeldSeconds }),
-			RampSeconds:   f(func(l *Summary) float64 { return l.Delivered.RampSeconds }),
-			RateScheduled: f(func(l *Summary) float64 { return l.Delivered.RateScheduled }),
-			RateDelivered: f(func(l *Summary) float64 { return l.Delivered.RateDelivered }),
-		},
 	}
 }
 
