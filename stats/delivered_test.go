@@ -86,11 +86,11 @@ func TestDeliveredTurnaround(t *testing.T) {
 func TestDeliveredRate(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	a := NewAccumulator(Target{})
-	// Due every 10 ms (100/s); sent every 20 ms (50/s).
+	// Due every 10 ms from 50 ms into the run (100/s); sent every 20 ms (50/s).
 	for i := range 5 {
 		s := &backends.Sample{Start: t0.Add(time.Duration(20*i) * time.Millisecond), End: time.Millisecond}
 		a.Add(s)
-		a.AddPaced(time.Duration(10*i)*time.Millisecond, s)
+		a.AddPaced(time.Duration(50+10*i)*time.Millisecond, s)
 	}
 	d := a.Summary(Window{}).Delivered
 	if !near(d.RateScheduled, 100) || !near(d.RateDelivered, 50) {
@@ -98,5 +98,127 @@ func TestDeliveredRate(t *testing.T) {
 	}
 	if !math.IsNaN(d.InFlightHeld) || !math.IsNaN(d.RampSeconds) {
 		t.Fatalf("held %v, ramp %v without a closed loop's slots", d.InFlightHeld, d.RampSeconds)
+	}
+}
+
+// The in-flight figures and the held span on small layouts whose counts are known at
+// every instant: the p99 at the 99% edge, a held span of slotless requests, requests
+// due or sent at one instant.
+func TestDeliveredEdges(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// from, to in ms; slot.
+	type req struct{ from, to, slot int }
+	nan := math.NaN()
+	tests := []struct {
+		name        string
+		concurrency int
+		reqs        []req
+		mean, p99   float64
+		max         int
+		held, idle  float64
+		heldS, rmpS float64
+	}{
+		// 1 in flight on 0–990 ms, 2 on 990–1000: exactly 99% of the window at 1 or fewer.
+		{"p99 at the edge", 0, []req{{0, 1000, 0}, {990, 1000, 0}}, 1.01, 1, 2, nan, nan, 0, nan},
+		// 2 in flight on 989–1000: 1.1% of the window above 1.
+		{"p99 past the edge", 0, []req{{0, 1000, 0}, {989, 1000, 0}}, 1.011, 2, 2, nan, nan, 0, nan},
+		// Slotless requests under a closed loop's target: the held span (20–40 ms) has 1
+		// in flight on 20–30 and none on 30–40, and no slot's turnaround: a gap between two
+		// requests of no slot is not a slot standing idle.
+		{"no slots", 2, []req{{0, 10, 0}, {20, 30, 0}, {40, 50, 0}}, 0.6, 1, 1, 0.5, 0, 0.02, 0.02},
+		// As many requests as slots: no held span, only the ramp.
+		{"slots filled once", 2, []req{{0, 30, 1}, {10, 40, 2}}, 1.5, 2, 2, nan, nan, 0, 0.01},
+		// Fewer requests than slots: the ramp runs to the last start.
+		{"slots never filled", 3, []req{{0, 30, 1}, {10, 40, 2}}, 1.5, 2, 2, nan, nan, 0, 0.01},
+		// A zero-length request adds no time at any count.
+		{"zero-length request", 0, []req{{0, 10, 0}, {5, 5, 0}}, 1, 1, 1, nan, nan, 0, nan},
+		{"only zero-length", 0, []req{{5, 5, 0}}, nan, nan, 0, nan, nan, 0, nan},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAccumulator(Target{Concurrency: tt.concurrency})
+			for _, r := range tt.reqs {
+				a.Add(&backends.Sample{Start: t0.Add(ms(r.from)), End: ms(r.to - r.from), Slot: r.slot})
+			}
+			d := a.Summary(Window{}).Delivered
+			if !near(d.InFlightMean, tt.mean) || !near(d.InFlightP99, tt.p99) || d.InFlightMax != tt.max {
+				t.Errorf("in flight mean %v, p99 %v, max %v; want %v, %v, %v", d.InFlightMean, d.InFlightP99, d.InFlightMax,
+					tt.mean, tt.p99, tt.max)
+			}
+			if !near(d.InFlightHeld, tt.held) || !near(d.IdleHeld, tt.idle) || !near(d.HeldSeconds, tt.heldS) ||
+				!near(d.RampSeconds, tt.rmpS) {
+				t.Errorf("held %v, idle %v over %v s, ramp %v s; want %v, %v over %v, %v", d.InFlightHeld, d.IdleHeld,
+					d.HeldSeconds, d.RampSeconds, tt.held, tt.idle, tt.heldS, tt.rmpS)
+			}
+		})
+	}
+}
+
+// Paced requests all due at one offset have no scheduled rate, and all sent at one
+// instant no delivered rate: NaN, not an infinite rate.
+func TestDeliveredRateOneInstant(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	a := NewAccumulator(Target{})
+	for i := range 3 {
+		s := &backends.Sample{Start: t0.Add(time.Duration(10*i) * time.Millisecond), End: time.Millisecond}
+		a.Add(s)
+		a.AddPaced(0, s)
+	}
+	if d := a.Summary(Window{}).Delivered; !math.IsNaN(d.RateScheduled) || !near(d.RateDelivered, 100) {
+		t.Fatalf("rates %v scheduled, %v delivered; want NaN, 100", d.RateScheduled, d.RateDelivered)
+	}
+	b := NewAccumulator(Target{})
+	for i := range 3 {
+		s := &backends.Sample{Start: t0, End: time.Millisecond}
+		b.Add(s)
+		b.AddPaced(time.Duration(10*i)*time.Millisecond, s)
+	}
+	if d := b.Summary(Window{}).Delivered; !near(d.RateScheduled, 100) || !math.IsNaN(d.RateDelivered) {
+		t.Fatalf("rates %v scheduled, %v delivered; want 100, NaN", d.RateScheduled, d.RateDelivered)
+	}
+}
+
+// A pool merged into another pool carries its merged runs' figures: the same delivered
+// load as the pool itself (merge keeps what merged runs left in the store, not only the
+// spans of its own run).
+func TestDeliveredPoolOfPools(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tgt := Target{Concurrency: 2}
+	run := func(off int) *Accumulator {
+		a := NewAccumulator(tgt)
+		// Slot 1: 0–40, 55–90; slot 2: 10–60, 70–100; paced, due every 10 ms. Held span
+		// 10–70 ms: busy 45 + 50 ms, idle 15 + 10 ms.
+		for i, r := range [][3]int{{0, 40, 1}, {10, 60, 2}, {55, 90, 1}, {70, 100, 2}} {
+			s := &backends.Sample{Start: t0.Add(ms(off + r[0])), End: ms(r[1] - r[0]), Slot: r[2]}
+			a.Add(s)
+			a.AddPaced(ms(10*i), s)
+		}
+		return a
+	}
+	inner := NewAccumulator(tgt)
+	inner.merge(run(0))
+	inner.merge(run(1000))
+	outer := NewAccumulator(tgt)
+	outer.merge(inner)
+	want, got := inner.load.delivered(), outer.load.delivered()
+	if !near(want.InFlightHeld, 95.0/60) || !near(want.IdleHeld, 25.0/60) || !near(want.RateScheduled, 100) {
+		t.Fatalf("pool: held %v, idle %v, scheduled %v/s; want %v, %v, 100", want.InFlightHeld, want.IdleHeld,
+			want.RateScheduled, 95.0/60, 25.0/60)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"mean", got.InFlightMean, want.InFlightMean}, {"p99", got.InFlightP99, want.InFlightP99},
+		{"max", float64(got.InFlightMax), float64(want.InFlightMax)}, {"held", got.InFlightHeld, want.InFlightHeld},
+		{"idle", got.IdleHeld, want.IdleHeld}, {"held s", got.HeldSeconds, want.HeldSeconds},
+		{"ramp", got.RampSeconds, want.RampSeconds}, {"scheduled", got.RateScheduled, want.RateScheduled},
+		{"delivered", got.RateDelivered, want.RateDelivered},
+	} {
+		if !near(f.got, f.want) {
+			t.Errorf("pool of pools: %s %v, the pool's %v", f.name, f.got, f.want)
+		}
 	}
 }
