@@ -55,7 +55,8 @@ func (t *turn) apply(req *backends.Request) {
 func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
 	sessions := lv
 	sessions.Requests, sessions.Ramp = lv.Session.Sessions, 0
-	closedLoop(ctx, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, lv.Session, i, send) })
+	// Sessions never ramp: the clock is read once, for a ramp's end that is never used.
+	closedLoop(ctx, backends.SystemClock{}, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, lv.Session, i, send) })
 }
 
 // converse runs session i (from 0) turn by turn until its last turn, a failed turn, or
