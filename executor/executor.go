@@ -240,7 +240,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	var wg sync.WaitGroup
 	switch {
 	case lv.Session != nil:
-		runSessions(ctx, lv, slots, &wg, send)
+		runSessions(ctx, opts.Clock, lv, slots, &wg, send)
 	case lv.Trace != nil:
 		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, slotted{}) })
 	case lv.RequestRate > 0:
@@ -387,18 +387,19 @@ func drain(sink <-chan toDrain, run *RunResult, opts Options) {
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next
 // request as soon as its last one finished; send gets the request's number and its
-// worker's, from 1. With lv.Ramp, worker k of n first waits k·Ramp/n, then sends ramp
-// requests (numbered from lv.Requests on) back to back until the ramp is over, both read
-// on clk.
+// worker's, from 1. With lv.Ramp, worker k of n first waits until k·Ramp/n into the
+// loop, then sends ramp requests (numbered from lv.Requests on) back to back until the
+// ramp is over, both read on clk.
 func closedLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, slotted)) {
 	next := make(chan int)
 	workers := min(slots, lv.Requests)
-	rampEnd := clk.Now().Add(lv.Ramp)
+	start := clk.Now()
+	rampEnd := start.Add(lv.Ramp)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if lv.Ramp > 0 && wait(ctx, clk, time.Duration(w)*lv.Ramp/time.Duration(workers)) {
+			if lv.Ramp > 0 && wait(ctx, clk, start.Add(time.Duration(w)*lv.Ramp/time.Duration(workers)).Sub(clk.Now())) {
 				for k := 0; ctx.Err() == nil && (k == 0 || clk.Now().Before(rampEnd)); k++ {
 					send(lv.Requests+w+k*workers, slotted{w + 1, true})
 				}
