@@ -240,13 +240,13 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	var wg sync.WaitGroup
 	switch {
 	case lv.Session != nil:
-		runSessions(ctx, lv, slots, &wg, send)
+		runSessions(ctx, opts.Clock, lv, slots, &wg, send)
 	case lv.Trace != nil:
 		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, slotted{}) })
 	case lv.RequestRate > 0:
 		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) })
 	default:
-		closedLoop(ctx, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
+		closedLoop(ctx, opts.Clock, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
 	}
 	wg.Wait()
 	close(sink)
@@ -387,18 +387,20 @@ func drain(sink <-chan toDrain, run *RunResult, opts Options) {
 
 // closedLoop sends lv.Requests requests from slots workers, each sending its next
 // request as soon as its last one finished; send gets the request's number and its
-// worker's, from 1. With lv.Ramp, worker k of n first waits k·Ramp/n, then sends ramp
-// requests (numbered from lv.Requests on) back to back until the ramp is over.
-func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, slotted)) {
+// worker's, from 1. With lv.Ramp, worker k of n first waits until k·Ramp/n into the
+// loop, then sends ramp requests (numbered from lv.Requests on) back to back until the
+// ramp is over, both read on clk.
+func closedLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, slotted)) {
 	next := make(chan int)
 	workers := min(slots, lv.Requests)
-	rampEnd := time.Now().Add(lv.Ramp)
+	start := clk.Now()
+	rampEnd := start.Add(lv.Ramp)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if lv.Ramp > 0 && wait(ctx, time.Duration(w)*lv.Ramp/time.Duration(workers)) {
-				for k := 0; ctx.Err() == nil && (k == 0 || time.Now().Before(rampEnd)); k++ {
+			if lv.Ramp > 0 && wait(ctx, clk, start.Add(time.Duration(w)*lv.Ramp/time.Duration(workers)).Sub(clk.Now())) {
+				for k := 0; ctx.Err() == nil && (k == 0 || clk.Now().Before(rampEnd)); k++ {
 					send(lv.Requests+w+k*workers, slotted{w + 1, true})
 				}
 			}
@@ -420,9 +422,14 @@ func closedLoop(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup
 	}
 }
 
-// wait waits d, and reports whether ctx is still live after it.
-func wait(ctx context.Context, d time.Duration) bool {
+// wait waits d, and reports whether ctx is still live after it. A test's clock that
+// moves only as it is waited on (Wait, as the pacer's) is waited on instead of a timer.
+func wait(ctx context.Context, clk backends.Clock, d time.Duration) bool {
 	if d > 0 {
+		if w, ok := clk.(interface{ Wait(time.Duration) }); ok {
+			w.Wait(d)
+			return ctx.Err() == nil
+		}
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {

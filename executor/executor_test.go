@@ -401,67 +401,6 @@ func TestOpenLoopScheduleFollowsTheSeed(t *testing.T) {
 	}
 }
 
-// A ramped closed loop starts slot k of n k·Ramp/n into the run, and the requests
-// started before the ramp is over are reported but not measured: the run's samples and
-// window are the Requests after it.
-func TestClosedLoopRamp(t *testing.T) {
-	f := &fakeBackend{delay: 5 * time.Millisecond}
-	const ramp = 40 * time.Millisecond
-	lv := LevelSpec{Concurrency: 4, Requests: 8, RepeatRuns: 1, Ramp: ramp, Prompts: &Prompts{Words: 1}}
-	var mu sync.Mutex
-	firstRamp := map[int]time.Time{} // each slot's first ramp request's start
-	var lastRamp time.Time
-	var ramps, measured int
-	ids := map[int]bool{}
-	res := RunLevel(context.Background(), f, lv, Options{OnRequest: func(e Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		if ids[e.Index] {
-			t.Errorf("request %d sent twice", e.Index)
-		}
-		ids[e.Index] = true
-		if !e.Ramp {
-			measured++
-			return
-		}
-		ramps++
-		if e.Index < 8 {
-			t.Errorf("ramp request numbered %d, among the 8 measured", e.Index)
-		}
-		if first, ok := firstRamp[e.Sample.Slot]; !ok || e.Sample.Start.Before(first) {
-			firstRamp[e.Sample.Slot] = e.Sample.Start
-		}
-		if e.Sample.Start.After(lastRamp) {
-			lastRamp = e.Sample.Start
-		}
-	}})
-	// 5 ms requests over a 40 ms ramp: a slot sends several before the ramp is over.
-	if measured != 8 || len(firstRamp) != 4 || ramps <= 4 || f.calls.Load() != int64(8+ramps) {
-		t.Fatalf("%d calls: %d measured, %d ramp requests from %d slots; want 8 measured and more than one ramp request a slot",
-			f.calls.Load(), measured, ramps, len(firstRamp))
-	}
-	run := res.Runs[0]
-	if len(run.Samples) != 8 {
-		t.Fatalf("%d samples, want the 8 measured", len(run.Samples))
-	}
-	// Slot k's first request starts no earlier than (k−1)·10 ms after slot 1's.
-	for k := 2; k <= 4; k++ {
-		if d := firstRamp[k].Sub(firstRamp[1]); d < time.Duration(k-1)*ramp/4 {
-			t.Errorf("slot %d started %v after slot 1, want at least %v", k, d, time.Duration(k-1)*ramp/4)
-		}
-	}
-	// Every measured request starts after the ramp: after its last request, and at
-	// least the ramp after the first.
-	for _, s := range run.Samples {
-		if !s.Start.After(lastRamp) || s.Start.Sub(firstRamp[1]) < ramp {
-			t.Errorf("slot %d: a measured request started at %v, inside the ramp (%v to %v)", s.Slot, s.Start, firstRamp[1], lastRamp)
-		}
-	}
-	if run.Start.Before(lastRamp) {
-		t.Errorf("the window starts at %v, before the ramp's last request at %v", run.Start, lastRamp)
-	}
-}
-
 // A request's id reads as it always has: its kind, run and number.
 func TestRequestIDReadsAsBefore(t *testing.T) {
 	for _, tc := range []struct {

@@ -52,27 +52,19 @@ func (t *turn) apply(req *backends.Request) {
 // runSessions runs the level's sessions from slots workers, each starting its next
 // session as soon as its last one ended. Session i's turn k is request i×Turns + k−1,
 // so each turn has its own id and shape.
-func runSessions(ctx context.Context, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
+func runSessions(ctx context.Context, clk backends.Clock, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
 	sessions := lv
 	sessions.Requests, sessions.Ramp = lv.Session.Sessions, 0
-	closedLoop(ctx, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, lv.Session, i, send) })
+	closedLoop(ctx, clk, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, clk, lv.Session, i, send) })
 }
 
 // converse runs session i (from 0) turn by turn until its last turn, a failed turn, or
-// ctx is done.
-func converse(ctx context.Context, sp *SessionSpec, i int, send func(paced, *turn, slotted) backends.Sample) {
+// ctx is done; the think time is waited on clk.
+func converse(ctx context.Context, clk backends.Clock, sp *SessionSpec, i int, send func(paced, *turn, slotted) backends.Sample) {
 	var history []backends.Message
-	timer := time.NewTimer(0)
-	<-timer.C
-	defer timer.Stop()
 	for k := 1; k <= sp.Turns; k++ {
-		if k > 1 && sp.ThinkTime > 0 {
-			timer.Reset(sp.ThinkTime)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return
-			}
+		if k > 1 && !wait(ctx, clk, sp.ThinkTime) {
+			return
 		}
 		if ctx.Err() != nil {
 			return
