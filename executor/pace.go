@@ -111,30 +111,61 @@ const (
 // queued bounds the gates queued to the dispatcher and the gates kept for reuse.
 const queued = 1024
 
-// waiter is how the dispatcher waits a stretch read on its clock: on the runtime timer,
-// in a nanosleep, or (spin) one turn of reading the clock. Tests count them.
+// waiter is how the pacer waits a stretch read on its clock: the dispatcher on the
+// runtime timer, in a nanosleep, or (spin) one turn of reading the clock; the feeder
+// (hold) until a request is due to be handed over, false when ctx ends first. Tests
+// count them.
 type waiter struct {
 	sleep, nap func(time.Duration)
 	spin       func()
+	hold       func(ctx context.Context, d time.Duration) bool
 }
-
-var realWaits = waiter{sleep: time.Sleep, nap: nanosleep, spin: func() {}}
 
 func newPacer(ctx context.Context, clk backends.Clock, slots int, wg *sync.WaitGroup, do func(paced)) *pacer {
 	p := &pacer{ctx: ctx, clk: clk, timer: time.NewTimer(0), wg: wg, do: do, work: make(chan paced),
-		gates: make(chan *gate, queued), free: make(chan *gate, queued), wait: realWaits}
+		gates: make(chan *gate, queued), free: make(chan *gate, queued)}
+	p.wait = waiter{sleep: time.Sleep, nap: nanosleep, spin: func() {}, hold: p.timerHold}
 	if slots > 0 {
 		p.sem = make(chan struct{}, slots)
 	}
 	if w, ok := clk.(interface{ Wait(time.Duration) }); ok {
-		// A test's clock that moves only as the dispatcher waits on it (Wait(0): one
-		// turn of the spin), so its send lags are exact.
-		p.wait = waiter{sleep: w.Wait, nap: w.Wait, spin: func() { w.Wait(0) }}
+		// A test's clock that moves only as the pacer waits on it (Wait(0): one turn of
+		// the spin), so its send lags and hand-over times are exact.
+		p.wait = waiter{sleep: w.Wait, nap: w.Wait, spin: func() { w.Wait(0) }, hold: p.clockHold(w.Wait)}
 	}
 	p.t0 = clk.Now()
 	wg.Add(1)
 	go p.dispatch()
 	return p
+}
+
+// timerHold is the feeder's wait on the runtime timer: d, or false when ctx ends first.
+func (p *pacer) timerHold(ctx context.Context, d time.Duration) bool {
+	p.timer.Reset(d)
+	select {
+	case <-p.timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// clockHold is the feeder's wait on a clock that moves only as the pacer waits on it:
+// until the dispatcher has moved it d on, or has let every request handed over take its
+// start stamp (nothing else will move it then), and then the rest of d itself. A request
+// is then handed over exactly buildAhead before its time whenever none before it is
+// pending, and the clock never jumps past a request still waiting for its time.
+func (p *pacer) clockHold(wait func(time.Duration)) func(context.Context, time.Duration) bool {
+	return func(ctx context.Context, d time.Duration) bool {
+		until := p.since() + d
+		for p.since() < until && p.stamped.Load() < p.sent && ctx.Err() == nil {
+			runtime.Gosched()
+		}
+		if left := until - p.since(); left > 0 && ctx.Err() == nil {
+			wait(left)
+		}
+		return ctx.Err() == nil
+	}
 }
 
 // since is the time on the pacer's clock since its start.
@@ -143,13 +174,8 @@ func (p *pacer) since() time.Duration { return p.clk.Now().Sub(p.t0) }
 // send hands r, once a slot is free, to a sender buildAhead before r.at from the pacer's
 // start; it returns false, handing over nothing, when ctx ends first.
 func (p *pacer) send(r paced) bool {
-	if d := r.at - buildAhead - p.since(); d > 0 {
-		p.timer.Reset(d)
-		select {
-		case <-p.timer.C:
-		case <-p.ctx.Done():
-			return false
-		}
+	if d := r.at - buildAhead - p.since(); d > 0 && !p.wait.hold(p.ctx, d) {
+		return false
 	}
 	if p.sem != nil {
 		select {
@@ -232,10 +258,12 @@ func (p *pacer) dispatch() {
 	defer p.wg.Done()
 	prevAt := time.Duration(-1)
 	for g := range p.gates {
+		// g is read before it opens: once its sender has stamped, the feeder may reuse it.
+		at := g.at
 		p.awaitTurn(g, prevAt)
-		p.until(g.at)
+		p.until(at)
 		g.open <- struct{}{}
-		prevAt = g.at
+		prevAt = at
 		runtime.Gosched()
 	}
 }

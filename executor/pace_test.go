@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -304,4 +305,84 @@ func BenchmarkPacedSend(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	RunLevel(context.Background(), &dueNow{clk: backends.SystemClock{}}, lv, Options{DropSamples: true})
+}
+
+// The feeder hands each request over buildAhead before its time, on the pacer's clock:
+// rows further apart than that wait (hold) until then, once the dispatcher has let the
+// one before go, and a row due within buildAhead of the clock goes at once. Each is then stamped at
+// its time.
+func TestFeederHandsOverBuildAheadBeforeTheTime(t *testing.T) {
+	ats := []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond}
+	clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+	var mu sync.Mutex
+	lags := map[int]time.Duration{}
+	var wg sync.WaitGroup
+	p := newPacer(context.Background(), clk, 0, &wg, func(r paced) {
+		r.sender.due(nil)
+		mu.Lock()
+		lags[r.n] = r.sender.lag
+		mu.Unlock()
+	})
+	hold := p.wait.hold
+	var handed []string
+	p.wait.hold = func(ctx context.Context, d time.Duration) bool {
+		if d <= 0 {
+			t.Errorf("held %v", d)
+		}
+		ok := hold(ctx, d)
+		handed = append(handed, strconv.Itoa(int(p.sent))+"@"+p.since().String())
+		return ok
+	}
+	for n, at := range ats {
+		if !p.send(paced{n: n, at: at}) {
+			t.Fatalf("request %d not handed over", n)
+		}
+	}
+	p.stop()
+	wg.Wait()
+	// Requests 1, 2 and 4 wait (after 0, 1 and 3 had gone: p.sent); 3, due with 2, is
+	// handed over at once.
+	if want := []string{"1@7ms", "2@22ms", "4@37ms"}; !slices.Equal(handed, want) {
+		t.Fatalf("hand-overs after holds %v, want %v", handed, want)
+	}
+	for n := range ats {
+		if lags[n] != 0 {
+			t.Fatalf("lags %v, want all 0", lags)
+		}
+	}
+}
+
+// The feeder's waits end when the run's context does: send hands nothing over then.
+func TestFeederHoldEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		clk  backends.Clock
+	}{{"runtime timer", backends.SystemClock{}}, {"wait clock", &waitClock{now: time.Unix(1000, 0)}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			handed := 0
+			p := newPacer(ctx, tc.clk, 0, &wg, func(paced) { handed++ })
+			if p.send(paced{at: time.Hour}) {
+				t.Fatal("send handed a request over after the context ended")
+			}
+			if p.wait.hold(ctx, time.Hour) {
+				t.Fatal("hold returned true after the context ended")
+			}
+			p.stop()
+			wg.Wait()
+			if handed != 0 || p.sent != 0 {
+				t.Fatalf("%d requests handed over, %d numbered", handed, p.sent)
+			}
+		})
+	}
+	// A hold whose context lives waits its time and says so.
+	var wg sync.WaitGroup
+	p := newPacer(context.Background(), backends.SystemClock{}, 0, &wg, func(paced) {})
+	if !p.wait.hold(context.Background(), time.Nanosecond) {
+		t.Fatal("a live hold returned false")
+	}
+	p.stop()
+	wg.Wait()
 }
