@@ -386,3 +386,85 @@ func TestFeederHoldEndsWithTheContext(t *testing.T) {
 	p.stop()
 	wg.Wait()
 }
+
+// fakeGC stands in for the runtime's collector settings.
+type fakeGC struct {
+	mu      sync.Mutex
+	percent int
+	limit   int64
+}
+
+func (f *fakeGC) knobs() gcKnobs {
+	return gcKnobs{
+		percent: func(p int) int { f.mu.Lock(); defer f.mu.Unlock(); old := f.percent; f.percent = p; return old },
+		limit: func(l int64) int64 {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			old := f.limit
+			if l >= 0 {
+				f.limit = l
+			}
+			return old
+		},
+		used: func() int64 { return 100 << 20 },
+	}
+}
+
+func (f *fakeGC) now() (int, int64) { f.mu.Lock(); defer f.mu.Unlock(); return f.percent, f.limit }
+
+// While a paced run sends, the collector is off up to gcBudget past the memory used when
+// it began; once its dispatcher is done (and the last of overlapping runs), the settings
+// are back. A limit set lower stays, and GOGC=off keeps its own limit.
+func TestPacedRunHoldsTheCollectorOff(t *testing.T) {
+	const noLimit = int64(1<<63 - 1)
+	for _, tc := range []struct {
+		name             string
+		percent          int
+		limit, heldLimit int64
+	}{
+		{"defaults", 100, noLimit, 100<<20 + gcBudget},
+		{"a lower limit", 50, 300 << 20, 300 << 20},
+		{"GOGC=off", -1, noLimit, noLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeGC{percent: tc.percent, limit: tc.limit}
+			saved := gc
+			gc = f.knobs()
+			defer func() { gc = saved }()
+			var wg sync.WaitGroup
+			clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+			var during [][2]int64
+			var mu sync.Mutex
+			p := newPacer(context.Background(), clk, 0, &wg, func(r paced) {
+				r.sender.due(nil)
+				pc, l := f.now()
+				mu.Lock()
+				during = append(during, [2]int64{int64(pc), l})
+				mu.Unlock()
+			})
+			// A second run overlapping the first: its end must not put the collector back.
+			release := holdGC()
+			for n, at := range []time.Duration{0, 10 * time.Millisecond} {
+				p.send(paced{n: n, at: at})
+			}
+			p.stop()
+			wg.Wait()
+			for _, d := range during {
+				if d != [2]int64{-1, tc.heldLimit} {
+					t.Fatalf("a request went out with the collector at %d%% under limit %d, want off under %d", d[0], d[1], tc.heldLimit)
+				}
+			}
+			if pc, l := f.now(); pc != -1 || l != tc.heldLimit {
+				t.Fatalf("with another run still sending: %d%%, limit %d", pc, l)
+			}
+			release()
+			release() // once only
+			if pc, l := f.now(); pc != tc.percent || l != tc.limit {
+				t.Fatalf("after the runs: %d%%, limit %d; want %d%%, %d back", pc, l, tc.percent, tc.limit)
+			}
+			if len(during) != 2 {
+				t.Fatalf("%d requests sent", len(during))
+			}
+		})
+	}
+}
