@@ -144,6 +144,11 @@ type dueBackend struct {
 	holdWrote map[int]int
 	stamps    map[int]chan struct{}
 	events    []string
+	// holdFor bounds a held Wrote's wait in real time (0: a second); late moves the
+	// clock (a *waitClock) on by late[n] before request n takes its stamp, as if its
+	// build had taken that long (once request n-1 has stamped, where stamps has it).
+	holdFor time.Duration
+	late    map[int]time.Duration
 }
 
 func (d *dueBackend) log(e string) {
@@ -161,14 +166,24 @@ func (d *dueBackend) Do(ctx context.Context, req backends.Request) backends.Samp
 	if req.Due == nil {
 		panic("a paced request without Due")
 	}
+	if l, ok := d.late[n]; ok {
+		if ch, ok := d.stamps[n-1]; ok {
+			<-ch
+		}
+		d.clk.(*waitClock).Wait(l)
+	}
 	start := req.Due(stampNoter{d, req.ID})
 	if ch, ok := d.stamps[n]; ok {
 		close(ch)
 	}
 	if m, ok := d.holdWrote[n]; ok {
+		hold := d.holdFor
+		if hold == 0 {
+			hold = time.Second
+		}
 		select {
 		case <-d.stamps[m]:
-		case <-time.After(time.Second): // the pacer waits for this write first: the test fails
+		case <-time.After(hold): // the pacer waits for this write first
 		}
 	}
 	d.log("wrote " + strconv.Itoa(n))
@@ -258,6 +273,51 @@ func TestLaterRowWaitsForTheWrite(t *testing.T) {
 	}
 	if pos["stamp 2"] < pos["wrote 1"] || pos["stamp 2"] < pos["wrote 0"] {
 		t.Fatalf("row 2 went before the rows due earlier had gone out: %v", b.events)
+	}
+}
+
+// A request due later than the one before it waits for that one to go out past
+// orderGrace (250 µs), up to writeGrace (2 ms) past its own time; later than that it
+// goes: row 1 is found (its build took long on the pacer's clock) 0.5 ms or 2.25 ms past
+// its time, while row 0's write is held until row 1 has stamped (or, in real
+// time, 100 ms).
+func TestLaterRowWaitsForTheWriteUpToWriteGrace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		late  time.Duration
+		waits bool
+	}{
+		{"past orderGrace", 500 * time.Microsecond, true},
+		{"past writeGrace", 2250 * time.Microsecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ats := []time.Duration{0, time.Millisecond}
+			trace := func(ctx context.Context, rows chan<- TraceRow) error {
+				for _, at := range ats {
+					rows <- TraceRow{At: at}
+				}
+				return nil
+			}
+			clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+			b := &dueBackend{clk: clk, holdWrote: map[int]int{0: 1}, stamps: map[int]chan struct{}{0: make(chan struct{}), 1: make(chan struct{})},
+				holdFor: 100 * time.Millisecond, late: map[int]time.Duration{1: time.Millisecond + tc.late}}
+			lv := LevelSpec{RepeatRuns: 1, Trace: trace, Prompts: &Prompts{Words: 1}}
+			lags := &sendLags{}
+			RunLevel(context.Background(), b, lv, Options{Clock: clk, OnRequest: lags.add})
+			pos := map[string]int{}
+			for i, e := range b.events {
+				pos[e] = i
+			}
+			if len(pos) != 4 {
+				t.Fatalf("events %v", b.events)
+			}
+			if waited := pos["wrote 0"] < pos["stamp 1"]; waited != tc.waits {
+				t.Fatalf("row 1, %v late, waited for row 0's write: %v, want %v (%v)", tc.late, waited, tc.waits, b.events)
+			}
+			if got := lags.byIndex(); got[1] != tc.late {
+				t.Fatalf("row 1's lag %v, want %v", got[1], tc.late)
+			}
+		})
 	}
 }
 
