@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -278,8 +279,8 @@ func TestLaterRowWaitsForTheWrite(t *testing.T) {
 
 // A request due later than the one before it waits for that one to go out past
 // orderGrace (250 µs), up to writeGrace (2 ms) past its own time; later than that it
-// goes: row 1 is found (its build took long on the pacer's clock) 0.5 ms or 2.25 ms past
-// its time, while row 0's write is held until row 1 has stamped (or, in real
+// goes: row 1 is found (its build took long on the pacer's clock) 0.5 ms, 2 ms or 2.25 ms
+// past its time, while row 0's write is held until row 1 has stamped (or, in real
 // time, 100 ms).
 func TestLaterRowWaitsForTheWriteUpToWriteGrace(t *testing.T) {
 	for _, tc := range []struct {
@@ -288,6 +289,7 @@ func TestLaterRowWaitsForTheWriteUpToWriteGrace(t *testing.T) {
 		waits bool
 	}{
 		{"past orderGrace", 500 * time.Microsecond, true},
+		{"at writeGrace", 2 * time.Millisecond, true},
 		{"past writeGrace", 2250 * time.Microsecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -483,6 +485,7 @@ func TestPacedRunHoldsTheCollectorOff(t *testing.T) {
 		limit, heldLimit int64
 	}{
 		{"defaults", 100, noLimit, 100<<20 + gcBudget},
+		{"GOGC=0", 0, noLimit, 100<<20 + gcBudget},
 		{"a lower limit", 50, 300 << 20, 300 << 20},
 		{"GOGC=off", -1, noLimit, noLimit},
 	} {
@@ -526,5 +529,15 @@ func TestPacedRunHoldsTheCollectorOff(t *testing.T) {
 				t.Fatalf("%d requests sent", len(during))
 			}
 		})
+	}
+}
+
+// The memory a limit counts is what the runtime holds from the OS less what it gave back.
+func TestMemoryUsed(t *testing.T) {
+	used := memoryUsed()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m) // after: Sys only grows
+	if used <= 0 || used > int64(m.Sys) {
+		t.Fatalf("memory used %d, want within (0, %d]", used, m.Sys)
 	}
 }
