@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,6 +145,11 @@ type dueBackend struct {
 	holdWrote map[int]int
 	stamps    map[int]chan struct{}
 	events    []string
+	// holdFor bounds a held Wrote's wait in real time (0: a second); late moves the
+	// clock (a *waitClock) on by late[n] before request n takes its stamp, as if its
+	// build had taken that long (once request n-1 has stamped, where stamps has it).
+	holdFor time.Duration
+	late    map[int]time.Duration
 }
 
 func (d *dueBackend) log(e string) {
@@ -160,14 +167,24 @@ func (d *dueBackend) Do(ctx context.Context, req backends.Request) backends.Samp
 	if req.Due == nil {
 		panic("a paced request without Due")
 	}
+	if l, ok := d.late[n]; ok {
+		if ch, ok := d.stamps[n-1]; ok {
+			<-ch
+		}
+		d.clk.(*waitClock).Wait(l)
+	}
 	start := req.Due(stampNoter{d, req.ID})
 	if ch, ok := d.stamps[n]; ok {
 		close(ch)
 	}
 	if m, ok := d.holdWrote[n]; ok {
+		hold := d.holdFor
+		if hold == 0 {
+			hold = time.Second
+		}
 		select {
 		case <-d.stamps[m]:
-		case <-time.After(time.Second): // the pacer waits for this write first: the test fails
+		case <-time.After(hold): // the pacer waits for this write first
 		}
 	}
 	d.log("wrote " + strconv.Itoa(n))
@@ -260,6 +277,52 @@ func TestLaterRowWaitsForTheWrite(t *testing.T) {
 	}
 }
 
+// A request due later than the one before it waits for that one to go out past
+// orderGrace (250 µs), up to writeGrace (2 ms) past its own time; later than that it
+// goes: row 1 is found (its build took long on the pacer's clock) 0.5 ms, 2 ms or 2.25 ms
+// past its time, while row 0's write is held until row 1 has stamped (or, in real
+// time, 100 ms).
+func TestLaterRowWaitsForTheWriteUpToWriteGrace(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		late  time.Duration
+		waits bool
+	}{
+		{"past orderGrace", 500 * time.Microsecond, true},
+		{"at writeGrace", 2 * time.Millisecond, true},
+		{"past writeGrace", 2250 * time.Microsecond, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ats := []time.Duration{0, time.Millisecond}
+			trace := func(ctx context.Context, rows chan<- TraceRow) error {
+				for _, at := range ats {
+					rows <- TraceRow{At: at}
+				}
+				return nil
+			}
+			clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+			b := &dueBackend{clk: clk, holdWrote: map[int]int{0: 1}, stamps: map[int]chan struct{}{0: make(chan struct{}), 1: make(chan struct{})},
+				holdFor: 100 * time.Millisecond, late: map[int]time.Duration{1: time.Millisecond + tc.late}}
+			lv := LevelSpec{RepeatRuns: 1, Trace: trace, Prompts: &Prompts{Words: 1}}
+			lags := &sendLags{}
+			RunLevel(context.Background(), b, lv, Options{Clock: clk, OnRequest: lags.add})
+			pos := map[string]int{}
+			for i, e := range b.events {
+				pos[e] = i
+			}
+			if len(pos) != 4 {
+				t.Fatalf("events %v", b.events)
+			}
+			if waited := pos["wrote 0"] < pos["stamp 1"]; waited != tc.waits {
+				t.Fatalf("row 1, %v late, waited for row 0's write: %v, want %v (%v)", tc.late, waited, tc.waits, b.events)
+			}
+			if got := lags.byIndex(); got[1] != tc.late {
+				t.Fatalf("row 1's lag %v, want %v", got[1], tc.late)
+			}
+		})
+	}
+}
+
 // The pacer's own path (hand over, queue, wait, open, stamp, reuse) allocates nothing a
 // request once its senders and gates exist: a schedule no one waits on, a do that only
 // takes its stamp.
@@ -304,4 +367,177 @@ func BenchmarkPacedSend(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	RunLevel(context.Background(), &dueNow{clk: backends.SystemClock{}}, lv, Options{DropSamples: true})
+}
+
+// The feeder hands each request over buildAhead before its time, on the pacer's clock:
+// rows further apart than that wait (hold) until then, once the dispatcher has let the
+// one before go, and a row due within buildAhead of the clock goes at once. Each is then stamped at
+// its time.
+func TestFeederHandsOverBuildAheadBeforeTheTime(t *testing.T) {
+	ats := []time.Duration{0, 10 * time.Millisecond, 25 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond}
+	clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+	var mu sync.Mutex
+	lags := map[int]time.Duration{}
+	var wg sync.WaitGroup
+	p := newPacer(context.Background(), clk, 0, &wg, func(r paced) {
+		r.sender.due(nil)
+		mu.Lock()
+		lags[r.n] = r.sender.lag
+		mu.Unlock()
+	})
+	hold := p.wait.hold
+	var handed []string
+	p.wait.hold = func(ctx context.Context, d time.Duration) bool {
+		if d <= 0 {
+			t.Errorf("held %v", d)
+		}
+		ok := hold(ctx, d)
+		handed = append(handed, strconv.Itoa(int(p.sent))+"@"+p.since().String())
+		return ok
+	}
+	for n, at := range ats {
+		if !p.send(paced{n: n, at: at}) {
+			t.Fatalf("request %d not handed over", n)
+		}
+	}
+	p.stop()
+	wg.Wait()
+	// Requests 1, 2 and 4 wait (after 0, 1 and 3 had gone: p.sent); 3, due with 2, is
+	// handed over at once.
+	if want := []string{"1@7ms", "2@22ms", "4@37ms"}; !slices.Equal(handed, want) {
+		t.Fatalf("hand-overs after holds %v, want %v", handed, want)
+	}
+	for n := range ats {
+		if lags[n] != 0 {
+			t.Fatalf("lags %v, want all 0", lags)
+		}
+	}
+}
+
+// The feeder's waits end when the run's context does: send hands nothing over then.
+func TestFeederHoldEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		clk  backends.Clock
+	}{{"runtime timer", backends.SystemClock{}}, {"wait clock", &waitClock{now: time.Unix(1000, 0)}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var wg sync.WaitGroup
+			handed := 0
+			p := newPacer(ctx, tc.clk, 0, &wg, func(paced) { handed++ })
+			if p.send(paced{at: time.Hour}) {
+				t.Fatal("send handed a request over after the context ended")
+			}
+			if p.wait.hold(ctx, time.Hour) {
+				t.Fatal("hold returned true after the context ended")
+			}
+			p.stop()
+			wg.Wait()
+			if handed != 0 || p.sent != 0 {
+				t.Fatalf("%d requests handed over, %d numbered", handed, p.sent)
+			}
+		})
+	}
+	// A hold whose context lives waits its time and says so.
+	var wg sync.WaitGroup
+	p := newPacer(context.Background(), backends.SystemClock{}, 0, &wg, func(paced) {})
+	if !p.wait.hold(context.Background(), time.Nanosecond) {
+		t.Fatal("a live hold returned false")
+	}
+	p.stop()
+	wg.Wait()
+}
+
+// fakeGC stands in for the runtime's collector settings.
+type fakeGC struct {
+	mu      sync.Mutex
+	percent int
+	limit   int64
+}
+
+func (f *fakeGC) knobs() gcKnobs {
+	return gcKnobs{
+		percent: func(p int) int { f.mu.Lock(); defer f.mu.Unlock(); old := f.percent; f.percent = p; return old },
+		limit: func(l int64) int64 {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			old := f.limit
+			if l >= 0 {
+				f.limit = l
+			}
+			return old
+		},
+		used: func() int64 { return 100 << 20 },
+	}
+}
+
+func (f *fakeGC) now() (int, int64) { f.mu.Lock(); defer f.mu.Unlock(); return f.percent, f.limit }
+
+// While a paced run sends, the collector is off up to gcBudget past the memory used when
+// it began; once its dispatcher is done (and the last of overlapping runs), the settings
+// are back. A limit set lower stays, and GOGC=off keeps its own limit.
+func TestPacedRunHoldsTheCollectorOff(t *testing.T) {
+	const noLimit = int64(1<<63 - 1)
+	for _, tc := range []struct {
+		name             string
+		percent          int
+		limit, heldLimit int64
+	}{
+		{"defaults", 100, noLimit, 100<<20 + gcBudget},
+		{"GOGC=0", 0, noLimit, 100<<20 + gcBudget},
+		{"a lower limit", 50, 300 << 20, 300 << 20},
+		{"GOGC=off", -1, noLimit, noLimit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeGC{percent: tc.percent, limit: tc.limit}
+			saved := gc
+			gc = f.knobs()
+			defer func() { gc = saved }()
+			var wg sync.WaitGroup
+			clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+			var during [][2]int64
+			var mu sync.Mutex
+			p := newPacer(context.Background(), clk, 0, &wg, func(r paced) {
+				r.sender.due(nil)
+				pc, l := f.now()
+				mu.Lock()
+				during = append(during, [2]int64{int64(pc), l})
+				mu.Unlock()
+			})
+			// A second run overlapping the first: its end must not put the collector back.
+			release := holdGC()
+			for n, at := range []time.Duration{0, 10 * time.Millisecond} {
+				p.send(paced{n: n, at: at})
+			}
+			p.stop()
+			wg.Wait()
+			for _, d := range during {
+				if d != [2]int64{-1, tc.heldLimit} {
+					t.Fatalf("a request went out with the collector at %d%% under limit %d, want off under %d", d[0], d[1], tc.heldLimit)
+				}
+			}
+			if pc, l := f.now(); pc != -1 || l != tc.heldLimit {
+				t.Fatalf("with another run still sending: %d%%, limit %d", pc, l)
+			}
+			release()
+			release() // once only
+			if pc, l := f.now(); pc != tc.percent || l != tc.limit {
+				t.Fatalf("after the runs: %d%%, limit %d; want %d%%, %d back", pc, l, tc.percent, tc.limit)
+			}
+			if len(during) != 2 {
+				t.Fatalf("%d requests sent", len(during))
+			}
+		})
+	}
+}
+
+// The memory a limit counts is what the runtime holds from the OS less what it gave back.
+func TestMemoryUsed(t *testing.T) {
+	used := memoryUsed()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m) // after: Sys only grows
+	if used <= 0 || used > int64(m.Sys) {
+		t.Fatalf("memory used %d, want within (0, %d]", used, m.Sys)
+	}
 }

@@ -70,8 +70,14 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// ServeHTTP routes to the OpenAI-compatible and Ollama endpoints.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP routes to the OpenAI-compatible and Ollama endpoints. Once the handler
+// returns, the connection's next bytes are the next request's (rxConn.ended).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rc := rxOf(r); rc != nil {
+		defer rc.ended()
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // Start serves on addr (e.g. "127.0.0.1:0") and returns the base URL. stop closes the
 // listener and every open stream.
@@ -84,13 +90,14 @@ func (s *Server) Start(addr string) (url string, stop func(), err error) {
 }
 
 // Serve serves on ln (a Unix socket, say, where loopback TCP's per-segment cost would
-// make the mock the limit of a load benchmark) until stop.
+// make the mock the limit of a load benchmark) until stop. On Linux TCP each request's
+// arrival is the kernel's receive stamp of its first bytes (Truth.Arrived).
 func (s *Server) Serve(ln net.Listener) (stop func()) {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: withConn}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(newStampListener(ln)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // the listener failed; stop still returns cleanly
 		}
 	}()

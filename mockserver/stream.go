@@ -58,10 +58,14 @@ type generation struct {
 	fault     Fault
 
 	received, admitted time.Time
-	first, last        time.Time // first and last content chunk written
-	created            int64     // unix seconds, for OpenAI's "created"
-	quotedID           []byte    // JSON strings, rendered once per request
-	quotedModel        []byte
+	// arrived is when the request's first bytes reached the socket (the kernel's stamp
+	// when kernel, else received).
+	arrived     time.Time
+	kernel      bool
+	first, last time.Time // first and last content chunk written
+	created     int64     // unix seconds, for OpenAI's "created"
+	quotedID    []byte    // JSON strings, rendered once per request
+	quotedModel []byte
 
 	prefill time.Duration // added to the first token's due time (Config.PrefillPerToken)
 }
@@ -252,7 +256,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	g := s.newGeneration(w, r)
 	var t *Truth
 	if s.cfg.RecordTruth {
-		t = &Truth{ID: g.id, Number: g.n, Path: r.URL.Path, Received: g.received}
+		t = &Truth{ID: g.id, Number: g.n, Path: r.URL.Path, Received: g.received, Arrived: g.arrived, ArrivedKernel: g.kernel}
 		defer s.record(t)
 	}
 	if no := s.screen(w, r, g, t, auth, decode); no.status != 0 {
@@ -304,6 +308,10 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 // echoed on the response.
 func (s *Server) newGeneration(w http.ResponseWriter, r *http.Request) *generation {
 	g := &generation{received: s.cfg.clock.Now(), n: s.requests.Add(1)}
+	g.arrived = g.received
+	if _, ok := s.cfg.clock.(realClock); ok {
+		g.arrived, g.kernel = arrived(r, g.received)
+	}
 	g.id = r.Header.Get("X-Request-Id")
 	if g.id == "" {
 		g.id = fmt.Sprintf("req-%d", g.n)

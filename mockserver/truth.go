@@ -24,7 +24,13 @@ type Truth struct {
 	Status int // HTTP status written
 
 	Received time.Time // handler entered
-	Admitted time.Time // queue slot held (zero if the request never got one)
+	// Arrived is when the request's first bytes reached the server's socket: the
+	// kernel's software receive stamp (ArrivedKernel; Linux TCP), so that the mock's own
+	// lateness in reading a connection is not taken for the client's; Received where
+	// there is none.
+	Arrived       time.Time
+	ArrivedKernel bool
+	Admitted      time.Time // queue slot held (zero if the request never got one)
 
 	// Prompt is the start of the prompt text (of the first message, for chat), so a
 	// client that puts a unique marker first can find its request here.
@@ -178,6 +184,10 @@ type Summary struct {
 	// machine) they split its TTFT into sending and reading.
 	Received     time.Time `json:"received"`
 	FirstWritten time.Time `json:"first_written"`
+	// Arrived and ArrivedKernel are Truth's: when the request's first bytes reached the
+	// socket, by the kernel's stamp where ArrivedKernel.
+	Arrived       time.Time `json:"arrived"`
+	ArrivedKernel bool      `json:"arrived_kernel,omitempty"`
 	// TTFT and TPOT are the truths as Truth.TTFT and Truth.TPOT define them; 0 when
 	// undefined.
 	TTFT time.Duration `json:"ttft_ns"`
@@ -195,7 +205,7 @@ type Summary struct {
 // Summarize reduces t.
 func (t *Truth) Summarize() Summary {
 	s := Summary{ID: t.ID, Prompt: t.Prompt, Status: t.Status, Complete: t.Complete, Chunks: len(t.Chunks),
-		Received: t.Received}
+		Received: t.Received, Arrived: t.Arrived, ArrivedKernel: t.ArrivedKernel}
 	for _, c := range t.Chunks {
 		s.Tokens += c.Tokens
 	}
