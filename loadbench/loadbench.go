@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -163,7 +164,8 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 			// rest inside its TTFTs.
 			WarmConnections: streams}
 		mon, rt0, cpu0 := selfcheck.Start(), readRuntime(), cpuTime()
-		res := executor.RunLevel(ctx, b, lv, executor.Options{})
+		procs := 0
+		res := executor.RunLevel(ctx, b, lv, executor.Options{OnRun: func(executor.RunResult) { procs = runtime.GOMAXPROCS(0) }})
 		cpu, rt, self := cpuTime()-cpu0, readRuntime().sub(rt0), mon.Stop()
 		sums, err := t.Summaries(ctx, true)
 		if err != nil {
@@ -178,6 +180,7 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 		l.CPU = cpu
 		l.CPUIncludesServer = t.InProcess
 		l.setRuntime(rt, self)
+		l.Procs = procs
 		if l.Tokens > 0 {
 			l.CPUPer1kTokens = time.Duration(float64(cpu) * 1000 / float64(l.Tokens))
 		}

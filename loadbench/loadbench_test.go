@@ -3,6 +3,7 @@ package loadbench
 import (
 	"bytes"
 	"context"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -126,6 +127,10 @@ func TestRunInProcess(t *testing.T) {
 				}
 				if want := float64(l.Streams*5) / 0.006; l.IdealTokensPerSec < want*0.999 || l.IdealTokensPerSec > want*1.001 {
 					t.Errorf("ideal %v, want %v", l.IdealTokensPerSec, want)
+				}
+				// The executor raised the client's processors for the level, and selfbench says so.
+				if want := executor.LevelProcsFactor * runtime.GOMAXPROCS(0); os.Getenv("GOMAXPROCS") == "" && l.Procs != want {
+					t.Errorf("%d streams: client procs %d, want %d", l.Streams, l.Procs, want)
 				}
 				if !l.CPUIncludesServer || l.CPU <= 0 {
 					t.Errorf("cpu %v in-process %v", l.CPU, l.CPUIncludesServer)

@@ -12,7 +12,7 @@ import (
 var header = []string{"streams", "requests", "tok/s", "of ideal", "cpu s/1k tok",
 	"TTFT err p50", "TTFT err p99", "TPOT err p50", "TPOT err p99", "in tol", "TTFT out late/early",
 	"send p50/p99", "client write p50/p99", "to handler p50/p99", "new conns", "conn setup p50/max", "server late p50/max p99",
-	"client GC n/cpu/assist", "allocs/tok", "client sched lag p99", "kept up"}
+	"client GC n/cpu/assist", "allocs/tok", "client sched lag p99", "client procs", "kept up"}
 
 func row(l LevelReport) []string {
 	ideal := "-"
@@ -37,7 +37,7 @@ func row(l LevelReport) []string {
 		fmt.Sprint(l.NewConnections), us(l.ConnectP50) + "/" + us(l.ConnectMax),
 		us(l.ServerLateP50) + "/" + us(l.ServerLateMaxP99),
 		fmt.Sprintf("%d/%s/%s", l.GCCycles, ms(l.GCCPU), ms(l.AssistCPU)), fmt.Sprintf("%.2f", l.AllocsPerToken),
-		us(l.SchedLagP99), kept,
+		us(l.SchedLagP99), fmt.Sprint(l.Procs), kept,
 	}
 }
 
@@ -64,7 +64,7 @@ func Legend(inProcess bool) string {
 		"fully written to the mock's handler entered (kernel delivery and the mock's accepting); new conns: requests that dialled,",
 		"conn setup: their connection time (dial), inside their send.",
 		"client GC: the client's collections during the run / their CPU / its allocation assists; allocs/tok: its heap allocations per token;",
-		"client sched lag p99: how long its goroutines waited, runnable, to run (runtime/metrics).",
+		"client sched lag p99: how long its goroutines waited, runnable, to run (runtime/metrics); client procs: its GOMAXPROCS during the run.",
 		"server late: how late the mock wrote chunks against its own schedule (median of request medians / p99 of request maxima).",
 		cpu + ".",
 		"kept up: no failures and 99% of TTFTs and TPOTs within tolerance.",
