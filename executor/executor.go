@@ -143,8 +143,8 @@ type Options struct {
 
 // RunLevel runs the warm-up and measured runs of one level against b. Cancelling ctx
 // stops sending new requests; requests in flight get opts.Grace to finish. The result
-// holds what was measured so far either way. The process runs with LevelProcsFactor times
-// its GOMAXPROCS meanwhile.
+// holds what was measured so far either way. The process runs with LevelProcs processors
+// meanwhile.
 func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Options) Result {
 	defer raiseProcs()()
 	res := Result{Level: lv}

@@ -6,17 +6,18 @@ import (
 	"sync"
 )
 
-// LevelProcsFactor is how many times the process's GOMAXPROCS a level runs with. A chunk's
-// kernel receive stamp is exact only while its reader reads it before the next chunk of
-// the stream comes (the kernel then merges the queued chunks under the newest one's
-// stamp). On a machine whose cores are shared (a server on the same cores, other work),
-// the OS preempts the threads that run the client's processors, and the readers queued on
-// a preempted one wait for it to come back; twice as many processors let another of the
-// client's threads run them. Measured with `planrun selfbench` on 2 shared cores: the
-// TTFTs stamped late by more than the tolerance fell 3 to 10 times at 500 to 2,000
-// streams, for up to 17% more client CPU (README, Performance of the client). An idle
-// processor costs nothing.
-const LevelProcsFactor = 2
+// LevelProcs is the GOMAXPROCS a level runs with when the process has n: n + min(n, 4). A
+// chunk's kernel receive stamp is exact only while its reader reads it before the next
+// chunk of the stream comes (the kernel then merges the queued chunks under the newest
+// one's stamp). On a machine whose cores are shared (a server on the same cores, other
+// work), the OS preempts the threads that run the client's processors, and the readers
+// queued on a preempted one wait for it to come back; extra processors let another of the
+// client's threads run them. Measured with `planrun selfbench` on 2 shared cores (4
+// processors instead of 2): the TTFTs stamped late by more than the tolerance fell 3 to 10
+// times at 500 to 2,000 streams, for 2 to 25% more client CPU (README, Performance of the
+// client). An idle processor costs nothing; the extra ones are capped at 4 because more
+// cores need no more spares to survive a preemption, and nothing larger was measured.
+func LevelProcs(n int) int { return n + min(n, 4) }
 
 // procs counts the levels running, so that levels that overlap (cells on several
 // servers) raise GOMAXPROCS once and the last one out restores it.
@@ -31,7 +32,7 @@ var procs struct {
 
 func init() { procs.set, procs.getenv = runtime.GOMAXPROCS, os.Getenv }
 
-// raiseProcs raises GOMAXPROCS by LevelProcsFactor for a level and returns what restores
+// raiseProcs raises GOMAXPROCS to LevelProcs for a level and returns what restores
 // it (once the last running level has ended). It leaves a GOMAXPROCS the user set in the
 // environment alone.
 func raiseProcs() (restore func()) {
@@ -42,7 +43,7 @@ func raiseProcs() (restore func()) {
 	}
 	if procs.running == 0 {
 		procs.saved = procs.set(0)
-		procs.set(procs.saved * LevelProcsFactor)
+		procs.set(LevelProcs(procs.saved))
 	}
 	procs.running++
 	var once sync.Once

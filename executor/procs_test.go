@@ -60,8 +60,8 @@ func TestRunLevelRaisesProcs(t *testing.T) {
 		t.Fatalf("%d requests", len(b.seen))
 	}
 	for _, n := range b.seen {
-		if n != 2*LevelProcsFactor {
-			t.Errorf("a request ran with GOMAXPROCS %d, want %d", n, 2*LevelProcsFactor)
+		if n != 4 {
+			t.Errorf("a request ran with GOMAXPROCS %d, want 4", n)
 		}
 	}
 	if f.n != 2 || len(f.changes) != 2 {
@@ -95,5 +95,13 @@ func TestRaiseProcsUserSetting(t *testing.T) {
 	raiseProcs()()
 	if len(f.changes) != 0 {
 		t.Errorf("GOMAXPROCS=3 in the environment, yet it was changed: %v", f.changes)
+	}
+}
+
+func TestLevelProcs(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{1, 2}, {2, 4}, {4, 8}, {16, 20}, {64, 68}} {
+		if got := LevelProcs(tc.n); got != tc.want {
+			t.Errorf("LevelProcs(%d) = %d, want %d", tc.n, got, tc.want)
+		}
 	}
 }

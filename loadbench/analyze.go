@@ -66,8 +66,8 @@ type LevelReport struct {
 	GCCPU, AssistCPU              time.Duration
 	AllocsPerToken, BytesPerToken float64
 	SchedLagP99                   time.Duration
-	// Procs is the client's GOMAXPROCS during the run (executor.LevelProcsFactor times the
-	// process's own unless the environment set it).
+	// Procs is the client's GOMAXPROCS during the run (executor.LevelProcs of the process's
+	// own, unless the environment set it).
 	Procs int
 	// ServerLate is the server's own emission error against its schedule: the median of
 	// per-request median lateness, and the 99th percentile of per-request worst lateness.

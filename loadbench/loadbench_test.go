@@ -129,7 +129,7 @@ func TestRunInProcess(t *testing.T) {
 					t.Errorf("ideal %v, want %v", l.IdealTokensPerSec, want)
 				}
 				// The executor raised the client's processors for the level, and selfbench says so.
-				if want := executor.LevelProcsFactor * runtime.GOMAXPROCS(0); os.Getenv("GOMAXPROCS") == "" && l.Procs != want {
+				if want := executor.LevelProcs(runtime.GOMAXPROCS(0)); os.Getenv("GOMAXPROCS") == "" && l.Procs != want {
 					t.Errorf("%d streams: client procs %d, want %d", l.Streams, l.Procs, want)
 				}
 				if !l.CPUIncludesServer || l.CPU <= 0 {
