@@ -8,8 +8,8 @@ import (
 
 // LevelProcs is the GOMAXPROCS a level runs with when the process has n: n + min(n, 4). A
 // chunk's kernel receive stamp is exact only while its reader reads it before the next
-// chunk of the stream comes (the kernel then merges the queued chunks under the newest
-// one's stamp). On a machine whose cores are shared (a server on the same cores, other
+// chunk of the stream comes (a read that takes several queued chunks gets one stamp, the
+// newest one's). On a machine whose cores are shared (a server on the same cores, other
 // work), the OS preempts the threads that run the client's processors, and the readers
 // queued on a preempted one wait for it to come back; extra processors let another of the
 // client's threads run them. Measured with `planrun selfbench` on 2 shared cores (4

@@ -52,9 +52,9 @@ type LevelReport struct {
 	HandlerP50, HandlerP99 time.Duration
 	// TTFTLate and TTFTEarly split the TTFTs outside Tolerance by sign. Late: the client
 	// stamped the first chunk after the server wrote it by more than the tolerance. On
-	// loopback that is the client's: its reader was not reading when the chunk came, the
-	// kernel merged the chunks that queued meanwhile and kept the newest one's receive
-	// stamp. Early: the server's write stamp was late (its goroutine lost the core
+	// loopback that is the client's: its reader was not reading when the chunk came, and
+	// the read that took it took the chunks queued meanwhile too, under one receive stamp,
+	// the newest one's. Early: the server's write stamp was late (its goroutine lost the core
 	// between the write and reading its clock), the server's.
 	TTFTLate, TTFTEarly int
 	// GCCycles, GCCPU and AssistCPU are the client process's garbage collections during

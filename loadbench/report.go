@@ -59,7 +59,7 @@ func Legend(inProcess bool) string {
 		"p50 signed, p99 of the absolute error; in tol: share of requests within max(2%, 0.5 ms) for TTFT/TPOT.",
 		"send: request start (client) to receipt (server): the client's writing plus the server's accepting, inside every TTFT;",
 		"TTFT out late/early: TTFTs outside tolerance, late (the client's: its reader was not reading when the first chunk came,",
-		"and the kernel merged the chunks queued meanwhile under the newest one's receive stamp) / early (the mock's: its write stamp was late).",
+		"and the read that took it took the chunks queued meanwhile under one receive stamp, the newest's) / early (the mock's: its write stamp was late).",
 		"client write: send's client part (pre_send), request start to fully written less set-up (send_delay); to handler: the rest,",
 		"fully written to the mock's handler entered (kernel delivery and the mock's accepting); new conns: requests that dialled,",
 		"conn setup: their connection time (dial), inside their send.",
