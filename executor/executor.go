@@ -143,8 +143,10 @@ type Options struct {
 
 // RunLevel runs the warm-up and measured runs of one level against b. Cancelling ctx
 // stops sending new requests; requests in flight get opts.Grace to finish. The result
-// holds what was measured so far either way.
+// holds what was measured so far either way. The process runs with LevelProcs processors
+// meanwhile.
 func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Options) Result {
+	defer raiseProcs()()
 	res := Result{Level: lv}
 	if opts.Clock == nil {
 		opts.Clock = backends.SystemClock{}

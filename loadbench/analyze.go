@@ -8,6 +8,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/selfcheck"
 )
 
 // LevelReport is what one concurrency level measured.
@@ -42,6 +43,32 @@ type LevelReport struct {
 	// writing). NewConnections counts the requests that dialled instead of reusing one.
 	WriteP50, WriteP99 time.Duration
 	NewConnections     int
+	// ConnectP50 and ConnectMax are the set-up time (dial, TLS) of those requests: inside
+	// their TTFT and their send.
+	ConnectP50, ConnectMax time.Duration
+	// HandlerP50 and HandlerP99 are the rest of send: the request fully written (client)
+	// to the server's handler entered, per request: the kernel's delivery and the
+	// server's accepting, reading and parsing, none of it the client's.
+	HandlerP50, HandlerP99 time.Duration
+	// TTFTLate and TTFTEarly split the TTFTs outside Tolerance by sign. Late: the client
+	// stamped the first chunk after the server wrote it by more than the tolerance. On
+	// loopback that is the client's: its reader was not reading when the chunk came, and
+	// the read that took it took the chunks queued meanwhile too, under one receive stamp,
+	// the newest one's. Early: the server's write stamp was late (its goroutine lost the core
+	// between the write and reading its clock), the server's.
+	TTFTLate, TTFTEarly int
+	// GCCycles, GCCPU and AssistCPU are the client process's garbage collections during
+	// the measured run, their CPU and the part of it charged to allocating goroutines
+	// (runtime/metrics); AllocsPerToken and BytesPerToken its heap allocations per
+	// streamed token. SchedLagP99 is the p99 of how long its goroutines waited, runnable,
+	// before running (selfcheck). All are the client's alone unless CPUIncludesServer.
+	GCCycles                      int
+	GCCPU, AssistCPU              time.Duration
+	AllocsPerToken, BytesPerToken float64
+	SchedLagP99                   time.Duration
+	// Procs is the client's GOMAXPROCS during the run (executor.LevelProcs of the process's
+	// own, unless the environment set it).
+	Procs int
 	// ServerLate is the server's own emission error against its schedule: the median of
 	// per-request median lateness, and the 99th percentile of per-request worst lateness.
 	ServerLateP50, ServerLateMaxP99 time.Duration
@@ -89,7 +116,7 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 		byKey[promptKey(sums[i].Prompt)] = &sums[i]
 	}
 	var ttft, tpot errs
-	var late50, lateMax, send, write []time.Duration
+	var late50, lateMax, send, write, conn, handler []time.Duration
 	for i := range samples {
 		s := &samples[i]
 		if !s.OK() {
@@ -102,6 +129,7 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 		}
 		if s.Connect > 0 {
 			l.NewConnections++
+			conn = append(conn, s.Connect)
 		}
 		t, ok := byKey[promptKey(prompts.For(s.ID))]
 		if !ok || !t.Complete {
@@ -111,8 +139,17 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 		late50 = append(late50, t.LateP50)
 		lateMax = append(lateMax, t.LateMax)
 		send = append(send, t.Received.Sub(s.Start))
+		if s.Wrote > 0 {
+			handler = append(handler, t.Received.Sub(s.Start)-s.Wrote)
+		}
 		if got, ok := s.TTFT(); ok && !t.FirstWritten.IsZero() {
-			ttft.add(got, t.FirstWritten.Sub(s.Start))
+			truth := t.FirstWritten.Sub(s.Start)
+			ttft.add(got, truth)
+			if d := got - truth; d > Tolerance(max(truth, 0)) {
+				l.TTFTLate++
+			} else if -d > Tolerance(max(truth, 0)) {
+				l.TTFTEarly++
+			}
 		}
 		if got, ok := s.TPOT(); ok && t.TPOT > 0 {
 			tpot.add(got, t.TPOT)
@@ -126,7 +163,19 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 	l.ServerLateMaxP99 = quantile(lateMax, 0.99)
 	l.SendP50, l.SendP99 = quantile(send, 0.5), quantile(send, 0.99)
 	l.WriteP50, l.WriteP99 = quantile(write, 0.5), quantile(write, 0.99)
+	l.ConnectP50, l.ConnectMax = quantile(conn, 0.5), quantile(conn, 1)
+	l.HandlerP50, l.HandlerP99 = quantile(handler, 0.5), quantile(handler, 0.99)
 	return l
+}
+
+// setRuntime records the client process's runtime figures over the measured run.
+func (l *LevelReport) setRuntime(rt runtimeStats, self selfcheck.Report) {
+	l.GCCycles, l.GCCPU, l.AssistCPU = int(rt.gcCycles), rt.gcCPU, rt.assist
+	if l.Tokens > 0 {
+		l.AllocsPerToken = float64(rt.allocs) / float64(l.Tokens)
+		l.BytesPerToken = float64(rt.allocB) / float64(l.Tokens)
+	}
+	l.SchedLagP99 = self.LagP99
 }
 
 // errs collects signed errors, absolute errors and relative errors.

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/selfcheck"
 )
 
 // Config is what to run. Zero fields take the defaults of DefaultConfig.
@@ -161,9 +163,10 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 			// the last starts frees its own): open one a stream, or the measured run dials the
 			// rest inside its TTFTs.
 			WarmConnections: streams}
-		cpu0 := cpuTime()
-		res := executor.RunLevel(ctx, b, lv, executor.Options{})
-		cpu := cpuTime() - cpu0
+		mon, rt0, cpu0 := selfcheck.Start(), readRuntime(), cpuTime()
+		procs := 0
+		res := executor.RunLevel(ctx, b, lv, executor.Options{OnRun: func(executor.RunResult) { procs = runtime.GOMAXPROCS(0) }})
+		cpu, rt, self := cpuTime()-cpu0, readRuntime().sub(rt0), mon.Stop()
 		sums, err := t.Summaries(ctx, true)
 		if err != nil {
 			return out, err
@@ -176,6 +179,8 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 		l.Streams = streams
 		l.CPU = cpu
 		l.CPUIncludesServer = t.InProcess
+		l.setRuntime(rt, self)
+		l.Procs = procs
 		if l.Tokens > 0 {
 			l.CPUPer1kTokens = time.Duration(float64(cpu) * 1000 / float64(l.Tokens))
 		}

@@ -3,6 +3,9 @@ package loadbench
 import (
 	"bytes"
 	"context"
+	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/selfcheck"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -124,6 +128,10 @@ func TestRunInProcess(t *testing.T) {
 				if want := float64(l.Streams*5) / 0.006; l.IdealTokensPerSec < want*0.999 || l.IdealTokensPerSec > want*1.001 {
 					t.Errorf("ideal %v, want %v", l.IdealTokensPerSec, want)
 				}
+				// The executor raised the client's processors for the level, and selfbench says so.
+				if want := executor.LevelProcs(runtime.GOMAXPROCS(0)); os.Getenv("GOMAXPROCS") == "" && l.Procs != want {
+					t.Errorf("%d streams: client procs %d, want %d", l.Streams, l.Procs, want)
+				}
 				if !l.CPUIncludesServer || l.CPU <= 0 {
 					t.Errorf("cpu %v in-process %v", l.CPU, l.CPUIncludesServer)
 				}
@@ -136,5 +144,66 @@ func TestRunInProcess(t *testing.T) {
 				t.Errorf("markdown table:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestAnalyzeSplits checks the split of send into the client's write and the rest up to the
+// server's handler, the new connections' set-up, and the split of out-of-tolerance TTFTs
+// into the client's late stamps and the server's late write stamps.
+func TestAnalyzeSplits(t *testing.T) {
+	p := &executor.Prompts{Words: 12, Salt: "s"}
+	var samples []backends.Sample
+	var sums []mockserver.Summary
+	// Truth 20.1 ms, so the tolerance is 0.5 ms: 3 late by 2 ms, 1 early by 1 ms, 6 within.
+	errs := []time.Duration{2 * time.Millisecond, 2 * time.Millisecond, 2 * time.Millisecond, -time.Millisecond,
+		400 * time.Microsecond, -400 * time.Microsecond, 0, 0, 0, 0}
+	for i, e := range errs {
+		s, sum := pair(p, "run0/req"+string(rune('a'+i)), e, 0)
+		s.Wrote = 30 * time.Microsecond // send is 100 µs: 70 µs to the handler
+		if i == 0 {
+			// A request that dialled: 60 µs of set-up, written 80 µs in, handled at 100 µs.
+			s.Connect, s.Wrote = 60*time.Microsecond, 80*time.Microsecond
+		}
+		samples, sums = append(samples, s), append(sums, sum)
+	}
+	l := Analyze(samples, sums, p, time.Second)
+	if l.TTFTLate != 3 || l.TTFTEarly != 1 {
+		t.Errorf("late %d early %d, want 3 and 1", l.TTFTLate, l.TTFTEarly)
+	}
+	if l.HandlerP50 != 70*time.Microsecond || l.HandlerP99 != 70*time.Microsecond {
+		t.Errorf("to handler %v / %v, want 70µs", l.HandlerP50, l.HandlerP99)
+	}
+	// The dialled request's write is 20 µs (80 − 60), the others' 30 µs.
+	if l.WriteP50 != 30*time.Microsecond || l.NewConnections != 1 || l.ConnectP50 != 60*time.Microsecond || l.ConnectMax != 60*time.Microsecond {
+		t.Errorf("write p50 %v, %d new connections, set-up %v / %v", l.WriteP50, l.NewConnections, l.ConnectP50, l.ConnectMax)
+	}
+	l.setRuntime(runtimeStats{gcCycles: 2, gcCPU: 3 * time.Millisecond, assist: time.Millisecond, allocs: 55, allocB: 1100},
+		selfcheck.Report{LagP99: 7 * time.Millisecond})
+	if l.Tokens != 110 || l.AllocsPerToken != 0.5 || l.BytesPerToken != 10 || l.GCCycles != 2 || l.SchedLagP99 != 7*time.Millisecond {
+		t.Errorf("runtime figures %+v", l)
+	}
+	row := row(l)
+	if len(row) != len(header) {
+		t.Fatalf("%d cells under %d columns", len(row), len(header))
+	}
+	for i, want := range map[string]string{"TTFT out late/early": "3/1", "to handler p50/p99": "70µs/70µs",
+		"conn setup p50/max": "60µs/60µs", "client GC n/cpu/assist": "2/3.0ms/1.0ms", "allocs/tok": "0.50", "client sched lag p99": "7000µs"} {
+		if j := slices.Index(header, i); j < 0 || row[j] != want {
+			t.Errorf("column %q: %q, want %q", i, row[max(j, 0)], want)
+		}
+	}
+}
+
+// TestReadRuntime reads the client's runtime counters: allocating and collecting moves them.
+func TestReadRuntime(t *testing.T) {
+	r0 := readRuntime()
+	var keep [][]byte
+	for i := 0; i < 1000; i++ {
+		keep = append(keep, make([]byte, 1024))
+	}
+	runtime.GC()
+	d := readRuntime().sub(r0)
+	if d.allocs < 1000 || d.allocB < 1000*1024 || d.gcCycles < 1 || len(keep) != 1000 {
+		t.Errorf("after 1000 allocations of 1 KiB and a GC: %+v", d)
 	}
 }
