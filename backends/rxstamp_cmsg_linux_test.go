@@ -9,43 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/planrun/planrun/internal/rxstamp"
 )
-
-// cmsg is one control message: its header, then data, padded to the kernel's alignment.
-func cmsg(level, typ int32, data []byte) []byte {
-	const hdr = int(unsafe.Sizeof(syscall.Cmsghdr{}))
-	b := make([]byte, syscall.CmsgSpace(len(data)))
-	h := (*syscall.Cmsghdr)(unsafe.Pointer(&b[0]))
-	h.Level, h.Type = level, typ
-	h.SetLen(hdr + len(data))
-	copy(b[hdr:], data)
-	return b
-}
-
-// The timestamp is found after other control messages, at their aligned length.
-func TestParseTimestampAfterOtherMessages(t *testing.T) {
-	ts := syscall.Timespec{Sec: 5, Nsec: 7}
-	stamp := cmsg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)))
-	other := cmsg(syscall.SOL_SOCKET, syscall.SCM_RIGHTS, []byte{1, 2, 3, 4}) // 4 bytes of data, padded to 8
-	for _, c := range []struct {
-		name string
-		oob  []byte
-		ns   int64
-		ok   bool
-	}{
-		{"alone", stamp, 5e9 + 7, true},
-		{"after another", append(append([]byte(nil), other...), stamp...), 5e9 + 7, true},
-		{"after an empty one", append(cmsg(syscall.SOL_SOCKET, syscall.SCM_RIGHTS, nil), stamp...), 5e9 + 7, true},
-		{"only another", other, 0, false},
-		{"another level", cmsg(syscall.SOL_IP, syscall.SCM_TIMESTAMPNS, make([]byte, 16)), 0, false},
-		{"short timestamp", cmsg(syscall.SOL_SOCKET, syscall.SCM_TIMESTAMPNS, make([]byte, 15)), 0, false},
-	} {
-		if ns, ok := parseTimestamp(c.oob); ns != c.ns || ok != c.ok {
-			t.Errorf("%s: %d, %v; want %d, %v", c.name, ns, ok, c.ns, c.ok)
-		}
-	}
-}
 
 // holdTimestamping keeps a timestamped socket open for the test and waits until the kernel
 // stamps its packets: the first socket to ask turns stamping on through deferred work, so
@@ -103,7 +69,7 @@ func stampingOn() (release func(), err error) {
 		if err != nil {
 			return fail(err)
 		}
-		if _, ok := parseTimestamp(oob[:oobn]); ok {
+		if _, ok := rxstamp.Parse(oob[:oobn]); ok {
 			return release, nil
 		}
 		time.Sleep(time.Millisecond)

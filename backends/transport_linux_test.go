@@ -38,6 +38,10 @@ func TestTransportConnectionLifetimes(t *testing.T) {
 	if !ok {
 		t.Fatalf("dialled a %T, want the receive-timestamping *rxConn", c)
 	}
+	raw, err := rc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, o := range []struct {
 		name       string
 		level, opt int
@@ -48,7 +52,7 @@ func TestTransportConnectionLifetimes(t *testing.T) {
 	} {
 		var got int
 		var gerr error
-		if err := rc.raw.Control(func(fd uintptr) { got, gerr = syscall.GetsockoptInt(int(fd), o.level, o.opt) }); err != nil || gerr != nil {
+		if err := raw.Control(func(fd uintptr) { got, gerr = syscall.GetsockoptInt(int(fd), o.level, o.opt) }); err != nil || gerr != nil {
 			t.Fatalf("%s: %v %v", o.name, err, gerr)
 		}
 		if got != o.want {

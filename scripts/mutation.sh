@@ -44,7 +44,7 @@ fi
 
 pkgs=("$@")
 if ((${#pkgs[@]} == 0)); then
-  pkgs=(./internal/jsonscan ./stats ./executor ./backends ./backends/openai
+  pkgs=(./internal/jsonscan ./internal/rxstamp ./stats ./executor ./backends ./backends/openai
     ./backends/ollama ./backends/taotoken ./ledger ./report)
 fi
 
