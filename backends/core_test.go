@@ -302,13 +302,14 @@ func TestDoStreamCut(t *testing.T) {
 		class   backends.ErrorClass
 		message string
 		chunks  int
+		bodyEnd time.Duration
 	}{
 		{"EOF", at(10*ms, line{Text: "a"}, 20*ms, line{Text: "b"}), backends.ErrStreamCut,
-			"stream_cut: the stream was cut mid-way after 2 content chunks, before its end marker (finish_reason, usage, [DONE] or done line): the body ended (explained)", 2},
+			"stream_cut: the stream was cut mid-way after 2 content chunks, before its end marker (finish_reason, usage, [DONE] or done line): the body ended (explained)", 2, 50 * ms},
 		{"decoder error", at(10*ms, line{Text: "a"}, 20*ms, line{Fail: "connection reset by peer"}), backends.ErrStreamCut,
-			"stream_cut: the stream was cut mid-way after 1 content chunks, before its end marker (finish_reason, usage, [DONE] or done line): connection reset by peer (explained)", 1},
+			"stream_cut: the stream was cut mid-way after 1 content chunks, before its end marker (finish_reason, usage, [DONE] or done line): connection reset by peer (explained)", 1, 20 * ms},
 		{"malformed", at(10*ms, line{Malformed: true}), backends.ErrMalformed,
-			`malformed: bad chunk "{\"malformed\":true}" (explained)`, 0},
+			`malformed: bad chunk "{\"malformed\":true}" (explained)`, 0, 10 * ms},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clk := backendtest.NewClock()
@@ -331,7 +332,35 @@ func TestDoStreamCut(t *testing.T) {
 			if s.End != wantEnd {
 				t.Fatalf("end %v, want %v", s.End, wantEnd)
 			}
+			// A failed request's body ends where the core gave up on it: the clock then.
+			if s.BodyEnd != c.bodyEnd {
+				t.Fatalf("body end %v, want %v", s.BodyEnd, c.bodyEnd)
+			}
 		})
+	}
+}
+
+// A response with no reasoning has no reasoning count and no source for one, whether the
+// server counted its tokens or the core counted chunks.
+func TestDoNoReasoningNoReasoningSource(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		last   line
+		tokens backends.TokenSource
+	}{
+		{"usage", line{Tokens: backends.TokensUsage, Out: 2, Prompt: 3}, backends.TokensUsage},
+		{"chunks", line{Finish: "stop"}, backends.TokensChunks},
+	} {
+		clk := backendtest.NewClock()
+		rp := &backendtest.Replay{Clock: clk, Segments: at(10*ms, line{Text: "a"}, 20*ms, line{Text: "b"}, 30*ms, c.last)}
+		core, a := newReplayCore(backends.Config{}, rp, clk)
+		s := core.Do(context.Background(), a, backends.Request{ID: "r"})
+		if s.Err != nil || s.TokenSource != c.tokens || s.OutputTokens != 2 {
+			t.Fatalf("%s: err %v, tokens %d (%s); want 2 (%s)", c.name, s.Err, s.OutputTokens, s.TokenSource, c.tokens)
+		}
+		if s.ReasoningTokens != 0 || s.ReasoningTokenSource != "" || s.ReasoningChunks != 0 {
+			t.Errorf("%s: reasoning %d tokens (%q), %d chunks; want none and no source", c.name, s.ReasoningTokens, s.ReasoningTokenSource, s.ReasoningChunks)
+		}
 	}
 }
 
