@@ -48,11 +48,11 @@ type Delivered struct {
 // It keeps 24 bytes per request of the run.
 type loadStore struct {
 	spans    []span
-	hist     []float64 // seconds at each in-flight count, of merged runs
-	heldBusy float64   // Σ request-seconds inside the held spans of merged runs
-	heldIdle float64   // Σ slot-seconds idle between requests inside those spans
-	heldSecs float64   // Σ length of those spans
-	ramp     float64   // the longest ramp of merged runs, seconds; NaN: none
+	hist     []int64 // nanoseconds at each in-flight count, of merged runs
+	heldBusy float64 // Σ request-seconds inside the held spans of merged runs
+	heldIdle float64 // Σ slot-seconds idle between requests inside those spans
+	heldSecs float64 // Σ length of those spans
+	ramp     float64 // the longest ramp of merged runs, seconds; NaN: none
 
 	paced              int
 	dueMin, dueMax     time.Duration
@@ -84,11 +84,11 @@ func (s *loadStore) addPaced(at time.Duration, start time.Time) {
 	s.startMin, s.startMax = min(s.startMin, st), max(s.startMax, st)
 }
 
-// runLoad is what one run's spans give: the seconds spent at each count of requests in
-// flight over the spans' own window (first start to last end), the held span's busy and
-// idle slot-seconds and its length, and the ramp (NaN without slots).
+// runLoad is what one run's spans give: the nanoseconds spent at each count of requests
+// in flight over the spans' own window (first start to last end), the held span's busy
+// and idle slot-seconds and its length, and the ramp (NaN without slots).
 type runLoad struct {
-	hist                         []float64
+	hist                         []int64
 	heldBusy, heldIdle, heldSecs float64
 	ramp                         float64
 }
@@ -131,7 +131,7 @@ func (s *loadStore) histogram() runLoad {
 			for len(r.hist) <= n {
 				r.hist = append(r.hist, 0)
 			}
-			r.hist[n] += float64(to-from) / 1e9
+			r.hist[n] += to - from
 			r.heldBusy += float64(n) * overlap(from, to, heldFrom, heldTo)
 		}
 		n += e.d
@@ -237,20 +237,23 @@ func (s *loadStore) delivered() Delivered {
 	busy, idle, secs := r.heldBusy+s.heldBusy, r.heldIdle+s.heldIdle, r.heldSecs+s.heldSecs
 	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs),
 		IdleHeld: ratio(idle, secs), HeldSeconds: secs, RampSeconds: longest(r.ramp, s.ramp)}
-	var total, weighted float64
+	var total int64
+	var weighted float64
 	for k, v := range h {
 		total += v
-		weighted += float64(k) * v
+		weighted += float64(k) * float64(v)
 		if v > 0 {
 			d.InFlightMax = k
 		}
 	}
 	if total > 0 {
-		d.InFlightMean = weighted / total
-		var seen float64
+		d.InFlightMean = weighted / float64(total)
+		// In whole nanoseconds, so exactly 99% of the window is not judged by float64
+		// rounding (exact up to 2.9 years of summed windows, where 100 × seen overflows).
+		var seen int64
 		for k, v := range h {
 			seen += v
-			if seen >= 0.99*total {
+			if 100*seen >= 99*total {
 				d.InFlightP99 = float64(k)
 				break
 			}

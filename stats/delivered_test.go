@@ -222,3 +222,32 @@ func TestDeliveredPoolOfPools(t *testing.T) {
 		}
 	}
 }
+
+// The p99 in flight at exactly 99% of the window is judged in whole nanoseconds, not
+// by float64 rounding of seconds: 1 in flight for 15.939 s and 2 for 0.161 s is
+// exactly 99% at 1 (15.939 / 16.1), and the summed seconds would put 0.99 × the
+// window a hair above 15.939, making the p99 2. The same at nanosecond resolution
+// (30393 ns and 307 ns), and a nanosecond more at 2 is past the edge.
+func TestDeliveredP99ExactEdge(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	for _, tt := range []struct {
+		unit     time.Duration
+		one, two int
+		p99      float64
+	}{
+		{time.Millisecond, 15939, 161, 1},
+		{time.Nanosecond, 30393, 307, 1},
+		{time.Nanosecond, 30393, 308, 2},
+	} {
+		a := NewAccumulator(Target{})
+		whole := time.Duration(tt.one+tt.two) * tt.unit
+		a.Add(&backends.Sample{Start: t0, End: whole})
+		a.Add(&backends.Sample{Start: t0.Add(time.Duration(tt.one) * tt.unit), End: time.Duration(tt.two) * tt.unit})
+		d := a.Summary(Window{}).Delivered
+		mean := float64(tt.one+2*tt.two) / float64(tt.one+tt.two)
+		if d.InFlightP99 != tt.p99 || !near(d.InFlightMean, mean) || d.InFlightMax != 2 {
+			t.Errorf("%d × %v at 1, %d at 2: p99 %v, mean %v, max %v; want %v, %v, 2", tt.one, tt.unit, tt.two,
+				d.InFlightP99, d.InFlightMean, d.InFlightMax, tt.p99, mean)
+		}
+	}
+}
