@@ -157,3 +157,63 @@ func TestEnableRefuses(t *testing.T) {
 		t.Fatal("Enable accepted a closed connection")
 	}
 }
+
+// A listener with stamping on passes it to the connections it accepts, before Enable.
+func TestEnableListenerIsInherited(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on {
+			EnableListener(ln)
+		}
+		peer, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ac, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := ac.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		var gerr error
+		if err := raw.Control(func(fd uintptr) {
+			got, gerr = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS)
+		}); err != nil || gerr != nil {
+			t.Fatal(err, gerr)
+		}
+		if want := map[bool]int{false: 0, true: 1}[on]; got != want {
+			t.Errorf("listener stamping %v: accepted socket's SO_TIMESTAMPNS = %d, want %d", on, got, want)
+		}
+		peer.Close()
+		ac.Close()
+		ln.Close()
+	}
+	EnableListener(nil) // not TCP: nothing to do, no panic
+}
+
+// Stamping cannot be set on a socket that is gone.
+func TestSetStampingClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if err := setStamping(raw); err == nil {
+		t.Fatal("setStamping on a closed socket: no error")
+	}
+}
