@@ -541,3 +541,80 @@ func TestMemoryUsed(t *testing.T) {
 		t.Fatalf("memory used %d, want within (0, %d]", used, m.Sys)
 	}
 }
+
+// A paced run alone (no other holding the collector) turns it off under its limit, and
+// its release puts the settings back.
+func TestHoldGCAlone(t *testing.T) {
+	f := &fakeGC{percent: 100, limit: 1<<63 - 1}
+	saved := gc
+	gc = f.knobs()
+	defer func() { gc = saved }()
+	release := holdGC()
+	if pc, l := f.now(); pc != -1 || l != 100<<20+gcBudget {
+		t.Fatalf("held alone: %d%%, limit %d; want off under %d", pc, l, 100<<20+gcBudget)
+	}
+	release()
+	if pc, l := f.now(); pc != 100 || l != 1<<63-1 {
+		t.Fatalf("released: %d%%, limit %d; want the settings back", pc, l)
+	}
+}
+
+// readClock is a clock that says when it has first been read, and moves only when the
+// test sets it.
+type readClock struct {
+	mu   sync.Mutex
+	now  time.Time
+	read chan struct{}
+}
+
+func (c *readClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.read:
+	default:
+		close(c.read)
+	}
+	return c.now
+}
+
+func (c *readClock) set(t time.Time) { c.mu.Lock(); c.now = t; c.mu.Unlock() }
+
+// A test clock's hold waits first for the requests handed over to take their stamps, and
+// then only what is left of its stretch: nothing when the clock has reached its end.
+func TestClockHoldWaitsWhatIsLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		moved time.Duration // how far the clock moves while the hold waits for the stamp
+		waits []time.Duration
+	}{
+		{"clock unmoved", 0, []time.Duration{5 * time.Millisecond}},
+		{"clock moved part of it", 3 * time.Millisecond, []time.Duration{2 * time.Millisecond}},
+		{"clock at its end", 5 * time.Millisecond, nil},
+		{"clock past its end", 6 * time.Millisecond, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t0 := time.Unix(1000, 0)
+			clk := &readClock{now: t0, read: make(chan struct{})}
+			p := &pacer{clk: clk, t0: t0, sent: 1}
+			var waits []time.Duration
+			hold := p.clockHold(func(d time.Duration) { waits = append(waits, d) })
+			done := make(chan bool)
+			go func() { done <- hold(context.Background(), 5*time.Millisecond) }()
+			<-clk.read // the hold has read the clock: its stretch ends at 5 ms
+			select {
+			case <-done:
+				t.Fatal("the hold returned before the request handed over had stamped")
+			case <-time.After(time.Millisecond):
+			}
+			clk.set(t0.Add(tc.moved))
+			p.stamped.Store(1)
+			if !<-done {
+				t.Fatal("a live hold returned false")
+			}
+			if !slices.Equal(waits, tc.waits) {
+				t.Fatalf("waited %v, want %v", waits, tc.waits)
+			}
+		})
+	}
+}

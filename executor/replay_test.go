@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/backends"
 )
 
 // rowsTrace streams n rows, row i at i×gap with output length i+1.
@@ -82,5 +84,42 @@ func TestReplayStopsOnCancel(t *testing.T) {
 	cancel()
 	if res := <-done; !res.Interrupted || f.calls.Load() != 1 {
 		t.Fatalf("interrupted %v after %d requests; want the first row only", res.Interrupted, f.calls.Load())
+	}
+}
+
+// firstSent closes sent on its first request.
+type firstSent struct {
+	fakeBackend
+	once sync.Once
+	sent chan struct{}
+}
+
+func (f *firstSent) Do(ctx context.Context, req backends.Request) backends.Sample {
+	f.once.Do(func() { close(f.sent) })
+	return f.fakeBackend.Do(ctx, req)
+}
+
+// A replay's first request waits until the trace's reader has filled its buffer or
+// finished: a reader that pauses after its first row (up to 200 ms) sees no request
+// go out before it is done.
+func TestReplayWaitsForTheReaderBeforeTheFirstRequest(t *testing.T) {
+	f := &firstSent{sent: make(chan struct{})}
+	early := false
+	lv := LevelSpec{RepeatRuns: 1, Prompts: &Prompts{Words: 1}, Trace: func(ctx context.Context, rows chan<- TraceRow) error {
+		rows <- TraceRow{}
+		select {
+		case <-f.sent:
+			early = true
+		case <-time.After(200 * time.Millisecond):
+		}
+		rows <- TraceRow{At: time.Millisecond}
+		return nil
+	}}
+	res := RunLevel(context.Background(), f, lv, Options{})
+	if len(res.Runs[0].Samples) != 2 || res.Runs[0].Err != nil {
+		t.Fatalf("%d samples, err %v", len(res.Runs[0].Samples), res.Runs[0].Err)
+	}
+	if early {
+		t.Fatal("the first request went out while the trace's reader was still reading")
 	}
 }
