@@ -162,6 +162,9 @@ func TestRequestBodies(t *testing.T) {
 		req  backends.Request
 	}{
 		{"chat_plain", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 16}},
+		// No max tokens: the server's own limit, and no max_tokens field (not a 0).
+		{"chat_no_max_tokens", backends.Config{}, backends.Request{Model: "m", Prompt: "hi"}},
+		{"responses_no_max_tokens", backends.Config{API: "responses"}, backends.Request{Model: "m", Prompt: "hi"}},
 		{"chat_engine", backends.Config{EngineExtensions: true, ExtraFields: map[string]any{"top_k": 5}},
 			backends.Request{Model: "m", Prompt: "hi", MaxTokens: 16, ForceMaxTokens: true, Temperature: &temp, Seed: &seed}},
 		// Without engine extensions, ForceMaxTokens sends nothing the server might reject.
@@ -432,6 +435,86 @@ func TestProbeRefusedKey(t *testing.T) {
 	r := mustNew(t, backends.Config{URL: srv.URL + "/v1"}).Probe(context.Background(), []string{"m"})
 	if !r.Reachable || !r.ModelsPresent["m"] || r.ErrorClass != backends.ErrUnauthorized || len(r.Problems) != 1 {
 		t.Errorf("probe %+v: want reachable, the model present, and error class %q", r, backends.ErrUnauthorized)
+	}
+}
+
+// A model list that fails says whether the server was there at all: a refused
+// connection, a timeout or an unset key leave it unreachable; a status from the server
+// (401, 404, 500) proves it answered. Only a 404 at a url without /v1 gets the /v1 hint.
+func TestProbeModelListFailures(t *testing.T) {
+	status := func(code int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, `{"error":{"message":"no"}}`, code)
+		}
+	}
+	hang := make(chan struct{})
+	defer close(hang)
+	t.Setenv("PLANRUN_TEST_UNSET_KEY", "")
+	os.Unsetenv("PLANRUN_TEST_UNSET_KEY")
+	for _, c := range []struct {
+		name      string
+		handler   http.HandlerFunc
+		path      string // the url's path after the server's address
+		cfg       backends.Config
+		reachable bool
+		class     backends.ErrorClass
+		hint      bool
+	}{
+		{"401", status(http.StatusUnauthorized), "", backends.Config{}, true, backends.ErrUnauthorized, false},
+		{"404 without /v1", status(http.StatusNotFound), "", backends.Config{}, true, backends.ErrNotFound, true},
+		{"404 with /v1", status(http.StatusNotFound), "/v1", backends.Config{}, true, backends.ErrNotFound, false},
+		{"500", status(http.StatusInternalServerError), "", backends.Config{}, true, backends.ErrServer, false},
+		{"timeout", func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+		}, "/v1", backends.Config{Timeouts: backends.Timeouts{Total: 50 * time.Millisecond}}, false, backends.ErrTimeout, false},
+		{"unset key", status(http.StatusOK), "/v1", backends.Config{APIKeyEnv: "PLANRUN_TEST_UNSET_KEY"}, false, backends.ErrMissingKey, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.handler)
+			defer srv.Close()
+			cfg := c.cfg
+			cfg.URL = srv.URL + c.path
+			r := mustNew(t, cfg).Probe(context.Background(), []string{"m"})
+			if r.Reachable != c.reachable || r.ErrorClass != c.class || len(r.Problems) != 1 {
+				t.Fatalf("probe %+v: want reachable %v, class %q, one problem", r, c.reachable, c.class)
+			}
+			if hint := strings.Contains(r.Problems[0], "did you mean "+srv.URL+"/v1?"); hint != c.hint {
+				t.Errorf("problem %q: the /v1 hint %v, want %v", r.Problems[0], hint, c.hint)
+			}
+		})
+	}
+}
+
+// An adapter built without a kind is the openai kind; one built for a kind that shares
+// it (taotoken, a managed vllm) keeps its own, which its rows name.
+func TestKindName(t *testing.T) {
+	if k := mustNew(t, backends.Config{URL: "http://x.test/v1"}).Kind(); k != "openai" {
+		t.Errorf("no kind: Kind() = %q, want openai", k)
+	}
+	if k := mustNew(t, backends.Config{URL: "http://x.test/v1", Kind: "taotoken"}).Kind(); k != "taotoken" {
+		t.Errorf("kind taotoken: Kind() = %q", k)
+	}
+}
+
+// vLLM's model list gives each model's context as max_model_len; a model listed
+// without one (Ollama's /v1/models, a gateway) has no known context, not a context of 0.
+func TestContextLengthFromModelList(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"data":[{"id":"long","max_model_len":4096},{"id":"plain"},{"id":"zero","max_model_len":0}]}`)
+	}))
+	defer srv.Close()
+	b := mustNew(t, backends.Config{URL: srv.URL + "/v1"})
+	for _, c := range []struct {
+		model string
+		n     int
+		ok    bool
+	}{{"long", 4096, true}, {"plain", 0, false}, {"zero", 0, false}, {"absent", 0, false}} {
+		if n, ok := b.ContextLength(context.Background(), c.model); n != c.n || ok != c.ok {
+			t.Errorf("ContextLength(%q) = %d, %v; want %d, %v", c.model, n, ok, c.n, c.ok)
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ func TestDecoderFraming(t *testing.T) {
 	for _, c := range []struct{ name, in string }{
 		{"no blank line at the end", `data: {"choices":[{"delta":{"content":"hi"}}]}`},
 		{"no space after the colon", "data:{\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"},
+		// A field with nothing after its colon (an empty event name) is read and ignored.
+		{"a field with an empty value", "event:\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"},
 	} {
 		d := newDecoder(bufio.NewReader(strings.NewReader(c.in)))
 		var ch backends.Chunk

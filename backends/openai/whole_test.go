@@ -57,6 +57,25 @@ func TestNonStreamedMalformed(t *testing.T) {
 	}
 }
 
+// A non-streamed answer's reasoning is counted apart from its text, in either of the
+// fields servers put it in (vLLM's reasoning_content, the newer reasoning).
+func TestNonStreamedReasoning(t *testing.T) {
+	for _, field := range []string{"reasoning_content", "reasoning"} {
+		answer := `{"id":"c","choices":[{"message":{"role":"assistant","content":"four","` + field +
+			`":"let me think"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":6}}`
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(answer))
+		}))
+		s := mustNew(t, backends.Config{URL: srv.URL + "/v1"}).Do(context.Background(),
+			backends.Request{ID: "r", Model: "m", Prompt: "2+2?", NoStream: true})
+		srv.Close()
+		if s.Err != nil || s.TextBytes != len("four") || s.ReasoningBytes != len("let me think") {
+			t.Errorf("%s: text %d bytes, reasoning %d bytes (error %v); want 4 and 12", field, s.TextBytes, s.ReasoningBytes, s.Err)
+		}
+	}
+}
+
 // A non-streamed answer's text is kept too, when asked.
 func TestNonStreamedKeepText(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
