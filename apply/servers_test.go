@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,8 +137,8 @@ func gone(t *testing.T, pidFile string) {
 		t.Fatalf("the server never wrote its PID: %v", err)
 	}
 	pid, _ := strconv.Atoi(string(b))
-	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
-		t.Fatalf("server process %d is still there after apply (kill 0: %v)", pid, err)
+	if !processGone(pid) {
+		t.Fatalf("server process %d is still there after apply", pid)
 	}
 }
 

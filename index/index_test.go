@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -234,11 +233,4 @@ func BenchmarkIndex(b *testing.B) {
 	b.ReportMetric(query.Seconds()/float64(b.N), "query-s")
 	// CPU time too: on a shared machine the wall time is mostly waiting for a core.
 	b.ReportMetric(queryCPU.Seconds()/float64(b.N), "query-cpu-s")
-}
-
-// cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -46,6 +46,9 @@ GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/planrun
 # Ollama on an RTX card is often on Windows: the client must build there too.
 step "go build for Windows (windows/amd64)"
 GOOS=windows GOARCH=amd64 go build -o /dev/null ./cmd/planrun
+# vet type-checks the test files too: a Windows contributor's `go test` compiles.
+step "go vet for Windows (windows/amd64, tests included)"
+GOOS=windows GOARCH=amd64 go vet ./...
 
 step "go test -count=1 -timeout 30m ${*:+$* }./..."
 go test -count=1 -timeout 30m "$@" ./...

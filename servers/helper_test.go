@@ -207,12 +207,6 @@ func readPids(t *testing.T, path string) (leader, child int) {
 	return leader, child
 }
 
-// gone reports whether no process has this pid: kill(pid, 0) fails with ESRCH.
-// A zombie still counts as present.
-func gone(pid int) bool {
-	return syscall.Kill(pid, 0) == syscall.ESRCH
-}
-
 func assertGone(t *testing.T, what string, pid int) {
 	t.Helper()
 	if pid <= 0 {
