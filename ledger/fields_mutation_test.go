@@ -38,3 +38,16 @@ func TestErrorRateField(t *testing.T) {
 		t.Errorf("error_rate without requests = %#v, want null", got)
 	}
 }
+
+// A field in ms reads the Row's seconds times 1000: result.tpot_p50_ms of a 0.125 s TPOT
+// is 125, result.conn_setup_max_ms of a 0.25 s set-up 250.
+func TestResultFieldsScaleToTheirUnit(t *testing.T) {
+	r := NewRow()
+	r.TPOT.P50, r.ConnectSetup.Max = 0.125, 0.25
+	vals := ResultValues(&r)
+	for name, want := range map[string]float64{"tpot_p50_ms": 125, "conn_setup_max_ms": 250} {
+		if got := vals[name]; got.IsNull() || !got.RawEquals(cty.NumberFloatVal(want)) {
+			t.Errorf("result.%s = %#v, want %v", name, got, want)
+		}
+	}
+}

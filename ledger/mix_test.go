@@ -2,9 +2,11 @@ package ledger
 
 import (
 	"bytes"
+	"maps"
 	"math"
 	"testing"
 
+	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/stats"
 )
@@ -90,5 +92,23 @@ func TestSummaryModels(t *testing.T) {
 	m, n := back.Models[0].Models[0], back.Models[0].Models[1]
 	if m.Model != "tiny" || *m.TTFTP50 != 0.111 || math.Abs(*m.TPOTP99-4.4) > 1e-9 || m.Failures["timeout"] != 1 || n.TTFTP50 != nil {
 		t.Errorf("models %+v %+v", m, n)
+	}
+}
+
+// NewModelFigures copies a name's figures and its failures by class (nil without any).
+func TestNewModelFigures(t *testing.T) {
+	s := stats.Summary{Requests: 5, Succeeded: 4, Failed: 1, OutputTokens: 96,
+		Failures: map[backends.ErrorClass]int{backends.ErrTimeout: 1},
+		TTFT:     stats.Dist{P50: 0.2}, TPOT: stats.Dist{P50: 0.01}, E2E: stats.Dist{P50: 1.1}}
+	f := NewModelFigures("tiny", 2, s)
+	if f.Name != "tiny" || f.Weight != 2 || f.Requests != 5 || f.Succeeded != 4 || f.Failed != 1 || f.OutputTokens != 96 ||
+		f.TTFT.P50 != 0.2 || f.TPOT.P50 != 0.01 || f.E2E.P50 != 1.1 {
+		t.Errorf("NewModelFigures = %+v", f)
+	}
+	if want := map[string]int{string(backends.ErrTimeout): 1}; !maps.Equal(f.Failures, want) {
+		t.Errorf("Failures = %v, want %v", f.Failures, want)
+	}
+	if f := NewModelFigures("idle", 1, stats.Summary{}); f.Failures != nil {
+		t.Errorf("Failures of a name without failures = %v, want nil", f.Failures)
 	}
 }

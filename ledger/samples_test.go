@@ -2,11 +2,14 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,5 +138,118 @@ func TestRequestLogFailureIsSticky(t *testing.T) {
 	}
 	if err := l.Write(RequestRecord{CellID: "c"}); err == nil {
 		t.Fatal("a failed log accepted another record")
+	}
+}
+
+// The log holds records until it has flushEvery of them, then writes them in one go.
+func TestRequestLogFlushesEveryFlushEveryRecords(t *testing.T) {
+	var out bytes.Buffer
+	l := NewRequestLog(&out)
+	for i := range flushEvery - 1 {
+		if err := l.Write(RequestRecord{CellID: "c", Run: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.Len() != 0 {
+		t.Fatalf("%d bytes written after %d records, want none before the %dth", out.Len(), flushEvery-1, flushEvery)
+	}
+	if err := l.Write(RequestRecord{CellID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(out.Bytes(), []byte("\n")); n != flushEvery {
+		t.Fatalf("%d lines written at the %dth record, want all %d", n, flushEvery, flushEvery)
+	}
+}
+
+// The log also flushes when its buffer reaches 64 KiB, whatever the count: a line of
+// exactly 64 KiB goes out at once, one a byte shorter waits.
+func TestRequestLogFlushesAt64KiB(t *testing.T) {
+	base, err := json.Marshal(RequestRecord{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		lineLen int // with its newline
+		flushed bool
+	}{{64 << 10, true}, {64<<10 - 1, false}} {
+		rec := RequestRecord{CellID: strings.Repeat("x", c.lineLen-1-len(base))}
+		if line, _ := json.Marshal(rec); len(line)+1 != c.lineLen {
+			t.Fatalf("the record's line is %d bytes, want %d", len(line)+1, c.lineLen)
+		}
+		var out bytes.Buffer
+		l := NewRequestLog(&out)
+		if err := l.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Len() == c.lineLen; got != c.flushed {
+			t.Errorf("a %d-byte line: %d bytes written at once, want flushed %v", c.lineLen, out.Len(), c.flushed)
+		}
+	}
+}
+
+// A torn last line is cut back to the last newline however far back it is: more than a
+// read chunk, exactly at a chunk's first byte, or nowhere (the whole file is torn).
+func TestRequestLogCutsTornLineOfAnyLength(t *testing.T) {
+	const chunk = 4 << 10 // cutTornLine's read size
+	a, b := `{"cell_id":"a"}`+"\n", `{"cell_id":"b"}`+"\n"
+	torn := func(n int) string { return `{"cell_id":"` + strings.Repeat("x", n-len(`{"cell_id":"`)) }
+	for _, c := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"torn line longer than a chunk", a + torn(chunk+1000), []string{"a", "new"}},
+		// The newline before the torn line is the first byte of the last chunk read.
+		{"newline at a chunk's start", a + b + torn(chunk-1), []string{"a", "b", "new"}},
+		{"no newline at all", torn(100), []string{"new"}},
+	} {
+		path := filepath.Join(t.TempDir(), "raw.jsonl")
+		if err := os.WriteFile(path, []byte(c.file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := OpenRequestLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Write(RequestRecord{CellID: "new"})
+		if err := l.Close(); err != nil {
+			t.Fatalf("%s: Close: %v", c.name, err)
+		}
+		data, _ := os.ReadFile(path)
+		recs, err := ReadRequests(bytes.NewReader(data))
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.CellID)
+		}
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: records %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}
+
+// Closing a log on a plain writer flushes it and succeeds: there is no file to sync.
+func TestRequestLogCloseOnAWriter(t *testing.T) {
+	var out bytes.Buffer
+	l := NewRequestLog(&out)
+	l.Write(RequestRecord{CellID: "c"})
+	if err := l.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if recs, err := ReadRequests(&out); err != nil || len(recs) != 1 || recs[0].CellID != "c" {
+		t.Fatalf("after Close: %+v, %v", recs, err)
+	}
+}
+
+// Close returns the error of the flush it does, not the later sync's or close's nil:
+// on a full disk (/dev/full), the caller learns the last records were lost.
+func TestRequestLogCloseReportsTheFailedFlush(t *testing.T) {
+	l, err := OpenRequestLog("/dev/full")
+	if err != nil {
+		t.Skip("no writable /dev/full:", err)
+	}
+	if err := l.Write(RequestRecord{CellID: "c"}); err != nil {
+		t.Fatal(err) // still buffered
+	}
+	if err := l.Close(); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Close on a full device: %v, want ENOSPC", err)
 	}
 }
