@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // bandPaths are the styles of the SVG paths p draws in a band's colour (a quarter
@@ -150,5 +152,88 @@ func TestParetoFigureNeedsTwoMeasuredLoads(t *testing.T) {
 		if !bytes.Contains(svg, []byte("> "+label+"</text>")) {
 			t.Errorf("the throughput chart does not label a point %s", label)
 		}
+	}
+}
+
+// svgSize is an SVG's width and height in points.
+func svgSize(t *testing.T, svg []byte) (w, h float64) {
+	t.Helper()
+	m := regexp.MustCompile(`<svg width="([\d.]+)pt" height="([\d.]+)pt"`).FindSubmatch(svg)
+	if m == nil {
+		t.Fatalf("no SVG size in %.200s", svg)
+	}
+	w, _ = strconv.ParseFloat(string(m[1]), 64)
+	h, _ = strconv.ParseFloat(string(m[2]), 64)
+	return w, h
+}
+
+// svgTextAt is where an SVG draws a text (x, and the baseline's height above the
+// bottom edge: the figure's y axis points up).
+func svgTextAt(t *testing.T, svg []byte, text string) (x, y float64) {
+	t.Helper()
+	m := regexp.MustCompile(`<text x="([\d.]+)" y="-([\d.]+)"[^>]*>` + regexp.QuoteMeta(text) + `</text>`).FindSubmatch(svg)
+	if m == nil {
+		t.Fatalf("the SVG has no text %q", text)
+	}
+	x, _ = strconv.ParseFloat(string(m[1]), 64)
+	y, _ = strconv.ParseFloat(string(m[2]), 64)
+	return x, y
+}
+
+// A figure is its rows of 4 × 3 in panels between a title strip on top and a legend
+// strip below, each strip its text's height plus 8 pt above and below; the title sits
+// in its strip, the panels between the strips.
+func TestChartLayout(t *testing.T) {
+	a4 := sampleRow("a", 4)
+	a4.TTFT.P50, a4.OutputTokS = 1.31, 98.5
+	b := sampleRow("b", 1)
+	b.Model = "other"
+	f := latencyFigure([]ledger.Row{sampleRow("a", 1), a4, b})
+	if f == nil || len(f.panels) != 1 || len(f.panels[0]) != 4 {
+		t.Fatalf("latency figure %+v, want one row of 4 panels", f)
+	}
+	svg, err := f.render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	titleStyle := plot.New().Title.TextStyle
+	titleStyle.Font.Size = vg.Points(13)
+	titleH := float64(titleStyle.Height(f.title)) + 16
+	legendH := float64(f.legend.Rectangle(draw.Canvas{}).Size().Y) + 16
+	w, h := svgSize(t, svg)
+	if want := 3*72 + titleH + legendH; math.Abs(h-want) > 0.01 {
+		t.Errorf("height %v pt, want a 216 pt row of panels + title %v + legend %v = %v", h, titleH, legendH, want)
+	}
+	if w != 4*288 {
+		t.Errorf("width %v pt, want 4 panels of 288 pt", w)
+	}
+	x, y := svgTextAt(t, svg, f.title)
+	if x != 8 || y > h-8 || y < h-titleH {
+		t.Errorf("title at x %v, baseline %v: want x 8, within its strip %v–%v", x, y, h-titleH, h-8)
+	}
+	_, y = svgTextAt(t, svg, "TTFT (s)") // the first panel's title
+	if y > h-titleH || y < legendH {
+		t.Errorf("a panel's title at %v: want it between the strips, %v–%v", y, legendH, h-titleH)
+	}
+}
+
+// A legend wider than the panels widens the figure to a quarter more than the legend,
+// plus 8 pt each side: a browser without the Liberation fonts draws wider text.
+func TestChartWidensForALongLegend(t *testing.T) {
+	long := strings.Repeat("a long series name ", 6)
+	f := vramFigure([]VRAMSeries{{GPU: "0", Label: long, Points: []VRAMPoint{{Seconds: 0, GB: 1}, {Seconds: 1, GB: 2}}}})
+	if f == nil {
+		t.Fatal("no VRAM figure")
+	}
+	svg, err := f.render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legendW := float64(f.legend.Rectangle(draw.Canvas{}).Size().X)
+	if legendW <= 288 {
+		t.Fatalf("legend %v pt wide, not wider than the one panel: the test needs a longer name", legendW)
+	}
+	if w, _ := svgSize(t, svg); math.Abs(w-(legendW*5/4+16)) > 0.01 {
+		t.Errorf("width %v pt, want 5/4 × legend %v + 16 = %v", w, legendW, legendW*5/4+16)
 	}
 }
