@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -235,5 +236,51 @@ func TestChartWidensForALongLegend(t *testing.T) {
 	}
 	if w, _ := svgSize(t, svg); math.Abs(w-(legendW*5/4+16)) > 0.01 {
 		t.Errorf("width %v pt, want 5/4 × legend %v + 16 = %v", w, legendW, legendW*5/4+16)
+	}
+}
+
+// The SLO chart groups a level's bars (12 pt wide, one per cell, in cell order) side by
+// side, centred on the level's tick.
+func TestSLOBarsCentredOnTheirLevel(t *testing.T) {
+	var rows []ledger.Row
+	for i, cell := range []string{"a", "b", "c"} {
+		r := sampleRow(cell, 4)
+		r.SLOAttainmentPct = 50 + 10*float64(i)
+		rows = append(rows, r)
+	}
+	f := sloFigure(rows)
+	if f == nil {
+		t.Fatal("no SLO figure")
+	}
+	svg, err := f.render("svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := `([\d.]+)`
+	// The level's tick is where the grid draws its one vertical line (grey, 0.25 pt).
+	var ticks []float64
+	for _, m := range regexp.MustCompile(`<path d="M`+num+`,[\d.]+L`+num+`,[\d.]+" style="fill:none;stroke:#808080;`).FindAllStringSubmatch(string(svg), -1) {
+		if m[1] == m[2] {
+			x, _ := strconv.ParseFloat(m[1], 64)
+			ticks = append(ticks, x)
+		}
+	}
+	if len(ticks) != 1 {
+		t.Fatalf("vertical grid lines at %v, want one (one level)", ticks)
+	}
+	for c := range rows {
+		col := seriesColor(c)
+		re := regexp.MustCompile(`<path d="M` + num + `,[\d.]+L[\d.]+,[\d.]+L` + num + `,[^"]*Z" style="fill:` + fmt.Sprintf("#%02X%02X%02X", col.R, col.G, col.B) + `"`)
+		var bars [][2]float64 // the legend's swatch has the colour too, 32 pt wide
+		for _, m := range re.FindAllStringSubmatch(string(svg), -1) {
+			x0, _ := strconv.ParseFloat(m[1], 64)
+			x1, _ := strconv.ParseFloat(m[2], 64)
+			if math.Abs(x1-x0-12) < 0.01 {
+				bars = append(bars, [2]float64{x0, x1})
+			}
+		}
+		if want := ticks[0] + 12*float64(c-1); len(bars) != 1 || math.Abs((bars[0][0]+bars[0][1])/2-want) > 0.01 {
+			t.Errorf("cell %d: 12 pt bars %v, want one centred at %v (tick %v)", c, bars, want, ticks[0])
+		}
 	}
 }
