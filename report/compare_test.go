@@ -88,3 +88,42 @@ func TestCompareRenderGolden(t *testing.T) {
 	golden(t, "compare.txt", text.Bytes())
 	golden(t, "compare.md", md.Bytes())
 }
+
+// FigureValue reads the named figure with its unit, and refuses a name Compare does not
+// compare.
+func TestFigureValueReadsNamedFigure(t *testing.T) {
+	r := sampleRow("c", 1)
+	if v, unit, ok := FigureValue("ttft_p99_s", &r); v != 0.95 || unit != "s" || !ok {
+		t.Errorf("ttft_p99_s = %v %q %v, want 0.95 s true", v, unit, ok)
+	}
+	if v, unit, ok := FigureValue("output_tok_s", &r); v != 35 || !ok {
+		t.Errorf("output_tok_s = %v %q %v, want 35 true", v, unit, ok)
+	}
+	if v, unit, ok := FigureValue("concurrency", &r); !math.IsNaN(v) || unit != "" || ok {
+		t.Errorf("concurrency = %v %q %v, want NaN \"\" false", v, unit, ok)
+	}
+}
+
+// MinConclusiveRequests (20) successful requests a side are enough; 19 on either side
+// are too few, and the line under the table counts those rows among all.
+func TestCompareTooFewBelowMinimumOnly(t *testing.T) {
+	a := []ledger.Row{toolRow("ollama.local", 1, 1, 0.03, 30, 4), toolRow("ollama.local", 2, 1, 0.03, 30, 4)}
+	b := []ledger.Row{toolRow("openai.vllm", 1, 1, 0.03, 30, 4), toolRow("openai.vllm", 2, 1, 0.03, 30, 4)}
+	a[0].Succeeded, b[0].Succeeded = 20, 20
+	a[1].Succeeded, b[1].Succeeded = 20, 19
+	deltas := Compare(a, b)
+	if deltas[0].TooFew || deltas[0].Notes != "" {
+		t.Errorf("20 vs 20: TooFew %v, notes %q; want neither", deltas[0].TooFew, deltas[0].Notes)
+	}
+	if !deltas[1].TooFew || deltas[1].Notes != "too few requests to conclude (20 vs 19)" {
+		t.Errorf("20 vs 19: TooFew %v, notes %q", deltas[1].TooFew, deltas[1].Notes)
+	}
+	want := "1 of 2 rows have fewer than 20 successful requests on a side: too few to conclude; " +
+		"rerun with more requests (repeat_runs, or a longer level) before acting on their Δ%.\n"
+	if got := tooFewLine(deltas); got != want {
+		t.Errorf("too-few line %q, want %q", got, want)
+	}
+	if got := tooFewLine(deltas[:1]); got != "" {
+		t.Errorf("too-few line with none too few %q, want none", got)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,5 +179,119 @@ func TestGateTailPercentileNeedsRequests(t *testing.T) {
 		if got := RequestsToConclude(field); got != want {
 			t.Errorf("RequestsToConclude(%s) = %d, want %d", field, got, want)
 		}
+	}
+}
+
+// A threshold whose text starts with its operator names no figure: the error says so,
+// not that the > or < is missing.
+func TestParseThresholdOperatorFirstNamesNoFigure(t *testing.T) {
+	_, err := ParseThreshold(">+10%")
+	if err == nil || !strings.Contains(err.Error(), `no figure ""`) {
+		t.Fatalf("error = %v, want one saying there is no figure \"\"", err)
+	}
+}
+
+// A change exactly at the limit does not cross it (the gate fails on "more than"), and
+// an absolute threshold measures B − A, not any other combination of the two.
+func TestThresholdCrossedAtAndBeyondLimit(t *testing.T) {
+	th := func(s string) Threshold {
+		t.Helper()
+		x, err := ParseThreshold(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	for _, c := range []struct {
+		th      string
+		a, b    float64
+		by      float64
+		crossed bool
+	}{
+		// (1.25 − 1) / 1 × 100 and (75 − 100) / 100 × 100 are exact in binary: 25 and −25.
+		{"ttft_p99_s>+25%", 1, 1.25, 25, false},
+		{"ttft_p99_s>+25%", 1, 1.26, 26, true},
+		{"output_tok_s<-25%", 100, 75, -25, false},
+		{"output_tok_s<-25%", 100, 74, -26, true},
+		// B − A: 8.75 − 8 = 0.75 exactly; 89.5 − 100 = −10.5.
+		{"e2e_p99_s>+0.75", 8, 8.75, 0.75, false},
+		{"e2e_p99_s>+0.5", 8, 8.75, 0.75, true},
+		{"e2e_p99_s>+1", 8, 8.75, 0.75, false},
+		{"output_tok_s<-10", 100, 89.5, -10.5, true},
+		{"output_tok_s<-11", 100, 89.5, -10.5, false},
+	} {
+		by, crossed := th(c.th).Crossed(change(c.a, c.b))
+		if math.Abs(by-c.by) > 1e-9 || crossed != c.crossed {
+			t.Errorf("%s on %v → %v: change %v crossed %v, want %v, %v", c.th, c.a, c.b, by, crossed, c.by, c.crossed)
+		}
+	}
+}
+
+// The JSON names each side's tool, and leaves out the tool of a side without a row.
+func TestCompareJSONNamesTools(t *testing.T) {
+	a := []ledger.Row{toolRow("ollama.local", 1, 0.8, 0.028, 35, 4.5), toolRow("ollama.local", 4, 1.6, 0.04, 100, 4.6)}
+	b := []ledger.Row{toolRow("openai.vllm", 1, 0.4, 0.014, 70, 7), toolRow("openai.vllm", 16, 0.9, 0.02, 400, 7)}
+	var buf bytes.Buffer
+	if err := WriteCompareJSON(&buf, Compare(a, b), "a", "b", nil); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Rows []struct {
+			Concurrency int
+			ToolA       *string `json:"tool_a"`
+			ToolB       *string `json:"tool_b"`
+		}
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "<absent>"
+		}
+		return *p
+	}
+	want := [][3]string{{"1", "ollama.local", "openai.vllm"}, {"4", "ollama.local", "<absent>"}, {"16", "<absent>", "openai.vllm"}}
+	if len(got.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d:\n%s", len(got.Rows), len(want), buf.String())
+	}
+	for i, w := range want {
+		r := got.Rows[i]
+		if g := [3]string{strconv.Itoa(r.Concurrency), str(r.ToolA), str(r.ToolB)}; g != w {
+			t.Errorf("row %d: concurrency, tool_a, tool_b = %v, want %v", i, g, w)
+		}
+	}
+}
+
+// The Markdown under a comparison says nothing without breaches, "Gate failed" with the
+// count of conclusive ones when there are any, and "Gate passed" with the count of
+// inconclusive ones when all are; each breach is a list item, its | escaped for tables.
+func TestWriteBreachesMarkdown(t *testing.T) {
+	md := func(bs []Breach) string {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := WriteBreachesMarkdown(&buf, bs); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	if got := md(nil); got != "" {
+		t.Errorf("no breaches wrote %q, want nothing", got)
+	}
+	th, _ := ParseThreshold("ttft_p99_s>+10%")
+	conclusive := Breach{Row: "m|x/q/h/w c=1", Threshold: th, Change: change(1, 1.2), By: 20, Have: 200, Need: 200}
+	inconclusive := conclusive
+	inconclusive.Inconclusive, inconclusive.Have = true, 10
+	line := func(b Breach) string { return "- " + strings.ReplaceAll(b.String(), "|", `\|`) + "\n" }
+	if !strings.HasPrefix(line(conclusive), `- m\|x/q/h/w c=1: ttft_p99_s 1 → 1.2 (+20.0%) crossed ttft_p99_s>+10%`) {
+		t.Fatalf("breach line %q", line(conclusive))
+	}
+	if got, want := md([]Breach{conclusive, inconclusive}),
+		"\n**Gate failed**: 1 threshold crossing(s).\n\n"+line(conclusive)+line(inconclusive); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if got, want := md([]Breach{inconclusive, inconclusive}),
+		"\n**Gate passed**; 2 crossing(s) on too few requests to conclude.\n\n"+line(inconclusive)+line(inconclusive); got != want {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
 }

@@ -166,3 +166,89 @@ func TestWriteMarkdownForPR(t *testing.T) {
 		}
 	}
 }
+
+// htmlPageOf renders r as report.html.
+func htmlPageOf(t *testing.T, r Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The page's title is the report's, or "planrun results" when it has none.
+func TestHTMLTitle(t *testing.T) {
+	for title, want := range map[string]string{"": "planrun results", "Qwen on one card": "Qwen on one card"} {
+		page := htmlPageOf(t, Report{Title: title})
+		if !strings.Contains(page, "<title>"+want+"</title>") || !strings.Contains(page, "<h1>"+want+"</h1>") {
+			t.Errorf("title %q: page lacks <title>/<h1> %q", title, want)
+		}
+	}
+}
+
+// The run line appears when the run's name or its start is known, either alone; the
+// plan line when the plan's path or hash is, either alone; neither line otherwise.
+func TestHTMLRunAndPlanLines(t *testing.T) {
+	started := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		run        string
+		started    time.Time
+		path, hash string
+		want       string // the lines between <h1> and Results
+	}{
+		{"r1", started, "plans/qwen.hcl", "sha256:abc123",
+			`<p class="plan" id="run">Run r1, started 2026-12-01 10:00:00 UTC</p>` + "\n" + `<p class="plan">Plan plans/qwen.hcl (sha256:abc123), planrun v0.1.0</p>`},
+		{"r1", time.Time{}, "plans/qwen.hcl", "", `<p class="plan" id="run">Run r1</p>` + "\n" + `<p class="plan">Plan plans/qwen.hcl (), planrun v0.1.0</p>`},
+		{"", started, "", "sha256:abc123",
+			`<p class="plan" id="run">Run, started 2026-12-01 10:00:00 UTC</p>` + "\n" + `<p class="plan">Plan (sha256:abc123), planrun v0.1.0</p>`},
+		{"", time.Time{}, "", "", "\n"},
+	} {
+		env := ledger.Environment{PlanPath: c.path, PlanHash: c.hash, PlanrunVersion: "v0.1.0"}
+		page := htmlPageOf(t, Report{Title: "t", Run: c.run, Started: c.started, Env: env})
+		_, rest, _ := strings.Cut(page, "<h1>t</h1>\n")
+		lines, _, _ := strings.Cut(rest, "\n<h2>Results</h2>")
+		if lines != c.want {
+			t.Errorf("run %q, started %v, path %q, hash %q: lines\n%q\nwant\n%q", c.run, c.started, c.path, c.hash, lines, c.want)
+		}
+	}
+}
+
+// A cell's section has a Reasoning table only when one of its rows reasoned.
+func TestHTMLReasoningTableOnlyForReasoningRows(t *testing.T) {
+	plain, reasoned := sampleRow("plain", 1), sampleRow("thinks", 1)
+	reasoned.ReasoningTokens, reasoned.AnswerTokens = 900, 300
+	page := htmlPageOf(t, Report{Rows: []ledger.Row{plain, reasoned}})
+	if n := strings.Count(page, "<h4>Reasoning</h4>"); n != 1 {
+		t.Errorf("%d Reasoning tables, want 1 (the reasoning cell's)", n)
+	}
+	_, thinks, _ := strings.Cut(page, "<h3>thinks</h3>")
+	if !strings.Contains(thinks, "<h4>Reasoning</h4>") || !strings.Contains(thinks, "<td>900</td><td>300</td>") {
+		t.Errorf("the reasoning cell's section lacks its Reasoning table:\n%s", thinks)
+	}
+}
+
+// A cell's "about" line names only what the rows say, joined by " · ".
+func TestCellAboutSkipsEmptyParts(t *testing.T) {
+	r := ledger.NewRow()
+	r.Model, r.Tool, r.Workload = "qwen2.5-7b", "ollama.local", "short"
+	if got, want := cellAbout(r), "model qwen2.5-7b · tool ollama.local · workload short"; got != want {
+		t.Errorf("cellAbout = %q, want %q", got, want)
+	}
+	if got := cellAbout(ledger.NewRow()); got != "" {
+		t.Errorf("cellAbout of an empty row = %q, want nothing", got)
+	}
+}
+
+// A chart is inlined from its <svg> element on: the XML prolog before it is dropped.
+func TestInlineSVGDropsProlog(t *testing.T) {
+	for in, want := range map[string]string{
+		`<?xml version="1.0"?>` + "\n" + `<svg width="1"></svg>`: `<svg width="1"></svg>`,
+		`<svg width="1"></svg>`:                                  `<svg width="1"></svg>`,
+		`not a chart`:                                            `not a chart`,
+	} {
+		if got := string(inlineSVG([]byte(in))); got != want {
+			t.Errorf("inlineSVG(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -281,3 +281,66 @@ func TestChartLabelsOnOneSpotMerge(t *testing.T) {
 func Charts(rows []ledger.Row, vram []VRAMSeries) ([]Chart, error) {
 	return chartsOf(figures(rows, vram))
 }
+
+// The plan line appears when the environment names the plan's path or its hash, either
+// one alone, and not when it names neither.
+func TestMarkdownPlanLine(t *testing.T) {
+	for _, c := range []struct {
+		path, hash, want string
+	}{
+		{"plans/qwen.hcl", "sha256:abc123", "Plan `plans/qwen.hcl` (sha256:abc123), planrun v0.1.0.\n\n"},
+		{"plans/qwen.hcl", "", "Plan `plans/qwen.hcl` (), planrun v0.1.0.\n\n"},
+		{"", "sha256:abc123", "Plan `` (sha256:abc123), planrun v0.1.0.\n\n"},
+		{"", "", ""},
+	} {
+		var b bytes.Buffer
+		env := ledger.Environment{PlanPath: c.path, PlanHash: c.hash, PlanrunVersion: "v0.1.0"}
+		if err := WriteMarkdown(&b, Report{Title: "t", Env: env}); err != nil {
+			t.Fatal(err)
+		}
+		rest := strings.TrimPrefix(b.String(), "# t\n\n")
+		line, _, _ := strings.Cut(rest, english.none)
+		if line != c.want {
+			t.Errorf("path %q, hash %q: before the body %q, want %q", c.path, c.hash, line, c.want)
+		}
+	}
+}
+
+// A report without rows says so and has no results, charts, seed tables or details;
+// the formulas and the environment are still there.
+func TestMarkdownWithoutRows(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, Report{}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	if !strings.HasPrefix(got, "# planrun results\n\nNo results yet.\n\n## How the figures are measured\n\n") {
+		t.Errorf("report without rows starts wrong:\n%s", got)
+	}
+	for _, absent := range []string{"## Results", "## Charts", english.seedTables, "## Details"} {
+		if strings.Contains(got, absent) {
+			t.Errorf("report without rows has %q:\n%s", absent, got)
+		}
+	}
+	if !strings.Contains(got, "## Environment\n\n") {
+		t.Errorf("report without rows lacks the environment:\n%s", got)
+	}
+}
+
+// The seed's tables give each of single-request and concurrent rows its own heading,
+// and no heading to a part without rows.
+func TestMarkdownSeedTablesOnlyPartsWithRows(t *testing.T) {
+	for _, c := range []struct {
+		conc        int
+		has, hasNot string
+	}{{1, english.single, english.concurrent}, {4, english.concurrent, english.single}} {
+		var b bytes.Buffer
+		if err := WriteMarkdown(&b, Report{Rows: []ledger.Row{sampleRow("c", c.conc)}}); err != nil {
+			t.Fatal(err)
+		}
+		got := b.String()
+		if !strings.Contains(got, "## "+c.has+"\n\n") || strings.Contains(got, "## "+c.hasNot+"\n\n") {
+			t.Errorf("concurrency %d: want heading %q and not %q:\n%s", c.conc, c.has, c.hasNot, got)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,6 +55,25 @@ func TestReportsShowModelMix(t *testing.T) {
 	for _, want := range []string{"<td>tiny-lora-a</td>", "<td>all (pooled)</td>", "<td>0.777</td>"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}
+
+// A mix row without requests has no share to show: "—", not a percentage of nothing.
+func TestMixShareWithoutRequests(t *testing.T) {
+	r := mixRow()
+	r.Requests = 0
+	for i := range r.Models {
+		r.Models[i].Requests = 0
+	}
+	head, body := mixCells([]ledger.Row{r})
+	share := slices.Index(head, "Share")
+	if len(body) != 3 || share < 0 {
+		t.Fatalf("head %q, %d lines, want a Share column and 3 lines", head, len(body))
+	}
+	for _, line := range body {
+		if line[share] != "—" {
+			t.Errorf("%s: share %q, want —", line[2], line[share])
 		}
 	}
 }
