@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/internal/procgroup"
 )
 
 // The tests run small real processes: this test binary, re-executed with helperEnv set,
@@ -212,7 +214,7 @@ func assertGone(t *testing.T, what string, pid int) {
 	if pid <= 0 {
 		t.Fatalf("%s: no pid recorded", what)
 	}
-	if !gone(pid) {
+	if procgroup.Exists(pid) {
 		t.Errorf("%s (pid %d) is still there: %s", what, pid, procState(pid))
 	}
 }

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package procgroup
+
+// Exists is false without Unix process groups: Start refuses there, so no process this
+// package started can exist (as servers' groupExists).
+func Exists(int) bool { return false }
