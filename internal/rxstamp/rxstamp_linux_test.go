@@ -52,25 +52,35 @@ func TestParseRejectsGarbage(t *testing.T) {
 	}
 }
 
-// A read returns the data with the kernel's stamp of its arrival, which falls inside the
-// peer's write and not at the later read; the peer's close is n = 0 with no error.
-func TestReadStamped(t *testing.T) {
+// tcpPair is a loopback connection: the peer's end and the accepted end, closed when the
+// test ends. With stamp, the listener asks for receive stamps before the peer dials.
+func tcpPair(t *testing.T, stamp bool) (peer, accepted net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	EnableListener(ln)
-	peer, err := net.Dial("tcp", ln.Addr().String())
+	if stamp {
+		EnableListener(ln)
+	}
+	peer, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer peer.Close()
-	ac, err := ln.Accept()
+	t.Cleanup(func() { peer.Close() })
+	accepted, err = ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ac.Close()
+	t.Cleanup(func() { accepted.Close() })
+	return peer, accepted
+}
+
+// A read returns the data with the kernel's stamp of its arrival, which falls inside the
+// peer's write and not at the later read; the peer's close is n = 0 with no error.
+func TestReadStamped(t *testing.T) {
+	peer, ac := tcpPair(t, true)
 	c := Enable(ac)
 	if c == nil {
 		t.Fatal("Enable refused a TCP connection")
@@ -90,8 +100,8 @@ func TestReadStamped(t *testing.T) {
 		}
 		after = time.Now()
 		time.Sleep(20 * time.Millisecond) // the read comes well after the arrival
-		var n int
-		n, ns, err = c.ReadStamped(buf)
+		n, stamp, err := c.ReadStamped(buf)
+		ns = stamp
 		if n != 1 || err != nil || buf[0] != 'x' {
 			t.Fatalf("read %d %q, %v", n, buf[:n], err)
 		}
@@ -107,20 +117,7 @@ func TestReadStamped(t *testing.T) {
 
 // A reset is a *net.OpError wrapping ECONNRESET, with no data and no stamp.
 func TestReadStampedReset(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ac.Close()
+	peer, ac := tcpPair(t, false)
 	c := Enable(ac)
 	if c == nil {
 		t.Fatal("Enable refused a TCP connection")
@@ -161,21 +158,7 @@ func TestEnableRefuses(t *testing.T) {
 // A listener with stamping on passes it to the connections it accepts, before Enable.
 func TestEnableListenerIsInherited(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if on {
-			EnableListener(ln)
-		}
-		peer, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ac, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, ac := tcpPair(t, on)
 		raw, err := ac.(*net.TCPConn).SyscallConn()
 		if err != nil {
 			t.Fatal(err)
@@ -190,9 +173,6 @@ func TestEnableListenerIsInherited(t *testing.T) {
 		if want := map[bool]int{false: 0, true: 1}[on]; got != want {
 			t.Errorf("listener stamping %v: accepted socket's SO_TIMESTAMPNS = %d, want %d", on, got, want)
 		}
-		peer.Close()
-		ac.Close()
-		ln.Close()
 	}
 	EnableListener(nil) // not TCP: nothing to do, no panic
 }
