@@ -48,15 +48,22 @@ func gateRows(ttftP99, tokS float64, succeeded int) []ledger.Row {
 	return []ledger.Row{r}
 }
 
-func TestGateCatchesRegressionAndPassesRerun(t *testing.T) {
-	ts := []Threshold{}
-	for _, s := range []string{"ttft_p99_s>+10%", "output_tok_s<-5%"} {
+// thresholds parses each spec, failing the test on one that does not parse.
+func thresholds(t testing.TB, specs ...string) []Threshold {
+	t.Helper()
+	ts := make([]Threshold, len(specs))
+	for i, s := range specs {
 		th, err := ParseThreshold(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ts = append(ts, th)
+		ts[i] = th
 	}
+	return ts
+}
+
+func TestGateCatchesRegressionAndPassesRerun(t *testing.T) {
+	ts := thresholds(t, "ttft_p99_s>+10%", "output_tok_s<-5%")
 	base := gateRows(1.0, 100, 200)
 	if b := Gate(Compare(base, gateRows(1.05, 98, 200)), ts); len(b) != 0 {
 		t.Fatalf("a rerun within the thresholds breached: %v", b)
@@ -141,14 +148,7 @@ func TestGateFailsARowBLost(t *testing.T) {
 // judged on the p95, which 40 requests resolve. On 10 nothing is resolved: crossings are
 // reported as inconclusive and fail only with strict.
 func TestGateTailPercentileNeedsRequests(t *testing.T) {
-	var ts []Threshold
-	for _, s := range []string{"ttft_p99_s>+10%", "output_tok_s<-5%"} {
-		th, err := ParseThreshold(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, th)
-	}
+	ts := thresholds(t, "ttft_p99_s>+10%", "output_tok_s<-5%")
 	rows := func(p95, p99, tokS float64, n int) []ledger.Row {
 		r := gateRows(p99, tokS, n)
 		r[0].TTFT.P95 = p95
@@ -194,14 +194,7 @@ func TestParseThresholdOperatorFirstNamesNoFigure(t *testing.T) {
 // A change exactly at the limit does not cross it (the gate fails on "more than"), and
 // an absolute threshold measures B − A, not any other combination of the two.
 func TestThresholdCrossedAtAndBeyondLimit(t *testing.T) {
-	th := func(s string) Threshold {
-		t.Helper()
-		x, err := ParseThreshold(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return x
-	}
+	th := func(s string) Threshold { return thresholds(t, s)[0] }
 	for _, c := range []struct {
 		th      string
 		a, b    float64

@@ -68,14 +68,7 @@ func judgeDeltas() []Delta {
 // threshold was judged on (with the fewest requests among its rows) and the rows too
 // small to conclude.
 func TestJudgeCountsRowsFiguresAndNotes(t *testing.T) {
-	var ts []Threshold
-	for _, s := range []string{"ttft_p99_s>+10%", "output_tok_s<-5%"} {
-		th, err := ParseThreshold(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts = append(ts, th)
-	}
+	ts := thresholds(t, "ttft_p99_s>+10%", "output_tok_s<-5%")
 	j := Judge(judgeDeltas(), ts)
 	// Rows: c1–c4. Figures: c1 p95 and throughput, c2 throughput only (A's p95 is NaN),
 	// c3 p99 (19 requests resolve no lower percentile) and throughput, c4 p90 and
