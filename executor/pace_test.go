@@ -323,6 +323,60 @@ func TestLaterRowWaitsForTheWriteUpToWriteGrace(t *testing.T) {
 	}
 }
 
+// The dispatcher waits for its turn off the CPU: in pauses of turnStep, never a spin,
+// even with its request's time within spinTail or past it, until the request before has
+// stamped and (due earlier) gone out; past the grace it stops waiting. Each case starts
+// with g 50 µs from its time (inside spinTail), the one before it (seq 1, due 100 µs
+// earlier) not yet stamped or not yet written; the pause lets it catch up after three
+// pauses, or moves the clock on so the grace runs out.
+func TestAwaitTurnWaitsOffTheCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		stamped, written uint64
+		catchUp          bool // the third pause lets the one before catch up; else each moves the clock 100 µs
+		pauses           int
+		until            time.Duration // where the clock ends, from the pacer's start
+	}{
+		{"waits for the stamp", 0, 0, true, 3, 950 * time.Microsecond},
+		{"waits for the write", 1, 0, true, 3, 950 * time.Microsecond},
+		// The clock starts 50 µs before g's time (1 ms); orderGrace ends 250 µs past it.
+		{"stamp grace runs out", 0, 0, false, 4, 1350 * time.Microsecond},
+		{"write grace runs out", 1, 0, false, 21, 3050 * time.Microsecond},
+		{"nothing to wait for", 1, 1, false, 0, 950 * time.Microsecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
+			p := &pacer{clk: clk, t0: clk.Now()}
+			p.writes.Store(true)
+			p.stamped.Store(tc.stamped)
+			p.written.Store(tc.written)
+			clk.Wait(950 * time.Microsecond)
+			pauses := 0
+			p.wait = waiter{
+				pause: func(d time.Duration) {
+					if d != turnStep {
+						t.Fatalf("paused %v, want turnStep", d)
+					}
+					pauses++
+					if !tc.catchUp {
+						clk.Wait(100 * time.Microsecond)
+					} else if pauses == 3 {
+						p.stamped.Store(1)
+						p.written.Store(1)
+					}
+				},
+				spin:  func() { t.Fatal("spun waiting for its turn") },
+				sleep: func(time.Duration) { t.Fatal("slept on the runtime timer waiting for its turn") },
+				nap:   func(time.Duration) { t.Fatal("napped waiting for its turn") },
+			}
+			p.awaitTurn(&gate{at: time.Millisecond, seq: 2}, 900*time.Microsecond)
+			if pauses != tc.pauses || p.since() != tc.until {
+				t.Fatalf("%d pauses, clock at %v; want %d, %v", pauses, p.since(), tc.pauses, tc.until)
+			}
+		})
+	}
+}
+
 // The pacer's own path (hand over, queue, wait, open, stamp, reuse) allocates nothing a
 // request once its senders and gates exist: a schedule no one waits on, a do that only
 // takes its stamp.
