@@ -313,13 +313,14 @@ func (c *stepClock) Now() time.Time {
 func TestExecutorReadsTimeFromItsClock(t *testing.T) {
 	t.Run("open-loop send lags", func(t *testing.T) {
 		// At 1,000 requests/s on a clock that moves only as the pacer waits on it, with
-		// spins of 3 µs: the first request goes at once, each later one after naps down to
-		// 100 µs before its time and 34 spins of 3 µs, 2 µs past it.
+		// spins of 3 µs: each request, the first too (the schedule starts startLead after
+		// the pacer does), goes after naps down to 100 µs before its time and 34 spins of
+		// 3 µs, 2 µs past it.
 		clk := &waitClock{now: time.Unix(1000, 0), spinStep: 3 * time.Microsecond}
 		lv := LevelSpec{Concurrency: 1, Requests: 3, RepeatRuns: 1, RequestRate: 1000, Arrival: "constant", Prompts: &Prompts{Words: 1}}
 		lags := &sendLags{}
 		RunLevel(context.Background(), &fakeBackend{}, lv, Options{Clock: clk, OnRequest: lags.add})
-		want := []time.Duration{0, 2 * time.Microsecond, 2 * time.Microsecond}
+		want := []time.Duration{2 * time.Microsecond, 2 * time.Microsecond, 2 * time.Microsecond}
 		if got := lags.byIndex(); !slices.Equal(got, want) {
 			t.Fatalf("send lags %v, want %v", got, want)
 		}

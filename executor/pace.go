@@ -115,6 +115,15 @@ const (
 	writeGrace  = 2 * time.Millisecond
 )
 
+// startLead is how far after the pacer's creation its schedule starts: a request due at
+// 0 (a trace's first row, an open loop's first request) is then handed over buildAhead
+// before its time like every other, where it would be built and stamped late. Without
+// it, the first burst of a bursty replay went out 0.35–0.4 ms late, past writeGrace, and
+// its first two rows reached the server out of order. Scheduled times stay offsets from
+// the schedule's start, and the delivered rate is judged between the first and last
+// stamps, so the lead shows in neither.
+const startLead = buildAhead
+
 // queued bounds the gates queued to the dispatcher and the gates kept for reuse.
 const queued = 1024
 
@@ -141,7 +150,7 @@ func newPacer(ctx context.Context, clk backends.Clock, slots int, wg *sync.WaitG
 		// the spin), so its send lags and hand-over times are exact.
 		p.wait = waiter{sleep: w.Wait, nap: w.Wait, pause: nanosleep, spin: func() { w.Wait(0) }, hold: p.clockHold(w.Wait)}
 	}
-	p.t0 = clk.Now()
+	p.t0 = clk.Now().Add(startLead)
 	wg.Add(1)
 	go p.dispatch(holdGC())
 	return p

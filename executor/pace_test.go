@@ -209,7 +209,8 @@ func (n stampNoter) Now() time.Time {
 // Bursts go out in their trace's order, whichever request is built first: three bursts
 // of ten rows within 2.9 ms, 30 ms apart, the first of each built last (each on a
 // sender of its own, which alone would stamp them in about the order they were built).
-// On a clock that moves as the dispatcher waits, each is stamped exactly at its time.
+// On a clock that moves as the dispatcher waits, each is stamped exactly at its time
+// (from the schedule's start, startLead after the pacer's).
 func TestBurstsGoOutInTraceOrder(t *testing.T) {
 	var ats []time.Duration
 	for b := range 3 {
@@ -240,8 +241,8 @@ func TestBurstsGoOutInTraceOrder(t *testing.T) {
 	got := lags.byIndex()
 	for _, s := range res.Runs[0].Samples {
 		n, _ := strconv.Atoi(s.ID[strings.LastIndex(s.ID, "req")+3:])
-		if want := t0.Add(ats[n]); !s.Start.Equal(want) || got[n] != 0 {
-			t.Fatalf("request %d stamped %v with lag %v, want %v and 0", n, s.Start.Sub(t0), got[n], ats[n])
+		if want := t0.Add(startLead + ats[n]); !s.Start.Equal(want) || got[n] != 0 {
+			t.Fatalf("request %d stamped %v with lag %v, want %v and 0", n, s.Start.Sub(t0), got[n], startLead+ats[n])
 		}
 	}
 }
