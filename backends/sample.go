@@ -45,9 +45,12 @@ type Request struct {
 	// it never makes it late and a burst's stamps keep its order. Backends whose Do
 	// honours it say so (DueCaller); for others the caller waits before Do.
 	Due func(Clock) time.Time `json:"-"`
-	// Wrote, when set, is called once the request has gone out: its bytes written to the
-	// connection, or its sending failed. A DueCaller calls it after Due; a paced request
-	// holds the next one of a later time back until then, so the server sees them in order.
+	// Wrote, when set, is called once the request has gone out: written (httptrace's
+	// WroteRequest, when net/http has the whole request in the connection's write buffer,
+	// which it flushes to the socket next; a body larger than the buffer is mostly on the
+	// socket by then), or its sending failed. A DueCaller calls it after Due; a paced
+	// request holds the next one of a later time back until then, so the server sees them
+	// in order.
 	Wrote func() `json:"-"`
 }
 
@@ -137,7 +140,8 @@ type Sample struct {
 
 	// Phases from net/http/httptrace. Connect is when a new connection was ready (dial,
 	// TLS): zero when a pooled one was reused. Wrote is when the request was fully
-	// written; Wrote − Connect is the client's own send delay (SendDelay). Headers, then
+	// written (WroteRequest: into net/http's connection buffer, flushed to the socket
+	// next); Wrote − Connect is the client's own send delay (SendDelay). Headers, then
 	// FirstByte and FirstToken split the rest into network and server time.
 	Connect   time.Duration `json:"connect_ns,omitempty"`
 	Wrote     time.Duration `json:"wrote_ns,omitempty"`
