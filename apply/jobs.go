@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/planrun/planrun/batch"
@@ -289,6 +290,12 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 	for _, i := range j.rowIdx {
 		r := &a.res.Rows[i]
 		r.SlurmState = j.status.State
+		if r.Status == ledger.StatusFailed && j.status.Phase != batch.Completed && !strings.Contains(r.Notes, j.log) {
+			// A level the node failed as the job was ended (its cancel stopped the
+			// level's server while it started) says how the job ended, too.
+			ended := fmt.Sprintf("%s job %s ended %s (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
+			r.Notes = strings.TrimPrefix(r.Notes+"; "+ended, "; ")
+		}
 		a.appendLedgers(*r)
 	}
 	a.settleCells(j, interrupted, why)

@@ -23,8 +23,10 @@ type step struct {
 	phase        batch.Phase
 	state        string
 	reason, node string
-	// levels are the concurrencies whose rows the node writes (ok) when the step begins.
-	levels []int
+	// levels are the concurrencies whose rows the node writes (ok) when the step begins;
+	// failed those it writes as failed, with failNotes.
+	levels, failed []int
+	failNotes      string
 	// node: the node also writes its manifest (its cell ok) and one raw sample.
 	finish bool
 	// lasts is how long the step lasts; zero: one query; forever: until cancelled (or,
@@ -108,7 +110,7 @@ func (f *fakeScheduler) State(ctx context.Context, id string) (batch.Status, err
 // begin writes what the node has written when the step begins.
 func (f *fakeScheduler) begin(j *fakeJob, s step) {
 	cell := j.job.CellIDs[0]
-	if len(s.levels) > 0 {
+	if len(s.levels)+len(s.failed) > 0 {
 		l, err := ledger.OpenLedger(filepath.Join(j.job.Dir, "results.csv"))
 		if err != nil {
 			f.t.Error(err)
@@ -116,6 +118,11 @@ func (f *fakeScheduler) begin(j *fakeJob, s step) {
 		}
 		for _, c := range s.levels {
 			if err := l.Append(ledger.Row{RunID: "node-run", Host: "node1", CellID: cell, Concurrency: c, Status: ledger.StatusOK}); err != nil {
+				f.t.Error(err)
+			}
+		}
+		for _, c := range s.failed {
+			if err := l.Append(ledger.Row{RunID: "node-run", Host: "node1", CellID: cell, Concurrency: c, Status: ledger.StatusFailed, Notes: s.failNotes}); err != nil {
 				f.t.Error(err)
 			}
 		}
@@ -270,6 +277,39 @@ func TestJobsFailedJob(t *testing.T) {
 	}
 	if _, failed, _, _ := res.Counts(); failed != 1 || !strings.Contains(res.Cells[0].Notes, "ended NODE_FAIL") {
 		t.Errorf("cells %+v", res.Cells)
+	}
+}
+
+// A level the node failed as its job was ended (scancel stopped the level's server while
+// it started) says how the job ended, beside what the node saw, as the levels it never
+// ran do; a failed row of a job that completed says only what the node saw.
+func TestJobsFailedRowNamesHowTheJobEnded(t *testing.T) {
+	const nodeSaw = `not measured: server "slow" did not start: exited before ready`
+	for _, tc := range []struct {
+		phase batch.Phase
+		state string
+		want  string
+	}{
+		{batch.Failed, "CANCELLED", nodeSaw + "; fake job 1 ended CANCELLED (see %s)"},
+		{batch.Completed, "COMPLETED", nodeSaw},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			f := newFake(t,
+				step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1}, failed: []int{2}, failNotes: nodeSaw},
+				step{phase: tc.phase, state: tc.state, node: "node1"})
+			res, _ := runFake(t, context.Background(), f, time.Minute, t.TempDir(), "")
+			want := tc.want
+			if strings.Contains(want, "%s") {
+				want = fmt.Sprintf(want, f.LogPath(f.submitted[0], "1"))
+			}
+			got := rowsOf(res.Rows)
+			if len(got) != 2 || got[1] != "c=2 failed "+tc.state+" job=1 node=node1 "+want {
+				t.Fatalf("rows\n%s\nwant the second\n%s", strings.Join(got, "\n"), want)
+			}
+			if _, failed, _, _ := res.Counts(); failed != 1 || res.Cells[0].Notes != want {
+				t.Errorf("cells %+v, want failed with %q", res.Cells, want)
+			}
+		})
 	}
 }
 
