@@ -260,8 +260,9 @@ func (j *batchJob) cell(id string) *plan.Cell {
 
 // endJob settles an ended job: its final state goes into each of its rows, which are
 // then appended to the ledgers; levels it did not run become failed rows naming the
-// state and the log (or interrupted, when the run was); cells take the status the node
-// gave them.
+// state and the log (or interrupted, when the run was), and a level the node failed in a
+// job that did not complete names them after the node's own note; cells take the status
+// the node gave them.
 func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 	why := reason
 	if why == "" {
@@ -271,9 +272,16 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 		}
 	}
 	interrupted = interrupted && reason == ""
+	ended := fmt.Sprintf("%s job %s ended %s (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
 	ran := map[levelKey]bool{}
 	for _, i := range j.rowIdx {
-		ran[rowKey(a.res.Rows[i])] = true
+		r := &a.res.Rows[i]
+		ran[rowKey(*r)] = true
+		if r.Status == ledger.StatusFailed && j.status.Phase != batch.Completed {
+			// A level the node failed as the job was ended (its cancel stopped the
+			// level's server while it started) says how the job ended, too.
+			r.Notes = strings.TrimPrefix(r.Notes+"; "+ended, "; ")
+		}
 	}
 	for _, c := range j.cells {
 		todo, _ := a.pendingLevels(c)
@@ -290,12 +298,6 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 	for _, i := range j.rowIdx {
 		r := &a.res.Rows[i]
 		r.SlurmState = j.status.State
-		if r.Status == ledger.StatusFailed && j.status.Phase != batch.Completed && !strings.Contains(r.Notes, j.log) {
-			// A level the node failed as the job was ended (its cancel stopped the
-			// level's server while it started) says how the job ended, too.
-			ended := fmt.Sprintf("%s job %s ended %s (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
-			r.Notes = strings.TrimPrefix(r.Notes+"; "+ended, "; ")
-		}
 		a.appendLedgers(*r)
 	}
 	a.settleCells(j, interrupted, why)
