@@ -118,10 +118,10 @@ const (
 // startLead is how far after the pacer's creation its schedule starts: a request due at
 // 0 (a trace's first row, an open loop's first request) is then handed over buildAhead
 // before its time like every other, where it would be built and stamped late. Without
-// it, the first burst of a bursty replay went out 0.35–0.4 ms late, past writeGrace, and
-// its first two rows reached the server out of order. Scheduled times stay offsets from
-// the schedule's start, and the delivered rate is judged between the first and last
-// stamps, so the lead shows in neither.
+// it, in a trial build that waited 300 µs for writes, the first rows of a bursty replay
+// went out 0.35–0.4 ms late and reached the server out of order. Scheduled times stay
+// offsets from the schedule's start, and the delivered rate is judged between the first
+// and last stamps, so the lead shows in neither.
 const startLead = buildAhead
 
 // queued bounds the gates queued to the dispatcher and the gates kept for reuse.
@@ -359,9 +359,9 @@ func (p *pacer) dispatch(releaseGC func()) {
 // stamps). It waits off the CPU, in pauses of turnStep (a nanosleep), however close g's
 // time: what it waits for runs on the client's other threads, and a dispatcher spinning
 // beside them took the core they needed. Spinning here once g's time was within spinTail,
-// on 2 cores shared with a server, a bursty replay's send lag p99 was 1.2–2.0 ms against
-// 0.26–0.37 ms with pauses: a request's write, descheduled, held the next ones up to
-// writeGrace (README, "paced send path").
+// on 2 cores shared with a server, a bursty replay's send lag p99 was 1.72 ms against
+// 0.29 ms with pauses (medians of 8 runs, README set 5): a request's write, descheduled,
+// held the next ones up to writeGrace.
 func (p *pacer) awaitTurn(g *gate, prevAt time.Duration) {
 	prev := g.seq - 1
 	for {
