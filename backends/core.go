@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -169,18 +170,29 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	}
 	w := &watch{clock: c.clock, cancel: cancel, t: c.timeouts, onWrote: req.Wrote}
 	hreq, err := a.NewRequest(httptrace.WithClientTrace(rctx, w.trace()), req)
-	s.Start = c.stamp(&req) // built: a paced request waits for its time here
 	if err != nil {
+		s.Start = c.stamp(&req)
 		s.Err = asError(err, ErrOther)
 		wentOut(&req)
 		return s
 	}
 
-	w.begin(s.Start)
+	if req.Turn != nil && req.Due != nil {
+		// Sent now, before its time: its connection holds its first write for its turn
+		// (GotConn arms it), which takes the start stamp.
+		w.turn, w.due = req.Turn, req.Due
+		w.begin(c.clock.Now())
+	} else {
+		s.Start = c.stamp(&req) // built: a paced request waits for its time here
+		w.begin(s.Start)
+	}
 	defer w.stop()
 	resp, err := c.client.Do(hreq)
+	if w.turn != nil {
+		s.Start = w.started()
+	}
 	w.wentOut() // its bytes are written by now, or never will be
-	s.Connect, s.Wrote = time.Duration(w.connect.Load()), time.Duration(w.wrote.Load())
+	s.Connect, s.Wrote = w.offset(w.connect.Load()), w.offset(w.wrote.Load())
 	if err != nil {
 		s.End = w.since()
 		s.Err = c.transportError(ctx, rctx, err)
@@ -188,7 +200,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	}
 	defer resp.Body.Close()
 	s.Headers = w.since()
-	s.FirstByte = time.Duration(w.firstByte.Load())
+	s.FirstByte = w.offset(w.firstByte.Load())
 	s.RequestID = resp.Header.Get("X-Request-Id")
 	rx := c.kernelStamps(w, resp, &s)
 	if resp.StatusCode/100 != 2 {
@@ -388,19 +400,38 @@ func (c *Core) fallbackTokens(s *Sample) {
 // timer compares against it when it fires instead of being reset on every chunk.
 type watch struct {
 	clock  Clock
-	start  time.Time
 	cancel context.CancelCauseFunc
 	t      Timeouts
 
-	mu                                  sync.Mutex // guards the timers against the hooks
+	// base is when the watch began (begin); the hooks record their times as offsets
+	// from it, and start is the start stamp's (Sample.Start's): zero unless the
+	// request's turn set it later (setStart).
+	base  time.Time
+	start atomic.Int64
+
+	mu                                  sync.Mutex // guards the timers and rx against the hooks
 	connectTimer, firstTimer, idleTimer *time.Timer
-	last, connect, wrote, firstByte     atomic.Int64
+	connect, wrote, firstByte           atomic.Int64 // from base
+	last                                atomic.Int64 // from the start stamp
 	sawFirstToken                       bool
 	rx                                  rxTimer // the connection's kernel receive times, if any
 	// onWrote is the request's Wrote, called once (wentOut): when its bytes are written,
 	// or when the round trip ends without that.
 	onWrote func()
 	went    atomic.Bool
+
+	// turn and due are a paced request's Turn and Due when its connection holds its
+	// first write (Request.Turn); state is how far it is through its turn (turnFree…),
+	// on the connection it was last armed on (under mu). pend is the held write and
+	// sent, sentErr what writing it did.
+	turn    Turn
+	due     func(Clock) time.Time
+	state   atomic.Int32
+	on      *turnConn
+	pend    []byte
+	pendOn  *turnConn
+	sent    int
+	sentErr error
 }
 
 func (w *watch) wentOut() {
@@ -409,13 +440,29 @@ func (w *watch) wentOut() {
 	}
 }
 
-func (w *watch) since() time.Duration { return w.clock.Now().Sub(w.start) }
+// fromBase is the time now as an offset from base.
+func (w *watch) fromBase() int64 { return int64(w.clock.Now().Sub(w.base)) }
+
+// since is the time since the start stamp.
+func (w *watch) since() time.Duration {
+	return w.clock.Now().Sub(w.base) - time.Duration(w.start.Load())
+}
+
+// offset is a hook's time (from base; 0: not recorded) from the start stamp: 0 when not
+// recorded or not after the stamp (a connection a paced request found ready before its
+// time delayed nothing of it).
+func (w *watch) offset(fromBase int64) time.Duration {
+	if fromBase == 0 {
+		return 0
+	}
+	return max(time.Duration(fromBase-w.start.Load()), 0)
+}
 
 func (w *watch) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			if !info.Reused {
-				w.connect.Store(int64(w.since()))
+				w.connect.Store(w.fromBase())
 			}
 			w.mu.Lock()
 			w.rx = rxSource(info.Conn)
@@ -423,19 +470,103 @@ func (w *watch) trace() *httptrace.ClientTrace {
 				w.connectTimer.Stop()
 			}
 			w.mu.Unlock()
+			if w.turn != nil {
+				w.arm(info.Conn)
+			}
 		},
 		WroteRequest: func(httptrace.WroteRequestInfo) {
-			w.wrote.Store(int64(w.since()))
-			w.wentOut()
+			raiseTo(&w.wrote, w.fromBase())
+			// A first write held for its turn says it went out itself (SendAt): net/http
+			// calls this before it flushes its buffer to the connection.
+			if st := w.state.Load(); st != turnArmed && st != turnSending {
+				w.wentOut()
+			}
 		},
-		GotFirstResponseByte: func() { w.firstByte.Store(int64(w.since())) },
+		GotFirstResponseByte: func() { w.firstByte.Store(w.fromBase()) },
 	}
 }
 
-func (w *watch) begin(start time.Time) {
+// arm has c hold the request's first write for its turn, or, where it cannot (HTTP/2),
+// waits for the turn here, before the request is written.
+func (w *watch) arm(c net.Conn) {
+	if tc := holdable(c); tc != nil {
+		if w.state.CompareAndSwap(turnFree, turnArmed) || w.state.Load() == turnArmed {
+			w.mu.Lock()
+			w.on = tc
+			w.mu.Unlock()
+			tc.armed.Store(w)
+		}
+		return
+	}
+	w.takeTurn(turnFree)
+}
+
+// takeTurn waits for the request's turn in Request.Due, if its turn is still in state
+// from (and so no held write will take it), and sets the start stamp.
+func (w *watch) takeTurn(from int32) bool {
+	if !w.state.CompareAndSwap(from, turnSending) {
+		return false
+	}
+	w.setStart(w.due(w.clock))
+	w.state.Store(turnTaken)
+	return true
+}
+
+func (w *watch) setStart(t time.Time) { w.start.Store(int64(t.Sub(w.base))) }
+
+// sendFirst is the request's first write on c, p, held for its turn: the pacer makes
+// what of it the socket takes at once (SendAt), and this goroutine the rest.
+func (w *watch) sendFirst(c *turnConn, p []byte) (int, error) {
+	w.pend, w.pendOn = p, c
+	w.turn.Send(w.clock, w)
+	n, err := w.sent, w.sentErr
+	w.pend, w.pendOn, w.sentErr = nil, nil, nil
+	if err == nil && n < len(p) {
+		var m int
+		m, err = c.Conn.Write(p[n:])
+		n += m
+	}
+	return n, err
+}
+
+// SendAt implements Sender: the held write, with start the request's start stamp.
+func (w *watch) SendAt(start time.Time) {
+	w.setStart(start)
+	w.sent, w.sentErr = w.pendOn.writeNow(w.pend)
+	raiseTo(&w.wrote, w.fromBase())
+	w.state.Store(turnTaken)
+	w.wentOut()
+}
+
+// started is the start stamp of a request with a Turn, once its round trip has ended:
+// taken by its held write or in GotConn, else (it never got to write: no connection,
+// or the round trip failed first) taken now in Request.Due. A held write still waiting
+// for its turn is waited for. The connection last armed is disarmed.
+func (w *watch) started() time.Time {
+	if !w.takeTurn(turnFree) && !w.takeTurn(turnArmed) {
+		for w.state.Load() != turnTaken {
+			time.Sleep(turnPoll)
+		}
+	}
+	w.mu.Lock()
+	if w.on != nil {
+		w.on.armed.CompareAndSwap(w, nil)
+	}
+	w.mu.Unlock()
+	return w.base.Add(time.Duration(w.start.Load()))
+}
+
+// raiseTo sets n to at least v.
+func raiseTo(n *atomic.Int64, v int64) {
+	for m := n.Load(); m < v && !n.CompareAndSwap(m, v); m = n.Load() {
+	}
+}
+
+// begin starts the phase timers at t, the watch's base.
+func (w *watch) begin(t time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.start = start
+	w.base = t
 	if d := w.t.Connect; d > 0 {
 		w.connectTimer = time.AfterFunc(d, func() { w.cancel(&timeoutError{phase: "connect", limit: d}) })
 	}

@@ -16,10 +16,13 @@ type rxTimer interface {
 }
 
 // rxSource returns the receive-time source of the connection a request was sent on:
-// the connection itself, or the one under TLS.
+// the connection itself, or the one under TLS, under its turnConn.
 func rxSource(c net.Conn) rxTimer {
 	if t, ok := c.(*tls.Conn); ok {
 		c = t.NetConn()
+	}
+	if t, ok := c.(*turnConn); ok {
+		c = t.Conn
 	}
 	r, _ := c.(rxTimer)
 	return r

@@ -52,6 +52,11 @@ type Request struct {
 	// request holds the next one of a later time back until then, so the server sees them
 	// in order.
 	Wrote func() `json:"-"`
+	// Turn, when set with Due, has the request sent before its time, its first write
+	// held on its connection for the pacer to make at its time (see Turn): Due is then
+	// called only where the connection cannot hold it, or the request never got to
+	// write. Wrote is called once that write is made.
+	Turn Turn `json:"-"`
 }
 
 // Message is one chat message of a conversation. (Content comes first so the wire
@@ -139,10 +144,13 @@ type Sample struct {
 	RequestID  string `json:"x_request_id,omitempty"`
 
 	// Phases from net/http/httptrace. Connect is when a new connection was ready (dial,
-	// TLS): zero when a pooled one was reused. Wrote is when the request was fully
-	// written (WroteRequest: into net/http's connection buffer, flushed to the socket
-	// next); Wrote − Connect is the client's own send delay (SendDelay). Headers, then
-	// FirstByte and FirstToken split the rest into network and server time.
+	// TLS): zero when a pooled one was reused, or when a paced request with a Turn found
+	// it ready before its time (it delayed nothing of it). Wrote is when the request was
+	// fully written (WroteRequest: into net/http's connection buffer, flushed to the
+	// socket next), or, for a request whose first write its Turn held, when that write
+	// returned, if later; Wrote − Connect is the client's own send delay (SendDelay).
+	// Headers, then FirstByte and FirstToken split the rest into network and server
+	// time.
 	Connect   time.Duration `json:"connect_ns,omitempty"`
 	Wrote     time.Duration `json:"wrote_ns,omitempty"`
 	Headers   time.Duration `json:"headers_ns,omitempty"`    // response headers received

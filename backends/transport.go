@@ -28,7 +28,8 @@ func NewTransport(t Timeouts) *http.Transport {
 	}
 }
 
-// rxDialer dials TCP connections with kernel receive timestamps on (see rxConn).
+// rxDialer dials TCP connections with kernel receive timestamps on (see rxConn) that
+// can hold a paced request's first write for its turn (turnConn).
 type rxDialer struct{ net.Dialer }
 
 func (d *rxDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -36,5 +37,5 @@ func (d *rxDialer) DialContext(ctx context.Context, network, addr string) (net.C
 	if err != nil {
 		return nil, err
 	}
-	return timestampConn(c), nil
+	return newTurnConn(timestampConn(c)), nil
 }

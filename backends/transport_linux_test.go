@@ -34,9 +34,13 @@ func TestTransportConnectionLifetimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	rc, ok := c.(*rxConn)
+	tc, ok := c.(*turnConn)
+	if !ok || tc.raw == nil {
+		t.Fatalf("dialled a %T, want a *turnConn that can hold a write, with its raw connection", c)
+	}
+	rc, ok := tc.Conn.(*rxConn)
 	if !ok {
-		t.Fatalf("dialled a %T, want the receive-timestamping *rxConn", c)
+		t.Fatalf("dialled a %T under the turnConn, want the receive-timestamping *rxConn", tc.Conn)
 	}
 	raw, err := rc.SyscallConn()
 	if err != nil {

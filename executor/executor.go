@@ -219,7 +219,7 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
 		if _, due := b.(backends.DueCaller); p.timed && due {
 			// The timing core waits for the request's time once its bytes are built.
-			req.Due, req.Wrote = p.sender.due, p.sender.wrote
+			req.Due, req.Wrote, req.Turn = p.sender.due, p.sender.wrote, p.sender
 			p.sender.reportsWrites()
 		} else if p.timed {
 			p.sender.due(nil)

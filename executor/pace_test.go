@@ -54,8 +54,8 @@ func TestOnTimeLagArithmetic(t *testing.T) {
 			clk := &waitClock{now: t0.Add(tc.now)}
 			p := &pacer{clk: clk, t0: t0, free: make(chan *gate, 1)}
 			p.stamped.Store(6)
-			g := &gate{at: 5 * time.Millisecond, seq: 7, open: make(chan struct{}, 1)}
-			g.open <- struct{}{}
+			g := newGate()
+			g.at, g.seq, g.opened = 5*time.Millisecond, 7, true
 			s := &sender{p: p, r: paced{at: 5 * time.Millisecond, gate: g}}
 			core := &waitClock{now: time.Unix(2000, 0)}
 			if got := s.onTime(core); !got.Equal(core.now) {
@@ -71,7 +71,7 @@ func TestOnTimeLagArithmetic(t *testing.T) {
 				t.Fatal("the gate did not go back for reuse")
 			}
 			// No stamp clock: no stamp, the same lag.
-			g.open <- struct{}{}
+			g.opened = true
 			if got := s.onTime(nil); !got.IsZero() || s.lag != tc.lag {
 				t.Fatalf("without a stamp clock: stamp %v, lag %v", got, s.lag)
 			}
