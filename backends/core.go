@@ -421,13 +421,11 @@ type watch struct {
 	went    atomic.Bool
 
 	// turn and due are a paced request's Turn and Due when its connection holds its
-	// first write (Request.Turn); state is how far it is through its turn (turnFree…),
-	// on the connection it was last armed on (under mu). pend is the held write and
-	// sent, sentErr what writing it did.
+	// first write (Request.Turn); state is how far it is through its turn (turnFree…).
+	// pend is the held write on pendOn, and sent, sentErr what writing it did.
 	turn    Turn
 	due     func(Clock) time.Time
 	state   atomic.Int32
-	on      *turnConn
 	pend    []byte
 	pendOn  *turnConn
 	sent    int
@@ -491,9 +489,6 @@ func (w *watch) trace() *httptrace.ClientTrace {
 func (w *watch) arm(c net.Conn) {
 	if tc := holdable(c); tc != nil {
 		if w.state.CompareAndSwap(turnFree, turnArmed) || w.state.Load() == turnArmed {
-			w.mu.Lock()
-			w.on = tc
-			w.mu.Unlock()
 			tc.armed.Store(w)
 		}
 		return
@@ -541,18 +536,14 @@ func (w *watch) SendAt(start time.Time) {
 // started is the start stamp of a request with a Turn, once its round trip has ended:
 // taken by its held write or in GotConn, else (it never got to write: no connection,
 // or the round trip failed first) taken now in Request.Due. A held write still waiting
-// for its turn is waited for. The connection last armed is disarmed.
+// for its turn is waited for. A connection it was armed on and never wrote to keeps
+// the arm until its next write, which finds the turn taken and goes as it comes.
 func (w *watch) started() time.Time {
 	if !w.takeTurn(turnFree) && !w.takeTurn(turnArmed) {
 		for w.state.Load() != turnTaken {
 			time.Sleep(turnPoll)
 		}
 	}
-	w.mu.Lock()
-	if w.on != nil {
-		w.on.armed.CompareAndSwap(w, nil)
-	}
-	w.mu.Unlock()
 	return w.base.Add(time.Duration(w.start.Load()))
 }
 

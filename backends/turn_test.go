@@ -153,23 +153,3 @@ func TestTurnFallsBackToDue(t *testing.T) {
 		t.Fatalf("refused: error %v, Send %d, Due %d, start %v against Due's %v: want the failure stamped at its turn, in Due", s.Err, h.sends, h.dues, s.Start, h.stamp)
 	}
 }
-
-// A request without a Turn, on a connection a held request used before it, is written
-// as it comes: nothing of the earlier turn is left armed there.
-func TestTurnLeavesNothingArmed(t *testing.T) {
-	var arrived atomic.Int32
-	bodies := make(chan int, 4)
-	srv := httptest.NewServer(countingServer(&arrived, bodies))
-	defer srv.Close()
-	c := backends.NewCore(backends.Config{Name: "line.t", URL: srv.URL})
-	h := &heldTurn{arrived: &arrived}
-	if s := c.Do(context.Background(), &lineAdapter{core: c}, h.request("r", "p")); s.Err != nil || h.sends != 1 {
-		t.Fatalf("held request: error %v, Send %d", s.Err, h.sends)
-	}
-	<-bodies
-	s := c.Do(context.Background(), &lineAdapter{core: c}, backends.Request{ID: "r2"})
-	<-bodies
-	if s.Err != nil || s.Connect != 0 || h.sends != 1 || h.dues != 0 {
-		t.Fatalf("plain request: error %v, connect %v, Send %d, Due %d: want it on the pooled connection, the turn untouched", s.Err, s.Connect, h.sends, h.dues)
-	}
-}
