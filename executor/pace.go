@@ -321,14 +321,7 @@ func (p *pacer) run(r paced) {
 // lag.
 func (s *sender) onTime(stamp backends.Clock) time.Time {
 	g := s.r.gate
-	g.mu.Lock()
-	if !g.opened {
-		g.waiting = true
-		g.mu.Unlock()
-		<-g.wake
-	} else {
-		g.mu.Unlock()
-	}
+	g.wait(nil, nil, nil)
 	t := s.stampNow(stamp)
 	s.p.recycle(g)
 	return t
@@ -339,17 +332,25 @@ func (s *sender) onTime(stamp backends.Clock) time.Time {
 // makes it now. Either way the start stamp is taken just before, as onTime takes it.
 func (s *sender) Send(stamp backends.Clock, w backends.Sender) {
 	g := s.r.gate
+	if !g.wait(w, stamp, s) {
+		w.SendAt(s.stampNow(stamp))
+	}
+	s.p.recycle(g)
+}
+
+// wait parks at g until the dispatcher opens it, leaving send (nil: none) there for it
+// to make, stamped on stamp by by; made says the dispatcher made it, false when g was
+// open already (and nothing was left there).
+func (g *gate) wait(send backends.Sender, stamp backends.Clock, by *sender) (made bool) {
 	g.mu.Lock()
 	if g.opened {
 		g.mu.Unlock()
-		w.SendAt(s.stampNow(stamp))
-		s.p.recycle(g)
-		return
+		return false
 	}
-	g.send, g.stamp, g.by, g.waiting = w, stamp, s, true
+	g.send, g.stamp, g.by, g.waiting = send, stamp, by, true
 	g.mu.Unlock()
 	<-g.wake
-	s.p.recycle(g)
+	return send != nil
 }
 
 // stampNow takes the request's start stamp on stamp (nil: none), records its lag and
