@@ -5,7 +5,7 @@
 # "large", standing for two kinds of GPU card (this machine has none: they only place jobs).
 #
 #   scripts/slurm-cluster.sh start     install the packages if missing, start the daemons, wait
-#                                      until the node is idle
+#                                      until the node is idle (nothing to do when it is up already)
 #   scripts/slurm-cluster.sh status    sinfo, or why the cluster is not up
 #   scripts/slurm-cluster.sh stop      cancel every job, stop the daemons (munged last), leave no
 #                                      daemon behind
@@ -17,7 +17,10 @@
 # Test processes (internal/slurmtest) hold a shared lock on $dir/tests.lock while they use the
 # cluster, and mark a cluster they started with $dir/started-by-tests; release stops it under an
 # exclusive lock, so a test process starting meanwhile waits and starts it again. A cluster started
-# by hand has no mark and is left running.
+# by hand has no mark and is left running. Test processes of several packages run at once (go test
+# runs packages in parallel), so start and stop take $dir/start.lock exclusively: one start runs at a
+# time, and a second finds the cluster up and leaves it alone (two starts at once rewrote the
+# configuration and its link under a running sbatch, which then found no configuration).
 #
 # The configuration goes to $PLANRUN_SLURM_DIR (default /tmp/planrun-slurm)/slurm.conf, and
 # /etc/slurm/slurm.conf points at it (a symlink, made only where no other slurm.conf is there and
@@ -30,6 +33,7 @@ etc_conf=/etc/slurm/slurm.conf
 node="$(hostname -s)"
 lease="$dir/tests.lock"
 marker="$dir/started-by-tests"
+startlock="$dir/start.lock"
 say() { echo "slurm-cluster: $*" >&2; }
 
 need_root() {
@@ -64,7 +68,8 @@ start_munge() {
   mkdir -p /run/munge /var/lib/munge /var/log/munge
   chown munge:munge /run/munge /var/lib/munge /var/log/munge
   chmod 755 /run/munge
-  runuser -u munge -- /usr/sbin/munged
+  # 8>&-: a daemon must not inherit the start lock (munged keeps its descriptors open).
+  runuser -u munge -- /usr/sbin/munged 8>&-
 }
 
 write_conf() {
@@ -73,7 +78,8 @@ write_conf() {
   # Leave the kernel some memory: RealMemory above what slurmd sees drains the node.
   mem=$(($(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) * 8 / 10))
   mkdir -p "$dir/state" "$dir/spool" "$dir/log"
-  cat >"$conf" <<EOF
+  # Written aside and renamed, so a reader never sees a half-written file.
+  cat >"$conf.new" <<EOF
 # Written by planrun's scripts/slurm-cluster.sh: a single-node test cluster.
 ClusterName=planrun
 SlurmctldHost=$node
@@ -105,9 +111,12 @@ NodeName=$node CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=small Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 PartitionName=large Nodes=$node MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
+  mv -f "$conf.new" "$conf"
   if [[ -L $etc_conf || ! -e $etc_conf ]]; then
     mkdir -p /etc/slurm
-    ln -sfn "$conf" "$etc_conf"
+    # A new link renamed over the old one: never a moment without it.
+    ln -sfn "$conf" "$etc_conf.new.$$"
+    mv -Tf "$etc_conf.new.$$" "$etc_conf"
   elif ! grep -q "scripts/slurm-cluster.sh" "$etc_conf"; then
     say "$etc_conf exists and is not ours: left alone; export SLURM_CONF=$conf to use this cluster"
   fi
@@ -115,17 +124,40 @@ EOF
 
 running() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+# lock_start holds $startlock exclusively until this script exits.
+lock_start() {
+  mkdir -p "$dir"
+  exec 8>>"$startlock"
+  flock -x 8
+}
+
+# up: both daemons run, sbatch finds this configuration, and the node takes jobs.
+up() {
+  running "$dir/slurmctld.pid" && running "$dir/slurmd.pid" || return 1
+  [[ -f $conf ]] || return 1
+  # sbatch finds it through the link (or a slurm.conf not ours, which start leaves alone).
+  [[ $etc_conf -ef $conf ]] || [[ -e $etc_conf && ! -L $etc_conf ]] || return 1
+  SLURM_CONF="$conf" sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix|alloc)'
+}
+
+# start [--tests]: --tests marks a cluster this call started as the tests' (release stops it).
 start() {
   need_root
+  lock_start
+  if up; then
+    say "already up: node $node (config $conf)"
+    return 0
+  fi
   install_packages
   start_munge
   write_conf
   export SLURM_CONF="$conf"
-  running "$dir/slurmctld.pid" || /usr/sbin/slurmctld -f "$conf"
-  running "$dir/slurmd.pid" || /usr/sbin/slurmd -f "$conf"
+  running "$dir/slurmctld.pid" || /usr/sbin/slurmctld -f "$conf" 8>&-
+  running "$dir/slurmd.pid" || /usr/sbin/slurmd -f "$conf" 8>&-
   for _ in $(seq 1 60); do
     if sinfo -h -N -o '%t' 2>/dev/null | grep -qE '^(idle|mix|alloc)'; then
       say "up: node $node, partitions small and large (config $conf)"
+      if [[ ${1:-} == --tests ]]; then : >"$marker"; fi
       sinfo
       return 0
     fi
@@ -154,6 +186,7 @@ stop_pid() {
 
 stop() {
   need_root
+  lock_start
   export SLURM_CONF="$conf"
   if running "$dir/slurmctld.pid"; then
     scancel --full --quiet --user=root 2>/dev/null || true
@@ -198,7 +231,7 @@ status() {
 }
 
 case "${1:-}" in
-start) start ;;
+start) start "${2:-}" ;;
 stop) stop ;;
 status) status ;;
 env) echo "export SLURM_CONF=$conf" ;;

@@ -90,15 +90,11 @@ func start() {
 		startErr = errors.New("locking the Slurm test cluster's lease: " + err.Error())
 		return
 	}
-	if exec.Command(script, "status").Run() == nil {
-		return
-	}
-	if out, err := exec.Command(script, "start").CombinedOutput(); err != nil {
+	// The script starts one cluster at a time (its start lock): test processes of other
+	// packages may be here at once, and one that finds the cluster up leaves it alone. It
+	// marks a cluster it starts as the tests' (--tests), so the last Release stops it.
+	if out, err := exec.Command(script, "start", "--tests").CombinedOutput(); err != nil {
 		startErr = errors.New("scripts/slurm-cluster.sh start failed: " + err.Error() + "\n" + string(out))
-		return
-	}
-	if err := os.WriteFile(filepath.Join(dir, "started-by-tests"), nil, 0o644); err != nil {
-		startErr = err
 	}
 }
 
