@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"encoding/json"
-	"math"
 	"strings"
 
 	"github.com/planrun/planrun/stats"
@@ -52,55 +51,38 @@ type ModelJSON struct {
 	Succeeded    int            `json:"succeeded"`
 	Failed       int            `json:"failed"`
 	Failures     map[string]int `json:"failures_by_class,omitempty"`
-	TTFTP50      *float64       `json:"ttft_p50_s"`
-	TTFTP99      *float64       `json:"ttft_p99_s"`
-	TTFTMean     *float64       `json:"ttft_mean_s"`
-	TPOTP50      *float64       `json:"tpot_p50_ms"`
-	TPOTP99      *float64       `json:"tpot_p99_ms"`
-	TPOTMean     *float64       `json:"tpot_mean_ms"`
-	E2EP50       *float64       `json:"e2e_p50_s"`
-	E2EP99       *float64       `json:"e2e_p99_s"`
-	E2EMean      *float64       `json:"e2e_mean_s"`
+	TTFTP50      *json.Number   `json:"ttft_p50_s"`
+	TTFTP99      *json.Number   `json:"ttft_p99_s"`
+	TTFTMean     *json.Number   `json:"ttft_mean_s"`
+	TPOTP50      *json.Number   `json:"tpot_p50_ms"`
+	TPOTP99      *json.Number   `json:"tpot_p99_ms"`
+	TPOTMean     *json.Number   `json:"tpot_mean_ms"`
+	E2EP50       *json.Number   `json:"e2e_p50_s"`
+	E2EP99       *json.Number   `json:"e2e_p99_s"`
+	E2EMean      *json.Number   `json:"e2e_mean_s"`
 	OutputTokens int            `json:"output_tokens"`
-}
-
-// figure is v·scale for JSON: nil when not measured.
-func figure(v, scale float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	x := v * scale
-	return &x
-}
-
-// unfigure reads a figure back into the Row's unit: NaN when null.
-func unfigure(p *float64, scale float64) float64 {
-	if p == nil {
-		return math.NaN()
-	}
-	return *p / scale
 }
 
 // JSON is f as ModelJSON.
 func (f ModelFigures) JSON() ModelJSON {
 	return ModelJSON{Model: f.Name, Weight: f.Weight, Requests: f.Requests, Succeeded: f.Succeeded, Failed: f.Failed,
 		Failures: f.Failures,
-		TTFTP50:  figure(f.TTFT.P50, 1), TTFTP99: figure(f.TTFT.P99, 1), TTFTMean: figure(f.TTFT.Mean, 1),
-		TPOTP50: figure(f.TPOT.P50, 1000), TPOTP99: figure(f.TPOT.P99, 1000), TPOTMean: figure(f.TPOT.Mean, 1000),
-		E2EP50: figure(f.E2E.P50, 1), E2EP99: figure(f.E2E.P99, 1), E2EMean: figure(f.E2E.Mean, 1),
+		TTFTP50:  figure(f.TTFT.P50, 0), TTFTP99: figure(f.TTFT.P99, 0), TTFTMean: figure(f.TTFT.Mean, 0),
+		TPOTP50: figure(f.TPOT.P50, 3), TPOTP99: figure(f.TPOT.P99, 3), TPOTMean: figure(f.TPOT.Mean, 3),
+		E2EP50: figure(f.E2E.P50, 0), E2EP99: figure(f.E2E.P99, 0), E2EMean: figure(f.E2E.Mean, 0),
 		OutputTokens: f.OutputTokens}
 }
 
 // figures reads ModelJSON back; the percentiles the JSON does not keep are NaN.
 func (j ModelJSON) figures() ModelFigures {
-	d := func(p50, p99, mean *float64, scale float64) stats.Dist {
+	d := func(p50, p99, mean *json.Number, p int) stats.Dist {
 		x := stats.NewDist(nil)
-		x.P50, x.P99, x.Mean = unfigure(p50, scale), unfigure(p99, scale), unfigure(mean, scale)
+		x.P50, x.P99, x.Mean = unfigure(p50, p), unfigure(p99, p), unfigure(mean, p)
 		return x
 	}
 	return ModelFigures{Name: j.Model, Weight: j.Weight, Requests: j.Requests, Succeeded: j.Succeeded, Failed: j.Failed,
-		Failures: j.Failures, TTFT: d(j.TTFTP50, j.TTFTP99, j.TTFTMean, 1), TPOT: d(j.TPOTP50, j.TPOTP99, j.TPOTMean, 1000),
-		E2E: d(j.E2EP50, j.E2EP99, j.E2EMean, 1), OutputTokens: j.OutputTokens}
+		Failures: j.Failures, TTFT: d(j.TTFTP50, j.TTFTP99, j.TTFTMean, 0), TPOT: d(j.TPOTP50, j.TPOTP99, j.TPOTMean, 3),
+		E2E: d(j.E2EP50, j.E2EP99, j.E2EMean, 0), OutputTokens: j.OutputTokens}
 }
 
 // modelMixColumn is the model_mix column: Row.Models as a JSON array, empty without a

@@ -40,8 +40,8 @@ func TestModelMixColumnRoundTrips(t *testing.T) {
 	want := in.Models[0]
 	if a.Name != want.Name || a.Weight != 2 || a.Requests != 30 || a.Succeeded != 28 || a.Failed != 2 ||
 		FormatFailures(a.Failures) != "5xx=1;timeout=1" || a.OutputTokens != 7168 ||
-		a.TTFT.P50 != 0.111 || a.TTFT.P99 != 0.222 || a.TTFT.Mean != 0.125 || math.Abs(a.TPOT.P50-0.0033) > 1e-12 ||
-		math.Abs(a.TPOT.P99-0.0044) > 1e-12 || a.E2E.P50 != 1.5 || a.E2E.P99 != 1.75 || !math.IsNaN(a.TTFT.P90) {
+		a.TTFT.P50 != 0.111 || a.TTFT.P99 != 0.222 || a.TTFT.Mean != 0.125 || a.TPOT.P50 != 0.0033 ||
+		a.TPOT.P99 != 0.0044 || a.E2E.P50 != 1.5 || a.E2E.P99 != 1.75 || !math.IsNaN(a.TTFT.P90) {
 		t.Errorf("read back %+v, wrote %+v", a, want)
 	}
 	if b.Name != "tiny-lora-a" || b.Weight != 0.5 || b.Requests != 0 || !math.IsNaN(b.TTFT.P50) || !math.IsNaN(b.E2E.Mean) {
@@ -90,7 +90,7 @@ func TestSummaryModels(t *testing.T) {
 		t.Fatalf("models section %+v", back.Models)
 	}
 	m, n := back.Models[0].Models[0], back.Models[0].Models[1]
-	if m.Model != "tiny" || *m.TTFTP50 != 0.111 || math.Abs(*m.TPOTP99-4.4) > 1e-9 || m.Failures["timeout"] != 1 || n.TTFTP50 != nil {
+	if m.Model != "tiny" || *m.TTFTP50 != "0.111" || *m.TPOTP99 != "4.4" || m.Failures["timeout"] != 1 || n.TTFTP50 != nil {
 		t.Errorf("models %+v %+v", m, n)
 	}
 }
