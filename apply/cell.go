@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -303,7 +302,7 @@ func blocksMeasuring(pr backends.ProbeResult) bool {
 // before any of its requests is sent, naming where the plan gives the name.
 func absentMixModel(cell *plan.Cell, pr backends.ProbeResult) error {
 	for _, m := range cell.Workload.Models {
-		if !slices.ContainsFunc(pr.Models, func(have string) bool { return backends.SameModel(have, m.Name) }) {
+		if !backends.Lists(pr.Models, m.Name) {
 			return fmt.Errorf("%s:%d: workload %q's models name %s: %s No request of the cell was sent "+
 				"(a vLLM LoRA adapter is served, and listed, when vLLM starts with --enable-lora --lora-modules NAME=DIR).",
 				m.Range.Filename, m.Range.Start.Line, cell.Workload.Name, strconv.Quote(m.Name),

@@ -17,7 +17,7 @@ import (
 func ProbeModels(ctx context.Context, be Backend, have, want []string, url string) (present map[string]bool, usage *bool, problems []string, refused ErrorClass) {
 	present = make(map[string]bool, len(want))
 	for _, id := range want {
-		present[id] = contains(have, id)
+		present[id] = Lists(have, id)
 		if !present[id] {
 			problems = append(problems, AbsentModel(id, url, have))
 		}
@@ -58,14 +58,34 @@ func NearestModel(id string, have []string) string {
 	return suggest.DidYouMean(strings.TrimSuffix(id, ":latest"), names)
 }
 
-// contains matches a model id by SameModel.
-func contains(models []string, id string) bool {
+// Lists reports whether a server's model list names model id: an entry that is the same
+// model (SameModel), or a wildcard entry that matches it ("*", "openai/*"; a star stands
+// for any text, slashes too): a gateway's wildcard route, or the mock server serving any
+// name, which lists "*".
+func Lists(models []string, id string) bool {
 	for _, m := range models {
-		if SameModel(m, id) {
+		if SameModel(m, id) || strings.Contains(m, "*") && wildcard(m, id) {
 			return true
 		}
 	}
 	return false
+}
+
+// wildcard matches s against pattern, where each * stands for any text.
+func wildcard(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, p)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(p):]
+	}
+	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
 // SameModel reports whether two model names name the same model: equal, or equal once
@@ -89,7 +109,7 @@ func ModelList(models []string) string {
 }
 
 // ModelAbsent starts an adapter's Explain: after a 404 or other 4xx it reads the
-// server's model list and says whether model is missing from it (by SameModel). ok is
+// server's model list and says whether model is missing from it (by Lists). ok is
 // false for other failures and when the list cannot be read: there is nothing to add.
 func ModelAbsent(ctx context.Context, e *Error, model string, list func(context.Context) ([]string, *Error)) (models []string, absent, ok bool) {
 	if e.Class != ErrNotFound && e.Class != ErrHTTP4xx {
@@ -99,5 +119,5 @@ func ModelAbsent(ctx context.Context, e *Error, model string, list func(context.
 	if lerr != nil {
 		return nil, false, false
 	}
-	return models, !contains(models, model), true
+	return models, !Lists(models, model), true
 }

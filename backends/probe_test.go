@@ -101,6 +101,22 @@ func TestModelNames(t *testing.T) {
 			t.Errorf("SameModel(%q, %q) = %v", c.a, c.b, got)
 		}
 	}
+	// A listed wildcard (a gateway's route, the mock serving any name) names every model it
+	// matches, slashes included; a plain entry only itself.
+	for _, c := range []struct {
+		list []string
+		id   string
+		want bool
+	}{
+		{[]string{"mock", "*"}, "Qwen/Qwen2.5-7B-Instruct", true}, {[]string{"mock"}, "tiny", false},
+		{[]string{"tiny:latest"}, "tiny", true}, {[]string{"openai/*"}, "openai/gpt-4o", true},
+		{[]string{"openai/*"}, "anthropic/claude", false}, {[]string{"a*b*b"}, "ab", false}, {[]string{"a*b*b"}, "axbyb", true},
+		{[]string{"*-lora"}, "tiny-lora", true}, {[]string{"*-lora"}, "tiny-lora-a", false}, {nil, "tiny", false},
+	} {
+		if got := backends.Lists(c.list, c.id); got != c.want {
+			t.Errorf("Lists(%q, %q) = %v", c.list, c.id, got)
+		}
+	}
 	if got := backends.NearestModel("llama3:latest", []string{"llama2:latest", "qwen:latest"}); got != ` Did you mean "llama2"?` {
 		t.Errorf("NearestModel = %q", got)
 	}

@@ -2,14 +2,23 @@
 # take while 95% of requests still see their first token within 500 ms and decode at
 # 50 ms per token or better? Apply runs 1, 8, 32 and 128 until one misses, then bisects
 # to the exact concurrency; each row also gets slo_attainment_pct and goodput.
+#
+#   planrun apply examples/slo-capacity.hcl -var url=http://127.0.0.1:8000/v1 -var model=my-model
 
-variable "vllm_url" {
-  type    = string
-  default = "http://127.0.0.1:8000/v1"
+variable "url" {
+  type        = string
+  default     = "http://127.0.0.1:8000/v1"
+  description = "An OpenAI-compatible base URL (vLLM's), ending in /v1."
+}
+
+variable "model" {
+  type        = string
+  default     = "Qwen/Qwen2.5-7B-Instruct"
+  description = "The model as the server names it (vLLM: --served-model-name)."
 }
 
 backend "openai" "vllm" {
-  url = var.vllm_url
+  url = var.url
 }
 
 workload "chat" {
@@ -28,9 +37,10 @@ workload "chat" {
 }
 
 matrix "qwen" {
-  model    = ["Qwen/Qwen2.5-7B-Instruct"]
+  model    = [var.model]
   tool     = [backend.openai.vllm]
   workload = [workload.chat]
+  model_id = var.model
 }
 
 expect "goodput" {

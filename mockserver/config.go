@@ -44,7 +44,7 @@ type Config struct {
 	// grows), as on a real server. 0: unbounded.
 	QueueSlots int
 	// Models are the names served; a request for another gets 404 with the list. Empty
-	// accepts any model name and lists "mock".
+	// accepts any model name: the listings show "mock", and /v1/models a wildcard "*" too.
 	Models []string
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on /v1/* (as vLLM's
 	// --api-key does); otherwise 401.

@@ -272,7 +272,13 @@ func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
 	}
 	list.Object = "list"
 	now := s.cfg.clock.Now().Unix()
-	for _, m := range s.modelNames() {
+	names := s.modelNames()
+	if len(s.cfg.Models) == 0 {
+		// Any name is served: a wildcard entry says so, as a gateway's wildcard route
+		// does, so a client checking its model against the list finds it there.
+		names = append(names, "*")
+	}
+	for _, m := range names {
 		list.Data = append(list.Data, model{ID: m, Object: "model", Created: now, OwnedBy: "vllm",
 			Root: m, MaxModelLen: contextLength})
 	}

@@ -106,6 +106,7 @@ func TestGoldenStreams(t *testing.T) {
 			map[string]string{"X-Mock-Fault": "503"}},
 		{"openai-malformed", base, "POST", "/v1/chat/completions", chat, map[string]string{"X-Mock-Fault": "malformed"}},
 		{"openai-models", Config{Models: []string{"a", "b"}}, "GET", "/v1/models", "", nil},
+		{"openai-models-any", Config{}, "GET", "/v1/models", "", nil}, // any name served: a wildcard entry
 		{"ollama-chat-stream", base, "POST", "/api/chat",
 			`{"model":"m","messages":[{"role":"user","content":"three prompt words"}],"options":{"num_predict":3}}`, nil},
 		{"ollama-chat-nonstream", base, "POST", "/api/chat",
