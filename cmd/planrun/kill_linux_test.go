@@ -55,10 +55,7 @@ output "csv" { path = "%[2]s/results.csv" }
 // by the plan's unique directory.
 func TestKilledApplyLeavesNoServer(t *testing.T) {
 	bin := planrunBinary(t)
-	ollama, err := ollamatest.Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ollama := ollamatest.Require(t)
 	dir := t.TempDir()
 	modelfile, err := tinymodel.WriteDir(filepath.Join(dir, "model"), tinymodel.DefaultConfig())
 	if err != nil {

@@ -48,6 +48,7 @@ func killHelper(dir string) int {
 // The processes are found by the server's unique directory, not by name, so other
 // Ollamas on the machine do not count.
 func TestKilledTestLeavesNoServer(t *testing.T) {
+	Require(t)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), killHelperEnv+"="+dir)
