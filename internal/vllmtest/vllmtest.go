@@ -59,10 +59,6 @@ var install = realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "
 // <repo>/.tools/bin/vllm-serve. The error says how to install it.
 func Binary() (string, error) { return install.Find() }
 
-// Require returns the vllm-serve starter for t, which it skips (or fails, under
-// PLANRUN_INTEGRATION) naming scripts/install-vllm.sh when there is none.
-func Require(t testing.TB) string { t.Helper(); return realserver.Require(t, install) }
-
 // Options choose what StartServerWith serves beyond the default.
 type Options struct {
 	// Reasoning serves the checkpoint with think tags (tinymodel's ThinkTags: <think> and
