@@ -210,7 +210,7 @@ func newApplier(o Options) (*applier, error) {
 		resultsDir = filepath.Dir(ledgerPath)
 	}
 	if ledgerPath == "" { // no output "csv": the ledger lies with the run directories
-		ledgerPath = filepath.Join(resultsDir, "results.csv")
+		ledgerPath = filepath.Join(resultsDir, ledger.ResultsFile)
 	}
 	started := a.now()
 	var err error
@@ -237,10 +237,10 @@ func newApplier(o Options) (*applier, error) {
 		}
 	}
 	if jsonlPath == "" {
-		jsonlPath = filepath.Join(runDir, "requests.jsonl")
+		jsonlPath = filepath.Join(runDir, ledger.RequestsFile)
 	}
 	a.res.RunDir, a.res.LedgerPath = runDir, ledgerPath
-	a.res.ReportPath = filepath.Join(runDir, report.MarkdownFile)
+	a.res.ReportPath = filepath.Join(runDir, ledger.MarkdownFile)
 
 	host := ledger.CollectHost()
 	a.manifest = ledger.Manifest{Environment: host, Started: started}
@@ -268,7 +268,7 @@ func newApplier(o Options) (*applier, error) {
 		return nil, err
 	}
 
-	if a.runCSV, err = ledger.OpenLedger(filepath.Join(runDir, "results.csv")); err != nil {
+	if a.runCSV, err = ledger.OpenLedger(filepath.Join(runDir, ledger.ResultsFile)); err != nil {
 		a.close()
 		return nil, err
 	}
