@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -226,7 +227,7 @@ func printSummary(env *Env, res *apply.Result) {
 		vram := fmtNum(r.VRAMPeakGB, 2)
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.CellID, r.Concurrency, r.Status,
 			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), fmtNum(r.OutputTokS, 1), vram,
-			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
+			r.Succeeded, r.Requests, r.TokenSource, r.Stability, cmp.Or(r.Verdict, "-"))
 	}
 	tw.Flush()
 	printFailedCells(env, res.Cells)
