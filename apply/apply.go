@@ -1,9 +1,11 @@
-// Package apply runs a whole plan: for each selected cell it starts the server the cell
-// needs, calibrates the prompt, runs every concurrency level through the executor while
-// the GPU sampler runs, turns the samples into result rows, holds them against the
-// plan's references and expectations, and writes every output as it goes (CSV ledger,
-// the run's own CSV, raw requests.jsonl, Markdown report with charts, manifest.json), so
-// a crash loses at most the level in flight.
+// Package apply runs a whole plan. Each selected cell runs here or, when its hardware has
+// a slurm block, as a batch job whose rows it merges. Here, it starts the server the
+// cell needs, calibrates the prompt, runs every concurrency level through the executor
+// while the GPU sampler runs, turns the samples into result rows and holds them against
+// the plan's references and expectations. It writes the run directory as it goes: each
+// level's rows to the CSV ledgers and its requests to requests.jsonl, then after each
+// cell manifest.json and the reports (report.md, report.html, summary.json, the charts),
+// so a crash loses at most the level in flight.
 package apply
 
 import (

@@ -47,7 +47,7 @@ type Baseline struct {
 func ParseLast(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "last:"))
 	if !strings.HasPrefix(s, "last:") || err != nil || n < MinBaselineRuns {
-		return 0, fmt.Errorf("-baseline %q: write last:N with N ≥ %d (the median of the cell's last N runs before this one; the noise band is their spread)", s, MinBaselineRuns)
+		return 0, fmt.Errorf("%q: write last:N with N ≥ %d (the median of the cell's last N runs before this one; the noise band is their spread)", s, MinBaselineRuns)
 	}
 	return n, nil
 }

@@ -63,7 +63,7 @@ func TestClusterSubmitEachPartition(t *testing.T) {
 				if err != nil {
 					t.Errorf("watch: %v", err)
 				}
-				lines = append(lines, st.Line(name))
+				lines = append(lines, st.Batch().Line(name))
 			})
 			if st := final[id]; st.State != stateCompleted || st.Node != host || st.ExitCode != "0:0" {
 				t.Fatalf("final %+v; lines %q", st, lines)

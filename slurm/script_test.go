@@ -74,16 +74,16 @@ func TestParseState(t *testing.T) {
 
 func TestStatusLine(t *testing.T) {
 	pending := parseScontrol("12", "JobId=12 JobName=planrun-b-small JobState=PENDING Reason=Resources Dependency=(null) NodeList=(null) ExitCode=0:0")
-	if got := pending.Line("small"); got != "job 12 small: PENDING (Resources)" {
+	if got := pending.Batch().Line("small"); got != "job 12 small: PENDING (Resources)" {
 		t.Error(got)
 	}
 	running := parseScontrol("12", "JobId=12 JobState=RUNNING Reason=None NodeList=node7 ExitCode=0:0")
-	if got := running.Line("small"); got != "job 12 small: RUNNING on node7" {
+	if got := running.Batch().Line("small"); got != "job 12 small: RUNNING on node7" {
 		t.Error(got)
 	}
 	failed := parseScontrol("12", "JobId=12 JobState=FAILED Reason=NonZeroExitCode NodeList=node7 ExitCode=3:0")
-	if failed.State != stateFailed || failed.ExitCode != "3:0" || failed.Line("small") != "job 12 small: FAILED on node7" {
-		t.Errorf("%+v %q", failed, failed.Line("small"))
+	if failed.State != stateFailed || failed.ExitCode != "3:0" || failed.Batch().Line("small") != "job 12 small: FAILED on node7" {
+		t.Errorf("%+v %q", failed, failed.Batch().Line("small"))
 	}
 }
 

@@ -11,10 +11,6 @@ import (
 	"github.com/planrun/planrun/batch"
 )
 
-// Line is the job's progress line: "job 12 small: PENDING (Resources)", "job 12 small:
-// RUNNING on node1", "job 12 small: COMPLETED on node1".
-func (s status) Line(name string) string { return s.Batch().Line(name) }
-
 // Batch is the status as apply's coordinator acts on it.
 func (s status) Batch() batch.Status {
 	phase := batch.Failed

@@ -18,10 +18,6 @@ import (
 	"github.com/planrun/planrun/plan"
 )
 
-// exitInsufficient is the exit code of a rolling-baseline gate that found too few
-// earlier runs for some figure (with -insufficient exit, the default).
-const exitInsufficient = 7
-
 // baselineFlags are the rolling baseline's flags, shared by compare and apply.
 type baselineFlags struct {
 	Baseline     string
@@ -40,7 +36,7 @@ func (b *baselineFlags) gate(failOn []string) (history.Baseline, error) {
 	var g history.Baseline
 	n, err := history.ParseLast(b.Baseline)
 	if err != nil {
-		return g, err
+		return g, fmt.Errorf("-baseline %v", err)
 	}
 	g.N, g.KeyFields = n, splitList(b.Key)
 	if err := history.CheckKeyFields(g.KeyFields); err != nil {

@@ -34,12 +34,6 @@ type compareArgs struct {
 	ciFlags
 }
 
-// Exit codes of compare as a gate, beside the common ones (see compareExitCodes).
-const (
-	exitRegression      = 5 // a -fail-on threshold was crossed
-	exitNothingCompared = 6 // a -fail-on gate had no pair of rows to judge
-)
-
 // compareHelp is compare's -h text above its exit codes.
 const compareHelp = `Match the rows of two result sets by model, quantization, hardware, workload and
 concurrency, and show TTFT p50, TPOT p50, throughput and VRAM side by side with
@@ -75,21 +69,9 @@ changed in the environment from the latest baseline run.
 
 `
 
-// compareExitCodes is compare's exit code table, shown by compare -h and kept in the
-// README.
-const compareExitCodes = `Exit codes:
-  0    compared (a gate: passed, and it says on what)
-  1    a result set could not be read
-  2    bad command line
-  5    a -fail-on threshold was crossed
-  6    a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are
-       the same run (with -baseline: the run has no measured row)
-  7    with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its
-       cell and level), unless -insufficient pass or fail says otherwise`
-
 func runCompare(_ context.Context, env *Env, args []string) int {
 	var a compareArgs
-	fs := newFlagSet(env, "compare", "A [B]", compareHelp+compareExitCodes)
+	fs := newFlagSet(env, "compare", "A [B]", compareHelp+exitCodeHelp("compare"))
 	a.bindFlags(fs)
 	var pa, pb string
 	operands := []*string{&pa, &pb}
