@@ -1,9 +1,11 @@
-// Package apply runs a whole plan: for each selected cell it starts the server the cell
-// needs, calibrates the prompt, runs every concurrency level through the executor while
-// the GPU sampler runs, turns the samples into result rows, holds them against the
-// plan's references and expectations, and writes every output as it goes (CSV ledger,
-// the run's own CSV, raw requests.jsonl, Markdown report with charts, manifest.json), so
-// a crash loses at most the level in flight.
+// Package apply runs a whole plan. Each selected cell runs here or, when its hardware has
+// a slurm block, as a batch job whose rows it merges. Here, it starts the server the
+// cell needs, calibrates the prompt, runs every concurrency level through the executor
+// while the GPU sampler runs, turns the samples into result rows and holds them against
+// the plan's references and expectations. It writes the run directory as it goes: each
+// level's rows to the CSV ledgers and its requests to requests.jsonl, then after each
+// cell manifest.json and the reports (report.md, report.html, summary.json, the charts),
+// so a crash loses at most the level in flight.
 package apply
 
 import (
@@ -210,7 +212,7 @@ func newApplier(o Options) (*applier, error) {
 		resultsDir = filepath.Dir(ledgerPath)
 	}
 	if ledgerPath == "" { // no output "csv": the ledger lies with the run directories
-		ledgerPath = filepath.Join(resultsDir, "results.csv")
+		ledgerPath = filepath.Join(resultsDir, ledger.ResultsFile)
 	}
 	started := a.now()
 	var err error
@@ -237,10 +239,10 @@ func newApplier(o Options) (*applier, error) {
 		}
 	}
 	if jsonlPath == "" {
-		jsonlPath = filepath.Join(runDir, "requests.jsonl")
+		jsonlPath = filepath.Join(runDir, ledger.RequestsFile)
 	}
 	a.res.RunDir, a.res.LedgerPath = runDir, ledgerPath
-	a.res.ReportPath = filepath.Join(runDir, report.MarkdownFile)
+	a.res.ReportPath = filepath.Join(runDir, ledger.MarkdownFile)
 
 	host := ledger.CollectHost()
 	a.manifest = ledger.Manifest{Environment: host, Started: started}
@@ -268,7 +270,7 @@ func newApplier(o Options) (*applier, error) {
 		return nil, err
 	}
 
-	if a.runCSV, err = ledger.OpenLedger(filepath.Join(runDir, "results.csv")); err != nil {
+	if a.runCSV, err = ledger.OpenLedger(filepath.Join(runDir, ledger.ResultsFile)); err != nil {
 		a.close()
 		return nil, err
 	}

@@ -203,7 +203,7 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 			t.Fatalf("report.md lacks %q", want)
 		}
 	}
-	html, _ := os.ReadFile(filepath.Join(res.RunDir, report.HTMLFile))
+	html, _ := os.ReadFile(filepath.Join(res.RunDir, ledger.HTMLFile))
 	for _, want := range []string{"<strong>TPOT</strong> = (E2E − TTFT) / (output tokens − 1)", "openai.mock", "ollama.mock", "<svg"} {
 		if !strings.Contains(string(html), want) {
 			t.Fatalf("report.html lacks %q", want)

@@ -69,10 +69,7 @@ output "markdown" { path = "results/results.md" }
 
 func TestGatewayApplyRateLimitAndKey(t *testing.T) {
 	s := realOllama(t)
-	bin, err := gatewaytest.Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := gatewaytest.Require(t)
 	const key = "sk-apply-gw-3d9e51c0a7-secret"
 	t.Setenv("PLANRUN_APPLY_GATEWAY_KEY", key)
 	dir := t.TempDir()

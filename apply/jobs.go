@@ -301,12 +301,12 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 		a.appendLedgers(*r)
 	}
 	a.settleCells(j, interrupted, why)
-	if err := a.mergeSamples(filepath.Join(j.job.Dir, "requests.jsonl")); err != nil {
+	if err := a.mergeSamples(filepath.Join(j.job.Dir, ledger.RequestsFile)); err != nil {
 		a.note("job %s %s: merging its raw samples: %v", j.id, j.job.Name, err)
 	}
 	m := &a.manifest.SlurmJobs[j.entry]
 	m.Notes = reason
-	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, "manifest.json")); err == nil {
+	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, ledger.ManifestFile)); err == nil {
 		m.GPUs = nm.GPUs
 		mergeInto(&a.manifest.ServerVersions, nm.ServerVersions)
 		mergeInto(&a.manifest.ModelDigests, nm.ModelDigests)
@@ -318,7 +318,7 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 // manifest) when the node finished the cell, else failed with why, or interrupted.
 func (a *applier) settleCells(j *batchJob, interrupted bool, why string) {
 	node := map[string]ledger.CellStatus{}
-	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, "manifest.json")); err == nil {
+	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, ledger.ManifestFile)); err == nil {
 		for _, c := range nm.Cells {
 			node[c.ID] = c
 		}
@@ -499,7 +499,7 @@ type jobRows struct {
 }
 
 func newJobRows(dir string, seen map[levelKey]bool) *jobRows {
-	jr := &jobRows{path: filepath.Join(dir, "results.csv"), seen: seen}
+	jr := &jobRows{path: filepath.Join(dir, ledger.ResultsFile), seen: seen}
 	rows, _ := ledger.ReadLedgerAll(jr.path)
 	jr.earlier = len(rows)
 	return jr

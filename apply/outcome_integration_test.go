@@ -22,7 +22,6 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/report"
 )
 
 const outcomePlan = `
@@ -123,7 +122,7 @@ func TestEveryCellAccountedFor(t *testing.T) {
 	}
 
 	// The Markdown and HTML reports name every cell, and the reason of each failed one.
-	for _, name := range []string{"report.md", report.HTMLFile} {
+	for _, name := range []string{"report.md", ledger.HTMLFile} {
 		text := string(readFile(t, filepath.Join(res.RunDir, name)))
 		for id, reason := range want {
 			if !strings.Contains(text, id) || !strings.Contains(text, reason) {

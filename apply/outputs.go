@@ -110,7 +110,7 @@ func (a *applier) writeManifest() error {
 			}
 		}
 	}
-	return ledger.WriteManifest(filepath.Join(a.res.RunDir, "manifest.json"), a.manifest)
+	return ledger.WriteManifest(filepath.Join(a.res.RunDir, ledger.ManifestFile), a.manifest)
 }
 
 // writeReport re-renders every report of report.Outputs (Markdown, HTML, summary.json)

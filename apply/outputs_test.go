@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // The reports' language and percentiles are the last choice of a block that takes them;
@@ -82,7 +82,7 @@ func TestDeclaredOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []struct{ declared, runFile string }{
-		{"out/r.md", report.MarkdownFile}, {"out/r.html", report.HTMLFile}, {"out/s.json", report.SummaryFile},
+		{"out/r.md", ledger.MarkdownFile}, {"out/r.html", ledger.HTMLFile}, {"out/s.json", ledger.SummaryFile},
 	} {
 		declared, err := os.ReadFile(filepath.Join(p.Dir, f.declared))
 		if err != nil {
@@ -96,7 +96,7 @@ func TestDeclaredOutputs(t *testing.T) {
 			t.Errorf("%s differs from the run directory's %s", f.declared, f.runFile)
 		}
 	}
-	html, _ := os.ReadFile(filepath.Join(res.RunDir, report.HTMLFile))
+	html, _ := os.ReadFile(filepath.Join(res.RunDir, ledger.HTMLFile))
 	if !strings.Contains(string(html), "TTFT p99 (s)") || strings.Contains(string(html), "TTFT p90 (s)") {
 		t.Error("report.html does not show the html block's percentiles [50, 99]")
 	}

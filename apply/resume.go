@@ -17,7 +17,7 @@ func (a *applier) nodeRunDir() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating the run directory: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, ledger.ManifestFile)); err == nil {
 		a.o.Resume = dir
 	}
 	return dir, nil
@@ -28,7 +28,7 @@ func (a *applier) nodeRunDir() (string, error) {
 // again.
 func (a *applier) loadResume() error {
 	dir := a.o.Resume
-	m, err := ledger.ReadManifest(filepath.Join(dir, "manifest.json"))
+	m, err := ledger.ReadManifest(filepath.Join(dir, ledger.ManifestFile))
 	if err != nil {
 		return fmt.Errorf("cannot resume %s: %w", dir, err)
 	}
@@ -36,7 +36,7 @@ func (a *applier) loadResume() error {
 		return fmt.Errorf("cannot resume %s: it was run from a different plan (hash %.12s, this plan %.12s); start a new run instead", dir, m.PlanHash, a.o.Plan.Hash)
 	}
 	a.manifest = m
-	rows, err := ledger.ReadLedger(filepath.Join(dir, "results.csv"))
+	rows, err := ledger.ReadLedger(filepath.Join(dir, ledger.ResultsFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("cannot resume %s: %w", dir, err)
 	}

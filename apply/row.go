@@ -199,7 +199,7 @@ func judgeGoal(w *plan.Workload, row *ledger.Row) string {
 		return ""
 	}
 	row.Goal = ledger.GoalMet
-	ok, diags := w.MeetsGoal(resultValues(*row))
+	ok, diags := w.MeetsGoal(ledger.ResultValues(row))
 	if ok && !diags.HasErrors() {
 		return ""
 	}
@@ -207,7 +207,7 @@ func judgeGoal(w *plan.Workload, row *ledger.Row) string {
 	if diags.HasErrors() {
 		return "goal missed: " + strings.TrimSpace(diags.Error())
 	}
-	return "goal missed: " + describeValues(w.Goal, resultValues(*row))
+	return "goal missed: " + describeValues(w.Goal, ledger.ResultValues(row))
 }
 
 // setVRAM fills the row's VRAM columns from the sampler's summary: totals over the GPUs

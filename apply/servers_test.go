@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/procgroup"
+	"github.com/planrun/planrun/internal/proctest"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/servers"
@@ -138,7 +138,7 @@ func gone(t *testing.T, pidFile string) {
 		t.Fatalf("the server never wrote its PID: %v", err)
 	}
 	pid, _ := strconv.Atoi(string(b))
-	if procgroup.Exists(pid) {
+	if proctest.Exists(pid) {
 		t.Fatalf("server process %d is still there after apply", pid)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 )
@@ -100,7 +101,7 @@ func (s settings) workload(w *plan.Workload) {
 	}
 	s.set("stream", strconv.FormatBool(w.Stream))
 	s.set("force_max_tokens", strconv.FormatBool(w.ForceMaxTokens))
-	s.set("concurrency", joinInts(w.Concurrency))
+	s.set("concurrency", mdtable.JoinInts(w.Concurrency))
 	s.set("warmup_runs", strconv.Itoa(w.WarmupRuns))
 	s.set("repeat_runs", strconv.Itoa(w.RepeatRuns))
 	s.setInt("requests", w.Requests)
@@ -162,15 +163,7 @@ func (s settings) blocks(w *plan.Workload) {
 		s.setDuration("replay.duration", x.Duration)
 	}
 	if x := w.Embeddings; x != nil {
-		s.set("embeddings.inputs", joinInts(x.Inputs))
-		s.set("embeddings.input_tokens", joinInts(x.InputTokens))
+		s.set("embeddings.inputs", mdtable.JoinInts(x.Inputs))
+		s.set("embeddings.input_tokens", mdtable.JoinInts(x.InputTokens))
 	}
-}
-
-func joinInts(vs []int) string {
-	s := make([]string, len(vs))
-	for i, v := range vs {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ",")
 }

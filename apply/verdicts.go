@@ -15,11 +15,6 @@ import (
 	"github.com/planrun/planrun/stats"
 )
 
-// referenceFigure is the row's figure a reference range is held against (report's table).
-func referenceFigure(row *ledger.Row, metric string) float64 {
-	return ledger.ReferenceFigure(row, metric)
-}
-
 // holdAgainstReferences sets the row's reference verdict: for every matching reference
 // block, each published range against the row's figure ("ttft_s within; output_tok_s
 // below"). A figure that was not measured gets no verdict.
@@ -37,7 +32,7 @@ func (a *applier) holdAgainstReferences(cell *plan.Cell, row *ledger.Row) {
 		sort.Strings(metrics)
 		for _, m := range metrics {
 			r := ref.Ranges[m]
-			if v := stats.Reference(referenceFigure(row, m), r[0], r[1]); v != "" {
+			if v := stats.Reference(ledger.ReferenceFigure(row, m), r[0], r[1]); v != "" {
 				verdicts = append(verdicts, fmt.Sprintf("%s %s", m, v))
 			}
 		}
@@ -46,15 +41,9 @@ func (a *applier) holdAgainstReferences(cell *plan.Cell, row *ledger.Row) {
 	row.Verdict = strings.Join(verdicts, "; ")
 }
 
-// resultValues is what an expect condition sees as result.*: ledger.ResultFields, the
-// table plan validation type-checks against. A figure that was not measured is null.
-func resultValues(row ledger.Row) map[string]cty.Value {
-	return ledger.ResultValues(&row)
-}
-
 // checkExpects evaluates every expect block that applies to the row's cell.
 func (a *applier) checkExpects(cell *plan.Cell, row ledger.Row) {
-	vals := resultValues(row)
+	vals := ledger.ResultValues(&row) // what an expect condition sees as result.*
 	for _, e := range a.o.Plan.Expects {
 		if !e.Applies(cell.ID) {
 			continue

@@ -40,7 +40,8 @@ type Option func(*Core)
 // that replay streams or block dials.
 func WithHTTPClient(c *http.Client) Option { return func(k *Core) { k.client = c } }
 
-// WithClock replaces SystemClock.
+// WithClock replaces SystemClock. A deliberate seam: only tests and the load tools
+// call it, to replay streams at exact instants.
 func WithClock(c Clock) Option { return func(k *Core) { k.clock = c } }
 
 // NewCore builds the core for one backend. The API key is read once, here, from the

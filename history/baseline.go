@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -40,14 +40,14 @@ type Baseline struct {
 	// Thresholds name the figures judged and, beyond the noise band, how far a figure
 	// must move to regress: "ttft_p99_s>+10%". Empty: BaselineFigures, in their worse
 	// direction, with no limit beyond the noise band.
-	Thresholds []report.Threshold
+	Thresholds []compare.Threshold
 }
 
 // ParseLast reads "last:N".
 func ParseLast(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "last:"))
 	if !strings.HasPrefix(s, "last:") || err != nil || n < MinBaselineRuns {
-		return 0, fmt.Errorf("-baseline %q: write last:N with N ≥ %d (the median of the cell's last N runs before this one; the noise band is their spread)", s, MinBaselineRuns)
+		return 0, fmt.Errorf("%q: write last:N with N ≥ %d (the median of the cell's last N runs before this one; the noise band is their spread)", s, MinBaselineRuns)
 	}
 	return n, nil
 }
@@ -64,7 +64,7 @@ type Judgement struct {
 	Band    float64 // half-width of the noise band around the median, in the figure's unit
 	Change  float64 // (Value − Median) / Median, %
 	// Threshold is the -fail-on limit on the figure; nil for BaselineFigures.
-	Threshold *report.Threshold
+	Threshold *compare.Threshold
 	RunID     string
 	// Baseline are the runs judged against, oldest first.
 	Baseline []string
@@ -141,8 +141,8 @@ func Judge(s *Set, runID string, b Baseline) ([]Judgement, error) {
 
 // thresholds are the figures judged, as thresholds; BaselineFigures get a zero limit in
 // their worse direction.
-func (b Baseline) thresholds() []*report.Threshold {
-	var out []*report.Threshold
+func (b Baseline) thresholds() []*compare.Threshold {
+	var out []*compare.Threshold
 	for i := range b.Thresholds {
 		out = append(out, &b.Thresholds[i])
 	}
@@ -154,14 +154,14 @@ func (b Baseline) thresholds() []*report.Threshold {
 		if HigherIsBetter(f) {
 			op = '<'
 		}
-		out = append(out, &report.Threshold{Field: f, Op: op, Percent: true, Text: f})
+		out = append(out, &compare.Threshold{Field: f, Op: op, Percent: true, Text: f})
 	}
 	return out
 }
 
 // judgeFigure judges one figure of row against the series' points: against the
 // baseline's median, with the noise band of noiseBand.
-func judgeFigure(k Key, row ledger.Row, env Env, runID string, sr Series, t *report.Threshold) Judgement {
+func judgeFigure(k Key, row ledger.Row, env Env, runID string, sr Series, t *compare.Threshold) Judgement {
 	j := Judgement{Key: k, Asked: t.Field, RunID: runID, Verdict: Insufficient}
 	if t.Text != t.Field {
 		j.Threshold = t
@@ -175,16 +175,16 @@ func judgeFigure(k Key, row ledger.Row, env Env, runID string, sr Series, t *rep
 		have = min(have, p.Row.Succeeded)
 		j.Baseline = append(j.Baseline, p.RunID)
 	}
-	j.Field = report.JudgedOn(t.Field, have)
+	j.Field = compare.JudgedOn(t.Field, have)
 	if j.Field == "" {
-		j.Note = fmt.Sprintf("%d successful requests a run cannot resolve %s (it needs %d)", have, t.Field, report.RequestsToConclude(t.Field))
+		j.Note = fmt.Sprintf("%d successful requests a run cannot resolve %s (it needs %d)", have, t.Field, compare.RequestsToConclude(t.Field))
 		return j
 	}
 	if j.Field != t.Field {
 		j.Note = fmt.Sprintf("judged on %s: %d successful requests a run cannot resolve %s", j.Field, have, t.Field)
 	}
 	var unit string
-	j.Value, unit, _ = report.FigureValue(j.Field, &row)
+	j.Value, unit, _ = compare.FigureValue(j.Field, &row)
 	j.Unit = unit
 	vals := finite(sr.Values(j.Field))
 	if len(vals) < MinBaselineRuns || math.IsNaN(j.Value) {
@@ -205,7 +205,7 @@ func judgeFigure(k Key, row ledger.Row, env Env, runID string, sr Series, t *rep
 	worse := (move > 0) == (t.Op == '>')
 	limitCrossed := true
 	if j.Threshold != nil {
-		_, limitCrossed = t.Crossed(report.Change{A: j.Median, B: j.Value, Pct: j.Change})
+		_, limitCrossed = t.Crossed(compare.Change{A: j.Median, B: j.Value, Pct: j.Change})
 	}
 	switch {
 	case worse && limitCrossed:

@@ -110,7 +110,7 @@ func Load(path string) (*Set, error) {
 }
 
 // resolve finds the results directory and its ledger for path.
-func resolve(path string) (dir, ledger string, err error) {
+func resolve(path string) (dir, ledgerPath string, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", "", err
@@ -120,16 +120,16 @@ func resolve(path string) (dir, ledger string, err error) {
 		dir = filepath.Join(filepath.Dir(path), "results")
 	case !st.IsDir():
 		return filepath.Dir(path), path, nil
-	case isFile(filepath.Join(path, "manifest.json")):
+	case isFile(filepath.Join(path, ledger.ManifestFile)):
 		dir = filepath.Dir(filepath.Clean(path)) // a run directory: its results directory
 	default:
 		dir = path
 	}
-	ledger = filepath.Join(dir, "results.csv")
-	if !isFile(ledger) {
-		ledger = ""
+	ledgerPath = filepath.Join(dir, ledger.ResultsFile)
+	if !isFile(ledgerPath) {
+		ledgerPath = ""
 	}
-	return dir, ledger, nil
+	return dir, ledgerPath, nil
 }
 
 func isFile(p string) bool {
@@ -215,7 +215,7 @@ func (l *loader) runDirs(dir string) error {
 			continue
 		}
 		rd := filepath.Join(dir, e.Name())
-		mp := filepath.Join(rd, "manifest.json")
+		mp := filepath.Join(rd, ledger.ManifestFile)
 		if !isFile(mp) {
 			continue // not a run directory: left alone
 		}
@@ -226,7 +226,7 @@ func (l *loader) runDirs(dir string) error {
 		} else {
 			man = &m
 		}
-		rows, err := ledger.ReadLedger(filepath.Join(rd, "results.csv"))
+		rows, err := ledger.ReadLedger(filepath.Join(rd, ledger.ResultsFile))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			l.set.note("%v (the %d rows before it are kept)", err, len(rows))
 		}
@@ -297,7 +297,7 @@ func (s *Set) Run(id string) *Run {
 // RunAt is the run path names: the run directory's own run when path is one, else the
 // latest run of the set.
 func (s *Set) RunAt(path string) (*Run, error) {
-	if isFile(filepath.Join(path, "manifest.json")) {
+	if isFile(filepath.Join(path, ledger.ManifestFile)) {
 		abs, _ := filepath.Abs(path)
 		for _, r := range s.Runs {
 			if d, _ := filepath.Abs(r.Dir); r.Dir != "" && d == abs {

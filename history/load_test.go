@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/report"
 )
 
 // row is a measured row of run id, cell and plan with a TTFT p50, as apply writes one.
@@ -232,8 +232,8 @@ func TestJudgeVerdicts(t *testing.T) {
 	// Judge each z run against the r runs only: drop the other z runs from the set.
 	for i, want := range []Verdict{Regressed, Improved, WithinNoise} {
 		sub := &Set{Dir: dir, Runs: append(slices.Clone(s.Runs[:5]), s.Runs[5+i])}
-		limit, _ := report.ParseThreshold("ttft_p50_s>+60%")
-		for _, b := range []Baseline{{N: 5}, {N: 5, Thresholds: []report.Threshold{limit}}} {
+		limit, _ := compare.ParseThreshold("ttft_p50_s>+60%")
+		for _, b := range []Baseline{{N: 5}, {N: 5, Thresholds: []compare.Threshold{limit}}} {
 			js, err := Judge(sub, fmt.Sprintf("z%d", i), b)
 			if err != nil {
 				t.Fatal(err)

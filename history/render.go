@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/planrun/planrun/internal/mdtable"
 )
 
 // DefaultFields are the figures history shows when not told otherwise.
@@ -89,7 +91,7 @@ func WriteText(w io.Writer, series []Series, fields []string) error {
 			p := &s.Points[j]
 			var cells []string
 			for _, c := range envColumns {
-				cells = append(cells, dash(c.get(p)))
+				cells = append(cells, mdtable.Dash(c.get(p)))
 			}
 			for _, col := range cols {
 				cells = append(cells, FormatValue(col[j]))
@@ -110,13 +112,6 @@ func (t Trend) describe() string {
 		return fmt.Sprintf("%s (a trend needs %d)", t.Verdict, MinTrendPoints)
 	}
 	return fmt.Sprintf("%s %+.1f%% (last third against first, run-to-run noise ±%.1f%%)", t.Verdict, t.Change, t.Noise)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 // FormatValue writes a figure with 4 significant digits, "—" when not measured.
@@ -213,4 +208,62 @@ func WriteCSV(w io.Writer, series []Series, fields []string) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// The formats WriteJudgements writes.
+const (
+	FormatText     = "text"     // a table aligned with tabs
+	FormatMarkdown = "markdown" // a Markdown table
+	FormatJSON     = "json"     // one indented JSON object
+)
+
+// WriteJudgements writes the verdicts of run runID against its rolling baseline in
+// format (FormatText, FormatMarkdown or FormatJSON).
+func WriteJudgements(w io.Writer, js []Judgement, runID, format string) error {
+	if format == FormatJSON {
+		type jsonJudgement struct {
+			Cell     string      `json:"cell"`
+			Figure   string      `json:"figure"`
+			Verdict  Verdict     `json:"verdict"`
+			Value    *float64    `json:"value"`
+			Median   *float64    `json:"baseline_median"`
+			Band     *float64    `json:"noise_band"`
+			Change   *float64    `json:"change_pct"`
+			Baseline []string    `json:"baseline_runs"`
+			Changes  []EnvChange `json:"environment_changes"`
+			Message  string      `json:"message"`
+		}
+		out := struct {
+			Run        string          `json:"run"`
+			Judgements []jsonJudgement `json:"judgements"`
+		}{Run: runID, Judgements: []jsonJudgement{}}
+		for _, j := range js {
+			out.Judgements = append(out.Judgements, jsonJudgement{j.Key.String(), j.Asked, j.Verdict, Number(j.Value), Number(j.Median),
+				Number(j.Band), Number(j.Change), j.Baseline, j.Changes, j.String()})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	sep, head := "\t", "CELL\tFIGURE\tRUN\tBASELINE MEDIAN\tCHANGE\tNOISE BAND\tVERDICT\tCHANGES"
+	if format == FormatMarkdown {
+		sep, head = " | ", "| cell | figure | run | baseline median | change | noise band | verdict | changes |\n|---|---|---|---|---|---|---|---|"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Run %s against each cell's rolling baseline:\n%s\n", runID, head)
+	for _, j := range js {
+		cells := []string{j.Key.String(), j.Asked, "—", "—", "—", "—", string(j.Verdict), ""}
+		if j.Verdict != Insufficient {
+			cells[1] = j.Field
+			cells[2], cells[3] = FormatValue(j.Value), FormatValue(j.Median)
+			cells[4], cells[5] = fmt.Sprintf("%+.1f%%", j.Change), fmt.Sprintf("±%.1f%%", j.Band/math.Abs(j.Median)*100)
+			cells[7] = j.Explain
+		}
+		line := strings.Join(cells, sep)
+		if format == FormatMarkdown {
+			line = "| " + line + " |"
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
 }

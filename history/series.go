@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -157,7 +157,7 @@ func Renamed(series []Series) []string {
 func (s Series) Values(field string) []float64 {
 	out := make([]float64, len(s.Points))
 	for i := range s.Points {
-		out[i], _, _ = report.FigureValue(field, &s.Points[i].Row)
+		out[i], _, _ = compare.FigureValue(field, &s.Points[i].Row)
 	}
 	return out
 }
@@ -210,7 +210,7 @@ type Trend struct {
 // differences (1.4826 × their median absolute value / √2), so one step in the series
 // (a server upgrade) does not inflate it.
 func TrendOf(field string, vals []float64) Trend {
-	_, unit, _ := report.FigureValue(field, &ledger.Row{})
+	_, unit, _ := compare.FigureValue(field, &ledger.Row{})
 	t := Trend{Field: field, Unit: unit, Verdict: TooFewRuns, Change: math.NaN(), Noise: math.NaN()}
 	v := finite(vals)
 	if len(v) < MinTrendPoints {

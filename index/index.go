@@ -86,7 +86,7 @@ type source struct {
 
 // sources are the ledger and every run directory's manifest.json and results.csv.
 func sources(dir string) ([]source, error) {
-	paths := []string{filepath.Join(dir, "results.csv")}
+	paths := []string{filepath.Join(dir, ledger.ResultsFile)}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,17 @@ const (
 	RequestsOutput = "jsonl"
 )
 
+// The files of a run's directory, by the names every reader and writer uses. ResultsFile
+// is also the plan's own ledger, in its results directory.
+const (
+	ManifestFile = "manifest.json"
+	ResultsFile  = "results.csv"
+	RequestsFile = "requests.jsonl"
+	SummaryFile  = "summary.json"
+	MarkdownFile = "report.md"
+	HTMLFile     = "report.html"
+)
+
 // The options an output block may take.
 const (
 	OptionLanguage    = "language"    // the headings' language: "en" or "zh"

@@ -72,7 +72,8 @@ func OpenRequestLog(path string) (*RequestLog, error) {
 	return &RequestLog{f: f, w: f}, nil
 }
 
-// NewRequestLog writes to w; Close flushes but does not close w.
+// NewRequestLog writes to w; Close flushes but does not close w. A deliberate seam:
+// apply opens its log with OpenRequestLog, tests and tools write to any writer.
 func NewRequestLog(w io.Writer) *RequestLog {
 	return &RequestLog{w: w}
 }
@@ -180,6 +181,8 @@ func (l *RequestLog) Close() error {
 }
 
 // ReadRequests reads a requests.jsonl stream back (for recomputing figures and tests).
+// A deliberate seam: ledger owns the format, so its reader lives here for tools, though
+// planrun itself only writes it.
 func ReadRequests(r io.Reader) ([]RequestRecord, error) {
 	var out []RequestRecord
 	dec := json.NewDecoder(r)

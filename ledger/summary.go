@@ -149,6 +149,7 @@ func WriteSummary(w io.Writer, s Summary) error {
 }
 
 // ReadSummary reads a summary.json back; numbers in rows stay json.Number, as written.
+// A deliberate seam: the reader of the format ledger owns, for tools and tests.
 func ReadSummary(r io.Reader) (Summary, error) {
 	var s Summary
 	dec := json.NewDecoder(r)

@@ -150,7 +150,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	}
 
 	be.API = rules.APIs[0]
-	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !contains(rules.APIs, be.API) {
+	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !slices.Contains(rules.APIs, be.API) {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "A %s backend's api is %s, not %q.%s", kind, quoteList(rules.APIs), be.API, suggestion(be.API, rules.APIs))
 	}
 
@@ -163,7 +163,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 
 	if a := attrs["headers"]; a != nil && l.decode(a, ctx, &be.Headers) {
 		for _, h := range slices.Sorted(maps.Keys(be.Headers)) {
-			if contains(secretHeaders, strings.ToLower(h)) {
+			if slices.Contains(secretHeaders, strings.ToLower(h)) {
 				l.errorf(keyRange(a.Expr, h), "Literal API key in plan", "The header %q would put a credential in the plan. %s", h, literalKeyDetail)
 			}
 		}
@@ -224,7 +224,7 @@ func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext,
 	if a := attrs["ensure_model"]; a != nil {
 		if !rules.EnsureModel {
 			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "ensure_model uses Ollama's /api/show and /api/pull; a %s backend does not take it (planrun probe lists the models such a server has).", kind)
-		} else if l.decode(a, ctx, &be.EnsureModel) && !contains(ensureModelModes, be.EnsureModel) {
+		} else if l.decode(a, ctx, &be.EnsureModel) && !slices.Contains(ensureModelModes, be.EnsureModel) {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid ensure_model", "ensure_model is %s, not %q: %s%s",
 				quoteList(ensureModelModes), be.EnsureModel, ensureModelDetail, suggestion(be.EnsureModel, ensureModelModes))
 		}

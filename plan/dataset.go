@@ -2,6 +2,7 @@ package plan
 
 import (
 	"os"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/dataset"
@@ -57,7 +58,7 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 	a := content.Attributes
 	l.nullArg(a["format"], ctx, "it is one of "+quoteList(dataset.Formats))
 	l.nullArg(a["path"], ctx, "it names the dataset's file")
-	if f := a["format"]; f != nil && l.decode(f, ctx, &d.Spec.Format) && !contains(dataset.Formats, d.Spec.Format) {
+	if f := a["format"]; f != nil && l.decode(f, ctx, &d.Spec.Format) && !slices.Contains(dataset.Formats, d.Spec.Format) {
 		l.errorf(f.Expr.Range().Ptr(), "Unknown dataset format", "format is %s, not %q.%s",
 			quoteList(dataset.Formats), d.Spec.Format, suggestion(d.Spec.Format, dataset.Formats))
 	}

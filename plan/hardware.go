@@ -2,6 +2,7 @@ package plan
 
 import (
 	"regexp"
+	"slices"
 
 	"github.com/planrun/planrun/slurm"
 
@@ -193,7 +194,7 @@ func (l *loader) decodeSlurmBlock(b *hcl.Block, ctx *hcl.EvalContext) *Slurm {
 			"time is sbatch's time limit: minutes (\"30\"), \"HH:MM:SS\" or \"D-HH:MM:SS\", not %q.", s.Time)
 	}
 	l.decode(a["sbatch_args"], ctx, &s.SbatchArgs)
-	if l.decode(a["jobs"], ctx, &s.Jobs) && !contains(jobsModes, s.Jobs) {
+	if l.decode(a["jobs"], ctx, &s.Jobs) && !slices.Contains(jobsModes, s.Jobs) {
 		l.errorf(a["jobs"].Expr.Range().Ptr(), "Invalid jobs",
 			"jobs is %q (one batch job runs all this hardware's cells, in plan order) or %q (one job per cell), not %q.%s",
 			slurm.JobsPerHardware, slurm.JobsPerCell, s.Jobs, suggestion(s.Jobs, jobsModes))

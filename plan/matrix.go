@@ -479,7 +479,7 @@ func (m *Matrix) value(dim string, i int) dimValue {
 	return dimValue{key: m.keys(dim)[i]}
 }
 
-func (m *Matrix) hasKey(dim, key string) bool { return contains(m.keys(dim), key) }
+func (m *Matrix) hasKey(dim, key string) bool { return slices.Contains(m.keys(dim), key) }
 
 func hardwareKey(h *Hardware) string {
 	if h == nil {
@@ -641,7 +641,7 @@ func matchesAll(ex map[string][]string, model, q, tool, hw, wl string) bool {
 		case "workload":
 			v = wl
 		}
-		if !contains(ks, v) {
+		if !slices.Contains(ks, v) {
 			return false
 		}
 	}

@@ -46,7 +46,7 @@ func (l *loader) decodeOutputBlock(b *hcl.Block, ctx *hcl.EvalContext) *Output {
 	path := k.DefaultPath
 	l.decode(content.Attributes["path"], ctx, &path)
 	o.Path = l.resolvePath(path)
-	if a := content.Attributes[ledger.OptionLanguage]; l.takesOption(k, a) && l.decode(a, ctx, &o.Language) && !contains(outputLanguages, o.Language) {
+	if a := content.Attributes[ledger.OptionLanguage]; l.takesOption(k, a) && l.decode(a, ctx, &o.Language) && !slices.Contains(outputLanguages, o.Language) {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid language", "language is %s, not %q.", quoteList(outputLanguages), o.Language)
 	}
 	l.decodePercentiles(o, k, content.Attributes[ledger.OptionPercentiles], ctx)

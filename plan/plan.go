@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -354,7 +355,7 @@ var swallowing = []string{"Unterminated template string", "Unclosed configuratio
 // is one error. broken is the line it starts on, 0 when there is none.
 func unterminated(diags hcl.Diagnostics) (kept hcl.Diagnostics, broken int) {
 	for _, d := range diags {
-		if contains(swallowing, d.Summary) && d.Subject != nil && (broken == 0 || d.Subject.Start.Line < broken) {
+		if slices.Contains(swallowing, d.Summary) && d.Subject != nil && (broken == 0 || d.Subject.Start.Line < broken) {
 			broken = d.Subject.Start.Line
 		}
 	}
@@ -362,7 +363,7 @@ func unterminated(diags hcl.Diagnostics) (kept hcl.Diagnostics, broken int) {
 		return diags, 0
 	}
 	for _, d := range diags {
-		if contains(swallowing, d.Summary) || d.Subject == nil || d.Subject.Start.Line < broken {
+		if slices.Contains(swallowing, d.Summary) || d.Subject == nil || d.Subject.Start.Line < broken {
 			kept = append(kept, d)
 		}
 	}
@@ -452,7 +453,7 @@ func (p *Plan) objectOf(b interface{ object() cty.Value }) cty.Value {
 	}
 	attrs := v.AsValueMap()
 	for k, av := range attrs {
-		if !contains([]string{"ref", "name", "kind", "addr"}, k) {
+		if !slices.Contains([]string{"ref", "name", "kind", "addr"}, k) {
 			attrs[k] = cty.UnknownVal(av.Type())
 		}
 	}

@@ -41,7 +41,7 @@ func (l *loader) decodeReasoning(w *Workload, a hcl.Attributes, ctx *hcl.EvalCon
 	w.Reasoning.ranges = map[string]hcl.Range{}
 	if at := a["reasoning_effort"]; at != nil && l.decode(at, ctx, &w.Reasoning.Effort) {
 		w.Reasoning.ranges["reasoning_effort"] = at.NameRange
-		if !contains(ReasoningEfforts, w.Reasoning.Effort) {
+		if !slices.Contains(ReasoningEfforts, w.Reasoning.Effort) {
 			l.errorf(at.Expr.Range().Ptr(), "Invalid reasoning_effort", "reasoning_effort is %s, not %q.%s",
 				quoteList(ReasoningEfforts), w.Reasoning.Effort, suggestion(w.Reasoning.Effort, ReasoningEfforts))
 		}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -111,7 +112,7 @@ func (l *loader) decodeReferenceBlock(b *hcl.Block, ctx *hcl.EvalContext) *Refer
 				l.errorf(m.Expr.Range().Ptr(), "Invalid match", "match is an object such as { hardware = \"rtx4060\", model = \"qwen2.5-7b\" }.")
 			} else {
 				for k, ev := range v.AsValueMap() {
-					if !contains(matrixDimensions, k) {
+					if !slices.Contains(matrixDimensions, k) {
 						l.errorf(keyRange(m.Expr, k), "Invalid match key", "match keys are %s, not %q.%s", quoteList(matrixDimensions), k, suggestion(k, matrixDimensions))
 						continue
 					}

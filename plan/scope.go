@@ -69,8 +69,8 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 	for _, t := range expr.Variables() {
 		root := t.RootName()
 		allowed := rootsIn(s)
-		if !contains(allowed, root) {
-			if contains(allRoots, root) {
+		if !slices.Contains(allowed, root) {
+			if slices.Contains(allRoots, root) {
 				bad(t, 0, "Reference not available here",
 					"%s.* cannot be used here; this expression may reference %s.", root, quoteList(allowed))
 			} else {
@@ -126,12 +126,12 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 					"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
 			}
 		case "matrix":
-			if !contains(matrixDimensions, name) {
+			if !slices.Contains(matrixDimensions, name) {
 				bad(t, 1, "Unknown matrix dimension",
 					"matrix has the attributes %s.%s", quoteList(matrixDimensions), suggestion(name, matrixDimensions))
 			}
 		case "result":
-			if !contains(ResultVariables, name) {
+			if !slices.Contains(ResultVariables, name) {
 				what := "An expect condition"
 				if s == scopeGoal {
 					what = "A goal"
@@ -248,15 +248,6 @@ func suggestion(given string, options []string) string {
 func httpURL(s string) (*url.URL, bool) {
 	u, err := url.Parse(s)
 	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // validName reports whether a block label can be used in a reference (name.attr).

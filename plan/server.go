@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -101,7 +102,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		if !strings.HasPrefix(sig, "SIG") {
 			sig = "SIG" + sig
 		}
-		if !contains(stopSignals, sig) {
+		if !slices.Contains(stopSignals, sig) {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid stop_signal", "stop_signal is one of %s, not %q.%s", quoteList(stopSignals), s.StopSignal, suggestion(sig, stopSignals))
 		}
 		s.StopSignal = sig

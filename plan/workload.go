@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -238,7 +239,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 
 	if m := a["measure"]; m != nil && l.decode(m, ctx, &w.Measure) {
 		for i, x := range w.Measure {
-			if !contains(Measures, x) {
+			if !slices.Contains(Measures, x) {
 				l.errorf(elemRange(m.Expr, i), "Unknown measure", "measure lists metrics out of %s; %q is not one.%s", quoteList(Measures), x, suggestion(x, Measures))
 			}
 		}
@@ -305,7 +306,7 @@ func (l *loader) decodeRequestContent(w *Workload, a hcl.Attributes, ctx *hcl.Ev
 // to shape, which is said.
 func (l *loader) decodeArrival(w *Workload, a hcl.Attributes, ctx *hcl.EvalContext) {
 	if ar := a["arrival"]; ar != nil && l.decode(ar, ctx, &w.Arrival) {
-		if !contains(arrivals, w.Arrival) {
+		if !slices.Contains(arrivals, w.Arrival) {
 			l.errorf(ar.Expr.Range().Ptr(), "Invalid arrival", "arrival is %s, not %q.%s", quoteList(arrivals), w.Arrival, suggestion(w.Arrival, arrivals))
 		} else if a["request_rate"] == nil {
 			l.add(hcl.Diagnostics{{

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -108,7 +109,7 @@ func TestMergeLabelsAtThreePercent(t *testing.T) {
 // A legend names a cell by model, quantization, tool, hardware and workload, and by its
 // id when the rows name none of them.
 func TestCellLabel(t *testing.T) {
-	if got, want := cellLabel(sampleRow("c", 1)), "qwen2.5-7b q4_K_M ollama.local rtx4060 short"; got != want {
+	if got, want := cellLabel(ledgertest.SampleRow("c", 1)), "qwen2.5-7b q4_K_M ollama.local rtx4060 short"; got != want {
 		t.Errorf("cellLabel = %q, want %q", got, want)
 	}
 	r := ledger.NewRow()
@@ -120,7 +121,7 @@ func TestCellLabel(t *testing.T) {
 
 // scaled multiplies a figure by its scale: TPOT in seconds to the charts' milliseconds.
 func TestScaledMultiplies(t *testing.T) {
-	r := sampleRow("c", 1)
+	r := ledgertest.SampleRow("c", 1)
 	if got := scaled(func(r ledger.Row) float64 { return r.TPOT.P50 }, 1000)(r); math.Abs(got-28) > 1e-9 {
 		t.Errorf("TPOT p50 scaled by 1000 = %v, want 28", got)
 	}
@@ -129,19 +130,19 @@ func TestScaledMultiplies(t *testing.T) {
 // The throughput chart needs two loads with a measured point; each point is labelled
 // with its load.
 func TestParetoFigureNeedsTwoMeasuredLoads(t *testing.T) {
-	if f := paretoFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 1)}); f != nil {
+	if f := paretoFigure([]ledger.Row{ledgertest.SampleRow("a", 1), ledgertest.SampleRow("a", 1)}); f != nil {
 		t.Error("one load: a throughput chart")
 	}
-	unmeasured := []ledger.Row{sampleRow("a", 1), sampleRow("a", 4)}
+	unmeasured := []ledger.Row{ledgertest.SampleRow("a", 1), ledgertest.SampleRow("a", 4)}
 	for i := range unmeasured {
 		unmeasured[i].OutputTokS = math.NaN()
 	}
 	if f := paretoFigure(unmeasured); f != nil {
 		t.Error("two loads without a throughput: a throughput chart of no point")
 	}
-	a4 := sampleRow("a", 4)
+	a4 := ledgertest.SampleRow("a", 4)
 	a4.TTFT.P50, a4.TPOT.P50, a4.OutputTokS = 1.31, 0.0412, 98.5
-	f := paretoFigure([]ledger.Row{sampleRow("a", 1), a4})
+	f := paretoFigure([]ledger.Row{ledgertest.SampleRow("a", 1), a4})
 	if f == nil {
 		t.Fatal("two loads: no throughput chart")
 	}
@@ -185,11 +186,11 @@ func svgTextAt(t *testing.T, svg []byte, text string) (x, y float64) {
 // strip below, each strip its text's height plus 8 pt above and below; the title sits
 // in its strip, the panels between the strips.
 func TestChartLayout(t *testing.T) {
-	a4 := sampleRow("a", 4)
+	a4 := ledgertest.SampleRow("a", 4)
 	a4.TTFT.P50, a4.OutputTokS = 1.31, 98.5
-	b := sampleRow("b", 1)
+	b := ledgertest.SampleRow("b", 1)
 	b.Model = "other"
-	f := latencyFigure([]ledger.Row{sampleRow("a", 1), a4, b})
+	f := latencyFigure([]ledger.Row{ledgertest.SampleRow("a", 1), a4, b})
 	if f == nil || len(f.panels) != 1 || len(f.panels[0]) != 4 {
 		t.Fatalf("latency figure %+v, want one row of 4 panels", f)
 	}
@@ -244,7 +245,7 @@ func TestChartWidensForALongLegend(t *testing.T) {
 func TestSLOBarsCentredOnTheirLevel(t *testing.T) {
 	var rows []ledger.Row
 	for i, cell := range []string{"a", "b", "c"} {
-		r := sampleRow(cell, 4)
+		r := ledgertest.SampleRow(cell, 4)
 		r.SLOAttainmentPct = 50 + 10*float64(i)
 		rows = append(rows, r)
 	}

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 )
 
@@ -33,8 +34,8 @@ func embeddingsCells(rows []ledger.Row) (head []string, body [][]string) {
 		"Inputs/s", "Input tok/s", "Input tokens", "Failed", "Errors"}
 	for _, r := range rows {
 		body = append(body, []string{r.CellID, concurrency(r), strconv.Itoa(r.Inputs), strconv.Itoa(r.InputTokensPerInput),
-			num(r.E2E.P50, 1, 3), num(r.E2E.P90, 1, 3), num(r.E2E.P99, 1, 3), num(r.InputsPerSec, 1, 1), num(r.InputTokS, 1, 1),
-			strconv.Itoa(r.InputTokens), strconv.Itoa(r.Failed), dash(ledger.FormatFailures(r.Failures))})
+			mdtable.Num(r.E2E.P50, 1, 3), mdtable.Num(r.E2E.P90, 1, 3), mdtable.Num(r.E2E.P99, 1, 3), mdtable.Num(r.InputsPerSec, 1, 1), mdtable.Num(r.InputTokS, 1, 1),
+			strconv.Itoa(r.InputTokens), strconv.Itoa(r.Failed), mdtable.Dash(ledger.FormatFailures(r.Failures))})
 	}
 	return head, body
 }

@@ -10,9 +10,6 @@ import (
 	"github.com/planrun/planrun/ledger"
 )
 
-// HTMLFile is the name of the HTML report in a run's directory.
-const HTMLFile = "report.html"
-
 // WriteHTML renders the report as one self-contained page: no script, nothing fetched
 // from the network, the charts inline as SVG. It shows what the Markdown shows, from
 // the same sections: the headline table and its notes, each cell's capacity, the
@@ -178,7 +175,7 @@ func inlineMarkdown(s string) template.HTML {
 	return template.HTML(h)
 }
 
-var htmlReport = template.Must(template.New(HTMLFile).Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
+var htmlReport = template.Must(template.New(ledger.HTMLFile).Funcs(template.FuncMap{"inc": func(i int) int { return i + 1 }}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

@@ -54,7 +54,7 @@ func TestHTMLInChromium(t *testing.T) {
 	b := browsertest.Start(t, pageWidth, 2000)
 	ctx := b.Ctx
 	r := htmlTestReport(t)
-	path := filepath.Join(t.TempDir(), HTMLFile)
+	path := filepath.Join(t.TempDir(), ledger.HTMLFile)
 	if err := ledger.WriteFileAtomic(path, func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
 		t.Fatal(err)
 	}

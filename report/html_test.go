@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 )
 
 // htmlTestReport is reportRows with SLO attainment on every row but the vLLM one, a VRAM
@@ -216,7 +217,7 @@ func TestHTMLRunAndPlanLines(t *testing.T) {
 
 // A cell's section has a Reasoning table only when one of its rows reasoned.
 func TestHTMLReasoningTableOnlyForReasoningRows(t *testing.T) {
-	plain, reasoned := sampleRow("plain", 1), sampleRow("thinks", 1)
+	plain, reasoned := ledgertest.SampleRow("plain", 1), ledgertest.SampleRow("thinks", 1)
 	reasoned.ReasoningTokens, reasoned.AnswerTokens = 900, 300
 	page := htmlPageOf(t, Report{Rows: []ledger.Row{plain, reasoned}})
 	if n := strings.Count(page, "<h4>Reasoning</h4>"); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 )
 
@@ -145,7 +146,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.details)
 		folded(&b, lb.open, func() {
-			table(&b, detailHead, func(add func(...string)) {
+			mdtable.Table(&b, detailHead, func(add func(...string)) {
 				for _, row := range r.Rows {
 					add(detailCells(row)...)
 				}
@@ -178,7 +179,7 @@ func folded(b *strings.Builder, summary string, body func()) {
 // it applies to.
 func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	body, notes := headline(rows)
-	tableOf(b, headlineHead, body)
+	mdtable.TableOf(b, headlineHead, body)
 	if len(notes) == 0 {
 		return
 	}
@@ -194,11 +195,11 @@ func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate > 0) }
 
 func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
-	table(b, lb.seed, func(add func(...string)) {
+	mdtable.Table(b, lb.seed, func(add func(...string)) {
 		for _, r := range rows {
 			add(r.Model, r.Quantization, r.Tool, r.Hardware,
-				num(r.TTFT.P50, 1, 3), num(r.TPOT.P50, 1000, 1), num(r.OutputTokS, 1, 1),
-				num(r.VRAMPeakGB, 1, 2), concurrency(r), seedNotes(r))
+				mdtable.Num(r.TTFT.P50, 1, 3), mdtable.Num(r.TPOT.P50, 1000, 1), mdtable.Num(r.OutputTokS, 1, 1),
+				mdtable.Num(r.VRAMPeakGB, 1, 2), concurrency(r), seedNotes(r))
 		}
 	})
 }
@@ -211,28 +212,4 @@ func seedNotes(r ledger.Row) string {
 		n = append(n, v)
 	}
 	return strings.Join(n, "; ")
-}
-
-// tableOf writes a Markdown table of rows already built.
-func tableOf(b *strings.Builder, head []string, body [][]string) {
-	table(b, head, func(add func(...string)) {
-		for _, cells := range body {
-			add(cells...)
-		}
-	})
-}
-
-// table writes a Markdown table; cells have their pipes escaped.
-func table(b *strings.Builder, head []string, body func(add func(...string))) {
-	row := func(cells []string) {
-		b.WriteString("|")
-		for _, c := range cells {
-			b.WriteString(" " + strings.ReplaceAll(ledger.OneLine(c), "|", `\|`) + " |")
-		}
-		b.WriteString("\n")
-	}
-	row(head)
-	b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
-	body(func(cells ...string) { row(cells) })
-	b.WriteString("\n")
 }

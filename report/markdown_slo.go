@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 )
 
 // percentileTable writes the percentile table (percentileCells).
 func percentileTable(b *strings.Builder, rows []ledger.Row, pcts []int) {
 	head, body := percentileCells(rows, pcts)
-	tableOf(b, head, body)
+	mdtable.TableOf(b, head, body)
 }
 
 // sloTable writes the SLO attainment and goodput table (sloCells) under its
@@ -26,7 +27,7 @@ func noteTable(b *strings.Builder, title, note string, head []string, body [][]s
 		return
 	}
 	b.WriteString("### " + title + "\n\n" + note + "\n\n")
-	tableOf(b, head, body)
+	mdtable.TableOf(b, head, body)
 }
 
 // capacityList shows each cell's capacity search answer; nothing when there was none.

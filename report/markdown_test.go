@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 )
@@ -40,8 +41,8 @@ func golden(t *testing.T, name string, got []byte) {
 // reportRows covers the cases a reader must see told apart: single vs concurrent,
 // failures, noisy runs, missing GPU telemetry, chunk-counted tokens, open loop.
 func reportRows() []ledger.Row {
-	a1 := sampleRow("qwen-7b-q4-ollama", 1)
-	a4 := sampleRow("qwen-7b-q4-ollama", 4)
+	a1 := ledgertest.SampleRow("qwen-7b-q4-ollama", 1)
+	a4 := ledgertest.SampleRow("qwen-7b-q4-ollama", 4)
 	a4.OutputTokS, a4.TTFT.P50, a4.TPOT.P50 = 98.5, 1.31, 0.0412
 	a4.Stability, a4.StabilitySpread, a4.Verdict = "noisy", 0.17, "above"
 	a4.Notes = ""
@@ -52,7 +53,7 @@ func reportRows() []ledger.Row {
 	b1.TokenSource, b1.TokensPerChunk, b1.Stability = "chunks", 1, "single-run"
 	b1.VRAMSource, b1.Status = "no GPU telemetry: NVML library not found", ledger.StatusOK
 	b1.Notes = "a | pipe"
-	open := sampleRow("qwen-7b-q4-ollama", 1)
+	open := ledgertest.SampleRow("qwen-7b-q4-ollama", 1)
 	open.RequestRate, open.Status, open.Notes = 2, ledger.StatusInterrupted, ""
 	return []ledger.Row{a1, a4, b1, open}
 }
@@ -144,7 +145,7 @@ func TestWriteCharts(t *testing.T) {
 
 // A reader meeting "noisy" or early stops in a row is told in the same line what they mean.
 func TestNotesExplainNoisyAndEarlyStops(t *testing.T) {
-	r := sampleRow("c1", 4)
+	r := ledgertest.SampleRow("c1", 4)
 	r.Stability, r.StabilitySpread, r.EarlyStops = "noisy", 0.2, 3
 	n := strings.Join(caveats(r), "; ")
 	for _, want := range []string{"noisy: TTFT spread ±20% — " + StabilityHint,
@@ -158,16 +159,16 @@ func TestNotesExplainNoisyAndEarlyStops(t *testing.T) {
 // A chart is drawn only where its x axis has two loads or more: a single replay, one
 // concurrency or one request rate gives no line, and drew an axis from -1 to 1.
 func TestChartsNeedTwoLoads(t *testing.T) {
-	replay := sampleRow("replay", 0)
+	replay := ledgertest.SampleRow("replay", 0)
 	replay.SendLag.N = 10 // paced sends at no rate: a replay
-	other := sampleRow("replay-b", 0)
+	other := ledgertest.SampleRow("replay-b", 0)
 	other.SendLag.N = 10
 	if figs := figures([]ledger.Row{replay, other}, nil); len(figs) != 0 {
 		t.Fatalf("two cells of one replay each drew %d figures: %s", len(figs), figs[0].title)
 	}
-	rate := sampleRow("open", 1)
+	rate := ledgertest.SampleRow("open", 1)
 	rate.RequestRate = 2
-	f := latencyFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 4), rate})
+	f := latencyFigure([]ledger.Row{ledgertest.SampleRow("a", 1), ledgertest.SampleRow("a", 4), rate})
 	if f == nil || len(f.panels) != 1 || f.panels[0][0].X.Label.Text != "concurrency" {
 		t.Fatalf("c1 and c4 draw one row of panels, by concurrency, and the single request rate none: %+v", f)
 	}
@@ -191,7 +192,7 @@ func TestChartsSansFont(t *testing.T) {
 func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
 	var rows []ledger.Row
 	for i, c := range []int{1, 2, 4} {
-		r := sampleRow("a", c)
+		r := ledgertest.SampleRow("a", c)
 		r.TTFT.P50, r.TTFT.P99, r.TPOT.P50, r.TPOT.P99 = 0.020001+float64(i)*1e-6, 0.021, 0.005, 0.006
 		rows = append(rows, r)
 	}
@@ -226,7 +227,7 @@ func TestChartAxesFromZeroWithDistinctTicks(t *testing.T) {
 // Every panel leaves room right of its last point too, so the last point and its label
 // are not drawn on the panel's edge.
 func TestChartsPadTheXAxis(t *testing.T) {
-	f := latencyFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 4)})
+	f := latencyFigure([]ledger.Row{ledgertest.SampleRow("a", 1), ledgertest.SampleRow("a", 4)})
 	if f == nil {
 		t.Fatal("no latency chart")
 	}
@@ -254,7 +255,7 @@ func TestChartSeriesDistinctDashes(t *testing.T) {
 			}
 		}
 	}
-	f := latencyFigure([]ledger.Row{sampleRow("a", 1), sampleRow("a", 4), sampleRow("b", 1), sampleRow("b", 4)})
+	f := latencyFigure([]ledger.Row{ledgertest.SampleRow("a", 1), ledgertest.SampleRow("a", 4), ledgertest.SampleRow("b", 1), ledgertest.SampleRow("b", 4)})
 	svg, err := f.render("svg")
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +336,7 @@ func TestMarkdownSeedTablesOnlyPartsWithRows(t *testing.T) {
 		has, hasNot string
 	}{{1, english.single, english.concurrent}, {4, english.concurrent, english.single}} {
 		var b bytes.Buffer
-		if err := WriteMarkdown(&b, Report{Rows: []ledger.Row{sampleRow("c", c.conc)}}); err != nil {
+		if err := WriteMarkdown(&b, Report{Rows: []ledger.Row{ledgertest.SampleRow("c", c.conc)}}); err != nil {
 			t.Fatal(err)
 		}
 		got := b.String()

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 )
 
@@ -22,11 +23,11 @@ func mixCells(rows []ledger.Row) (head []string, body [][]string) {
 		line := func(name, weight string, f ledger.ModelFigures) []string {
 			share := "—"
 			if r.Requests > 0 {
-				share = num(float64(f.Requests)/float64(r.Requests), 100, 1) + "%"
+				share = mdtable.Num(float64(f.Requests)/float64(r.Requests), 100, 1) + "%"
 			}
 			return []string{r.CellID, concurrency(r), name, weight, strconv.Itoa(f.Requests), share, strconv.Itoa(f.Failed),
-				dash(ledger.FormatFailures(f.Failures)), num(f.TTFT.P50, 1, 3), num(f.TTFT.P99, 1, 3),
-				num(f.TPOT.P50, 1000, 1), num(f.TPOT.P99, 1000, 1), num(f.E2E.P50, 1, 3), num(f.E2E.P99, 1, 3),
+				mdtable.Dash(ledger.FormatFailures(f.Failures)), mdtable.Num(f.TTFT.P50, 1, 3), mdtable.Num(f.TTFT.P99, 1, 3),
+				mdtable.Num(f.TPOT.P50, 1000, 1), mdtable.Num(f.TPOT.P99, 1000, 1), mdtable.Num(f.E2E.P50, 1, 3), mdtable.Num(f.E2E.P99, 1, 3),
 				strconv.Itoa(f.OutputTokens)}
 		}
 		total := 0.0

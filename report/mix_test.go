@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 	"github.com/planrun/planrun/stats"
 )
 
 // mixRow is sampleRow with a mix of two names whose figures differ from the pooled ones.
 func mixRow() ledger.Row {
-	r := sampleRow("gw/mix", 8)
+	r := ledgertest.SampleRow("gw/mix", 8)
 	r.Models = []ledger.ModelFigures{
 		{Name: "tiny", Weight: 2, Requests: 20, Succeeded: 19, Failed: 1, Failures: map[string]int{"5xx": 1},
 			TTFT: stats.Dist{P50: 0.111, P99: 0.222}, TPOT: stats.Dist{P50: 0.0033, P99: 0.0044},
@@ -28,7 +29,7 @@ func mixRow() ledger.Row {
 // beside them; a row without a mix has no such table.
 func TestReportsShowModelMix(t *testing.T) {
 	var md, html bytes.Buffer
-	rows := []ledger.Row{mixRow(), sampleRow("plain", 1)}
+	rows := []ledger.Row{mixRow(), ledgertest.SampleRow("plain", 1)}
 	if err := WriteMarkdown(&md, Report{Title: "t", Rows: rows}); err != nil {
 		t.Fatal(err)
 	}

@@ -25,16 +25,10 @@ type Output struct {
 var Outputs = []Output{
 	{OutputKind: ledger.OutputKind{Name: ledger.LedgerOutput, DefaultPath: "results/results.csv"}},
 	{OutputKind: ledger.OutputKind{Name: ledger.RequestsOutput, DefaultPath: "results/raw.jsonl"}},
-	{OutputKind: ledger.OutputKind{Name: "summary", DefaultPath: "results/summary.json", RunFile: SummaryFile}, Write: writeSummary},
-	{OutputKind: ledger.OutputKind{Name: "markdown", DefaultPath: "results/results.md", RunFile: MarkdownFile, Options: reportOptions}, Write: WriteMarkdown},
-	{OutputKind: ledger.OutputKind{Name: "html", DefaultPath: "results/report.html", RunFile: HTMLFile, Options: reportOptions}, Write: WriteHTML},
+	{OutputKind: ledger.OutputKind{Name: "summary", DefaultPath: "results/summary.json", RunFile: ledger.SummaryFile}, Write: writeSummary},
+	{OutputKind: ledger.OutputKind{Name: "markdown", DefaultPath: "results/results.md", RunFile: ledger.MarkdownFile, Options: reportOptions}, Write: WriteMarkdown},
+	{OutputKind: ledger.OutputKind{Name: "html", DefaultPath: "results/report.html", RunFile: ledger.HTMLFile, Options: reportOptions}, Write: WriteHTML},
 }
-
-// The names of the reports in a run's directory.
-const (
-	MarkdownFile = "report.md"
-	SummaryFile  = "summary.json"
-)
 
 // reportOptions are the Markdown's and HTML's options. One run renders both reports
 // with the choice of the last block that makes it.

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 )
 
@@ -21,9 +22,9 @@ func reasoningCells(rows []ledger.Row) (head []string, body [][]string) {
 		if !hasReasoning(r) {
 			continue
 		}
-		body = append(body, []string{r.CellID, concurrency(r), num(r.TTFT.P50, 1, 3), num(r.TTFO.P50, 1, 3),
-			num(r.TTFO.P99, 1, 3), num(r.ReasoningSpan.P50, 1, 3), num(r.TPOT.P50, 1000, 1), num(r.AnswerTPOT.P50, 1000, 1),
-			strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.AnswerTokens), dash(r.ReasoningTokenSource)})
+		body = append(body, []string{r.CellID, concurrency(r), mdtable.Num(r.TTFT.P50, 1, 3), mdtable.Num(r.TTFO.P50, 1, 3),
+			mdtable.Num(r.TTFO.P99, 1, 3), mdtable.Num(r.ReasoningSpan.P50, 1, 3), mdtable.Num(r.TPOT.P50, 1000, 1), mdtable.Num(r.AnswerTPOT.P50, 1000, 1),
+			strconv.Itoa(r.ReasoningTokens), strconv.Itoa(r.AnswerTokens), mdtable.Dash(r.ReasoningTokenSource)})
 	}
 	return head, body
 }

@@ -2,12 +2,14 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/stats"
 )
@@ -41,10 +43,10 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 			notes[i].Rows = append(notes[i].Rows, r.CellID+" "+loadLabel(r))
 			verdict += fmt.Sprintf(" [%d]", i+1)
 		}
-		body = append(body, []string{r.CellID, dash(r.Workload), concurrency(r),
-			num(r.TTFT.P50, 1, 3) + " / " + num(r.TTFT.P99, 1, 3) + prefixShare(r),
-			num(r.TPOT.P50, 1000, 1) + " / " + num(r.TPOT.P99, 1000, 1),
-			num(r.OutputTokS, 1, 1), num(r.VRAMPeakGB, 1, 2), verdict})
+		body = append(body, []string{r.CellID, mdtable.Dash(r.Workload), concurrency(r),
+			mdtable.Num(r.TTFT.P50, 1, 3) + " / " + mdtable.Num(r.TTFT.P99, 1, 3) + prefixShare(r),
+			mdtable.Num(r.TPOT.P50, 1000, 1) + " / " + mdtable.Num(r.TPOT.P99, 1000, 1),
+			mdtable.Num(r.OutputTokS, 1, 1), mdtable.Num(r.VRAMPeakGB, 1, 2), verdict})
 	}
 	return body, notes
 }
@@ -98,7 +100,7 @@ func caveats(r ledger.Row) []string {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
 	}
 	if r.Stability == "noisy" || r.Stability == "unstable" {
-		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%% — %s", r.Stability, num(r.StabilitySpread, 100, 0), StabilityHint))
+		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%% — %s", r.Stability, mdtable.Num(r.StabilitySpread, 100, 0), StabilityHint))
 	}
 	if r.TokenSource == "chunks" || r.TokenSource == "mixed" {
 		n = append(n, "tokens counted from "+r.TokenSource)
@@ -127,17 +129,17 @@ func detailCells(r ledger.Row) []string {
 	return []string{r.CellID, concurrency(r), fmt.Sprint(r.Runs), fmt.Sprintf("%d/%d", r.Succeeded, r.Requests),
 		tri(r.TTFT.P50, r.TTFT.P90, r.TTFT.P99, 1, 3) + prefixShare(r),
 		tri(r.TPOT.P50, r.TPOT.P90, r.TPOT.P99, 1000, 1),
-		num(r.ITL.P50, 1000, 1) + " / " + num(r.ITL.P99, 1000, 1),
-		num(r.E2E.P50, 1, 2) + " / " + num(r.E2E.P99, 1, 2),
-		num(r.OutputTokS, 1, 1), num(r.RequestsPerSec, 1, 3), num(r.DecodeRate.P50, 1, 1),
-		dash(ledger.FormatFailures(r.Failures)),
-		fmt.Sprintf("%d (%s, %s)", r.OutputTokens, dash(r.TokenSource), num(r.TokensPerChunk, 1, 2)),
-		fmt.Sprintf("%d → %s", r.PromptTokensRequested, num(r.PromptTokensActual, 1, 1)),
+		mdtable.Num(r.ITL.P50, 1000, 1) + " / " + mdtable.Num(r.ITL.P99, 1000, 1),
+		mdtable.Num(r.E2E.P50, 1, 2) + " / " + mdtable.Num(r.E2E.P99, 1, 2),
+		mdtable.Num(r.OutputTokS, 1, 1), mdtable.Num(r.RequestsPerSec, 1, 3), mdtable.Num(r.DecodeRate.P50, 1, 1),
+		mdtable.Dash(ledger.FormatFailures(r.Failures)),
+		fmt.Sprintf("%d (%s, %s)", r.OutputTokens, mdtable.Dash(r.TokenSource), mdtable.Num(r.TokensPerChunk, 1, 2)),
+		fmt.Sprintf("%d → %s", r.PromptTokensRequested, mdtable.Num(r.PromptTokensActual, 1, 1)),
 		fmt.Sprint(r.EarlyStops),
 		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
-		num(r.VRAMEstimateGB, 1, 2) + " / " + num(r.ServerVRAMGB, 1, 2),
-		num(r.ClientCPUPct, 1, 0) + " / " + num(r.ClientLagP99Ms, 1, 2),
-		stability(r) + " / " + fidelityMark(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+		mdtable.Num(r.VRAMEstimateGB, 1, 2) + " / " + mdtable.Num(r.ServerVRAMGB, 1, 2),
+		mdtable.Num(r.ClientCPUPct, 1, 0) + " / " + mdtable.Num(r.ClientLagP99Ms, 1, 2),
+		stability(r) + " / " + fidelityMark(r), mdtable.Dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
 }
 
 // fidelityMark is the row's fidelity in a few characters: "ok", "short −12%",
@@ -147,7 +149,7 @@ func fidelityMark(r ledger.Row) string {
 	case r.Fidelity == "":
 		return "—"
 	case r.Fidelity == ledger.FidelityShort && !math.IsNaN(r.FidelityShortfallPct):
-		return fmt.Sprintf("short −%s%%", num(r.FidelityShortfallPct, 1, 0))
+		return fmt.Sprintf("short −%s%%", mdtable.Num(r.FidelityShortfallPct, 1, 0))
 	}
 	return r.Fidelity
 }
@@ -158,7 +160,7 @@ func prefixShare(r ledger.Row) string {
 	if !(r.SharedPrefixPct > 0) {
 		return ""
 	}
-	return " · prefix " + num(r.SharedPrefixPct, 1, 0) + "%"
+	return " · prefix " + mdtable.Num(r.SharedPrefixPct, 1, 0) + "%"
 }
 
 // sharedPrefixFormula defines shared_prefix_pct under the tables of rows that have one.
@@ -174,7 +176,7 @@ func stability(r ledger.Row) string {
 	if math.IsNaN(r.StabilitySpread) {
 		return r.Stability
 	}
-	return fmt.Sprintf("%s (±%s%%)", r.Stability, num(r.StabilitySpread, 100, 1))
+	return fmt.Sprintf("%s (±%s%%)", r.Stability, mdtable.Num(r.StabilitySpread, 100, 1))
 }
 
 // How ITL percentiles are taken, from the stats package's constants.
@@ -238,10 +240,10 @@ func envItems(e ledger.Environment) [][2]string {
 	item("GPU", gpus)
 	item("Driver", e.Driver)
 	item("CUDA", e.CUDA)
-	for _, k := range sortedKeys(e.ServerVersions) {
+	for _, k := range slices.Sorted(maps.Keys(e.ServerVersions)) {
 		item("Server "+k, e.ServerVersions[k])
 	}
-	for _, k := range sortedKeys(e.ModelDigests) {
+	for _, k := range slices.Sorted(maps.Keys(e.ModelDigests)) {
 		if _, ok := e.Models[k]; !ok {
 			item("Model "+k, e.ModelDigests[k])
 		}
@@ -259,32 +261,8 @@ func envItems(e ledger.Environment) [][2]string {
 	return items
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// num formats v·scale with the given decimals; "—" when not measured.
-func num(v, scale float64, decimals int) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "—"
-	}
-	return fmt.Sprintf("%.*f", decimals, v*scale)
-}
-
 func tri(a, b, c, scale float64, decimals int) string {
-	return num(a, scale, decimals) + " / " + num(b, scale, decimals) + " / " + num(c, scale, decimals)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
+	return mdtable.Num(a, scale, decimals) + " / " + mdtable.Num(b, scale, decimals) + " / " + mdtable.Num(c, scale, decimals)
 }
 
 // percentileCells is the percentile table: each latency distribution at pcts (default
@@ -307,9 +285,9 @@ func percentileCells(rows []ledger.Row, pcts []int) (head []string, body [][]str
 			dist := d.Get(&rows[i])
 			for _, p := range pcts {
 				v, _ := dist.At(p)
-				cells = append(cells, num(v, d.Scale, d.Decimals))
+				cells = append(cells, mdtable.Num(v, d.Scale, d.Decimals))
 			}
-			cells = append(cells, num(dist.Std, d.Scale, d.Decimals))
+			cells = append(cells, mdtable.Num(dist.Std, d.Scale, d.Decimals))
 		}
 		body = append(body, cells)
 	}
@@ -326,8 +304,8 @@ func sloCells(rows []ledger.Row) (head []string, body [][]string) {
 	head = []string{"Cell", "Conc.", "Attainment (%)", "Goodput (req/s)", "Goodput (tok/s)", "tok/s"}
 	for _, r := range rows {
 		if !math.IsNaN(r.SLOAttainmentPct) {
-			body = append(body, []string{r.CellID, concurrency(r), num(r.SLOAttainmentPct, 1, 1),
-				num(r.GoodputReqS, 1, 3), num(r.GoodputTokS, 1, 1), num(r.OutputTokS, 1, 1)})
+			body = append(body, []string{r.CellID, concurrency(r), mdtable.Num(r.SLOAttainmentPct, 1, 1),
+				mdtable.Num(r.GoodputReqS, 1, 3), mdtable.Num(r.GoodputTokS, 1, 1), mdtable.Num(r.OutputTokS, 1, 1)})
 		}
 	}
 	return head, body

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
 )
 
@@ -17,7 +18,7 @@ func turnCells(rows []ledger.Row) (head []string, body [][]string) {
 	for _, r := range rows {
 		for _, t := range r.Turns {
 			body = append(body, []string{r.CellID, concurrency(r), fmt.Sprint(t.Turn), fmt.Sprint(t.Requests), fmt.Sprint(t.Succeeded),
-				num(t.TTFT.P50, 1, 3), num(t.TTFT.P90, 1, 3), num(t.E2E.P50, 1, 3), num(t.PromptTokensMean, 1, 1)})
+				mdtable.Num(t.TTFT.P50, 1, 3), mdtable.Num(t.TTFT.P90, 1, 3), mdtable.Num(t.E2E.P50, 1, 3), mdtable.Num(t.PromptTokensMean, 1, 1)})
 		}
 	}
 	return head, body
@@ -29,7 +30,7 @@ func sessionCells(rows []ledger.Row) (head []string, body [][]string) {
 	for _, r := range rows {
 		if s := r.Sessions; s != nil {
 			body = append(body, []string{r.CellID, concurrency(r), fmt.Sprint(s.Turns), fmt.Sprint(s.Sessions), fmt.Sprint(s.Completed),
-				fmt.Sprint(s.TurnsNotSent), num(s.TurnsCompleted.Mean, 1, 2), num(s.Duration.P50, 1, 3), num(s.Duration.P90, 1, 3)})
+				fmt.Sprint(s.TurnsNotSent), mdtable.Num(s.TurnsCompleted.Mean, 1, 2), mdtable.Num(s.Duration.P50, 1, 3), mdtable.Num(s.Duration.P90, 1, 3)})
 		}
 	}
 	return head, body
@@ -43,10 +44,10 @@ func sessionTables(b *strings.Builder, rows []ledger.Row) {
 		return
 	}
 	b.WriteString("### Turns\n\n" + sessionNote + "\n\n")
-	tableOf(b, head, body)
+	mdtable.TableOf(b, head, body)
 	b.WriteString("### Sessions\n\n")
 	head, body = sessionCells(rows)
-	tableOf(b, head, body)
+	mdtable.TableOf(b, head, body)
 }
 
 // sessionHTMLTables are the per-turn and per-session tables of one cell's rows; none

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/stats"
 )
 
 // sessionRow is a row of a 2-turn session workload; turn 2 measured no TTFT.
 func sessionRow() ledger.Row {
-	r := sampleRow("m/chat", 2)
+	r := ledgertest.SampleRow("m/chat", 2)
 	r.Turns = []stats.TurnSummary{
 		{Turn: 1, Requests: 4, Succeeded: 4, TTFT: stats.NewDist([]float64{0.1, 0.3}), E2E: stats.NewDist([]float64{1, 2}), PromptTokensMean: 130},
 		{Turn: 2, Requests: 4, Succeeded: 3, TTFT: stats.NewDist(nil), E2E: stats.NewDist([]float64{2}), PromptTokensMean: math.NaN()},
@@ -26,7 +27,7 @@ func sessionRow() ledger.Row {
 // summary.json carries a session row's per-turn and per-session figures, valid against
 // the schema, with null for what was not measured.
 func TestSummarySessions(t *testing.T) {
-	s := ledger.NewSummary("chat", ledger.Manifest{RunID: "r", Environment: ledger.Environment{Host: "h"}}, []ledger.Row{sessionRow(), sampleRow("m/plain", 1)})
+	s := ledger.NewSummary("chat", ledger.Manifest{RunID: "r", Environment: ledger.Environment{Host: "h"}}, []ledger.Row{sessionRow(), ledgertest.SampleRow("m/plain", 1)})
 	s.Outcome = ledger.OutcomeComplete
 	var buf bytes.Buffer
 	if err := ledger.WriteSummary(&buf, s); err != nil {
@@ -50,7 +51,7 @@ func TestSessionTables(t *testing.T) {
 	for _, tt := range []struct {
 		rows []ledger.Row
 		want bool
-	}{{[]ledger.Row{sessionRow()}, true}, {[]ledger.Row{sampleRow("m/plain", 1)}, false}} {
+	}{{[]ledger.Row{sessionRow()}, true}, {[]ledger.Row{ledgertest.SampleRow("m/plain", 1)}, false}} {
 		var md, html bytes.Buffer
 		if err := WriteMarkdown(&md, Report{Rows: tt.rows}); err != nil {
 			t.Fatal(err)

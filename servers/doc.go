@@ -3,7 +3,7 @@
 // setup commands (e.g. `ollama create`), and stops the whole group again — with the
 // plan's stop signal, a grace period, then SIGKILL — so that no process outlives planrun.
 //
-// The executor uses a Manager across cells: Acquire starts the server the next cell
+// apply uses one Manager across a run's cells: Acquire starts the server the next cell
 // needs, reuses it while consecutive cells need the same one, and stops the previous one
 // when another is needed. Close stops everything; call it both deferred and on interrupt:
 //

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/procgroup"
+	"github.com/planrun/planrun/internal/proctest"
 )
 
 // The tests run small real processes: this test binary, re-executed with helperEnv set,
@@ -214,7 +214,7 @@ func assertGone(t *testing.T, what string, pid int) {
 	if pid <= 0 {
 		t.Fatalf("%s: no pid recorded", what)
 	}
-	if procgroup.Exists(pid) {
+	if proctest.Exists(pid) {
 		t.Errorf("%s (pid %d) is still there: %s", what, pid, procState(pid))
 	}
 }

@@ -17,9 +17,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/report"
 )
 
 // GateRuns is the rolling baseline each run's gate verdict on the index is judged with.
@@ -125,7 +125,7 @@ func runRow(set *history.Set, r *history.Run) (runRowData, error) {
 func writeRunPage(dir string, r *history.Run, file string) error {
 	dst := filepath.Join(dir, "runs", file)
 	if r.Dir != "" {
-		b, err := os.ReadFile(filepath.Join(r.Dir, report.HTMLFile))
+		b, err := os.ReadFile(filepath.Join(r.Dir, ledger.HTMLFile))
 		if err == nil {
 			return ledger.WriteFileAtomic(dst, func(w io.Writer) error { _, err := w.Write(b); return err })
 		}
@@ -171,7 +171,7 @@ func newCellPage(i int, s history.Series) cellPage {
 		}
 	}
 	for _, f := range chartFigures {
-		_, unit, _ := report.FigureValue(f.line, &ledger.Row{})
+		_, unit, _ := compare.FigureValue(f.line, &ledger.Row{})
 		c := chart{Title: f.title, Unit: unit, Line: s.Values(f.line), Changes: p.Marks}
 		if f.band != "" {
 			c.Title = f.title + " p50, band to p99"

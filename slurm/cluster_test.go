@@ -50,22 +50,22 @@ func TestClusterSubmitEachPartition(t *testing.T) {
 		t.Run(part, func(t *testing.T) {
 			ctx := watchContext(t)
 			job := stubJob(t, part, "echo measured; sleep 1")
-			id, err := Submit(ctx, job)
+			id, err := submit(ctx, job)
 			if err != nil {
 				t.Fatal(err)
 			}
-			node, err := WaitShared(ctx, job, id, 30*time.Second)
+			node, err := waitShared(ctx, job, id, 30*time.Second)
 			if err != nil || node != host {
 				t.Fatalf("WaitShared = %q, %v; want node %q", node, err, host)
 			}
 			var lines []string
-			final := Watch(ctx, map[string]string{id: part}, 200*time.Millisecond, func(name string, st Status, err error) {
+			final := Watch(ctx, map[string]string{id: part}, 200*time.Millisecond, func(name string, st status, err error) {
 				if err != nil {
 					t.Errorf("watch: %v", err)
 				}
-				lines = append(lines, st.Line(name))
+				lines = append(lines, st.Batch().Line(name))
 			})
-			if st := final[id]; st.State != Completed || st.Node != host || st.ExitCode != "0:0" {
+			if st := final[id]; st.State != stateCompleted || st.Node != host || st.ExitCode != "0:0" {
 				t.Fatalf("final %+v; lines %q", st, lines)
 			}
 			// The marker is written before the command's second of sleep: Watch sees it run.
@@ -96,24 +96,24 @@ func TestClusterCancelRunning(t *testing.T) {
 	slurmtest.Require(t)
 	ctx := watchContext(t)
 	job := stubJob(t, "small", "sleep 300")
-	id, err := Submit(ctx, job)
+	id, err := submit(ctx, job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer Cancel(context.Background(), []string{id})
-	if _, err := WaitShared(ctx, job, id, 30*time.Second); err != nil {
+	defer cancel(context.Background(), []string{id})
+	if _, err := waitShared(ctx, job, id, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := JobState(ctx, id); err != nil || st.State != Running {
+	if st, err := jobState(ctx, id); err != nil || st.State != stateRunning {
 		t.Fatalf("before cancel: %+v, %v", st, err)
 	}
-	if err := Cancel(ctx, []string{id}); err != nil {
+	if err := cancel(ctx, []string{id}); err != nil {
 		t.Fatal(err)
 	}
 	if out, _ := run(ctx, "squeue", "-h", "-o", "%i", "-j", id); strings.TrimSpace(out) != "" {
 		t.Errorf("squeue still lists %s: %q", id, out)
 	}
-	if st, err := JobState(ctx, id); err != nil || st.State != Cancelled {
+	if st, err := jobState(ctx, id); err != nil || st.State != stateCancelled {
 		t.Errorf("after cancel: %+v, %v", st, err)
 	}
 }
@@ -122,7 +122,7 @@ func TestClusterCancelRunning(t *testing.T) {
 func TestClusterMissingPartition(t *testing.T) {
 	slurmtest.Require(t)
 	job := stubJob(t, "nosuch", "true")
-	_, err := Submit(watchContext(t), job)
+	_, err := submit(watchContext(t), job)
 	if err == nil || !strings.Contains(err.Error(), "Invalid partition name specified") || !strings.Contains(err.Error(), `hardware "nosuch"`) {
 		t.Fatalf("err = %v", err)
 	}
@@ -136,12 +136,12 @@ func TestClusterAPIKeyReachesJobOnlyByEnvironment(t *testing.T) {
 	t.Setenv("PLANRUN_TEST_API_KEY", key)
 	ctx := watchContext(t)
 	job := stubJob(t, "large", `printf %s "$PLANRUN_TEST_API_KEY" | sha256sum | cut -d' ' -f1 > "$(dirname "$0")/key.sha256"; env | grep -c PLANRUN_TEST_API_KEY`)
-	id, err := Submit(ctx, job)
+	id, err := submit(ctx, job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	final := Watch(ctx, map[string]string{id: "large"}, 200*time.Millisecond, func(string, Status, error) {})
-	if final[id].State != Completed {
+	final := Watch(ctx, map[string]string{id: "large"}, 200*time.Millisecond, func(string, status, error) {})
+	if final[id].State != stateCompleted {
 		t.Fatalf("job %+v", final[id])
 	}
 	seen, _ := os.ReadFile(filepath.Join(filepath.Dir(job.Planrun), "key.sha256"))
@@ -167,14 +167,14 @@ func TestClusterRunDirNotWritable(t *testing.T) {
 	job := stubJob(t, "small", "true")
 	// The marker's path taken by a directory: the script's write fails as on a node
 	// that does not share (or may not write) the run directory.
-	if err := os.MkdirAll(filepath.Join(job.Dir, MarkerFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(job.Dir, markerFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	id, err := Submit(ctx, job)
+	id, err := submit(ctx, job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = WaitShared(ctx, job, id, 30*time.Second)
+	_, err = waitShared(ctx, job, id, 30*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "the run directory "+job.Dir) || !strings.Contains(err.Error(), job.LogPath(id)) {
 		t.Fatalf("err = %v", err)
 	}
@@ -195,16 +195,16 @@ func BenchmarkClusterJobOverhead(b *testing.B) {
 	for b.Loop() {
 		job := stubJob(b, "small", "true")
 		start := time.Now()
-		id, err := Submit(ctx, job)
+		id, err := submit(ctx, job)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := WaitShared(ctx, job, id, time.Minute); err != nil {
+		if _, err := waitShared(ctx, job, id, time.Minute); err != nil {
 			b.Fatal(err)
 		}
 		running := time.Now()
 		toStart += running.Sub(start)
-		if st := Watch(ctx, map[string]string{id: "bench"}, 50*time.Millisecond, func(string, Status, error) {}); st[id].State != Completed {
+		if st := Watch(ctx, map[string]string{id: "bench"}, 50*time.Millisecond, func(string, status, error) {}); st[id].State != stateCompleted {
 			b.Fatalf("job %s: %+v", id, st[id])
 		}
 		toDone += time.Since(running)
@@ -217,8 +217,8 @@ func BenchmarkClusterJobOverhead(b *testing.B) {
 // status whenever it changes, until every job has ended or ctx ends. It returns the last
 // status of each job. A failed query is reported as the job's error and retried at the
 // next tick: the controller may be briefly busy.
-func Watch(ctx context.Context, jobs map[string]string, every time.Duration, report func(name string, st Status, err error)) map[string]Status {
-	last := make(map[string]Status, len(jobs))
+func Watch(ctx context.Context, jobs map[string]string, every time.Duration, report func(name string, st status, err error)) map[string]status {
+	last := make(map[string]status, len(jobs))
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -227,12 +227,12 @@ func Watch(ctx context.Context, jobs map[string]string, every time.Duration, rep
 			if prev, ok := last[id]; ok && prev.State.Terminal() {
 				continue
 			}
-			st, err := JobState(ctx, id)
+			st, err := jobState(ctx, id)
 			if err != nil {
 				if ctx.Err() != nil {
 					return last
 				}
-				report(name, Status{ID: id}, err)
+				report(name, status{ID: id}, err)
 				running++
 				continue
 			}

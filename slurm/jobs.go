@@ -11,81 +11,81 @@ import (
 	"time"
 )
 
-// State is a Slurm job state, reduced to the ones planrun acts on.
-type State int
+// state is a Slurm job state, reduced to the ones planrun acts on.
+type state int
 
 // The job states. Every state from Terminal on ends the job; only Completed means its
 // script exited 0.
 const (
-	Unknown State = iota
-	Pending
-	Running
-	Completing // the script ended; Slurm is cleaning up the node
-	Completed
-	Failed
-	Timeout
-	Cancelled
-	NodeFail
-	OutOfMemory
-	Preempted
-	BootFail
-	Deadline
+	stateUnknown state = iota
+	statePending
+	stateRunning
+	stateCompleting // the script ended; Slurm is cleaning up the node
+	stateCompleted
+	stateFailed
+	stateTimeout
+	stateCancelled
+	stateNodeFail
+	stateOutOfMemory
+	statePreempted
+	stateBootFail
+	stateDeadline
 )
 
 var stateNames = []string{"UNKNOWN", "PENDING", "RUNNING", "COMPLETING", "COMPLETED", "FAILED", "TIMEOUT",
 	"CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
 
 // String is Slurm's own name for the state, as squeue prints it.
-func (s State) String() string { return stateNames[s] }
+func (s state) String() string { return stateNames[s] }
 
 // Terminal reports whether the job has ended (it will not run again).
-func (s State) Terminal() bool { return s >= Completed }
+func (s state) Terminal() bool { return s >= stateCompleted }
 
-// ParseState reads a state as squeue, scontrol or sacct print it ("CANCELLED by 0" too).
-// States planrun does not act on (SUSPENDED, REQUEUED, ...) are Unknown.
-func ParseState(s string) State {
+// parseState reads a state as squeue, scontrol or sacct print it ("CANCELLED by 0" too).
+// States planrun does not act on (SUSPENDED, REQUEUED, ...) are stateUnknown.
+func parseState(s string) state {
 	name, _, _ := strings.Cut(strings.TrimSpace(s), " ")
 	name = strings.TrimSuffix(name, "+")
 	for i, n := range stateNames {
 		if n == name {
-			return State(i)
+			return state(i)
 		}
 	}
 	switch name {
 	case "CONFIGURING":
-		return Pending
+		return statePending
 	case "OOM":
-		return OutOfMemory
+		return stateOutOfMemory
 	}
-	return Unknown
+	return stateUnknown
 }
 
-// Status is what Slurm says about one job.
-type Status struct {
+// status is what Slurm says about one job.
+type status struct {
 	ID       string
-	State    State
+	State    state
 	Reason   string // why a pending job waits: Resources, Priority, ... ("None" when none)
 	Node     string // the allocated node(s), once running
 	ExitCode string // "code:signal" once ended
 }
 
-// ErrNoSbatch is returned when sbatch is not on PATH.
-var ErrNoSbatch = errors.New("sbatch not on PATH")
+// errNoSbatch is returned when sbatch is not on PATH.
+var errNoSbatch = errors.New("sbatch not on PATH")
 
-// CheckSbatch says, before anything is submitted, whether hardware's cells can be: sbatch
+// checkSbatch says, before anything is submitted, whether hardware's cells can be: sbatch
 // must be on PATH.
-func CheckSbatch(hardware string) error {
+func checkSbatch(hardware string) error {
 	if _, err := exec.LookPath("sbatch"); err != nil {
-		return fmt.Errorf("hardware %q runs its cells as Slurm jobs, but %w: install Slurm's client commands (Debian: slurm-client) or run on a login node", hardware, ErrNoSbatch)
+		return fmt.Errorf("hardware %q runs its cells as Slurm jobs, but %w: install Slurm's client commands (Debian: slurm-client) or run on a login node", hardware, errNoSbatch)
 	}
 	return nil
 }
 
-// Submit writes job's batch script to job.ScriptPath() (creating job.Dir) and submits it
+// submit writes job's batch script to job.ScriptPath() (creating job.Dir) and submits it
 // with sbatch --parsable. It returns Slurm's job id; an error quotes sbatch's message.
 // The job inherits this process's environment (--export=ALL), API keys included.
-func Submit(ctx context.Context, job JobSpec) (string, error) {
-	if err := CheckSbatch(job.Hardware); err != nil {
+func submit(ctx context.Context, job JobSpec) (string, error) {
+	if err := checkSbatch(job.Hardware); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(job.Dir, 0o755); err != nil {
@@ -106,38 +106,38 @@ func Submit(ctx context.Context, job JobSpec) (string, error) {
 	return id, nil
 }
 
-// JobState asks Slurm for a job's state: scontrol while the controller knows the job
+// jobState asks Slurm for a job's state: scontrol while the controller knows the job
 // (pending, running, and MinJobAge after it ends), then sacct -c from the job-completion
 // log.
-func JobState(ctx context.Context, id string) (Status, error) {
+func jobState(ctx context.Context, id string) (status, error) {
 	out, err := run(ctx, "scontrol", "show", "job", "-o", id)
 	if err == nil {
 		return parseScontrol(id, out), nil
 	}
 	if !strings.Contains(err.Error(), "Invalid job id") {
-		return Status{ID: id}, err
+		return status{ID: id}, err
 	}
 	out, err = run(ctx, "sacct", "-c", "-n", "-P", "-j", id, "-o", "jobid,state,nodelist,exitcode")
 	if err != nil {
-		return Status{ID: id}, err
+		return status{ID: id}, err
 	}
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Split(line, "|")
 		if len(f) == 4 && f[0] == id {
-			return Status{ID: id, State: ParseState(f[1]), Node: f[2], ExitCode: f[3]}, nil
+			return status{ID: id, State: parseState(f[1]), Node: f[2], ExitCode: f[3]}, nil
 		}
 	}
-	return Status{ID: id}, fmt.Errorf("slurm job %s: neither scontrol nor sacct -c knows it", id)
+	return status{ID: id}, fmt.Errorf("slurm job %s: neither scontrol nor sacct -c knows it", id)
 }
 
 // parseScontrol reads `scontrol show job -o`: one line of Key=Value fields.
-func parseScontrol(id, out string) Status {
-	st := Status{ID: id}
+func parseScontrol(id, out string) status {
+	st := status{ID: id}
 	for _, f := range strings.Fields(out) {
 		k, v, _ := strings.Cut(f, "=")
 		switch k {
 		case "JobState":
-			st.State = ParseState(v)
+			st.State = parseState(v)
 		case "Reason":
 			st.Reason = v
 		case "NodeList":
@@ -151,9 +151,9 @@ func parseScontrol(id, out string) Status {
 	return st
 }
 
-// Cancel cancels the jobs with scancel and waits, polling squeue, until none of them is
+// cancel cancels the jobs with scancel and waits, polling squeue, until none of them is
 // listed any more (or ctx ends).
-func Cancel(ctx context.Context, ids []string) error {
+func cancel(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/planrun/planrun/batch"
 )
 
-// Scheduler is apply's batch.Scheduler over Slurm: NewJobs, Submit, JobState, Cancel and
-// WaitShared for the cells it was made with.
+// Scheduler is apply's batch.Scheduler over Slurm (sbatch, scontrol, sacct, scancel) for
+// the cells it was made with.
 type Scheduler struct {
 	planPath       string
 	vars, varFiles []string
@@ -28,8 +28,9 @@ func NewScheduler(planPath string, vars, varFiles []string, cells []Cell) *Sched
 // Name is "slurm".
 func (s *Scheduler) Name() string { return "slurm" }
 
-// Check is CheckSbatch.
-func (s *Scheduler) Check(hardware string) error { return CheckSbatch(hardware) }
+// Check says, before anything is submitted, whether hardware's cells can be: sbatch must
+// be on PATH.
+func (s *Scheduler) Check(hardware string) error { return checkSbatch(hardware) }
 
 // Jobs groups the cells with these ids as NewJobs does.
 func (s *Scheduler) Jobs(cellIDs []string, runDir string) ([]batch.Job, error) {
@@ -59,31 +60,39 @@ func (s *Scheduler) spec(job batch.Job) (JobSpec, error) {
 	return spec, nil
 }
 
-// Submit writes the job's batch script and submits it (see the function Submit).
+// Submit writes the job's batch script into its directory and submits it with sbatch
+// --parsable, returning Slurm's job id; an error quotes sbatch's message. The job
+// inherits this process's environment (--export=ALL), API keys included.
 func (s *Scheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
 	spec, err := s.spec(job)
 	if err != nil {
 		return "", err
 	}
-	return Submit(ctx, spec)
+	return submit(ctx, spec)
 }
 
-// State is JobState, as the coordinator acts on it.
+// State asks Slurm for the job's state, as the coordinator acts on it: scontrol while the
+// controller knows the job (pending, running, and MinJobAge after it ends), then sacct -c
+// from the job-completion log.
 func (s *Scheduler) State(ctx context.Context, id string) (batch.Status, error) {
-	st, err := JobState(ctx, id)
+	st, err := jobState(ctx, id)
 	return st.Batch(), err
 }
 
-// Cancel scancels the job and waits until squeue no longer lists it.
-func (s *Scheduler) Cancel(ctx context.Context, id string) error { return Cancel(ctx, []string{id}) }
+// Cancel scancels the job and waits, polling squeue, until it is not listed any more (or
+// ctx ends).
+func (s *Scheduler) Cancel(ctx context.Context, id string) error { return cancel(ctx, []string{id}) }
 
-// WaitShared waits for the job's marker (see the function WaitShared).
+// WaitShared waits until the job's script has written its marker into the job's
+// directory, which proves the node sees the coordinator's run directory. It fails, naming
+// the directory, when the job ends without writing it or when timeout passes while the
+// job runs (a pending job's wait is ctx's).
 func (s *Scheduler) WaitShared(ctx context.Context, job batch.Job, id string, timeout time.Duration) error {
 	spec, err := s.spec(job)
 	if err != nil {
 		return err
 	}
-	_, err = WaitShared(ctx, spec, id, timeout)
+	_, err = waitShared(ctx, spec, id, timeout)
 	return err
 }
 

@@ -26,9 +26,9 @@ import (
 // NodeRunDirFlag is the apply flag that names the job's run directory on the node.
 const NodeRunDirFlag = "-run-dir"
 
-// MarkerFile is written into the job's directory by the script before planrun starts, so
-// the coordinator knows the node sees the run directory (see WaitShared).
-const MarkerFile = "node-ready"
+// markerFile is written into the job's directory by the script before planrun starts, so
+// the coordinator knows the node sees the run directory (see waitShared).
+const markerFile = "node-ready"
 
 // JobSpec is one batch job: some cells of one hardware block.
 type JobSpec struct {
@@ -51,7 +51,7 @@ type JobSpec struct {
 	Planrun string
 }
 
-// ScriptPath is where Submit writes the job's batch script.
+// ScriptPath is where the scheduler's Submit writes the job's batch script.
 func (j JobSpec) ScriptPath() string { return filepath.Join(j.Dir, "job.sh") }
 
 // LogPath is the job's output file (stdout and stderr of the batch script) once Slurm has
@@ -127,7 +127,7 @@ func Script(job JobSpec) string {
 	dir := ShellQuote(job.Dir)
 	// The marker proves the node writes where the coordinator reads; a node that cannot
 	// says so in the log, which the coordinator then names.
-	fmt.Fprintf(&b, "if ! printf '%%s %%s\\n' \"$SLURM_JOB_ID\" \"$(hostname -s)\" > %s/%s; then\n", dir, MarkerFile)
+	fmt.Fprintf(&b, "if ! printf '%%s %%s\\n' \"$SLURM_JOB_ID\" \"$(hostname -s)\" > %s/%s; then\n", dir, markerFile)
 	fmt.Fprintf(&b, "  echo \"planrun: the run directory %s is not writable on $(hostname -s): it must be on a filesystem shared with the submitting machine\" >&2\n", strings.ReplaceAll(job.Dir, `"`, `\"`))
 	b.WriteString("  exit 3\nfi\n")
 	args := []string{job.Planrun, "apply", "-quiet", NodeRunDirFlag, job.Dir}

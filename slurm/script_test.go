@@ -51,21 +51,21 @@ func TestScript(t *testing.T) {
 }
 
 func TestParseState(t *testing.T) {
-	for in, want := range map[string]State{
-		"PENDING": Pending, "RUNNING": Running, "COMPLETED": Completed, "FAILED": Failed, "TIMEOUT": Timeout,
-		"CANCELLED by 0": Cancelled, "CANCELLED+": Cancelled, "NODE_FAIL": NodeFail, "OUT_OF_MEMORY": OutOfMemory,
-		"OOM": OutOfMemory, "CONFIGURING": Pending, "SUSPENDED": Unknown,
+	for in, want := range map[string]state{
+		"PENDING": statePending, "RUNNING": stateRunning, "COMPLETED": stateCompleted, "FAILED": stateFailed, "TIMEOUT": stateTimeout,
+		"CANCELLED by 0": stateCancelled, "CANCELLED+": stateCancelled, "NODE_FAIL": stateNodeFail, "OUT_OF_MEMORY": stateOutOfMemory,
+		"OOM": stateOutOfMemory, "CONFIGURING": statePending, "SUSPENDED": stateUnknown,
 	} {
-		if got := ParseState(in); got != want {
+		if got := parseState(in); got != want {
 			t.Errorf("ParseState(%q) = %s, want %s", in, got, want)
 		}
 	}
-	for _, s := range []State{Pending, Running, Completing, Unknown} {
+	for _, s := range []state{statePending, stateRunning, stateCompleting, stateUnknown} {
 		if s.Terminal() {
 			t.Errorf("%s is terminal", s)
 		}
 	}
-	for _, s := range []State{Completed, Failed, Timeout, Cancelled, NodeFail, OutOfMemory} {
+	for _, s := range []state{stateCompleted, stateFailed, stateTimeout, stateCancelled, stateNodeFail, stateOutOfMemory} {
 		if !s.Terminal() {
 			t.Errorf("%s is not terminal", s)
 		}
@@ -74,16 +74,16 @@ func TestParseState(t *testing.T) {
 
 func TestStatusLine(t *testing.T) {
 	pending := parseScontrol("12", "JobId=12 JobName=planrun-b-small JobState=PENDING Reason=Resources Dependency=(null) NodeList=(null) ExitCode=0:0")
-	if got := pending.Line("small"); got != "job 12 small: PENDING (Resources)" {
+	if got := pending.Batch().Line("small"); got != "job 12 small: PENDING (Resources)" {
 		t.Error(got)
 	}
 	running := parseScontrol("12", "JobId=12 JobState=RUNNING Reason=None NodeList=node7 ExitCode=0:0")
-	if got := running.Line("small"); got != "job 12 small: RUNNING on node7" {
+	if got := running.Batch().Line("small"); got != "job 12 small: RUNNING on node7" {
 		t.Error(got)
 	}
 	failed := parseScontrol("12", "JobId=12 JobState=FAILED Reason=NonZeroExitCode NodeList=node7 ExitCode=3:0")
-	if failed.State != Failed || failed.ExitCode != "3:0" || failed.Line("small") != "job 12 small: FAILED on node7" {
-		t.Errorf("%+v %q", failed, failed.Line("small"))
+	if failed.State != stateFailed || failed.ExitCode != "3:0" || failed.Batch().Line("small") != "job 12 small: FAILED on node7" {
+		t.Errorf("%+v %q", failed, failed.Batch().Line("small"))
 	}
 }
 
@@ -92,8 +92,8 @@ func TestSubmitWithoutSbatch(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	j := testJob()
 	j.Dir = t.TempDir() + "/job"
-	_, err := Submit(context.Background(), j)
-	if !errors.Is(err, ErrNoSbatch) || !strings.Contains(err.Error(), `hardware "h200"`) {
+	_, err := submit(context.Background(), j)
+	if !errors.Is(err, errNoSbatch) || !strings.Contains(err.Error(), `hardware "h200"`) {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(j.Dir); !os.IsNotExist(err) {
@@ -110,8 +110,8 @@ func TestStatusBatch(t *testing.T) {
 		"COMPLETED": batch.Completed, "FAILED": batch.Failed, "CANCELLED by 0": batch.Failed, "NODE_FAIL": batch.Failed,
 		"TIMEOUT": batch.Failed, "OOM": batch.Failed, "SUSPENDED": batch.Unknown,
 	} {
-		st := Status{ID: "7", State: ParseState(in), Node: "n1", ExitCode: "1:0"}.Batch()
-		if st.Phase != want || st.State != ParseState(in).String() || st.ID != "7" || st.Node != "n1" || st.ExitCode != "1:0" {
+		st := status{ID: "7", State: parseState(in), Node: "n1", ExitCode: "1:0"}.Batch()
+		if st.Phase != want || st.State != parseState(in).String() || st.ID != "7" || st.Node != "n1" || st.ExitCode != "1:0" {
 			t.Errorf("%s: %+v, want phase %d", in, st, want)
 		}
 	}

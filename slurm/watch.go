@@ -11,19 +11,15 @@ import (
 	"github.com/planrun/planrun/batch"
 )
 
-// Line is the job's progress line: "job 12 small: PENDING (Resources)", "job 12 small:
-// RUNNING on node1", "job 12 small: COMPLETED on node1".
-func (s Status) Line(name string) string { return s.Batch().Line(name) }
-
 // Batch is the status as apply's coordinator acts on it.
-func (s Status) Batch() batch.Status {
+func (s status) Batch() batch.Status {
 	phase := batch.Failed
 	switch {
-	case s.State == Unknown:
+	case s.State == stateUnknown:
 		phase = batch.Unknown
-	case s.State == Pending:
+	case s.State == statePending:
 		phase = batch.Pending
-	case s.State == Completed:
+	case s.State == stateCompleted:
 		phase = batch.Completed
 	case !s.State.Terminal():
 		phase = batch.Running // running, or completing: the script has ended, the node is cleaned up
@@ -31,19 +27,19 @@ func (s Status) Batch() batch.Status {
 	return batch.Status{ID: s.ID, Phase: phase, State: s.State.String(), Reason: s.Reason, Node: s.Node, ExitCode: s.ExitCode}
 }
 
-// WaitShared waits until the job's script has written MarkerFile into job.Dir, which
+// waitShared waits until the job's script has written markerFile into job.Dir, which
 // proves the node sees the coordinator's run directory. It fails, naming the directory,
 // when the job ends without writing it or when timeout passes while the job runs (a
 // pending job is not the node's fault: the wait for it is ctx's). It returns the node the
 // marker names.
-func WaitShared(ctx context.Context, job JobSpec, jobID string, timeout time.Duration) (string, error) {
-	marker := filepath.Join(job.Dir, MarkerFile)
+func waitShared(ctx context.Context, job JobSpec, jobID string, timeout time.Duration) (string, error) {
+	marker := filepath.Join(job.Dir, markerFile)
 	var deadline time.Time
 	for {
 		if node, ok := readMarker(marker, jobID); ok {
 			return node, nil
 		}
-		st, err := JobState(ctx, jobID)
+		st, err := jobState(ctx, jobID)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return "", ctx.Err()
@@ -53,8 +49,8 @@ func WaitShared(ctx context.Context, job JobSpec, jobID string, timeout time.Dur
 				return node, nil
 			}
 			return "", fmt.Errorf("slurm job %s of hardware %q ended %s without writing %s: the run directory %s is not shared with node %s or not writable there (see %s)",
-				jobID, job.Hardware, st.State, MarkerFile, job.Dir, st.Node, job.LogPath(jobID))
-		case err == nil && st.State != Pending && deadline.IsZero():
+				jobID, job.Hardware, st.State, markerFile, job.Dir, st.Node, job.LogPath(jobID))
+		case err == nil && st.State != statePending && deadline.IsZero():
 			deadline = time.Now().Add(timeout)
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {

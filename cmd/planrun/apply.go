@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,7 +24,7 @@ import (
 )
 
 func init() {
-	register("apply", "run the plan's cells and write CSV, Markdown and raw JSONL results", runApply)
+	register("apply", "run the plan's cells (here, or as Slurm jobs) and write the run: CSV rows, raw requests, manifest and reports", runApply)
 }
 
 type applyArgs struct {
@@ -56,7 +57,7 @@ mark the cell interrupted; resume later with the command printed, which reads th
 own variables.hcl (-resume DIR; sensitive variables again from -var or the environment).
 Second Ctrl-C: cancel at once.
 
-`+applyExitCodes)
+`+exitCodeHelp("apply"))
 	a.bindFlags(fs)
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
@@ -155,18 +156,7 @@ func (a *applyArgs) bindFlags(fs *flag.FlagSet) {
 	a.bindCI(fs)
 }
 
-// applyExitCodes is apply's exit code table, shown by apply -h and kept in the README.
-const applyExitCodes = `Exit codes (when several apply, the first in this list wins):
-  1    the plan is invalid, or the outputs could not be written
-  130  interrupted (Ctrl-C)
-  3    an expect block failed
-  4    a cell failed (before measuring, or every request of a level failed)
-  5    with -baseline: a figure regressed against the cell's rolling baseline
-  7    with -baseline: a figure has insufficient data (-insufficient pass/fail decides)
-  2    bad command line (nothing was run)
-  0    every cell ok and every expect block held`
-
-// applyExitCode picks the exit code of a finished apply by the table in applyExitCodes.
+// applyExitCode picks the exit code of a finished apply in the order of exitCodes.
 func applyExitCode(err error, res *apply.Result) int {
 	_, failed, _, _ := res.Counts()
 	switch {
@@ -226,7 +216,7 @@ func printSummary(env *Env, res *apply.Result) {
 		vram := fmtNum(r.VRAMPeakGB, 2)
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.CellID, r.Concurrency, r.Status,
 			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), fmtNum(r.OutputTokS, 1), vram,
-			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
+			r.Succeeded, r.Requests, r.TokenSource, r.Stability, cmp.Or(r.Verdict, "-"))
 	}
 	tw.Flush()
 	printFailedCells(env, res.Cells)

@@ -201,7 +201,7 @@ func TestApplyExitCodesInReadme(t *testing.T) {
 		t.Fatal(err)
 	}
 	var inHelp, inReadme []string
-	for _, line := range strings.Split(applyExitCodes, "\n")[1:] {
+	for _, line := range strings.Split(exitCodeHelp("apply"), "\n")[1:] {
 		inHelp = append(inHelp, strings.Fields(line)[0])
 	}
 	_, table, _ := strings.Cut(string(readme), "#### Exit codes")

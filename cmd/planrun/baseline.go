@@ -2,28 +2,21 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/planrun/planrun/apply"
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/junit"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
-
-// exitInsufficient is the exit code of a rolling-baseline gate that found too few
-// earlier runs for some figure (with -insufficient exit, the default).
-const exitInsufficient = 7
 
 // baselineFlags are the rolling baseline's flags, shared by compare and apply.
 type baselineFlags struct {
@@ -43,7 +36,7 @@ func (b *baselineFlags) gate(failOn []string) (history.Baseline, error) {
 	var g history.Baseline
 	n, err := history.ParseLast(b.Baseline)
 	if err != nil {
-		return g, err
+		return g, fmt.Errorf("-baseline %v", err)
 	}
 	g.N, g.KeyFields = n, splitList(b.Key)
 	if err := history.CheckKeyFields(g.KeyFields); err != nil {
@@ -55,7 +48,7 @@ func (b *baselineFlags) gate(failOn []string) (history.Baseline, error) {
 		return g, fmt.Errorf("-insufficient %q: write exit, pass or fail", b.Insufficient)
 	}
 	for _, s := range failOn {
-		t, err := report.ParseThreshold(s)
+		t, err := compare.ParseThreshold(s)
 		if err != nil {
 			return g, err
 		}
@@ -78,7 +71,7 @@ func (b *baselineFlags) judgeBaseline(env *Env, command, path string, g history.
 		js, err = history.Judge(set, run.ID, g)
 	}
 	if err == nil {
-		err = o.write(env, func(w io.Writer) error { return writeJudgements(w, js, run.ID, o) })
+		err = o.write(env, func(w io.Writer) error { return history.WriteJudgements(w, js, run.ID, o.format()) })
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun %s: %v\n", command, err)
@@ -120,61 +113,22 @@ type outputFlags struct {
 	JSON, Markdown bool
 }
 
+// format is the history format the flags choose.
+func (o outputFlags) format() string {
+	switch {
+	case o.JSON:
+		return history.FormatJSON
+	case o.Markdown:
+		return history.FormatMarkdown
+	}
+	return history.FormatText
+}
+
 func (o outputFlags) write(env *Env, f func(io.Writer) error) error {
 	if o.Out == "" {
 		return f(env.Stdout)
 	}
 	return ledger.WriteFileAtomic(o.Out, f)
-}
-
-// writeJudgements writes the verdicts as a table, Markdown or JSON.
-func writeJudgements(w io.Writer, js []history.Judgement, runID string, o outputFlags) error {
-	if o.JSON {
-		type jsonJudgement struct {
-			Cell     string              `json:"cell"`
-			Figure   string              `json:"figure"`
-			Verdict  history.Verdict     `json:"verdict"`
-			Value    *float64            `json:"value"`
-			Median   *float64            `json:"baseline_median"`
-			Band     *float64            `json:"noise_band"`
-			Change   *float64            `json:"change_pct"`
-			Baseline []string            `json:"baseline_runs"`
-			Changes  []history.EnvChange `json:"environment_changes"`
-			Message  string              `json:"message"`
-		}
-		out := struct {
-			Run        string          `json:"run"`
-			Judgements []jsonJudgement `json:"judgements"`
-		}{Run: runID, Judgements: []jsonJudgement{}}
-		for _, j := range js {
-			out.Judgements = append(out.Judgements, jsonJudgement{j.Key.String(), j.Asked, j.Verdict, history.Number(j.Value), history.Number(j.Median),
-				history.Number(j.Band), history.Number(j.Change), j.Baseline, j.Changes, j.String()})
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
-	}
-	sep, head := "\t", "CELL\tFIGURE\tRUN\tBASELINE MEDIAN\tCHANGE\tNOISE BAND\tVERDICT\tCHANGES"
-	if o.Markdown {
-		sep, head = " | ", "| cell | figure | run | baseline median | change | noise band | verdict | changes |\n|---|---|---|---|---|---|---|---|"
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Run %s against each cell's rolling baseline:\n%s\n", runID, head)
-	for _, j := range js {
-		cells := []string{j.Key.String(), j.Asked, "—", "—", "—", "—", string(j.Verdict), ""}
-		if j.Verdict != history.Insufficient {
-			cells[1] = j.Field
-			cells[2], cells[3] = history.FormatValue(j.Value), history.FormatValue(j.Median)
-			cells[4], cells[5] = fmt.Sprintf("%+.1f%%", j.Change), fmt.Sprintf("±%.1f%%", j.Band/math.Abs(j.Median)*100)
-			cells[7] = j.Explain
-		}
-		line := strings.Join(cells, sep)
-		if o.Markdown {
-			line = "| " + line + " |"
-		}
-		fmt.Fprintln(tw, line)
-	}
-	return tw.Flush()
 }
 
 // rollingBaseline is compare -baseline last:N RUN.
@@ -244,12 +198,12 @@ func (a *applyArgs) gateRun(env *Env, p *plan.Plan, res *apply.Result, g history
 // explainPairs says, for each pair of runs the deltas hold, what changed in the
 // environment between them (from their manifests, where the run directories are
 // there), and returns the phrase each delta's regression message ends with.
-func explainPairs(env *Env, pa, pb string, deltas []report.Delta) map[string]string {
+func explainPairs(env *Env, pa, pb string, deltas []compare.Delta) map[string]string {
 	ra, rb := runsAt(pa), runsAt(pb)
 	out := map[string]string{}
 	said := map[[3]string]bool{}
 	for _, d := range deltas {
-		if d.A == nil || d.B == nil || report.SameMeasurement(d.A, d.B) {
+		if d.A == nil || d.B == nil || compare.SameMeasurement(d.A, d.B) {
 			continue
 		}
 		runA, runB := ra[d.A.RunID], rb[d.B.RunID]

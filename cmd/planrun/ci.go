@@ -11,11 +11,11 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/apply"
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/junit"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 )
 
 // ciFlags are the CI outputs of apply and compare: JUnit XML and a short Markdown
@@ -68,15 +68,15 @@ func judgementCases(js []history.Judgement, insufficientFails bool) []junit.Case
 }
 
 // breachCases are a pairwise gate's row × threshold pairs as test cases.
-func breachCases(deltas []report.Delta, ts []report.Threshold, breaches []report.Breach, strict bool) []junit.Case {
+func breachCases(deltas []compare.Delta, ts []compare.Threshold, breaches []compare.Breach, strict bool) []junit.Case {
 	var out []junit.Case
 	for _, d := range deltas {
-		if d.A == nil || d.B == nil || report.SameMeasurement(d.A, d.B) {
+		if d.A == nil || d.B == nil || compare.SameMeasurement(d.A, d.B) {
 			continue
 		}
 		for _, t := range ts {
 			c := junit.Case{Class: "gate", Name: d.Name() + " " + t.Text}
-			i := slices.IndexFunc(breaches, func(b report.Breach) bool { return b.Row == d.Name() && b.Threshold == t })
+			i := slices.IndexFunc(breaches, func(b compare.Breach) bool { return b.Row == d.Name() && b.Threshold == t })
 			if i >= 0 && (strict || !breaches[i].Inconclusive) {
 				c.Failure = breaches[i].String()
 			} else if i >= 0 {
@@ -148,19 +148,19 @@ func judgementSummary(b *strings.Builder, js []history.Judgement, runID string) 
 	if len(regressed) > 0 {
 		b.WriteString("\n")
 	}
-	writeJudgements(b, js, runID, outputFlags{Markdown: true})
+	history.WriteJudgements(b, js, runID, history.FormatMarkdown)
 }
 
 // pairSummary is the Markdown summary of a pairwise comparison: its gate's verdict and
 // crossings, then the table.
-func pairSummary(deltas []report.Delta, breaches []report.Breach, la, lb string, fields []string) string {
+func pairSummary(deltas []compare.Delta, breaches []compare.Breach, la, lb string, fields []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### planrun compare %s %s\n", la, lb)
 	if len(breaches) == 0 {
 		b.WriteString("\nNo threshold crossed.\n")
 	}
-	report.WriteBreachesMarkdown(&b, breaches)
+	compare.WriteBreachesMarkdown(&b, breaches)
 	b.WriteString("\n")
-	report.WriteCompareMarkdown(&b, deltas, la, lb, fields...)
+	compare.WriteCompareMarkdown(&b, deltas, la, lb, fields...)
 	return b.String()
 }

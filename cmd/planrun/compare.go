@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/junit"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/report"
 )
 
 func init() {
@@ -33,12 +33,6 @@ type compareArgs struct {
 	baselineFlags
 	ciFlags
 }
-
-// Exit codes of compare as a gate, beside the common ones (see compareExitCodes).
-const (
-	exitRegression      = 5 // a -fail-on threshold was crossed
-	exitNothingCompared = 6 // a -fail-on gate had no pair of rows to judge
-)
 
 // compareHelp is compare's -h text above its exit codes.
 const compareHelp = `Match the rows of two result sets by model, quantization, hardware, workload and
@@ -75,21 +69,9 @@ changed in the environment from the latest baseline run.
 
 `
 
-// compareExitCodes is compare's exit code table, shown by compare -h and kept in the
-// README.
-const compareExitCodes = `Exit codes:
-  0    compared (a gate: passed, and it says on what)
-  1    a result set could not be read
-  2    bad command line
-  5    a -fail-on threshold was crossed
-  6    a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are
-       the same run (with -baseline: the run has no measured row)
-  7    with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its
-       cell and level), unless -insufficient pass or fail says otherwise`
-
 func runCompare(_ context.Context, env *Env, args []string) int {
 	var a compareArgs
-	fs := newFlagSet(env, "compare", "A [B]", compareHelp+compareExitCodes)
+	fs := newFlagSet(env, "compare", "A [B]", compareHelp+exitCodeHelp("compare"))
 	a.bindFlags(fs)
 	var pa, pb string
 	operands := []*string{&pa, &pb}
@@ -115,7 +97,7 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 			fmt.Fprintln(env.Stderr, "planrun compare: -tools takes two tools separated by a comma, e.g. ollama.local,openai.vllm")
 			return exitUsage
 		}
-		by := report.ByTool(rowsA)
+		by := compare.ByTool(rowsA)
 		for _, t := range tools {
 			if _, ok := by[t]; !ok {
 				fmt.Fprintf(env.Stderr, "planrun compare: no rows for tool %q in %s (tools there: %s)\n", t, pa, strings.Join(slices.Sorted(maps.Keys(by)), ", "))
@@ -139,12 +121,12 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 		noteRuns(env, "B", pb, rowsB)
 	}
 	deltas := compareRows(rowsA, rowsB)
-	breaches := report.Gate(deltas, thresholds)
+	breaches := compare.Gate(deltas, thresholds)
 	if err := a.write(env, deltas, breaches, labelA, labelB, fields); err != nil {
 		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
 		return exitError
 	}
-	judged := report.Judge(deltas, thresholds)
+	judged := compare.Judge(deltas, thresholds)
 	if judged.Rows == 0 {
 		fmt.Fprintf(env.Stderr, "planrun compare: nothing compared: %s\n", nothingCompared(rowsA, rowsB, judged))
 		if len(thresholds) > 0 {
@@ -163,7 +145,7 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 	for _, b := range breaches {
 		fmt.Fprintf(env.Stderr, "planrun compare: regression: %s%s\n", b, explain[b.Row])
 	}
-	failing := report.Failing(breaches, a.Strict)
+	failing := compare.Failing(breaches, a.Strict)
 	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.Strict)},
 		pairSummary(deltas, breaches, labelA, labelB, fields)) {
 		return exitError
@@ -197,11 +179,11 @@ func (a *compareArgs) bindFlags(fs *flag.FlagSet) {
 
 // nothingCompared says why no pair of rows was judged: the two sides are one run, or
 // their rows' keys differ (and how).
-func nothingCompared(a, b []ledger.Row, j report.Judged) string {
+func nothingCompared(a, b []ledger.Row, j compare.Judged) string {
 	if j.Same > 0 {
 		return fmt.Sprintf("A and B are the same measurements (%d row(s) of run %s on both sides); name two runs", j.Same, cmp.Or(j.SameRun, "without a run id"))
 	}
-	return "no row of A matches a row of B: " + report.Mismatch(a, b, len(report.ByTool(a)) > 1 || len(report.ByTool(b)) > 1)
+	return "no row of A matches a row of B: " + compare.Mismatch(a, b, len(compare.ByTool(a)) > 1 || len(compare.ByTool(b)) > 1)
 }
 
 // noteRuns says when a side holds the rows of several runs (a ledger, or a results
@@ -247,25 +229,25 @@ func runIDs(rows []ledger.Row) []string {
 
 // gateAndFields parses -fail-on and -fields; the figures a threshold names are shown
 // too, so the table holds what the gate judged.
-func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
-	var ts []report.Threshold
+func (a *compareArgs) gateAndFields() ([]compare.Threshold, []string, error) {
+	var ts []compare.Threshold
 	var fields []string
 	switch a.Fields {
 	case "":
 	case "all":
-		for _, f := range report.CompareFields {
+		for _, f := range compare.CompareFields {
 			fields = append(fields, f.Name)
 		}
 	default:
 		for _, f := range splitList(a.Fields) {
-			if err := report.CheckCompareField(f); err != nil {
+			if err := compare.CheckCompareField(f); err != nil {
 				return nil, nil, fmt.Errorf("-fields: %v", err)
 			}
 			fields = append(fields, f)
 		}
 	}
 	for _, s := range a.FailOn {
-		t, err := report.ParseThreshold(s)
+		t, err := compare.ParseThreshold(s)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -274,7 +256,7 @@ func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
 			continue
 		}
 		if len(fields) == 0 && a.Fields == "" {
-			fields = append(fields, report.CompareHeadline...)
+			fields = append(fields, compare.CompareHeadline...)
 		}
 		if !slices.Contains(fields, t.Field) {
 			fields = append(fields, t.Field)
@@ -284,7 +266,7 @@ func (a *compareArgs) gateAndFields() ([]report.Threshold, []string, error) {
 }
 
 // write renders the comparison to -o or stdout.
-func (a *compareArgs) write(env *Env, deltas []report.Delta, breaches []report.Breach, la, lb string, fields []string) error {
+func (a *compareArgs) write(env *Env, deltas []compare.Delta, breaches []compare.Breach, la, lb string, fields []string) error {
 	w := env.Stdout
 	if a.Out != "" {
 		f, err := os.Create(a.Out)
@@ -296,24 +278,24 @@ func (a *compareArgs) write(env *Env, deltas []report.Delta, breaches []report.B
 	}
 	switch {
 	case a.JSON:
-		return report.WriteCompareJSON(w, deltas, la, lb, breaches)
+		return compare.WriteCompareJSON(w, deltas, la, lb, breaches)
 	case a.Markdown:
-		if err := report.WriteCompareMarkdown(w, deltas, la, lb, fields...); err != nil {
+		if err := compare.WriteCompareMarkdown(w, deltas, la, lb, fields...); err != nil {
 			return err
 		}
-		return report.WriteBreachesMarkdown(w, breaches)
+		return compare.WriteBreachesMarkdown(w, breaches)
 	default:
-		return report.WriteCompareText(w, deltas, la, lb, fields...)
+		return compare.WriteCompareText(w, deltas, la, lb, fields...)
 	}
 }
 
 // compareRows pairs rows of two result sets. Two sets of one tool each pair up across
 // tools (Ollama in A, vLLM in B); otherwise rows pair within the same tool, so two runs
 // of a two-tool plan compare tool by tool.
-func compareRows(a, b []ledger.Row) []report.Delta {
-	byA, byB := report.ByTool(a), report.ByTool(b)
+func compareRows(a, b []ledger.Row) []compare.Delta {
+	byA, byB := compare.ByTool(a), compare.ByTool(b)
 	if len(byA) == 1 && len(byB) == 1 {
-		return report.Compare(a, b)
+		return compare.Compare(a, b)
 	}
 	tools := map[string]bool{}
 	for t := range byA {
@@ -322,9 +304,9 @@ func compareRows(a, b []ledger.Row) []report.Delta {
 	for t := range byB {
 		tools[t] = true
 	}
-	var out []report.Delta
+	var out []compare.Delta
 	for _, t := range slices.Sorted(maps.Keys(tools)) {
-		for _, d := range report.Compare(byA[t], byB[t]) {
+		for _, d := range compare.Compare(byA[t], byB[t]) {
 			d.Notes = strings.TrimSuffix("tool "+t+"; "+d.Notes, "; ")
 			out = append(out, d)
 		}
@@ -336,7 +318,7 @@ func compareRows(a, b []ledger.Row) []report.Delta {
 func label(path string) string {
 	path = strings.TrimSuffix(path, "/")
 	base := filepath.Base(path)
-	if base == "results.csv" {
+	if base == ledger.ResultsFile {
 		return filepath.Base(filepath.Dir(path))
 	}
 	return base
@@ -345,7 +327,7 @@ func label(path string) string {
 // readRows reads a CSV ledger, or the results.csv of a run directory.
 func readRows(path string) ([]ledger.Row, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "results.csv")
+		path = filepath.Join(path, ledger.ResultsFile)
 	}
 	rows, err := ledger.ReadLedger(path)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/gpu/serverstats"
 )
@@ -82,7 +84,7 @@ func runEstimate(ctx context.Context, env *Env, args []string) int {
 	if a.OllamaURL != "" {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		shape, quant, err := serverstats.OllamaShape(ctx, &http.Client{}, a.OllamaURL, a.Model)
+		shape, quant, err := ollamaShape(ctx, a.OllamaURL, a.Model)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "planrun estimate: %v\n", err)
 			return exitError
@@ -130,4 +132,18 @@ func runEstimate(ctx context.Context, env *Env, args []string) int {
 		return exitError
 	}
 	return exitOK
+}
+
+// ollamaShape reads the model's shape and quantization from the Ollama at url (its
+// /api/show), through the Ollama adapter as a plan's backend block builds it.
+func ollamaShape(ctx context.Context, url, model string) (gpu.ModelShape, string, error) {
+	b, err := connect.New(backends.Config{Kind: "ollama", Name: "ollama", URL: url}, backends.WithHTTPClient(&http.Client{}))
+	if err != nil {
+		return gpu.ModelShape{}, "", err
+	}
+	show, ok := b.(backends.ModelShower)
+	if !ok {
+		return gpu.ModelShape{}, "", fmt.Errorf("backend %s cannot describe its models", b.Name())
+	}
+	return serverstats.ModelShape(ctx, show, model)
 }

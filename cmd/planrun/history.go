@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/index"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/ledger"
 )
 
 func init() {
@@ -101,7 +102,7 @@ between runs is a new cell: it is never merged, and a note says so.`)
 // first when stale) when path is a results directory, else from the files. An index
 // that cannot be written (a read-only checkout) is passed over with a note.
 func loadResults(env *Env, command, path string, o history.Options) (*history.Set, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() && !isFile(filepath.Join(path, "manifest.json")) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() && !isFile(filepath.Join(path, ledger.ManifestFile)) {
 		set, _, err := index.Load(path, o)
 		if err == nil {
 			return set, nil
@@ -129,7 +130,7 @@ func (a *historyArgs) options(now time.Time) (history.Options, []string, error) 
 	}
 	fields := splitList(a.Fields)
 	for _, f := range fields {
-		if err := report.CheckCompareField(f); err != nil {
+		if err := compare.CheckCompareField(f); err != nil {
 			return o, nil, fmt.Errorf("-fields: %v", err)
 		}
 	}

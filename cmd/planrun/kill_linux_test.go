@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/internal/ollamatest"
-	"github.com/planrun/planrun/internal/procgroup"
+	"github.com/planrun/planrun/internal/proctest"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/servers"
 )
@@ -55,10 +55,7 @@ output "csv" { path = "%[2]s/results.csv" }
 // by the plan's unique directory.
 func TestKilledApplyLeavesNoServer(t *testing.T) {
 	bin := planrunBinary(t)
-	ollama, err := ollamatest.Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ollama := ollamatest.Require(t)
 	dir := t.TempDir()
 	modelfile, err := tinymodel.WriteDir(filepath.Join(dir, "model"), tinymodel.DefaultConfig())
 	if err != nil {
@@ -87,7 +84,7 @@ func TestKilledApplyLeavesNoServer(t *testing.T) {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-		for _, pid := range procgroup.Mentioning(dir) {
+		for _, pid := range proctest.Mentioning(dir) {
 			syscall.Kill(pid, syscall.SIGKILL) // what the mechanism failed to kill
 		}
 	})
@@ -106,11 +103,11 @@ func TestKilledApplyLeavesNoServer(t *testing.T) {
 	}
 	cmd.Wait()
 	deadline = time.Now().Add(20 * time.Second)
-	for left := procgroup.Mentioning(dir); len(left) > 0; left = procgroup.Mentioning(dir) {
+	for left := proctest.Mentioning(dir); len(left) > 0; left = proctest.Mentioning(dir) {
 		if time.Now().After(deadline) {
 			var ds []string
 			for _, pid := range left {
-				ds = append(ds, procgroup.Describe(pid))
+				ds = append(ds, proctest.Describe(pid))
 			}
 			t.Fatalf("20s after planrun's SIGKILL, still running: %v", ds)
 		}
@@ -119,8 +116,8 @@ func TestKilledApplyLeavesNoServer(t *testing.T) {
 }
 
 func hasRunner(dir string) bool {
-	for _, pid := range procgroup.Mentioning(dir) {
-		if strings.Contains(procgroup.Describe(pid), " runner ") {
+	for _, pid := range proctest.Mentioning(dir) {
+		if strings.Contains(proctest.Describe(pid), " runner ") {
 			return true
 		}
 	}

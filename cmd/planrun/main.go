@@ -9,21 +9,92 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
+	"strings"
 	"syscall"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/internal/suggest"
 )
 
-// Exit codes, one meaning each (documented in the README).
+// Exit codes, one meaning each; exitCodes says what each means to apply and compare.
 const (
-	exitOK          = 0
-	exitError       = 1 // invalid plan, failed command, failed probe
-	exitUsage       = 2 // bad command line
-	exitExpectation = 3 // apply ran, but an expect block failed
-	exitCellsFailed = 4 // apply ran, but at least one cell failed
-	exitInterrupted = 130
+	exitOK              = 0
+	exitError           = 1 // invalid plan, failed command, failed probe
+	exitUsage           = 2 // bad command line
+	exitExpectation     = 3 // apply ran, but an expect block failed
+	exitCellsFailed     = 4 // apply ran, but at least one cell failed
+	exitRegression      = 5 // a -fail-on threshold was crossed, or a figure regressed against -baseline
+	exitNothingCompared = 6 // a -fail-on gate had no pair of rows to judge
+	// exitInsufficient is a rolling-baseline gate that found too few earlier runs for
+	// some figure (with -insufficient exit, the default).
+	exitInsufficient = 7
+	exitInterrupted  = 130
 )
+
+// exitCodes is planrun's one table of exit codes, in the order apply picks among them
+// (the first that holds wins), with what each means to apply and to compare ("" where
+// that command never returns it). apply -h, compare -h and the docs' table
+// (exitCodeMarkdown) are written from it; a line break in a meaning continues the line.
+var exitCodes = []struct {
+	code           int
+	apply, compare string
+}{
+	{exitError, "the plan is invalid, or the outputs could not be written", "a result set could not be read"},
+	{exitInterrupted, "interrupted (Ctrl-C)", ""},
+	{exitExpectation, "an expect block failed", ""},
+	{exitCellsFailed, "a cell failed (before measuring, or every request of a level failed)", ""},
+	{exitRegression, "with -baseline: a figure regressed against the cell's rolling baseline", "a -fail-on threshold was crossed"},
+	{exitNothingCompared, "", "a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are\nthe same run (with -baseline: the run has no measured row)"},
+	{exitInsufficient, "with -baseline: a figure has insufficient data (-insufficient pass/fail decides)",
+		"with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its\ncell and level), unless -insufficient pass or fail says otherwise"},
+	{exitUsage, "bad command line (nothing was run)", "bad command line"},
+	{exitOK, "every cell ok and every expect block held", "compared (a gate: passed, and it says on what)"},
+}
+
+// exitCodeMeaning is what code means to command ("apply" or "compare").
+func exitCodeMeaning(command string, i int) string {
+	if command == "apply" {
+		return exitCodes[i].apply
+	}
+	return exitCodes[i].compare
+}
+
+// exitCodeHelp is command's exit code list for its -h: apply's in the order it picks
+// among them, compare's by code.
+func exitCodeHelp(command string) string {
+	order := make([]int, len(exitCodes))
+	for i := range order {
+		order[i] = i
+	}
+	head := "Exit codes:"
+	if command == "apply" {
+		head = "Exit codes (when several apply, the first in this list wins):"
+	} else {
+		slices.SortFunc(order, func(i, j int) int { return exitCodes[i].code - exitCodes[j].code })
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for _, i := range order {
+		if m := exitCodeMeaning(command, i); m != "" {
+			fmt.Fprintf(&b, "\n  %-4d %s", exitCodes[i].code, strings.ReplaceAll(m, "\n", "\n       "))
+		}
+	}
+	return b.String()
+}
+
+// exitCodeMarkdown is the docs' exit code table: every code, in apply's order, with its
+// meaning to apply and to compare.
+func exitCodeMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | apply | compare |\n|---|---|---|\n")
+	for i, c := range exitCodes {
+		fmt.Fprintf(&b, "| `%d` | %s | %s |\n", c.code, mdtable.Dash(exitCodeMeaning("apply", i)),
+			mdtable.Dash(strings.ReplaceAll(exitCodeMeaning("compare", i), "\n", " ")))
+	}
+	return b.String()
+}
 
 // Env is the process's I/O, built once in main so tests can inject fakes.
 type Env struct {

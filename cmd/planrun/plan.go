@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -58,8 +60,8 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER\tRUNS ON\tRATE/S")
 	for _, c := range cells {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, dash(c.Quantization),
-			dash(hardwareName(c)), c.Workload.Name, concurrencyColumn(c.Workload), dash(serverName(c)), runsOn(c),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, cmp.Or(c.Quantization, "-"),
+			cmp.Or(hardwareName(c), "-"), c.Workload.Name, concurrencyColumn(c.Workload), cmp.Or(serverName(c), "-"), runsOn(c),
 			rates(c.Workload.RequestRates))
 	}
 	tw.Flush()
@@ -129,9 +131,9 @@ func concurrencyColumn(w *plan.Workload) string {
 	case w.Replay != nil && w.Concurrency[0] == 0:
 		return "replay"
 	case w.Replay != nil:
-		return "replay ≤" + joinInts(w.Concurrency)
+		return "replay ≤" + mdtable.JoinInts(w.Concurrency)
 	}
-	return joinInts(w.Concurrency)
+	return mdtable.JoinInts(w.Concurrency)
 }
 
 // planSummary is the total line: what apply would measure.
@@ -346,21 +348,6 @@ func serverName(c *plan.Cell) string {
 		return ""
 	}
 	return c.Server.Name
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -186,7 +187,7 @@ func writeProbeTable(w io.Writer, results []backends.ProbeResult, wanted [][]str
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tURL\tREACHABLE\tVERSION\tMODELS AVAILABLE\tPLAN MODELS\tUSAGE")
 	for i, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, r.URL, yesNo(r.Reachable), dash(r.Version),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, r.URL, yesNo(r.Reachable), cmp.Or(r.Version, "-"),
 			modelsCell(r), wantedCell(r, wanted[i]), usageCell(r.UsageReported))
 	}
 	tw.Flush()

@@ -221,10 +221,7 @@ func waitJobRunning(t *testing.T, name string, out *bytes.Buffer) string {
 
 func TestSlurmApplyTwoPartitions(t *testing.T) {
 	slurmtest.Require(t)
-	ollama, err := ollamatest.Binary()
-	if err != nil {
-		t.Skip(err)
-	}
+	ollama := ollamatest.Require(t)
 	model := t.TempDir()
 	if _, err := tinymodel.WriteDir(model, tinymodel.DefaultConfig()); err != nil {
 		t.Fatal(err)

@@ -3,23 +3,11 @@ package serverstats
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/backends/ollama"
 	"github.com/planrun/planrun/gpu"
 )
-
-// ollamaClient is the Ollama adapter for baseURL, used here only for its model
-// endpoints: the one Ollama client, so auth and error wording are the adapter's.
-func ollamaClient(hc *http.Client, baseURL string) (*ollama.Backend, error) {
-	var opts []backends.Option
-	if hc != nil {
-		opts = append(opts, backends.WithHTTPClient(hc))
-	}
-	return ollama.New(backends.Config{Name: "ollama", URL: baseURL}, opts...)
-}
 
 // StartModels polls src (a server at url that lists its loaded models, such as
 // Ollama's /api/ps) every interval until Stop; each model keeps its peak size and
@@ -50,16 +38,6 @@ func newModelsPoller(ctx context.Context, src backends.ServerMemory, url string,
 		}
 		return nil
 	})
-}
-
-// OllamaShape reads a model's shape and quantization from Ollama's /api/show, for the
-// VRAM estimate.
-func OllamaShape(ctx context.Context, hc *http.Client, baseURL, model string) (shape gpu.ModelShape, quant string, err error) {
-	c, err := ollamaClient(hc, baseURL)
-	if err != nil {
-		return shape, "", err
-	}
-	return ModelShape(ctx, c, model)
 }
 
 // ModelShape reads a model's shape and quantization from a server that describes its

@@ -269,7 +269,7 @@ func TestOllamaPollerKeepsPeaks(t *testing.T) {
 func TestOllamaShape(t *testing.T) {
 	rp := &replay{bodies: []string{fixture(t, "ollama-show-qwen2.5-7b.json")}}
 	srv := rp.server(t, "/api/show", "application/json; charset=utf-8")
-	shape, quant, err := OllamaShape(context.Background(), srv.Client(), srv.URL, "qwen2.5:7b")
+	shape, quant, err := ollamaShape(context.Background(), srv.Client(), srv.URL, "qwen2.5:7b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,12 +284,12 @@ func TestOllamaShape(t *testing.T) {
 }
 
 func TestOllamaShapeErrors(t *testing.T) {
-	if _, _, err := OllamaShape(context.Background(), nil, "not a url", "m"); err == nil {
+	if _, _, err := ollamaShape(context.Background(), nil, "not a url", "m"); err == nil {
 		t.Error("bad url: no error")
 	}
 	rp := &replay{status: http.StatusNotFound}
 	srv := rp.server(t, "/api/show", "application/json")
-	if _, _, err := OllamaShape(context.Background(), srv.Client(), srv.URL, "missing"); err == nil || !strings.Contains(err.Error(), "/api/show missing") {
+	if _, _, err := ollamaShape(context.Background(), srv.Client(), srv.URL, "missing"); err == nil || !strings.Contains(err.Error(), "/api/show missing") {
 		t.Errorf("404: %v", err)
 	}
 }

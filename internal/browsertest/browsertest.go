@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/planrun/planrun/internal/realserver"
 )
 
 // Browser is a headless Chromium with a tab; Problems are what it reported.
@@ -25,13 +27,14 @@ type Browser struct {
 	problems []string
 }
 
-// Start starts Chromium with a window of width × height, skipping the test when it is
-// not installed; it is closed when the test ends.
+// Start starts Chromium with a window of width × height; it is closed when the test
+// ends. Without Chromium the test ends through realserver.Missing: a skip, or a failure
+// under PLANRUN_INTEGRATION.
 func Start(t *testing.T, width, height int) *Browser {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		t.Skip("chromium is not installed (apt-get install chromium; .ci/run does): the HTML is not rendered")
+		realserver.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does): the HTML is not rendered")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-sync", true),

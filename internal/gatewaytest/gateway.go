@@ -3,8 +3,8 @@
 // TaoToken gateway's "one key, many models".
 //
 // The proxy is the pinned install that scripts/install-litellm.sh puts in
-// <repo>/.tools/litellm (or the litellm named by PLANRUN_LITELLM). A missing install is
-// a test failure with the install command, never a skip.
+// <repo>/.tools/litellm (or the litellm named by PLANRUN_LITELLM). A missing install
+// skips the test naming the install command, or fails it under PLANRUN_INTEGRATION.
 //
 // The proxy runs through package servers, as a plan's server block does: in its own
 // process group, killed by the kernel if the test binary dies (Pdeathsig), stopped with
@@ -65,10 +65,7 @@ type Gateway struct {
 // with the log's tail if the proxy does not come up.
 func Start(t testing.TB, o Options) *Gateway {
 	t.Helper()
-	bin, err := Binary()
-	if err != nil {
-		t.Fatalf("gatewaytest: %v", err)
-	}
+	bin := Require(t)
 	dir := t.TempDir()
 	cfg, err := WriteConfig(dir, o)
 	if err != nil {
@@ -112,6 +109,10 @@ var install = realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "
 // Binary returns the litellm executable: $PLANRUN_LITELLM, else
 // <repo>/.tools/litellm/bin/litellm. The error says how to install it.
 func Binary() (string, error) { return install.Find() }
+
+// Require returns the litellm executable for t, which it skips (or fails, under
+// PLANRUN_INTEGRATION) naming the install command when there is none.
+func Require(t testing.TB) string { t.Helper(); return realserver.Require(t, install) }
 
 // binaryIn is the install under repository root.
 func binaryIn(root string) (string, error) { return install.In(root) }

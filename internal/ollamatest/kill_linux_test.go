@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/procgroup"
+	"github.com/planrun/planrun/internal/proctest"
 )
 
 // killHelperEnv makes the test binary a test that starts a server under the named
@@ -48,6 +48,7 @@ func killHelper(dir string) int {
 // The processes are found by the server's unique directory, not by name, so other
 // Ollamas on the machine do not count.
 func TestKilledTestLeavesNoServer(t *testing.T) {
+	Require(t)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), killHelperEnv+"="+dir)
@@ -61,7 +62,7 @@ func TestKilledTestLeavesNoServer(t *testing.T) {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-		for _, pid := range procgroup.Mentioning(dir) {
+		for _, pid := range proctest.Mentioning(dir) {
 			syscall.Kill(pid, syscall.SIGKILL) // what the mechanism failed to kill
 		}
 	})
@@ -70,20 +71,20 @@ func TestKilledTestLeavesNoServer(t *testing.T) {
 		t.Fatalf("helper: %q %v", line, err)
 	}
 	var serve, runner bool
-	for _, pid := range procgroup.Mentioning(dir) {
-		d := procgroup.Describe(pid)
+	for _, pid := range proctest.Mentioning(dir) {
+		d := proctest.Describe(pid)
 		serve = serve || strings.HasSuffix(d, " serve")
 		runner = runner || strings.Contains(d, " runner ")
 	}
 	if !serve || !runner {
-		t.Fatalf("before the kill, processes of %s: %v; want ollama serve and ollama runner", dir, describe(procgroup.Mentioning(dir)))
+		t.Fatalf("before the kill, processes of %s: %v; want ollama serve and ollama runner", dir, describe(proctest.Mentioning(dir)))
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()
 	deadline := time.Now().Add(20 * time.Second)
-	for left := procgroup.Mentioning(dir); len(left) > 0; left = procgroup.Mentioning(dir) {
+	for left := proctest.Mentioning(dir); len(left) > 0; left = proctest.Mentioning(dir) {
 		if time.Now().After(deadline) {
 			t.Fatalf("20s after the test binary's SIGKILL, still running: %v", describe(left))
 		}
@@ -94,7 +95,7 @@ func TestKilledTestLeavesNoServer(t *testing.T) {
 func describe(pids []int) []string {
 	var ds []string
 	for _, pid := range pids {
-		ds = append(ds, procgroup.Describe(pid))
+		ds = append(ds, proctest.Describe(pid))
 	}
 	return ds
 }

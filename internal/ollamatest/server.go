@@ -2,8 +2,8 @@
 // the tiny model from internal/tinymodel, for integration tests and CI.
 //
 // The binary is the pinned build that scripts/install-ollama.sh puts in
-// <repo>/.tools/bin (or the one named by PLANRUN_OLLAMA). A missing binary is a
-// test failure, never a skip, so integration coverage cannot silently vanish.
+// <repo>/.tools/bin (or the one named by PLANRUN_OLLAMA). A missing binary skips the
+// test naming that script, or fails it under PLANRUN_INTEGRATION (realserver.Missing).
 //
 // Each Server owns a temporary directory (models, HOME, logs) and the process
 // group of `ollama serve` and its runners; Stop ends the whole group.
@@ -91,6 +91,7 @@ type Server struct {
 // directory is the test's TempDir.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	Require(t)
 	s, err := StartServer(t.TempDir())
 	if err != nil {
 		t.Fatalf("ollamatest: %v", err)
@@ -143,12 +144,17 @@ func StartServer(dir string) (*Server, error) {
 	}
 }
 
+// install is the pinned build: $PLANRUN_OLLAMA, else <repo>/.tools/bin/ollama.
+var install = realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "ollama"), Name: "the ollama binary",
+	Label: "ollama binary", Hint: "run scripts/install-ollama.sh to build the pinned version"}
+
 // Binary returns the ollama binary the tests run: $PLANRUN_OLLAMA, else
 // <repo>/.tools/bin/ollama. The error says how to install it.
-func Binary() (string, error) {
-	return realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "ollama"), Name: "the ollama binary",
-		Label: "ollama binary", Hint: "run scripts/install-ollama.sh to build the pinned version"}.Find()
-}
+func Binary() (string, error) { return install.Find() }
+
+// Require returns the ollama binary for t, which it skips (or fails, under
+// PLANRUN_INTEGRATION) naming scripts/install-ollama.sh when there is none.
+func Require(t testing.TB) string { t.Helper(); return realserver.Require(t, install) }
 
 // start execs `ollama serve` on a free port and waits until it answers.
 func start(bin, dir string, attempt int) (*Server, error) {

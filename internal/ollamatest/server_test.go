@@ -170,6 +170,7 @@ func TestChatCompletionsStreamUsage(t *testing.T) {
 
 // Stop must leave nothing behind: neither serve nor the runner it forked to hold the model.
 func TestStopLeavesNoProcess(t *testing.T) {
+	Require(t)
 	s, err := StartServer(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +263,7 @@ func TestBinaryNotFound(t *testing.T) {
 
 // BenchmarkStart measures what each integration test pays: serve ready plus create.
 func BenchmarkStart(b *testing.B) {
+	Require(b)
 	for b.Loop() {
 		s, err := StartServer(b.TempDir())
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // shared is the test binary's one real Ollama.
-var shared = &realserver.Shared[*Server]{Name: "ollamatest", Pattern: "planrun-ollama-", Start: StartServer}
+var shared = &realserver.Shared[*Server]{Name: "ollamatest", Pattern: "planrun-ollama-", Install: install, Start: StartServer}
 
 // Shared returns the test binary's real Ollama, starting it on first use (so unit tests
 // and fuzz runs of a package do not pay for it). A package that calls it must run its

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/internal/proctest"
 )
 
 // helperEnv makes the test binary a process that starts a group through Start, prints
@@ -58,7 +60,7 @@ func startHelper(t *testing.T, mode string) (*exec.Cmd, string, int) {
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-		for _, pid := range Mentioning(tag) {
+		for _, pid := range proctest.Mentioning(tag) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -68,7 +70,7 @@ func startHelper(t *testing.T, mode string) (*exec.Cmd, string, int) {
 		t.Fatalf("helper said %q (%v)", line, err)
 	}
 	pgid, _ := strconv.Atoi(f[1])
-	waitFor(t, "the helper and its group's three processes", func() bool { return len(Mentioning(tag)) == 4 })
+	waitFor(t, "the helper and its group's three processes", func() bool { return len(proctest.Mentioning(tag)) == 4 })
 	return cmd, tag, pgid
 }
 
@@ -89,7 +91,7 @@ func TestGroupDiesWithStarter(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Wait()
-	waitFor(t, "no process of the group left", func() bool { return len(Mentioning(tag)) == 0 })
+	waitFor(t, "no process of the group left", func() bool { return len(proctest.Mentioning(tag)) == 0 })
 }
 
 // After Release the watchdog no longer acts: only the leader dies (Pdeathsig), its
@@ -99,7 +101,7 @@ func TestReleaseDisarms(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	waitFor(t, "the leader to die by Pdeathsig", func() bool {
-		for _, pid := range Mentioning(tag) {
+		for _, pid := range proctest.Mentioning(tag) {
 			if pid == pgid {
 				return false
 			}
@@ -107,7 +109,7 @@ func TestReleaseDisarms(t *testing.T) {
 		return true
 	})
 	time.Sleep(500 * time.Millisecond) // a watchdog that still acted would have by now
-	if left := Mentioning(tag); len(left) != 2 {
+	if left := proctest.Mentioning(tag); len(left) != 2 {
 		t.Fatalf("after Release and the starter's death, %d processes left (%v), want the leader's 2 children", len(left), left)
 	}
 }

@@ -1,9 +1,12 @@
-// Package realserver holds what the real-server test helpers (ollamatest, vllmtest,
-// gatewaytest) share: finding a pinned install under <repo>/.tools, or where an
-// environment variable names it, and keeping one real server per test binary.
+// Package realserver holds what the integration test helpers (ollamatest, vllmtest,
+// gatewaytest, slurmtest, browsertest) share: the one policy for a tool that is not
+// installed, finding a pinned install under <repo>/.tools, or where an environment
+// variable names it, and keeping one real server per test binary.
 //
-// A missing install is an error that says how to install it, never a reason to skip,
-// so integration coverage cannot silently vanish.
+// The policy: a test whose tool is missing skips, naming the install command, so
+// `go test ./...` passes on a fresh clone; with PLANRUN_INTEGRATION set (as
+// scripts/test.sh and .ci/run set it) it fails instead, so integration coverage cannot
+// silently vanish where it is meant to run.
 package realserver
 
 import (
@@ -14,6 +17,34 @@ import (
 	"sync"
 	"testing"
 )
+
+// IntegrationEnv is the variable that turns a missing tool from a skip into a failure.
+const IntegrationEnv = "PLANRUN_INTEGRATION"
+
+// Missing ends t because a tool it needs is not on this machine; why says how to
+// install it. With IntegrationEnv unset t is skipped, else it fails.
+func Missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(IntegrationEnv) == "" {
+		t.Skip(why + " (" + IntegrationEnv + " is unset, so this integration test is skipped)")
+	}
+	t.Fatal(why + " (" + IntegrationEnv + " is set, so a missing tool fails)")
+}
+
+// Require returns the install's path for t. A missing install ends t through Missing
+// with how to install it; a path that the install's variable names but that does not
+// exist fails t whatever the policy, since someone asked for it.
+func Require(t testing.TB, in Install) string {
+	t.Helper()
+	p, err := in.Find()
+	switch {
+	case err != nil && os.Getenv(in.Env) != "":
+		t.Fatal(err)
+	case err != nil:
+		Missing(t, err.Error())
+	}
+	return p
+}
 
 // Install is a pinned install the tests run.
 type Install struct {
@@ -72,8 +103,9 @@ func RepoRoot() (string, error) {
 // (so unit tests and fuzz runs of a package do not pay for it) and stopped from
 // TestMain (Main, or Stop where one TestMain stops several).
 type Shared[S interface{ Stop() error }] struct {
-	Name    string // the helper package, which prefixes the errors: "vllmtest"
-	Pattern string // the server directory's os.MkdirTemp pattern
+	Name    string  // the helper package, which prefixes the errors: "vllmtest"
+	Pattern string  // the server directory's os.MkdirTemp pattern
+	Install Install // what Start runs: Get ends a test through Require when it is missing
 	// Start starts the server with its files under dir; on error nothing is left running.
 	Start func(dir string) (S, error)
 
@@ -84,9 +116,11 @@ type Shared[S interface{ Stop() error }] struct {
 	err     error
 }
 
-// Get returns the server, starting it on first use; a test fails if it cannot start.
+// Get returns the server, starting it on first use. A missing install ends the test
+// through Require; a test fails if the server cannot start.
 func (s *Shared[S]) Get(t testing.TB) S {
 	t.Helper()
+	Require(t, s.Install)
 	s.once.Do(func() {
 		if s.dir, s.err = os.MkdirTemp("", s.Pattern); s.err == nil {
 			s.srv, s.err = s.Start(s.dir)

@@ -43,6 +43,34 @@ func TestInstallFind(t *testing.T) {
 	}
 }
 
+// A missing install skips the test naming the install command, or fails it when
+// PLANRUN_INTEGRATION is set; a variable naming nothing fails it either way.
+func TestRequire(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "tool")
+	os.WriteFile(bin, nil, 0o755)
+	in := Install{Env: "PLANRUN_REALSERVER_TEST", Path: filepath.Join(".tools", "bin", "planrun-no-such-tool"),
+		Name: "the tool", Label: "tool", Hint: "run scripts/install-tool.sh"}
+	for _, tc := range []struct {
+		name, integration, env string
+		want, end, msg         string
+	}{
+		{"installed", "", bin, bin, "", ""},
+		{"missing", "", "", "", "skip", "run scripts/install-tool.sh (or set PLANRUN_REALSERVER_TEST) (PLANRUN_INTEGRATION is unset"},
+		{"missing under PLANRUN_INTEGRATION", "1", "", "", "fatal", "run scripts/install-tool.sh (or set PLANRUN_REALSERVER_TEST) (PLANRUN_INTEGRATION is set"},
+		{"the variable names nothing", "", bin + ".gone", "", "fatal", "PLANRUN_REALSERVER_TEST=" + bin + ".gone: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(IntegrationEnv, tc.integration)
+			t.Setenv(in.Env, tc.env)
+			var r endRecorder
+			got := r.run(func() string { return Require(&r, in) })
+			if got != tc.want || r.end != tc.end || !strings.Contains(r.msg, tc.msg) {
+				t.Fatalf("= %q, %s %q; want %q, %s containing %q", got, r.end, r.msg, tc.want, tc.end, tc.msg)
+			}
+		})
+	}
+}
+
 type fakeServer struct{ stops *int }
 
 func (f fakeServer) Stop() error { *f.stops++; return nil }
@@ -52,7 +80,11 @@ func (f fakeServer) Stop() error { *f.stops++; return nil }
 func TestShared(t *testing.T) {
 	starts, stops := 0, 0
 	var dir string
-	s := &Shared[fakeServer]{Name: "faketest", Pattern: "planrun-fake-", Start: func(d string) (fakeServer, error) {
+	bin := filepath.Join(t.TempDir(), "tool")
+	os.WriteFile(bin, nil, 0o755)
+	t.Setenv("PLANRUN_REALSERVER_TEST", bin)
+	installed := Install{Env: "PLANRUN_REALSERVER_TEST", Path: filepath.Join(".tools", "bin", "planrun-no-such-tool")}
+	s := &Shared[fakeServer]{Name: "faketest", Pattern: "planrun-fake-", Install: installed, Start: func(d string) (fakeServer, error) {
 		starts, dir = starts+1, d
 		return fakeServer{&stops}, nil
 	}}
@@ -71,31 +103,64 @@ func TestShared(t *testing.T) {
 		t.Fatalf("the server's directory is still there: %v", err)
 	}
 
-	failing := &Shared[fakeServer]{Name: "faketest", Pattern: "planrun-fake-", Start: func(string) (fakeServer, error) {
+	failing := &Shared[fakeServer]{Name: "faketest", Pattern: "planrun-fake-", Install: installed, Start: func(string) (fakeServer, error) {
 		return fakeServer{}, errors.New("no port")
 	}}
-	var ft fatalRecorder
-	func() {
-		defer func() { recover() }()
-		failing.Get(&ft)
-	}()
-	if ft.msg != "faketest: no port" {
-		t.Fatalf("a start that fails: %q", ft.msg)
+	var ft endRecorder
+	ft.run(func() string { failing.Get(&ft); return "" })
+	if ft.end != "fatal" || ft.msg != "faketest: no port" {
+		t.Fatalf("a start that fails: %s %q", ft.end, ft.msg)
 	}
 	if err := failing.Stop(); err != nil {
 		t.Fatal(err)
 	}
+
+	// Without the install, Get ends the test before anything starts.
+	t.Setenv("PLANRUN_REALSERVER_TEST", "")
+	t.Setenv(IntegrationEnv, "")
+	starts = 0
+	missing := &Shared[fakeServer]{Name: "faketest", Pattern: "planrun-fake-", Install: installed, Start: func(string) (fakeServer, error) {
+		starts++
+		return fakeServer{&stops}, nil
+	}}
+	var st endRecorder
+	st.run(func() string { missing.Get(&st); return "" })
+	if st.end != "skip" || starts != 0 {
+		t.Fatalf("Get without the install: %s %q, %d starts", st.end, st.msg, starts)
+	}
+	if err := missing.Stop(); err != nil {
+		t.Fatal(err)
+	}
 }
 
-// fatalRecorder is a testing.TB whose Fatalf records the message and stops the call.
-type fatalRecorder struct {
+// endRecorder is a testing.TB whose Skip, Fatal and Fatalf record how the test would
+// end and stop the call, as runtime.Goexit stops a test.
+type endRecorder struct {
 	testing.TB
-	msg string
+	end, msg string
 }
 
-func (f *fatalRecorder) Helper() {}
+// run calls f, returning its result, or "" once f has ended the test.
+func (r *endRecorder) run(f func() string) (got string) {
+	defer func() {
+		if p := recover(); p != nil && p != r {
+			panic(p)
+		}
+	}()
+	return f()
+}
 
-func (f *fatalRecorder) Fatalf(format string, args ...any) {
-	f.msg = fmt.Sprintf(format, args...)
-	panic(f)
+func (r *endRecorder) Helper() {}
+
+func (r *endRecorder) Skip(args ...any) { r.stop("skip", fmt.Sprint(args...)) }
+
+func (r *endRecorder) Fatal(args ...any) { r.stop("fatal", fmt.Sprint(args...)) }
+
+func (r *endRecorder) Fatalf(format string, args ...any) {
+	r.stop("fatal", fmt.Sprintf(format, args...))
+}
+
+func (r *endRecorder) stop(end, msg string) {
+	r.end, r.msg = end, msg
+	panic(r)
 }

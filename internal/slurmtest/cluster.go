@@ -4,7 +4,8 @@
 //	slurmtest.Require(t) // starts the cluster when it is not up
 //
 // The cluster needs root and Debian's slurmctld, slurmd, slurm-client and munge packages;
-// without them the test is skipped with that reason (CI installs them and runs as root).
+// without them the test is skipped with that reason, or fails under PLANRUN_INTEGRATION
+// (realserver.Missing; CI installs them, runs as root and sets it).
 // While a test process uses the cluster it holds a shared lock on the cluster's lease
 // file; a cluster the helper started is marked so, and Release (from the package's
 // TestMain) stops it when the last test process using it ends, through
@@ -19,6 +20,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/planrun/planrun/internal/realserver"
 )
 
 // Partitions are the cluster's two partitions, standing for two kinds of card.
@@ -42,13 +45,14 @@ func clusterDir() string {
 	return "/tmp/planrun-slurm"
 }
 
-// Require makes sure the cluster is up, or skips t when this machine cannot run it (not
-// root, packages missing). A cluster that should start but does not fails t.
+// Require makes sure the cluster is up, or ends t through realserver.Missing when this
+// machine cannot run it (not root, packages missing). A cluster that should start but
+// does not fails t.
 func Require(t testing.TB) {
 	t.Helper()
 	once.Do(start)
 	if skipWhy != "" {
-		t.Skip(skipWhy)
+		realserver.Missing(t, skipWhy)
 	}
 	if startErr != nil {
 		t.Fatal(startErr)

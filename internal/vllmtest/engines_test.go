@@ -22,10 +22,7 @@ func TestMain(m *testing.M) { os.Exit(Main(m)) }
 // same directory vLLM serves (`ollama create` with FROM .).
 func startOllamaHF(t *testing.T, model string) string {
 	t.Helper()
-	bin, err := ollamatest.Binary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := ollamatest.Require(t)
 	port, err := servers.FreePort()
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,8 @@
 // scripts/install-vllm.sh installs) on a free loopback port, serving the tiny
 // Hugging Face checkpoint from internal/tinymodel, for integration tests and CI.
 //
-// A missing install is a test failure with the install command, never a skip, so
-// integration coverage cannot silently vanish. The server runs through servers.Start:
+// A missing install skips the test naming the install command, or fails it under
+// PLANRUN_INTEGRATION (realserver.Missing). The server runs through servers.Start:
 // its own process group, SIGKILLed by the kernel if the test binary dies
 // (Pdeathsig), and stopped as a group at the end.
 //
@@ -51,12 +51,13 @@ type Server struct {
 	proc        *servers.Process
 }
 
+// install is the pinned build's starter: $PLANRUN_VLLM, else <repo>/.tools/bin/vllm-serve.
+var install = realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "vllm-serve"), Name: "vllm-serve",
+	Label: "vLLM", Hint: "run scripts/install-vllm.sh to install the pinned vLLM CPU build"}
+
 // Binary returns the vllm-serve starter the tests run: $PLANRUN_VLLM, else
 // <repo>/.tools/bin/vllm-serve. The error says how to install it.
-func Binary() (string, error) {
-	return realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "bin", "vllm-serve"), Name: "vllm-serve",
-		Label: "vLLM", Hint: "run scripts/install-vllm.sh to install the pinned vLLM CPU build"}.Find()
-}
+func Binary() (string, error) { return install.Find() }
 
 // Options choose what StartServerWith serves beyond the default.
 type Options struct {
@@ -151,7 +152,7 @@ func (s *Server) Stop() error { return s.proc.Stop() }
 
 // sharedWith is the test binary's one real vLLM of options o.
 func sharedWith(o Options) *realserver.Shared[*Server] {
-	return &realserver.Shared[*Server]{Name: "vllmtest", Pattern: "planrun-vllm-", Start: func(dir string) (*Server, error) {
+	return &realserver.Shared[*Server]{Name: "vllmtest", Pattern: "planrun-vllm-", Install: install, Start: func(dir string) (*Server, error) {
 		s, err := StartServerWith(dir, o)
 		if err == nil {
 			fmt.Fprintf(os.Stderr, "vllmtest: %s ready in %v\n", s.URL, s.StartupTime.Round(time.Millisecond))

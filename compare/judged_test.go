@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"math"
@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 )
 
 // Two rows with a run id are one measurement only when run, cell, level and start all
 // agree; rows without one only when their records are identical.
 func TestSameMeasurementNeedsEveryPartOfTheLevel(t *testing.T) {
-	base := sampleRow("c1", 4)
+	base := ledgertest.SampleRow("c1", 4)
 	base.RunID = "run-1"
 	same := base
 	same.Notes = "a later note does not make it another measurement"
@@ -33,7 +34,7 @@ func TestSameMeasurementNeedsEveryPartOfTheLevel(t *testing.T) {
 			t.Errorf("rows differing in %s: one measurement", name)
 		}
 	}
-	a, b := sampleRow("c1", 4), sampleRow("c1", 4)
+	a, b := ledgertest.SampleRow("c1", 4), ledgertest.SampleRow("c1", 4)
 	if !SameMeasurement(&a, &b) {
 		t.Error("identical rows without a run id: not one measurement")
 	}

@@ -1,4 +1,7 @@
-package procgroup
+// Package proctest finds processes for the tests that check none is left behind: by what
+// they mention (a test's unique directory), and whether a pid still exists. Only tests
+// import it.
+package proctest
 
 import (
 	"bytes"

@@ -1,4 +1,6 @@
-package report
+// Package ledgertest holds rows for the tests of the packages that render them. Only tests
+// import it.
+package ledgertest
 
 import (
 	"time"
@@ -7,9 +9,9 @@ import (
 	"github.com/planrun/planrun/stats"
 )
 
-// sampleRow is a fully filled row, the same as ledger's tests use: the golden reports
-// are rendered from it.
-func sampleRow(cell string, conc int) ledger.Row {
+// SampleRow is a fully filled row, the same as ledger's own tests use (which cannot
+// import this package): report's and compare's golden outputs are rendered from it.
+func SampleRow(cell string, conc int) ledger.Row {
 	r := ledger.NewRow()
 	r.Plan, r.PlanPath, r.PlanHash = "qwen", "plans/qwen.hcl", "sha256:abc123"
 	r.CellID, r.Matrix = cell, "qwen"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package procgroup
+package proctest
 
 // Exists is false without Unix process groups: Start refuses there, so no process this
 // package started can exist (as servers' groupExists).

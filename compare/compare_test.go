@@ -1,17 +1,41 @@
-package report
+package compare
 
 import (
 	"bytes"
+	"flag"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/ledgertest"
 )
 
+var update = flag.Bool("update", false, "rewrite golden files under testdata")
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./compare -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./compare -update, then review the diff):\n%s", name, got)
+	}
+}
+
 func toolRow(tool string, conc int, ttft, tpot, tok, vram float64) ledger.Row {
-	r := sampleRow(tool+"-"+string(rune('0'+conc)), conc)
+	r := ledgertest.SampleRow(tool+"-"+string(rune('0'+conc)), conc)
 	r.Tool = tool
 	r.TTFT.P50, r.TPOT.P50, r.OutputTokS, r.VRAMPeakGB = ttft, tpot, tok, vram
 	return r
@@ -92,7 +116,7 @@ func TestCompareRenderGolden(t *testing.T) {
 // FigureValue reads the named figure with its unit, and refuses a name Compare does not
 // compare.
 func TestFigureValueReadsNamedFigure(t *testing.T) {
-	r := sampleRow("c", 1)
+	r := ledgertest.SampleRow("c", 1)
 	if v, unit, ok := FigureValue("ttft_p99_s", &r); v != 0.95 || unit != "s" || !ok {
 		t.Errorf("ttft_p99_s = %v %q %v, want 0.95 s true", v, unit, ok)
 	}

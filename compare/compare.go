@@ -1,4 +1,4 @@
-package report
+package compare
 
 import (
 	"fmt"
@@ -7,8 +7,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/planrun/planrun/ledger"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/planrun/planrun/internal/mdtable"
+	"github.com/planrun/planrun/ledger"
 )
 
 // Key matches rows across two result sets: the same model, quantization, hardware,
@@ -227,13 +229,13 @@ func compareCells(d Delta, fields ...string) []string {
 	if d.Key.RequestRate > 0 {
 		conc += fmt.Sprintf(" @%s/s", ledger.FormatFloat(d.Key.RequestRate))
 	}
-	c := []string{dash(d.Key.Model), dash(d.Key.Quantization), dash(d.Key.Hardware), dash(d.Key.Workload), conc}
+	c := []string{mdtable.Dash(d.Key.Model), mdtable.Dash(d.Key.Quantization), mdtable.Dash(d.Key.Hardware), mdtable.Dash(d.Key.Workload), conc}
 	for _, name := range fields {
 		ch, _ := d.Figure(name)
 		dec := decimals(name)
-		c = append(c, num(ch.A, 1, dec), num(ch.B, 1, dec), pct(ch.Pct))
+		c = append(c, mdtable.Num(ch.A, 1, dec), mdtable.Num(ch.B, 1, dec), pct(ch.Pct))
 	}
-	return append(c, dash(d.Notes))
+	return append(c, mdtable.Dash(d.Notes))
 }
 
 // decimals is how many decimals a figure is shown with, by its unit.
@@ -304,7 +306,7 @@ func tooFewLine(deltas []Delta) string {
 func WriteCompareMarkdown(w io.Writer, deltas []Delta, la, lb string, fields ...string) error {
 	fields = orHeadline(fields)
 	var b strings.Builder
-	table(&b, compareHead(fields), func(add func(...string)) {
+	mdtable.Table(&b, compareHead(fields), func(add func(...string)) {
 		for _, d := range deltas {
 			add(compareCells(d, fields...)...)
 		}
