@@ -188,6 +188,19 @@ type Row struct {
 	Models []ModelFigures
 }
 
+// LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
+// p99 ("send lag"), else a closed loop's turnaround p99 ("turnaround"), in seconds; ""
+// and NaN when the row has neither.
+func (r *Row) LateBy() (string, float64) {
+	switch {
+	case r.SendLag.N > 0:
+		return "send lag", r.SendLag.P99
+	case r.Turnaround.N > 0:
+		return "turnaround", r.Turnaround.P99
+	}
+	return "", math.NaN()
+}
+
 // Fidelity verdicts of a Row.
 const (
 	FidelityOK          = "ok"

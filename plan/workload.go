@@ -104,7 +104,11 @@ type LoadLevel struct {
 // only a replay has).
 func (l LoadLevel) String() string {
 	if l.Inputs > 0 {
-		return fmt.Sprintf("c=%d inputs=%d len=%d", l.Concurrency, l.Inputs, l.InputTokens)
+		s := fmt.Sprintf("c=%d inputs=%d len=%d", l.Concurrency, l.Inputs, l.InputTokens)
+		if l.RequestRate > 0 {
+			s += fmt.Sprintf(" rate=%g/s", l.RequestRate)
+		}
+		return s
 	}
 	switch {
 	case l.RequestRate > 0:

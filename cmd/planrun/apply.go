@@ -221,14 +221,24 @@ func printSummary(env *Env, res *apply.Result) {
 		return
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tCONC\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tVRAM GB\tOK/REQ\tTOKENS\tSTABILITY\tREFERENCE")
+	fmt.Fprintln(tw, "CELL\tLEVEL\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tVRAM GB\tOK/REQ\tTOKENS\tSTABILITY\tFIDELITY\tREFERENCE")
+	embeddings := false
 	for _, r := range res.Rows {
 		vram := fmtNum(r.VRAMPeakGB, 2)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.CellID, r.Concurrency, r.Status,
-			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), fmtNum(r.OutputTokS, 1), vram,
-			r.Succeeded, r.Requests, r.TokenSource, r.Stability, dash(r.Verdict))
+		// Every axis of the level (rate, embeddings inputs), so two levels never print
+		// as one; an embeddings row's throughput is its input tokens/s.
+		tokS := fmtNum(r.OutputTokS, 1)
+		if r.Inputs > 0 {
+			tokS, embeddings = fmtNum(r.InputTokS, 1)+" in", true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.CellID, plan.LevelOf(&r), r.Status,
+			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), tokS, vram,
+			r.Succeeded, r.Requests, dash(r.TokenSource), r.Stability, report.FidelityMark(r), dash(r.Verdict))
 	}
 	tw.Flush()
+	if embeddings {
+		fmt.Fprintln(env.Stdout, "TOK/S \"in\": an embeddings level's input tokens/s (it generates none); its stability is judged on E2E.")
+	}
 	printFailedCells(env, res.Cells)
 	for _, r := range res.Rows {
 		if r.Stability == "noisy" || r.Stability == "unstable" {
