@@ -131,6 +131,10 @@ Second Ctrl-C: cancel at once.
 	case res.Interrupted:
 		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
 			ok, failed, interrupted, dir, resumeCommand(fs, dir, a.Path, p))
+	case code == exitInsufficient:
+		// Nothing failed and nothing regressed: the baseline has too few earlier runs.
+		fmt.Fprintf(env.Stdout, "\nApply complete, not enough history for -baseline %s (exit %d). Cells: %d ok, %d failed. Results in %s/.\n",
+			a.Baseline, exitInsufficient, ok, failed, dir)
 	case code != exitOK:
 		fmt.Fprintf(env.Stdout, "\nApply failed! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
 	default:
@@ -162,7 +166,8 @@ const applyExitCodes = `Exit codes (when several apply, the first in this list w
   3    an expect block failed
   4    a cell failed (before measuring, or every request of a level failed)
   5    with -baseline: a figure regressed against the cell's rolling baseline
-  7    with -baseline: a figure has insufficient data (-insufficient pass/fail decides)
+  7    with -baseline: not enough history: a figure has fewer earlier runs than a
+       baseline needs, and none regressed (-insufficient pass/fail decides)
   2    bad command line (nothing was run)
   0    every cell ok and every expect block held`
 

@@ -22,7 +22,13 @@ const (
 	exitUsage       = 2 // bad command line
 	exitExpectation = 3 // apply ran, but an expect block failed
 	exitCellsFailed = 4 // apply ran, but at least one cell failed
-	exitInterrupted = 130
+	// exitInsufficient: not enough history: with -baseline last:N (and -insufficient
+	// exit, the default), some figure has fewer earlier runs than a baseline needs, and
+	// nothing regressed. Its own outcome: apply and compare say "not enough history",
+	// neither passed nor failed. (5 and 6, a gate's regression and a gate with nothing
+	// to judge, are in compare.go.)
+	exitInsufficient = 7
+	exitInterrupted  = 130
 )
 
 // Env is the process's I/O, built once in main so tests can inject fakes.
