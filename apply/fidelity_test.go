@@ -410,40 +410,42 @@ func TestFidelityRampedClosedLoop(t *testing.T) {
 }
 
 // lateLoad is the open loop of the lateness tests: 20 requests at a constant 20/s, a
-// cap that never fills, and a wide rate tolerance, so what they judge is the timing
-// alone. Its limit, 150 ms, is for a faithful run to pass on a loaded 2-core VM: there
-// (load average 7.8) this client sent single requests of such a run up to 42 ms late,
-// and with 20 requests the p99 is the worst of them; on a quiet machine the send lag
-// p99 is well under 1 ms (docs/performance.md, set 7). The hook makes every send about
-// 300 ms late, twice the limit.
-const lateLoad = "concurrency = [16]\n  requests = 20\n  request_rate = 20\n  arrival = \"constant\"\n" +
-	"  fidelity_tolerance_pct = 50\n  fidelity_lag_ms = 150"
+// cap that never fills (a request held at its gate 2.5 s holds its place under the cap:
+// 50 of them at 20/s), and a wide rate tolerance, so what they judge is the timing
+// alone. Its limit, 1 s, is for a faithful run to pass on a loaded 2-core VM: there
+// this client sent single requests of such a run up to 42 ms late at load average 7.8,
+// and up to 293 ms late at load 10–23 (other sessions' servers and benchmarks), and with
+// 20 requests the p99 is the worst of them; on a quiet machine the send lag p99 is well
+// under 1 ms (docs/performance.md, set 7). The hook makes every send about 2.5 s late,
+// well above the limit.
+const lateLoad = "concurrency = [64]\n  requests = 20\n  request_rate = 20\n  arrival = \"constant\"\n" +
+	"  fidelity_tolerance_pct = 50\n  fidelity_lag_ms = 1000"
 
 // A paced level whose sends went out late, with its rate intact, is late: the rate
 // alone said ok. The same level sent on time is ok.
 func TestFidelityLateSendsAreLate(t *testing.T) {
 	cfg := mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond}
-	t.Run("a send path slowed by 300 ms", func(t *testing.T) {
-		row, saw := runFidelity(t, cfg, lateLoad, 0, &lateSend{delay: 300 * time.Millisecond})
+	t.Run("a send path slowed by 2.5 s", func(t *testing.T) {
+		row, saw := runFidelity(t, cfg, lateLoad, 0, &lateSend{delay: 2500 * time.Millisecond})
 		t.Logf("row: send lag p50 %.1f p99 %.1f ms, rate %.2f/s of %.2f/s, fidelity %s; server rate %.2f/s; notes %q",
 			row.SendLag.P50*1e3, row.SendLag.P99*1e3, row.RateDelivered, row.RateScheduled, row.Fidelity, saw.rate, row.Notes)
 		// Handed to its sender 3 ms before its time (the pacer's buildAhead), a request
-		// held 300 ms is sent some 297 ms late.
-		if row.SendLag.P50 < 0.29 || row.SendLag.P99 < row.SendLag.P50 {
-			t.Fatalf("send lag p50 %v s, p99 %v s: the hook holds every send 300 ms", row.SendLag.P50, row.SendLag.P99)
+		// held 2.5 s is sent some 2.497 s late.
+		if row.SendLag.P50 < 2.49 || row.SendLag.P99 < row.SendLag.P50 {
+			t.Fatalf("send lag p50 %v s, p99 %v s: the hook holds every send 2.5 s", row.SendLag.P50, row.SendLag.P99)
 		}
 		if !(row.FidelityShortfallPct < 50) {
 			t.Fatalf("shortfall %.1f%%: the rate should have held", row.FidelityShortfallPct)
 		}
 		if row.Fidelity != ledger.FidelityLate || !strings.Contains(row.Notes, "fidelity late: send lag p99 ") ||
-			!strings.Contains(row.Notes, "above fidelity_lag_ms 150") || !strings.Contains(row.Notes, "never filled") {
+			!strings.Contains(row.Notes, "above fidelity_lag_ms 1000") || !strings.Contains(row.Notes, "never filled") {
 			t.Fatalf("fidelity %q, notes %q", row.Fidelity, row.Notes)
 		}
 	})
 	t.Run("faithful", func(t *testing.T) {
 		row, _ := runFidelity(t, cfg, lateLoad, 0, nil)
 		t.Logf("row: send lag p50 %.3f p99 %.3f ms (max %.3f), fidelity %s", row.SendLag.P50*1e3, row.SendLag.P99*1e3, row.SendLag.Max*1e3, row.Fidelity)
-		if row.Fidelity != ledger.FidelityOK || !(row.SendLag.P99 < 0.150) {
+		if row.Fidelity != ledger.FidelityOK || !(row.SendLag.P99 < 1) {
 			t.Fatalf("fidelity %q, send lag p99 %v s (notes %q)", row.Fidelity, row.SendLag.P99, row.Notes)
 		}
 	})
@@ -452,8 +454,9 @@ func TestFidelityLateSendsAreLate(t *testing.T) {
 // A closed loop whose slots stall in the client between requests is late, by the
 // turnaround p99, even where its in-flight mean stays within the tolerance; the same
 // loop without the stalls is ok. 200 requests over 4 slots, 4 of them held 300 ms: the
-// 4 longest of 196 turnarounds, so the p99 is a stall; the limit is lateLoad's, for the
-// same reasons (a faithful loop's p99 here is the 2nd-longest turnaround).
+// 4 longest of 196 turnarounds, so the p99 is a stall. The limit, 150 ms, is for a
+// faithful loop to pass on a loaded 2-core VM: its turnaround p99 (the 2nd-longest of
+// 196) was 0.8–19.5 ms there at load 10–23.
 func TestFidelityClosedLoopStallsAreLate(t *testing.T) {
 	cfg := mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: time.Millisecond}
 	load := "concurrency = [4]\n  requests = 200\n  fidelity_tolerance_pct = 50\n  fidelity_lag_ms = 150"
