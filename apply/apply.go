@@ -125,13 +125,21 @@ type ExpectFailure struct {
 	Expect      string
 	Cell        string
 	Concurrency int
+	// Level is the level that failed, every axis of it (plan.LevelOf its row), and
+	// LevelName what messages call it (the workload's LevelName: "c=4 rate=2/s").
+	Level     plan.LoadLevel
+	LevelName string
 	// Condition is the condition's text in the plan, with its file and line.
 	Condition string
 	Message   string
 }
 
 func (f ExpectFailure) String() string {
-	return fmt.Sprintf("expect %q failed for %s at concurrency %d: %s; condition: %s", f.Expect, f.Cell, f.Concurrency, f.Message, f.Condition)
+	level := f.LevelName
+	if level == "" {
+		level = f.Level.String()
+	}
+	return fmt.Sprintf("expect %q failed for %s at %s: %s; condition: %s", f.Expect, f.Cell, level, f.Message, f.Condition)
 }
 
 // Run applies the plan. Cancelling ctx is the first Ctrl-C: no new requests are sent,

@@ -28,9 +28,11 @@ type capacitySearch struct {
 	cellID string
 	levels []plan.LoadLevel
 	met    []bool
-	// clientBound marks levels whose fidelity was client-bound: the client, not the
-	// server, limited them, so they neither met nor missed the target.
+	// clientBound marks levels whose fidelity was client-bound or late: the client, not
+	// the server, limited them or their timing, so they neither met nor missed the
+	// target (a late level decides nothing); fidelity is each level's verdict.
 	clientBound []bool
+	fidelity    []string
 }
 
 // newCapacitySearch starts the cell's search from the rows already recorded.
@@ -47,7 +49,8 @@ func newCapacitySearch(cell *plan.Cell, rows []ledger.Row) *capacitySearch {
 func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
 	s.levels = append(s.levels, lv)
 	s.met = append(s.met, meetsCapacity(s.w, row))
-	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound)
+	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound || row.Fidelity == ledger.FidelityLate)
+	s.fidelity = append(s.fidelity, row.Fidelity)
 }
 
 // bounds are the highest level that met the target and the lowest above it that
@@ -106,6 +109,9 @@ func (s *capacitySearch) answer() *ledger.Capacity {
 	case s.clientLimited(missed, client):
 		// Never a capacity the client limited: the answer says where the client gave out.
 		c.Bound, c.ClientBoundAt = ledger.CapacityClientBound, loadOf(s.w, *client)
+		if i := s.index(*client); i >= 0 && s.fidelity[i] == ledger.FidelityLate {
+			c.ClientFidelity = ledger.FidelityLate
+		}
 		if met != nil {
 			c.Value = loadOf(s.w, *met)
 		}
@@ -144,6 +150,16 @@ func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *ce
 		}
 		s.judge(lv, row)
 	}
+}
+
+// index is the position of level lv among the levels judged; -1 when it is not one.
+func (s *capacitySearch) index(lv plan.LoadLevel) int {
+	for i := range s.levels {
+		if s.levels[i] == lv {
+			return i
+		}
+	}
+	return -1
 }
 
 // capacityPending reports whether the cell's capacity search has levels left to

@@ -95,7 +95,9 @@ func TestSLOAttainmentAgainstMock(t *testing.T) {
 // With 3 queue slots a request beyond the third waits for a whole earlier request
 // (≥ 20 + 9·20 ms) before its first token, far past the 100 ms limit, while the first
 // three meet it: attainment is 100% up to concurrency 3 and 3/c above, so the search
-// over [1, 2, 8] at 95% must bisect to exactly 3 (measuring 5, 3, 4).
+// over [1, 2, 8] at 95% must bisect to exactly 3 (measuring 5, 3, 4). Its
+// fidelity_lag_ms is lenient: a late level decides nothing, and a loaded 2-core machine
+// stalls a slot for ms at times; the search is what this plan tests.
 const capacityPlan = `
 variable "url" { type = string }
 backend "openai" "mock" { url = "${var.url}/v1" }
@@ -104,6 +106,7 @@ workload "w" {
   concurrency = [1, 2, 8]
   warmup_runs = 0
   repeat_runs = 1
+  fidelity_lag_ms = 1000
   slo {
     ttft_s = 0.1
   }
@@ -284,5 +287,37 @@ func TestCapacitySearchNeverReportsAClientBoundCapacity(t *testing.T) {
 	s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: 6}, row(6, 10, ledger.FidelityOK))
 	if c := s.answer(); c.Bound != ledger.CapacityFound || c.Value != 5.375 {
 		t.Fatalf("answer %+v, want 5.375 found below the missed 6", c)
+	}
+}
+
+// A late level decides nothing either: whether it met the target or missed it, the
+// search looks below it, and the answer says the client could not keep the timing there.
+func TestCapacitySearchLateLevelDecidesNothing(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
+		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(rate, attainmentPct float64, fidelity string) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
+		r.Fidelity = fidelity
+		return r
+	}
+	// 8/s missed the target, but late: it cannot say the server gave out there.
+	s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ledger.FidelityOK), row(8, 20, ledger.FidelityLate),
+		row(16, 20, ledger.FidelityOK)})
+	next, more := s.next()
+	if !more || next.RequestRate != 4.5 {
+		t.Fatalf("next = %+v, %v; want 4.5, between 1 (met) and the late 8", next, more)
+	}
+	for _, r := range []ledger.Row{row(4.5, 95, ledger.FidelityOK), row(6.25, 96, ledger.FidelityLate),
+		row(5.375, 97, ledger.FidelityOK)} {
+		s.judge(plan.LoadLevel{Concurrency: 64, RequestRate: r.RequestRate}, r)
+	}
+	c := s.answer()
+	if c == nil || c.Bound != ledger.CapacityClientBound || c.ClientBoundAt != 6.25 || c.Value != 5.375 || c.ClientFidelity != ledger.FidelityLate {
+		t.Fatalf("answer %+v, want late at 6.25 with 5.375 met", c)
+	}
+	if str := c.String(); !strings.Contains(str, "could not keep the load's timing at request_rate 6.25 (fidelity late") {
+		t.Fatalf("answer says %q", str)
 	}
 }

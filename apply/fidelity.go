@@ -64,15 +64,22 @@ func closedLoopSlots(w *plan.Workload, level plan.LoadLevel) int {
 }
 
 // judgeFidelity sets the row's fidelity verdict, from the load it delivered against the
-// load it asked and from the client's self-check, and returns the note that says why a
-// row is not ok ("" when it is, or when nothing was measured to judge):
+// load asked, from how late it was sent, and from the client's self-check, and returns
+// the note that says why a row is not ok ("" when it is, or when nothing was measured
+// to judge). The first that holds:
 //   - client-bound: the client itself was the limit: it saturated (selfcheck's
 //     Saturated), or the delivered load fell short by more than the tolerance and the
 //     shortfall was its own (loadOfRow's clientShare);
 //   - short: delivered fell short by more than the workload's fidelity tolerance,
 //     with a paced level's cap on requests in flight full (the server held it back),
 //     or more than a closed loop's slots' turnaround explains;
+//   - late: the rate held, but a paced level's send lag p99, or a closed loop's
+//     turnaround p99, was above the workload's fidelity_lag_ms (lateOfRow): the
+//     timing asked is not the timing the server saw, which a rate cannot show;
 //   - ok otherwise.
+//
+// A shortfall comes first because it is the larger fault: a short level was late too,
+// and its note says so.
 func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m levelMeasurement) string {
 	if !m.Monitored || m.Interrupted || row.Requests == 0 {
 		return ""
@@ -85,6 +92,7 @@ func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m le
 	row.FidelityShortfallPct = shortfall * 100
 	tol := w.FidelityTolerance
 	short := shortfall > tol+1e-9
+	late := lateOfRow(w, level, row)
 	saturated := m.Client.Saturated(meanTPOT(*row))
 	switch {
 	case saturated != "":
@@ -93,16 +101,86 @@ func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m le
 		if short {
 			note += "; " + l.describe(shortfall, tol)
 		}
-		return note
+		return note + late.also()
 	case short && l.clientShare:
 		row.Fidelity = ledger.FidelityClientBound
-		return "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote()
+		return "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote() + late.also()
 	case short:
 		row.Fidelity = ledger.FidelityShort
-		return "fidelity short: " + l.describe(shortfall, tol) + l.capNote()
+		return "fidelity short: " + l.describe(shortfall, tol) + l.capNote() + late.also()
+	case late.late:
+		row.Fidelity = ledger.FidelityLate
+		return "fidelity late: " + late.describe() + late.blame(l, row)
 	}
 	row.Fidelity = ledger.FidelityOK
 	return ""
+}
+
+// lateness is how late a level's requests went out: a paced level's send lag, or a
+// closed loop's turnaround between one request's body end and its slot's next start,
+// at p99 against the workload's fidelity_lag_ms.
+type lateness struct {
+	what     string  // "send lag" or "turnaround"
+	p99, max float64 // seconds
+	limit    time.Duration
+	late     bool
+}
+
+// lateOfRow measures the row's lateness; late is false where nothing was measured, and
+// for a session workload, whose think times keep slots idle on purpose.
+func lateOfRow(w *plan.Workload, level plan.LoadLevel, row *ledger.Row) lateness {
+	l := lateness{limit: w.FidelityLag}
+	d := row.Turnaround
+	l.what = "turnaround"
+	switch {
+	case level.RequestRate > 0 || w.Replay != nil:
+		d, l.what = row.SendLag, "send lag"
+	case w.Session != nil:
+		return l
+	}
+	if d.N == 0 || math.IsNaN(d.P99) {
+		return l
+	}
+	l.p99, l.max = d.P99, d.Max
+	l.late = l.limit > 0 && d.P99 > l.limit.Seconds()
+	return l
+}
+
+// describe says the figures, e.g. "send lag p99 27.4 ms (max 90.2 ms) above
+// fidelity_lag_ms 1".
+func (l lateness) describe() string {
+	return fmt.Sprintf("%s p99 %s ms (max %s ms) above fidelity_lag_ms %s", l.what, millis(l.p99), millis(l.max),
+		strconv.FormatFloat(float64(l.limit)/float64(time.Millisecond), 'g', 4, 64))
+}
+
+// also is a short or client-bound note's mention of lateness: "" when the level was
+// on time.
+func (l lateness) also() string {
+	if !l.late {
+		return ""
+	}
+	return "; and late: " + l.describe()
+}
+
+// blame says what a late level's figures tell about the cause: a paced level whose cap
+// filled waited on the server for some sends; otherwise the client sent late.
+func (l lateness) blame(load askedLoad, row *ledger.Row) string {
+	switch {
+	case l.what == "turnaround":
+		return ": its slots stood in the client between requests (building the next one, waiting for a core), so the server saw gaps the load did not ask for"
+	case load.cap > 0 && row.InFlightMax >= float64(load.cap):
+		return fmt.Sprintf(": its cap of %d in flight filled at times, so some sends waited on the server; the arrivals the server saw are not the schedule's", load.cap)
+	}
+	return ": the client sent behind the schedule (its cap on requests in flight never filled), so the arrivals the server saw are not the schedule's (a trace's bursts spread or reordered)"
+}
+
+// millis writes seconds as milliseconds to a tenth, or to 3 significant digits below 1 ms.
+func millis(s float64) string {
+	v := s * 1000
+	if v < 1 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
 
 // describe says the delivered load against the asked one, e.g. "delivered 95.1

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -321,5 +323,42 @@ func TestRealOllamaReplay(t *testing.T) {
 		if d := math.Abs(float64(r.PromptTokens - ins[n])); d > 0.05*float64(ins[n])+5 {
 			t.Errorf("%s: %d prompt tokens on Ollama's count, the trace says %d", r.ID, r.PromptTokens, ins[n])
 		}
+	}
+}
+
+// A replay under CPU contention (a busy loop per core, the mock in a process of its
+// own) goes out late, and its row says so: the rate it delivered still matches the
+// trace's, which is all the verdict saw before fidelity_lag_ms. The default limit
+// (1 ms) is the one judged. The server's own arrival times (its handler's reading,
+// so its own delays are in them too) are logged beside the client's send lag.
+func TestReplayUnderContentionIsLate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a replay against busy loops")
+	}
+	for range max(2, runtime.NumCPU()) {
+		busy := exec.Command("sh", "-c", "while :; do :; done")
+		if err := busy.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { busy.Process.Kill(); busy.Wait() })
+	}
+	errs, row := replayArrivals(t, ownProcessMock(t))
+	p99 := errs[len(errs)*99/100]
+	t.Logf("arrivals off the trace by %v at p99 (max %v); send lag p99 %.3f ms (max %.3f); fidelity %s; notes %q",
+		p99, errs[len(errs)-1], row.SendLag.P99*1e3, row.SendLag.Max*1e3, row.Fidelity, row.Notes)
+	limit := plan.DefaultFidelityLag.Seconds()
+	if !(row.SendLag.P99 > limit) {
+		t.Fatalf("send lag p99 %.3f ms under a busy loop per core: the contention did not make the replay late, so this test judged nothing", row.SendLag.P99*1e3)
+	}
+	lateNote := "late: send lag p99 "
+	switch row.Fidelity {
+	case ledger.FidelityLate:
+	case ledger.FidelityClientBound, ledger.FidelityShort:
+		lateNote = "; and late: send lag p99 " // a shortfall outranks lateness and says both
+	default:
+		t.Fatalf("fidelity %q with send lag p99 %.3f ms above the default %v (notes %q)", row.Fidelity, row.SendLag.P99*1e3, plan.DefaultFidelityLag, row.Notes)
+	}
+	if !strings.Contains(row.Notes, lateNote) || !strings.Contains(row.Notes, "above fidelity_lag_ms 1") {
+		t.Fatalf("fidelity %q, notes %q lack the send lag figures", row.Fidelity, row.Notes)
 	}
 }

@@ -127,6 +127,11 @@ func (s settings) workload(w *plan.Workload) {
 		s.set("arrival", w.Arrival)
 	}
 	s.setFloat("fidelity_tolerance_pct", w.FidelityTolerance*100)
+	if w.FidelityLag != plan.DefaultFidelityLag {
+		// Only when set: runs from before the limit existed judged no lateness, and a key
+		// on every cell would show on each one's history as a setting changed.
+		s.setFloat("fidelity_lag_ms", float64(w.FidelityLag)/float64(time.Millisecond))
+	}
 	s.timeouts("timeout.", w.Timeouts)
 	s.set("reasoning_effort", w.Reasoning.Effort)
 	if w.Reasoning.Think != nil {

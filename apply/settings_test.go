@@ -27,6 +27,7 @@ workload "w" {
   temperature   = 0
   seed          = 7
   slo { ttft_s = 0.5 }
+  fidelity_lag_ms = 2.5
 }
 matrix "m" {
   model    = ["tiny"]
@@ -42,7 +43,7 @@ matrix "m" {
 		"backend.extra_fields.top_p": "0.9",
 		"prompt_tokens":              "16", "max_tokens": "64", "concurrency": "1,4", "requests": "8",
 		"temperature": "0", "seed": "7", "stream": "true", "force_max_tokens": "true",
-		"warmup_runs": "3", "repeat_runs": "5", "measure": "", "fidelity_tolerance_pct": "5", "slo.ttft": "500ms",
+		"warmup_runs": "3", "repeat_runs": "5", "measure": "", "fidelity_tolerance_pct": "5", "fidelity_lag_ms": "2.5", "slo.ttft": "500ms",
 	}
 	for k, v := range got {
 		if _, ok := want[k]; !ok {

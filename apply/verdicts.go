@@ -60,7 +60,8 @@ func (a *applier) checkExpects(cell *plan.Cell, row ledger.Row) {
 			msg = "condition is false"
 		}
 		msg += " (" + describeValues(e.Condition, vals) + ")"
-		f := ExpectFailure{Expect: e.Name, Cell: cell.ID, Concurrency: row.Concurrency,
+		lv := plan.LevelOf(&row)
+		f := ExpectFailure{Expect: e.Name, Cell: cell.ID, Concurrency: row.Concurrency, Level: lv, LevelName: cell.Workload.LevelName(lv),
 			Condition: a.source(e.Condition.Range()), Message: msg}
 		a.res.ExpectFailures = append(a.res.ExpectFailures, f)
 		a.note("%s", f)

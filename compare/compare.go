@@ -174,6 +174,7 @@ func Compare(a, b []ledger.Row) []Delta {
 		for _, f := range CompareFields {
 			d.Figures = append(d.Figures, Figure{f.Name, f.Unit, change(fieldFloat(f, ra), fieldFloat(f, rb))})
 		}
+		notes = append(notes, fidelityNotes(d)...)
 		if d.A != nil && d.B != nil && min(d.A.Succeeded, d.B.Succeeded) < MinConclusiveRequests {
 			d.TooFew = true
 			notes = append(notes, fmt.Sprintf("too few requests to conclude (%d vs %d)", d.A.Succeeded, d.B.Succeeded))
@@ -186,6 +187,22 @@ func Compare(a, b []ledger.Row) []Delta {
 	}
 	for _, r := range b {
 		emit(KeyOf(r))
+	}
+	return out
+}
+
+// fidelityNotes say which side's load was not the load asked (fidelity short,
+// client-bound or late): its figures then measure a different load, or the same load
+// sent at other times, and a Δ% between them may be the client's.
+func fidelityNotes(d Delta) []string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		r    *ledger.Row
+	}{{"A", d.A}, {"B", d.B}} {
+		if s.r != nil && s.r.Fidelity != "" && s.r.Fidelity != ledger.FidelityOK {
+			out = append(out, s.name+" fidelity "+s.r.Fidelity)
+		}
 	}
 	return out
 }

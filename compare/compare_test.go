@@ -151,3 +151,18 @@ func TestCompareTooFewBelowMinimumOnly(t *testing.T) {
 		t.Errorf("too-few line with none too few %q, want none", got)
 	}
 }
+
+// A side whose load was not the load asked is named in the delta's notes, so a Δ% that
+// is the client's is not read as the server's.
+func TestCompareNotesFidelity(t *testing.T) {
+	a, b := toolRow("x", 4, 0.5, 0.02, 100, 1), toolRow("x", 4, 0.6, 0.02, 90, 1)
+	a.Fidelity, b.Fidelity = ledger.FidelityOK, ledger.FidelityLate
+	d := Compare([]ledger.Row{a}, []ledger.Row{b})
+	if len(d) != 1 || !strings.Contains(d[0].Notes, "B fidelity late") || strings.Contains(d[0].Notes, "A fidelity") {
+		t.Fatalf("notes %q", d[0].Notes)
+	}
+	a.Fidelity = ledger.FidelityClientBound
+	if d := Compare([]ledger.Row{a}, []ledger.Row{b}); !strings.Contains(d[0].Notes, "A fidelity client-bound; B fidelity late") {
+		t.Fatalf("notes %q", d[0].Notes)
+	}
+}

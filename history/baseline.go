@@ -133,10 +133,34 @@ func Judge(s *Set, runID string, b Baseline) ([]Judgement, error) {
 			sr.Points = sr.Points[len(sr.Points)-b.N:]
 		}
 		for _, t := range b.thresholds() {
-			out = append(out, judgeFigure(k, row, env, run.ID, sr, t))
+			j := judgeFigure(k, row, env, run.ID, sr, t)
+			if note := fidelityNote(row, sr); note != "" {
+				j.Note = strings.TrimPrefix(j.Note+"; "+note, "; ")
+			}
+			out = append(out, j)
 		}
 	}
 	return out, nil
+}
+
+// fidelityNote says when the judged row, or runs of its baseline, did not deliver the
+// load asked (fidelity short, client-bound or late): a move may then be the client's,
+// not the server's. "" when every one was ok or not judged.
+func fidelityNote(row ledger.Row, sr Series) string {
+	var notes []string
+	if row.Fidelity != "" && row.Fidelity != ledger.FidelityOK {
+		notes = append(notes, "this run's fidelity is "+row.Fidelity)
+	}
+	off := 0
+	for _, p := range sr.Points {
+		if p.Row.Fidelity != "" && p.Row.Fidelity != ledger.FidelityOK {
+			off++
+		}
+	}
+	if off > 0 {
+		notes = append(notes, fmt.Sprintf("%d of its %d baseline runs' fidelity was not ok", off, len(sr.Points)))
+	}
+	return strings.Join(notes, ", ")
 }
 
 // thresholds are the figures judged, as thresholds; BaselineFigures get a zero limit in

@@ -24,6 +24,10 @@ type Capacity struct {
 	// search cannot say the server's capacity (Value is then the highest level below it
 	// that met the target, 0 when none did).
 	ClientBoundAt float64 `json:"client_bound_at,omitempty"`
+	// ClientFidelity is, with Bound CapacityClientBound, that level's fidelity when it
+	// was late (its sends, or its slots' turnaround, behind the timing asked) rather
+	// than client-bound; empty for client-bound.
+	ClientFidelity string `json:"client_fidelity,omitempty"`
 }
 
 // Bounds of a Capacity.
@@ -54,6 +58,10 @@ func (c Capacity) String() string {
 		met := "no level below it met it"
 		if c.Value > 0 {
 			met = v + " met it"
+		}
+		if c.ClientFidelity == FidelityLate {
+			return fmt.Sprintf("not found at ≥ %s: the client could not keep the load's timing at %s (fidelity late: a late level decides nothing), and %s; "+
+				"run planrun on a quieter or bigger machine, or raise the workload's fidelity_lag_ms if that timing does not matter, to measure the server's capacity", at, cb, met)
 		}
 		return fmt.Sprintf("not found at ≥ %s: the client, not the server, was the limit at %s (fidelity client-bound), and %s; "+
 			"run planrun on a bigger machine or lower the load per client to measure the server's capacity", at, cb, met)

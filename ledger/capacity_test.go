@@ -25,6 +25,9 @@ func TestCapacityString(t *testing.T) {
 		{"client-bound, none met it", Capacity{Dimension: "request_rate", Value: 0, Bound: CapacityClientBound, TargetPct: 90, ClientBoundAt: 200},
 			"not found at ≥ 90% SLO attainment: the client, not the server, was the limit at request_rate 200 (fidelity client-bound), " +
 				"and no level below it met it; run planrun on a bigger machine or lower the load per client to measure the server's capacity"},
+		{"late", Capacity{Dimension: "request_rate", Value: 4, Bound: CapacityClientBound, TargetPct: 90, ClientBoundAt: 8, ClientFidelity: FidelityLate},
+			"not found at ≥ 90% SLO attainment: the client could not keep the load's timing at request_rate 8 (fidelity late: a late level decides nothing), " +
+				"and request_rate 4 met it; run planrun on a quieter or bigger machine, or raise the workload's fidelity_lag_ms if that timing does not matter, to measure the server's capacity"},
 	} {
 		if got := c.c.String(); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)

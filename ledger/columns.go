@@ -289,6 +289,9 @@ var columns = func() []column {
 		floatCol("fidelity_shortfall_pct", 1, func(r *Row) *float64 { return &r.FidelityShortfallPct }),
 		floatCol("delivered_ramp_s", 1, func(r *Row) *float64 { return &r.RampSeconds }),
 		floatCol("delivered_idle_in_flight", 1, func(r *Row) *float64 { return &r.InFlightIdle }),
+		floatCol("turnaround_p50_ms", 1000, func(r *Row) *float64 { return &r.Turnaround.P50 }),
+		floatCol("turnaround_p99_ms", 1000, func(r *Row) *float64 { return &r.Turnaround.P99 }),
+		floatCol("turnaround_max_ms", 1000, func(r *Row) *float64 { return &r.Turnaround.Max }),
 	)
 	c = append(c, reasoningColumns()...)
 	c = append(c, embeddingsColumns()...)

@@ -93,7 +93,7 @@ var figureFields = []ResultField{
 	numField("send_lag_p50_ms", "ms", "median of how late open-loop or replayed requests were sent against their schedule", 1000, func(r *Row) float64 { return r.SendLag.P50 }),
 	numField("client_cpu_pct", "%", "planrun's own CPU use over the measured window (100 = one core)", 1, func(r *Row) float64 { return r.ClientCPUPct }),
 	numField("client_lag_p99_ms", "ms", "p99 of how long planrun's goroutines waited, runnable, before running", 1, func(r *Row) float64 { return r.ClientLagP99Ms }),
-	strField("fidelity", "ok, short or client-bound: the load delivered against the load asked", func(r *Row) string { return r.Fidelity }),
+	strField("fidelity", "ok, short, client-bound or late: the load delivered against the load asked, and how late it was sent", func(r *Row) string { return r.Fidelity }),
 	numField("fidelity_shortfall_pct", "%", "how far the delivered load fell below the asked load (negative: above)", 1, func(r *Row) float64 { return r.FidelityShortfallPct }),
 	numField("delivered_mean_in_flight", "requests", "time-weighted mean of requests in flight over the measured window", 1, func(r *Row) float64 { return r.InFlightMean }),
 	numField("delivered_p99_in_flight", "requests", "time-weighted p99 of requests in flight over the measured window", 1, func(r *Row) float64 { return r.InFlightP99 }),
@@ -102,6 +102,9 @@ var figureFields = []ResultField{
 	numField("delivered_idle_in_flight", "requests", "time-weighted mean of slots idle between requests in that span: the client's own turnaround", 1, func(r *Row) float64 { return r.InFlightIdle }),
 	numField("rate_scheduled_per_s", "requests/s", "the paced requests' schedule's own rate", 1, func(r *Row) float64 { return r.RateScheduled }),
 	numField("delivered_ramp_s", "s", "how long a closed loop took to fill its slots: first start to the concurrency-th", 1, func(r *Row) float64 { return r.RampSeconds }),
+	numField("turnaround_p50_ms", "ms", "closed loop: median of each slot's time from one request's body end to its next start", 1000, func(r *Row) float64 { return r.Turnaround.P50 }),
+	numField("turnaround_p99_ms", "ms", "closed loop: p99 of each slot's time from one request's body end to its next start", 1000, func(r *Row) float64 { return r.Turnaround.P99 }),
+	numField("turnaround_max_ms", "ms", "closed loop: the longest any slot stood between one request's body end and its next start", 1000, func(r *Row) float64 { return r.Turnaround.Max }),
 	numField("rate_delivered_per_s", "requests/s", "the rate the paced requests were sent at (their start stamps)", 1, func(r *Row) float64 { return r.RateDelivered }),
 }
 

@@ -160,8 +160,12 @@ type Row struct {
 	// between one request's body end and its slot's next start: the client's own
 	// turnaround, the part of a closed loop's shortfall that is the client's.
 	InFlightIdle float64
-	// Fidelity is the verdict on the load delivered against the load asked (FidelityOK,
-	// FidelityShort, FidelityClientBound; empty when nothing was judged), and
+	// Turnaround is a closed loop's per-request turnaround: each slot's time from one
+	// request's body end to its next request's start (stats.Delivered.Turnaround).
+	Turnaround stats.Dist
+	// Fidelity is the verdict on the load delivered against the load asked, and on how
+	// late it was sent (FidelityOK, FidelityShort, FidelityClientBound, FidelityLate;
+	// empty when nothing was judged), and
 	// FidelityShortfallPct how far below the asked load the delivered one was, in %.
 	Fidelity             string
 	FidelityShortfallPct float64
@@ -184,11 +188,29 @@ type Row struct {
 	Models []ModelFigures
 }
 
+// LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
+// p99 ("send lag"), else a closed loop's turnaround p99 ("turnaround"), in seconds; ""
+// and NaN when the row has neither.
+func (r *Row) LateBy() (string, float64) {
+	switch {
+	case r.SendLag.N > 0:
+		return "send lag", r.SendLag.P99
+	case r.Turnaround.N > 0:
+		return "turnaround", r.Turnaround.P99
+	}
+	return "", math.NaN()
+}
+
 // Fidelity verdicts of a Row.
 const (
 	FidelityOK          = "ok"
 	FidelityShort       = "short"
 	FidelityClientBound = "client-bound"
+	// FidelityLate: the load's rate held, but its requests went out late: a paced
+	// level's send lag p99, or a closed loop's turnaround p99, above the workload's
+	// fidelity_lag_ms. The timing asked (a trace's bursts, an arrival process, slots
+	// kept busy) is not the timing the server saw.
+	FidelityLate = "late"
 )
 
 // Status values of a Row.
@@ -209,7 +231,7 @@ func NewRow() Row {
 	nan := math.NaN()
 	d := stats.NewDist(nil)
 	return Row{
-		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d, SendLag: d,
+		TTFT: d, TPOT: d, ITL: d, E2E: d, DecodeRate: d, ConnectSetup: d, SendDelay: d, SendLag: d, Turnaround: d,
 		TTFO: d, ReasoningSpan: d, AnswerTPOT: d,
 		OutputTokS: nan, RequestsPerSec: nan, WindowSeconds: nan, TokensPerChunk: nan,
 		PromptTokensActual: nan, VRAMBaselineGB: nan, VRAMPeakGB: nan, VRAMProcessGB: nan,
@@ -257,6 +279,7 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InFlightMax = float64(d.InFlightMax)
 	}
 	r.RateScheduled, r.RateDelivered, r.RampSeconds = d.RateScheduled, d.RateDelivered, d.RampSeconds
+	r.Turnaround = d.Turnaround
 	r.TTFO, r.ReasoningSpan, r.AnswerTPOT = p.TTFO, p.ReasoningSpan, p.AnswerTPOT
 	r.ReasoningTokens, r.AnswerTokens, r.ReasoningTokenSource = p.ReasoningTokens, p.AnswerTokens, p.ReasoningTokenSource
 	if p.Inputs > 0 {

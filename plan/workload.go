@@ -70,6 +70,11 @@ type Workload struct {
 	// FidelityTolerance is how far below the asked load (a fraction) the delivered load
 	// may fall before a row's fidelity is short (fidelity_tolerance_pct; default 5%).
 	FidelityTolerance float64
+	// FidelityLag is how late a paced level's sends (send lag p99), or a closed loop's
+	// turnaround between one request's end and its slot's next start (turnaround p99),
+	// may be before a row's fidelity is late (fidelity_lag_ms; default 1 ms, see
+	// DefaultFidelityLag).
+	FidelityLag time.Duration
 	// Ramp spreads a closed loop's start over this long (ramp): the slots start evenly
 	// over it, and what they send before it is over is not measured, so the slots do not
 	// start in one burst. 0: every slot starts at once.
@@ -100,7 +105,11 @@ type LoadLevel struct {
 // only a replay has).
 func (l LoadLevel) String() string {
 	if l.Inputs > 0 {
-		return fmt.Sprintf("c=%d inputs=%d len=%d", l.Concurrency, l.Inputs, l.InputTokens)
+		s := fmt.Sprintf("c=%d inputs=%d len=%d", l.Concurrency, l.Inputs, l.InputTokens)
+		if l.RequestRate > 0 {
+			s += fmt.Sprintf(" rate=%g/s", l.RequestRate)
+		}
+		return s
 	}
 	switch {
 	case l.RequestRate > 0:
@@ -171,10 +180,18 @@ func (w *Workload) RequestsPerRun(level int) int {
 // Workload defaults are the seed config's (examples/seed-config.toml).
 const (
 	defaultFidelityTolerance = 0.05
-	defaultPromptTokens      = 128
-	defaultMaxTokens         = 256
-	defaultWarmupRuns        = 3
-	defaultRepeatRuns        = 5
+	// DefaultFidelityLag is fidelity_lag_ms's default. planrun's own send path, on a quiet
+	// 2-core VM, put a replay's send-lag p99 at 0.04–0.35 ms and its arrivals within
+	// 0.59 ms of the trace in every run measured (docs/performance.md, set 7): 1 ms is
+	// above what a faithful client does there, and below the spacing of the bursts in the
+	// traces measured (rows within 2–3 ms), so a request that late still lands in its
+	// burst. A fraction of the trace's median gap would be no floor at all: a bursty
+	// trace's median gap lies inside its bursts, often 0. See docs/fidelity.md.
+	DefaultFidelityLag  = time.Millisecond
+	defaultPromptTokens = 128
+	defaultMaxTokens    = 256
+	defaultWarmupRuns   = 3
+	defaultRepeatRuns   = 5
 )
 
 // Measures are the metrics a workload can ask for.
@@ -188,7 +205,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "repeat_runs"}, {Name: "requests"}, {Name: "measure"}, {Name: "temperature"}, {Name: "seed"},
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
-		{Name: "fidelity_tolerance_pct"}, {Name: "ramp"},
+		{Name: "fidelity_tolerance_pct"}, {Name: "fidelity_lag_ms"}, {Name: "ramp"},
 		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}},
@@ -219,6 +236,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		Measure: append([]string(nil), Measures...), Arrival: "poisson", ForceMaxTokens: true,
 		PromptLength: dataset.Fixed(defaultPromptTokens), OutputLength: dataset.Fixed(defaultMaxTokens),
 		Stream: true, DeclRange: b.DefRange, FidelityTolerance: defaultFidelityTolerance,
+		FidelityLag: DefaultFidelityLag,
 	}
 	content, diags := b.Body.Content(workloadSchema)
 	l.add(diags)
@@ -255,6 +273,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
 	l.decode(a["stream"], ctx, &w.Stream)
 	l.decodeFidelityTolerance(w, a["fidelity_tolerance_pct"], ctx)
+	l.decodeFidelityLag(w, a["fidelity_lag_ms"], ctx)
 	l.decodeReasoning(w, a, ctx)
 	l.decodeModelMix(w, a["models"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
@@ -350,6 +369,22 @@ func (l *loader) decodeFidelityTolerance(w *Workload, ft *hcl.Attribute, ctx *hc
 				"fidelity_tolerance_pct is the %% the delivered load may fall below the asked load, above 0 and below 100, not %g.", pct)
 		}
 		w.FidelityTolerance = pct / 100
+	}
+}
+
+// decodeFidelityLag reads how late sends (or a closed loop's turnaround) may be at p99.
+func (l *loader) decodeFidelityLag(w *Workload, fl *hcl.Attribute, ctx *hcl.EvalContext) {
+	if fl == nil {
+		return
+	}
+	var ms float64
+	if l.decode(fl, ctx, &ms) {
+		if !(ms > 0) || ms > 3.6e6 {
+			l.errorf(fl.Expr.Range().Ptr(), "Invalid fidelity_lag_ms",
+				"fidelity_lag_ms is how many milliseconds late a paced request may be sent (p99), or a closed loop's slot may stand between requests, before the row's fidelity is late: above 0 and at most an hour, not %g.", ms)
+			return
+		}
+		w.FidelityLag = time.Duration(ms * float64(time.Millisecond))
 	}
 }
 

@@ -62,7 +62,7 @@ func rowVerdict(r ledger.Row) string {
 		v = append(v, "goal "+r.Goal)
 	}
 	if r.Fidelity != "" && r.Fidelity != ledger.FidelityOK {
-		v = append(v, "load "+fidelityMark(r))
+		v = append(v, "load "+FidelityMark(r))
 	}
 	if r.Verdict != "" {
 		v = append(v, fmt.Sprintf("%s: %s", r.Reference, r.Verdict))
@@ -139,17 +139,22 @@ func detailCells(r ledger.Row) []string {
 		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
 		mdtable.Num(r.VRAMEstimateGB, 1, 2) + " / " + mdtable.Num(r.ServerVRAMGB, 1, 2),
 		mdtable.Num(r.ClientCPUPct, 1, 0) + " / " + mdtable.Num(r.ClientLagP99Ms, 1, 2),
-		stability(r) + " / " + fidelityMark(r), mdtable.Dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+		stability(r) + " / " + FidelityMark(r), mdtable.Dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
 }
 
-// fidelityMark is the row's fidelity in a few characters: "ok", "short −12%",
-// "client-bound"; "—" when it was not judged.
-func fidelityMark(r ledger.Row) string {
+// FidelityMark is the row's fidelity in a few characters, as reports and the terminal
+// show it: "ok", "short −12%", "client-bound", "late 27.4 ms" (the send lag or
+// turnaround p99 it was judged on); "—" when it was not judged.
+func FidelityMark(r ledger.Row) string {
 	switch {
 	case r.Fidelity == "":
 		return "—"
 	case r.Fidelity == ledger.FidelityShort && !math.IsNaN(r.FidelityShortfallPct):
 		return fmt.Sprintf("short −%s%%", mdtable.Num(r.FidelityShortfallPct, 1, 0))
+	case r.Fidelity == ledger.FidelityLate:
+		if _, p99 := r.LateBy(); !math.IsNaN(p99) {
+			return "late " + mdtable.Num(p99, 1000, 1) + " ms"
+		}
 	}
 	return r.Fidelity
 }
@@ -167,7 +172,7 @@ func prefixShare(r ledger.Row) string {
 const sharedPrefixFormula = "**Shared prefix** = Σ shared prefix tokens / Σ prompt tokens (the server's count), over successful requests: a request's shared prefix tokens are its prefix group's tokens once an earlier request of the same run sent that group (the first of each group counts 0), or its leading Mooncake hash blocks (`block_size` tokens each, the last cut to the input length) as far as earlier requests of the run sent them, a block counting only behind blocks that all matched, as a prefix cache reuses them. Shown beside TTFT as `prefix N%`: a prefix-caching server turns it into shorter prefill."
 
 // fidelityFormula defines the fidelity verdict under the tables.
-const fidelityFormula = "**Fidelity** — the load delivered against the load asked. Closed loop: the time-weighted mean of requests in flight (start stamp to end) from the start of the concurrency-th request to the start of the last one, against the concurrency (the most in flight when there are no more requests than slots); open loop and replay: (n − 1) / (last start − first start) against the schedule's own (n − 1) / (last due − first due). Shortfall = 1 − delivered / asked: above the workload's `fidelity_tolerance_pct` (default 5%) it is short; client-bound when the client itself was the limit (CPU above 90% of its cores, scheduling lag p50 above 1% of the mean TPOT, or a shortfall with no full cap on requests in flight to blame); ok otherwise."
+const fidelityFormula = "**Fidelity** — the load delivered against the load asked. Closed loop: the time-weighted mean of requests in flight (start stamp to end) from the start of the concurrency-th request to the start of the last one, against the concurrency (the most in flight when there are no more requests than slots); open loop and replay: (n − 1) / (last start − first start) against the schedule's own (n − 1) / (last due − first due). Shortfall = 1 − delivered / asked: above the workload's `fidelity_tolerance_pct` (default 5%) it is short; client-bound when the client itself was the limit (CPU above 90% of its cores, scheduling lag p50 above 1% of the mean TPOT, or a shortfall with no full cap on requests in flight to blame); late when the load was delivered but sent late: an open loop's or replay's send lag p99 (actual − scheduled send time), or a closed loop's turnaround p99 (a slot's body end to its next start), above the workload's `fidelity_lag_ms` (default 1 ms), shown as `late` and that p99; ok otherwise. A late level decides nothing in a capacity search."
 
 func stability(r ledger.Row) string {
 	if r.Stability == "" {

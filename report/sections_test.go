@@ -72,11 +72,13 @@ func TestFidelityMark(t *testing.T) {
 		{ledger.FidelityShort, math.NaN(), "short"},
 		{ledger.FidelityOK, 12.4, "ok"},
 		{ledger.FidelityClientBound, 12.4, "client-bound"},
+		{ledger.FidelityLate, 0.4, "late 27.4 ms"},
 	} {
 		r := ledger.NewRow()
 		r.Fidelity, r.FidelityShortfallPct = c.fidelity, c.short
-		if got := fidelityMark(r); got != c.want {
-			t.Errorf("fidelityMark(%q, %v) = %q, want %q", c.fidelity, c.short, got, c.want)
+		r.SendLag = stats.Dist{N: 40, P99: 0.02743, Max: 0.09}
+		if got := FidelityMark(r); got != c.want {
+			t.Errorf("FidelityMark(%q, %v) = %q, want %q", c.fidelity, c.short, got, c.want)
 		}
 	}
 }

@@ -30,6 +30,12 @@ type Delivered struct {
 	IdleHeld float64 `json:"idle_held"`
 	// HeldSeconds is that span's length.
 	HeldSeconds float64 `json:"held_s"`
+	// Turnaround is, in a closed loop, each slot's time from one request's body end to
+	// the start of its next request (seconds): the client's own turnaround per request,
+	// whose share of the slots IdleHeld is. A slot that stalls in the client (its next
+	// request built late, its goroutine waiting for a core) shows in its tail. Empty
+	// without slots.
+	Turnaround Dist `json:"turnaround_s"`
 	// RampSeconds is how long a closed loop took to fill its slots: from its first
 	// request's start to its Target.Concurrency-th's (the longest over runs). Its
 	// requests are measured; the held mean leaves the ramp out. NaN without slots.
@@ -48,11 +54,12 @@ type Delivered struct {
 // It keeps 24 bytes per request of the run.
 type loadStore struct {
 	spans    []span
-	hist     []int64 // nanoseconds at each in-flight count, of merged runs
-	heldBusy float64 // Σ request-seconds inside the held spans of merged runs
-	heldIdle float64 // Σ slot-seconds idle between requests inside those spans
-	heldSecs float64 // Σ length of those spans
-	ramp     float64 // the longest ramp of merged runs, seconds; NaN: none
+	hist     []int64    // nanoseconds at each in-flight count, of merged runs
+	heldBusy float64    // Σ request-seconds inside the held spans of merged runs
+	heldIdle float64    // Σ slot-seconds idle between requests inside those spans
+	heldSecs float64    // Σ length of those spans
+	ramp     float64    // the longest ramp of merged runs, seconds; NaN: none
+	turn     valueStore // the turnarounds of merged runs
 
 	paced              int
 	dueMin, dueMax     time.Duration
@@ -147,6 +154,20 @@ func (s *loadStore) turnaround(from, to int64) float64 {
 	if to <= from {
 		return 0
 	}
+	var idle float64
+	s.eachTurnaround(func(end, next int64) { idle += overlap(end, next, from, to) })
+	return idle
+}
+
+// turnarounds adds each of the run's turnarounds (a slot's body end to its next start)
+// to into, in seconds.
+func (s *loadStore) turnarounds(into *valueStore) {
+	s.eachTurnaround(func(end, next int64) { into.add(float64(max(next-end, 0)) / 1e9) })
+}
+
+// eachTurnaround calls f with the body end of every closed-loop request of the run
+// that its slot followed with another, and that next request's start (unix ns).
+func (s *loadStore) eachTurnaround(f func(end, next int64)) {
 	slotted := make([]span, 0, len(s.spans))
 	for _, sp := range s.spans {
 		if sp.slot > 0 {
@@ -159,13 +180,11 @@ func (s *loadStore) turnaround(from, to int64) float64 {
 		}
 		return cmpInt64(a.start, b.start)
 	})
-	var idle float64
 	for i := 1; i < len(slotted); i++ {
 		if prev, sp := slotted[i-1], slotted[i]; prev.slot == sp.slot {
-			idle += overlap(prev.end, sp.start, from, to)
+			f(prev.end, sp.start)
 		}
 	}
-	return idle
 }
 
 // overlap is the seconds [a, b) and [from, to) share (unix ns).
@@ -206,6 +225,8 @@ func (s *loadStore) merge(o *loadStore) {
 	s.heldBusy += r.heldBusy + o.heldBusy
 	s.heldIdle += r.heldIdle + o.heldIdle
 	s.heldSecs += r.heldSecs + o.heldSecs
+	s.turn.merge(&o.turn)
+	o.turnarounds(&s.turn)
 	due, start, gaps := o.pacedSpans()
 	s.dueSpan += due
 	s.startSpan += start
@@ -237,6 +258,10 @@ func (s *loadStore) delivered() Delivered {
 	busy, idle, secs := r.heldBusy+s.heldBusy, r.heldIdle+s.heldIdle, r.heldSecs+s.heldSecs
 	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs),
 		IdleHeld: ratio(idle, secs), HeldSeconds: secs, RampSeconds: longest(r.ramp, s.ramp)}
+	var turn valueStore
+	turn.merge(&s.turn)
+	s.turnarounds(&turn)
+	d.Turnaround = turn.dist()
 	var total int64
 	var weighted float64
 	for k, v := range h {

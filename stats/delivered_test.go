@@ -67,18 +67,25 @@ func TestDeliveredTurnaround(t *testing.T) {
 	if !near(d.InFlightHeld, 105.0/60) || !near(d.IdleHeld, 15.0/60) || !near(d.HeldSeconds, 0.06) {
 		t.Fatalf("held %v, idle %v over %v s; want %v, %v over 0.06", d.InFlightHeld, d.IdleHeld, d.HeldSeconds, 105.0/60, 15.0/60)
 	}
-	// Pooled with itself: the same means.
+	// Each turnaround on its own: 5 ms in slot 1, 10 ms in slot 2.
+	if tr := d.Turnaround; tr.N != 2 || !near(tr.Min, 0.005) || !near(tr.Max, 0.010) || !near(tr.Mean, 0.0075) {
+		t.Fatalf("turnaround %+v, want 5 and 10 ms", tr)
+	}
+	// Pooled with itself: the same means, and every run's turnarounds.
 	r := SummarizeRuns([]MeasuredRun{{Acc: a}, {Acc: a}}, Target{Concurrency: 2})
 	if p := r.Pooled.Delivered; !near(p.InFlightHeld, 105.0/60) || !near(p.IdleHeld, 15.0/60) {
 		t.Fatalf("pooled held %v, idle %v", p.InFlightHeld, p.IdleHeld)
+	}
+	if tr := r.Pooled.Delivered.Turnaround; tr.N != 4 || !near(tr.Max, 0.010) || !near(tr.Min, 0.005) {
+		t.Fatalf("pooled turnaround %+v, want two runs of 5 and 10 ms", tr)
 	}
 	// Without slots (paced requests) there is no turnaround.
 	b := NewAccumulator(Target{Concurrency: 2})
 	for _, s := range []*backends.Sample{req(0, 40, 50, 0), req(10, 50, 60, 0), req(55, 90, 100, 0)} {
 		b.Add(s)
 	}
-	if d := b.Summary(Window{}).Delivered; d.IdleHeld != 0 {
-		t.Fatalf("idle %v without slots", d.IdleHeld)
+	if d := b.Summary(Window{}).Delivered; d.IdleHeld != 0 || d.Turnaround.N != 0 {
+		t.Fatalf("idle %v, turnaround %+v without slots", d.IdleHeld, d.Turnaround)
 	}
 }
 
@@ -216,6 +223,7 @@ func TestDeliveredPoolOfPools(t *testing.T) {
 		{"idle", got.IdleHeld, want.IdleHeld}, {"held s", got.HeldSeconds, want.HeldSeconds},
 		{"ramp", got.RampSeconds, want.RampSeconds}, {"scheduled", got.RateScheduled, want.RateScheduled},
 		{"delivered", got.RateDelivered, want.RateDelivered},
+		{"turnarounds", float64(got.Turnaround.N), 4}, {"turnaround p99", got.Turnaround.P99, want.Turnaround.P99},
 	} {
 		if !near(f.got, f.want) {
 			t.Errorf("pool of pools: %s %v, the pool's %v", f.name, f.got, f.want)

@@ -32,7 +32,8 @@ type Runs struct {
 	// Pooled's: they do not have medians.
 	Median Summary `json:"median"`
 	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
-	// TTFTs (NaN with fewer than two runs that measured a TTFT).
+	// TTFTs (NaN with fewer than two runs that measured a TTFT); an embeddings level's
+	// runs have no TTFT, so their median E2E stands in.
 	Spread float64 `json:"spread"`
 	// Stability is the verdict on Spread.
 	Stability Stability `json:"stability"`
@@ -56,7 +57,7 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 		}
 		l := acc.Summary(w)
 		r.PerRun = append(r.PerRun, l)
-		medians = append(medians, l.TTFT.P50)
+		medians = append(medians, stabilityFigure(l))
 		windowSum += w.Seconds()
 		pool.merge(acc)
 	}
@@ -66,6 +67,15 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	r.Median.ITLRelativeError, r.Median.RelativeError = r.Pooled.ITLRelativeError, r.Pooled.RelativeError
 	r.Stability, r.Spread = StabilityOf(medians)
 	return r
+}
+
+// stabilityFigure is the run's figure whose spread across runs stability judges: its
+// median TTFT, or for an embeddings run (no tokens generated, so no TTFT) its median E2E.
+func stabilityFigure(l Summary) float64 {
+	if math.IsNaN(l.TTFT.P50) && l.Inputs > 0 {
+		return l.E2E.P50
+	}
+	return l.TTFT.P50
 }
 
 // medianLevel takes the median across levels of every number in a Summary: each

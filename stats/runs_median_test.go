@@ -4,6 +4,9 @@ import (
 	"math"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/planrun/planrun/backends"
 )
 
 // setNumbers sets every float64 and int field of v (recursing into structs) to x.
@@ -77,5 +80,25 @@ func TestMedianLevelSkipsNaN(t *testing.T) {
 	m := medianLevel(nil)
 	if m.Requests != 0 || !math.IsNaN(m.OutputTokS) {
 		t.Errorf("no runs: requests %d, tok/s %v; want 0 and NaN", m.Requests, m.OutputTokS)
+	}
+}
+
+// An embeddings level's runs have no TTFT: their stability is judged on median E2E,
+// so two runs are not "single-run".
+func TestEmbeddingsStabilityOnE2E(t *testing.T) {
+	run := func(e2e time.Duration) MeasuredRun {
+		a := NewAccumulator(Target{})
+		for range 3 {
+			a.Add(&backends.Sample{Start: time.Unix(100, 0), End: e2e, Inputs: 4, PromptTokens: 32})
+		}
+		return MeasuredRun{Acc: a}
+	}
+	r := SummarizeRuns([]MeasuredRun{run(100 * time.Millisecond), run(105 * time.Millisecond)}, Target{})
+	if r.Stability != Stable || math.IsNaN(r.Spread) {
+		t.Fatalf("stability %q, spread %v; want stable on E2E", r.Stability, r.Spread)
+	}
+	r = SummarizeRuns([]MeasuredRun{run(100 * time.Millisecond), run(200 * time.Millisecond)}, Target{})
+	if r.Stability != Unstable {
+		t.Fatalf("stability %q, spread %v; want unstable: E2E doubled", r.Stability, r.Spread)
 	}
 }

@@ -132,6 +132,10 @@ Second Ctrl-C: cancel at once.
 	case res.Interrupted:
 		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
 			ok, failed, interrupted, dir, resumeCommand(fs, dir, a.Path, p))
+	case code == exitInsufficient:
+		// Nothing failed and nothing regressed: the baseline has too few earlier runs.
+		fmt.Fprintf(env.Stdout, "\nApply complete, not enough history for -baseline %s (exit %d). Cells: %d ok, %d failed. Results in %s/.\n",
+			a.Baseline, exitInsufficient, ok, failed, dir)
 	case code != exitOK:
 		fmt.Fprintf(env.Stdout, "\nApply failed! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
 	default:
@@ -211,14 +215,24 @@ func printSummary(env *Env, res *apply.Result) {
 		return
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tCONC\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tVRAM GB\tOK/REQ\tTOKENS\tSTABILITY\tREFERENCE")
+	fmt.Fprintln(tw, "CELL\tLEVEL\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tVRAM GB\tOK/REQ\tTOKENS\tSTABILITY\tFIDELITY\tREFERENCE")
+	embeddings := false
 	for _, r := range res.Rows {
 		vram := fmtNum(r.VRAMPeakGB, 2)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.CellID, r.Concurrency, r.Status,
-			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), fmtNum(r.OutputTokS, 1), vram,
-			r.Succeeded, r.Requests, r.TokenSource, r.Stability, cmp.Or(r.Verdict, "-"))
+		// Every axis of the level (rate, embeddings inputs), so two levels never print
+		// as one; an embeddings row's throughput is its input tokens/s.
+		tokS := fmtNum(r.OutputTokS, 1)
+		if r.Inputs > 0 {
+			tokS, embeddings = fmtNum(r.InputTokS, 1)+" in", true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.CellID, plan.LevelOf(&r), r.Status,
+			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), tokS, vram,
+			r.Succeeded, r.Requests, cmp.Or(r.TokenSource, "-"), r.Stability, report.FidelityMark(r), cmp.Or(r.Verdict, "-"))
 	}
 	tw.Flush()
+	if embeddings {
+		fmt.Fprintln(env.Stdout, "TOK/S \"in\": an embeddings level's input tokens/s (it generates none); its stability is judged on E2E.")
+	}
 	printFailedCells(env, res.Cells)
 	for _, r := range res.Rows {
 		if r.Stability == "noisy" || r.Stability == "unstable" {

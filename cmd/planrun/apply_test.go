@@ -159,7 +159,7 @@ backend "openai" "keyed" {
 		t.Fatalf("last line %q, want Apply failed with the counts", last)
 	}
 	for _, cell := range []string{"openai.dead", "openai.keyed"} {
-		if !regexp.MustCompile(`m/tiny/-/` + regexp.QuoteMeta(cell) + `/-/w +1 +failed`).MatchString(out) {
+		if !regexp.MustCompile(`m/tiny/-/` + regexp.QuoteMeta(cell) + `/-/w +c=1 +failed`).MatchString(out) {
 			t.Errorf("summary table lacks the failed row of %s:\n%s", cell, out)
 		}
 	}

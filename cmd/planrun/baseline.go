@@ -99,8 +99,11 @@ func (b *baselineFlags) verdictExit(env *Env, command string, js []history.Judge
 			command, len(regressed), len(insufficient), len(js), runID, n)
 		return exitRegression
 	case len(insufficient) > 0 && b.Insufficient == "exit":
-		fmt.Fprintf(env.Stderr, "planrun %s: %d of %d figure(s) have insufficient data (-insufficient pass or fail decides them)\n",
-			command, len(insufficient), len(js))
+		// Its own outcome, neither passed nor failed: nothing regressed, the history is
+		// too short to say (a first run, or fewer earlier runs than a baseline needs).
+		fmt.Fprintf(env.Stderr, "planrun %s: not enough history: %d of %d figure(s) of run %s have too few earlier runs to judge against last:%d "+
+			"(a baseline needs %d; exit %d; -insufficient pass or fail decides them)\n",
+			command, len(insufficient), len(js), runID, n, history.MinBaselineRuns, exitInsufficient)
 		return exitInsufficient
 	}
 	fmt.Fprintf(env.Stderr, "planrun %s: gate passed: %d figure(s) of run %s judged against last:%d, none regressed\n", command, len(js), runID, n)

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/planrun/planrun/apply"
@@ -92,7 +91,10 @@ func breachCases(deltas []compare.Delta, ts []compare.Threshold, breaches []comp
 func applyCases(p *plan.Plan, res *apply.Result) []junit.Case {
 	var out []junit.Case
 	for _, r := range res.Rows {
-		level := r.CellID + " c=" + strconv.Itoa(r.Concurrency)
+		// Every axis of the level, so levels that differ only by rate or embeddings
+		// inputs are two test cases, each with its own verdicts.
+		lv := plan.LevelOf(&r)
+		level := r.CellID + " " + lv.String()
 		cell := junit.Case{Class: "cell", Name: level}
 		if r.Status != ledger.StatusOK {
 			cell.Failure = r.Status + ": " + r.Notes
@@ -104,7 +106,7 @@ func applyCases(p *plan.Plan, res *apply.Result) []junit.Case {
 			}
 			c := junit.Case{Class: "expect", Name: e.Name + ": " + level}
 			for _, f := range res.ExpectFailures {
-				if f.Expect == e.Name && f.Cell == r.CellID && f.Concurrency == r.Concurrency {
+				if f.Expect == e.Name && f.Cell == r.CellID && f.Level == lv {
 					c.Failure = f.String()
 				}
 			}

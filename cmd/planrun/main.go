@@ -27,8 +27,10 @@ const (
 	exitCellsFailed     = 4 // apply ran, but at least one cell failed
 	exitRegression      = 5 // a -fail-on threshold was crossed, or a figure regressed against -baseline
 	exitNothingCompared = 6 // a -fail-on gate had no pair of rows to judge
-	// exitInsufficient is a rolling-baseline gate that found too few earlier runs for
-	// some figure (with -insufficient exit, the default).
+	// exitInsufficient: not enough history: with -baseline last:N (and -insufficient
+	// exit, the default), some figure has fewer earlier runs than a baseline needs, and
+	// nothing regressed. Its own outcome: apply and compare say "not enough history",
+	// neither passed nor failed.
 	exitInsufficient = 7
 	exitInterrupted  = 130
 )
@@ -47,7 +49,7 @@ var exitCodes = []struct {
 	{exitCellsFailed, "a cell failed (before measuring, or every request of a level failed)", ""},
 	{exitRegression, "with -baseline: a figure regressed against the cell's rolling baseline", "a -fail-on threshold was crossed"},
 	{exitNothingCompared, "", "a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are\nthe same run (with -baseline: the run has no measured row)"},
-	{exitInsufficient, "with -baseline: a figure has insufficient data (-insufficient pass/fail decides)",
+	{exitInsufficient, "with -baseline: not enough history: a figure has fewer earlier runs than a\nbaseline needs, and none regressed (-insufficient pass/fail decides)",
 		"with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its\ncell and level), unless -insufficient pass or fail says otherwise"},
 	{exitUsage, "bad command line (nothing was run)", "bad command line"},
 	{exitOK, "every cell ok and every expect block held", "compared (a gate: passed, and it says on what)"},

@@ -13,6 +13,12 @@ workload "fidelity" {
 workload "fidelity_all" {
   fidelity_tolerance_pct = 100 # ERROR: Invalid fidelity_tolerance_pct
 }
+workload "lag_zero" {
+  fidelity_lag_ms = 0 # ERROR: Invalid fidelity_lag_ms
+}
+workload "lag_negative" {
+  fidelity_lag_ms = -2 # ERROR: Invalid fidelity_lag_ms
+}
 workload "ramp_paced" {
   request_rate = [10]
   ramp         = "2s" # ERROR: ramp without a closed loop
