@@ -201,8 +201,8 @@ func TestApplyExitCodesInReadme(t *testing.T) {
 		t.Fatal(err)
 	}
 	var inHelp, inReadme []string
-	for _, line := range strings.Split(exitCodeHelp("apply"), "\n")[1:] {
-		inHelp = append(inHelp, strings.Fields(line)[0])
+	for _, m := range regexp.MustCompile(`(?m)^  (\d+) `).FindAllStringSubmatch(exitCodeHelp("apply"), -1) {
+		inHelp = append(inHelp, m[1]) // a meaning's continuation lines start with no code
 	}
 	_, table, _ := strings.Cut(string(readme), "#### Exit codes")
 	for _, m := range regexp.MustCompile("(?m)^\\| `(\\d+)` \\|").FindAllStringSubmatch(table, len(inHelp)) {
