@@ -551,6 +551,7 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	addDiags(checkEmbeddingsBackends(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
+		addDiags(e.checkFigures(cells))
 	}
 	if len(p.failedMatrices) == 0 {
 		for _, r := range p.References {

@@ -106,6 +106,10 @@ func (l *loader) decodeSLO(w *Workload, b *hcl.Block, ctx *hcl.EvalContext) {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid SLO limit", "%s is a limit above 0, not %g.", lim.name, f)
 			continue
 		}
+		if w.sloAt == nil {
+			w.sloAt = map[string]hcl.Range{}
+		}
+		w.sloAt[lim.name] = a.NameRange
 		*lim.dst = time.Duration(f * float64(lim.unit))
 	}
 	if len(content.Attributes) == 0 {
@@ -143,7 +147,7 @@ func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
 	c := w.Capacity
 	r := b.DefRange.Ptr()
 	switch {
-	case w.SLO.IsZero():
+	case w.lacks("slo_attainment_pct") != "":
 		l.errorAbsent("slo", r, "Capacity search without an slo", "A capacity search measures SLO attainment: add an slo block to workload %q.", w.Name)
 	case w.Goal != nil:
 		l.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)

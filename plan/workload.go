@@ -82,6 +82,10 @@ type Workload struct {
 	Models []ModelWeight
 
 	goalCtx *hcl.EvalContext
+	// streamAt, maxTokensAt and sloAt are where stream, max_tokens and each slo limit are
+	// set, for the reasons a figure cannot exist (figures.go).
+	streamAt, maxTokensAt hcl.Range
+	sloAt                 map[string]hcl.Range
 }
 
 // LoadLevel is one measured load level of a workload: a row of results.
@@ -252,7 +256,9 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	}
 	l.decodeArrival(w, a, ctx)
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
-	l.decode(a["stream"], ctx, &w.Stream)
+	if l.decode(a["stream"], ctx, &w.Stream) {
+		w.streamAt = a["stream"].Range
+	}
 	l.decodeFidelityTolerance(w, a["fidelity_tolerance_pct"], ctx)
 	l.decodeReasoning(w, a, ctx)
 	l.decodeModelMix(w, a["models"], ctx)
@@ -261,7 +267,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
 	l.decodeRamp(w, a, ctx)
-	l.checkMeaningful(w, a)
+	l.checkMeaningful(w)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
@@ -378,6 +384,9 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 		if at != nil && x.name == "prompt_tokens" && x.dst.Kind != dataset.LengthFixed && (a["prompt"] != nil || a["prompt_file"] != nil) {
 			l.errorf(at.Expr.Range().Ptr(), "Conflicting arguments", "A prompt or prompt_file has its own length: prompt_tokens can only be a number beside it, not %s.", x.dst)
 		}
+		if at != nil && x.name == "max_tokens" {
+			w.maxTokensAt = at.Range
+		}
 		if x.dst.Kind != dataset.LengthDataset {
 			*x.typ = x.dst.Typical() // dataset lengths keep the default as their typical one
 		} else if w.Dataset == nil {
@@ -386,12 +395,11 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 	}
 }
 
-// checkMeaningful refuses an SLO limit or a capacity search that no measurement of the
-// workload can give meaning to: a capacity search over a replay with one load (an
+// checkMeaningful refuses an SLO limit, a goal or a capacity search that no measurement
+// of the workload can give meaning to: a capacity search over a replay with one load (an
 // uncapped replay sends each trace row at its own time, so there is no load to search),
-// a TTFT, TPOT or ITL limit on non-streamed requests, and a TPOT or ITL limit on requests
-// of one output token (no gap to time).
-func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
+// and an slo limit or goal on a figure the workload never has (figureNeeds).
+func (l *loader) checkMeaningful(w *Workload) {
 	if c := w.Capacity; c != nil && w.Replay != nil && len(w.Levels()) < 2 {
 		load := "an uncapped replay"
 		if len(w.Concurrency) == 1 && w.Concurrency[0] > 0 {
@@ -402,13 +410,8 @@ func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
 				"List several concurrency caps (concurrency = [4, 8, 16]) to search the highest cap meeting the target, or drop the capacity block and read slo_attainment_pct.", w.Name, load)
 		w.Capacity = nil
 	}
-	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
-		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
-			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")
-	} else if (o.TPOT > 0 || o.ITL > 0) && w.OutputLength.Kind == dataset.LengthFixed && w.OutputLength.Value == 1 {
-		l.errorf(a["max_tokens"].Expr.Range().Ptr(), "Unmeasurable SLO",
-			"max_tokens = 1 asks for one output token, which has no TPOT or ITL (both time the gaps after the first): the slo's tpot_ms and itl_ms can never be met or missed.")
-	}
+	l.checkSLOFigures(w)
+	l.checkGoalFigures(w)
 }
 
 // decodeWorkloadBlocks decodes the blocks inside a workload once its attributes are
