@@ -189,7 +189,7 @@ func (l *loader) load(srcs map[string][]byte) {
 
 	blocks := blocksByType{}
 	for _, n := range fileNames {
-		f, diags := l.parser.ParseHCL(srcs[n], n)
+		f, diags := l.parseFile(n, srcs[n])
 		if d := tomlConfig(n, srcs[n], diags); d != nil {
 			l.add(hcl.Diagnostics{d})
 			continue // its HCL parse errors would only say it is not HCL

@@ -144,7 +144,7 @@ func (l *loader) externalValues() map[string][]rawValue {
 			l.errorf(nil, "Cannot read variables file", "%s", err)
 			continue
 		}
-		f, diags := l.parser.ParseHCL(src, path)
+		f, diags := l.parseFile(path, src)
 		l.add(diags)
 		if f == nil {
 			continue
