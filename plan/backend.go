@@ -134,7 +134,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	if a := attrs["url"]; !isNull(a, ctx) {
 		if l.decode(a, ctx, &be.URL) {
 			if u, ok := httpURL(be.URL); !ok {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.", be.URL)
+				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.%s", be.URL, urlSuggestion(be.URL))
 			} else if u.User != nil {
 				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The URL carries credentials. %s", literalKeyDetail)
 			}
@@ -213,7 +213,7 @@ func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext,
 			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "keep_alive is Ollama's setting; a %s backend does not take it.", kind)
 		} else if l.decode(a, ctx, &be.KeepAlive) {
 			if _, err := time.ParseDuration(be.KeepAlive); err != nil && be.KeepAlive != "-1" && be.KeepAlive != "0" {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.", be.KeepAlive)
+				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.%s", be.KeepAlive, durationSuggestion(be.KeepAlive))
 			}
 		}
 	}
@@ -275,7 +275,7 @@ func (l *loader) duration(a *hcl.Attribute, ctx *hcl.EvalContext, dst *time.Dura
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid duration", "%s is a duration such as \"30s\" or \"2m\", not %q.", a.Name, s)
+		l.errorf(a.Expr.Range().Ptr(), "Invalid duration", "%s is a duration such as \"30s\" or \"2m\", not %q.%s", a.Name, s, durationSuggestion(s))
 		return false
 	}
 	*dst = d

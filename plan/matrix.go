@@ -694,7 +694,7 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 		str(m.URL, &u, "url")
 		if _, ok := httpURL(u); !ok {
 			addDiags(hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid url",
-				Detail: fmt.Sprintf("url gives cell %s the backend URL %q, which is not an http:// URL.", c.ID, u), Subject: m.URL.Range().Ptr()}})
+				Detail: fmt.Sprintf("url gives cell %s the backend URL %q, which is not an http:// URL.%s", c.ID, u, urlSuggestion(u)), Subject: m.URL.Range().Ptr(), Expression: m.URL, EvalContext: ctx}})
 		}
 		be := *c.Backend // the cell's own copy: other cells keep theirs
 		be.URL = u

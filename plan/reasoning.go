@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // ReasoningEfforts are the values reasoning_effort takes (OpenAI's, which Ollama's think
@@ -48,7 +49,9 @@ func (l *loader) decodeReasoning(w *Workload, a hcl.Attributes, ctx *hcl.EvalCon
 	}
 	if at := a["think"]; at != nil {
 		var b bool
-		if l.decode(at, ctx, &b) {
+		if v, ok := l.eval(at.Expr, ctx, scopePlan); ok && v.Type() == cty.String && contains(ReasoningEfforts, strings.ToLower(v.AsString())) {
+			l.thinkLevel(at, strings.ToLower(v.AsString()))
+		} else if l.decode(at, ctx, &b) {
 			w.Reasoning.Think = &b
 			w.Reasoning.ranges["think"] = at.NameRange
 		}

@@ -244,10 +244,13 @@ func suggestion(given string, options []string) string {
 // httpURL parses s and reports whether it is an http:// or https:// URL with a host,
 // the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass. The
 // host is checked without its port: "http://:9400" (an empty variable interpolated) has
-// none.
+// none. A scheme written twice is no URL either (a host given with its scheme, then
+// interpolated into one).
 func httpURL(s string) (*url.URL, bool) {
 	u, err := url.Parse(s)
-	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+	// "http://http://host" parses with the host "http:": a scheme written twice.
+	twice := err == nil && (u.Host == "http:" || u.Host == "https:")
+	return u, err == nil && !twice && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
 }
 
 func contains(xs []string, x string) bool {

@@ -126,7 +126,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		l.add(diags)
 		if a := rc.Attributes["url"]; a != nil && l.decode(a, ctx, &s.ReadyURL) {
 			if _, ok := httpURL(s.ReadyURL); !ok {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.", s.ReadyURL)
+				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.%s", s.ReadyURL, urlSuggestion(s.ReadyURL))
 			}
 		}
 		if a := rc.Attributes["timeout"]; a != nil {

@@ -300,7 +300,7 @@ func (l *loader) decodeRequestContent(w *Workload, a hcl.Attributes, ctx *hcl.Ev
 		} else if l.decode(pf, ctx, &path) {
 			b, err := os.ReadFile(l.resolvePath(path))
 			if err != nil {
-				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).", err)
+				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(path, l.p.Dir))
 			}
 			w.Prompt = string(b)
 		}
