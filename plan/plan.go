@@ -143,6 +143,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	}
 	l.load(srcs)
 	l.diags = dropCascades(l.diags, l.p.Files)
+	l.attachValues()
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
 		// expanded here: their per-cell mistakes are reported in this run too.
@@ -163,6 +164,9 @@ type loader struct {
 	parser *hclparse.Parser
 	// localValues are the evaluated locals, by name.
 	localValues map[string]cty.Value
+	// evaluated are the expressions with references evaluated so far, with their
+	// contexts, so a message about a value can show the values it was made from.
+	evaluated []evaluation
 }
 
 func (l *loader) add(diags hcl.Diagnostics) { l.diags = append(l.diags, diags...) }

@@ -197,6 +197,9 @@ func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.
 	}
 	v, d := expr.Value(ctx)
 	l.add(d)
+	if len(expr.Variables()) > 0 {
+		l.evaluated = append(l.evaluated, evaluation{expr, ctx})
+	}
 	return v, !d.HasErrors()
 }
 

@@ -1,0 +1,43 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMessagesShowVariableValues: whichever check reports a value, the message shows
+// the variables it came from, as HCL's own errors do.
+func TestMessagesShowVariableValues(t *testing.T) {
+	src := `
+variable "levels" { default = [0, 4] }
+variable "host" { default = "http://gpu1.lab" }
+variable "grace" { default = "30" }
+locals { url = "localhost:${var.port}" }
+variable "port" { default = 8000 }
+backend "openai" "v" { url = local.url }
+hardware "h" { host = var.host }
+server "s" {
+  command = ["vllm", "serve", "m"]
+  grace   = var.grace
+}
+workload "w" { concurrency = var.levels }
+matrix "m" {
+  model    = ["a"]
+  tool     = [backend.openai.v]
+  hardware = [hardware.h]
+  workload = [workload.w]
+}
+`
+	_, diags := LoadFiles(".", map[string][]byte{"p.hcl": []byte(src)}, LoadOptions{Getenv: noEnv})
+	out := renderDiags(nil, diags)
+	for _, want := range []string{
+		`var.levels is [0, 4]`,
+		`var.host is "http://gpu1.lab"`,
+		`var.grace is "30"`,
+		`local.url is "localhost:8000"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diagnostics do not show %s:\n%s", want, out)
+		}
+	}
+}
