@@ -549,6 +549,7 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	addDiags(checkSessionBackends(cells))
 	addDiags(checkReasoningBackends(cells))
 	addDiags(checkEmbeddingsBackends(cells))
+	addDiags(checkServerCommands(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 		addDiags(e.checkFigures(cells))

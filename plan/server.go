@@ -17,6 +17,8 @@ import (
 type Server struct {
 	servers.Spec
 	DeclRange hcl.Range
+	// commandAt is where the command is given, for what its flags cannot serve.
+	commandAt hcl.Range
 }
 
 // Default server timings: a vLLM start loads weights and captures CUDA graphs, which
@@ -67,6 +69,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 	if a := attrs["command"]; a != nil && isNull(a, ctx) {
 		l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Missing command", "command is null; it names the program to run, e.g. [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"].")
 	} else if a != nil {
+		s.commandAt = a.Expr.Range()
 		if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
 			decoded := true
 			if v.Type() == cty.String {
