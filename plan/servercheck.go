@@ -139,15 +139,29 @@ func longest(l dataset.Length) int {
 // prefixes; an adapter not in --lora-modules, which may be loaded at run time). Each
 // problem is said once per server and workload, on the server's command.
 func checkServerCommands(cells []*Cell) hcl.Diagnostics {
-	var diags hcl.Diagnostics
+	// One finding per problem and server, naming every workload it applies to: the
+	// subject is the server's command, so two findings there would read as one.
+	type finding struct {
+		diag    *hcl.Diagnostic
+		clauses []string
+		tail    string
+	}
+	var order []*finding
+	found := map[string]*finding{}
 	said := map[string]bool{}
-	say := func(sev hcl.DiagnosticSeverity, s *Server, w *Workload, summary, format string, args ...any) {
-		k := summary + "\x00" + s.Name + "\x00" + w.Name
-		if said[k] {
+	say := func(sev hcl.DiagnosticSeverity, s *Server, w *Workload, summary, clause, tail string) {
+		k := summary + "\x00" + s.Name
+		if said[k+"\x00"+w.Name] {
 			return
 		}
-		said[k] = true
-		diags = append(diags, &hcl.Diagnostic{Severity: sev, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: s.commandAt.Ptr()})
+		said[k+"\x00"+w.Name] = true
+		f := found[k]
+		if f == nil {
+			f = &finding{diag: &hcl.Diagnostic{Severity: sev, Summary: summary, Subject: s.commandAt.Ptr()}, tail: tail}
+			found[k] = f
+			order = append(order, f)
+		}
+		f.clauses = append(f.clauses, clause)
 	}
 	for _, c := range cells {
 		s, w := c.Server, c.Workload
@@ -167,12 +181,12 @@ func checkServerCommands(cells []*Cell) hcl.Diagnostics {
 		switch {
 		case len(missing) > 0 && !f.lora && (len(f.served) > 0 || len(w.Models) > 1):
 			say(hcl.DiagError, s, w, "Server cannot serve the model mix",
-				"Workload %q spreads requests over %s, but server %q serves %s and has no --enable-lora, so vLLM refuses %s. Add \"--enable-lora\" and \"--lora-modules\", \"NAME=PATH\", … to its command.",
-				w.Name, quoteList(mixNames(w)), s.Name, servedText(f), quoteList(missing))
+				fmt.Sprintf("workload %q sends requests to %s", w.Name, quoteList(missing)),
+				fmt.Sprintf(", but server %q serves %s and has no --enable-lora, so vLLM refuses them. Add \"--enable-lora\" and \"--lora-modules\", \"NAME=PATH\", … to its command.", s.Name, servedText(f)))
 		case len(missing) > 0 && f.lora:
 			say(hcl.DiagWarning, s, w, "Adapter not in --lora-modules",
-				"Workload %q sends requests to %s, which server %q does not name in --lora-modules; they fail unless the adapter is loaded at run time (/v1/load_lora_adapter).",
-				w.Name, quoteList(missing), s.Name)
+				fmt.Sprintf("workload %q sends requests to %s", w.Name, quoteList(missing)),
+				fmt.Sprintf(", which server %q does not name in --lora-modules; they fail unless the adapter is loaded at run time (/v1/load_lora_adapter).", s.Name))
 		}
 		if f.noPrefix && (w.Prefix != nil || w.SharedPrefix) {
 			what := "a prefix block"
@@ -180,7 +194,8 @@ func checkServerCommands(cells []*Cell) hcl.Diagnostics {
 				what = "shared_prefix = true"
 			}
 			say(hcl.DiagWarning, s, w, "Prefix caching is off",
-				"Workload %q has %s, built for a server that reuses shared prefixes, but server %q runs with --no-enable-prefix-caching: its rows will measure no cache hits.", w.Name, what, s.Name)
+				fmt.Sprintf("workload %q has %s", w.Name, what),
+				fmt.Sprintf(", built for a server that reuses shared prefixes, but server %q runs with --no-enable-prefix-caching: its rows will measure no cache hits.", s.Name))
 		}
 		if f.maxModelLen > 0 {
 			in, out := longest(w.PromptLength), longest(w.OutputLength)
@@ -189,14 +204,20 @@ func checkServerCommands(cells []*Cell) hcl.Diagnostics {
 			}
 			if in > 0 && in+out > f.maxModelLen {
 				say(hcl.DiagError, s, w, "Requests longer than --max-model-len",
-					"Workload %q asks for up to %d prompt + %d output tokens, but server %q runs with --max-model-len %s, so vLLM refuses them. Raise --max-model-len or shorten the workload.",
-					w.Name, in, out, s.Name, f.maxLenString)
+					fmt.Sprintf("workload %q asks for up to %d prompt + %d output tokens", w.Name, in, out),
+					fmt.Sprintf(", but server %q runs with --max-model-len %s, so vLLM refuses them. Raise --max-model-len or shorten the workload.", s.Name, f.maxLenString))
 			} else if w.Session != nil && w.Session.Turns > 1 && in+out > 0 && w.Session.Turns*(in+out) > f.maxModelLen {
 				say(hcl.DiagWarning, s, w, "Sessions may outgrow --max-model-len",
-					"Each turn of workload %q carries the history: %d turns of up to %d tokens reach %d, past server %q's --max-model-len %s, so the late turns may be refused.",
-					w.Name, w.Session.Turns, in+out, w.Session.Turns*(in+out), s.Name, f.maxLenString)
+					fmt.Sprintf("each turn of workload %q carries the history: %d turns of up to %d tokens reach %d", w.Name, w.Session.Turns, in+out, w.Session.Turns*(in+out)),
+					fmt.Sprintf(", past server %q's --max-model-len %s, so the late turns may be refused.", s.Name, f.maxLenString))
 			}
 		}
+	}
+	var diags hcl.Diagnostics
+	for _, f := range order {
+		text := strings.Join(f.clauses, "; ")
+		f.diag.Detail = strings.ToUpper(text[:1]) + text[1:] + f.tail
+		diags = append(diags, f.diag)
 	}
 	return diags
 }

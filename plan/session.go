@@ -86,15 +86,14 @@ func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes,
 // bare prompt (api = "completions" or "generate"): it cannot carry the conversation.
 func checkSessionBackends(cells []*Cell) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, c := range cells {
-		if c.Workload.Session == nil || c.Backend == nil || (c.Backend.API != "completions" && c.Backend.API != "generate") {
-			continue
-		}
+	for _, g := range cellsByWorkload(cells, func(c *Cell) bool {
+		return c.Workload.Session != nil && c.Backend != nil && (c.Backend.API == "completions" || c.Backend.API == "generate")
+	}) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError, Summary: "Session on a prompt-only endpoint",
-			Detail: fmt.Sprintf("Workload %q has a session block, which sends each turn's history as chat messages, but backend %s uses api = %q, which takes one bare prompt (cell %s). Use api = \"chat\" for this backend, or exclude the pair in the matrix.",
-				c.Workload.Name, c.Backend.Addr, c.Backend.API, c.ID),
-			Subject: c.Workload.Session.DeclRange.Ptr(),
+			Detail: fmt.Sprintf("Workload %q has a session block, which sends each turn's history as chat messages, but %s, which takes one bare prompt (cells %s). Use api = \"chat\" there, or exclude the pair in the matrix.",
+				g.w.Name, g.backendsAPI(), g.cellList()),
+			Subject: g.w.Session.DeclRange.Ptr(),
 		})
 	}
 	return diags
