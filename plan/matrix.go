@@ -161,6 +161,10 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 		l.p.failedMatrices = append(l.p.failedMatrices, name)
 		return nil
 	}
+	if !l.checkSize(m) {
+		l.p.failedMatrices = append(l.p.failedMatrices, name)
+		return nil
+	}
 	if !diags.HasErrors() && len(m.includes) == 0 && m.countCells() == 0 {
 		var lines []string
 		for _, r := range m.excludeRanges {
@@ -563,14 +567,17 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 }
 
 func (m *Matrix) expand(p *Plan, addDiags func(hcl.Diagnostics)) []*Cell {
-	n := len(m.Models) * len(m.Quantizations) * len(m.Tools) * len(m.Hardware) * len(m.Workloads)
+	n := m.combinations()
 	cells := make([]*Cell, 0, n+len(m.includes))
-	byID := make(map[string]*Cell, n)
+	// Only an include needs the cells by id: a large matrix without one skips the map.
+	byID := map[string]*Cell{}
 	m.combos(func(model, q string, t *Backend, h *Hardware, w *Workload) {
 		c := m.cell(model, q, t, h, w)
 		m.evalCell(p, c, m.ModelID, m.Server, m.Notes, addDiags)
 		cells = append(cells, c)
-		byID[c.ID] = c
+		if len(m.includes) > 0 {
+			byID[c.ID] = c
+		}
 	})
 	for _, in := range m.includes {
 		c := m.cell(in.model, in.quantization, in.tool, in.hardware, in.workload)
