@@ -57,7 +57,7 @@ func (l *loader) decodeEmbeddings(w *Workload, blocks hcl.Blocks, a hcl.Attribut
 func checkEmbeddingsBackends(cells []*Cell) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, g := range cellsByWorkload(cells, func(c *Cell) bool {
-		return c.Backend != nil && c.Workload.Embeddings != nil && c.Backend.API != backends.EmbeddingsAPI
+		return c.Backend != nil && c.Backend.API != "" && c.Workload.Embeddings != nil && c.Backend.API != backends.EmbeddingsAPI
 	}) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError, Summary: "Embeddings workload on a generation endpoint",
@@ -75,6 +75,7 @@ func checkEmbeddingsBackends(cells []*Cell) hcl.Diagnostics {
 				upperFirst(g.backendsAPI()), g.w.Name, g.cellList()),
 			Subject: g.w.DeclRange.Ptr(),
 		})
+		premise(diags[len(diags)-1], g.w.body, "embeddings") // a misspelt embeddings block says it
 	}
 	return diags
 }

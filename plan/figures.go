@@ -64,48 +64,56 @@ func figureOf(name string) []need {
 }
 
 // lacks says why the workload can never have the figure, or "" when it can. The reason
-// names the attribute or block that rules it out, with its place in the plan.
-func (w *Workload) lacks(figure string) string {
+// names the attribute or block that rules it out, with its place in the plan; missing
+// are the arguments or blocks whose absence is the reason (a misspelling of one of them
+// is then the real mistake, see dropCascades).
+func (w *Workload) lacks(figure string) (why string, missing []string) {
 	for _, n := range figureOf(figure) {
-		if why := w.lacksNeed(n); why != "" {
-			return why
+		if why, missing := w.lacksNeed(n); why != "" {
+			return why, missing
 		}
 	}
-	return ""
+	return "", nil
 }
 
-func (w *Workload) lacksNeed(n need) string {
+// has reports whether the workload can have the figure.
+func (w *Workload) has(figure string) bool {
+	why, _ := w.lacks(figure)
+	return why == ""
+}
+
+func (w *Workload) lacksNeed(n need) (string, []string) {
 	if n == needStream || n == needGaps || n == needGeneration {
 		if e := w.Embeddings; e != nil {
-			return fmt.Sprintf("it has an embeddings block (%s), which generates no tokens", at(e.DeclRange))
+			return fmt.Sprintf("it has an embeddings block (%s), which generates no tokens", at(e.DeclRange)), nil
 		}
 	}
 	switch n {
 	case needStream, needGaps:
 		if !w.Stream {
-			return fmt.Sprintf("it sets stream = false (%s): a non-streamed answer arrives whole, with no first token or gap to time", at(w.streamAt))
+			return fmt.Sprintf("it sets stream = false (%s): a non-streamed answer arrives whole, with no first token or gap to time", at(w.streamAt)), nil
 		}
 		if n == needGaps && w.OutputLength.Kind == dataset.LengthFixed && w.OutputLength.Value == 1 {
-			return fmt.Sprintf("it sets max_tokens = 1 (%s): one output token leaves no gap to time", at(w.maxTokensAt))
+			return fmt.Sprintf("it sets max_tokens = 1 (%s): one output token leaves no gap to time", at(w.maxTokensAt)), nil
 		}
 	case needPaced:
 		if len(w.RequestRates) == 0 && w.Replay == nil {
-			return "it is a closed loop (no request_rate, no replay): no request is sent on a schedule"
+			return "it is a closed loop (no request_rate, no replay): no request is sent on a schedule", []string{"request_rate", "replay"}
 		}
 	case needSession:
 		if w.Session == nil {
-			return "it has no session block"
+			return "it has no session block", []string{"session"}
 		}
 	case needSLO:
 		if w.SLO.IsZero() {
-			return "it has no slo block"
+			return "it has no slo block", []string{"slo"}
 		}
 	case needEmbeddings:
 		if w.Embeddings == nil {
-			return "it has no embeddings block"
+			return "it has no embeddings block", []string{"embeddings"}
 		}
 	}
-	return ""
+	return "", nil
 }
 
 // at is " at file:line" for a range, or "" for none.
@@ -142,25 +150,11 @@ func (l *loader) checkGoalFigures(w *Workload) {
 		return
 	}
 	for _, r := range resultRefs(w.Goal) {
-		if why := w.lacks(r.name); why != "" {
-			summary := "Unmeasurable goal"
-			format := "The goal reads result.%s, which workload %q never has: %s. Every level would miss it."
-			if figureNeedsSLO(r.name) && w.SLO.IsZero() {
-				l.errorAbsent("slo", r.rng.Ptr(), summary, format, r.name, w.Name, why)
-				continue
-			}
-			l.errorf(r.rng.Ptr(), summary, format, r.name, w.Name, why)
+		if why, missing := w.lacks(r.name); why != "" {
+			l.errorf(r.rng.Ptr(), "Unmeasurable goal", "The goal reads result.%s, which workload %q never has: %s. Every level would miss it.", r.name, w.Name, why)
+			premise(l.diags[len(l.diags)-1], hcl.Range{}, missing...)
 		}
 	}
-}
-
-func figureNeedsSLO(name string) bool {
-	for _, n := range figureOf(name) {
-		if n == needSLO {
-			return true
-		}
-	}
-	return false
 }
 
 // checkExpectFigures refuses an expect condition over a figure that a workload of a
@@ -170,25 +164,37 @@ func (e *Expect) checkFigures(cells []*Cell) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	for _, r := range resultRefs(e.Condition) {
 		var whys []string
+		var premises []absentGroup
 		seen := map[*Workload]bool{}
 		for _, c := range cells {
 			if seen[c.Workload] || !e.Applies(c.ID) {
 				continue
 			}
 			seen[c.Workload] = true
-			if why := c.Workload.lacks(r.name); why != "" {
+			if why, missing := c.Workload.lacks(r.name); why != "" {
 				whys = append(whys, fmt.Sprintf("workload %q never has it: %s", c.Workload.Name, why))
+				premises = append(premises, absentGroup{missing, c.Workload.body})
 			}
 		}
 		if len(whys) == 0 {
 			continue
 		}
-		diags = append(diags, &hcl.Diagnostic{
+		d := &hcl.Diagnostic{
 			Severity: hcl.DiagError, Summary: "Unmeasurable condition",
 			Detail: fmt.Sprintf("expect %q reads result.%s; %s. The condition would fail on each of those rows. Limit the expect to the cells that measure it with cells = [\"<glob>\", …].",
 				e.Name, r.name, strings.Join(whys, "; ")),
 			Subject: r.rng.Ptr(),
-		})
+		}
+		for _, g := range premises {
+			if len(g.names) == 0 {
+				premises = nil // one workload lacks it for a reason no misspelling explains
+				break
+			}
+		}
+		for _, g := range premises {
+			premise(d, g.body, g.names...)
+		}
+		diags = append(diags, d)
 	}
 	return diags
 }
@@ -204,7 +210,7 @@ func (l *loader) checkSLOFigures(w *Workload) {
 		if !ok {
 			continue
 		}
-		if why := w.lacks(sloFigures[name]); why != "" {
+		if why, _ := w.lacks(sloFigures[name]); why != "" {
 			l.errorf(r.Ptr(), "Unmeasurable SLO", "The slo limits %s, which workload %q never has: %s. The limit could never be met or missed.", name, w.Name, why)
 		}
 	}

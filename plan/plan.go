@@ -142,16 +142,15 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		names: newNames(),
 	}
 	l.load(srcs)
-	l.diags = dropCascades(l.diags, l.p.Files)
 	l.attachValues()
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
 		// expanded here: their per-cell mistakes are reported in this run too.
 		_, more := l.p.expandCells()
 		l.add(more)
-		return nil, l.diags
+		return nil, dropCascades(l.diags, l.p.Files)
 	}
-	return l.p, l.diags
+	return l.p, dropCascades(l.diags, l.p.Files)
 }
 
 // loader carries the state of one Load: diagnostics accumulate on it so each decode

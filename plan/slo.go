@@ -147,7 +147,7 @@ func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
 	c := w.Capacity
 	r := b.DefRange.Ptr()
 	switch {
-	case w.lacks("slo_attainment_pct") != "":
+	case !w.has("slo_attainment_pct"):
 		l.errorAbsent("slo", r, "Capacity search without an slo", "A capacity search measures SLO attainment: add an slo block to workload %q.", w.Name)
 	case w.Goal != nil:
 		l.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/stats"
@@ -86,6 +87,8 @@ type Workload struct {
 	// set, for the reasons a figure cannot exist (figures.go).
 	streamAt, maxTokensAt hcl.Range
 	sloAt                 map[string]hcl.Range
+	// body is the block's body, where a misspelt argument or block would be.
+	body hcl.Range
 }
 
 // LoadLevel is one measured load level of a workload: a row of results.
@@ -223,6 +226,9 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		PromptLength: dataset.Fixed(defaultPromptTokens), OutputLength: dataset.Fixed(defaultMaxTokens),
 		Stream: true, DeclRange: b.DefRange, FidelityTolerance: defaultFidelityTolerance,
 	}
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		w.body = sb.SrcRange
+	}
 	content, diags := b.Body.Content(workloadSchema)
 	l.add(diags)
 	before := len(l.diags)
@@ -319,6 +325,7 @@ func (l *loader) decodeArrival(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 				Detail:  fmt.Sprintf("arrival = %q shapes an open loop, which needs request_rate; without it the workload runs closed-loop.", w.Arrival),
 				Subject: ar.NameRange.Ptr(),
 			}})
+			premise(l.diags[len(l.diags)-1], hcl.Range{}, "request_rate")
 		}
 	}
 }
@@ -390,7 +397,7 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 		if x.dst.Kind != dataset.LengthDataset {
 			*x.typ = x.dst.Typical() // dataset lengths keep the default as their typical one
 		} else if w.Dataset == nil {
-			l.errorf(at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
+			l.errorAbsent("dataset", at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
 		}
 	}
 }
