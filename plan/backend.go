@@ -137,6 +137,14 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.%s", be.URL, urlSuggestion(be.URL))
 			} else if u.User != nil {
 				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The URL carries credentials. %s", literalKeyDetail)
+			} else if e, base := endpointInURL(be.URL, rules.Endpoints); e != "" {
+				l.errorf(a.Expr.Range().Ptr(), "Backend URL names an endpoint",
+					"url is the server's base URL: planrun adds %s itself, so %q would send to %s%s. Did you mean %q?", e, be.URL, strings.TrimRight(be.URL, "/"), e, base)
+			} else if p := strings.TrimRight(u.Path, "/"); rules.BasePath != "" && !strings.HasSuffix(p, rules.BasePath) {
+				l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Backend URL without " + rules.BasePath,
+					Detail: fmt.Sprintf("%s backend's url is the base its OpenAI API is served under, which ends in %s on vLLM, SGLang, llama.cpp and Ollama; %q does not. Did you mean %q?",
+						upperFirst(article(kind)), rules.BasePath, be.URL, strings.TrimRight(be.URL, "/")+rules.BasePath),
+					Subject: a.Expr.Range().Ptr()}})
 			}
 			be.URL = strings.TrimRight(be.URL, "/")
 		}

@@ -9,7 +9,10 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/internal/suggest"
+	"github.com/planrun/planrun/ledger"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Values are checked for their kind as well as their type: a host, a URL, a duration
@@ -135,4 +138,77 @@ func nearest(name string, entries []os.DirEntry) string {
 func (l *loader) thinkLevel(a *hcl.Attribute, level string) {
 	l.errorf(a.Expr.Range().Ptr(), "Invalid think",
 		"think is the on/off switch (true or false); a level such as %q is set with reasoning_effort: write reasoning_effort = %q instead.", level, level)
+}
+
+// endpointInURL reports a backend url whose path already ends in an endpoint the
+// adapter appends (or in its first part, "/api" of "/api/chat"): the requests would go
+// to …/api/api/chat. base is the url meant; "" when the url is a base.
+func endpointInURL(u string, endpoints []string) (endpoint, base string) {
+	trimmed := strings.TrimRight(u, "/")
+	for _, e := range endpoints {
+		parts := []string{e}
+		if i := strings.IndexByte(e[1:], '/'); i >= 0 {
+			parts = append(parts, e[:i+1])
+		}
+		for _, p := range parts {
+			if strings.HasSuffix(trimmed, p) {
+				return e, strings.TrimSuffix(trimmed, p)
+			}
+		}
+	}
+	return "", ""
+}
+
+// unitSlip says when a latency is far more likely in another unit than the one its
+// name says: a first token after 500 "seconds" (milliseconds meant), a token every 0.05
+// "milliseconds" (seconds meant). "" when it is plausible in its unit, and for figures
+// other than the request latencies, whose plausible ranges are wide.
+func unitSlip(name, unit string, v float64) string {
+	fig := strings.TrimPrefix(name, "result.")
+	first := strings.HasPrefix(fig, "ttft") || strings.HasPrefix(fig, "ttfo")
+	perToken := strings.HasPrefix(fig, "tpot") || strings.HasPrefix(fig, "itl")
+	switch {
+	case unit == "s" && (first && v >= 100 || strings.HasPrefix(fig, "e2e") && v >= 1000):
+		return fmt.Sprintf("%s is in seconds: %g s is %s. Did you mean %g (%g ms)?", name, v, longSpan(v), v/1000, v)
+	case unit == "ms" && perToken && v > 0 && v < 0.1:
+		return fmt.Sprintf("%s is in milliseconds: %g ms is %g µs a token. Did you mean %g (%g s)?", name, v, v*1000, v*1000, v)
+	}
+	return ""
+}
+
+func longSpan(s float64) string {
+	if s >= 3600 {
+		return fmt.Sprintf("%.1f hours", s/3600)
+	}
+	return fmt.Sprintf("%.1f minutes", s/60)
+}
+
+// conditionUnitSlips warns of each comparison in a condition between a result figure
+// and a number that is implausible in the figure's unit (result.ttft_p99_s < 800).
+func conditionUnitSlips(expr hcl.Expression) hcl.Diagnostics {
+	units := map[string]string{}
+	for _, f := range ledger.ResultFields {
+		units[f.Name] = f.Unit
+	}
+	var diags hcl.Diagnostics
+	hclsyntax.VisitAll(expr.(hclsyntax.Node), func(n hclsyntax.Node) hcl.Diagnostics {
+		op, ok := n.(*hclsyntax.BinaryOpExpr)
+		if !ok {
+			return nil
+		}
+		for _, pair := range [][2]hclsyntax.Expression{{op.LHS, op.RHS}, {op.RHS, op.LHS}} {
+			ref, ok := pair[0].(*hclsyntax.ScopeTraversalExpr)
+			lit, isLit := pair[1].(*hclsyntax.LiteralValueExpr)
+			if !ok || !isLit || ref.Traversal.RootName() != "result" || lit.Val.Type() != cty.Number || !lit.Val.IsKnown() {
+				continue
+			}
+			name := attrStep(ref.Traversal, 1)
+			v, _ := lit.Val.AsBigFloat().Float64()
+			if msg := unitSlip("result."+name, units[name], v); msg != "" {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagWarning, Summary: "Number in the wrong unit?", Detail: msg, Subject: lit.Range().Ptr()})
+			}
+		}
+		return nil
+	})
+	return diags
 }

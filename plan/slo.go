@@ -106,6 +106,13 @@ func (l *loader) decodeSLO(w *Workload, b *hcl.Block, ctx *hcl.EvalContext) {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid SLO limit", "%s is a limit above 0, not %g.", lim.name, f)
 			continue
 		}
+		unit := "s"
+		if lim.unit == time.Millisecond {
+			unit = "ms"
+		}
+		if msg := unitSlip(lim.name, unit, f); msg != "" {
+			l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Number in the wrong unit?", Detail: msg, Subject: a.Expr.Range().Ptr()}})
+		}
 		if w.sloAt == nil {
 			w.sloAt = map[string]hcl.Range{}
 		}

@@ -362,6 +362,11 @@ func (l *loader) decodeFidelityTolerance(w *Workload, ft *hcl.Attribute, ctx *hc
 				"fidelity_tolerance_pct is the %% the delivered load may fall below the asked load, above 0 and below 100, not %g.", pct)
 		}
 		w.FidelityTolerance = pct / 100
+		if pct > 0 && pct < 1 {
+			l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Tolerance below 1%",
+				Detail:  fmt.Sprintf("fidelity_tolerance_pct is in percent: %g allows %g%% below the asked load. For %g%%, write %g.", pct, pct, pct*100, pct*100),
+				Subject: ft.Expr.Range().Ptr()}})
+		}
 	}
 }
 

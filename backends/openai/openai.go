@@ -59,6 +59,7 @@ var standardFields = map[string]bool{
 var Kind = backends.Kind{
 	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions", "responses", backends.EmbeddingsAPI},
 	Reasoning: []string{"reasoning_effort"}, ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
+	Endpoints: []string{"/chat/completions", "/completions", "/responses", "/embeddings"}, BasePath: "/v1",
 	New: backends.Constructor(New),
 }
 

@@ -4,6 +4,12 @@ backend "ollama" "local" {
   url        = "localhost:11434" # ERROR: Invalid backend URL ~ did you mean "http://localhost:11434"?
   keep_alive = "10 min" # ERROR: Invalid keep_alive ~ Did you mean "10m"?
 }
+backend "ollama" "api" {
+  url = "http://127.0.0.1:11434/api" # ERROR: Backend URL names an endpoint ~ Did you mean "http://127.0.0.1:11434"?
+}
+backend "openai" "endpoint" {
+  url = "http://127.0.0.1:8000/v1/chat/completions" # ERROR: Backend URL names an endpoint ~ Did you mean "http://127.0.0.1:8000/v1"?
+}
 backend "openai" "twice" {
   url = "http://http://gpu2.lab:8000/v1" # ERROR: Invalid backend URL ~ did you mean "http://gpu2.lab:8000/v1"?
 }
@@ -36,7 +42,7 @@ dataset "t" {
 }
 matrix "m" {
   model    = ["a"]
-  tool     = [backend.ollama.local, backend.openai.twice]
+  tool     = [backend.ollama.local, backend.openai.twice, backend.ollama.api, backend.openai.endpoint]
   hardware = [hardware.gpu1, hardware.gpu2]
   workload = [workload.think, workload.prompt, workload.ramp]
 }
