@@ -53,9 +53,9 @@ func hostProblem(h string) string {
 	if strings.Contains(h, "://") {
 		fix := ""
 		if u, err := url.Parse(h); err == nil && u.Host != "" {
-			fix = fmt.Sprintf(" Did you mean host = %q? The scheme and path go in the backend's url (or the matrix's url expression).", u.Host)
+			fix = fmt.Sprintf(" Did you mean host = %q? The scheme and path go in the backend's url.", u.Host)
 		}
-		return fmt.Sprintf("host is a host name or address such as \"gpu1.lab\", not a URL: %q would make the cells' URLs http://%s….%s", h, h, fix)
+		return fmt.Sprintf("host is a host name or address such as \"gpu1.lab\", not a URL (%q).%s", h, fix)
 	}
 	if h == "" || strings.ContainsAny(h, "/ \t?#@") {
 		return fmt.Sprintf("host is a host name or address such as \"gpu1.lab\" (a port may follow: \"gpu1.lab:11434\"), not %q.", h)

@@ -508,7 +508,9 @@ func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
 	if d := p.noCells(); d != nil {
 		return nil, d
 	}
-	return p.expandCells()
+	cells, diags := p.expandCells()
+	hideSensitive(diags, p.Variables)
+	return cells, diags
 }
 
 // expandCells is Cells without the check for a plan that declares none, for a plan

@@ -148,8 +148,10 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		// expanded here: their per-cell mistakes are reported in this run too.
 		_, more := l.p.expandCells()
 		l.add(more)
+		hideSensitive(l.diags, l.p.Variables)
 		return nil, dropCascades(l.diags, l.p.Files)
 	}
+	hideSensitive(l.diags, l.p.Variables)
 	return l.p, dropCascades(l.diags, l.p.Files)
 }
 

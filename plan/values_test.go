@@ -41,3 +41,30 @@ matrix "m" {
 		}
 	}
 }
+
+// TestSensitiveValuesHidden: a sensitive variable's value is never printed in a message.
+func TestSensitiveValuesHidden(t *testing.T) {
+	src := `
+variable "gw" {
+  default   = "http://secret-host.internal"
+  sensitive = true
+}
+backend "ollama" "o" {}
+hardware "h" { host = var.gw }
+workload "w" {}
+matrix "m" {
+  model    = ["a"]
+  tool     = [backend.ollama.o]
+  hardware = [hardware.h]
+  workload = [workload.w]
+}
+`
+	_, diags := LoadFiles(".", map[string][]byte{"p.hcl": []byte(src)}, LoadOptions{Getenv: noEnv})
+	out := renderDiags(nil, diags)
+	if !strings.Contains(out, "var.gw is sensitive (not shown)") {
+		t.Errorf("no sensitive note:\n%s", out)
+	}
+	if strings.Contains(out, "secret-host") {
+		t.Errorf("the sensitive value is printed:\n%s", out)
+	}
+}
