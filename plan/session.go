@@ -19,6 +19,8 @@ type Session struct {
 	// Sessions is the number of sessions of one run; 0 means one per concurrency slot.
 	Sessions  int
 	DeclRange hcl.Range
+	// sessionsAt is where sessions is set, for a level it cannot fill.
+	sessionsAt hcl.Range
 }
 
 var sessionSchema = &hcl.BodySchema{
@@ -63,6 +65,9 @@ func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes,
 	sa := content.Attributes
 	if t := sa["turns"]; t != nil && l.decode(t, ctx, &s.Turns) && s.Turns < 1 {
 		l.errorf(t.Expr.Range().Ptr(), "Invalid turns", "A session has at least 1 turn, not %d.", s.Turns)
+	}
+	if n := sa["sessions"]; n != nil {
+		s.sessionsAt = n.Expr.Range()
 	}
 	if n := sa["sessions"]; n != nil && l.decode(n, ctx, &s.Sessions) && s.Sessions < 1 {
 		l.errorf(n.Expr.Range().Ptr(), "Invalid sessions", "sessions is the number of sessions per run, at least 1 (leave it out for one per concurrency slot), not %d.", s.Sessions)

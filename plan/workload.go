@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
@@ -273,7 +274,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
 	l.decodeRamp(w, a, ctx)
-	l.checkMeaningful(w)
+	l.checkMeaningful(w, a)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
@@ -411,7 +412,7 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 // of the workload can give meaning to: a capacity search over a replay with one load (an
 // uncapped replay sends each trace row at its own time, so there is no load to search),
 // and an slo limit or goal on a figure the workload never has (figureNeeds).
-func (l *loader) checkMeaningful(w *Workload) {
+func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
 	if c := w.Capacity; c != nil && w.Replay != nil && len(w.Levels()) < 2 {
 		load := "an uncapped replay"
 		if len(w.Concurrency) == 1 && w.Concurrency[0] > 0 {
@@ -424,6 +425,42 @@ func (l *loader) checkMeaningful(w *Workload) {
 	}
 	l.checkSLOFigures(w)
 	l.checkGoalFigures(w)
+	l.checkMeasureFigures(w, a["measure"])
+	l.checkLevelsReachable(w, a)
+}
+
+// checkLevelsReachable refuses a closed-loop level that a run's requests (or a session
+// workload's sessions) cannot fill: with requests = 8, a level of 16 never has more
+// than 8 in flight, and its row would say 16.
+func (l *loader) checkLevelsReachable(w *Workload, a hcl.Attributes) {
+	if len(w.RequestRates) > 0 || w.Replay != nil || len(w.Concurrency) == 0 {
+		return
+	}
+	top := slices.Max(w.Concurrency)
+	switch {
+	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < top:
+		l.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than the concurrency",
+			"sessions = %d per run, but concurrency lists %d: at most %d sessions are ever in flight, and the row would say %d. List levels up to %d, or raise sessions.", w.Session.Sessions, top, w.Session.Sessions, top, w.Session.Sessions)
+	case w.Session == nil && w.Requests > 0 && w.Requests < top && a["requests"] != nil:
+		l.errorf(a["requests"].Expr.Range().Ptr(), "Fewer requests than the concurrency",
+			"requests = %d per run, but concurrency lists %d: a closed loop never has more requests in flight than it sends, and the row would say %d. List levels up to %d, or raise requests.", w.Requests, top, top, w.Requests)
+	}
+}
+
+// checkMeasureFigures refuses a measure the workload never has (ttft on an embeddings
+// workload), by the same table the slo and goal are held to.
+func (l *loader) checkMeasureFigures(w *Workload, m *hcl.Attribute) {
+	if m == nil {
+		return
+	}
+	for i, x := range w.Measure {
+		if x != "ttft" && x != "tpot" {
+			continue
+		}
+		if why, _ := w.lacks(x); why != "" {
+			l.errorf(elemRange(m.Expr, i), "Unmeasurable measure", "measure lists %s, which workload %q never has: %s.", x, w.Name, why)
+		}
+	}
 }
 
 // decodeWorkloadBlocks decodes the blocks inside a workload once its attributes are
