@@ -14,6 +14,13 @@ variable "host" { default = "http://gpu1.lab" }
 variable "grace" { default = "30" }
 locals { url = "localhost:${var.port}" }
 variable "port" { default = 8000 }
+variable "reps" {
+  default = 0
+  validation {
+    condition     = var.reps > 0
+    error_message = "At least 1."
+  }
+}
 backend "openai" "v" { url = local.url }
 hardware "h" { host = var.host }
 server "s" {
@@ -35,6 +42,7 @@ matrix "m" {
 		`var.host is "http://gpu1.lab"`,
 		`var.grace is "30"`,
 		`local.url is "localhost:8000"`,
+		`var.reps is 0`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("diagnostics do not show %s:\n%s", want, out)

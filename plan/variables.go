@@ -269,6 +269,8 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 			Summary:  "Invalid value for variable",
 			Detail:   fmt.Sprintf("%s\n\n(var.%s, checked by the validation at %s)", msg, v.Name, cond.Range),
 			Subject:  subject,
+			// The condition with the value it was given, so the message shows it.
+			Expression: cond.Expr, EvalContext: ctx,
 		}})
 		return false
 	}
