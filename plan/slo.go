@@ -161,13 +161,23 @@ func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
 	case w.SearchesRate() && len(w.Concurrency) != 1:
 		l.errorf(r, "Capacity search over two loads", "With request_rate the search is over the rate at one concurrency level (the cap on requests in flight); workload %q lists %d.", w.Name, len(w.Concurrency))
 	case w.SearchesRate() && !slices.IsSorted(w.RequestRates):
-		l.errorf(r, "Capacity search needs ascending levels", "The search bisects between the declared levels in order: list request_rate of workload %q from low to high.", w.Name)
+		l.errorf(w.levelAt("request_rate", descending(w.RequestRates)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list request_rate of workload %q from low to high.", b.DefRange, w.Name)
 	case !w.SearchesRate() && !slices.IsSorted(w.Concurrency):
-		l.errorf(r, "Capacity search needs ascending levels", "The search bisects between the declared levels in order: list concurrency of workload %q from low to high.", w.Name)
+		l.errorf(w.levelAt("concurrency", descending(w.Concurrency)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list concurrency of workload %q from low to high.", b.DefRange, w.Name)
 	case !w.SearchesRate() && c.Resolution != math.Trunc(c.Resolution):
 		l.errorf(r, "Invalid resolution", "Concurrency is searched in whole requests: resolution must be a whole number, not %g.", c.Resolution)
 	default:
 		return
 	}
 	w.Capacity = nil
+}
+
+// descending is the index of the first level lower than the one before it.
+func descending[T int | float64](xs []T) int {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] < xs[i-1] {
+			return i
+		}
+	}
+	return 0
 }

@@ -90,6 +90,18 @@ type Workload struct {
 	sloAt                 map[string]hcl.Range
 	// body is the block's body, where a misspelt argument or block would be.
 	body hcl.Range
+	// levelExprs are the concurrency and request_rate expressions, for errors about
+	// one of their levels.
+	levelExprs map[string]hcl.Expression
+}
+
+// levelAt is the range of level i of the concurrency or request_rate list (the whole
+// expression when it is not a literal list).
+func (w *Workload) levelAt(name string, i int) *hcl.Range {
+	if e := w.levelExprs[name]; e != nil {
+		return elemRange(e, i)
+	}
+	return w.DeclRange.Ptr()
 }
 
 // LoadLevel is one measured load level of a workload: a row of results.
@@ -234,6 +246,12 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.add(diags)
 	before := len(l.diags)
 	a := content.Attributes
+	w.levelExprs = map[string]hcl.Expression{}
+	for _, n := range []string{"concurrency", "request_rate"} {
+		if a[n] != nil {
+			w.levelExprs[n] = a[n].Expr
+		}
+	}
 
 	atLeast := func(name string, dst *int, min int) {
 		if l.decode(a[name], ctx, dst) && *dst < min {
