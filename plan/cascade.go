@@ -46,7 +46,10 @@ var (
 // dropCascades removes the errors one misspelt name in a nested block causes on correct
 // lines: a required argument "missing" beside its misspelling (target_attainment_pc), or
 // a check that finds no slo block beside a block "sloo". Only the misspelling is kept.
-func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File) hcl.Diagnostics {
+//
+// A syntax error inside a body counts as a misspelling of every name there: what the
+// parser could not read is absent, and its absence is no mistake of its own.
+func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File, syntax hcl.Diagnostics) hcl.Diagnostics {
 	type key struct {
 		name string
 		body hcl.Range
@@ -62,13 +65,24 @@ func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File) hcl.Diagnos
 			}
 		}
 	}
+	for _, d := range syntax {
+		if d.Subject == nil {
+			continue
+		}
+		if body, ok := enclosingBody(files, *d.Subject); ok {
+			typos[key{"*", body}] = true
+		}
+		if body, ok := bodyCutShort(files, *d.Subject); ok {
+			typos[key{"*", body}] = true
+		}
+	}
 	if len(typos) == 0 {
 		return diags
 	}
 	kept := diags[:0:0]
 	for _, d := range diags {
 		if m := missingArgument.FindStringSubmatch(d.Detail); d.Summary == "Missing required argument" && m != nil && d.Subject != nil {
-			if body, ok := enclosingBody(files, *d.Subject); ok && typos[key{m[1], body}] {
+			if body, ok := enclosingBody(files, *d.Subject); ok && (typos[key{m[1], body}] || typos[key{"*", body}]) {
 				continue
 			}
 		}
@@ -81,7 +95,7 @@ func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File) hcl.Diagnos
 				}
 				found := false
 				for _, n := range g.names {
-					found = found || ok && typos[key{n, body}]
+					found = found || ok && (typos[key{n, body}] || typos[key{"*", body}])
 				}
 				echo = echo && found
 			}
@@ -120,4 +134,34 @@ func enclosingBody(files map[string]*hcl.File, r hcl.Range) (hcl.Range, bool) {
 		}
 		found, ok, body = inner.SrcRange, true, inner
 	}
+}
+
+// bodyCutShort is the body a syntax error at r cut short: the parser keeps such a body
+// only up to the error, so it ends on r's line, before r.
+func bodyCutShort(files map[string]*hcl.File, r hcl.Range) (hcl.Range, bool) {
+	f := files[r.Filename]
+	if f == nil {
+		return hcl.Range{}, false
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return hcl.Range{}, false
+	}
+	var found hcl.Range
+	ok = false
+	var walk func(*hclsyntax.Body)
+	walk = func(b *hclsyntax.Body) {
+		for _, blk := range b.Blocks {
+			if blk.Body == nil {
+				continue
+			}
+			sr := blk.Body.SrcRange
+			if sr.End.Line == r.Start.Line && sr.Start.Byte <= r.Start.Byte && sr.End.Byte <= r.Start.Byte {
+				found, ok = sr, true
+			}
+			walk(blk.Body)
+		}
+	}
+	walk(body)
+	return found, ok
 }

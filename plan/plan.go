@@ -149,10 +149,10 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		_, more := l.p.expandCells()
 		l.add(more)
 		hideSensitive(l.diags, l.p.Variables)
-		return nil, dropCascades(l.diags, l.p.Files)
+		return nil, dropCascades(l.diags, l.p.Files, l.syntax)
 	}
 	hideSensitive(l.diags, l.p.Variables)
-	return l.p, dropCascades(l.diags, l.p.Files)
+	return l.p, dropCascades(l.diags, l.p.Files, l.syntax)
 }
 
 // loader carries the state of one Load: diagnostics accumulate on it so each decode
@@ -165,6 +165,8 @@ type loader struct {
 	parser *hclparse.Parser
 	// localValues are the evaluated locals, by name.
 	localValues map[string]cty.Value
+	// syntax are the files' parse errors.
+	syntax hcl.Diagnostics
 	// evaluated are the expressions with references evaluated so far, with their
 	// contexts, so a message about a value can show the values it was made from.
 	evaluated []evaluation
@@ -201,6 +203,11 @@ func (l *loader) load(srcs map[string][]byte) {
 		}
 		diags, broken := unterminated(diags)
 		l.add(diags)
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError && d.Summary != duplicateKeySummary {
+				l.syntax = append(l.syntax, d)
+			}
+		}
 		if f == nil {
 			continue
 		}

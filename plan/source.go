@@ -58,6 +58,8 @@ func encodingError(name string, src []byte) *hcl.Diagnostic {
 	}
 }
 
+const duplicateKeySummary = "Duplicate key"
+
 // duplicateKeys finds the map and object literals anywhere in body (attributes of every
 // block, nested values too) that give one key twice, as in a model mix
 // models = { a = 1, a = 2 }: HCL keeps the last silently, so the first is lost. Each
@@ -81,7 +83,7 @@ func duplicateKeys(body *hclsyntax.Body) hcl.Diagnostics {
 			if prev, dup := first[key]; dup {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
-					Summary:  "Duplicate key",
+					Summary:  duplicateKeySummary,
 					Detail:   fmt.Sprintf("The key %q is given twice in this map: first at %s:%d, again here. Only one value would be kept, silently; give each key once.", key, prev.Filename, prev.Start.Line),
 					Subject:  r.Ptr(),
 				})

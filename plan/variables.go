@@ -99,6 +99,9 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			l.errorf(b.DefRange.Ptr(), "No value for required variable",
 				"The variable %q has no default, so it needs a value: -var '%s=...', -var-file, or the environment variable %s%s.",
 				name, name, envVarPrefix, name)
+			if sb, ok := b.Body.(*hclsyntax.Body); ok { // a misspelt or unreadable default says it
+				premise(l.diags[len(l.diags)-1], sb.SrcRange, "default")
+			}
 			continue
 		}
 		v.Value = val
