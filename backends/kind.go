@@ -30,6 +30,9 @@ type Kind struct {
 	// ("/v1"); a url without it gets a warning.
 	Endpoints []string
 	BasePath  string
+	// ReservedFields are the request body fields the adapter sets itself, which
+	// extra_fields may not set (the plan refuses them before any request).
+	ReservedFields []string
 	// ServerLabel names the server software for the VRAM-gap explanation
 	// (gpu.GapContext.Server): "ollama" or "vllm".
 	ServerLabel string

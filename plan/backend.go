@@ -205,6 +205,12 @@ func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext,
 				l.errorf(a.Expr.Range().Ptr(), "Invalid extra_fields", "extra_fields is an object of request fields, such as { top_p = 0.9 }.")
 			} else if js, err := ctyjson.Marshal(v, v.Type()); err == nil {
 				_ = json.Unmarshal(js, &be.ExtraFields)
+				for _, k := range slices.Sorted(maps.Keys(be.ExtraFields)) {
+					if slices.Contains(rules.ReservedFields, k) {
+						l.errorf(keyRange(a.Expr, k), "Reserved request field",
+							"extra_fields may not set %q: planrun sets %s itself, from the cell and the workload (the model from model_id, the output length from max_tokens).", k, quoteList(rules.ReservedFields))
+					}
+				}
 			}
 		}
 	}

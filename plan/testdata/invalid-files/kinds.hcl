@@ -46,3 +46,10 @@ matrix "m" {
   hardware = [hardware.gpu1, hardware.gpu2]
   workload = [workload.think, workload.prompt, workload.ramp]
 }
+backend "openai" "extra" {
+  url          = "http://127.0.0.1:8000/v1"
+  extra_fields = {
+    top_p  = 0.9
+    stream = false # ERROR: Reserved request field ~ extra_fields may not set "stream"
+  }
+}
