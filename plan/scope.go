@@ -136,8 +136,12 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				if s == scopeGoal {
 					what = "A goal"
 				}
+				if hint := suggestion(name, ResultVariables); hint != "" { // the near name says it: no list of 90
+					bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
+					continue
+				}
 				bad(t, 1, "Unknown result value",
-					"%s can use result.%s; there is no %q.%s", what, strings.Join(ResultVariables, ", result."), name, suggestion(name, ResultVariables))
+					"%s can use result.%s; there is no %q.", what, strings.Join(ResultVariables, ", result."), name)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Capacity is a workload's `capacity` block: search for the highest load level whose
@@ -57,6 +58,9 @@ func (c *Capacity) Between(met, missed LoadLevel, byRate bool) (LoadLevel, bool)
 var sloSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "ttft_s"}, {Name: "tpot_ms"}, {Name: "itl_ms"}, {Name: "e2e_s"}},
 }
+
+// sloLimits are the names of the slo block's limits.
+var sloLimits = namesOf(sloSchema.Attributes, func(a hcl.AttributeSchema) string { return a.Name })
 
 var capacitySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "target_attainment_pct", Required: true}, {Name: "resolution"}},
@@ -119,8 +123,12 @@ func (l *loader) decodeSLO(w *Workload, b *hcl.Block, ctx *hcl.EvalContext) {
 		w.sloAt[lim.name] = a.NameRange
 		*lim.dst = time.Duration(f * float64(lim.unit))
 	}
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		w.sloBody = sb.SrcRange
+	}
 	if len(content.Attributes) == 0 {
 		l.errorf(b.DefRange.Ptr(), "Empty slo block", "An slo sets at least one limit: ttft_s, tpot_ms, itl_ms or e2e_s.")
+		premise(l.diags[len(l.diags)-1], w.sloBody, sloLimits...) // a misspelt limit says it
 	}
 }
 
@@ -156,6 +164,11 @@ func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
 	switch {
 	case !w.has("slo_attainment_pct"):
 		l.errorAbsent("slo", r, "Capacity search without an slo", "A capacity search measures SLO attainment: add an slo block to workload %q.", w.Name)
+		if w.sloBody != (hcl.Range{}) { // an slo block whose limits are misspelt or unreadable
+			d := l.diags[len(l.diags)-1]
+			d.Extra = nil
+			premise(d, w.sloBody, sloLimits...)
+		}
 	case w.Goal != nil:
 		l.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)
 	case w.SearchesRate() && len(w.Concurrency) != 1:

@@ -88,6 +88,7 @@ type Workload struct {
 	// set, for the reasons a figure cannot exist (figures.go).
 	streamAt, maxTokensAt hcl.Range
 	sloAt                 map[string]hcl.Range
+	sloBody               hcl.Range // the slo block's body, where its limits are
 	// body is the block's body, where a misspelt argument or block would be.
 	body hcl.Range
 	// levelExprs are the concurrency and request_rate expressions, for errors about

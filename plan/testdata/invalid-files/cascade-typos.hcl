@@ -38,6 +38,15 @@ workload "vectors" {
     inputs = [1, 8]
   }
 }
+workload "searched" {
+  concurrency = [1, 2, 4]
+  slo {
+    ttft = 1 # ERROR: Unsupported argument ~ Did you mean "ttft_s"?
+  }
+  capacity {
+    target_attainment_pct = 95
+  }
+}
 workload "embed" {
   embeddings {
     inputs = [1]
@@ -46,7 +55,7 @@ workload "embed" {
 matrix "gen" {
   model    = ["a"]
   tool     = [backend.openai.v]
-  workload = [workload.lengths, workload.open, workload.talk, workload.prefixed]
+  workload = [workload.lengths, workload.open, workload.talk, workload.prefixed, workload.searched]
 }
 matrix "emb" {
   model    = ["bge"]
