@@ -54,7 +54,7 @@ func (l *loader) decodeOutputBlock(b *hcl.Block, ctx *hcl.EvalContext) *Output {
 	}
 	o.Path = l.resolvePath(path)
 	if a := content.Attributes[ledger.OptionLanguage]; l.takesOption(k, a) && l.decode(a, ctx, &o.Language) && !contains(outputLanguages, o.Language) {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid language", "language is %s, not %q.", quoteList(outputLanguages), o.Language)
+		l.errorf(a.Expr.Range().Ptr(), "Invalid language", "language is %s, not %q.%s", quoteList(outputLanguages), o.Language, suggestion(o.Language, outputLanguages))
 	}
 	l.decodePercentiles(o, k, content.Attributes[ledger.OptionPercentiles], ctx)
 	for _, prev := range l.p.Outputs {
