@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/internal/suggest"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -214,6 +215,7 @@ func (l *loader) load(srcs map[string][]byte) {
 		l.p.Files[n] = f
 		content, diags := f.Body.Content(rootSchema)
 		l.add(beforeLine(diags, broken))
+		l.declareMisspelt(f)
 		for _, b := range content.Blocks {
 			if broken > 0 && bodyEnd(b) >= broken {
 				continue // swallowed by the unterminated string: anything said about it is noise
@@ -298,6 +300,45 @@ func (p *Plan) noCells() hcl.Diagnostics {
 	}}
 }
 
+// declareMisspelt declares the names of top-level blocks whose type is misspelt
+// (worklaod "w"), under the type meant, without decoding them: references to them are
+// then known but unknown in value, so the misspelt type is the one error, not also
+// every reference to workload.w.
+func (l *loader) declareMisspelt(f *hcl.File) {
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return
+	}
+	var types []string
+	for _, s := range rootSchema.Blocks {
+		types = append(types, s.Type)
+	}
+	for _, b := range body.Blocks {
+		if contains(types, b.Type) || len(b.Labels) == 0 {
+			continue
+		}
+		switch suggest.Nearest(b.Type, types) {
+		case "variable":
+			l.names.vars[b.Labels[0]] = true
+		case "workload":
+			l.names.workloads[b.Labels[0]] = true
+		case "hardware":
+			l.names.hardware[b.Labels[0]] = true
+		case "server":
+			l.names.servers[b.Labels[0]] = true
+		case "dataset":
+			l.names.datasets[b.Labels[0]] = true
+		case "backend":
+			if len(b.Labels) == 2 {
+				if l.names.backends[b.Labels[0]] == nil {
+					l.names.backends[b.Labels[0]] = map[string]bool{}
+				}
+				l.names.backends[b.Labels[0]][b.Labels[1]] = true
+			}
+		}
+	}
+}
+
 // declare records every declared name and reports duplicates and malformed labels.
 func (l *loader) declare(blocks blocksByType) {
 	first := map[string]*hcl.Block{}
@@ -326,6 +367,12 @@ func (l *loader) declare(blocks blocksByType) {
 				if _, ok := backends.LookupKind(b.Labels[0]); !ok {
 					l.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
 						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
+					// Its references (backend.olama.o) are known but undecoded: the
+					// misspelt kind is the one mistake, not every place that names it.
+					if l.names.backends[b.Labels[0]] == nil {
+						l.names.backends[b.Labels[0]] = map[string]bool{}
+					}
+					l.names.backends[b.Labels[0]][b.Labels[1]] = true
 					continue
 				}
 				l.names.backends[b.Labels[0]][b.Labels[1]] = true
