@@ -76,3 +76,16 @@ matrix "m" {
 		t.Errorf("the sensitive value is printed:\n%s", out)
 	}
 }
+
+// TestListVarWithoutBrackets: -var levels=1,2 for a list says how a list is written.
+func TestListVarWithoutBrackets(t *testing.T) {
+	src := `variable "levels" {
+  type    = list(number)
+  default = [1]
+}
+`
+	_, diags := LoadFiles(".", map[string][]byte{"p.hcl": []byte(src)}, LoadOptions{Getenv: noEnv, Vars: []string{"levels=1,2"}})
+	if !diags.HasErrors() || !strings.Contains(diags[0].Detail, `did you mean "[1,2]"?`) {
+		t.Errorf("diagnostics: %v", diags)
+	}
+}

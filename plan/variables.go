@@ -182,7 +182,11 @@ func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
 		}
 		expr, diags := hclsyntax.ParseExpression([]byte(raw.str), raw.source, hcl.InitialPos)
 		if diags.HasErrors() {
-			l.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.", raw.source, raw.str, typeexpr.TypeString(v.Type))
+			hint := ""
+			if (v.Type.IsListType() || v.Type.IsSetType() || v.Type.IsTupleType()) && !strings.HasPrefix(strings.TrimSpace(raw.str), "[") {
+				hint = fmt.Sprintf(" A list is written in brackets: did you mean %q?", "["+raw.str+"]")
+			}
+			l.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.%s", raw.source, raw.str, typeexpr.TypeString(v.Type), hint)
 			return cty.DynamicVal
 		}
 		raw.expr = expr
