@@ -24,6 +24,15 @@ type Kind struct {
 	// Reasoning are the workload reasoning controls this kind sends ("reasoning_effort",
 	// "think"); a workload setting another gets a warning and a row note.
 	Reasoning []string
+	// Endpoints are the paths the adapter appends to the base URL: a plan's url that
+	// already ends in one (or in its first part, Ollama's "/api") names an endpoint, not
+	// the base, and the plan says so. BasePath is the path the kind's servers serve under
+	// ("/v1"); a url without it gets a warning.
+	Endpoints []string
+	BasePath  string
+	// ReservedFields are the request body fields the adapter sets itself, which
+	// extra_fields may not set (the plan refuses them before any request).
+	ReservedFields []string
 	// ServerLabel names the server software for the VRAM-gap explanation
 	// (gpu.GapContext.Server): "ollama" or "vllm".
 	ServerLabel string

@@ -134,9 +134,17 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	if a := attrs["url"]; !isNull(a, ctx) {
 		if l.decode(a, ctx, &be.URL) {
 			if u, ok := httpURL(be.URL); !ok {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.", be.URL)
+				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.%s", be.URL, urlSuggestion(be.URL))
 			} else if u.User != nil {
 				l.errorf(a.Expr.Range().Ptr(), "Literal API key in plan", "The URL carries credentials. %s", literalKeyDetail)
+			} else if e, base := endpointInURL(be.URL, rules.Endpoints); e != "" {
+				l.errorf(a.Expr.Range().Ptr(), "Backend URL names an endpoint",
+					"url is the server's base URL: planrun adds %s itself, so %q would send to %s%s. Did you mean %q?", e, be.URL, strings.TrimRight(be.URL, "/"), e, base)
+			} else if p := strings.TrimRight(u.Path, "/"); rules.BasePath != "" && !strings.HasSuffix(p, rules.BasePath) {
+				l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Backend URL without " + rules.BasePath,
+					Detail: fmt.Sprintf("%s backend's url is the base its OpenAI API is served under, which ends in %s on vLLM, SGLang, llama.cpp and Ollama; %q does not. Did you mean %q?",
+						upperFirst(article(kind)), rules.BasePath, be.URL, strings.TrimRight(be.URL, "/")+rules.BasePath),
+					Subject: a.Expr.Range().Ptr()}})
 			}
 			be.URL = strings.TrimRight(be.URL, "/")
 		}
@@ -152,6 +160,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	be.API = rules.APIs[0]
 	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !slices.Contains(rules.APIs, be.API) {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "A %s backend's api is %s, not %q.%s", kind, quoteList(rules.APIs), be.API, suggestion(be.API, rules.APIs))
+		be.API = "" // unknown: the checks of what a cell's endpoint takes skip it
 	}
 
 	be.APIKeyEnv = rules.DefaultKeyEnv
@@ -196,6 +205,12 @@ func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext,
 				l.errorf(a.Expr.Range().Ptr(), "Invalid extra_fields", "extra_fields is an object of request fields, such as { top_p = 0.9 }.")
 			} else if js, err := ctyjson.Marshal(v, v.Type()); err == nil {
 				_ = json.Unmarshal(js, &be.ExtraFields)
+				for _, k := range slices.Sorted(maps.Keys(be.ExtraFields)) {
+					if slices.Contains(rules.ReservedFields, k) {
+						l.errorf(keyRange(a.Expr, k), "Reserved request field",
+							"extra_fields may not set %q: planrun sets %s itself, from the cell and the workload (the model from model_id, the output length from max_tokens).", k, quoteList(rules.ReservedFields))
+					}
+				}
 			}
 		}
 	}
@@ -213,7 +228,7 @@ func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext,
 			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "keep_alive is Ollama's setting; a %s backend does not take it.", kind)
 		} else if l.decode(a, ctx, &be.KeepAlive) {
 			if _, err := time.ParseDuration(be.KeepAlive); err != nil && be.KeepAlive != "-1" && be.KeepAlive != "0" {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.", be.KeepAlive)
+				l.errorf(a.Expr.Range().Ptr(), "Invalid keep_alive", "keep_alive is a duration such as \"5m\", or \"-1\" to keep the model loaded, not %q.%s", be.KeepAlive, durationSuggestion(be.KeepAlive))
 			}
 		}
 	}
@@ -275,7 +290,7 @@ func (l *loader) duration(a *hcl.Attribute, ctx *hcl.EvalContext, dst *time.Dura
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid duration", "%s is a duration such as \"30s\" or \"2m\", not %q.", a.Name, s)
+		l.errorf(a.Expr.Range().Ptr(), "Invalid duration", "%s is a duration such as \"30s\" or \"2m\", not %q.%s", a.Name, s, durationSuggestion(s))
 		return false
 	}
 	*dst = d

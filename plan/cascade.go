@@ -8,14 +8,34 @@ import (
 )
 
 // absent marks a diagnostic whose premise is that a block body lacks an argument or
-// block named name ("Capacity search without an slo"). When the same body has a
-// misspelling of that name, the misspelling is the one mistake and this one its echo.
-type absent struct{ name string }
+// block ("Capacity search without an slo", a goal on send lag in a workload without
+// request_rate). When the body has a misspelling of such a name, the misspelling is the
+// one mistake and this one its echo. Each group is satisfied by a misspelling of any of
+// its names; the diagnostic is dropped when every group is.
+type absent struct{ groups []absentGroup }
+
+type absentGroup struct {
+	names []string
+	// body is the block body the names would be in; zero: the innermost body holding
+	// the diagnostic's subject.
+	body hcl.Range
+}
 
 // errorAbsent is errorf for a check whose premise is that the body lacks name.
 func (l *loader) errorAbsent(name string, subject *hcl.Range, summary, format string, args ...any) {
 	l.errorf(subject, summary, format, args...)
-	l.diags[len(l.diags)-1].Extra = absent{name}
+	premise(l.diags[len(l.diags)-1], hcl.Range{}, name)
+}
+
+// premise records on d that it holds only if body (zero: the subject's) lacks all of
+// names; no names records nothing.
+func premise(d *hcl.Diagnostic, body hcl.Range, names ...string) {
+	if len(names) == 0 {
+		return
+	}
+	a, _ := d.Extra.(absent)
+	a.groups = append(a.groups, absentGroup{names, body})
+	d.Extra = a
 }
 
 var (
@@ -26,7 +46,10 @@ var (
 // dropCascades removes the errors one misspelt name in a nested block causes on correct
 // lines: a required argument "missing" beside its misspelling (target_attainment_pc), or
 // a check that finds no slo block beside a block "sloo". Only the misspelling is kept.
-func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File) hcl.Diagnostics {
+//
+// A syntax error inside a body counts as a misspelling of every name there: what the
+// parser could not read is absent, and its absence is no mistake of its own.
+func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File, syntax hcl.Diagnostics) hcl.Diagnostics {
 	type key struct {
 		name string
 		body hcl.Range
@@ -42,19 +65,41 @@ func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File) hcl.Diagnos
 			}
 		}
 	}
+	for _, d := range syntax {
+		if d.Subject == nil {
+			continue
+		}
+		if body, ok := enclosingBody(files, *d.Subject); ok {
+			typos[key{"*", body}] = true
+		}
+		if body, ok := bodyCutShort(files, *d.Subject); ok {
+			typos[key{"*", body}] = true
+		}
+	}
 	if len(typos) == 0 {
 		return diags
 	}
 	kept := diags[:0:0]
 	for _, d := range diags {
-		name := ""
-		if m := missingArgument.FindStringSubmatch(d.Detail); d.Summary == "Missing required argument" && m != nil {
-			name = m[1]
-		} else if a, ok := d.Extra.(absent); ok {
-			name = a.name
+		if m := missingArgument.FindStringSubmatch(d.Detail); d.Summary == "Missing required argument" && m != nil && d.Subject != nil {
+			if body, ok := enclosingBody(files, *d.Subject); ok && (typos[key{m[1], body}] || typos[key{"*", body}]) {
+				continue
+			}
 		}
-		if name != "" && d.Subject != nil {
-			if body, ok := enclosingBody(files, *d.Subject); ok && typos[key{name, body}] {
+		if a, ok := d.Extra.(absent); ok && d.Subject != nil && len(a.groups) > 0 {
+			echo := true
+			for _, g := range a.groups {
+				body, ok := g.body, true
+				if body == (hcl.Range{}) {
+					body, ok = enclosingBody(files, *d.Subject)
+				}
+				found := false
+				for _, n := range g.names {
+					found = found || ok && (typos[key{n, body}] || typos[key{"*", body}])
+				}
+				echo = echo && found
+			}
+			if echo {
 				continue
 			}
 		}
@@ -89,4 +134,34 @@ func enclosingBody(files map[string]*hcl.File, r hcl.Range) (hcl.Range, bool) {
 		}
 		found, ok, body = inner.SrcRange, true, inner
 	}
+}
+
+// bodyCutShort is the body a syntax error at r cut short: the parser keeps such a body
+// only up to the error, so it ends on r's line, before r.
+func bodyCutShort(files map[string]*hcl.File, r hcl.Range) (hcl.Range, bool) {
+	f := files[r.Filename]
+	if f == nil {
+		return hcl.Range{}, false
+	}
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return hcl.Range{}, false
+	}
+	var found hcl.Range
+	ok = false
+	var walk func(*hclsyntax.Body)
+	walk = func(b *hclsyntax.Body) {
+		for _, blk := range b.Blocks {
+			if blk.Body == nil {
+				continue
+			}
+			sr := blk.Body.SrcRange
+			if sr.End.Line == r.Start.Line && sr.Start.Byte <= r.Start.Byte && sr.End.Byte <= r.Start.Byte {
+				found, ok = sr, true
+			}
+			walk(blk.Body)
+		}
+	}
+	walk(body)
+	return found, ok
 }

@@ -63,9 +63,10 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 			quoteList(dataset.Formats), d.Spec.Format, suggestion(d.Spec.Format, dataset.Formats))
 	}
 	if p := a["path"]; p != nil && l.decode(p, ctx, &d.Spec.Path) {
+		given := d.Spec.Path
 		d.Spec.Path = l.resolvePath(d.Spec.Path)
 		if info, err := os.Stat(d.Spec.Path); err != nil {
-			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).", err)
+			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(given, l.p.Dir))
 		} else if info.IsDir() {
 			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s is a directory; path names the dataset's file (relative paths are from the plan's directory).", d.Spec.Path)
 		}

@@ -135,6 +135,9 @@ func writeValues(w io.Writer, d *hcl.Diagnostic, width int) {
 
 // describeValue is "is null", `is "a"`, "is a number, unknown here" or "is a list of 3 strings".
 func describeValue(v cty.Value) string {
+	if v.ContainsMarked() {
+		return "is sensitive (not shown)"
+	}
 	switch {
 	case v.IsNull():
 		return "is null"

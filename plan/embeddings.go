@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
@@ -54,27 +56,84 @@ func (l *loader) decodeEmbeddings(w *Workload, blocks hcl.Blocks, a hcl.Attribut
 // backend serves nothing else.
 func checkEmbeddingsBackends(cells []*Cell) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, c := range cells {
-		if c.Backend == nil {
-			continue
-		}
-		embed := c.Backend.API == backends.EmbeddingsAPI
-		switch {
-		case c.Workload.Embeddings != nil && !embed:
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError, Summary: "Embeddings workload on a generation endpoint",
-				Detail: fmt.Sprintf("Workload %q has an embeddings block, but backend %s uses api = %q (cell %s). Give the backend api = \"embeddings\" (an openai or ollama backend), or exclude the pair in the matrix.",
-					c.Workload.Name, c.Backend.Addr, c.Backend.API, c.ID),
-				Subject: c.Workload.Embeddings.DeclRange.Ptr(),
-			})
-		case c.Workload.Embeddings == nil && embed:
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError, Summary: "Generation workload on an embeddings endpoint",
-				Detail: fmt.Sprintf("Backend %s uses api = \"embeddings\", which generates nothing, but workload %q has no embeddings block (cell %s). Add an embeddings block to the workload, or exclude the pair in the matrix.",
-					c.Backend.Addr, c.Workload.Name, c.ID),
-				Subject: c.Workload.DeclRange.Ptr(),
-			})
-		}
+	for _, g := range cellsByWorkload(cells, func(c *Cell) bool {
+		return c.Backend != nil && c.Backend.API != "" && c.Workload.Embeddings != nil && c.Backend.API != backends.EmbeddingsAPI
+	}) {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError, Summary: "Embeddings workload on a generation endpoint",
+			Detail: fmt.Sprintf("Workload %q has an embeddings block, but %s (cells %s). Give each backend api = \"embeddings\" (an openai or ollama backend), or exclude the pair in the matrix.",
+				g.w.Name, g.backendsAPI(), g.cellList()),
+			Subject: g.w.Embeddings.DeclRange.Ptr(),
+		})
+	}
+	for _, g := range cellsByWorkload(cells, func(c *Cell) bool {
+		return c.Backend != nil && c.Workload.Embeddings == nil && c.Backend.API == backends.EmbeddingsAPI
+	}) {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError, Summary: "Generation workload on an embeddings endpoint",
+			Detail: fmt.Sprintf("%s, which generates nothing, but workload %q has no embeddings block (cells %s). Add an embeddings block to the workload, or exclude the pair in the matrix.",
+				upperFirst(g.backendsAPI()), g.w.Name, g.cellList()),
+			Subject: g.w.DeclRange.Ptr(),
+		})
+		premise(diags[len(diags)-1], g.w.body, "embeddings") // a misspelt embeddings block says it
 	}
 	return diags
+}
+
+// workloadCells are the cells of one workload that a check picked, and their backends,
+// so one diagnostic on the workload names every backend it applies to.
+type workloadCells struct {
+	w        *Workload
+	backends []*Backend
+	ids      []string
+}
+
+// cellsByWorkload groups the picked cells by workload, in cell order.
+func cellsByWorkload(cells []*Cell, pick func(*Cell) bool) []*workloadCells {
+	var out []*workloadCells
+	by := map[*Workload]*workloadCells{}
+	for _, c := range cells {
+		if !pick(c) {
+			continue
+		}
+		g := by[c.Workload]
+		if g == nil {
+			g = &workloadCells{w: c.Workload}
+			by[c.Workload] = g
+			out = append(out, g)
+		}
+		if !slices.Contains(g.backends, c.Backend) {
+			g.backends = append(g.backends, c.Backend)
+		}
+		g.ids = append(g.ids, c.ID)
+	}
+	return out
+}
+
+// backendsAPI is "backend openai.v uses api = \"chat\"", or the same for several.
+func (g *workloadCells) backendsAPI() string {
+	var parts []string
+	for _, b := range g.backends {
+		parts = append(parts, fmt.Sprintf("%s uses api = %q", b.Addr, b.API))
+	}
+	word := "backend "
+	if len(parts) > 1 {
+		word = "backends "
+	}
+	return word + strings.Join(parts, ", ")
+}
+
+// cellList names up to three cells, and how many more.
+func (g *workloadCells) cellList() string {
+	if len(g.ids) <= 3 {
+		return strings.Join(g.ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(g.ids[:3], ", "), len(g.ids)-3)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/ledger"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -84,6 +85,9 @@ func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s sco
 	}
 	child := ctx.NewChild()
 	child.Variables = map[string]cty.Value{"result": cty.ObjectVal(result)}
+	if _, ok := expr.(hclsyntax.Node); ok {
+		l.add(conditionUnitSlips(expr))
+	}
 	v, diags := expr.Value(child)
 	if !diags.HasErrors() {
 		// Unknown strings convert to anything; a sample row catches result.model > 3.

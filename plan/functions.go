@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -97,7 +98,7 @@ func fileFunc(dir string) function.Function {
 			}
 			b, err := os.ReadFile(p)
 			if err != nil {
-				return cty.NilVal, function.NewArgError(0, err)
+				return cty.NilVal, function.NewArgError(0, fmt.Errorf("%w (relative paths are from the plan's directory).%s", err, pathSuggestion(args[0].AsString(), dir)))
 			}
 			return cty.StringVal(string(b)), nil
 		},

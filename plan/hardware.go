@@ -148,7 +148,11 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 	}
 	l.decode(a["driver"], ctx, &h.Driver)
 	l.decode(a["cuda"], ctx, &h.CUDA)
-	l.decode(a["host"], ctx, &h.Host)
+	if l.decode(a["host"], ctx, &h.Host) {
+		if why := hostProblem(h.Host); why != "" {
+			l.errorf(a["host"].Expr.Range().Ptr(), "Invalid host", "%s", why)
+		}
+	}
 	l.decode(a["notes"], ctx, &h.Notes)
 	seen := map[string]*hcl.Block{}
 	for _, sb := range content.Blocks {
@@ -207,7 +211,7 @@ func (l *loader) decodeTelemetryBlock(b *hcl.Block, ctx *hcl.EvalContext, t *Tel
 	l.add(diags)
 	if a := content.Attributes["dcgm"]; a != nil && l.decode(a, ctx, &t.DCGM) {
 		if _, ok := httpURL(t.DCGM); !ok {
-			l.errorf(a.Expr.Range().Ptr(), "Invalid dcgm URL", "dcgm is a DCGM exporter's metrics URL such as \"http://HOST:9400/metrics\", not %q.", t.DCGM)
+			l.errorf(a.Expr.Range().Ptr(), "Invalid dcgm URL", "dcgm is a DCGM exporter's metrics URL such as \"http://HOST:9400/metrics\", not %q.%s", t.DCGM, urlSuggestion(t.DCGM))
 		}
 	}
 }

@@ -161,6 +161,10 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 		l.p.failedMatrices = append(l.p.failedMatrices, name)
 		return nil
 	}
+	if !l.checkSize(m) {
+		l.p.failedMatrices = append(l.p.failedMatrices, name)
+		return nil
+	}
 	if !diags.HasErrors() && len(m.includes) == 0 && m.countCells() == 0 {
 		var lines []string
 		for _, r := range m.excludeRanges {
@@ -504,7 +508,9 @@ func (p *Plan) Cells() ([]*Cell, hcl.Diagnostics) {
 	if d := p.noCells(); d != nil {
 		return nil, d
 	}
-	return p.expandCells()
+	cells, diags := p.expandCells()
+	hideSensitive(diags, p.Variables)
+	return cells, diags
 }
 
 // expandCells is Cells without the check for a plan that declares none, for a plan
@@ -549,8 +555,10 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	addDiags(checkSessionBackends(cells))
 	addDiags(checkReasoningBackends(cells))
 	addDiags(checkEmbeddingsBackends(cells))
+	addDiags(checkServerCommands(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
+		addDiags(e.checkFigures(cells))
 	}
 	if len(p.failedMatrices) == 0 {
 		for _, r := range p.References {
@@ -561,14 +569,17 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 }
 
 func (m *Matrix) expand(p *Plan, addDiags func(hcl.Diagnostics)) []*Cell {
-	n := len(m.Models) * len(m.Quantizations) * len(m.Tools) * len(m.Hardware) * len(m.Workloads)
+	n := m.combinations()
 	cells := make([]*Cell, 0, n+len(m.includes))
-	byID := make(map[string]*Cell, n)
+	// Only an include needs the cells by id: a large matrix without one skips the map.
+	byID := map[string]*Cell{}
 	m.combos(func(model, q string, t *Backend, h *Hardware, w *Workload) {
 		c := m.cell(model, q, t, h, w)
 		m.evalCell(p, c, m.ModelID, m.Server, m.Notes, addDiags)
 		cells = append(cells, c)
-		byID[c.ID] = c
+		if len(m.includes) > 0 {
+			byID[c.ID] = c
+		}
 	})
 	for _, in := range m.includes {
 		c := m.cell(in.model, in.quantization, in.tool, in.hardware, in.workload)
@@ -693,7 +704,7 @@ func (m *Matrix) evalCell(p *Plan, c *Cell, modelID, server, notes hcl.Expressio
 		str(m.URL, &u, "url")
 		if _, ok := httpURL(u); !ok {
 			addDiags(hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid url",
-				Detail: fmt.Sprintf("url gives cell %s the backend URL %q, which is not an http:// URL.", c.ID, u), Subject: m.URL.Range().Ptr()}})
+				Detail: fmt.Sprintf("url gives cell %s the backend URL %q, which is not an http:// URL.%s", c.ID, u, urlSuggestion(u)), Subject: m.URL.Range().Ptr(), Expression: m.URL, EvalContext: ctx}})
 		}
 		be := *c.Backend // the cell's own copy: other cells keep theirs
 		be.URL = u

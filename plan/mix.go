@@ -2,6 +2,7 @@ package plan
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 )
@@ -28,6 +29,10 @@ func (l *loader) decodeModelMix(w *Workload, a *hcl.Attribute, ctx *hcl.EvalCont
 	}
 	total := 0.0
 	for name, wt := range m {
+		if strings.TrimSpace(name) == "" {
+			l.errorf(keyRange(a.Expr, name), "Invalid models", "A model name of the mix is empty: each key is the name the server knows a model or adapter by.")
+			return
+		}
 		if wt < 0 {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid models", "The weight of %q is %g: weights are shares of the requests, 0 or more.", name, wt)
 			return

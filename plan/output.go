@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,10 +46,15 @@ func (l *loader) decodeOutputBlock(b *hcl.Block, ctx *hcl.EvalContext) *Output {
 	l.add(diags)
 	before := len(l.diags)
 	path := k.DefaultPath
-	l.decode(content.Attributes["path"], ctx, &path)
+	if pa := content.Attributes["path"]; l.decode(pa, ctx, &path) {
+		if info, err := os.Stat(l.resolvePath(path)); err == nil && info.IsDir() || strings.HasSuffix(path, "/") {
+			l.errorf(pa.Expr.Range().Ptr(), "Output path is a directory",
+				"An output writes one file, and %q names a directory. Did you mean %q?", path, filepath.Join(path, filepath.Base(k.DefaultPath)))
+		}
+	}
 	o.Path = l.resolvePath(path)
 	if a := content.Attributes[ledger.OptionLanguage]; l.takesOption(k, a) && l.decode(a, ctx, &o.Language) && !slices.Contains(outputLanguages, o.Language) {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid language", "language is %s, not %q.", quoteList(outputLanguages), o.Language)
+		l.errorf(a.Expr.Range().Ptr(), "Invalid language", "language is %s, not %q.%s", quoteList(outputLanguages), o.Language, suggestion(o.Language, outputLanguages))
 	}
 	l.decodePercentiles(o, k, content.Attributes[ledger.OptionPercentiles], ctx)
 	for _, prev := range l.p.Outputs {

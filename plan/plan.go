@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/internal/suggest"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 )
@@ -90,7 +91,7 @@ func Load(path string, opts LoadOptions) (*Plan, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Cannot read plan",
-			Detail:   err.Error() + missingPlanHint(path),
+			Detail:   err.Error() + "." + missingPlanHint(path),
 		}}
 	}
 	var names []string
@@ -143,15 +144,17 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		names: newNames(),
 	}
 	l.load(srcs)
-	l.diags = dropCascades(l.diags, l.p.Files)
+	l.attachValues()
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
 		// expanded here: their per-cell mistakes are reported in this run too.
 		_, more := l.p.expandCells()
 		l.add(more)
-		return nil, l.diags
+		hideSensitive(l.diags, l.p.Variables)
+		return nil, dropCascades(l.diags, l.p.Files, l.syntax)
 	}
-	return l.p, l.diags
+	hideSensitive(l.diags, l.p.Variables)
+	return l.p, dropCascades(l.diags, l.p.Files, l.syntax)
 }
 
 // loader carries the state of one Load: diagnostics accumulate on it so each decode
@@ -164,6 +167,11 @@ type loader struct {
 	parser *hclparse.Parser
 	// localValues are the evaluated locals, by name.
 	localValues map[string]cty.Value
+	// syntax are the files' parse errors.
+	syntax hcl.Diagnostics
+	// evaluated are the expressions with references evaluated so far, with their
+	// contexts, so a message about a value can show the values it was made from.
+	evaluated []evaluation
 }
 
 func (l *loader) add(diags hcl.Diagnostics) { l.diags = append(l.diags, diags...) }
@@ -190,19 +198,25 @@ func (l *loader) load(srcs map[string][]byte) {
 
 	blocks := blocksByType{}
 	for _, n := range fileNames {
-		f, diags := l.parser.ParseHCL(srcs[n], n)
+		f, diags := l.parseFile(n, srcs[n])
 		if d := tomlConfig(n, srcs[n], diags); d != nil {
 			l.add(hcl.Diagnostics{d})
 			continue // its HCL parse errors would only say it is not HCL
 		}
 		diags, broken := unterminated(diags)
 		l.add(diags)
+		for _, d := range diags {
+			if d.Severity == hcl.DiagError && d.Summary != duplicateKeySummary {
+				l.syntax = append(l.syntax, d)
+			}
+		}
 		if f == nil {
 			continue
 		}
 		l.p.Files[n] = f
 		content, diags := f.Body.Content(rootSchema)
 		l.add(beforeLine(diags, broken))
+		l.declareMisspelt(f)
 		for _, b := range content.Blocks {
 			if broken > 0 && bodyEnd(b) >= broken {
 				continue // swallowed by the unterminated string: anything said about it is noise
@@ -287,6 +301,45 @@ func (p *Plan) noCells() hcl.Diagnostics {
 	}}
 }
 
+// declareMisspelt declares the names of top-level blocks whose type is misspelt
+// (worklaod "w"), under the type meant, without decoding them: references to them are
+// then known but unknown in value, so the misspelt type is the one error, not also
+// every reference to workload.w.
+func (l *loader) declareMisspelt(f *hcl.File) {
+	body, ok := f.Body.(*hclsyntax.Body)
+	if !ok {
+		return
+	}
+	var types []string
+	for _, s := range rootSchema.Blocks {
+		types = append(types, s.Type)
+	}
+	for _, b := range body.Blocks {
+		if contains(types, b.Type) || len(b.Labels) == 0 {
+			continue
+		}
+		switch suggest.Nearest(b.Type, types) {
+		case "variable":
+			l.names.vars[b.Labels[0]] = true
+		case "workload":
+			l.names.workloads[b.Labels[0]] = true
+		case "hardware":
+			l.names.hardware[b.Labels[0]] = true
+		case "server":
+			l.names.servers[b.Labels[0]] = true
+		case "dataset":
+			l.names.datasets[b.Labels[0]] = true
+		case "backend":
+			if len(b.Labels) == 2 {
+				if l.names.backends[b.Labels[0]] == nil {
+					l.names.backends[b.Labels[0]] = map[string]bool{}
+				}
+				l.names.backends[b.Labels[0]][b.Labels[1]] = true
+			}
+		}
+	}
+}
+
 // declare records every declared name and reports duplicates and malformed labels.
 func (l *loader) declare(blocks blocksByType) {
 	first := map[string]*hcl.Block{}
@@ -315,6 +368,12 @@ func (l *loader) declare(blocks blocksByType) {
 				if _, ok := backends.LookupKind(b.Labels[0]); !ok {
 					l.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
 						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
+					// Its references (backend.olama.o) are known but undecoded: the
+					// misspelt kind is the one mistake, not every place that names it.
+					if l.names.backends[b.Labels[0]] == nil {
+						l.names.backends[b.Labels[0]] = map[string]bool{}
+					}
+					l.names.backends[b.Labels[0]][b.Labels[1]] = true
 					continue
 				}
 				l.names.backends[b.Labels[0]][b.Labels[1]] = true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/backends"
+	"github.com/zclconf/go-cty/cty"
 )
 
 // ReasoningEfforts are the values reasoning_effort takes (OpenAI's, which Ollama's think
@@ -48,7 +49,9 @@ func (l *loader) decodeReasoning(w *Workload, a hcl.Attributes, ctx *hcl.EvalCon
 	}
 	if at := a["think"]; at != nil {
 		var b bool
-		if l.decode(at, ctx, &b) {
+		if v, ok := l.eval(at.Expr, ctx, scopePlan); ok && v.Type() == cty.String && contains(ReasoningEfforts, strings.ToLower(v.AsString())) {
+			l.thinkLevel(at, strings.ToLower(v.AsString()))
+		} else if l.decode(at, ctx, &b) {
 			w.Reasoning.Think = &b
 			w.Reasoning.ranges["think"] = at.NameRange
 		}
@@ -58,26 +61,52 @@ func (l *loader) decodeReasoning(w *Workload, a hcl.Attributes, ctx *hcl.EvalCon
 // checkReasoningBackends warns of a workload's reasoning control on a cell whose backend
 // kind does not send it: the server never sees it, and the row says so (IgnoredControls).
 func checkReasoningBackends(cells []*Cell) hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	warned := map[string]bool{}
+	// One warning per workload and control, naming every backend that ignores it.
+	type ignored struct {
+		w     *Workload
+		name  string
+		addrs []string
+		kinds []string
+	}
+	var order []*ignored
+	byKey := map[string]*ignored{}
 	for _, c := range cells {
 		if c.Backend == nil {
 			continue
 		}
 		for _, name := range c.IgnoredReasoning() {
-			key := c.Workload.Name + "\x00" + c.Backend.Addr + "\x00" + name
-			if warned[key] {
-				continue
+			key := c.Workload.Name + "\x00" + name
+			ig := byKey[key]
+			if ig == nil {
+				ig = &ignored{w: c.Workload, name: name}
+				byKey[key] = ig
+				order = append(order, ig)
 			}
-			warned[key] = true
-			rng := c.Workload.Reasoning.ranges[name]
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagWarning, Summary: "Reasoning control not sent",
-				Detail: fmt.Sprintf("Workload %q sets %s, which a %s backend does not send (it takes %s), so backend %s ignores it; its rows say so in their notes.",
-					c.Workload.Name, name, c.Backend.Kind, takes(c.Backend.Kind), c.Backend.Addr),
-				Subject: rng.Ptr(),
-			})
+			if !slices.Contains(ig.addrs, c.Backend.Addr) {
+				ig.addrs = append(ig.addrs, c.Backend.Addr)
+			}
+			if !slices.Contains(ig.kinds, c.Backend.Kind) {
+				ig.kinds = append(ig.kinds, c.Backend.Kind)
+			}
 		}
+	}
+	var diags hcl.Diagnostics
+	for _, ig := range order {
+		var kinds []string
+		for _, k := range ig.kinds {
+			kinds = append(kinds, fmt.Sprintf("%s backend (it takes %s)", article(k), takes(k)))
+		}
+		who := "backend " + ig.addrs[0] + " ignores it"
+		if len(ig.addrs) > 1 {
+			who = "backends " + strings.Join(ig.addrs[:len(ig.addrs)-1], ", ") + " and " + ig.addrs[len(ig.addrs)-1] + " ignore it"
+		}
+		rng := ig.w.Reasoning.ranges[ig.name]
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning, Summary: "Reasoning control not sent",
+			Detail: fmt.Sprintf("Workload %q sets %s, which %s does not send, so %s; their rows say so in their notes.",
+				ig.w.Name, ig.name, strings.Join(kinds, " or "), who),
+			Subject: rng.Ptr(),
+		})
 	}
 	return diags
 }

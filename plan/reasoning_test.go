@@ -10,12 +10,15 @@ import (
 )
 
 // A reasoning control a backend kind does not send is a warning at the control's line,
-// once per workload and backend, and the cell lists it as ignored; the controls a kind
+// once per workload naming every backend that ignores it, and the cell lists it as ignored; the controls a kind
 // sends are not warned about.
 func TestReasoningControlWarnings(t *testing.T) {
 	src := `backend "ollama" "local" {}
 backend "openai" "vllm" {
   url = "http://127.0.0.1:8000/v1"
+}
+backend "openai" "sglang" {
+  url = "http://127.0.0.1:30000/v1"
 }
 workload "reason" {
   reasoning_effort = "low"
@@ -23,7 +26,7 @@ workload "reason" {
 }
 matrix "m" {
   model    = ["a", "b"]
-  tool     = [backend.ollama.local, backend.openai.vllm]
+  tool     = [backend.ollama.local, backend.openai.vllm, backend.openai.sglang]
   workload = [workload.reason]
 }
 `
@@ -42,8 +45,8 @@ matrix "m" {
 			warnings = append(warnings, d)
 		}
 	}
-	if len(warnings) != 1 || warnings[0].Subject.Start.Line != 7 || !strings.Contains(warnings[0].Detail, "think") ||
-		!strings.Contains(warnings[0].Detail, "backend openai.vllm ignores it") {
+	if len(warnings) != 1 || warnings[0].Subject.Start.Line != 10 || !strings.Contains(warnings[0].Detail, "think") ||
+		!strings.Contains(warnings[0].Detail, "backends openai.vllm and openai.sglang ignore it") {
 		t.Fatalf("warnings: %v", warnings)
 	}
 	for _, c := range cells {

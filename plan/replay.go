@@ -48,8 +48,13 @@ func (l *loader) decodeReplay(w *Workload, blocks hcl.Blocks, a hcl.Attributes, 
 	w.Replay = r
 	// A dataset that failed to decode, or a reference to none, has its own diagnostic.
 	nullTrace := l.nullArg(a["dataset"], ctx, "a replay sends the rows of the Mooncake trace it names")
-	if ds := w.Dataset; !nullTrace && a["dataset"] == nil || ds != nil && !l.p.failed[ds] && ds.Spec.Format != dataset.FormatMooncake {
+	switch ds := w.Dataset; {
+	case !nullTrace && a["dataset"] == nil:
 		l.errorAbsent("dataset", b.DefRange.Ptr(), "Replay needs a trace", "replay sends a Mooncake trace's rows at their timestamps: set the workload's dataset to a dataset block with format = %q.", dataset.FormatMooncake)
+	case ds != nil && !l.p.failed[ds] && ds.Spec.Format != dataset.FormatMooncake:
+		// The dataset named is the mistake, not the replay block beside it.
+		l.errorf(a["dataset"].Expr.Range().Ptr(), "Replay needs a trace", "The replay block (at %s) sends a Mooncake trace's rows at their timestamps, but dataset %q has format = %q: name a dataset block with format = %q.",
+			b.DefRange, ds.Name, ds.Spec.Format, dataset.FormatMooncake)
 	}
 	if w.Session != nil {
 		l.errorf(b.DefRange.Ptr(), "Conflicting blocks", "A replay block cannot go with a session block (at %s): a trace's rows are independent requests, not turns of a conversation.", w.Session.DeclRange)

@@ -136,8 +136,12 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				if s == scopeGoal {
 					what = "A goal"
 				}
+				if hint := suggestion(name, ResultVariables); hint != "" { // the near name says it: no list of 90
+					bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
+					continue
+				}
 				bad(t, 1, "Unknown result value",
-					"%s can use result.%s; there is no %q.%s", what, strings.Join(ResultVariables, ", result."), name, suggestion(name, ResultVariables))
+					"%s can use result.%s; there is no %q.", what, strings.Join(ResultVariables, ", result."), name)
 			}
 		}
 	}
@@ -197,6 +201,9 @@ func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.
 	}
 	v, d := expr.Value(ctx)
 	l.add(d)
+	if len(expr.Variables()) > 0 {
+		l.evaluated = append(l.evaluated, evaluation{expr, ctx})
+	}
 	return v, !d.HasErrors()
 }
 
@@ -244,10 +251,13 @@ func suggestion(given string, options []string) string {
 // httpURL parses s and reports whether it is an http:// or https:// URL with a host,
 // the one test every URL a plan gives (backend, ready, dcgm, a cell's url) must pass. The
 // host is checked without its port: "http://:9400" (an empty variable interpolated) has
-// none.
+// none. A scheme written twice is no URL either (a host given with its scheme, then
+// interpolated into one).
 func httpURL(s string) (*url.URL, bool) {
 	u, err := url.Parse(s)
-	return u, err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
+	// "http://http://host" parses with the host "http:": a scheme written twice.
+	twice := err == nil && (u.Host == "http:" || u.Host == "https:")
+	return u, err == nil && !twice && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != ""
 }
 
 // validName reports whether a block label can be used in a reference (name.attr).

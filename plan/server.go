@@ -18,6 +18,8 @@ import (
 type Server struct {
 	servers.Spec
 	DeclRange hcl.Range
+	// commandAt is where the command is given, for what its flags cannot serve.
+	commandAt hcl.Range
 }
 
 // Default server timings: a vLLM start loads weights and captures CUDA graphs, which
@@ -68,6 +70,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 	if a := attrs["command"]; a != nil && isNull(a, ctx) {
 		l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Missing command", "command is null; it names the program to run, e.g. [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\"].")
 	} else if a != nil {
+		s.commandAt = a.Expr.Range()
 		if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {
 			decoded := true
 			if v.Type() == cty.String {
@@ -127,7 +130,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		l.add(diags)
 		if a := rc.Attributes["url"]; a != nil && l.decode(a, ctx, &s.ReadyURL) {
 			if _, ok := httpURL(s.ReadyURL); !ok {
-				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.", s.ReadyURL)
+				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.%s", s.ReadyURL, urlSuggestion(s.ReadyURL))
 			}
 		}
 		if a := rc.Attributes["timeout"]; a != nil {

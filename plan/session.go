@@ -19,6 +19,8 @@ type Session struct {
 	// Sessions is the number of sessions of one run; 0 means one per concurrency slot.
 	Sessions  int
 	DeclRange hcl.Range
+	// sessionsAt is where sessions is set, for a level it cannot fill.
+	sessionsAt hcl.Range
 }
 
 var sessionSchema = &hcl.BodySchema{
@@ -64,6 +66,9 @@ func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes,
 	if t := sa["turns"]; t != nil && l.decode(t, ctx, &s.Turns) && s.Turns < 1 {
 		l.errorf(t.Expr.Range().Ptr(), "Invalid turns", "A session has at least 1 turn, not %d.", s.Turns)
 	}
+	if n := sa["sessions"]; n != nil {
+		s.sessionsAt = n.Expr.Range()
+	}
 	if n := sa["sessions"]; n != nil && l.decode(n, ctx, &s.Sessions) && s.Sessions < 1 {
 		l.errorf(n.Expr.Range().Ptr(), "Invalid sessions", "sessions is the number of sessions per run, at least 1 (leave it out for one per concurrency slot), not %d.", s.Sessions)
 	}
@@ -86,15 +91,14 @@ func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes,
 // bare prompt (api = "completions" or "generate"): it cannot carry the conversation.
 func checkSessionBackends(cells []*Cell) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for _, c := range cells {
-		if c.Workload.Session == nil || c.Backend == nil || (c.Backend.API != "completions" && c.Backend.API != "generate") {
-			continue
-		}
+	for _, g := range cellsByWorkload(cells, func(c *Cell) bool {
+		return c.Workload.Session != nil && c.Backend != nil && (c.Backend.API == "completions" || c.Backend.API == "generate")
+	}) {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagError, Summary: "Session on a prompt-only endpoint",
-			Detail: fmt.Sprintf("Workload %q has a session block, which sends each turn's history as chat messages, but backend %s uses api = %q, which takes one bare prompt (cell %s). Use api = \"chat\" for this backend, or exclude the pair in the matrix.",
-				c.Workload.Name, c.Backend.Addr, c.Backend.API, c.ID),
-			Subject: c.Workload.Session.DeclRange.Ptr(),
+			Detail: fmt.Sprintf("Workload %q has a session block, which sends each turn's history as chat messages, but %s, which takes one bare prompt (cells %s). Use api = \"chat\" there, or exclude the pair in the matrix.",
+				g.w.Name, g.backendsAPI(), g.cellList()),
+			Subject: g.w.Session.DeclRange.Ptr(),
 		})
 	}
 	return diags

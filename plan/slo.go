@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
 // Capacity is a workload's `capacity` block: search for the highest load level whose
@@ -58,6 +59,9 @@ var sloSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "ttft_s"}, {Name: "tpot_ms"}, {Name: "itl_ms"}, {Name: "e2e_s"}},
 }
 
+// sloLimits are the names of the slo block's limits.
+var sloLimits = namesOf(sloSchema.Attributes, func(a hcl.AttributeSchema) string { return a.Name })
+
 var capacitySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "target_attainment_pct", Required: true}, {Name: "resolution"}},
 }
@@ -106,10 +110,25 @@ func (l *loader) decodeSLO(w *Workload, b *hcl.Block, ctx *hcl.EvalContext) {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid SLO limit", "%s is a limit above 0, not %g.", lim.name, f)
 			continue
 		}
+		unit := "s"
+		if lim.unit == time.Millisecond {
+			unit = "ms"
+		}
+		if msg := unitSlip(lim.name, unit, f); msg != "" {
+			l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Number in the wrong unit?", Detail: msg, Subject: a.Expr.Range().Ptr()}})
+		}
+		if w.sloAt == nil {
+			w.sloAt = map[string]hcl.Range{}
+		}
+		w.sloAt[lim.name] = a.NameRange
 		*lim.dst = time.Duration(f * float64(lim.unit))
+	}
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		w.sloBody = sb.SrcRange
 	}
 	if len(content.Attributes) == 0 {
 		l.errorf(b.DefRange.Ptr(), "Empty slo block", "An slo sets at least one limit: ttft_s, tpot_ms, itl_ms or e2e_s.")
+		premise(l.diags[len(l.diags)-1], w.sloBody, sloLimits...) // a misspelt limit says it
 	}
 }
 
@@ -143,20 +162,35 @@ func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
 	c := w.Capacity
 	r := b.DefRange.Ptr()
 	switch {
-	case w.SLO.IsZero():
+	case !w.has("slo_attainment_pct"):
 		l.errorAbsent("slo", r, "Capacity search without an slo", "A capacity search measures SLO attainment: add an slo block to workload %q.", w.Name)
+		if w.sloBody != (hcl.Range{}) { // an slo block whose limits are misspelt or unreadable
+			d := l.diags[len(l.diags)-1]
+			d.Extra = nil
+			premise(d, w.sloBody, sloLimits...)
+		}
 	case w.Goal != nil:
 		l.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)
 	case w.SearchesRate() && len(w.Concurrency) != 1:
 		l.errorf(r, "Capacity search over two loads", "With request_rate the search is over the rate at one concurrency level (the cap on requests in flight); workload %q lists %d.", w.Name, len(w.Concurrency))
 	case w.SearchesRate() && !slices.IsSorted(w.RequestRates):
-		l.errorf(r, "Capacity search needs ascending levels", "The search bisects between the declared levels in order: list request_rate of workload %q from low to high.", w.Name)
+		l.errorf(w.levelAt("request_rate", descending(w.RequestRates)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list request_rate of workload %q from low to high.", b.DefRange, w.Name)
 	case !w.SearchesRate() && !slices.IsSorted(w.Concurrency):
-		l.errorf(r, "Capacity search needs ascending levels", "The search bisects between the declared levels in order: list concurrency of workload %q from low to high.", w.Name)
+		l.errorf(w.levelAt("concurrency", descending(w.Concurrency)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list concurrency of workload %q from low to high.", b.DefRange, w.Name)
 	case !w.SearchesRate() && c.Resolution != math.Trunc(c.Resolution):
 		l.errorf(r, "Invalid resolution", "Concurrency is searched in whole requests: resolution must be a whole number, not %g.", c.Resolution)
 	default:
 		return
 	}
 	w.Capacity = nil
+}
+
+// descending is the index of the first level lower than the one before it.
+func descending[T int | float64](xs []T) int {
+	for i := 1; i < len(xs); i++ {
+		if xs[i] < xs[i-1] {
+			return i
+		}
+	}
+	return 0
 }

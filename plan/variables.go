@@ -99,6 +99,9 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			l.errorf(b.DefRange.Ptr(), "No value for required variable",
 				"The variable %q has no default, so it needs a value: -var '%s=...', -var-file, or the environment variable %s%s.",
 				name, name, envVarPrefix, name)
+			if sb, ok := b.Body.(*hclsyntax.Body); ok { // a misspelt or unreadable default says it
+				premise(l.diags[len(l.diags)-1], sb.SrcRange, "default")
+			}
 			continue
 		}
 		v.Value = val
@@ -144,7 +147,7 @@ func (l *loader) externalValues() map[string][]rawValue {
 			l.errorf(nil, "Cannot read variables file", "%s", err)
 			continue
 		}
-		f, diags := l.parser.ParseHCL(src, path)
+		f, diags := l.parseFile(path, src)
 		l.add(diags)
 		if f == nil {
 			continue
@@ -179,7 +182,11 @@ func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
 		}
 		expr, diags := hclsyntax.ParseExpression([]byte(raw.str), raw.source, hcl.InitialPos)
 		if diags.HasErrors() {
-			l.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.", raw.source, raw.str, typeexpr.TypeString(v.Type))
+			hint := ""
+			if (v.Type.IsListType() || v.Type.IsSetType() || v.Type.IsTupleType()) && !strings.HasPrefix(strings.TrimSpace(raw.str), "[") {
+				hint = fmt.Sprintf(" A list is written in brackets: did you mean %q?", "["+raw.str+"]")
+			}
+			l.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.%s", raw.source, raw.str, typeexpr.TypeString(v.Type), hint)
 			return cty.DynamicVal
 		}
 		raw.expr = expr
@@ -269,6 +276,8 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 			Summary:  "Invalid value for variable",
 			Detail:   fmt.Sprintf("%s\n\n(var.%s, checked by the validation at %s)", msg, v.Name, cond.Range),
 			Subject:  subject,
+			// The condition with the value it was given, so the message shows it.
+			Expression: cond.Expr, EvalContext: ctx,
 		}})
 		return false
 	}

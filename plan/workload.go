@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/stats"
@@ -88,6 +89,25 @@ type Workload struct {
 	Models []ModelWeight
 
 	goalCtx *hcl.EvalContext
+	// streamAt, maxTokensAt and sloAt are where stream, max_tokens and each slo limit are
+	// set, for the reasons a figure cannot exist (figures.go).
+	streamAt, maxTokensAt hcl.Range
+	sloAt                 map[string]hcl.Range
+	sloBody               hcl.Range // the slo block's body, where its limits are
+	// body is the block's body, where a misspelt argument or block would be.
+	body hcl.Range
+	// levelExprs are the concurrency and request_rate expressions, for errors about
+	// one of their levels.
+	levelExprs map[string]hcl.Expression
+}
+
+// levelAt is the range of level i of the concurrency or request_rate list (the whole
+// expression when it is not a literal list).
+func (w *Workload) levelAt(name string, i int) *hcl.Range {
+	if e := w.levelExprs[name]; e != nil {
+		return elemRange(e, i)
+	}
+	return w.DeclRange.Ptr()
 }
 
 // LoadLevel is one measured load level of a workload: a row of results.
@@ -238,10 +258,19 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 		Stream: true, DeclRange: b.DefRange, FidelityTolerance: defaultFidelityTolerance,
 		FidelityLag: DefaultFidelityLag,
 	}
+	if sb, ok := b.Body.(*hclsyntax.Body); ok {
+		w.body = sb.SrcRange
+	}
 	content, diags := b.Body.Content(workloadSchema)
 	l.add(diags)
 	before := len(l.diags)
 	a := content.Attributes
+	w.levelExprs = map[string]hcl.Expression{}
+	for _, n := range []string{"concurrency", "request_rate"} {
+		if a[n] != nil {
+			w.levelExprs[n] = a[n].Expr
+		}
+	}
 
 	atLeast := func(name string, dst *int, min int) {
 		if l.decode(a[name], ctx, dst) && *dst < min {
@@ -271,7 +300,9 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	}
 	l.decodeArrival(w, a, ctx)
 	l.decode(a["force_max_tokens"], ctx, &w.ForceMaxTokens)
-	l.decode(a["stream"], ctx, &w.Stream)
+	if l.decode(a["stream"], ctx, &w.Stream) {
+		w.streamAt = a["stream"].Range
+	}
 	l.decodeFidelityTolerance(w, a["fidelity_tolerance_pct"], ctx)
 	l.decodeFidelityLag(w, a["fidelity_lag_ms"], ctx)
 	l.decodeReasoning(w, a, ctx)
@@ -314,7 +345,7 @@ func (l *loader) decodeRequestContent(w *Workload, a hcl.Attributes, ctx *hcl.Ev
 		} else if l.decode(pf, ctx, &path) {
 			b, err := os.ReadFile(l.resolvePath(path))
 			if err != nil {
-				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).", err)
+				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(path, l.p.Dir))
 			}
 			w.Prompt = string(b)
 		}
@@ -333,6 +364,7 @@ func (l *loader) decodeArrival(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 				Detail:  fmt.Sprintf("arrival = %q shapes an open loop, which needs request_rate; without it the workload runs closed-loop.", w.Arrival),
 				Subject: ar.NameRange.Ptr(),
 			}})
+			premise(l.diags[len(l.diags)-1], hcl.Range{}, "request_rate")
 		}
 	}
 }
@@ -369,6 +401,11 @@ func (l *loader) decodeFidelityTolerance(w *Workload, ft *hcl.Attribute, ctx *hc
 				"fidelity_tolerance_pct is the %% the delivered load may fall below the asked load, above 0 and below 100, not %g.", pct)
 		}
 		w.FidelityTolerance = pct / 100
+		if pct > 0 && pct < 1 {
+			l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Tolerance below 1%",
+				Detail:  fmt.Sprintf("fidelity_tolerance_pct is in percent: %g allows %g%% below the asked load. For %g%%, write %g.", pct, pct, pct*100, pct*100),
+				Subject: ft.Expr.Range().Ptr()}})
+		}
 	}
 }
 
@@ -414,19 +451,21 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 		if at != nil && x.name == "prompt_tokens" && x.dst.Kind != dataset.LengthFixed && (a["prompt"] != nil || a["prompt_file"] != nil) {
 			l.errorf(at.Expr.Range().Ptr(), "Conflicting arguments", "A prompt or prompt_file has its own length: prompt_tokens can only be a number beside it, not %s.", x.dst)
 		}
+		if at != nil && x.name == "max_tokens" {
+			w.maxTokensAt = at.Range
+		}
 		if x.dst.Kind != dataset.LengthDataset {
 			*x.typ = x.dst.Typical() // dataset lengths keep the default as their typical one
 		} else if w.Dataset == nil {
-			l.errorf(at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
+			l.errorAbsent("dataset", at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
 		}
 	}
 }
 
-// checkMeaningful refuses an SLO limit or a capacity search that no measurement of the
-// workload can give meaning to: a capacity search over a replay with one load (an
+// checkMeaningful refuses an SLO limit, a goal or a capacity search that no measurement
+// of the workload can give meaning to: a capacity search over a replay with one load (an
 // uncapped replay sends each trace row at its own time, so there is no load to search),
-// a TTFT, TPOT or ITL limit on non-streamed requests, and a TPOT or ITL limit on requests
-// of one output token (no gap to time).
+// and an slo limit or goal on a figure the workload never has (figureNeeds).
 func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
 	if c := w.Capacity; c != nil && w.Replay != nil && len(w.Levels()) < 2 {
 		load := "an uncapped replay"
@@ -438,12 +477,43 @@ func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
 				"List several concurrency caps (concurrency = [4, 8, 16]) to search the highest cap meeting the target, or drop the capacity block and read slo_attainment_pct.", w.Name, load)
 		w.Capacity = nil
 	}
-	if o := w.SLO; !w.Stream && (o.TTFT > 0 || o.TPOT > 0 || o.ITL > 0) {
-		l.errorf(a["stream"].Expr.Range().Ptr(), "Unmeasurable SLO",
-			"stream = false sends non-streamed requests, which have no TTFT, TPOT or ITL: the slo can only limit e2e_s.")
-	} else if (o.TPOT > 0 || o.ITL > 0) && w.OutputLength.Kind == dataset.LengthFixed && w.OutputLength.Value == 1 {
-		l.errorf(a["max_tokens"].Expr.Range().Ptr(), "Unmeasurable SLO",
-			"max_tokens = 1 asks for one output token, which has no TPOT or ITL (both time the gaps after the first): the slo's tpot_ms and itl_ms can never be met or missed.")
+	l.checkSLOFigures(w)
+	l.checkGoalFigures(w)
+	l.checkMeasureFigures(w, a["measure"])
+	l.checkLevelsReachable(w, a)
+}
+
+// checkLevelsReachable refuses a closed-loop level that a run's requests (or a session
+// workload's sessions) cannot fill: with requests = 8, a level of 16 never has more
+// than 8 in flight, and its row would say 16.
+func (l *loader) checkLevelsReachable(w *Workload, a hcl.Attributes) {
+	if len(w.RequestRates) > 0 || w.Replay != nil || len(w.Concurrency) == 0 {
+		return
+	}
+	top := slices.Max(w.Concurrency)
+	switch {
+	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < top:
+		l.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than the concurrency",
+			"sessions = %d per run, but concurrency lists %d: at most %d sessions are ever in flight, and the row would say %d. List levels up to %d, or raise sessions.", w.Session.Sessions, top, w.Session.Sessions, top, w.Session.Sessions)
+	case w.Session == nil && w.Requests > 0 && w.Requests < top && a["requests"] != nil:
+		l.errorf(a["requests"].Expr.Range().Ptr(), "Fewer requests than the concurrency",
+			"requests = %d per run, but concurrency lists %d: a closed loop never has more requests in flight than it sends, and the row would say %d. List levels up to %d, or raise requests.", w.Requests, top, top, w.Requests)
+	}
+}
+
+// checkMeasureFigures refuses a measure the workload never has (ttft on an embeddings
+// workload), by the same table the slo and goal are held to.
+func (l *loader) checkMeasureFigures(w *Workload, m *hcl.Attribute) {
+	if m == nil {
+		return
+	}
+	for i, x := range w.Measure {
+		if x != "ttft" && x != "tpot" {
+			continue
+		}
+		if why, _ := w.lacks(x); why != "" {
+			l.errorf(elemRange(m.Expr, i), "Unmeasurable measure", "measure lists %s, which workload %q never has: %s.", x, w.Name, why)
+		}
 	}
 }
 

@@ -16,7 +16,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,7 +53,9 @@ var Kind = backends.Kind{
 	Name: "ollama", DefaultURL: DefaultURL, APIs: []string{"chat", "generate", backends.EmbeddingsAPI},
 	Reasoning: []string{"reasoning_effort", "think"},
 	KeepAlive: true, EnsureModel: true, ExtraFields: true, ServerLabel: "ollama",
-	New: backends.Constructor(New),
+	Endpoints:      []string{"/api/chat", "/api/generate", "/api/embed"},
+	ReservedFields: slices.Sorted(maps.Keys(reserved)),
+	New:            backends.Constructor(New),
 }
 
 // New builds a backend for the Ollama server at cfg.URL (e.g. http://127.0.0.1:11434).

@@ -13,7 +13,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +61,9 @@ var standardFields = map[string]bool{
 var Kind = backends.Kind{
 	Name: "openai", URLRequired: true, APIs: []string{"chat", "completions", "responses", backends.EmbeddingsAPI},
 	Reasoning: []string{"reasoning_effort"}, ExtraFields: true, EngineExtensions: true, ServerLabel: "vllm",
-	New: backends.Constructor(New),
+	Endpoints: []string{"/chat/completions", "/completions", "/responses", "/embeddings"}, BasePath: "/v1",
+	ReservedFields: slices.Sorted(maps.Keys(reserved)),
+	New:            backends.Constructor(New),
 }
 
 // New builds a backend for a server that may accept engine extensions (vLLM, SGLang).

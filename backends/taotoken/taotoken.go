@@ -20,6 +20,7 @@ const DefaultKeyEnv = "TAOTOKEN_API_KEY"
 var Kind = backends.Kind{
 	Name: "taotoken", DefaultURL: DefaultURL, DefaultKeyEnv: DefaultKeyEnv,
 	APIs: []string{"chat", "completions"}, Reasoning: []string{"reasoning_effort"}, ServerLabel: "vllm",
+	Endpoints: []string{"/chat/completions", "/completions"}, BasePath: "/v1",
 	New: backends.Constructor(New),
 }
 

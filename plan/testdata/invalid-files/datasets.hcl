@@ -19,9 +19,9 @@ workload "t" {
   prompt_tokens = uniform(1, 9) # ERROR: Conflicting arguments
 }
 workload "u" {
-  stream = false # ERROR: Unmeasurable SLO
+  stream = false
   slo {
-    ttft_s = 1
+    ttft_s = 1 # ERROR: Unmeasurable SLO ~ stream = false
   }
 }
 workload "v" {

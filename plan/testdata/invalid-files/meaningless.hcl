@@ -39,9 +39,9 @@ workload "caps" {
   }
 }
 workload "one-token" {
-  max_tokens = 1 # ERROR: Unmeasurable SLO ~ no TPOT or ITL
+  max_tokens = 1
   slo {
-    tpot_ms = 50
+    tpot_ms = 50 # ERROR: Unmeasurable SLO ~ no gap to time
   }
 }
 workload "one-token-ttft" {

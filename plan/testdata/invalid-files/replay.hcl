@@ -7,8 +7,8 @@ dataset "prompts" {
   path   = "replay.hcl"
 }
 workload "not_a_trace" {
-  dataset = dataset.prompts
-  replay { # ERROR: Replay needs a trace
+  dataset = dataset.prompts # ERROR: Replay needs a trace ~ dataset "prompts" has format = "jsonl"
+  replay {
   }
 }
 workload "bad_window" {

@@ -42,11 +42,13 @@ workload "both" {
   }
 }
 workload "descending" {
-  concurrency = [8, 4, 1]
+  concurrency = [8,
+    4, # ERROR: Capacity search needs ascending levels
+  1]
   slo {
     ttft_s = 1
   }
-  capacity { # ERROR: Capacity search needs ascending levels
+  capacity {
     target_attainment_pct = 95
   }
 }
