@@ -315,7 +315,7 @@ func (l *loader) declareMisspelt(f *hcl.File) {
 		types = append(types, s.Type)
 	}
 	for _, b := range body.Blocks {
-		if contains(types, b.Type) || len(b.Labels) == 0 {
+		if slices.Contains(types, b.Type) || len(b.Labels) == 0 {
 			continue
 		}
 		switch suggest.Nearest(b.Type, types) {
