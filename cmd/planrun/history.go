@@ -38,8 +38,8 @@ noise (at least 5%).
 
 PATH is a results directory (its results.csv ledger and run directories), a run
 directory, a ledger, or a plan (the results directory beside it). A results
-directory is read through its index (index.sqlite beside the ledger), rebuilt first
-when a ledger or run directory changed since. A cell renamed
+directory is read through its index (index.sqlite beside the ledger): runs new
+since the last read are added to it, and it is rebuilt when anything else changed. A cell renamed
 between runs is a new cell: it is never merged, and a note says so.`)
 	fs.Var(&a.Cells, "cell", "only cells whose id matches this glob; * spans '/' (repeatable)")
 	fs.StringVar(&a.Since, "since", "", "only runs started since: 2026-11-01, an RFC 3339 time, or a duration back from now (72h)")
