@@ -36,7 +36,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 var cellTmpl = template.Must(template.New("cell").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Key}}</title>` + style + `</head>
 <body>
-<nav><a href="../index.html">← all runs and cells</a></nav>
+` + backLink + `
 <h1>{{.Key}}</h1>
 <p>Plan {{.Key.Plan}}, {{.Runs}} measured runs, oldest first. Red dashed lines mark the runs whose environment changed.</p>
 <div class="charts">{{range .Charts}}<figure class="chart">{{.}}</figure>{{end}}</div>
@@ -52,7 +52,7 @@ var cellTmpl = template.Must(template.New("cell").Parse(`<!DOCTYPE html>
 var runTmpl = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>run {{.ID}}</title>` + style + `</head>
 <body>
-<nav><a href="../index.html">← all runs and cells</a></nav>
+` + backLink + `
 <h1>Run {{.ID}}</h1>
 <p>This run's directory has no report.html{{if .Dir}} ({{.Dir}}){{end}}; its rows:</p>
 <table><tr><th>cell</th><th>concurrency</th><th>status</th><th>notes</th></tr>
