@@ -676,10 +676,10 @@ func (w *writer) run(ord int, r *history.Run) error {
 	cols := columns()
 	for _, row := range r.Rows {
 		vals := envValues(history.EnvOf(row, r.Manifest))
-		key, _ := json.Marshal(vals)
-		id, err := w.intern(w.rowEnvs, string(key), func() (sql.Result, error) {
+		key := rowEnvKey(vals)
+		id, err := w.intern(w.rowEnvs, key, func() (sql.Result, error) {
 			return w.tx.Exec(`INSERT INTO row_envs (key, `+strings.Join(quoted(envColumns), ",")+`) VALUES (?`+strings.Repeat(",?", len(vals))+`)`,
-				append([]any{string(key)}, vals...)...)
+				append([]any{key}, vals...)...)
 		})
 		if err != nil {
 			return err
@@ -696,6 +696,19 @@ func (w *writer) run(ord int, r *history.Run) error {
 		w.rows++
 	}
 	return nil
+}
+
+// rowEnvKey tells row environments apart: their values, NULL apart from "".
+func rowEnvKey(vals []any) string {
+	var b strings.Builder
+	for _, v := range vals {
+		if s, ok := v.(string); ok {
+			b.WriteByte('=')
+			b.WriteString(strconv.Quote(s))
+		}
+		b.WriteByte(';')
+	}
+	return b.String()
 }
 
 func quoted(names []string) []string {
