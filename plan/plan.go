@@ -89,7 +89,7 @@ func Load(path string, opts LoadOptions) (*Plan, hcl.Diagnostics) {
 		return nil, hcl.Diagnostics{{
 			Severity: hcl.DiagError,
 			Summary:  "Cannot read plan",
-			Detail:   err.Error() + missingPlanHint(path),
+			Detail:   sentence(err.Error(), missingPlanHint(path)),
 		}}
 	}
 	var names []string

@@ -28,6 +28,7 @@ func TestNewUserHints(t *testing.T) {
 		{[]string{"help", "compare"}, exitOK, "out", "Usage: planrun compare"},
 		{[]string{"help", "aply"}, exitUsage, "err", `unknown command "aply". Did you mean "apply"?`},
 		{[]string{"plan", "-jsn", "x.hcl"}, exitUsage, "err", "unknown flag -jsn. Did you mean -json?"},
+		{[]string{"validate", "../../examples/quickstrt.hcl"}, exitError, "err", `no such file or directory. Did you mean "../../examples/quickstart.hcl"?`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)
@@ -39,6 +40,20 @@ func TestNewUserHints(t *testing.T) {
 				t.Fatalf("exit %d (want %d); std%s lacks %q:\n%s", code, c.code, c.stream, c.wantSubstr, got)
 			}
 		})
+	}
+}
+
+// An unknown flag gets its error, a did-you-mean and one line that says where the usage
+// is, not the usage of every flag (50 lines of apply's); -h still prints it all.
+func TestUnknownFlagIsShort(t *testing.T) {
+	code, _, errs := runCmd(t, "", "apply", "-resum", "x.hcl")
+	if code != exitUsage || strings.Count(errs, "\n") != 3 || !strings.Contains(errs, "Did you mean -resume?") ||
+		!strings.HasSuffix(errs, "Run 'planrun apply -h' for its usage.\n") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 3 lines: the error, the did-you-mean, where the usage is", code, errs)
+	}
+	code, _, errs = runCmd(t, "", "apply", "-h")
+	if code != exitOK || strings.Count(errs, "\n") < 20 || strings.Contains(errs, "Run 'planrun apply -h'") {
+		t.Errorf("apply -h: exit %d, %d lines of usage:\n%s", code, strings.Count(errs, "\n"), errs)
 	}
 }
 
