@@ -136,8 +136,14 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				if s == scopeGoal {
 					what = "A goal"
 				}
-				bad(t, 1, "Unknown result value",
-					"%s can use result.%s; there is no %q.%s", what, strings.Join(ResultVariables, ", result."), name, suggestion(name, ResultVariables))
+				// The nearest name alone when there is one: the whole list is about 90 names,
+				// and the one that was meant was lost in it.
+				if hint := suggestion(name, ResultVariables); hint != "" {
+					bad(t, 1, "Unknown result value", "%s can use a result row's figures and labels as result.<name>; there is no %q.%s", what, name, hint)
+				} else {
+					bad(t, 1, "Unknown result value",
+						"%s can use result.%s; there is no %q.", what, strings.Join(ResultVariables, ", result."), name)
+				}
 			}
 		}
 	}
