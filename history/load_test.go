@@ -248,3 +248,33 @@ func TestJudgeVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A -cell glob matches a series' heading as history prints it ("m/x c=2") as well as the
+// cell id: '*c=2*' selects the level, where it used to match nothing.
+func TestCellGlobMatchesTheHeading(t *testing.T) {
+	set := &Set{}
+	for i, c := range []int{1, 2, 12} {
+		r := row("p", "p-1", "m/x", t0.Add(time.Duration(i)*time.Minute), 0.1)
+		r.Concurrency = c
+		set.Runs = append(set.Runs, &Run{ID: fmt.Sprintf("p-%d", i), Rows: []ledger.Row{r}})
+	}
+	for _, c := range []struct {
+		glob string
+		want string
+	}{
+		{"*c=2", "m/x c=2"},
+		{"*c=2*", "m/x c=2"},
+		{"*c=1*", "m/x c=1 m/x c=12"},
+		{"m/x c=1", "m/x c=1"},
+		{"m/*", "m/x c=1 m/x c=2 m/x c=12"},
+		{"*y*", ""},
+	} {
+		var got []string
+		for _, s := range Build(set, Options{Cells: []string{c.glob}}) {
+			got = append(got, s.Key.String())
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("-cell %q: series %q, want %q", c.glob, got, c.want)
+		}
+	}
+}

@@ -76,7 +76,9 @@ type Series struct {
 
 // Options select series.
 type Options struct {
-	Cells     []string  // globs over the cell id, as -only reads them (* spans "/"); empty: every cell
+	// Cells are globs over the cell id, as -only reads them (* spans "/"), or over a
+	// series' heading, the cell id and its level ("*c=2*"); empty: every cell.
+	Cells     []string
 	Since     time.Time // points of runs started before it are left out
 	KeyFields []string  // environment fields added to the key
 }
@@ -88,13 +90,17 @@ func (o Options) cellMatches(cell string) bool {
 	return plan.MatchCellGlobs(o.Cells, cell)
 }
 
+// HeadingGlob reports whether a -cell glob is of a series' heading, its level included
+// ("*c=2*", "* rate=*"), rather than of the cell id (which never holds a space or "=").
+func HeadingGlob(g string) bool { return strings.ContainsAny(g, " =") }
+
 // Build groups the set's measured rows (status ok) into series, in the order their
 // cells first appear. Rows that failed or were interrupted are not points: they
 // measured nothing to hold a trend against.
 func Build(s *Set, o Options) []Series {
 	var out []Series
 	at := map[Key]int{}
-	matches := map[string]bool{} // by cell id: a glob is compiled once a cell, not once a row
+	matches := map[string]bool{} // by heading: a glob is compiled once a cell and level, not once a row
 	for _, run := range s.Runs {
 		if !o.Since.IsZero() && run.Started.Before(o.Since) {
 			continue
@@ -103,10 +109,12 @@ func Build(s *Set, o Options) []Series {
 			if row.Status != ledger.StatusOK {
 				continue
 			}
-			m, ok := matches[row.CellID]
+			// The heading history prints: a glob of it ("*c=2*") matches too.
+			head := Key{Cell: row.CellID, Concurrency: row.Concurrency, RequestRate: row.RequestRate}.String()
+			m, ok := matches[head]
 			if !ok {
-				m = o.cellMatches(row.CellID)
-				matches[row.CellID] = m
+				m = o.cellMatches(row.CellID) || o.cellMatches(head)
+				matches[head] = m
 			}
 			if !m {
 				continue

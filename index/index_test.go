@@ -163,6 +163,11 @@ func TestIndex(t *testing.T) {
 	if _, st, _ := Load(dir, opts); st.Rebuilt {
 		t.Error("rebuilt although nothing changed")
 	}
+	// A glob of the heading (cell and level), which SQL cannot filter on, still selects.
+	heading := history.Options{Cells: []string{"*model01* c=4"}}
+	if set, _, err := Load(dir, heading); err != nil || len(history.Build(set, heading)) != 1 {
+		t.Errorf("-cell %q over the index: %v", heading.Cells, err)
+	}
 	l, _ := ledger.OpenLedger(filepath.Join(dir, "results.csv"))
 	l.Append(ledgerRow(12, 1))
 	l.Close()

@@ -41,7 +41,7 @@ directory, a ledger, or a plan (the results directory beside it). A results
 directory is read through its index (index.sqlite beside the ledger): runs new
 since the last read are added to it, and it is rebuilt when anything else changed. A cell renamed
 between runs is a new cell: it is never merged, and a note says so.`)
-	fs.Var(&a.Cells, "cell", "only cells whose id matches this glob; * spans '/' (repeatable)")
+	fs.Var(&a.Cells, "cell", "only cells whose id, or heading with its level ('*c=4'), matches this glob; * spans '/' (repeatable)")
 	fs.StringVar(&a.Since, "since", "", "only runs started since: 2026-11-01, an RFC 3339 time, or a duration back from now (72h)")
 	fs.StringVar(&a.Fields, "fields", strings.Join(history.DefaultFields, ","), "figures to show, comma-separated (planrun compare -fields all lists them)")
 	fs.StringVar(&a.Key, "key", "", "environment fields that split a cell's series, e.g. server_version: "+strings.Join(history.EnvFields(), ", "))
