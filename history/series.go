@@ -198,6 +198,10 @@ const (
 	Flat   = "flat"
 	// TooFewRuns is the verdict of a series too short to tell a trend from noise.
 	TooFewRuns = "too few runs"
+	// TooFewRequests is the verdict on a figure its runs had too few requests to
+	// resolve: a p99 of 24 requests is their largest value, which compare will not
+	// judge either (report.RequestsToConclude: p99 needs 200).
+	TooFewRequests = "too few requests"
 )
 
 // MinTrendPoints is the shortest series a trend is judged on.
@@ -210,6 +214,10 @@ type Trend struct {
 	Verdict string  `json:"verdict"`
 	Change  float64 `json:"change_pct"` // median of the last third against the first third, %
 	Noise   float64 `json:"noise_pct"`  // run-to-run noise (robust σ), % of the first third's median
+	// Have and Need are, for TooFewRequests, the fewest successful requests of a row of
+	// the series and the requests the figure needs.
+	Have int `json:"requests_have,omitempty"`
+	Need int `json:"requests_need,omitempty"`
 }
 
 // TrendOf judges a figure's values (oldest first): the median of the last third
@@ -244,6 +252,27 @@ func TrendOf(field string, vals []float64) Trend {
 		}
 	}
 	return t
+}
+
+// Trends judges each field over the series: by TrendOf, unless a run of the series had
+// too few successful requests to resolve the figure (as compare counts them), when the
+// verdict is TooFewRequests rather than a better or worse that is noise.
+func (s Series) Trends(fields []string) []Trend {
+	out := make([]Trend, len(fields))
+	for i, f := range fields {
+		out[i] = TrendOf(f, s.Values(f))
+		if out[i].Verdict == TooFewRuns {
+			continue
+		}
+		need, have := report.RequestsToConclude(f), math.MaxInt
+		for _, p := range s.Points {
+			have = min(have, p.Row.Succeeded)
+		}
+		if have < need {
+			out[i].Verdict, out[i].Have, out[i].Need = TooFewRequests, have, need
+		}
+	}
+	return out
 }
 
 // noiseFloor is the smallest relative move judged beyond noise however steady the

@@ -204,7 +204,7 @@ func newCellPage(i int, s history.Series) cellPage {
 	}
 	ttft := s.Values("ttft_p50_s")
 	p.Last = history.FormatValue(ttft[len(ttft)-1])
-	p.Trend = history.TrendOf("ttft_p50_s", ttft).Verdict
+	p.Trend = s.Trends([]string{"ttft_p50_s"})[0].Verdict
 	cols := s.Columns(history.DefaultFields)
 	for j, pt := range s.Points {
 		e := pt.Env
