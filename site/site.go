@@ -41,7 +41,8 @@ func Write(dir string, set *history.Set) error {
 			return err
 		}
 	}
-	idx := indexPage{Dir: set.Dir, Notes: append(set.Notes, history.Renamed(series)...), Cells: cells}
+	idx := indexPage{Dir: set.Dir, Notes: append(set.Notes, history.Renamed(series)...), Cells: cells,
+		GateRuns: GateRuns, GateFigures: strings.Join(history.BaselineFigures, ", ")}
 	for i := len(set.Runs) - 1; i >= 0; i-- {
 		r := set.Runs[i]
 		row, err := runRow(set, r)
@@ -228,10 +229,13 @@ func shortHash(h string) string {
 }
 
 type indexPage struct {
-	Dir   string
-	Notes []string
-	Runs  []runRowData
-	Cells []cellPage
+	Dir string
+	// GateRuns and GateFigures say how the runs' gate column was judged.
+	GateRuns    int
+	GateFigures string
+	Notes       []string
+	Runs        []runRowData
+	Cells       []cellPage
 }
 
 func writePage(path string, t *template.Template, data any) error {

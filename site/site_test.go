@@ -97,7 +97,8 @@ func TestNiceTicks(t *testing.T) {
 	}
 }
 
-// A run's page, its report.html copied, leads back to the index like every other page.
+// A run's page, its report.html copied, leads back to the index like every other page;
+// the index says which gate its gate column is.
 func TestRunPageLinksBack(t *testing.T) {
 	results, out := t.TempDir(), t.TempDir()
 	rd := filepath.Join(results, "p-1")
@@ -109,6 +110,12 @@ func TestRunPageLinksBack(t *testing.T) {
 	set := &history.Set{Dir: results, Runs: []*history.Run{{ID: "p-1", Dir: rd, Started: row.Started, Rows: []ledger.Row{row}}}}
 	if err := Write(out, set); err != nil {
 		t.Fatal(err)
+	}
+	// The index says its gate is its own, and how it judged.
+	index, _ := os.ReadFile(filepath.Join(out, "index.html"))
+	if !strings.Contains(string(index), "Gate: the site's own, each run against its cells' last 5 runs on ttft_p50_s, tpot_p50_ms, e2e_p50_s, output_tok_s") ||
+		!strings.Contains(string(index), "judges differently") {
+		t.Errorf("index.html does not say how its gate judged:\n%s", index)
 	}
 	page, err := os.ReadFile(filepath.Join(out, "runs", "p-1.html"))
 	if err != nil {

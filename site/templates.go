@@ -18,8 +18,10 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>planrun results: {{.Dir}}</title>` + style + `</head>
 <body>
 <h1>planrun results</h1>
-<p>{{.Dir}}: {{len .Runs}} runs, {{len .Cells}} cell levels. Gate: each run against its cells' last 5 runs
-(regressed / within noise / insufficient data).</p>
+<p>{{.Dir}}: {{len .Runs}} runs, {{len .Cells}} cell levels.</p>
+<p id="gate">Gate: the site's own, each run against its cells' last {{.GateRuns}} runs on {{.GateFigures}}
+(regressed / within noise / insufficient data), as <code>planrun compare -baseline last:{{.GateRuns}} RUN</code> judges
+by default. A gate you run with another N, <code>-fail-on</code> or <code>-key</code> judges differently.</p>
 {{range .Notes}}<p class="note">Note: {{.}}</p>
 {{end}}
 <h2 id="cells">Cells</h2>

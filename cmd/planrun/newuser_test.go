@@ -148,3 +148,13 @@ func TestFmtSkipsTOML(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
 }
+
+// compare -h describes the baseline's noise band as the code computes it (and as the
+// docs do): a 99.5% prediction interval of the baseline runs, not "3 robust σ".
+func TestCompareHelpDescribesTheBand(t *testing.T) {
+	_, out, errs := runCmd(t, "", "compare", "-h")
+	help := strings.Join(strings.Fields(out+errs), " ")
+	if !strings.Contains(help, "99.5% prediction interval for one more run like the baseline's") || strings.Contains(help, "robust σ") {
+		t.Errorf("compare -h does not describe the band as history.noiseBand computes it:\n%s", out+errs)
+	}
+}
