@@ -10,6 +10,8 @@ import (
 
 	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/index"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
 )
 
@@ -101,6 +103,7 @@ between runs is a new cell: it is never merged, and a note says so.`)
 // first when stale) when path is a results directory, else from the files. An index
 // that cannot be written (a read-only checkout) is passed over with a note.
 func loadResults(env *Env, command, path string, o history.Options) (*history.Set, error) {
+	path = planResults(env, path)
 	if st, err := os.Stat(path); err == nil && st.IsDir() && !isFile(filepath.Join(path, "manifest.json")) {
 		set, _, err := index.Load(path, o)
 		if err == nil {
@@ -109,6 +112,27 @@ func loadResults(env *Env, command, path string, o history.Options) (*history.Se
 		fmt.Fprintf(env.Stderr, "planrun %s: note: reading the files, not the index: %v\n", command, err)
 	}
 	return history.Load(path)
+}
+
+// planResults is where a plan's runs are, for a path that names a plan file: the
+// directory of its output "csv" when it declares one (as apply writes there), else
+// <plan dir>/results; any other path as it is. A plan that does not load (a variable
+// without a default) is taken to write to the default.
+func planResults(env *Env, path string) string {
+	if !strings.HasSuffix(path, ".hcl") || !isFile(path) {
+		return path
+	}
+	dir := filepath.Join(filepath.Dir(path), "results")
+	p, diags := plan.Load(path, plan.LoadOptions{Getenv: env.Getenv})
+	if diags.HasErrors() || p == nil {
+		return dir
+	}
+	for _, out := range p.Outputs {
+		if out.Kind == ledger.LedgerOutput {
+			dir = filepath.Dir(out.Path)
+		}
+	}
+	return dir
 }
 
 // options parses -cell, -since, -fields and -key.

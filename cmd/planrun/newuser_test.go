@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 )
@@ -156,5 +157,40 @@ func TestCompareHelpDescribesTheBand(t *testing.T) {
 	help := strings.Join(strings.Fields(out+errs), " ")
 	if !strings.Contains(help, "99.5% prediction interval for one more run like the baseline's") || strings.Contains(help, "robust σ") {
 		t.Errorf("compare -h does not describe the band as history.noiseBand computes it:\n%s", out+errs)
+	}
+}
+
+// planrun history PLAN reads where the plan writes: the directory of its output "csv"
+// (the quickstart's is ../results/quickstart), not only <plan dir>/results.
+func TestHistoryOfAPlanReadsWhereItWrites(t *testing.T) {
+	root := t.TempDir()
+	planPath := filepath.Join(root, "plans", "p.hcl")
+	os.MkdirAll(filepath.Dir(planPath), 0o755)
+	os.WriteFile(planPath, []byte(`
+backend "openai" "m" { url = "http://127.0.0.1:1/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = 8
+}
+matrix "m" {
+  model    = ["x"]
+  tool     = [backend.openai.m]
+  workload = [workload.w]
+}
+output "csv" { path = "../out/here/results.csv" }
+`), 0o644)
+	os.MkdirAll(filepath.Join(root, "out", "here"), 0o755)
+	l, err := ledger.OpenLedger(filepath.Join(root, "out", "here", "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ledger.NewRow()
+	r.Plan, r.RunID, r.CellID, r.Status, r.Concurrency, r.Succeeded = "p", "p-1", "m/x/-/openai.m/-/w", ledger.StatusOK, 1, 30
+	r.Started = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	l.Append(r)
+	l.Close()
+	code, out, errs := runCmd(t, "", "history", planPath)
+	if code != exitOK || !strings.Contains(out, "m/x/-/openai.m/-/w c=1") {
+		t.Fatalf("history %s: exit %d\n%s%s", planPath, code, out, errs)
 	}
 }
