@@ -189,7 +189,7 @@ func reasoningNotes(cell *plan.Cell, row ledger.Row) []string {
 }
 
 func roundSeconds(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond)
+	return selfcheck.Readable(time.Duration(s * float64(time.Second)))
 }
 
 // judgeGoal sets the row's goal verdict when the workload has a goal and the level was
