@@ -137,7 +137,16 @@ func detailCells(r ledger.Row) []string {
 		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
 		num(r.VRAMEstimateGB, 1, 2) + " / " + num(r.ServerVRAMGB, 1, 2),
 		num(r.ClientCPUPct, 1, 0) + " / " + num(r.ClientLagP99Ms, 1, 2),
-		stability(r) + " / " + fidelityMark(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+		stability(r) + " / " + fidelityMark(r) + sendLag(r), dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+}
+
+// sendLag is, for a paced level (open loop, trace replay), how late its sends were
+// against the schedule, beside its fidelity: "" for a closed loop.
+func sendLag(r ledger.Row) string {
+	if math.IsNaN(r.SendLag.P99) {
+		return ""
+	}
+	return fmt.Sprintf(" (send lag p99 %s ms, max %s ms)", num(r.SendLag.P99, 1000, 2), num(r.SendLag.Max, 1000, 2))
 }
 
 // fidelityMark is the row's fidelity in a few characters: "ok", "short −12%",
