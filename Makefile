@@ -1,11 +1,10 @@
 # Thin wrappers over the scripts; the scripts are the source of truth (CI runs .ci/run).
 .PHONY: build test ollama vllm tinymodel quickstart compare-engines
 
-# build: the planrun CLI in the repository root.
-# The commit is stamped explicitly: Go's own VCS stamp is off under GOFLAGS=-buildvcs=false.
-# go-nvml's cgo header warns about deprecated declarations on every cold build: quieted.
+# build: the planrun CLI in the repository root, stamped with the commit (scripts/build-planrun.sh,
+# which the quickstart and compare-engines build with too).
 build:
-	CGO_CFLAGS="$$CGO_CFLAGS -Wno-deprecated-declarations" go build -ldflags "-X github.com/planrun/planrun/internal/version.Commit=$$(git rev-parse HEAD 2>/dev/null)" -o planrun ./cmd/planrun
+	scripts/build-planrun.sh planrun
 
 # test: vet and test everything, integration tests included (builds Ollama the first time).
 test:

@@ -247,11 +247,20 @@ func TestApplyTraceReplayExample(t *testing.T) {
 	if !strings.Contains(row.Notes, "trace cut at ") || !strings.Contains(row.Notes, cut) {
 		t.Fatalf("notes %q, want the cut %q", row.Notes, cut)
 	}
+	asked := 0
 	for _, r := range recs {
 		want := window[requestIndex(t, r.ID)]
 		if r.OutputTokens != want.OutputLength || math.Abs(float64(r.PromptTokens-want.InputLength)) > 0.03*float64(want.InputLength) {
 			t.Fatalf("%s: %d prompt and %d output tokens, the trace says %d and %d", r.ID, r.PromptTokens, r.OutputTokens, want.InputLength, want.OutputLength)
 		}
+		if r.PromptTokensAsked != want.InputLength {
+			t.Fatalf("%s: asked %d prompt tokens, the trace says %d", r.ID, r.PromptTokensAsked, want.InputLength)
+		}
+		asked += want.InputLength
+	}
+	// The row's "asked" is the trace's, not the workload's prompt_tokens (128).
+	if want := int(math.Round(float64(asked) / float64(len(recs)))); row.PromptTokensRequested != want {
+		t.Errorf("prompt tokens asked %d, want the trace's mean %d", row.PromptTokensRequested, want)
 	}
 }
 

@@ -63,7 +63,11 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if rc.Calibration.Actual > 0 && math.IsNaN(row.PromptTokensActual) {
 		row.PromptTokensActual = float64(rc.Calibration.Actual)
 	}
-	row.PromptTokensRequested = cellRow(cell, level, rc).PromptTokensRequested // SetStats' is zero when nothing was measured
+	// SetStats' is zero when nothing was measured, and the workload's prompt_tokens
+	// unless the requests asked their own lengths (a trace's, a dataset's), which stay.
+	if row.PromptTokensRequested == 0 || row.PromptTokensRequested == w.PromptTokens {
+		row.PromptTokensRequested = cellRow(cell, level, rc).PromptTokensRequested
+	}
 	setVRAM(&row, m.GPU)
 	row.Started, row.Ended = m.Started, m.Ended
 
@@ -189,7 +193,7 @@ func reasoningNotes(cell *plan.Cell, row ledger.Row) []string {
 }
 
 func roundSeconds(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second)).Round(time.Microsecond)
+	return selfcheck.Readable(time.Duration(s * float64(time.Second)))
 }
 
 // judgeGoal sets the row's goal verdict when the workload has a goal and the level was

@@ -1,11 +1,21 @@
 package apply
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"maps"
+	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/planrun/planrun/backends"
 
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
@@ -115,46 +125,179 @@ matrix "tiny" {
 }
 `
 
-// Sessions on the real Ollama, native chat and /v1: by the server's own count, each
-// turn's prompt holds the previous turn's prompt and the answer the server gave it,
-// which it can only do if that answer went back as history.
+// Sessions on the real Ollama, native chat and /v1, checked from the server's side: a
+// proxy keeps what each turn sent (its messages) and the server's prompt count of it.
+// Turn k's count must be turn k−1's, plus the answer it got back, plus the new prompt,
+// each as the server counts that text alone: so the answer went back as history, and
+// nothing is assumed about how long the tiny model's answers are (an answer shorter
+// than the prompt failed the earlier check "more than turn 1 and a prompt its size").
 func TestRealOllamaSessions(t *testing.T) {
 	s := realOllama(t)
-	p, cells := loadPlan(t, realSessionPlan, s.URL)
+	seen := &turnLog{}
+	proxy := httptest.NewServer(seen.proxy(t, s.URL))
+	defer proxy.Close()
+	p, cells := loadPlan(t, realSessionPlan, proxy.URL)
 	res, recs := runSamples(t, p, cells)
 	if len(recs) != 2*2*3 {
 		t.Fatalf("%d measured requests, want 2 cells × 2 sessions × 3 turns", len(recs))
 	}
-	type key struct {
-		cell          string
-		session, turn int
-	}
-	byTurn := map[key]ledger.RequestRecord{}
+	var counts []int
 	for _, r := range recs {
 		if r.Err != nil || r.PromptTokens == 0 {
 			t.Fatalf("%s %s: error %v, %d prompt tokens", r.CellID, r.ID, r.Err, r.PromptTokens)
 		}
-		byTurn[key{r.CellID, r.Session, r.Turn}] = r
+		counts = append(counts, r.PromptTokens)
 	}
-	for k, r := range byTurn {
-		if k.turn == 1 {
-			continue
+	// alone is what a text costs when it starts a prompt and not in a turn's middle: the
+	// server's BOS token (the count of an empty prompt) and the leading space the SPM
+	// tokenizer puts before a whole prompt (one token: seen on every text measured alone).
+	alone := ownTokens(t, s.URL, s.Model, "") + 1
+	turns, answered := 0, 0
+	var seenCounts []int
+	for head, trs := range seen.sessions() {
+		if len(trs) == 1 {
+			continue // a calibration probe
 		}
-		prev, ok := byTurn[key{k.cell, k.session, k.turn - 1}]
-		first := byTurn[key{k.cell, k.session, 1}]
-		t.Logf("%s session %d turn %d: %d prompt tokens after %d + %d", k.cell, k.session, k.turn, r.PromptTokens, prev.PromptTokens, prev.OutputTokens)
-		// The answer goes back as text, which the server tokenizes anew (not always into
-		// as many tokens as it generated), so it must add tokens beyond the two prompts.
-		if !ok || r.PromptTokens < prev.PromptTokens+prev.OutputTokens || r.PromptTokens <= prev.PromptTokens+first.PromptTokens {
-			t.Errorf("%s session %d turn %d: %d prompt tokens, want at least turn %d's %d + its answer's %d, and more than that prompt and a new one (%d)",
-				k.cell, k.session, k.turn, r.PromptTokens, k.turn-1, prev.PromptTokens, prev.OutputTokens, first.PromptTokens)
+		if len(trs) != 3 {
+			t.Fatalf("session %.40q sent %d turns, want 3", head, len(trs))
 		}
+		for k, tr := range trs {
+			seenCounts = append(seenCounts, tr.promptTokens)
+			if len(tr.messages) != 2*k+1 {
+				t.Fatalf("session %.40q turn %d carried %d messages, want %d", head, k+1, len(tr.messages), 2*k+1)
+			}
+			if k == 0 {
+				continue
+			}
+			prev := trs[k-1]
+			answer, prompt := tr.messages[2*k-1], tr.messages[2*k]
+			if answer.Role != "assistant" || answer.Content != prev.answer || prompt.Role != "user" {
+				t.Fatalf("session %.40q turn %d: history ends %+v then %+v; turn %d's answer was %q", head, k+1, answer, prompt.Role, k, prev.answer)
+			}
+			// Each turn's new prompt and the answer it sends back, by their own counts.
+			a, n := ownTokens(t, s.URL, s.Model, answer.Content), ownTokens(t, s.URL, s.Model, prompt.Content)
+			want := prev.promptTokens + (a - alone) + (n - alone)
+			t.Logf("%s session %.24q turn %d: %d prompt tokens; turn %d's %d + answer %d + new prompt %d (own counts less %d) = %d",
+				tr.path, head, k+1, tr.promptTokens, k, prev.promptTokens, a-alone, n-alone, alone, want)
+			// Text joined to text may tokenize a token shorter or longer at each seam.
+			if d := tr.promptTokens - want; d < -2 || d > 2 {
+				t.Errorf("%s session %.40q turn %d: %d prompt tokens, want %d ±2 (turn %d's %d + the answer's own %d + the new prompt's own %d)",
+					tr.path, head, k+1, tr.promptTokens, want, k, prev.promptTokens, a-alone, n-alone)
+			}
+			turns++
+			if a-alone > 2 {
+				answered++
+			}
+		}
+	}
+	if turns != 2*2*2 || answered == 0 {
+		t.Errorf("%d later turns checked (want 8), %d with an answer of more than 2 tokens (want some: else the check cannot see it)", turns, answered)
+	}
+	slices.Sort(counts)
+	slices.Sort(seenCounts)
+	if !slices.Equal(counts, seenCounts) {
+		t.Errorf("the request records' prompt counts %v are not the server's %v", counts, seenCounts)
 	}
 	for _, r := range res.Rows {
 		if r.Sessions == nil || r.Sessions.Completed != 2 || len(r.Turns) != 3 {
 			t.Errorf("%s: sessions %+v, %d turns", r.CellID, r.Sessions, len(r.Turns))
 		}
 	}
+}
+
+// turnLog keeps, for each chat request that passes its proxy, what the server saw.
+type turnLog struct {
+	mu    sync.Mutex
+	turns []seenTurn
+}
+
+// seenTurn is one chat request: its messages, the server's prompt count and the answer text.
+type seenTurn struct {
+	path         string
+	messages     []backends.Message
+	promptTokens int
+	answer       string
+}
+
+// proxy forwards to the server at url, keeping each chat request's messages and reading
+// its streamed answer (Ollama's NDJSON or OpenAI's SSE) as the client did.
+func (l *turnLog) proxy(t *testing.T, url string) http.Handler {
+	target, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct{ Messages []backends.Message }
+		if !strings.HasSuffix(r.URL.Path, "/chat") && !strings.HasSuffix(r.URL.Path, "/chat/completions") || json.Unmarshal(body, &req) != nil {
+			rp.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		rp.ServeHTTP(rec, r)
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+		st := seenTurn{path: r.URL.Path, messages: req.Messages}
+		for line := range strings.Lines(rec.Body.String()) {
+			var c struct {
+				Message         backends.Message
+				PromptEvalCount int `json:"prompt_eval_count"`
+				Choices         []struct{ Delta backends.Message }
+				Usage           struct {
+					PromptTokens int `json:"prompt_tokens"`
+				}
+			}
+			if json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "data: ")), &c) != nil {
+				continue
+			}
+			st.answer += c.Message.Content
+			for _, ch := range c.Choices {
+				st.answer += ch.Delta.Content
+			}
+			st.promptTokens = max(st.promptTokens, c.PromptEvalCount, c.Usage.PromptTokens)
+		}
+		l.mu.Lock()
+		l.turns = append(l.turns, st)
+		l.mu.Unlock()
+	})
+}
+
+// sessions are the requests by endpoint and first message (one session's turns share
+// it), each session's in the order of their message counts.
+func (l *turnLog) sessions() map[string][]seenTurn {
+	out := map[string][]seenTurn{}
+	for _, tr := range l.turns {
+		if len(tr.messages) > 0 {
+			k := tr.path + " " + tr.messages[0].Content
+			out[k] = append(out[k], tr)
+		}
+	}
+	for _, trs := range out {
+		slices.SortFunc(trs, func(a, b seenTurn) int { return len(a.messages) - len(b.messages) })
+	}
+	return out
+}
+
+// ownTokens is the server's prompt count of text as a chat of one user message.
+func ownTokens(t *testing.T, url, model, text string) int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"model": model, "stream": false, "messages": []backends.Message{{Role: "user", Content: text}},
+		"options": map[string]any{"num_predict": 1, "temperature": 0}})
+	resp, err := http.Post(url+"/api/chat", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var done struct {
+		PromptEvalCount int `json:"prompt_eval_count"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&done); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("counting %q: %s, %v", text, resp.Status, err)
+	}
+	return done.PromptEvalCount
 }
 
 // A session whose last turn, history included, would not fit the model's context (the

@@ -203,6 +203,9 @@ type Sample struct {
 	// MaxTokens is the request's own output length when it had one drawn (a length
 	// distribution or a dataset); 0 when it was the level's.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// PromptTokensAsked is the prompt length the request was built to when it had its
+	// own (a trace row's input length, a drawn length); 0 when it was the level's.
+	PromptTokensAsked int `json:"prompt_tokens_asked,omitempty"`
 	// Text is the answer's content (reasoning apart), kept only when the request asked
 	// (Request.KeepText); it stays out of requests.jsonl.
 	Text string `json:"-"`

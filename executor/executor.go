@@ -229,6 +229,9 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			p.lag = p.sender.lag
 		}
 		s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
+		if sh.Text == "" {
+			s.PromptTokensAsked = sh.PromptTokens // and its own prompt length, as asked
+		}
 		if len(lv.Models) > 0 {
 			s.Model = req.Model
 		}

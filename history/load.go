@@ -274,14 +274,22 @@ func (s *Set) notePlans() {
 	for _, r := range s.Runs {
 		count[r.Plan()]++
 	}
+	if n := PlansNote(s.Dir, count); n != "" {
+		s.Notes = append(s.Notes, n)
+	}
+}
+
+// PlansNote is the note a set of runs of several plans carries, from its runs by plan
+// name; "" for one plan. (The index keeps it up to date as runs are added.)
+func PlansNote(dir string, count map[string]int) string {
 	if len(count) < 2 {
-		return
+		return ""
 	}
 	var parts []string
 	for _, p := range slices.Sorted(maps.Keys(count)) {
 		parts = append(parts, fmt.Sprintf("%s (%d runs)", cmp.Or(p, "(unnamed)"), count[p]))
 	}
-	s.note("%s holds runs of %d plans: %s; each cell's series stays within its plan", s.Dir, len(count), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s holds runs of %d plans: %s; each cell's series stays within its plan", dir, len(count), strings.Join(parts, ", "))
 }
 
 // Run returns the run with the given id, or nil.

@@ -248,3 +248,61 @@ func TestJudgeVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A -cell glob matches a series' heading as history prints it ("m/x c=2") as well as the
+// cell id: '*c=2*' selects the level, where it used to match nothing.
+func TestCellGlobMatchesTheHeading(t *testing.T) {
+	set := &Set{}
+	for i, c := range []int{1, 2, 12} {
+		r := row("p", "p-1", "m/x", t0.Add(time.Duration(i)*time.Minute), 0.1)
+		r.Concurrency = c
+		set.Runs = append(set.Runs, &Run{ID: fmt.Sprintf("p-%d", i), Rows: []ledger.Row{r}})
+	}
+	for _, c := range []struct {
+		glob string
+		want string
+	}{
+		{"*c=2", "m/x c=2"},
+		{"*c=2*", "m/x c=2"},
+		{"*c=1*", "m/x c=1 m/x c=12"},
+		{"m/x c=1", "m/x c=1"},
+		{"m/*", "m/x c=1 m/x c=2 m/x c=12"},
+		{"*y*", ""},
+	} {
+		var got []string
+		for _, s := range Build(set, Options{Cells: []string{c.glob}}) {
+			got = append(got, s.Key.String())
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("-cell %q: series %q, want %q", c.glob, got, c.want)
+		}
+	}
+}
+
+// A p99 that moved in runs of 24 requests is not called worse: compare judges a p99
+// only from 200 successful requests a side, and history holds it to the same count. A
+// p50 of the same runs (20 suffice) is judged.
+func TestTrendsNeedTheRequestsCompareNeeds(t *testing.T) {
+	for _, c := range []struct {
+		succeeded int
+		p50, p99  string
+	}{{24, Worse, TooFewRequests}, {200, Worse, Worse}, {19, TooFewRequests, TooFewRequests}} {
+		var s Series
+		for i := range 8 {
+			r := row("p", fmt.Sprint(i), "m/x", t0.Add(time.Duration(i)*time.Hour), 0.1)
+			r.TTFT.P99, r.Succeeded = 0.3, c.succeeded
+			if i >= 4 {
+				r.TTFT.P50, r.TTFT.P99 = 0.2, 0.6
+			}
+			s.Points = append(s.Points, Point{RunID: r.RunID, Row: r})
+		}
+		tr := s.Trends([]string{"ttft_p50_s", "ttft_p99_s"})
+		if tr[0].Verdict != c.p50 || tr[1].Verdict != c.p99 {
+			t.Errorf("%d requests a run: p50 %+v, p99 %+v; want %s and %s", c.succeeded, tr[0], tr[1], c.p50, c.p99)
+		}
+		if tr[1].Verdict == TooFewRequests && (tr[1].Need != 200 || tr[1].Have != c.succeeded ||
+			!strings.Contains(tr[1].describe(), "ttft_p99_s needs 200 successful requests a row")) {
+			t.Errorf("%d requests: %+v, %q", c.succeeded, tr[1], tr[1].describe())
+		}
+	}
+}

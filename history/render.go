@@ -41,15 +41,6 @@ func Sparkline(vals []float64) string {
 	return b.String()
 }
 
-// Trends judges each field over the series.
-func (s Series) Trends(fields []string) []Trend {
-	out := make([]Trend, len(fields))
-	for i, f := range fields {
-		out[i] = TrendOf(f, s.Values(f))
-	}
-	return out
-}
-
 // envColumns are the environment columns of the table and the CSV, with their reader.
 var envColumns = []struct {
 	name string
@@ -108,8 +99,12 @@ func WriteText(w io.Writer, series []Series, fields []string) error {
 }
 
 func (t Trend) describe() string {
-	if t.Verdict == TooFewRuns {
+	switch t.Verdict {
+	case TooFewRuns:
 		return fmt.Sprintf("%s (a trend needs %d)", t.Verdict, MinTrendPoints)
+	case TooFewRequests:
+		return fmt.Sprintf("%s (%+.1f%%, but %s needs %d successful requests a row, as compare judges it; the fewest here are %d)",
+			t.Verdict, t.Change, t.Field, t.Need, t.Have)
 	}
 	return fmt.Sprintf("%s %+.1f%% (last third against first, run-to-run noise ±%.1f%%)", t.Verdict, t.Change, t.Noise)
 }

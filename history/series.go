@@ -76,7 +76,9 @@ type Series struct {
 
 // Options select series.
 type Options struct {
-	Cells     []string  // globs over the cell id, as -only reads them (* spans "/"); empty: every cell
+	// Cells are globs over the cell id, as -only reads them (* spans "/"), or over a
+	// series' heading, the cell id and its level ("*c=2*"); empty: every cell.
+	Cells     []string
 	Since     time.Time // points of runs started before it are left out
 	KeyFields []string  // environment fields added to the key
 }
@@ -88,13 +90,17 @@ func (o Options) cellMatches(cell string) bool {
 	return plan.MatchCellGlobs(o.Cells, cell)
 }
 
+// HeadingGlob reports whether a -cell glob is of a series' heading, its level included
+// ("*c=2*", "* rate=*"), rather than of the cell id (which never holds a space or "=").
+func HeadingGlob(g string) bool { return strings.ContainsAny(g, " =") }
+
 // Build groups the set's measured rows (status ok) into series, in the order their
 // cells first appear. Rows that failed or were interrupted are not points: they
 // measured nothing to hold a trend against.
 func Build(s *Set, o Options) []Series {
 	var out []Series
 	at := map[Key]int{}
-	matches := map[string]bool{} // by cell id: a glob is compiled once a cell, not once a row
+	matches := map[string]bool{} // by heading: a glob is compiled once a cell and level, not once a row
 	for _, run := range s.Runs {
 		if !o.Since.IsZero() && run.Started.Before(o.Since) {
 			continue
@@ -103,10 +109,12 @@ func Build(s *Set, o Options) []Series {
 			if row.Status != ledger.StatusOK {
 				continue
 			}
-			m, ok := matches[row.CellID]
+			// The heading history prints: a glob of it ("*c=2*") matches too.
+			head := Key{Cell: row.CellID, Concurrency: row.Concurrency, RequestRate: row.RequestRate}.String()
+			m, ok := matches[head]
 			if !ok {
-				m = o.cellMatches(row.CellID)
-				matches[row.CellID] = m
+				m = o.cellMatches(row.CellID) || o.cellMatches(head)
+				matches[head] = m
 			}
 			if !m {
 				continue
@@ -190,6 +198,10 @@ const (
 	Flat   = "flat"
 	// TooFewRuns is the verdict of a series too short to tell a trend from noise.
 	TooFewRuns = "too few runs"
+	// TooFewRequests is the verdict on a figure its runs had too few requests to
+	// resolve: a p99 of 24 requests is their largest value, which compare will not
+	// judge either (report.RequestsToConclude: p99 needs 200).
+	TooFewRequests = "too few requests"
 )
 
 // MinTrendPoints is the shortest series a trend is judged on.
@@ -202,6 +214,10 @@ type Trend struct {
 	Verdict string  `json:"verdict"`
 	Change  float64 `json:"change_pct"` // median of the last third against the first third, %
 	Noise   float64 `json:"noise_pct"`  // run-to-run noise (robust σ), % of the first third's median
+	// Have and Need are, for TooFewRequests, the fewest successful requests of a row of
+	// the series and the requests the figure needs.
+	Have int `json:"requests_have,omitempty"`
+	Need int `json:"requests_need,omitempty"`
 }
 
 // TrendOf judges a figure's values (oldest first): the median of the last third
@@ -236,6 +252,27 @@ func TrendOf(field string, vals []float64) Trend {
 		}
 	}
 	return t
+}
+
+// Trends judges each field over the series: by TrendOf, unless a run of the series had
+// too few successful requests to resolve the figure (as compare counts them), when the
+// verdict is TooFewRequests rather than a better or worse that is noise.
+func (s Series) Trends(fields []string) []Trend {
+	out := make([]Trend, len(fields))
+	for i, f := range fields {
+		out[i] = TrendOf(f, s.Values(f))
+		if out[i].Verdict == TooFewRuns {
+			continue
+		}
+		need, have := compare.RequestsToConclude(f), math.MaxInt
+		for _, p := range s.Points {
+			have = min(have, p.Row.Succeeded)
+		}
+		if have < need {
+			out[i].Verdict, out[i].Have, out[i].Need = TooFewRequests, have, need
+		}
+	}
+	return out
 }
 
 // noiseFloor is the smallest relative move judged beyond noise however steady the

@@ -46,10 +46,18 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	if len(o.Cells) > 0 {
 		var or []string
 		for _, g := range o.Cells {
+			if history.HeadingGlob(g) {
+				or = nil // a glob of the heading ("*c=2*"): Build matches it, on every row
+				break
+			}
 			or = append(or, "cell_id GLOB ?") // GLOB's * also spans '/': Build applies the glob itself
 			args = append(args, g)
 		}
-		where = append(where, "("+strings.Join(or, " OR ")+")")
+		if or != nil {
+			where = append(where, "("+strings.Join(or, " OR ")+")")
+		} else {
+			args = nil
+		}
 	}
 	cols := columns()
 	names := make([]string, len(cols))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,27 +48,52 @@ func New(cfg Config) *Server {
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 
-	s.mux.HandleFunc("POST /v1/chat/completions", s.openaiHandler(openaiChat))
-	s.mux.HandleFunc("POST /v1/completions", s.openaiHandler(openaiText))
-	s.mux.HandleFunc("POST /v1/responses", s.responsesHandler())
-	s.mux.HandleFunc("POST /v1/embeddings", s.embeddingsHandler(false))
-	s.mux.HandleFunc("POST /api/embed", s.embeddingsHandler(true))
-	s.mux.HandleFunc("GET /v1/models", s.openaiModels)
-	s.mux.HandleFunc("GET /version", s.versionHandler)
-	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {})
-	s.mux.HandleFunc("GET /metrics", s.metrics)
-	s.mux.HandleFunc("GET /mock/truth", s.truthHandler)
-
-	s.mux.HandleFunc("POST /api/chat", s.ollamaHandler(ollamaChat))
-	s.mux.HandleFunc("POST /api/generate", s.ollamaHandler(ollamaGenerate))
-	s.mux.HandleFunc("GET /api/tags", s.ollamaTags)
-	s.mux.HandleFunc("GET /api/ps", s.ollamaPS)
-	s.mux.HandleFunc("POST /api/show", s.ollamaShow)
-	s.mux.HandleFunc("GET /api/version", s.versionHandler)
-	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("Ollama is running"))
-	})
+	for _, r := range s.routes() {
+		s.mux.HandleFunc(r.pattern, r.handler)
+	}
 	return s
+}
+
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes are the endpoints the mock serves: the OpenAI-compatible ones under /v1, the
+// Ollama ones under /api, and its own.
+func (s *Server) routes() []route {
+	return []route{
+		{"POST /v1/chat/completions", s.openaiHandler(openaiChat)},
+		{"POST /v1/completions", s.openaiHandler(openaiText)},
+		{"POST /v1/responses", s.responsesHandler()},
+		{"POST /v1/embeddings", s.embeddingsHandler(false)},
+		{"GET /v1/models", s.openaiModels},
+		{"GET /metrics", s.metrics},
+		{"POST /api/chat", s.ollamaHandler(ollamaChat)},
+		{"POST /api/generate", s.ollamaHandler(ollamaGenerate)},
+		{"POST /api/embed", s.embeddingsHandler(true)},
+		{"GET /api/tags", s.ollamaTags},
+		{"GET /api/ps", s.ollamaPS},
+		{"POST /api/show", s.ollamaShow},
+		{"GET /api/version", s.versionHandler},
+		{"GET /version", s.versionHandler},
+		{"GET /health", func(w http.ResponseWriter, r *http.Request) {}},
+		{"GET /mock/truth", s.truthHandler},
+		{"GET /{$}", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Ollama is running")) }},
+	}
+}
+
+// Endpoints are the paths the mock serves under prefix ("/v1", "/api"), in the order
+// mock-server -h lists them.
+func Endpoints(prefix string) []string {
+	var out []string
+	for _, r := range (&Server{}).routes() {
+		_, path, _ := strings.Cut(r.pattern, " ")
+		if strings.HasPrefix(path, prefix+"/") {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // ServeHTTP routes to the OpenAI-compatible and Ollama endpoints. Once the handler

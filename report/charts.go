@@ -169,8 +169,10 @@ func latencyFigure(rows []ledger.Row) *figure {
 		}
 		var panels []*plot.Plot
 		any := false
+		loads := loadsOn(rows, ax)
 		for _, m := range loadMetrics {
 			p := newPanel(m.label, ax.label, m.label)
+			tickAtLoads(p, loads)
 			for _, s := range cellSeries(rows, cells, ax.has, ax.x, scaled(m.p50, m.scale)) {
 				any = true
 				if m.p99 != nil {
@@ -188,14 +190,33 @@ func latencyFigure(rows []ledger.Row) *figure {
 }
 
 // distinctLoads counts the different loads of the measured rows on axis ax.
-func distinctLoads(rows []ledger.Row, ax loadAxis) int {
-	seen := map[float64]bool{}
+func distinctLoads(rows []ledger.Row, ax loadAxis) int { return len(loadsOn(rows, ax)) }
+
+// loadsOn are the different loads of the measured rows on axis ax, in order.
+func loadsOn(rows []ledger.Row, ax loadAxis) []float64 {
+	var out []float64
 	for _, r := range rows {
-		if ax.has(r) && finite(ax.x(r)) && finite(r.TTFT.P50) {
-			seen[ax.x(r)] = true
+		if x := ax.x(r); ax.has(r) && finite(x) && finite(r.TTFT.P50) && !slices.Contains(out, x) {
+			out = append(out, x)
 		}
 	}
-	return len(seen)
+	slices.Sort(out)
+	return out
+}
+
+// tickAtLoads puts the x axis's ticks at the levels measured (1, 4, 16), not at round
+// numbers between them (3, 9, 15), and spreads levels that grow by factors (1 … 64) on a
+// log scale, where they would otherwise crowd the axis's start and their labels overlap.
+func tickAtLoads(p *plot.Plot, loads []float64) {
+	var ticks []plot.Tick
+	for _, l := range loads {
+		ticks = append(ticks, plot.Tick{Value: l, Label: ledger.FormatFloat(l)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if len(loads) >= 3 && loads[0] > 0 && loads[len(loads)-1]/loads[0] >= 8 {
+		p.X.Scale = plot.LogScale{}
+		p.X.Min, p.X.Max = loads[0]/1.2, loads[len(loads)-1]*1.2
+	}
 }
 
 // paretoFigure plots each level's throughput against its latency, cell by cell, each

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -282,6 +283,33 @@ func TestSLOBarsCentredOnTheirLevel(t *testing.T) {
 		}
 		if want := ticks[0] + 12*float64(c-1); len(bars) != 1 || math.Abs((bars[0][0]+bars[0][1])/2-want) > 0.01 {
 			t.Errorf("cell %d: 12 pt bars %v, want one centred at %v (tick %v)", c, bars, want, ticks[0])
+		}
+	}
+}
+
+// The load axis ticks at the levels measured, labelled as the plan wrote them (the
+// latency chart ticked at 3, 9 and 15 for levels 1, 4 and 16), on a log scale when the
+// levels grow by factors, so 1 and 2 do not print on top of each other.
+func TestLoadAxisTicksAtTheLevels(t *testing.T) {
+	for _, c := range []struct {
+		loads []float64
+		log   bool
+	}{{[]float64{1, 4, 16}, true}, {[]float64{1, 2, 4, 8, 16, 32, 64}, true}, {[]float64{2, 4, 6}, false}, {[]float64{0.5, 1}, false}} {
+		p := plot.New()
+		tickAtLoads(p, c.loads)
+		var got []string
+		for _, tk := range p.X.Tick.Marker.Ticks(c.loads[0], c.loads[len(c.loads)-1]) {
+			got = append(got, tk.Label)
+		}
+		var want []string
+		for _, l := range c.loads {
+			want = append(want, ledger.FormatFloat(l))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("levels %v: ticks %q", c.loads, got)
+		}
+		if _, isLog := p.X.Scale.(plot.LogScale); isLog != c.log {
+			t.Errorf("levels %v: log scale %v, want %v", c.loads, isLog, c.log)
 		}
 	}
 }

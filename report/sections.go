@@ -139,7 +139,16 @@ func detailCells(r ledger.Row) []string {
 		tri(r.VRAMBaselineGB, r.VRAMPeakGB, r.VRAMProcessGB, 1, 2),
 		mdtable.Num(r.VRAMEstimateGB, 1, 2) + " / " + mdtable.Num(r.ServerVRAMGB, 1, 2),
 		mdtable.Num(r.ClientCPUPct, 1, 0) + " / " + mdtable.Num(r.ClientLagP99Ms, 1, 2),
-		stability(r) + " / " + FidelityMark(r), mdtable.Dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+		stability(r) + " / " + FidelityMark(r) + sendLag(r), mdtable.Dash(strings.TrimSpace(r.Reference + " " + r.Verdict))}
+}
+
+// sendLag is, for a paced level (open loop, trace replay), how late its sends were
+// against the schedule, beside its fidelity: "" for a closed loop.
+func sendLag(r ledger.Row) string {
+	if math.IsNaN(r.SendLag.P99) {
+		return ""
+	}
+	return fmt.Sprintf(" (send lag p99 %s ms, max %s ms)", mdtable.Num(r.SendLag.P99, 1000, 2), mdtable.Num(r.SendLag.Max, 1000, 2))
 }
 
 // FidelityMark is the row's fidelity in a few characters, as reports and the terminal

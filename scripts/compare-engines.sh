@@ -19,14 +19,11 @@ dir="$root/.tools/compare-engines"
 say "step 2/4: writing the tiny Hugging Face checkpoint into ${dir#"$root"/}/model"
 rm -rf "$dir" && mkdir -p "$dir"
 go run ./tools/tinymodel -hf -o "$dir/model" >/dev/null
-go build -o "$root/.tools/bin/planrun" ./cmd/planrun
+scripts/build-planrun.sh "$root/.tools/bin/planrun"
 
-# Two free loopback ports (bash's /dev/tcp: nobody answers there).
-ports=()
-while (( ${#ports[@]} < 2 )); do
-  p=$((20000 + RANDOM % 40000))
-  (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || [[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
-done
+# The plan's two ports when they are free (the same on every run, so runs compare).
+ports=("$(scripts/free-port.sh 11600)")
+ports+=("$(scripts/free-port.sh 11601 "${ports[0]}")")
 say "step 3/4: planrun apply examples/compare-engines.hcl (Ollama on :${ports[0]}, vLLM on :${ports[1]}; vLLM takes about a minute to start)"
 status=0
 "$root/.tools/bin/planrun" apply -results "$root/results/compare-engines" examples/compare-engines.hcl \

@@ -56,7 +56,8 @@ start=$(date +%s)
 CGO_ENABLED=1 CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations" \
   CGO_CPPFLAGS="${CGO_CPPFLAGS:-} -I$inc" \
   GOBIN="$bin" go install -ldflags "-X=github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" \
-  "github.com/ollama/ollama@$OLLAMA_VERSION"
+  "github.com/ollama/ollama@$OLLAMA_VERSION" 2> >(grep -v '^go: downloading ' >&2 || true)
+wait $! 2>/dev/null || true # the filter has written everything before the next line
 rm -f "$bin"/.ollama-*
 touch "$stamp"
 echo "install-ollama: done in $(( $(date +%s) - start ))s: $bin/ollama" >&2

@@ -40,7 +40,7 @@ if want guidellm; then install_peer peers-venv guidellm; fi
 if want aiperf; then install_peer aiperf-venv aiperf; fi
 
 go run ./tools/tinymodel -hf -o "$dir/model" >/dev/null
-go build -o "$root/.tools/bin/planrun" ./cmd/planrun
+scripts/build-planrun.sh "$root/.tools/bin/planrun"
 port=
 while [[ -z "$port" ]]; do
   p=$((20000 + RANDOM % 40000))

@@ -32,16 +32,10 @@ mkdir -p "$dir"
 go run ./tools/tinymodel -o "$dir" >/dev/null
 
 say "step 3/4: building planrun"
-go build -ldflags "-X github.com/planrun/planrun/internal/version.Commit=$(git rev-parse HEAD 2>/dev/null || true)" \
-  -o "$root/.tools/bin/planrun" ./cmd/planrun
+scripts/build-planrun.sh "$root/.tools/bin/planrun"
 
-# A free loopback port: a random one nobody answers on (bash's /dev/tcp, no extra tool).
-port=
-for _ in $(seq 50); do
-  p=$((20000 + RANDOM % 40000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
-done
-[[ -n "$port" ]] || { say "no free loopback port found"; exit 1; }
+# The plan's port when it is free (the same on every run, so runs compare), else the next.
+port=$(scripts/free-port.sh 11500)
 say "step 4/4: planrun apply examples/quickstart.hcl (Ollama on 127.0.0.1:$port)"
 status=0
 "$root/.tools/bin/planrun" apply -results "$root/results/quickstart" examples/quickstart.hcl \

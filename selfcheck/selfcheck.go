@@ -117,17 +117,17 @@ func (r Report) Warnings(meanTPOT time.Duration, sendLagMax time.Duration) []str
 	var w []string
 	if r.lagInflates(meanTPOT) {
 		w = append(w, fmt.Sprintf("client scheduling lag p50 %s is above 1%% of the mean TPOT %s: the client may have inflated TPOT/ITL",
-			r.LagP50.Round(time.Microsecond), meanTPOT.Round(time.Microsecond)))
+			Readable(r.LagP50), Readable(meanTPOT)))
 	} else if meanTPOT > 0 && r.LagP99 > max(meanTPOT/10, NoteFloor) {
 		w = append(w, fmt.Sprintf("client scheduling lag p99 %s is above 10%% of the mean TPOT %s: some chunks were stamped late",
-			r.LagP99.Round(time.Microsecond), meanTPOT.Round(time.Microsecond)))
+			Readable(r.LagP99), Readable(meanTPOT)))
 	}
 	if r.cpuSaturated() {
 		w = append(w, fmt.Sprintf("client CPU %.0f%% of %d cores: the client was saturated", r.CPUPercent, r.Cores))
 	}
 	if meanTPOT > 0 && sendLagMax > 0 && sendLagMax > meanTPOT {
 		w = append(w, fmt.Sprintf("paced sends (open loop or replay) were up to %s late against the schedule, more than the mean TPOT",
-			sendLagMax.Round(time.Microsecond)))
+			Readable(sendLagMax)))
 	}
 	return w
 }
@@ -141,9 +141,19 @@ func (r Report) Saturated(meanTPOT time.Duration) string {
 		return fmt.Sprintf("client CPU %.0f%% of %d cores", r.CPUPercent, r.Cores)
 	case r.lagInflates(meanTPOT):
 		return fmt.Sprintf("client scheduling lag p50 %s above 1%% of the mean TPOT %s",
-			r.LagP50.Round(time.Microsecond), meanTPOT.Round(time.Microsecond))
+			Readable(r.LagP50), Readable(meanTPOT))
 	}
 	return ""
+}
+
+// Readable is d to 3 significant digits (and whole microseconds), as warnings print a
+// duration: 25.1ms, 1.23s, 850µs, not 25.123456ms.
+func Readable(d time.Duration) time.Duration {
+	step := time.Microsecond
+	for a := d.Abs(); a >= 1000*step && step < time.Second; {
+		step *= 10
+	}
+	return d.Round(step)
 }
 
 func (r Report) cpuSaturated() bool { return r.Cores > 0 && r.CPUPercent > 90*float64(r.Cores) }

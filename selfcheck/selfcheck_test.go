@@ -75,3 +75,26 @@ func TestWarningsFloor(t *testing.T) {
 		t.Fatalf("a lag just above the floor and 1%% of TPOT: %q", w)
 	}
 }
+
+// Warnings print durations to 3 significant digits, not to the microsecond.
+func TestReadable(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{25123456 * time.Nanosecond, "25.1ms"},
+		{1234567891 * time.Nanosecond, "1.23s"},
+		{850 * time.Microsecond, "850µs"},
+		{12345 * time.Nanosecond, "12µs"},
+		{-2345678 * time.Nanosecond, "-2.35ms"},
+		{90 * time.Second, "1m30s"},
+	} {
+		if got := Readable(c.d).String(); got != c.want {
+			t.Errorf("Readable(%v) = %s, want %s", c.d, got, c.want)
+		}
+	}
+	w := Report{LagP50: 3456789 * time.Nanosecond}.Warnings(12345678*time.Nanosecond, 0)
+	if len(w) != 1 || !strings.Contains(w[0], "p50 3.46ms is above 1% of the mean TPOT 12.3ms") {
+		t.Errorf("warnings %q", w)
+	}
+}

@@ -41,7 +41,8 @@ func Write(dir string, set *history.Set) error {
 			return err
 		}
 	}
-	idx := indexPage{Dir: set.Dir, Notes: append(set.Notes, history.Renamed(series)...), Cells: cells}
+	idx := indexPage{Dir: set.Dir, Notes: append(set.Notes, history.Renamed(series)...), Cells: cells,
+		GateRuns: GateRuns, GateFigures: strings.Join(history.BaselineFigures, ", ")}
 	for i := len(set.Runs) - 1; i >= 0; i-- {
 		r := set.Runs[i]
 		row, err := runRow(set, r)
@@ -127,6 +128,7 @@ func writeRunPage(dir string, r *history.Run, file string) error {
 	if r.Dir != "" {
 		b, err := os.ReadFile(filepath.Join(r.Dir, ledger.HTMLFile))
 		if err == nil {
+			b = withBackLink(b)
 			return ledger.WriteFileAtomic(dst, func(w io.Writer) error { _, err := w.Write(b); return err })
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -134,6 +136,24 @@ func writeRunPage(dir string, r *history.Run, file string) error {
 		}
 	}
 	return writePage(dst, runTmpl, r)
+}
+
+// backLink is the site's way back to its index, as every page of it starts.
+const backLink = `<nav><a href="../index.html">← all runs and cells</a></nav>`
+
+// withBackLink puts the link back to the index at the top of a run's report.html, which
+// is a page of its own and knows nothing of the site around it.
+func withBackLink(page []byte) []byte {
+	i := bytes.Index(page, []byte("<body"))
+	if i < 0 {
+		return append([]byte(backLink+"\n"), page...)
+	}
+	end := bytes.IndexByte(page[i:], '>')
+	if end < 0 {
+		return page
+	}
+	at := i + end + 1
+	return slices.Concat(page[:at:at], []byte("\n"+backLink), page[at:])
 }
 
 type cellPage struct {
@@ -170,9 +190,13 @@ func newCellPage(i int, s history.Series) cellPage {
 			p.Marks = append(p.Marks, change{j, fmt.Sprintf("run %d (%s): %s", j+1, pt.RunID, strings.Join(history.Phrases(pt.Changes, ""), "; "))})
 		}
 	}
+	var dates []string
+	for _, pt := range s.Points {
+		dates = append(dates, pt.Started.UTC().Format("01-02 15:04"))
+	}
 	for _, f := range chartFigures {
 		_, unit, _ := compare.FigureValue(f.line, &ledger.Row{})
-		c := chart{Title: f.title, Unit: unit, Line: s.Values(f.line), Changes: p.Marks}
+		c := chart{Title: f.title, Unit: unit, Line: s.Values(f.line), Dates: dates, Changes: p.Marks}
 		if f.band != "" {
 			c.Title = f.title + " p50, band to p99"
 			c.Band = s.Values(f.band)
@@ -181,7 +205,7 @@ func newCellPage(i int, s history.Series) cellPage {
 	}
 	ttft := s.Values("ttft_p50_s")
 	p.Last = history.FormatValue(ttft[len(ttft)-1])
-	p.Trend = history.TrendOf("ttft_p50_s", ttft).Verdict
+	p.Trend = s.Trends([]string{"ttft_p50_s"})[0].Verdict
 	cols := s.Columns(history.DefaultFields)
 	for j, pt := range s.Points {
 		e := pt.Env
@@ -205,10 +229,13 @@ func shortHash(h string) string {
 }
 
 type indexPage struct {
-	Dir   string
-	Notes []string
-	Runs  []runRowData
-	Cells []cellPage
+	Dir string
+	// GateRuns and GateFigures say how the runs' gate column was judged.
+	GateRuns    int
+	GateFigures string
+	Notes       []string
+	Runs        []runRowData
+	Cells       []cellPage
 }
 
 func writePage(path string, t *template.Template, data any) error {

@@ -18,8 +18,10 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>planrun results: {{.Dir}}</title>` + style + `</head>
 <body>
 <h1>planrun results</h1>
-<p>{{.Dir}}: {{len .Runs}} runs, {{len .Cells}} cell levels. Gate: each run against its cells' last 5 runs
-(regressed / within noise / insufficient data).</p>
+<p>{{.Dir}}: {{len .Runs}} runs, {{len .Cells}} cell levels.</p>
+<p id="gate">Gate: the site's own, each run against its cells' last {{.GateRuns}} runs on {{.GateFigures}}
+(regressed / within noise / insufficient data), as <code>planrun compare -baseline last:{{.GateRuns}} RUN</code> judges
+by default. A gate you run with another N, <code>-fail-on</code> or <code>-key</code> judges differently.</p>
 {{range .Notes}}<p class="note">Note: {{.}}</p>
 {{end}}
 <h2 id="cells">Cells</h2>
@@ -36,7 +38,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 var cellTmpl = template.Must(template.New("cell").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Key}}</title>` + style + `</head>
 <body>
-<nav><a href="../index.html">← all runs and cells</a></nav>
+` + backLink + `
 <h1>{{.Key}}</h1>
 <p>Plan {{.Key.Plan}}, {{.Runs}} measured runs, oldest first. Red dashed lines mark the runs whose environment changed.</p>
 <div class="charts">{{range .Charts}}<figure class="chart">{{.}}</figure>{{end}}</div>
@@ -52,7 +54,7 @@ var cellTmpl = template.Must(template.New("cell").Parse(`<!DOCTYPE html>
 var runTmpl = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>run {{.ID}}</title>` + style + `</head>
 <body>
-<nav><a href="../index.html">← all runs and cells</a></nav>
+` + backLink + `
 <h1>Run {{.ID}}</h1>
 <p>This run's directory has no report.html{{if .Dir}} ({{.Dir}}){{end}}; its rows:</p>
 <table><tr><th>cell</th><th>concurrency</th><th>status</th><th>notes</th></tr>

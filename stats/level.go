@@ -93,7 +93,8 @@ type Summary struct {
 	// several tokens into one chunk (so ITL is not per-token latency).
 	TokensPerChunk float64 `json:"tokens_per_chunk"`
 
-	// PromptTokensRequested is Target.PromptTokens; PromptTokensActual is the mean of
+	// PromptTokensRequested is Target.PromptTokens, or the mean length the requests
+	// asked when they had their own (Sample.PromptTokensAsked: a trace, a dataset); PromptTokensActual is the mean of
 	// the server-counted prompt tokens (NaN when the server counted none).
 	PromptTokensRequested int     `json:"prompt_tokens_requested"`
 	PromptTokensActual    float64 `json:"prompt_tokens_actual"`
@@ -180,6 +181,7 @@ type Accumulator struct {
 	itl                   valueStore
 	chunks                int
 	promptSum, promptN    int
+	askedSum, askedN      int // the prompt lengths asked of requests that had their own
 	sources               map[backends.TokenSource]bool
 	window                Window        // spanned by the samples added
 	sessions              *sessionStore // nil until AddTurn
@@ -240,6 +242,10 @@ func (a *Accumulator) Add(s *backends.Sample) {
 	if counted(s) {
 		a.promptSum += s.PromptTokens
 		a.promptN++
+	}
+	if s.PromptTokensAsked > 0 {
+		a.askedSum += s.PromptTokensAsked
+		a.askedN++
 	}
 	if s.OutputTokens < cmp.Or(s.MaxTokens, a.t.MaxTokens) { // no max_tokens: 0, which no count is under
 		a.l.EarlyStops++
@@ -334,6 +340,8 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.chunks += o.chunks
 	a.promptSum += o.promptSum
 	a.promptN += o.promptN
+	a.askedSum += o.askedSum
+	a.askedN += o.askedN
 	for s := range o.sources {
 		if a.sources == nil {
 			a.sources = map[backends.TokenSource]bool{}
@@ -386,6 +394,9 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 		l.Turns, l.Sessions = a.sessions.summaries(a.t.Turns)
 	}
 	l.PromptTokensRequested = a.t.PromptTokens
+	if a.askedN > 0 { // requests with their own lengths (a trace, a dataset): what they asked
+		l.PromptTokensRequested = int(math.Round(float64(a.askedSum) / float64(a.askedN)))
+	}
 	l.PromptTokensActual = ratio(float64(a.promptSum), float64(a.promptN))
 	l.SharedPrefixPct = ratio(float64(l.SharedPrefixTokens)*100, float64(a.promptSum))
 	l.TokenSource = sourceOf(a.sources)

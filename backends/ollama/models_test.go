@@ -224,6 +224,15 @@ func TestProbeHintsAtV1(t *testing.T) {
 			t.Errorf("url %s, status %d: reachable %v, problems %q; want the /v1 hint: %v", c.url, c.status, r.Reachable, r.Problems, c.hint)
 		}
 	}
+	// A url ending in /api (the native API's own prefix) is the root too.
+	status = http.StatusNotFound
+	hint = " An ollama backend's url is the server root, without /api (planrun adds /api/chat and the rest): did you mean " + srv.URL + "?"
+	for _, url := range []string{srv.URL + "/api", srv.URL + "/api/"} {
+		r := mustNew(t, backends.Config{URL: url}).Probe(context.Background(), []string{"tiny"})
+		if len(r.Problems) != 1 || !strings.HasSuffix(r.Problems[0], hint) {
+			t.Errorf("url %s: problems %q; want the /api hint", url, r.Problems)
+		}
+	}
 }
 
 // WarmConnections opens connections to the real server ahead of a schedule.

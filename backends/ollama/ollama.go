@@ -150,14 +150,20 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// extraV1 is the hint for a server without /api/version (404) at a url ending in /v1:
-// Ollama's native API is at the server root, its /v1 is for an openai backend.
+// extraV1 is the hint for a server without /api/version (404) at a url ending in /v1 or
+// /api: Ollama's native API is at the server root (planrun adds /api/...), its /v1 is
+// for an openai backend.
 func extraV1(base string, e *backends.Error) string {
-	root, cut := strings.CutSuffix(strings.TrimSuffix(base, "/"), "/v1")
-	if e.Class != backends.ErrNotFound || !cut {
+	if e.Class != backends.ErrNotFound {
 		return ""
 	}
-	return " An ollama backend's url is the server root, without /v1 (that is for an openai backend): did you mean " + root + "?"
+	if root, cut := strings.CutSuffix(strings.TrimSuffix(base, "/"), "/v1"); cut {
+		return " An ollama backend's url is the server root, without /v1 (that is for an openai backend): did you mean " + root + "?"
+	}
+	if root, cut := strings.CutSuffix(strings.TrimSuffix(base, "/"), "/api"); cut {
+		return " An ollama backend's url is the server root, without /api (planrun adds /api/chat and the rest): did you mean " + root + "?"
+	}
+	return ""
 }
 
 // NewRequest implements backends.Adapter.

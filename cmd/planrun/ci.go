@@ -73,8 +73,18 @@ func breachCases(deltas []compare.Delta, ts []compare.Threshold, breaches []comp
 		if d.A == nil || d.B == nil || compare.SameMeasurement(d.A, d.B) {
 			continue
 		}
+		have := min(d.A.Succeeded, d.B.Succeeded)
 		for _, t := range ts {
 			c := junit.Case{Class: "gate", Name: d.Name() + " " + t.Text}
+			// The percentile the case was judged on, where the rows could not resolve the
+			// one the threshold names: a p99 threshold judged on the p95 says so.
+			switch on := compare.JudgedOn(t.Field, have); on {
+			case t.Field:
+			case "":
+				c.Name += " (too few requests to judge it)"
+			default:
+				c.Name += " (judged on " + on + ")"
+			}
 			i := slices.IndexFunc(breaches, func(b compare.Breach) bool { return b.Row == d.Name() && b.Threshold == t })
 			if i >= 0 && (strict || !breaches[i].Inconclusive) {
 				c.Failure = breaches[i].String()

@@ -60,8 +60,11 @@ one run) fails and says why.
 With -baseline last:N RUN, each measured row of RUN (a run directory, or the latest
 run of a results directory or ledger) is judged against the median of the same
 cell and level's last N runs before it, found beside it: each figure is regressed,
-improved, within noise (the band is 3 robust σ of the baseline runs, at least 5%), or
-insufficient data (fewer than 3 earlier runs). -key server_version,model_digest adds
+improved, within noise, or insufficient data (fewer than 3 earlier runs, or too few
+requests to resolve the percentile). The noise band is a 99.5% prediction interval for
+one more run like the baseline's (Student's t × √(1 + 1/n) × the standard deviation
+of the baseline runs, the one furthest from the median left out), at least 5% of the
+median. -key server_version,model_digest adds
 environment fields the baseline runs must share. -fail-on names the figures judged and
 the change a regression must also exceed (default: ttft_p50_s, tpot_p50_ms, e2e_p50_s,
 output_tok_s, any move beyond noise in the worse direction). A regression names what

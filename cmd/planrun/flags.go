@@ -61,8 +61,19 @@ func newUsageFlagSet(w io.Writer, name, usage string) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var operands []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		// The flag package prints the usage on -h and on a bad flag alike; a bad flag
+		// gets the error, a did-you-mean and one line, not the 50 lines of every flag.
+		full := fs.Usage
+		fs.Usage = func() {}
+		err := fs.Parse(args)
+		fs.Usage = full
+		if errors.Is(err, flag.ErrHelp) {
+			full()
+			return nil, err
+		}
+		if err != nil {
 			suggestFlag(fs, err)
+			fmt.Fprintf(fs.Output(), "Run 'planrun %s -h' for its usage.\n", fs.Name())
 			return nil, err
 		}
 		if fs.NArg() == 0 {

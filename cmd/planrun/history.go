@@ -12,6 +12,7 @@ import (
 	"github.com/planrun/planrun/history"
 	"github.com/planrun/planrun/index"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
 )
 
 func init() {
@@ -39,10 +40,10 @@ noise (at least 5%).
 
 PATH is a results directory (its results.csv ledger and run directories), a run
 directory, a ledger, or a plan (the results directory beside it). A results
-directory is read through its index (index.sqlite beside the ledger), rebuilt first
-when a ledger or run directory changed since. A cell renamed
+directory is read through its index (index.sqlite beside the ledger): runs new
+since the last read are added to it, and it is rebuilt when anything else changed. A cell renamed
 between runs is a new cell: it is never merged, and a note says so.`)
-	fs.Var(&a.Cells, "cell", "only cells whose id matches this glob; * spans '/' (repeatable)")
+	fs.Var(&a.Cells, "cell", "only cells whose id, or heading with its level ('*c=4'), matches this glob; * spans '/' (repeatable)")
 	fs.StringVar(&a.Since, "since", "", "only runs started since: 2026-11-01, an RFC 3339 time, or a duration back from now (72h)")
 	fs.StringVar(&a.Fields, "fields", strings.Join(history.DefaultFields, ","), "figures to show, comma-separated (planrun compare -fields all lists them)")
 	fs.StringVar(&a.Key, "key", "", "environment fields that split a cell's series, e.g. server_version: "+strings.Join(history.EnvFields(), ", "))
@@ -102,6 +103,7 @@ between runs is a new cell: it is never merged, and a note says so.`)
 // first when stale) when path is a results directory, else from the files. An index
 // that cannot be written (a read-only checkout) is passed over with a note.
 func loadResults(env *Env, command, path string, o history.Options) (*history.Set, error) {
+	path = planResults(env, path)
 	if st, err := os.Stat(path); err == nil && st.IsDir() && !isFile(filepath.Join(path, ledger.ManifestFile)) {
 		set, _, err := index.Load(path, o)
 		if err == nil {
@@ -110,6 +112,27 @@ func loadResults(env *Env, command, path string, o history.Options) (*history.Se
 		fmt.Fprintf(env.Stderr, "planrun %s: note: reading the files, not the index: %v\n", command, err)
 	}
 	return history.Load(path)
+}
+
+// planResults is where a plan's runs are, for a path that names a plan file: the
+// directory of its output "csv" when it declares one (as apply writes there), else
+// <plan dir>/results; any other path as it is. A plan that does not load (a variable
+// without a default) is taken to write to the default.
+func planResults(env *Env, path string) string {
+	if !strings.HasSuffix(path, ".hcl") || !isFile(path) {
+		return path
+	}
+	dir := filepath.Join(filepath.Dir(path), "results")
+	p, diags := plan.Load(path, plan.LoadOptions{Getenv: env.Getenv})
+	if diags.HasErrors() || p == nil {
+		return dir
+	}
+	for _, out := range p.Outputs {
+		if out.Kind == ledger.LedgerOutput {
+			dir = filepath.Dir(out.Path)
+		}
+	}
+	return dir
 }
 
 // options parses -cell, -since, -fields and -key.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/planrun/planrun/mockserver"
@@ -26,8 +27,9 @@ func parseMockServer(args []string, stderr io.Writer) (*mockServerArgs, error) {
 	c := &a.Cfg
 	fs := newUsageFlagSet(stderr, "mock-server", `Usage: planrun mock-server [flags]
 
-Serves /v1/chat/completions, /v1/completions, /v1/models, /metrics (vLLM-style) and
-/api/chat, /api/generate, /api/tags, /api/show, /api/ps (Ollama-style) until Ctrl-C.
+Serves, until Ctrl-C:
+  OpenAI-style (vLLM): `+strings.Join(mockserver.Endpoints("/v1"), ", ")+`, /metrics
+  Ollama-style:        `+strings.Join(mockserver.Endpoints("/api"), ", ")+`
 Send 'X-Mock-Fault: <fault>' on a request to force one fault.
 
 `)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 )
@@ -28,6 +29,7 @@ func TestNewUserHints(t *testing.T) {
 		{[]string{"help", "compare"}, exitOK, "out", "Usage: planrun compare"},
 		{[]string{"help", "aply"}, exitUsage, "err", `unknown command "aply". Did you mean "apply"?`},
 		{[]string{"plan", "-jsn", "x.hcl"}, exitUsage, "err", "unknown flag -jsn. Did you mean -json?"},
+		{[]string{"validate", "../../examples/quickstrt.hcl"}, exitError, "err", `no such file or directory. Did you mean "../../examples/quickstart.hcl"?`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, out, errs := runCmd(t, "", c.args...)
@@ -39,6 +41,20 @@ func TestNewUserHints(t *testing.T) {
 				t.Fatalf("exit %d (want %d); std%s lacks %q:\n%s", code, c.code, c.stream, c.wantSubstr, got)
 			}
 		})
+	}
+}
+
+// An unknown flag gets its error, a did-you-mean and one line that says where the usage
+// is, not the usage of every flag (50 lines of apply's); -h still prints it all.
+func TestUnknownFlagIsShort(t *testing.T) {
+	code, _, errs := runCmd(t, "", "apply", "-resum", "x.hcl")
+	if code != exitUsage || strings.Count(errs, "\n") != 3 || !strings.Contains(errs, "Did you mean -resume?") ||
+		!strings.HasSuffix(errs, "Run 'planrun apply -h' for its usage.\n") {
+		t.Errorf("exit %d, stderr:\n%s\nwant 3 lines: the error, the did-you-mean, where the usage is", code, errs)
+	}
+	code, _, errs = runCmd(t, "", "apply", "-h")
+	if code != exitOK || strings.Count(errs, "\n") < 20 || strings.Contains(errs, "Run 'planrun apply -h'") {
+		t.Errorf("apply -h: exit %d, %d lines of usage:\n%s", code, strings.Count(errs, "\n"), errs)
 	}
 }
 
@@ -131,5 +147,50 @@ func TestFmtSkipsTOML(t *testing.T) {
 	code, _, errs := runCmd(t, "", "fmt", "-check", toml)
 	if code != exitOK || !strings.Contains(errs, "skipping "+toml+": fmt formats HCL plans, not TOML; planrun convert") {
 		t.Fatalf("exit %d\n%s", code, errs)
+	}
+}
+
+// compare -h describes the baseline's noise band as the code computes it (and as the
+// docs do): a 99.5% prediction interval of the baseline runs, not "3 robust σ".
+func TestCompareHelpDescribesTheBand(t *testing.T) {
+	_, out, errs := runCmd(t, "", "compare", "-h")
+	help := strings.Join(strings.Fields(out+errs), " ")
+	if !strings.Contains(help, "99.5% prediction interval for one more run like the baseline's") || strings.Contains(help, "robust σ") {
+		t.Errorf("compare -h does not describe the band as history.noiseBand computes it:\n%s", out+errs)
+	}
+}
+
+// planrun history PLAN reads where the plan writes: the directory of its output "csv"
+// (the quickstart's is ../results/quickstart), not only <plan dir>/results.
+func TestHistoryOfAPlanReadsWhereItWrites(t *testing.T) {
+	root := t.TempDir()
+	planPath := filepath.Join(root, "plans", "p.hcl")
+	os.MkdirAll(filepath.Dir(planPath), 0o755)
+	os.WriteFile(planPath, []byte(`
+backend "openai" "m" { url = "http://127.0.0.1:1/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = 8
+}
+matrix "m" {
+  model    = ["x"]
+  tool     = [backend.openai.m]
+  workload = [workload.w]
+}
+output "csv" { path = "../out/here/results.csv" }
+`), 0o644)
+	os.MkdirAll(filepath.Join(root, "out", "here"), 0o755)
+	l, err := ledger.OpenLedger(filepath.Join(root, "out", "here", "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ledger.NewRow()
+	r.Plan, r.RunID, r.CellID, r.Status, r.Concurrency, r.Succeeded = "p", "p-1", "m/x/-/openai.m/-/w", ledger.StatusOK, 1, 30
+	r.Started = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	l.Append(r)
+	l.Close()
+	code, out, errs := runCmd(t, "", "history", planPath)
+	if code != exitOK || !strings.Contains(out, "m/x/-/openai.m/-/w c=1") {
+		t.Fatalf("history %s: exit %d\n%s%s", planPath, code, out, errs)
 	}
 }
