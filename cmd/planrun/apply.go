@@ -166,8 +166,7 @@ const applyExitCodes = `Exit codes (when several apply, the first in this list w
   3    an expect block failed
   4    a cell failed (before measuring, or every request of a level failed)
   5    with -baseline: a figure regressed against the cell's rolling baseline
-  7    with -baseline: not enough history: a figure has fewer earlier runs than a
-       baseline needs, and none regressed (-insufficient pass/fail decides)
+  7    with -baseline: not enough history (a figure has < 3 earlier runs; -insufficient pass/fail decides)
   2    bad command line (nothing was run)
   0    every cell ok and every expect block held`
 
