@@ -116,10 +116,12 @@ func TestGatewayApplyRateLimitAndKey(t *testing.T) {
 	}
 	// The gateway sends its usage chunk and [DONE] after the last token: the request is in
 	// flight until then, so the one slot was busy all along and the row delivered its 1.
-	// (A client saturated by a loaded machine is still client-bound, by its own check.)
+	// (A client saturated by a loaded machine is still client-bound, by its own check,
+	// and one whose slot stalled between requests is late, by its turnaround: neither
+	// is the shortfall this checks.)
 	t.Logf("tiny: held %.3f in flight, idle %.4f, fidelity %s (%.2f%% short); notes %q", free.InFlightHeld, free.InFlightIdle, free.Fidelity, free.FidelityShortfallPct, free.Notes)
 	saturated := free.Fidelity == ledger.FidelityClientBound && !strings.Contains(free.Notes, "fidelity client-bound: delivered")
-	if !(free.FidelityShortfallPct <= 5) || (free.Fidelity != ledger.FidelityOK && !saturated) {
+	if !(free.FidelityShortfallPct <= 5) || (free.Fidelity != ledger.FidelityOK && free.Fidelity != ledger.FidelityLate && !saturated) {
 		t.Errorf("tiny through the gateway at concurrency 1: fidelity %q, %.2f%% short (held %.3f in flight); notes %q",
 			free.Fidelity, free.FidelityShortfallPct, free.InFlightHeld, free.Notes)
 	}

@@ -49,7 +49,7 @@ var exitCodes = []struct {
 	{exitCellsFailed, "a cell failed (before measuring, or every request of a level failed)", ""},
 	{exitRegression, "with -baseline: a figure regressed against the cell's rolling baseline", "a -fail-on threshold was crossed"},
 	{exitNothingCompared, "", "a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are\nthe same run (with -baseline: the run has no measured row)"},
-	{exitInsufficient, "with -baseline: not enough history: a figure has fewer earlier runs than a\nbaseline needs, and none regressed (-insufficient pass/fail decides)",
+	{exitInsufficient, "with -baseline: not enough history (a figure has < 3 earlier runs; -insufficient pass/fail decides)",
 		"with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its\ncell and level), unless -insufficient pass or fail says otherwise"},
 	{exitUsage, "bad command line (nothing was run)", "bad command line"},
 	{exitOK, "every cell ok and every expect block held", "compared (a gate: passed, and it says on what)"},
