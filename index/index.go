@@ -2,7 +2,7 @@
 // run directories, so that history over many runs is a query instead of a read of every
 // file. The CSVs and manifests stay the source of truth: the index is rebuilt from them
 // whenever it is stale (a source file added, removed, grown or touched), and its schema
-// (README, "The results index") is meant for other tools too: the sqlite3 shell,
+// (docs/commands.md, "The results index") is meant for other tools too: the sqlite3 shell,
 // DuckDB, Grafana.
 //
 // The driver is modernc.org/sqlite, SQLite translated to Go: no cgo and no system
@@ -195,7 +195,7 @@ func runEnv(m *ledger.Manifest) []byte {
 	return b
 }
 
-// schema creates the tables (see the README's "The results index").
+// schema creates the tables (see docs/commands.md, "The results index").
 func schema() string {
 	var cols []string
 	for _, c := range columns() {
