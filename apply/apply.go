@@ -174,14 +174,7 @@ type applier struct {
 	tel      *gpu.Telemetry
 	ownTel   bool
 	mgr      *servers.Manager
-	backends map[string]backends.Backend
-	// probed holds each backend and model's probe outcome (nil: usable), by backendKey
-	// and model id; unusable the backends that can serve nothing, by backendKey (and by
-	// address for a missing key); listed the models each backend's probe found.
-	probed   map[string]error
-	unusable map[string]error
-	listed   map[string][]string
-	shapes   map[string]modelShape
+	known    backendSet
 	vram     []report.VRAMSeries
 	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
 	traffic map[*plan.Workload]*traffic.Workload
@@ -205,8 +198,7 @@ func newApplier(o Options) (*applier, error) {
 			return nil, err
 		}
 	}
-	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{},
-		backends: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
+	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{}, known: newBackendSet()}
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -710,10 +710,10 @@ matrix "m" {
 			if r.Warmup {
 				continue
 			}
-			if r.ScheduledNS == nil {
+			if !r.Paced {
 				t.Fatalf("seed %d: %s has no schedule", seed, r.ID)
 			}
-			got[r.Run] = append(got[r.Run], time.Duration(*r.ScheduledNS))
+			got[r.Run] = append(got[r.Run], r.Scheduled)
 		}
 		for run, at := range got {
 			slices.Sort(at)

@@ -196,14 +196,14 @@ func backendKey(cell *plan.Cell) string { return cell.Backend.Addr + " " + cell.
 
 func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 	key := backendKey(cell)
-	if b, ok := a.backends[key]; ok {
+	if b, ok := a.known.built[key]; ok {
 		return b, nil
 	}
 	b, err := a.o.NewBackend(cell.Backend.Config())
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", cell.Backend.Addr, err)
 	}
-	a.backends[key] = b
+	a.known.built[key] = b
 	return b, nil
 }
 
@@ -215,11 +215,11 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend) error {
 	addr, bk := cell.Backend.Addr, backendKey(cell)
 	for _, k := range []string{addr, bk} {
-		if err, ok := a.unusable[k]; ok {
+		if err, ok := a.known.unusable[k]; ok {
 			return reported{err}
 		}
 	}
-	if err, ok := a.probed[bk+" "+cell.ModelID]; ok {
+	if err, ok := a.known.probed[bk+" "+cell.ModelID]; ok {
 		if err != nil {
 			return reported{err}
 		}
@@ -234,16 +234,16 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	if blocksMeasuring(pr) {
 		err := fmt.Errorf("backend %s at %s cannot serve requests: %s",
 			addr, ledger.SafeURL(pr.URL), strings.Join(pr.Problems, "; "))
-		a.unusable[bk] = err
+		a.known.unusable[bk] = err
 		if pr.ErrorClass == backends.ErrMissingKey {
-			a.unusable[addr] = err // the environment, not the host: every url of the backend lacks it
+			a.known.unusable[addr] = err // the environment, not the host: every url of the backend lacks it
 		}
 		return err
 	}
 	if pr.Version != "" {
 		setIn(&a.manifest.ServerVersions, addr, pr.Version)
 	}
-	setIn(&a.listed, bk, pr.Models)
+	setIn(&a.known.listed, bk, pr.Models)
 	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
 		setIn(&a.manifest.ModelDigests, addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
 	}
@@ -254,7 +254,7 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 	if err == nil {
 		err = absentMixModel(cell, pr)
 	}
-	a.probed[bk+" "+cell.ModelID] = err
+	a.known.probed[bk+" "+cell.ModelID] = err
 	if err != nil {
 		return err
 	}

@@ -71,13 +71,14 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
 	}
 
-	sink := &levelSink{log: a.samples, target: stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
-		Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level)},
-		rec: ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency, RequestRate: level.RequestRate,
-			RunID: a.manifest.RunID, Host: a.host}}
+	var progress func(executor.Event)
 	if a.o.Progress != nil {
-		sink.progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }
+		progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }
 	}
+	sink := newLevelSink(a.samples, ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency,
+		RequestRate: level.RequestRate, RunID: a.manifest.RunID, Host: a.host},
+		stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
+			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level)}, progress)
 	m := levelMeasurement{Started: a.now()}
 	res := a.runMonitored(ctx, setup.backend, lv, a.executorOptions(setup.proc, sink),
 		a.levelMonitors(cell, setup.proc), &m)

@@ -14,6 +14,24 @@ import (
 	"github.com/planrun/planrun/weights"
 )
 
+// backendSet is what one apply learns about its backends, cell by cell: each backend
+// built, by backendKey; each backend and model's probe outcome (nil: usable), by
+// backendKey and model id; the backends that can serve nothing, by backendKey (and by
+// address for a missing key); the models each backend's probe listed; and each model's
+// shape for the VRAM estimate.
+type backendSet struct {
+	built    map[string]backends.Backend
+	probed   map[string]error
+	unusable map[string]error
+	listed   map[string][]string
+	shapes   map[string]modelShape
+}
+
+func newBackendSet() backendSet {
+	return backendSet{built: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{},
+		shapes: map[string]modelShape{}}
+}
+
 // showTimeout bounds /api/show and /api/tags: both answer from the server's own disk.
 const showTimeout = 30 * time.Second
 
@@ -34,7 +52,7 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 	var e *backends.Error
 	if errors.As(err, &e) && e.Class == backends.ErrNotFound {
 		if be.EnsureModel != plan.EnsureModelPull {
-			return missingModelError(cell, a.listed[backendKey(cell)])
+			return missingModelError(cell, a.known.listed[backendKey(cell)])
 		}
 		a.note("%s: model %q is not on %s; pulling it (ensure_model = \"pull\")", cell.ID, id, be.URL)
 		began := time.Now()

@@ -33,7 +33,7 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 	if url := dcgmURL(cell); url != "" {
 		mons = append(mons, &dcgmMonitor{url: url})
 	}
-	return append(mons, &serverMonitor{backend: a.backends[backendKey(cell)], url: cell.Backend.URL})
+	return append(mons, &serverMonitor{backend: a.known.built[backendKey(cell)], url: cell.Backend.URL})
 }
 
 // gpuMonitor samples the GPUs through NVML, attributing memory to the server's

@@ -115,11 +115,11 @@ func replayArrivals(t testing.TB, srv arrivalServer) ([]time.Duration, ledger.Ro
 		n := requestIndex(t, r.ID)
 		row := rows[n]
 		at, ok := srv.arrived(r)
-		if !ok || r.ScheduledNS == nil || r.SendLagNS == nil {
+		if !ok || !r.Paced {
 			t.Fatalf("%s: no arrival (%v) or no schedule on its record", r.ID, ok)
 		}
 		want := row.Timestamp / 10
-		if got := time.Duration(*r.ScheduledNS); got != want {
+		if got := r.Scheduled; got != want {
 			t.Fatalf("%s: scheduled at %v, the trace says %v", r.ID, got, want)
 		}
 		if srv.check != nil {
@@ -324,8 +324,8 @@ func TestRealOllamaReplay(t *testing.T) {
 	}
 	for _, r := range recs {
 		n := requestIndex(t, r.ID)
-		if r.ScheduledNS == nil || time.Duration(*r.ScheduledNS) != time.Duration(n)*150*time.Millisecond {
-			t.Fatalf("%s: scheduled %v, want %v", r.ID, r.ScheduledNS, time.Duration(n)*150*time.Millisecond)
+		if !r.Paced || r.Scheduled != time.Duration(n)*150*time.Millisecond {
+			t.Fatalf("%s: scheduled %v, want %v", r.ID, r.Scheduled, time.Duration(n)*150*time.Millisecond)
 		}
 		// The tiny model's byte vocabulary makes a filler word about 4 tokens: a prompt
 		// can only land within a word of its length.

@@ -101,18 +101,18 @@ func serverKind(cell *plan.Cell) string {
 // a server that describes its models (Ollama's /api/show; other servers do not describe
 // their model's shape). Shapes are read once per backend and model.
 func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen int) (gpu.VRAMEstimate, bool) {
-	shower, ok := a.backends[backendKey(cell)].(backends.ModelShower)
+	shower, ok := a.known.built[backendKey(cell)].(backends.ModelShower)
 	if !ok {
 		return gpu.VRAMEstimate{}, false
 	}
 	key := cell.Backend.Addr + " " + cell.ModelID
-	sh, ok := a.shapes[key]
+	sh, ok := a.known.shapes[key]
 	if !ok {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		shape, quant, err := serverstats.ModelShape(sctx, shower, cell.ModelID)
 		cancel()
 		sh = modelShape{shape: shape, quant: quant, err: err}
-		a.shapes[key] = sh
+		a.known.shapes[key] = sh
 	}
 	if sh.err != nil {
 		return gpu.VRAMEstimate{}, false

@@ -8,63 +8,75 @@ import (
 )
 
 // levelSink takes a level's finished requests from the executor's drain goroutine (one
-// at a time, off the requests' own goroutines): it appends each to the raw JSONL, adds
-// measured ones to their run's statistics and tells progress. The Sample is then
-// garbage, so memory grows with the statistics' per-request scalars only.
+// at a time, off the requests' own goroutines) and hands each record to its consumers in
+// turn: the raw JSONL, the measured run's statistics, the model mix's and progress. The
+// Sample is then garbage, so memory grows with the statistics' per-request scalars only.
 type levelSink struct {
-	log      *ledger.RequestLog
-	rec      ledger.RequestRecord // where the level's records belong; Sample set per record
-	target   stats.Target
-	progress func(executor.Event) // nil: none
-	runs     []*stats.Accumulator // per measured run, by index
-	firstErr *backends.Error      // of a measured request
+	consumers []func(executor.Event)
+	target    stats.Target
+	runs      []*stats.Accumulator // per measured run, by index
+	firstErr  *backends.Error      // of a measured request
 	// models pools the measured requests of each model name of a workload's model mix,
 	// over all runs (nil without a mix).
 	models map[string]*stats.Accumulator
 }
 
+// newLevelSink returns the sink of one level: its records go to log as rec (where the
+// level's requests belong) with their Event set, and to progress unless it is nil.
+func newLevelSink(log *ledger.RequestLog, rec ledger.RequestRecord, target stats.Target, progress func(executor.Event)) *levelSink {
+	s := &levelSink{target: target}
+	s.consumers = []func(executor.Event){
+		func(ev executor.Event) {
+			rec.Event = ev
+			log.Write(rec) // a failed write stays failed: the level's Flush reports it
+		},
+		s.addRun,
+		s.addModel,
+	}
+	if progress != nil {
+		s.consumers = append(s.consumers, progress)
+	}
+	return s
+}
+
 // add is executor.Options.OnRequest.
 func (s *levelSink) add(ev executor.Event) {
-	rec := s.rec
-	rec.Run, rec.Warmup, rec.Ramp, rec.Sample = ev.Run, ev.Warmup, ev.Ramp, *ev.Sample
-	rec.Session, rec.Turn = ev.Session, ev.Turn
-	rec.SharedPrefixTokens = ev.SharedPrefixTokens
-	if ev.Paced {
-		at, lag := int64(ev.Scheduled), int64(ev.SendLag)
-		rec.ScheduledNS, rec.SendLagNS = &at, &lag
+	for _, c := range s.consumers {
+		c(ev)
 	}
-	// A failed write stays failed: the level's Flush reports it.
-	s.log.Write(rec)
-	if !ev.Warmup && !ev.Ramp {
-		for len(s.runs) <= ev.Run {
-			s.runs = append(s.runs, stats.NewAccumulator(s.target))
-		}
-		acc := s.runs[ev.Run]
-		acc.Add(ev.Sample)
-		if ev.Turn > 0 {
-			acc.AddTurn(ev.Session, ev.Turn, ev.Sample)
-		}
-		acc.AddSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
-		if m := ev.Sample.Model; m != "" {
-			if s.models == nil {
-				s.models = map[string]*stats.Accumulator{}
-			}
-			if s.models[m] == nil {
-				s.models[m] = stats.NewAccumulator(s.target)
-			}
-			s.models[m].Add(ev.Sample)
-		}
-		if ev.Paced {
-			acc.AddSendLag(ev.SendLag)
-			acc.AddPaced(ev.Scheduled, ev.Sample)
-		}
-		if s.firstErr == nil && ev.Sample.Err != nil {
-			s.firstErr = ev.Sample.Err
-		}
+}
+
+// measured says whether the request counts in the level's figures.
+func measured(ev executor.Event) bool { return !ev.Warmup && !ev.Ramp }
+
+// addRun adds a measured request to its run's statistics.
+func (s *levelSink) addRun(ev executor.Event) {
+	if !measured(ev) {
+		return
 	}
-	if s.progress != nil {
-		s.progress(ev)
+	for len(s.runs) <= ev.Run {
+		s.runs = append(s.runs, stats.NewAccumulator(s.target))
 	}
+	s.runs[ev.Run].Add(ev)
+	if s.firstErr == nil && ev.Err != nil {
+		s.firstErr = ev.Err
+	}
+}
+
+// addModel pools a measured request of a model mix under its model's name: its sample
+// only, as the mix's rows count no turns, shared prefix or pacing.
+func (s *levelSink) addModel(ev executor.Event) {
+	m := ev.Model
+	if !measured(ev) || m == "" {
+		return
+	}
+	if s.models == nil {
+		s.models = map[string]*stats.Accumulator{}
+	}
+	if s.models[m] == nil {
+		s.models[m] = stats.NewAccumulator(s.target)
+	}
+	s.models[m].Add(executor.Event{Sample: ev.Sample})
 }
 
 // statsRuns pairs the measured runs with their statistics.

@@ -57,8 +57,8 @@ func BenchmarkSlowSink(b *testing.B) {
 			var sum stats.Runs
 			for b.Loop() {
 				srv.Summaries(true)
-				sink := &levelSink{log: ledger.NewRequestLog(io.Discard), target: stats.Target{MaxTokens: tokens},
-					progress: func(executor.Event) { time.Sleep(sleep) }}
+				sink := newLevelSink(ledger.NewRequestLog(io.Discard), ledger.RequestRecord{}, stats.Target{MaxTokens: tokens},
+					func(executor.Event) { time.Sleep(sleep) })
 				res := executor.RunLevel(context.Background(), be, lv, executor.Options{OnRequest: sink.add})
 				run := res.Runs[0]
 				an = loadbench.Analyze(run.Samples, srv.Summaries(true), prompts, run.Window())
@@ -96,12 +96,12 @@ func BenchmarkSoakRSS(b *testing.B) {
 	for b.Loop() {
 		var done int
 		var curve []string
-		sink := &levelSink{log: ledger.NewRequestLog(io.Discard), target: stats.Target{MaxTokens: tokens},
-			progress: func(executor.Event) {
+		sink := newLevelSink(ledger.NewRequestLog(io.Discard), ledger.RequestRecord{}, stats.Target{MaxTokens: tokens},
+			func(executor.Event) {
 				if done++; done%max(n/10, 1) == 0 {
 					curve = append(curve, fmt.Sprintf("%d%%: %d MB", done*100/n, procStatusKB(b, "VmRSS")/1024))
 				}
-			}}
+			})
 		res := executor.RunLevel(context.Background(), be, lv, executor.Options{OnRequest: sink.add, DropSamples: true})
 		sum := stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 		if sum.Pooled.Succeeded != n || sum.Pooled.OutputTokens != n*tokens {

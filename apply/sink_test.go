@@ -18,8 +18,8 @@ func TestLevelSink(t *testing.T) {
 	var buf bytes.Buffer
 	log := ledger.NewRequestLog(&buf)
 	var told int
-	s := &levelSink{log: log, target: stats.Target{MaxTokens: 2}, rec: ledger.RequestRecord{CellID: "c", Concurrency: 4},
-		progress: func(executor.Event) { told++ }}
+	s := newLevelSink(log, ledger.RequestRecord{CellID: "c", Concurrency: 4}, stats.Target{MaxTokens: 2},
+		func(executor.Event) { told++ })
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	ok := backends.Sample{ID: "ok", Start: t0, FirstToken: time.Millisecond, End: 3 * time.Millisecond,
 		ChunkArrivals: []time.Duration{time.Millisecond, 3 * time.Millisecond}, Chunks: 2, OutputTokens: 2}
@@ -35,7 +35,7 @@ func TestLevelSink(t *testing.T) {
 	if err != nil || len(recs) != 3 || recs[0].CellID != "c" || !recs[0].Warmup || recs[2].Run != 1 || recs[2].Concurrency != 4 {
 		t.Fatalf("raw log: %d records, err %v: %+v", len(recs), err, recs)
 	}
-	if r := recs[1]; r.ScheduledNS == nil || *r.ScheduledNS != 5e6 || r.SendLagNS == nil || *r.SendLagNS != 2e6 || recs[2].SendLagNS != nil {
+	if r := recs[1]; !r.Paced || r.Scheduled != 5e6 || r.SendLag != 2e6 || recs[2].Paced {
 		t.Errorf("schedule in the raw log: %+v, %+v", recs[1], recs[2])
 	}
 	if told != 3 {

@@ -89,29 +89,36 @@ type Result struct {
 	Interrupted bool
 }
 
-// Event is reported for every finished request, warm-up included, as it finishes.
+// Event is the record of one finished request, warm-up included, reported as it
+// finishes: the one value that the request log (ledger.RequestRecord embeds it), the
+// statistics (stats.Accumulator.Add) and progress all take. A new per-request fact is a
+// field here; a tagged one reaches requests.jsonl by itself.
 type Event struct {
-	Run    int
-	Warmup bool
+	Run    int  `json:"run"`
+	Warmup bool `json:"warmup"`
+	// Ramp is set on a request of a ramped closed loop's ramp (LevelSpec.Ramp): sent
+	// while the slots were still starting, it is not measured.
+	Ramp bool `json:"ramp,omitempty"`
 	// Sample is valid only during the call: copy what you keep.
-	Sample *backends.Sample
-	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
-	// blocks that an earlier request of its run already sent (Sent.Add).
-	SharedPrefixTokens int
+	*backends.Sample
 	// Session and Turn place a session workload's request: its session within the run
 	// and its turn within the session, both from 1; 0 when the level has no sessions.
-	Session, Turn int
+	Session int `json:"session,omitempty"`
+	Turn    int `json:"turn,omitempty"`
+	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
+	// blocks that an earlier request of its run already sent (Sent.Add).
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
 	// Paced is set in open loop and replay: the request had a scheduled send time.
-	Paced bool
+	// The request log writes Scheduled and SendLag as scheduled_ns and send_lag_ns,
+	// present exactly when Paced (ledger.RequestRecord).
+	Paced bool `json:"-"`
 	// Scheduled is when the request was due, from the run's start; SendLag is how late
 	// it was sent against that (a full cap on requests in flight shows here). Both are
 	// zero unless Paced.
-	Scheduled, SendLag time.Duration
+	Scheduled time.Duration `json:"-"`
+	SendLag   time.Duration `json:"-"`
 	// Index is the request's number in its run, from 0.
-	Index int
-	// Ramp is set on a request of a ramped closed loop's ramp (LevelSpec.Ramp): sent
-	// while the slots were still starting, it is not measured.
-	Ramp bool
+	Index int `json:"-"`
 }
 
 // Options tune a level's execution.

@@ -51,7 +51,7 @@ type finished struct {
 //     each one's time (until) and opens it once the request before has taken its start
 //     stamp, at most orderGrace past its time. Opening a gate with a write held there
 //     makes the write (open), so a burst's bytes leave the client in the schedule's
-//     order from this one goroutine: in README set 7, no request of a bursty replay
+//     order from this one goroutine: in docs/performance.md#set-7, no request of a bursty replay
 //     reached the server out of order in 8 runs, against 1 a run (max 2) when each
 //     request's own write loop wrote it once its gate opened.
 type pacer struct {
@@ -437,7 +437,7 @@ func (p *pacer) dispatch(releaseGC func()) {
 // time: what it waits for runs on the client's other threads, and a dispatcher spinning
 // beside them took the core they needed. Spinning here once g's time was within spinTail,
 // on 2 cores shared with a server, a bursty replay's send lag p99 was 1.72 ms against
-// 0.29 ms with pauses (medians of 8 runs, README set 5): a request's write, descheduled,
+// 0.29 ms with pauses (medians of 8 runs, docs/performance.md#set-5): a request's write, descheduled,
 // held the next ones up to writeGrace.
 func (p *pacer) awaitTurn(g *gate, prevAt time.Duration) {
 	prev := g.seq - 1

@@ -16,7 +16,7 @@ import (
 // processors instead of 2): the TTFTs stamped late by more than the tolerance fell 2 to 28
 // times at 500 to 2,000 streams (once not at all), for up to 26% more client CPU per token,
 // and a server saturated on the same cores streamed up to 19% less at 2,000 streams
-// (README, Performance of the client). An idle processor costs nothing. The extra ones are capped
+// (docs/performance.md). An idle processor costs nothing. The extra ones are capped
 // at 4: only 2 cores were measured, and a preempted thread's readers need one spare
 // thread, not twice a large machine's (a guess, not measured).
 func LevelProcs(n int) int { return n + min(n, 4) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
 )
 
 // Writers of separate opens of one ledger (as separate runs are: flock is held per open
@@ -127,7 +128,7 @@ func TestRequestLogConcurrentOpens(t *testing.T) {
 			}
 			for i := range lines {
 				s := backends.Sample{ID: fmt.Sprintf("w%d-%d", w, i), Err: &backends.Error{Message: strings.Repeat("m", 9000+i*37)}}
-				if err := l.Write(RequestRecord{CellID: "c", Sample: s}); err != nil {
+				if err := l.Write(RequestRecord{CellID: "c", Event: executor.Event{Sample: &s}}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -250,7 +251,7 @@ func BenchmarkRequestLogWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer l.Close()
-	rec := RequestRecord{CellID: "m/tiny/-/openai.mock/-/w", Concurrency: 4, Sample: backends.Sample{ID: "r", OutputTokens: 64, Chunks: 64}}
+	rec := RequestRecord{CellID: "m/tiny/-/openai.mock/-/w", Concurrency: 4, Event: executor.Event{Sample: &backends.Sample{ID: "r", OutputTokens: 64, Chunks: 64}}}
 	for b.Loop() {
 		if err := l.Write(rec); err != nil {
 			b.Fatal(err)

@@ -8,37 +8,77 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
 )
 
-// RequestRecord is one line of requests.jsonl: the request's Sample (every timestamp, so
-// any figure can be recomputed) plus where it belongs.
+// RequestRecord is one line of requests.jsonl: the executor's record of the request
+// (its Sample holds every timestamp, so any figure can be recomputed) plus where it
+// belongs.
 type RequestRecord struct {
-	CellID      string `json:"cell_id"`
-	Run         int    `json:"run"`         // measured run index, from 0
-	Concurrency int    `json:"concurrency"` // the level the request ran at
+	CellID      string
+	Concurrency int // the level the request ran at
 	// RequestRate is the open-loop arrival rate of the level (requests/s); 0 closed loop.
+	RequestRate float64
+	// RunID and Host say which run, on which machine, sent the request (as in the rows).
+	RunID string
+	Host  string
+	executor.Event
+}
+
+// requestLine is a RequestRecord as one line writes it: cell_id, run, concurrency,
+// request_rate, warmup, ramp, run_id and host, then the Event's own fields (the Sample's,
+// session, turn, shared_prefix_tokens, and any tagged field added to Event), then
+// scheduled_ns and send_lag_ns, present exactly when the request was paced. The
+// Event's run, warmup and ramp are shadowed by the copies here, which put them where the
+// format has always had them (TestRequestLine pins the bytes).
+type requestLine struct {
+	CellID      string  `json:"cell_id"`
+	Run         int     `json:"run"`         // measured run index, from 0
+	Concurrency int     `json:"concurrency"` // the level the request ran at
 	RequestRate float64 `json:"request_rate,omitempty"`
 	Warmup      bool    `json:"warmup"` // false for measured requests
-	// Ramp marks a request of a ramped closed loop's ramp (the workload's ramp): sent
-	// while the slots were still starting, it is not measured.
-	Ramp bool `json:"ramp,omitempty"`
-	// RunID and Host say which run, on which machine, sent the request (as in the rows).
-	RunID string `json:"run_id,omitempty"`
-	Host  string `json:"host,omitempty"`
-	backends.Sample
-	// Session and Turn place a session workload's request: its session within the run
-	// and its turn within the session, both from 1; absent for other workloads.
-	Session int `json:"session,omitempty"`
-	Turn    int `json:"turn,omitempty"`
-	// SharedPrefixTokens are the request's prompt tokens that were a prefix an earlier
-	// request of its run already sent (a prefix group's or hash blocks').
-	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	Ramp        bool    `json:"ramp,omitempty"`
+	RunID       string  `json:"run_id,omitempty"`
+	Host        string  `json:"host,omitempty"`
+	executor.Event
 	// ScheduledNS is, in open loop and trace replay, when the request was due (ns from
 	// its run's start), and SendLagNS how late it was sent; absent in closed loop.
 	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
 	SendLagNS   *int64 `json:"send_lag_ns,omitempty"`
+}
+
+func (r *RequestRecord) line() requestLine {
+	l := requestLine{CellID: r.CellID, Run: r.Run, Concurrency: r.Concurrency, RequestRate: r.RequestRate,
+		Warmup: r.Warmup, Ramp: r.Ramp, RunID: r.RunID, Host: r.Host, Event: r.Event}
+	if l.Sample == nil { // a record without a sample still has the sample's fields, zero
+		l.Sample = &backends.Sample{}
+	}
+	if r.Paced {
+		at, lag := int64(r.Scheduled), int64(r.SendLag)
+		l.ScheduledNS, l.SendLagNS = &at, &lag
+	}
+	return l
+}
+
+// MarshalJSON writes the record as one line of requests.jsonl does.
+func (r RequestRecord) MarshalJSON() ([]byte, error) { return json.Marshal(r.line()) }
+
+// UnmarshalJSON reads a line of requests.jsonl.
+func (r *RequestRecord) UnmarshalJSON(b []byte) error {
+	var l requestLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	*r = RequestRecord{CellID: l.CellID, Concurrency: l.Concurrency, RequestRate: l.RequestRate, RunID: l.RunID,
+		Host: l.Host, Event: l.Event}
+	r.Run, r.Warmup, r.Ramp = l.Run, l.Warmup, l.Ramp
+	if l.ScheduledNS != nil && l.SendLagNS != nil {
+		r.Paced, r.Scheduled, r.SendLag = true, time.Duration(*l.ScheduledNS), time.Duration(*l.SendLagNS)
+	}
+	return nil
 }
 
 // flushEvery bounds how many records sit in the buffer: a crash loses at most this
@@ -81,7 +121,7 @@ func NewRequestLog(w io.Writer) *RequestLog {
 // Write appends one record as one line. A failed write leaves the log failed: every
 // later Write and Flush returns the same error, so a caller may check once per batch.
 func (l *RequestLog) Write(rec RequestRecord) error {
-	line, err := json.Marshal(rec)
+	line, err := json.Marshal(rec.line())
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
 )
 
 func TestRequestLogLines(t *testing.T) {
@@ -32,7 +33,7 @@ func TestRequestLogLines(t *testing.T) {
 			if i%10 == 0 {
 				s.Err = &backends.Error{Class: backends.ErrTimeout, Phase: "idle", Message: "no chunk for 30s"}
 			}
-			if err := l.Write(RequestRecord{CellID: "c1", Run: i % 3, Concurrency: 4, Sample: s}); err != nil {
+			if err := l.Write(RequestRecord{CellID: "c1", Concurrency: 4, Event: executor.Event{Run: i % 3, Sample: &s}}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -145,7 +146,7 @@ func TestRequestLogFlushesEveryFlushEveryRecords(t *testing.T) {
 	var out bytes.Buffer
 	l := NewRequestLog(&out)
 	for i := range flushEvery - 1 {
-		if err := l.Write(RequestRecord{CellID: "c", Run: i}); err != nil {
+		if err := l.Write(RequestRecord{CellID: "c", Event: executor.Event{Run: i}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -19,7 +19,7 @@ func TestDeliveredInFlight(t *testing.T) {
 	// 10–60 and 60–90. In flight: 1 on 0–10, 2 on 10–90, 1 on 90–100.
 	a := NewAccumulator(Target{Concurrency: 2})
 	for _, s := range []*backends.Sample{req(0, 50), req(10, 60), req(50, 100), req(60, 90)} {
-		a.Add(s)
+		a.addSample(s)
 	}
 	d := a.Summary(Window{}).Delivered
 	if !near(d.InFlightMean, (10*1+80*2+10*1)/100.0) || d.InFlightMax != 2 || d.InFlightP99 != 2 {
@@ -36,7 +36,7 @@ func TestDeliveredInFlight(t *testing.T) {
 	// Pooled with a second run, 1 s later: 1 in flight for 100 ms. The gap between the
 	// runs is in neither window.
 	b := NewAccumulator(Target{Concurrency: 2})
-	b.Add(req(1000, 1100))
+	b.addSample(req(1000, 1100))
 	r := SummarizeRuns([]MeasuredRun{{Acc: a}, {Acc: b}}, Target{Concurrency: 2})
 	if p := r.Pooled.Delivered; !near(p.InFlightMean, (180+100)/200.0) || p.InFlightMax != 2 || !near(p.InFlightHeld, 2) ||
 		!near(p.RampSeconds, 0.01) {
@@ -59,7 +59,7 @@ func TestDeliveredTurnaround(t *testing.T) {
 	// to 60), idle to 70, 70–100. Held span: 10 (2nd start) to 70 (last start): 60 ms.
 	a := NewAccumulator(Target{Concurrency: 2})
 	for _, s := range []*backends.Sample{req(0, 40, 50, 1), req(10, 50, 60, 2), req(55, 90, 100, 1), req(70, 100, 100, 2)} {
-		a.Add(s)
+		a.addSample(s)
 	}
 	d := a.Summary(Window{}).Delivered
 	// Busy in the held span: slot 1 10–50 and 55–70 (55 ms), slot 2 10–60 (50 ms);
@@ -82,7 +82,7 @@ func TestDeliveredTurnaround(t *testing.T) {
 	// Without slots (paced requests) there is no turnaround.
 	b := NewAccumulator(Target{Concurrency: 2})
 	for _, s := range []*backends.Sample{req(0, 40, 50, 0), req(10, 50, 60, 0), req(55, 90, 100, 0)} {
-		b.Add(s)
+		b.addSample(s)
 	}
 	if d := b.Summary(Window{}).Delivered; d.IdleHeld != 0 || d.Turnaround.N != 0 {
 		t.Fatalf("idle %v, turnaround %+v without slots", d.IdleHeld, d.Turnaround)
@@ -96,8 +96,8 @@ func TestDeliveredRate(t *testing.T) {
 	// Due every 10 ms from 50 ms into the run (100/s); sent every 20 ms (50/s).
 	for i := range 5 {
 		s := &backends.Sample{Start: t0.Add(time.Duration(20*i) * time.Millisecond), End: time.Millisecond}
-		a.Add(s)
-		a.AddPaced(time.Duration(50+10*i)*time.Millisecond, s)
+		a.addSample(s)
+		a.addPaced(time.Duration(50+10*i)*time.Millisecond, s)
 	}
 	d := a.Summary(Window{}).Delivered
 	if !near(d.RateScheduled, 100) || !near(d.RateDelivered, 50) {
@@ -146,7 +146,7 @@ func TestDeliveredEdges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := NewAccumulator(Target{Concurrency: tt.concurrency})
 			for _, r := range tt.reqs {
-				a.Add(&backends.Sample{Start: t0.Add(ms(r.from)), End: ms(r.to - r.from), Slot: r.slot})
+				a.addSample(&backends.Sample{Start: t0.Add(ms(r.from)), End: ms(r.to - r.from), Slot: r.slot})
 			}
 			d := a.Summary(Window{}).Delivered
 			if !near(d.InFlightMean, tt.mean) || !near(d.InFlightP99, tt.p99) || d.InFlightMax != tt.max {
@@ -169,8 +169,8 @@ func TestDeliveredRateOneInstant(t *testing.T) {
 	a := NewAccumulator(Target{})
 	for i := range 3 {
 		s := &backends.Sample{Start: t0.Add(time.Duration(10*i) * time.Millisecond), End: time.Millisecond}
-		a.Add(s)
-		a.AddPaced(0, s)
+		a.addSample(s)
+		a.addPaced(0, s)
 	}
 	if d := a.Summary(Window{}).Delivered; !math.IsNaN(d.RateScheduled) || !near(d.RateDelivered, 100) {
 		t.Fatalf("rates %v scheduled, %v delivered; want NaN, 100", d.RateScheduled, d.RateDelivered)
@@ -178,8 +178,8 @@ func TestDeliveredRateOneInstant(t *testing.T) {
 	b := NewAccumulator(Target{})
 	for i := range 3 {
 		s := &backends.Sample{Start: t0, End: time.Millisecond}
-		b.Add(s)
-		b.AddPaced(time.Duration(10*i)*time.Millisecond, s)
+		b.addSample(s)
+		b.addPaced(time.Duration(10*i)*time.Millisecond, s)
 	}
 	if d := b.Summary(Window{}).Delivered; !near(d.RateScheduled, 100) || !math.IsNaN(d.RateDelivered) {
 		t.Fatalf("rates %v scheduled, %v delivered; want 100, NaN", d.RateScheduled, d.RateDelivered)
@@ -199,8 +199,8 @@ func TestDeliveredPoolOfPools(t *testing.T) {
 		// 10–70 ms: busy 45 + 50 ms, idle 15 + 10 ms.
 		for i, r := range [][3]int{{0, 40, 1}, {10, 60, 2}, {55, 90, 1}, {70, 100, 2}} {
 			s := &backends.Sample{Start: t0.Add(ms(off + r[0])), End: ms(r[1] - r[0]), Slot: r[2]}
-			a.Add(s)
-			a.AddPaced(ms(10*i), s)
+			a.addSample(s)
+			a.addPaced(ms(10*i), s)
 		}
 		return a
 	}
@@ -249,8 +249,8 @@ func TestDeliveredP99ExactEdge(t *testing.T) {
 	} {
 		a := NewAccumulator(Target{})
 		whole := time.Duration(tt.one+tt.two) * tt.unit
-		a.Add(&backends.Sample{Start: t0, End: whole})
-		a.Add(&backends.Sample{Start: t0.Add(time.Duration(tt.one) * tt.unit), End: time.Duration(tt.two) * tt.unit})
+		a.addSample(&backends.Sample{Start: t0, End: whole})
+		a.addSample(&backends.Sample{Start: t0.Add(time.Duration(tt.one) * tt.unit), End: time.Duration(tt.two) * tt.unit})
 		d := a.Summary(Window{}).Delivered
 		mean := float64(tt.one+2*tt.two) / float64(tt.one+tt.two)
 		if d.InFlightP99 != tt.p99 || !near(d.InFlightMean, mean) || d.InFlightMax != 2 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
 )
 
 // Window is the measured wall-clock window of a run: first request start to last
@@ -162,7 +163,7 @@ type Summary struct {
 func accumulate(samples []backends.Sample, t Target) *Accumulator {
 	a := NewAccumulator(t)
 	for i := range samples {
-		a.Add(&samples[i])
+		a.addSample(&samples[i])
 	}
 	return a
 }
@@ -201,8 +202,22 @@ func NewAccumulator(t Target) *Accumulator {
 	return &Accumulator{t: t, load: loadStore{concurrency: t.Concurrency, ramp: math.NaN()}}
 }
 
-// Add counts one finished request; s is not retained.
-func (a *Accumulator) Add(s *backends.Sample) {
+// Add counts one finished request, the whole record: its sample, and as the record says,
+// its session turn, its shared prefix and its schedule. ev is not retained.
+func (a *Accumulator) Add(ev executor.Event) {
+	a.addSample(ev.Sample)
+	if ev.Turn > 0 {
+		a.addTurn(ev.Session, ev.Turn, ev.Sample)
+	}
+	a.addSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
+	if ev.Paced {
+		a.addSendLag(ev.SendLag)
+		a.addPaced(ev.Scheduled, ev.Sample)
+	}
+}
+
+// addSample counts one finished request's sample; s is not retained.
+func (a *Accumulator) addSample(s *backends.Sample) {
 	a.window.extend(s.Start, s.Start.Add(s.End))
 	a.load.add(s.Start, s.Start.Add(max(s.BodyEnd, s.End)), s.Slot)
 	a.l.Requests++
@@ -282,21 +297,21 @@ func (a *Accumulator) addReasoning(s *backends.Sample) {
 // counted says whether s's prompt tokens count: the server counted them on a success.
 func counted(s *backends.Sample) bool { return s.OK() && s.PromptTokens > 0 }
 
-// AddSharedPrefix counts tokens of s's prompt as a shared prefix (executor.Event's
+// addSharedPrefix counts tokens of s's prompt as a shared prefix (executor.Event's
 // SharedPrefixTokens), on the same requests as the prompt tokens they are a share of.
-func (a *Accumulator) AddSharedPrefix(s *backends.Sample, tokens int) {
+func (a *Accumulator) addSharedPrefix(s *backends.Sample, tokens int) {
 	if counted(s) {
 		a.l.SharedPrefixTokens += tokens
 	}
 }
 
-// AddSendLag counts how late one paced request was sent against its schedule. A
+// addSendLag counts how late one paced request was sent against its schedule. A
 // replay's lags go into a bounded store, so a long trace does not grow the memory.
-func (a *Accumulator) AddSendLag(d time.Duration) { a.lag.add(d.Seconds()) }
+func (a *Accumulator) addSendLag(d time.Duration) { a.lag.add(d.Seconds()) }
 
-// AddPaced counts s as a paced request due at offset at of its run (executor.Event's
+// addPaced counts s as a paced request due at offset at of its run (executor.Event's
 // Scheduled), for the rate its run was sent at against its schedule's.
-func (a *Accumulator) AddPaced(at time.Duration, s *backends.Sample) { a.load.addPaced(at, s.Start) }
+func (a *Accumulator) addPaced(at time.Duration, s *backends.Sample) { a.load.addPaced(at, s.Start) }
 
 // Window is first request start to last request end (Start+End) over the requests
 // added. Failed requests count too: they occupied the window.

@@ -15,12 +15,12 @@ func TestSharedPrefixPct(t *testing.T) {
 		for i, n := range shared {
 			s := ok(i, 2, backends.TokensUsage, 10, 20)
 			s.PromptTokens = 100
-			acc.Add(&s)
-			acc.AddSharedPrefix(&s, n)
+			acc.addSample(&s)
+			acc.addSharedPrefix(&s, n)
 		}
 		f := failed(5, 9, backends.ErrServer) // its prompt was never counted: nor is its share
-		acc.Add(&f)
-		acc.AddSharedPrefix(&f, 100)
+		acc.addSample(&f)
+		acc.addSharedPrefix(&f, 100)
 		return MeasuredRun{Acc: acc}
 	}
 	r := SummarizeRuns([]MeasuredRun{run(0, 50, 50, 50), run(0, 0)}, Target{})

@@ -56,9 +56,9 @@ type sessionSpan struct {
 	ok   int
 }
 
-// AddTurn counts a finished request as turn turn of session session (both from 1), in
-// addition to Add, which counts it among the level's requests. s is not retained.
-func (a *Accumulator) AddTurn(session, turn int, s *backends.Sample) {
+// addTurn counts a finished request as turn turn of session session (both from 1), in
+// addition to addSample, which counts it among the level's requests. s is not retained.
+func (a *Accumulator) addTurn(session, turn int, s *backends.Sample) {
 	if a.sessions == nil {
 		a.sessions = &sessionStore{spans: map[int]*sessionSpan{}}
 	}

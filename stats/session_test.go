@@ -13,8 +13,8 @@ import (
 func sessionRun(t0 time.Time) *Accumulator {
 	acc := NewAccumulator(Target{Turns: 3})
 	add := func(session, turn int, s backends.Sample) {
-		acc.Add(&s)
-		acc.AddTurn(session, turn, &s)
+		acc.addSample(&s)
+		acc.addTurn(session, turn, &s)
 	}
 	for k := 1; k <= 3; k++ {
 		ttft := time.Duration(k) * 100 * time.Millisecond
@@ -63,8 +63,8 @@ func TestSessionPromptMeanSkipsUncounted(t *testing.T) {
 	acc := NewAccumulator(Target{Turns: 1})
 	for session, prompt := range []int{1000, 0} {
 		s := backends.Sample{Start: t0, FirstToken: time.Millisecond, End: time.Second, Chunks: 1, OutputTokens: 1, PromptTokens: prompt}
-		acc.Add(&s)
-		acc.AddTurn(session+1, 1, &s)
+		acc.addSample(&s)
+		acc.addTurn(session+1, 1, &s)
 	}
 	l := acc.Summary(Window{})
 	if len(l.Turns) != 1 || l.Turns[0].Succeeded != 2 || !near(l.Turns[0].PromptTokensMean, 1000) {

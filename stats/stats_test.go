@@ -318,7 +318,7 @@ func TestAccumulatorSketchesPastTheExactLimit(t *testing.T) {
 		st.limit = 1000
 	}
 	for i := range samples {
-		a.Add(&samples[i])
+		a.addSample(&samples[i])
 	}
 	got := a.Summary(Window{})
 	if exact.RelativeError != 0 || got.RelativeError != ITLRelativeError {
@@ -356,7 +356,7 @@ func BenchmarkAccumulatorMemory(b *testing.B) {
 			if i == 1_000_000 {
 				b.ReportMetric(heap(), "heap-MiB-at-1M")
 			}
-			a.Add(&samples[i%len(samples)])
+			a.addSample(&samples[i%len(samples)])
 		}
 		b.ReportMetric(heap(), "heap-MiB-at-4M")
 		runtime.KeepAlive(a)
@@ -370,7 +370,7 @@ func TestRelativeErrorForAnySketchedFigure(t *testing.T) {
 	a.connect.limit = 2
 	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i := range 3 {
-		a.Add(&backends.Sample{Start: start, Connect: time.Duration(i+1) * time.Millisecond, End: 5 * time.Millisecond,
+		a.addSample(&backends.Sample{Start: start, Connect: time.Duration(i+1) * time.Millisecond, End: 5 * time.Millisecond,
 			Err: &backends.Error{Class: backends.ErrRefused}})
 	}
 	if got := a.Summary(Window{}); got.RelativeError != ITLRelativeError || got.NewConnections != 3 {

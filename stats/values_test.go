@@ -23,7 +23,7 @@ func TestITLSketchWithinStatedError(t *testing.T) {
 	a := NewAccumulator(Target{})
 	a.itl.limit = 1000
 	for i := range samples {
-		a.Add(&samples[i])
+		a.addSample(&samples[i])
 	}
 	if a.itl.sketch == nil {
 		t.Fatal("store did not spill into the sketch past its limit")
@@ -77,7 +77,7 @@ func TestSummarizeRunsFromAccumulators(t *testing.T) {
 		fromSamples = append(fromSamples, MeasuredRun{Samples: part})
 		acc := NewAccumulator(target)
 		for j := range part {
-			acc.Add(&part[j])
+			acc.addSample(&part[j])
 		}
 		fromAcc = append(fromAcc, MeasuredRun{Acc: acc})
 	}

@@ -194,25 +194,6 @@ backend "openai" "keyed" {
 	}
 }
 
-// The README's exit code table lists the codes of apply -h's, in the same order.
-func TestApplyExitCodesInReadme(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inHelp, inReadme []string
-	for _, m := range regexp.MustCompile(`(?m)^  (\d+) `).FindAllStringSubmatch(exitCodeHelp("apply"), -1) {
-		inHelp = append(inHelp, m[1]) // a meaning's continuation lines start with no code
-	}
-	_, table, _ := strings.Cut(string(readme), "#### Exit codes")
-	for _, m := range regexp.MustCompile("(?m)^\\| `(\\d+)` \\|").FindAllStringSubmatch(table, len(inHelp)) {
-		inReadme = append(inReadme, m[1])
-	}
-	if strings.Join(inHelp, " ") != strings.Join(inReadme, " ") {
-		t.Fatalf("exit codes: apply -h %v, README %v", inHelp, inReadme)
-	}
-}
-
 // A missing key fails every cell of its backend before any request, and apply says so
 // once on each stream: one note, and one "Cells … failed" line naming both cells.
 func TestApplyMissingKeySaidOnce(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/internal/suggest"
 )
 
@@ -37,8 +36,8 @@ const (
 
 // exitCodes is planrun's one table of exit codes, in the order apply picks among them
 // (the first that holds wins), with what each means to apply and to compare ("" where
-// that command never returns it). apply -h, compare -h and the docs' table
-// (exitCodeMarkdown) are written from it; a line break in a meaning continues the line.
+// that command never returns it). apply -h, compare -h and the README's table
+// (docs_test.go keeps it equal) are written from it; a line break in a meaning continues the line.
 var exitCodes = []struct {
 	code           int
 	apply, compare string
@@ -82,18 +81,6 @@ func exitCodeHelp(command string) string {
 		if m := exitCodeMeaning(command, i); m != "" {
 			fmt.Fprintf(&b, "\n  %-4d %s", exitCodes[i].code, strings.ReplaceAll(m, "\n", "\n       "))
 		}
-	}
-	return b.String()
-}
-
-// exitCodeMarkdown is the docs' exit code table: every code, in apply's order, with its
-// meaning to apply and to compare.
-func exitCodeMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| code | apply | compare |\n|---|---|---|\n")
-	for i, c := range exitCodes {
-		fmt.Fprintf(&b, "| `%d` | %s | %s |\n", c.code, mdtable.Dash(exitCodeMeaning("apply", i)),
-			mdtable.Dash(strings.ReplaceAll(exitCodeMeaning("compare", i), "\n", " ")))
 	}
 	return b.String()
 }

@@ -159,17 +159,28 @@ func TestPlanCommandsHelp(t *testing.T) {
 	}
 }
 
-// The plan in the README must stay a valid plan.
+// The plans in the README and the docs must stay valid plans.
 func TestReadmePlanValidates(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := strings.Split(string(readme), "```hcl\n")
-	if len(blocks) < 2 {
+	if !strings.Contains(string(readme), "```hcl\n") {
 		t.Fatal("the README has no hcl example")
 	}
-	for i, b := range blocks[1:] {
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, path := range append([]string{"../../README.md"}, docs...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, strings.Split(string(b), "```hcl\n")[1:]...)
+	}
+	for i, b := range blocks {
 		src, _, ok := strings.Cut(b, "```")
 		if !ok {
 			t.Fatalf("hcl block %d is not closed", i+1)
