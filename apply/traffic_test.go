@@ -166,6 +166,8 @@ func TestApplyNonStreamed(t *testing.T) {
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 5 * time.Millisecond, TPOT: time.Millisecond}))
 	defer srv.Close()
 	src := strings.Replace(twoToolsPlan, "prompt_tokens = 32", "prompt_tokens = 32\n  stream = false", 1)
+	// A non-streamed workload has no TTFT, so the plan refuses an expect on it.
+	src = strings.Replace(src, "result.ttft_p50_s < 0.001", "result.e2e_p50_s < 0.001", 1)
 	p, cells := loadPlan(t, src, srv.URL)
 	res, recs := runSamples(t, p, cells)
 	sent := 0

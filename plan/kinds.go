@@ -57,7 +57,7 @@ func hostProblem(h string) string {
 		}
 		return fmt.Sprintf("host is a host name or address such as \"gpu1.lab\", not a URL (%q).%s", h, fix)
 	}
-	if h == "" || strings.ContainsAny(h, "/ \t?#@") {
+	if strings.ContainsAny(h, "/ \t?#@") { // "" is no host: the cells run here
 		return fmt.Sprintf("host is a host name or address such as \"gpu1.lab\" (a port may follow: \"gpu1.lab:11434\"), not %q.", h)
 	}
 	return ""

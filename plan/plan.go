@@ -139,9 +139,10 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		absDir = dir
 	}
 	l := &loader{
-		p:     &Plan{Dir: absDir, Files: map[string]*hcl.File{}, failed: map[any]bool{}},
-		opts:  opts,
-		names: newNames(),
+		p:       &Plan{Dir: absDir, Files: map[string]*hcl.File{}, failed: map[any]bool{}},
+		opts:    opts,
+		names:   newNames(),
+		dupKeys: map[string]bool{},
 	}
 	l.load(srcs)
 	l.attachValues()
@@ -169,6 +170,8 @@ type loader struct {
 	localValues map[string]cty.Value
 	// syntax are the files' parse errors.
 	syntax hcl.Diagnostics
+	// dupKeys are the computed duplicate keys reported, by place.
+	dupKeys map[string]bool
 	// evaluated are the expressions with references evaluated so far, with their
 	// contexts, so a message about a value can show the values it was made from.
 	evaluated []evaluation

@@ -201,6 +201,14 @@ func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.
 	}
 	v, d := expr.Value(ctx)
 	l.add(d)
+	if !d.HasErrors() {
+		for _, dd := range computedDuplicateKeys(expr, ctx) {
+			if k := dd.Subject.String(); !l.dupKeys[k] { // an attribute may be evaluated twice
+				l.dupKeys[k] = true
+				l.add(hcl.Diagnostics{dd})
+			}
+		}
+	}
 	if len(expr.Variables()) > 0 {
 		l.evaluated = append(l.evaluated, evaluation{expr, ctx})
 	}

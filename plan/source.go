@@ -95,3 +95,39 @@ func duplicateKeys(body *hclsyntax.Body) hcl.Diagnostics {
 	})
 	return diags
 }
+
+// computedDuplicateKeys reports, for an object literal evaluated in ctx, a key that a
+// computed key ((var.base) = 2) makes equal to another: duplicateKeys sees only the
+// keys known without a context.
+func computedDuplicateKeys(expr hcl.Expression, ctx *hcl.EvalContext) hcl.Diagnostics {
+	obj, ok := expr.(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		return nil
+	}
+	var diags hcl.Diagnostics
+	type seen struct {
+		r        hcl.Range
+		computed bool
+	}
+	first := map[string]seen{}
+	for _, item := range obj.Items {
+		_, literal := item.KeyExpr.Value(nil)
+		k, kd := item.KeyExpr.Value(ctx)
+		if kd.HasErrors() || !k.IsKnown() || k.IsNull() || k.Type() != cty.String {
+			continue
+		}
+		key, r, computed := k.AsString(), item.KeyExpr.Range(), literal.HasErrors()
+		if prev, dup := first[key]; dup && (computed || prev.computed) { // two literals: said at parse
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError, Summary: duplicateKeySummary,
+				Detail:      fmt.Sprintf("The key %q is given twice in this map: first at %s:%d, again here. Only one value would be kept, silently; give each key once.", key, prev.r.Filename, prev.r.Start.Line),
+				Subject:     r.Ptr(),
+				Expression:  item.KeyExpr,
+				EvalContext: ctx,
+			})
+			continue
+		}
+		first[key] = seen{r, computed}
+	}
+	return diags
+}

@@ -18,6 +18,13 @@ workload "mix" {
     "qwen2.5:7b" = 1 # ERROR: Duplicate key ~ "qwen2.5:7b" is given twice
   }
 }
+variable "base" { default = "llama3:8b" }
+workload "computed" {
+  models = {
+    "llama3:8b" = 1
+    (var.base)  = 2 # ERROR: Duplicate key ~ "llama3:8b" is given twice
+  }
+}
 workload "nested" {
   models = local.weights
 }
@@ -28,5 +35,5 @@ reference "r" {
 matrix "m" {
   model    = ["a"]
   tool     = [backend.openai.gw]
-  workload = [workload.mix, workload.nested]
+  workload = [workload.mix, workload.nested, workload.computed]
 }
