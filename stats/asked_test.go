@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
 )
 
 // A level whose requests asked their own prompt lengths (a trace's input lengths)
@@ -18,14 +19,14 @@ func TestPromptTokensRequestedIsWhatTheRequestsAsked(t *testing.T) {
 			PromptTokens: got, PromptTokensAsked: asked}
 	}
 	a, b := NewAccumulator(Target{PromptTokens: 128}), NewAccumulator(Target{PromptTokens: 128})
-	a.Add(req(300, 301))
-	b.Add(req(391, 390))
+	a.Add(executor.Event{Sample: req(300, 301)})
+	b.Add(executor.Event{Sample: req(391, 390)})
 	a.merge(b)
 	if got := a.Summary(Window{}).PromptTokensRequested; got != 346 {
 		t.Errorf("asked %d, want 346 (the mean of 300 and 391)", got)
 	}
 	c := NewAccumulator(Target{PromptTokens: 128})
-	c.Add(req(0, 130))
+	c.Add(executor.Event{Sample: req(0, 130)})
 	if got := c.Summary(Window{}).PromptTokensRequested; got != 128 {
 		t.Errorf("asked %d, want the target's 128", got)
 	}

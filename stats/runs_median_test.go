@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/executor"
 )
 
 // setNumbers sets every float64 and int field of v (recursing into structs) to x.
@@ -89,7 +90,7 @@ func TestEmbeddingsStabilityOnE2E(t *testing.T) {
 	run := func(e2e time.Duration) MeasuredRun {
 		a := NewAccumulator(Target{})
 		for range 3 {
-			a.Add(&backends.Sample{Start: time.Unix(100, 0), End: e2e, Inputs: 4, PromptTokens: 32})
+			a.Add(executor.Event{Sample: &backends.Sample{Start: time.Unix(100, 0), End: e2e, Inputs: 4, PromptTokens: 32}})
 		}
 		return MeasuredRun{Acc: a}
 	}
