@@ -28,6 +28,7 @@ type monitor interface {
 func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monitor {
 	mons := []monitor{
 		&gpuMonitor{tel: a.telemetryFor(cell), interval: a.o.SampleInterval, proc: proc},
+		newProcMonitor(cell, proc),
 		&clientMonitor{},
 	}
 	if url := dcgmURL(cell); url != "" {

@@ -182,6 +182,11 @@ type Row struct {
 	// Models are a model mix's figures per model name, in the mix's (name) order,
 	// beside the row's own figures, which pool every name; nil without a mix (mix.go).
 	Models []ModelFigures
+
+	// Memory and Served are the seed table's memory without a GPU and what the
+	// server really ran on and served (memory.go).
+	Memory
+	Served
 }
 
 // Fidelity verdicts of a Row.
@@ -220,6 +225,7 @@ func NewRow() Row {
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan,
+		Memory: newMemory(),
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 
 // headlineHead is the compact table a PR reader sees first.
 var headlineHead = []string{"Cell", "Workload", "Load", "TTFT p50/p99 (s)", "TPOT p50/p99 (ms)", "tok/s",
-	"VRAM (GB)", "Verdict"}
+	"Memory (GB)", "Verdict"}
 
 // note is a caveat shown once under the headline table, with the rows it applies to.
 type note struct {
@@ -44,7 +44,7 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 		body = append(body, []string{r.CellID, dash(r.Workload), concurrency(r),
 			num(r.TTFT.P50, 1, 3) + " / " + num(r.TTFT.P99, 1, 3) + prefixShare(r),
 			num(r.TPOT.P50, 1000, 1) + " / " + num(r.TPOT.P99, 1000, 1),
-			num(r.OutputTokS, 1, 1), num(r.VRAMPeakGB, 1, 2), verdict})
+			num(r.OutputTokS, 1, 1), memoryCell(r), verdict})
 	}
 	return body, notes
 }
