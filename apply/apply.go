@@ -172,6 +172,7 @@ type applier struct {
 	unusable map[string]error
 	listed   map[string][]string
 	shapes   map[string]modelShape
+	served   map[string]servedQuant // what each backend's model is served as (quant.go)
 	vram     []report.VRAMSeries
 	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
 	traffic map[*plan.Workload]*traffic.Workload
@@ -196,7 +197,8 @@ func newApplier(o Options) (*applier, error) {
 		}
 	}
 	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{},
-		backends: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{}, shapes: map[string]modelShape{}}
+		backends: map[string]backends.Backend{}, probed: map[string]error{}, unusable: map[string]error{}, shapes: map[string]modelShape{},
+		served: map[string]servedQuant{}}
 	if a.now == nil {
 		a.now = time.Now
 	}

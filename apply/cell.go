@@ -142,6 +142,9 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 	setup.backend = b
+	if err := a.checkQuantization(ctx, cell, setup, false); err != nil {
+		return nil, err
+	}
 	if err := a.probe(ctx, cell, b); err != nil {
 		if ctx.Err() != nil {
 			return nil, errInterrupted
@@ -152,6 +155,9 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		a.recordServer(cell.Server.Spec, a.manifest.ServerVersions[cell.Backend.Addr])
 	}
 	if err := a.ensureModel(ctx, cell, b); err != nil {
+		return nil, err
+	}
+	if err := a.checkQuantization(ctx, cell, setup, true); err != nil {
 		return nil, err
 	}
 
