@@ -160,7 +160,7 @@ func quantFromConfig(dir string) (servedQuant, bool) {
 var quantAliases = map[string]string{
 	"fp16": "f16", "float16": "f16", "half": "f16",
 	"bfloat16": "bf16",
-	"fp32": "f32", "float32": "f32", "float": "f32",
+	"fp32":     "f32", "float32": "f32", "float": "f32",
 	"q4_k": "q4_k_m",
 }
 
