@@ -25,6 +25,7 @@ func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetu
 	m := a.measure(ctx, cell, setup, level)
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
 	a.setServedQuant(cell, &row)
+	setServedHardware(&row, setup.proc, m.GPU)
 	a.record(cell, level, m, &row)
 	return row
 }

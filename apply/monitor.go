@@ -66,6 +66,11 @@ func (a *applier) telemetryFor(cell *plan.Cell) *gpu.Telemetry {
 	if cell.Hardware != nil && !isLocalHost(cell.Hardware.Host) {
 		return gpu.Remote(cell.Hardware.Host)
 	}
+	if hw := cell.Hardware; hw != nil && len(hw.Pins.GPUs) > 0 {
+		if sel, err := a.tel.Select(hw.Pins.GPUs); err == nil {
+			return sel // checkPins failed the cell when the GPUs are not there
+		}
+	}
 	return a.tel
 }
 

@@ -241,3 +241,58 @@ func (s Summary) String() string {
 	peak, src := s.Peak()
 	return fmt.Sprintf("peak %.3f GB %s, baseline %.3f GB, %d processes", float64(peak)/1e9, src, float64(s.Baseline())/1e9, s.MaxProcesses)
 }
+
+// CPUsAllowed is the CPU list a process may run on, as the kernel says in
+// /proc/<pid>/status Cpus_allowed_list ("0-1"), with the cores it names.
+func CPUsAllowed(pid int) (list string, cores []int, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return "", nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Cpus_allowed_list:")); ok {
+			list = string(bytes.TrimSpace(v))
+			cores, err = parseCPUList(list)
+			return list, cores, err
+		}
+	}
+	return "", nil, fmt.Errorf("/proc/%d/status has no Cpus_allowed_list", pid)
+}
+
+// parseCPUList reads the kernel's CPU list format ("0-3,6").
+func parseCPUList(s string) ([]int, error) {
+	var cores []int
+	for _, part := range bytes.Split([]byte(s), []byte(",")) {
+		lo, hi, isRange := bytes.Cut(part, []byte("-"))
+		a, err := strconv.Atoi(string(lo))
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(string(hi))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("CPU list %q: %w", s, err)
+		}
+		for c := a; c <= b; c++ {
+			cores = append(cores, c)
+		}
+	}
+	return cores, nil
+}
+
+// CPUModel is the processor's model name from /proc/cpuinfo ("AMD EPYC 9654 96-Core
+// Processor"); empty where there is none.
+func CPUModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := bytes.Cut(sc.Bytes(), []byte(":"))
+		if ok && string(bytes.TrimSpace(k)) == "model name" {
+			return string(bytes.TrimSpace(v))
+		}
+	}
+	return ""
+}

@@ -133,3 +133,16 @@ func TestKBField(t *testing.T) {
 		}
 	}
 }
+
+func TestCPUsAllowed(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Cpus_allowed_list is in Linux's /proc")
+	}
+	list, cores, err := CPUsAllowed(os.Getpid())
+	if err != nil || list == "" || len(cores) == 0 {
+		t.Fatalf("%q %v %v", list, cores, err)
+	}
+	if got, _ := parseCPUList("0-2,5"); fmt.Sprint(got) != "[0 1 2 5]" {
+		t.Errorf("parseCPUList: %v", got)
+	}
+}

@@ -196,7 +196,7 @@ func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate 
 func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	table(b, lb.seed, func(add func(...string)) {
 		for _, r := range rows {
-			add(r.Model, r.Quantization, r.Tool, r.Hardware,
+			add(r.Model, r.Quantization, r.Tool, hardwareCell(r),
 				num(r.TTFT.P50, 1, 3), num(r.TPOT.P50, 1000, 1), num(r.OutputTokS, 1, 1),
 				memoryCell(r), concurrency(r), seedNotes(r))
 		}

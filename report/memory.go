@@ -41,3 +41,28 @@ func memoryLabel(src string) string {
 	}
 	return ""
 }
+
+// hardwareCell is the seed table's hardware column: the plan's hardware name, then what
+// the server really ran on, the GPUs NVML read and the CPU model with the cores the
+// kernel allowed the server ("cpu1: AMD EPYC, cpus 1").
+func hardwareCell(r ledger.Row) string {
+	var ran []string
+	if r.GPU != "" {
+		ran = append(ran, r.GPU)
+	}
+	if r.CPU != "" || r.CPUsAllowed != "" {
+		cpu := r.CPU
+		if r.CPUsAllowed != "" {
+			cpu = strings.TrimPrefix(cpu+", cpus "+r.CPUsAllowed, ", ")
+		}
+		ran = append(ran, cpu)
+	}
+	detail := strings.Join(ran, "; ")
+	switch {
+	case r.Hardware == "":
+		return detail
+	case detail == "":
+		return r.Hardware
+	}
+	return r.Hardware + ": " + detail
+}
