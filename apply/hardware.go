@@ -96,7 +96,7 @@ func pinnedSpec(cell *plan.Cell, spec servers.Spec) servers.Spec {
 		setDefault("CUDA_VISIBLE_DEVICES", strings.Join(ids, ","))
 	}
 	spec.Env = env
-	spec.Name += "@" + hw.Name
+	spec.Name = cell.ServerInstance()
 	return spec
 }
 

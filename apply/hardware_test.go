@@ -81,7 +81,7 @@ func TestPinnedSpec(t *testing.T) {
 		t.Errorf("backend key %q: a pinned cell needs its own client", backendKey(c))
 	}
 	gpuCell := cells[3]
-	if s := pinnedSpec(gpuCell, servers.Spec{Name: "x"}); s.Env["CUDA_VISIBLE_DEVICES"] != "0" || s.Name != "x@gpu" {
+	if s := pinnedSpec(gpuCell, servers.Spec{Name: "x"}); s.Env["CUDA_VISIBLE_DEVICES"] != "0" || s.Name != "s@gpu" {
 		t.Errorf("gpu pin: %+v", s)
 	}
 }

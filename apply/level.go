@@ -24,8 +24,7 @@ import (
 func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) ledger.Row {
 	m := a.measure(ctx, cell, setup, level)
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
-	a.setServedQuant(cell, &row)
-	setServedHardware(&row, setup.proc, m.GPU)
+	a.setServed(cell, setup.proc, m, &row)
 	a.record(cell, level, m, &row)
 	return row
 }

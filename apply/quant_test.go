@@ -149,6 +149,11 @@ func TestServedQuantSources(t *testing.T) {
 	if sq, _ := quantFromConfig(dir); sq.level != "awq" {
 		t.Errorf("config with quantization_config: %+v", sq)
 	}
+	os.WriteFile(log, []byte("(Worker pid=1852) INFO [cpu_worker.py:260] Explicitly set (1.0/20.96) GiB for KV cache on node 0.\n"+
+		"(EngineCore pid=948) INFO [kv_cache_utils.py:2327] CPU KV cache size: 1,048,576 tokens, Maximum concurrency for 512 tokens per request: 2048.00x\n"), 0o644)
+	if gb, note, ok := kvCacheFromLog(log); !ok || gb != float64(1<<30)/1e9 || !strings.Contains(note, "1,048,576 tokens") {
+		t.Errorf("KV cache from the log: %v GB, %q, %v", gb, note, ok)
+	}
 	for _, c := range [][2]string{{"q4_K_M", "Q4_K_M"}, {"bf16", "bfloat16"}, {"fp16", "F16"}, {"f32", "torch.float32"}} {
 		if !sameQuant(c[0], c[1]) {
 			t.Errorf("%q and %q should be one quantization", c[0], c[1])

@@ -75,3 +75,17 @@ func (l *loader) decodeHardwarePins(attrs hcl.Attributes, ctx *hcl.EvalContext, 
 			"cpus and gpus restrict the servers planrun starts on this machine; a hardware block with a host measures servers planrun does not start.")
 	}
 }
+
+// ServerInstance names the server process a cell runs on: its server block's name, and
+// for hardware that pins CPUs or GPUs the hardware's too ("ollama@cpu1"), since a server
+// restricted to one set is not the one started on another. "" for a cell without a
+// server block.
+func (c *Cell) ServerInstance() string {
+	if c.Server == nil {
+		return ""
+	}
+	if c.Hardware != nil && c.Hardware.Pins.Pinned() {
+		return c.Server.Name + "@" + c.Hardware.Name
+	}
+	return c.Server.Name
+}

@@ -26,10 +26,10 @@ done
 wait "$build"
 trap - EXIT
 
-dir="$root/.tools/quickstart"
+dir="$root/.tools/quickstart-25m" # the 25M-parameter model (tinymodel -large)
 say "step 2/4: writing the tiny model into ${dir#"$root"/}"
 mkdir -p "$dir"
-go run ./tools/tinymodel -o "$dir" >/dev/null
+go run ./tools/tinymodel -large -o "$dir" >/dev/null
 
 say "step 3/4: building planrun"
 go build -ldflags "-X github.com/planrun/planrun/internal/version.Commit=$(git rev-parse HEAD 2>/dev/null || true)" \
