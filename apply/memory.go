@@ -49,9 +49,9 @@ func (p *procMonitor) start(context.Context) {
 func (p *procMonitor) stop(m *levelMeasurement) { m.Proc = p.sampler.Stop() }
 
 // cpuOverheadBytes is the estimate's overhead for a server on the CPU, in place of the
-// GPU's CUDA context: Ollama's server and runner processes (Go runtime, llama.cpp's
-// CPU compute buffers for a 512-token context) came to about 0.09 GB of PSS beyond
-// weights and KV cache with the quickstart's models (docs/seed-table.md).
+// GPU's CUDA context: Ollama's server and runner processes (Go runtime and binary,
+// llama.cpp's CPU compute buffers for a 512-token context) came to about 0.09 GB of RSS
+// beyond weights and KV cache with the quickstart's three variants (docs/seed-table.md).
 const cpuOverheadBytes = 90e6
 
 // estimateOverhead is the overhead the cell's VRAM estimate adds: the GPU default when
@@ -74,8 +74,11 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 		peak, src := p.Peak()
 		row.MemPeakGB = float64(peak) / 1e9
 		row.MemBaselineGB = float64(p.Baseline()) / 1e9
-		row.MemRSSPeakGB = float64(p.PeakRSS) / 1e9
 		row.MemSource = fmt.Sprintf("%s, %d processes", src, p.MaxProcesses)
+		if p.HasPSS {
+			row.MemPSSPeakGB = float64(p.PeakPSS) / 1e9
+			row.MemSource += "; PSS beside it (smaps_rollup)"
+		}
 	}
 	for _, sm := range m.Server.Models {
 		if backends.SameModel(sm.Name, cell.ModelID) && sm.SizeBytes > 0 {

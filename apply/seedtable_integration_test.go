@@ -162,7 +162,7 @@ func TestRealOllamaSeedTable(t *testing.T) {
 		if r.CPUsAllowed != cpu {
 			t.Errorf("%s: the server was allowed CPUs %q, want %q (Cpus_allowed_list)", r.CellID, r.CPUsAllowed, cpu)
 		}
-		if !strings.HasPrefix(r.MemSource, procmem.SourcePSS) && !strings.HasPrefix(r.MemSource, procmem.SourceRSS) {
+		if !strings.HasPrefix(r.MemSource, procmem.SourceRSS) {
 			t.Errorf("%s: memory source %q", r.CellID, r.MemSource)
 		}
 		mem[r.Quantization] = r.MemPeakGB

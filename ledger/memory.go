@@ -7,11 +7,12 @@ import "math"
 // estimate. Figures are GB (10⁹ bytes), NaN when not measured; MemSource says where the
 // figure came from, or why there is none.
 type Memory struct {
-	// MemBaselineGB and MemPeakGB are the server's process tree before load and its peak
-	// during load: PSS where the kernel has smaps_rollup, else RSS (MemSource says which).
+	// MemBaselineGB and MemPeakGB are the RSS sum over the server's process tree before
+	// load and its peak during load.
 	MemBaselineGB, MemPeakGB float64
-	// MemRSSPeakGB is the RSS sum's peak, which counts a page two processes share twice.
-	MemRSSPeakGB float64
+	// MemPSSPeakGB is the PSS sum's peak (smaps_rollup), which splits pages shared with
+	// any process, inside the tree or not; NaN where the kernel has no smaps_rollup.
+	MemPSSPeakGB float64
 	MemSource    string
 	// ServerSizeGB is Ollama's /api/ps size for the model (its whole footprint, CPU and GPU).
 	ServerSizeGB float64
@@ -34,7 +35,7 @@ type Served struct {
 
 func newMemory() Memory {
 	nan := math.NaN()
-	return Memory{MemBaselineGB: nan, MemPeakGB: nan, MemRSSPeakGB: nan, ServerSizeGB: nan, KVCacheGB: nan, MemEstimateDiffPct: nan}
+	return Memory{MemBaselineGB: nan, MemPeakGB: nan, MemPSSPeakGB: nan, ServerSizeGB: nan, KVCacheGB: nan, MemEstimateDiffPct: nan}
 }
 
 // memoryColumns are the memory and environment columns, appended after the earlier
@@ -43,7 +44,7 @@ func memoryColumns() []column {
 	return []column{
 		floatCol("mem_baseline_gb", 1, func(r *Row) *float64 { return &r.MemBaselineGB }),
 		floatCol("mem_peak_gb", 1, func(r *Row) *float64 { return &r.MemPeakGB }),
-		floatCol("mem_rss_peak_gb", 1, func(r *Row) *float64 { return &r.MemRSSPeakGB }),
+		floatCol("mem_pss_peak_gb", 1, func(r *Row) *float64 { return &r.MemPSSPeakGB }),
 		strCol("mem_source", func(r *Row) *string { return &r.MemSource }),
 		floatCol("server_size_gb", 1, func(r *Row) *float64 { return &r.ServerSizeGB }),
 		floatCol("kv_cache_gb", 1, func(r *Row) *float64 { return &r.KVCacheGB }),

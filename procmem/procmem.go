@@ -108,7 +108,8 @@ func kBField(b []byte, key string) (uint64, bool) {
 type Summary struct {
 	// Note says why there are no figures; empty when the processes were read.
 	Note string `json:"note,omitempty"`
-	// Source is SourcePSS when every reading had PSS, else SourceRSS.
+	// Source is SourcePSS when every reading had PSS (PeakPSS is then a sum over the
+	// tree), else SourceRSS.
 	Source string `json:"source,omitempty"`
 
 	BaselineRSS uint64 `json:"baseline_rss_bytes"`
@@ -121,22 +122,16 @@ type Summary struct {
 	Ticks        int `json:"ticks"`
 }
 
-// Peak is the window's headline figure and its source: PSS where the kernel has it, RSS
-// otherwise.
-func (s Summary) Peak() (bytes uint64, source string) {
-	if s.HasPSS {
-		return s.PeakPSS, SourcePSS
-	}
-	return s.PeakRSS, SourceRSS
-}
+// Peak is the window's headline figure and its source: the RSS sum. PSS is the fairer
+// share of a tree's memory, but it moves with processes outside the tree: a page of the
+// server's binary that another running copy maps counts half, so PSS changed by 17 MB
+// between two levels of one Ollama server while other Ollama servers came and went on
+// the machine, and its RSS by 3 MB (docs/seed-table.md). RSS counts a page the tree's own
+// processes share once per process, which for one server is a constant.
+func (s Summary) Peak() (bytes uint64, source string) { return s.PeakRSS, SourceRSS }
 
 // Baseline is Peak's figure before the load started.
-func (s Summary) Baseline() uint64 {
-	if s.HasPSS {
-		return s.BaselinePSS
-	}
-	return s.BaselineRSS
-}
+func (s Summary) Baseline() uint64 { return s.BaselineRSS }
 
 // Sampler reads a process tree at a fixed interval during one measured window.
 type Sampler struct {
@@ -233,7 +228,7 @@ func (s *Sampler) Stop() Summary {
 	return s.sum
 }
 
-// String is the summary in a line: "peak 0.21 GB process tree PSS (…), baseline 0.20 GB, 2 processes".
+// String is the summary in a line: "peak 0.21 GB process tree RSS (…), baseline 0.20 GB, 2 processes".
 func (s Summary) String() string {
 	if s.Note != "" {
 		return s.Note

@@ -97,7 +97,7 @@ func TestSamplerMeasuresWhatAChildAllocates(t *testing.T) {
 		}
 		check("PSS", sum.BaselinePSS, sum.PeakPSS)
 	}
-	if peak, _ := sum.Peak(); peak < allocBytes {
+	if peak, src := sum.Peak(); peak < allocBytes || src != SourceRSS {
 		t.Errorf("peak %d is below what the child holds (%d)", peak, allocBytes)
 	}
 }

@@ -15,8 +15,8 @@ func TestMemoryAndHardwareCells(t *testing.T) {
 	if got := memoryCell(r); got != "— (no process memory: the server was not started by planrun)" {
 		t.Errorf("nothing read: %q", got)
 	}
-	r.MemPeakGB, r.MemSource = 0.0834, procmem.SourcePSS+", 2 processes"
-	if got := memoryCell(r); got != "0.083 PSS" {
+	r.MemPeakGB, r.MemSource = 0.0834, procmem.SourceRSS+", 2 processes; PSS beside it (smaps_rollup)"
+	if got := memoryCell(r); got != "0.083 RSS" {
 		t.Errorf("process figure: %q", got)
 	}
 	r.VRAMPeakGB, r.VRAMSource = 4.5, "nvml-v2 used (reserved excluded)"
