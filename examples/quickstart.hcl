@@ -79,7 +79,7 @@ backend "openai" "v1" {
 
 workload "quick" {
   prompt_tokens = 32
-  max_tokens    = 32
+  max_tokens    = 16
   concurrency   = [1, 4]
   warmup_runs   = 1
   repeat_runs   = 2
