@@ -74,8 +74,8 @@ The planrun binary is $root/.tools/bin/planrun (export PATH="$root/.tools/bin:\$
 To point your own plan at the pinned Ollama and the tiny model it just built, start Ollama and create the model:
   export OLLAMA_HOST=127.0.0.1:11434 OLLAMA_MODELS=$dir/models
   HOME=$dir $root/.tools/bin/ollama serve &
-  sleep 2 && $root/.tools/bin/ollama create tiny -f $dir/Modelfile
-then in your plan: backend "ollama" "local" { url = "http://127.0.0.1:11434" } with model_id = "tiny"
+  sleep 2 && (cd $dir && $root/.tools/bin/ollama create tiny-q4_K_M --quantize q4_K_M -f Modelfile)
+then in your plan: backend "ollama" "local" { url = "http://127.0.0.1:11434" } with model_id = "tiny-q4_K_M"
 (or copy examples/quickstart.hcl, whose server block starts and stops Ollama itself).
 EOF
 exit "$status"
