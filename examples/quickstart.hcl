@@ -58,7 +58,7 @@ server "ollama" {
   # The variants, made once: the server starts again for each CPU set, and a variant
   # already there is kept (quantizing Q4_K_M takes seconds on two cores).
   setup = [for q in local.quantizations : ["/bin/sh", "-c",
-    "\"$0\" show tiny-${q} >/dev/null 2>&1 || \"$0\" create tiny-${q} --quantize ${q} -f Modelfile", var.ollama]]
+  "\"$0\" show tiny-${q} >/dev/null 2>&1 || \"$0\" create tiny-${q} --quantize ${q} -f Modelfile", var.ollama]]
 }
 
 # Two real hardware rows on one machine: the server restricted to one core, then to two
