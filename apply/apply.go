@@ -175,6 +175,7 @@ type applier struct {
 	ownTel   bool
 	mgr      *servers.Manager
 	known    backendSet
+	served   map[string]servedQuant // what each backend's model is served as (quant.go)
 	vram     []report.VRAMSeries
 	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
 	traffic map[*plan.Workload]*traffic.Workload
@@ -198,7 +199,8 @@ func newApplier(o Options) (*applier, error) {
 			return nil, err
 		}
 	}
-	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{}, known: newBackendSet()}
+	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{}, known: newBackendSet(),
+		served: map[string]servedQuant{}}
 	if a.now == nil {
 		a.now = time.Now
 	}

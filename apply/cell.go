@@ -119,8 +119,11 @@ var errInterrupted = errors.New("interrupted")
 // cannot run.
 func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup, error) {
 	setup := &cellSetup{}
+	if err := a.checkPins(cell); err != nil {
+		return nil, err
+	}
 	if cell.Server != nil {
-		spec := cell.Server.Spec
+		spec := pinnedSpec(cell, cell.Server.Spec)
 		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
 			a.info("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
 		}
@@ -141,6 +144,9 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 	setup.backend = b
+	if err := a.checkQuantization(ctx, cell, setup, false); err != nil {
+		return nil, err
+	}
 	if err := a.probe(ctx, cell, b); err != nil {
 		if ctx.Err() != nil {
 			return nil, errInterrupted
@@ -151,6 +157,9 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		a.recordServer(cell.Server.Spec, a.manifest.ServerVersions[cell.Backend.Addr])
 	}
 	if err := a.ensureModel(ctx, cell, b); err != nil {
+		return nil, err
+	}
+	if err := a.checkQuantization(ctx, cell, setup, true); err != nil {
 		return nil, err
 	}
 
@@ -192,14 +201,19 @@ func noteSuffix(n string) string {
 
 // backendKey names a cell's backend client: one backend block serves several hosts when
 // a matrix url gives each cell its own URL, and each host needs its own client.
-func backendKey(cell *plan.Cell) string { return cell.Backend.Addr + " " + cell.Backend.URL }
+func backendKey(cell *plan.Cell) string {
+	if n := pinnedThreads(cell); n > 0 {
+		return fmt.Sprintf("%s %s num_thread=%d", cell.Backend.Addr, cell.Backend.URL, n) // hardware.go
+	}
+	return cell.Backend.Addr + " " + cell.Backend.URL
+}
 
 func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 	key := backendKey(cell)
 	if b, ok := a.known.built[key]; ok {
 		return b, nil
 	}
-	b, err := a.o.NewBackend(cell.Backend.Config())
+	b, err := a.o.NewBackend(backendConfig(cell))
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", cell.Backend.Addr, err)
 	}

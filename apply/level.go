@@ -12,6 +12,7 @@ import (
 	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/procmem"
 	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
@@ -23,6 +24,7 @@ import (
 func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) ledger.Row {
 	m := a.measure(ctx, cell, setup, level)
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
+	a.setServed(cell, setup.proc, m, &row)
 	a.record(cell, level, m, &row)
 	return row
 }
@@ -51,6 +53,7 @@ type levelMeasurement struct {
 	// no monitor ran and GPU.Note says so.
 	Monitored bool
 	GPU       gpu.Summary
+	Proc      procmem.Summary // the server's process tree (memory.go)
 	Server    serverstats.Report
 	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
 	DCGM   serverstats.Report

@@ -28,6 +28,7 @@ type monitor interface {
 func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monitor {
 	mons := []monitor{
 		&gpuMonitor{tel: a.telemetryFor(cell), interval: a.o.SampleInterval, proc: proc},
+		newProcMonitor(cell, proc),
 		&clientMonitor{},
 	}
 	if url := dcgmURL(cell); url != "" {
@@ -64,6 +65,11 @@ func (g *gpuMonitor) stop(m *levelMeasurement) { m.GPU = g.sampler.Stop() }
 func (a *applier) telemetryFor(cell *plan.Cell) *gpu.Telemetry {
 	if cell.Hardware != nil && !isLocalHost(cell.Hardware.Host) {
 		return gpu.Remote(cell.Hardware.Host)
+	}
+	if hw := cell.Hardware; hw != nil && len(hw.Pins.GPUs) > 0 {
+		if sel, err := a.tel.Select(hw.Pins.GPUs); err == nil {
+			return sel // checkPins failed the cell when the GPUs are not there
+		}
 	}
 	return a.tel
 }

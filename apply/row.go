@@ -80,6 +80,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	}
 	notes = append(notes, serverFigures(cell, &row, m.GPU, m.Server, rc.Estimate)...)
 	setVRAMSources(cell, &row, m)
+	notes = append(notes, setProcessMemory(cell, &row, m)...)
 	if m.Monitored {
 		row.ClientCPUPct = m.Client.CPUPercent
 		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6

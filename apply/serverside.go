@@ -125,7 +125,8 @@ func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen i
 	if ctxLen == 0 {
 		ctxLen = w.PromptTokens + w.MaxTokens
 	}
-	est, err := gpu.Estimate(gpu.EstimateInput{Shape: sh.shape, Quant: quant, Context: ctxLen, Concurrency: level})
+	est, err := gpu.Estimate(gpu.EstimateInput{Shape: sh.shape, Quant: quant, Context: ctxLen, Concurrency: level,
+		Overhead: a.estimateOverhead(cell)})
 	if err != nil {
 		return gpu.VRAMEstimate{}, false
 	}

@@ -1,13 +1,17 @@
-# The quickstart: one tiny model served by a real Ollama that planrun starts and stops
-# itself, measured through Ollama's native API and through its OpenAI-compatible /v1 at
-# concurrency 1 and 4. Run it with `make quickstart` (scripts/quickstart.sh), which builds
-# the pinned Ollama, writes the tiny model and picks a free port; by hand:
+# The quickstart: the seed's table, every column measured on this machine. planrun starts
+# a real Ollama itself, has it make three quantizations of one seeded F16 model (about 25M
+# parameters, written by tools/tinymodel -large), proves each is what Ollama serves
+# (/api/show), pins the server to one CPU and then to two, and measures each variant
+# through Ollama's native API at concurrency 1 and 4, with the memory its processes hold
+# (PSS) beside the seed's estimate. Run it with `make quickstart` (scripts/quickstart.sh),
+# which builds the pinned Ollama, writes the model and picks a free port; by hand:
 #
-#   go run ./tools/tinymodel -o .tools/quickstart
+#   go run ./tools/tinymodel -large -o .tools/quickstart-25m
 #   planrun apply examples/quickstart.hcl -var port=11500 \
-#     -var ollama=$PWD/.tools/bin/ollama -var dir=$PWD/.tools/quickstart
+#     -var ollama=$PWD/.tools/bin/ollama -var dir=$PWD/.tools/quickstart-25m
 #
-# The model has random weights: its text is noise, its timings are real CPU inference.
+# The model has random weights: its text is noise, its timings and memory are real CPU
+# inference. docs/seed-table.md says what each column is measured with.
 
 variable "port" {
   type        = number
@@ -29,6 +33,8 @@ variable "dir" {
 
 locals {
   host = "127.0.0.1:${var.port}"
+  # Ollama makes each from the one F16 file (ollama create --quantize).
+  quantizations = ["f16", "q8_0", "q4_K_M"]
 }
 
 server "ollama" {
@@ -40,14 +46,25 @@ server "ollama" {
     OLLAMA_MODELS       = "${var.dir}/models"
     HOME                = "${var.dir}/home"
     OLLAMA_NUM_PARALLEL = "4" # four requests decode together at concurrency 4
+    # One model loaded at a time: the memory of the server's processes is then the
+    # measured variant's, not the sum of every variant measured before it.
+    OLLAMA_MAX_LOADED_MODELS = "1"
   }
   ready {
     url     = "http://${local.host}/api/version"
     timeout = "60s"
   }
-  log   = "${var.dir}/ollama.log"
-  setup = [[var.ollama, "create", "tiny", "-f", "${var.dir}/Modelfile"]]
+  log = "${var.dir}/ollama.log"
+  # The variants, made once: the server starts again for each CPU set, and a variant
+  # already there is kept (quantizing Q4_K_M takes seconds on two cores).
+  setup = [for q in local.quantizations : ["/bin/sh", "-c",
+  "\"$0\" show tiny-${q} >/dev/null 2>&1 || \"$0\" create tiny-${q} --quantize ${q} -f Modelfile", var.ollama]]
 }
+
+# Two real hardware rows on one machine: the server restricted to one core, then to two
+# (and Ollama's num_thread to match). Rows say the cores the kernel really allowed it.
+hardware "cpu1" { cpus = "1" }
+hardware "cpu2" { cpus = "0-1" }
 
 backend "ollama" "native" {
   url          = "http://${local.host}"
@@ -61,21 +78,46 @@ backend "openai" "v1" {
 }
 
 workload "quick" {
-  prompt_tokens = 64
-  max_tokens    = 64
+  prompt_tokens = 32
+  max_tokens    = 16
   concurrency   = [1, 4]
   warmup_runs   = 1
-  repeat_runs   = 3
-  requests      = 8
+  repeat_runs   = 2
+  requests      = 4
   temperature   = 0
   seed          = 42
 }
 
-matrix "quickstart" {
-  model    = ["tiny"]
-  tool     = [backend.ollama.native, backend.openai.v1]
-  workload = [workload.quick]
-  model_id = "tiny"
+# Model × quantization × tool × hardware: three variants through the native API on each
+# CPU set. One matrix per CPU set, so the server starts once per set (cells run in plan
+# order, and a matrix varies its hardware fastest).
+matrix "cpu1" {
+  model        = ["tiny-25m"]
+  quantization = local.quantizations
+  tool         = [backend.ollama.native]
+  hardware     = [hardware.cpu1]
+  workload     = [workload.quick]
+  model_id     = "tiny-${matrix.quantization}"
+}
+
+matrix "cpu2" {
+  model        = ["tiny-25m"]
+  quantization = local.quantizations
+  tool         = [backend.ollama.native]
+  hardware     = [hardware.cpu2]
+  workload     = [workload.quick]
+  model_id     = "tiny-${matrix.quantization}"
+}
+
+# The same server through its OpenAI-compatible /v1, for the protocol's own overhead:
+# one cell beside the native one it mirrors.
+matrix "v1" {
+  model        = ["tiny-25m"]
+  quantization = ["q4_K_M"]
+  tool         = [backend.openai.v1]
+  hardware     = [hardware.cpu2]
+  workload     = [workload.quick]
+  model_id     = "tiny-${matrix.quantization}"
 }
 
 expect "no-errors" {

@@ -295,6 +295,7 @@ var columns = func() []column {
 	)
 	c = append(c, reasoningColumns()...)
 	c = append(c, embeddingsColumns()...)
+	c = append(c, memoryColumns()...)
 	return c
 }()
 

@@ -186,6 +186,11 @@ type Row struct {
 	// Models are a model mix's figures per model name, in the mix's (name) order,
 	// beside the row's own figures, which pool every name; nil without a mix (mix.go).
 	Models []ModelFigures
+
+	// Memory and Served are the seed table's memory without a GPU and what the
+	// server really ran on and served (memory.go).
+	Memory
+	Served
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -242,6 +247,7 @@ func NewRow() Row {
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan,
+		Memory: newMemory(),
 	}
 }
 

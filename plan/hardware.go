@@ -24,6 +24,8 @@ type Hardware struct {
 	Slurm *Slurm
 	// Telemetry names what the host exposes beyond the servers' own endpoints.
 	Telemetry Telemetry
+	// Pins restrict the servers planrun starts for the block's cells (hardware_pin.go).
+	Pins Pins
 }
 
 // Placement says where a hardware block's cells run.
@@ -84,6 +86,7 @@ func SlurmCells(cells []*Cell) []slurm.Cell {
 var hardwareSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
+		{Name: "cpus"}, {Name: "gpus"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "telemetry"}},
 }
@@ -154,6 +157,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 		}
 	}
 	l.decode(a["notes"], ctx, &h.Notes)
+	l.decodeHardwarePins(a, ctx, h)
 	seen := map[string]*hcl.Block{}
 	for _, sb := range content.Blocks {
 		if first := seen[sb.Type]; first != nil {

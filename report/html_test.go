@@ -152,7 +152,7 @@ func TestWriteMarkdownForPR(t *testing.T) {
 		t.Fatalf("nothing folded under <details>:\n%s", md)
 	}
 	top := md[:fold]
-	if !strings.Contains(top, "| Cell | Workload | Load | TTFT p50/p99 (s) | TPOT p50/p99 (ms) | tok/s | VRAM (GB) | Verdict |") {
+	if !strings.Contains(top, "| Cell | Workload | Load | TTFT p50/p99 (s) | TPOT p50/p99 (ms) | tok/s | Memory (GB) | Verdict |") {
 		t.Errorf("no headline table above the fold:\n%s", top)
 	}
 	if strings.Contains(top, "Prompt tokens") {

@@ -45,7 +45,7 @@ type labels struct {
 
 var english = labels{
 	seed: []string{"Model", "Quant", "Tool", "Hardware", "TTFT(s)", "TPOT(ms)", "Throughput(tok/s)",
-		"VRAM(GB)", "Concurrency", "Notes"},
+		"Memory(GB)", "Concurrency", "Notes"},
 	single:     "Single request (concurrency 1)",
 	concurrent: "Concurrent",
 	details:    "Details",
@@ -60,7 +60,7 @@ var english = labels{
 }
 
 var chinese = labels{
-	seed:       []string{"模型", "量化", "工具", "硬件", "TTFT(s)", "TPOT(ms)", "吞吐(tok/s)", "显存(GB)", "并发", "备注"},
+	seed:       []string{"模型", "量化", "工具", "硬件", "TTFT(s)", "TPOT(ms)", "吞吐(tok/s)", "显存/内存(GB)", "并发", "备注"},
 	single:     "单请求（并发 1）",
 	concurrent: "并发",
 	details:    "明细",
@@ -197,9 +197,9 @@ func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate 
 func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	mdtable.Table(b, lb.seed, func(add func(...string)) {
 		for _, r := range rows {
-			add(r.Model, r.Quantization, r.Tool, r.Hardware,
+			add(r.Model, r.Quantization, r.Tool, hardwareCell(r),
 				mdtable.Num(r.TTFT.P50, 1, 3), mdtable.Num(r.TPOT.P50, 1000, 1), mdtable.Num(r.OutputTokS, 1, 1),
-				mdtable.Num(r.VRAMPeakGB, 1, 2), concurrency(r), seedNotes(r))
+				memoryCell(r), concurrency(r), seedNotes(r))
 		}
 	})
 }

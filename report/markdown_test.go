@@ -101,7 +101,7 @@ func TestWriteMarkdownProperties(t *testing.T) {
 	if strings.Contains(singlePart, "| 4 |") || strings.Contains(singlePart, "open loop") {
 		t.Errorf("concurrent or open-loop rows in the single-request table:\n%s", singlePart)
 	}
-	for _, want := range []string{"TPOT** = (E2E − TTFT) / (output tokens − 1)", "| 0.820 | 28.0 | 35.0 | 4.50 | 1 |",
+	for _, want := range []string{"TPOT** = (E2E − TTFT) / (output tokens − 1)", "| 0.820 | 28.0 | 35.0 | 4.50 NVML | 1 |",
 		"2/30 failed (5xx=1;timeout=1)", "noisy: TTFT spread ±17%", "tokens counted from chunks", `a \| pipe`,
 		"no GPU telemetry: NVML library not found", "| — |", "INTERRUPTED", "Driver: 580.65"} {
 		if !strings.Contains(md, want) {

@@ -19,7 +19,7 @@ import (
 
 // headlineHead is the compact table a PR reader sees first.
 var headlineHead = []string{"Cell", "Workload", "Load", "TTFT p50/p99 (s)", "TPOT p50/p99 (ms)", "tok/s",
-	"VRAM (GB)", "Verdict"}
+	"Memory (GB)", "Verdict"}
 
 // note is a caveat shown once under the headline table, with the rows it applies to.
 type note struct {
@@ -46,7 +46,7 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 		body = append(body, []string{r.CellID, mdtable.Dash(r.Workload), concurrency(r),
 			mdtable.Num(r.TTFT.P50, 1, 3) + " / " + mdtable.Num(r.TTFT.P99, 1, 3) + prefixShare(r),
 			mdtable.Num(r.TPOT.P50, 1000, 1) + " / " + mdtable.Num(r.TPOT.P99, 1000, 1),
-			mdtable.Num(r.OutputTokS, 1, 1), mdtable.Num(r.VRAMPeakGB, 1, 2), verdict})
+			mdtable.Num(r.OutputTokS, 1, 1), memoryCell(r), verdict})
 	}
 	return body, notes
 }
@@ -210,6 +210,7 @@ func formulaLines(rows []ledger.Row) []string {
 		"**TPOT** = (E2E − TTFT) / (output tokens − 1), for requests with more than one output token (vLLM's definition, comparable with `vllm bench serve`). **ITL** (gaps between consecutive content chunks) is a different figure, reported apart.",
 		"**Throughput** = Σ output tokens of successful requests / wall time of the measured window (first request start to last request end); the table shows the median across repeat runs, as for requests/s. Decode rate = (output tokens − 1) / (E2E − TTFT) per request.",
 		"**VRAM** — GPU memory in use while requests run, sampled via NVML during the measured window: baseline before load, peak during load (the table's figure), and per server process where NVML attributes it. NVML's v1 \"used\" includes driver-reserved memory; v2 separates it.",
+		"**Memory without a GPU** — the RSS of the server's process tree (a server planrun started), sampled during the measured window: baseline before load, peak during load (the table's figure, marked RSS), with PSS from smaps_rollup beside it and the seed's estimate (params × bits per weight + KV cache + overhead) with the difference in %.",
 		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
 		"ITL percentiles are exact up to " + itlExactNote + " gaps per run, and the per-request figures' up to " + itlExactNote + " requests per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
 		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",

@@ -26,10 +26,10 @@ done
 wait "$build"
 trap - EXIT
 
-dir="$root/.tools/quickstart"
+dir="$root/.tools/quickstart-25m" # the 25M-parameter model (tinymodel -large)
 say "step 2/4: writing the tiny model into ${dir#"$root"/}"
 mkdir -p "$dir"
-go run ./tools/tinymodel -o "$dir" >/dev/null
+go run ./tools/tinymodel -large -o "$dir" >/dev/null
 
 say "step 3/4: building planrun"
 scripts/build-planrun.sh "$root/.tools/bin/planrun"
@@ -68,8 +68,8 @@ The planrun binary is $root/.tools/bin/planrun (export PATH="$root/.tools/bin:\$
 To point your own plan at the pinned Ollama and the tiny model it just built, start Ollama and create the model:
   export OLLAMA_HOST=127.0.0.1:11434 OLLAMA_MODELS=$dir/models
   HOME=$dir $root/.tools/bin/ollama serve &
-  sleep 2 && $root/.tools/bin/ollama create tiny -f $dir/Modelfile
-then in your plan: backend "ollama" "local" { url = "http://127.0.0.1:11434" } with model_id = "tiny"
+  sleep 2 && (cd $dir && $root/.tools/bin/ollama create tiny-q4_K_M --quantize q4_K_M -f Modelfile)
+then in your plan: backend "ollama" "local" { url = "http://127.0.0.1:11434" } with model_id = "tiny-q4_K_M"
 (or copy examples/quickstart.hcl, whose server block starts and stops Ollama itself).
 EOF
 exit "$status"

@@ -134,7 +134,7 @@ func Start(ctx context.Context, spec Spec, opts Options) (*Process, error) {
 	now := opts.now()
 	t0 := now()
 	// Its own process group, which dies with planrun however planrun dies.
-	guard, err := procgroup.Start(cmd)
+	guard, err := procgroup.StartOn(cmd, spec.CPUs)
 	if err != nil {
 		log.mark("could not start: %v", err)
 		log.close()

@@ -44,6 +44,9 @@ type Spec struct {
 	// Log is the file the server's stdout and stderr are appended to. When empty they go
 	// to a temporary file that is removed once the server is stopped.
 	Log string
+	// CPUs restricts the server, and every process it starts, to these CPU cores (a
+	// hardware block's cpus); none means unrestricted. Linux only.
+	CPUs []int
 	// Setup commands run one after another once the server is ready, with the same
 	// environment and directory, their output appended to the log.
 	Setup [][]string

@@ -318,7 +318,7 @@ func serverSchedule(cells []*plan.Cell) []serverUse {
 		if c.Server == nil {
 			continue
 		}
-		if cur >= 0 && out[cur].Server == c.Server.Name {
+		if cur >= 0 && out[cur].Server == c.ServerInstance() {
 			out[cur].Cells++
 			out[cur].IDs = append(out[cur].IDs, c.ID)
 			continue
@@ -326,8 +326,8 @@ func serverSchedule(cells []*plan.Cell) []serverUse {
 		if cur >= 0 {
 			out[cur].StopBefore = n
 		}
-		out = append(out, serverUse{Server: c.Server.Name, Start: n, Restart: seen[c.Server.Name], Cells: 1, IDs: []string{c.ID}})
-		seen[c.Server.Name] = true
+		out = append(out, serverUse{Server: c.ServerInstance(), Start: n, Restart: seen[c.ServerInstance()], Cells: 1, IDs: []string{c.ID}})
+		seen[c.ServerInstance()] = true
 		cur = len(out) - 1
 	}
 	if cur >= 0 {

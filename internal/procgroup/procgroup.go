@@ -46,13 +46,23 @@ type Guard struct {
 // dies with this process. It sets cmd.SysProcAttr's Setpgid and, on Linux, Pdeathsig,
 // keeping the caller's other fields. If the watchdog cannot start, the group is killed
 // and reaped and Start returns the error: a server without it could outlive us.
-func Start(cmd *exec.Cmd) (*Guard, error) {
+func Start(cmd *exec.Cmd) (*Guard, error) { return StartOn(cmd, nil) }
+
+// StartOn is Start with the leader restricted to the CPUs listed (none: unrestricted).
+// The fork thread takes the set just for the fork, so every thread the leader and its
+// children ever make inherits it from their first instruction; setting it on a running
+// process would reach only the thread it names.
+func StartOn(cmd *exec.Cmd, cpus []int) (*Guard, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	setDeathSignal(cmd.SysProcAttr)
-	if err := onForkThread(cmd.Start); err != nil {
+	start := cmd.Start
+	if len(cpus) > 0 {
+		start = func() error { return withAffinity(cpus, cmd.Start) }
+	}
+	if err := onForkThread(start); err != nil {
 		return nil, err
 	}
 	g, err := watch(cmd.Process.Pid)

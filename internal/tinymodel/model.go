@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,10 @@ type Config struct {
 	// likely enough that a thinking model closes its reasoning within a few dozen tokens
 	// (ThinkingModelfile). Off, the vocabulary and so every byte stay as they were.
 	ThinkTags bool
+	// F16 writes the matrices as F16 (norms stay F32), file type MOSTLY_F16: the source
+	// Ollama's create --quantize needs (it refuses an all-F32 file as of unknown type).
+	// Off, every tensor is F32.
+	F16 bool
 }
 
 // DefaultConfig is the model the tests and the quickstart use: 2 layers of width 64,
@@ -49,6 +54,37 @@ func DefaultConfig() Config {
 		ContextLength: 2048,
 		NormEpsilon:   1e-5,
 	}
+}
+
+// LargeConfig is a model whose weights dominate the server's memory, for the seed's
+// table: 8 layers of width 512 (8 heads of 64, 4 KV heads) and a feed-forward width of
+// 1536, about 25.5 million parameters (100 MB as F16). Every tensor row is a multiple
+// of 256, so Ollama's K-quants (Q4_K_M) take it as well as Q8_0 and F16, and the
+// variants it makes from this one file differ in memory as their bits per weight do.
+func LargeConfig() Config {
+	return Config{
+		Name:          "planrun-tiny-large",
+		Seed:          1,
+		Layers:        8,
+		Embedding:     512,
+		FeedForward:   1536,
+		Heads:         8,
+		KVHeads:       4,
+		ContextLength: 2048,
+		NormEpsilon:   1e-5,
+		F16:           true,
+	}
+}
+
+// Params is the model's parameter count, as llama.cpp counts it (every tensor's
+// elements, norms included).
+func (c Config) Params() int {
+	tokens, _, _ := vocabulary(c.ThinkTags)
+	n := 0
+	for _, w := range llamaWeights(c, len(tokens)) {
+		n += w.out * max(w.in, 1)
+	}
+	return n
 }
 
 // File names written by WriteDir.
@@ -155,6 +191,7 @@ func (c Config) validate() error {
 const (
 	ggufAlignment        = 32
 	ggmlTypeF32   uint32 = uint32(ggml.TensorTypeF32)
+	ggmlTypeF16   uint32 = uint32(ggml.TensorTypeF16)
 )
 
 // Write encodes the model described by c to f as GGUF v3, with Ollama's own GGUF writer
@@ -173,7 +210,7 @@ func Write(f *os.File, c Config) error {
 	kv := ggml.KV{
 		"general.architecture":                   "llama",
 		"general.name":                           c.Name,
-		"general.file_type":                      uint32(0), // ALL_F32
+		"general.file_type":                      fileType(c),
 		"general.alignment":                      uint32(ggufAlignment),
 		"llama.vocab_size":                       uint32(nVocab),
 		"llama.context_length":                   uint32(c.ContextLength),
@@ -203,8 +240,61 @@ func Write(f *os.File, c Config) error {
 			dims = []uint64{uint64(ws[i].in), uint64(ws[i].out)}
 		}
 		ts[i] = &ggml.Tensor{Name: ws[i].gguf, Kind: ggmlTypeF32, Shape: dims, WriterTo: f32Data(data)}
+		if c.F16 && ws[i].in > 0 {
+			ts[i].Kind, ts[i].WriterTo = ggmlTypeF16, f16Data(data)
+		}
 	}
 	return ggml.WriteGGUF(f, kv, ts)
+}
+
+// fileType is general.file_type: ALL_F32 (0), or MOSTLY_F16 (1) with F16.
+func fileType(c Config) uint32 {
+	if c.F16 {
+		return 1
+	}
+	return 0
+}
+
+// f16Data is one tensor's weights rounded to IEEE half precision, little-endian.
+type f16Data []float32
+
+func (d f16Data) WriteTo(w io.Writer) (int64, error) {
+	b := make([]byte, 2*len(d))
+	for i, v := range d {
+		binary.LittleEndian.PutUint16(b[2*i:], toHalf(v))
+	}
+	n, err := w.Write(b)
+	return int64(n), err
+}
+
+// toHalf rounds f to the nearest half-precision value (ties to even). The weights are
+// within ±1, so overflow only matters for completeness: it saturates to infinity.
+func toHalf(f float32) uint16 {
+	bits := math.Float32bits(f)
+	sign := uint16(bits>>16) & 0x8000
+	exp := int(bits>>23&0xff) - 127 + 15
+	mant := bits & 0x7fffff
+	switch {
+	case exp >= 0x1f:
+		return sign | 0x7c00
+	case exp <= 0:
+		if exp < -10 {
+			return sign // below half's subnormals: zero
+		}
+		mant |= 0x800000 // the implicit one, then shift into a subnormal
+		shift := uint(14 - exp)
+		half := uint16(mant >> shift)
+		rest := mant & (1<<shift - 1)
+		if mid := uint32(1) << (shift - 1); rest > mid || rest == mid && half&1 == 1 {
+			half++
+		}
+		return sign | half
+	}
+	half := uint16(exp)<<10 | uint16(mant>>13)
+	if rest := mant & 0x1fff; rest > 0x1000 || rest == 0x1000 && half&1 == 1 {
+		half++ // a carry into the exponent is the right rounding too
+	}
+	return sign | half
 }
 
 // f32Data is one tensor's weights, written little-endian as ggml.WriteGGUF asks.

@@ -11,6 +11,12 @@
 //	vllm serve DIR
 //	ollama create tiny-hf -f DIR/Modelfile
 //
+// With -large it writes a model of about 25 million parameters instead, whose weights
+// dominate the server's memory; Ollama makes its quantizations from this one F32 file:
+//
+//	go run ./tools/tinymodel -large -o DIR
+//	ollama create tiny-q4_K_M --quantize q4_K_M -f DIR/Modelfile
+//
 // With -lora it writes a PEFT LoRA adapter of that checkpoint (rank 8 on q_proj and
 // v_proj, seeded by -seed), which vLLM serves beside the base model:
 //
@@ -31,9 +37,10 @@ func main() {
 	lora := flag.Bool("lora", false, "write a PEFT LoRA adapter (adapter_config.json, adapter_model.safetensors) of the -hf checkpoint")
 	hf := flag.Bool("hf", false, "write a Hugging Face-layout checkpoint (safetensors, tokenizer.json) for vLLM and `ollama create`")
 	out := flag.String("o", ".", "directory to write "+tinymodel.GGUFName+" and "+tinymodel.ModelfileName+" into")
+	large := flag.Bool("large", false, "write the larger GGUF (about 25M parameters, rows multiples of 256) that Ollama quantizes to Q8_0 and Q4_K_M")
 	seed := flag.Uint64("seed", tinymodel.DefaultConfig().Seed, "seed for the random weights (same seed, same bytes)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: tinymodel [-hf | -lora] [-o DIR] [-seed N]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: tinymodel [-large | -hf | -lora] [-o DIR] [-seed N]\n\n"+
 			"Writes a tiny llama-architecture GGUF model with random weights and a Modelfile for `ollama create`,\n"+
 			"or with -hf the same kind of model as a Hugging Face checkpoint that vLLM and Ollama both load,\n"+
 			"or with -lora a LoRA adapter of that checkpoint for vLLM's --lora-modules.\n\n")
@@ -54,6 +61,9 @@ func main() {
 		return
 	}
 	cfg := tinymodel.DefaultConfig()
+	if *large {
+		cfg = tinymodel.LargeConfig()
+	}
 	if *hf {
 		cfg = tinymodel.HFConfig()
 	}

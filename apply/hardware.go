@@ -1,0 +1,161 @@
+package apply
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/procmem"
+	"github.com/planrun/planrun/servers"
+)
+
+// checkPins fails a cell whose hardware pins CPUs or GPUs that planrun cannot apply,
+// before anything is started or sent: pins restrict a server planrun starts, so the
+// cell needs a server block, and every core and GPU they name must be on this machine.
+// A gpu name NVML does not see fails the cell too: its rows would name the wrong card.
+func (a *applier) checkPins(cell *plan.Cell) error {
+	hw := cell.Hardware
+	if hw == nil || !isLocalHost(hw.Host) {
+		return nil
+	}
+	at := func(r hcl.Range) string {
+		if r.Filename == "" {
+			return "hardware " + strconv.Quote(hw.Name)
+		}
+		return r.String() + ": hardware " + strconv.Quote(hw.Name)
+	}
+	if tel := a.telemetryFor(cell); tel.Available() && hw.GPU != "" {
+		if ws := gpu.CheckDeclared(tel.Info(), hw.GPU, 0); len(ws) > 0 {
+			return fmt.Errorf("hardware %q: %s: no request of the cell was sent", hw.Name, ws[0])
+		}
+	}
+	p := hw.Pins
+	if !p.Pinned() {
+		return nil
+	}
+	if cell.Server == nil {
+		return fmt.Errorf("%s pins cpus or gpus, which apply only to a server planrun starts: give backend %s a server block (no request was sent)",
+			at(p.CPURange), cell.Backend.Addr)
+	}
+	if len(p.CPUSet) > 0 {
+		list, have, err := procmem.CPUsAllowed(os.Getpid())
+		if err != nil {
+			return fmt.Errorf("%s: cpus = %q cannot be checked on this machine: %v", at(p.CPURange), p.CPUs, err)
+		}
+		for _, c := range p.CPUSet {
+			if !slices.Contains(have, c) {
+				return fmt.Errorf("%s: cpus = %q names CPU %d, which this machine does not give planrun (allowed: %s); no request of the cell was sent",
+					at(p.CPURange), p.CPUs, c, list)
+			}
+		}
+	}
+	if len(p.GPUs) > 0 {
+		if _, err := a.tel.Select(p.GPUs); err != nil {
+			return fmt.Errorf("%s: gpus = %v: %v; no request of the cell was sent", at(p.GPURange), p.GPUs, err)
+		}
+	}
+	return nil
+}
+
+// pinnedSpec is the server spec restricted to the cell's hardware pins: its CPU set, the
+// OpenMP binding vLLM's CPU build takes from VLLM_CPU_OMP_THREADS_BIND, and
+// CUDA_VISIBLE_DEVICES. A pinned spec is named for its hardware, so the manager starts a
+// server per CPU or GPU set rather than reusing one started on another.
+func pinnedSpec(cell *plan.Cell, spec servers.Spec) servers.Spec {
+	hw := cell.Hardware
+	if hw == nil || !hw.Pins.Pinned() {
+		return spec
+	}
+	env := maps.Clone(spec.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	setDefault := func(k, v string) {
+		if _, ok := env[k]; !ok {
+			env[k] = v
+		}
+	}
+	if p := hw.Pins; len(p.CPUSet) > 0 {
+		spec.CPUs = p.CPUSet
+		setDefault("VLLM_CPU_OMP_THREADS_BIND", p.CPUs)
+	}
+	if g := hw.Pins.GPUs; len(g) > 0 {
+		ids := make([]string, len(g))
+		for i, n := range g {
+			ids[i] = strconv.Itoa(n)
+		}
+		setDefault("CUDA_VISIBLE_DEVICES", strings.Join(ids, ","))
+	}
+	spec.Env = env
+	spec.Name = cell.ServerInstance()
+	return spec
+}
+
+// pinnedThreads is the engine thread count a CPU-pinned cell asks Ollama for
+// (num_thread): one per core it may use. Ollama otherwise runs a thread per physical
+// core of the machine, and threads beyond the cores allowed only wait on each other.
+func pinnedThreads(cell *plan.Cell) int {
+	if hw := cell.Hardware; hw != nil && cell.Backend.Kind == "ollama" {
+		return len(hw.Pins.CPUSet)
+	}
+	return 0
+}
+
+// withNumThread is an Ollama backend's extra fields with options.num_thread = n, unless
+// the plan sets it.
+func withNumThread(extra map[string]any, n int) map[string]any {
+	out := maps.Clone(extra)
+	if out == nil {
+		out = map[string]any{}
+	}
+	opts, _ := out["options"].(map[string]any)
+	opts = maps.Clone(opts)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	if _, ok := opts["num_thread"]; !ok {
+		opts["num_thread"] = n
+	}
+	out["options"] = opts
+	return out
+}
+
+// setServedHardware fills the row's environment from what the server really ran on:
+// the CPU model and the cores the kernel allowed its process (Cpus_allowed_list), and
+// the GPUs the level's sampler read, named and indexed as NVML has them.
+func setServedHardware(row *ledger.Row, proc *servers.Process, g gpu.Summary) {
+	row.CPU = procmem.CPUModel()
+	pid := os.Getpid() // without a managed server, planrun's own: the machine's
+	if proc != nil {
+		pid = proc.PID()
+	}
+	if list, _, err := procmem.CPUsAllowed(pid); err == nil {
+		row.CPUsAllowed = list
+	}
+	if row.GPU == "" && len(g.Devices) > 0 {
+		var names []string
+		for _, d := range g.Devices {
+			names = append(names, fmt.Sprintf("GPU %d %s", d.Index, d.Name))
+		}
+		row.GPU = strings.Join(names, ", ")
+	}
+}
+
+// backendConfig is the cell's backend configuration with num_thread for a CPU-pinned
+// Ollama cell.
+func backendConfig(cell *plan.Cell) backends.Config {
+	cfg := cell.Backend.Config()
+	if n := pinnedThreads(cell); n > 0 {
+		cfg.ExtraFields = withNumThread(cfg.ExtraFields, n)
+	}
+	return cfg
+}

@@ -1,0 +1,140 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/procmem"
+	"github.com/planrun/planrun/servers"
+)
+
+// procMonitor samples the memory of the server's process tree (procmem): the figure
+// that stands for VRAM when the model runs on the CPU. It can only read a server planrun
+// started, on this machine; for any other the summary says why there is no figure.
+type procMonitor struct {
+	proc    *servers.Process
+	why     string // set when there is nothing to read
+	sampler *procmem.Sampler
+}
+
+func newProcMonitor(cell *plan.Cell, proc *servers.Process) *procMonitor {
+	switch {
+	case cell.Hardware != nil && !isLocalHost(cell.Hardware.Host):
+		return &procMonitor{why: "no process memory: the server runs on host " + cell.Hardware.Host}
+	case proc == nil:
+		return &procMonitor{why: "no process memory: the server was not started by planrun (no server block), so its processes are unknown"}
+	}
+	return &procMonitor{proc: proc}
+}
+
+func (p *procMonitor) start(context.Context) {
+	if p.proc == nil {
+		p.sampler = procmem.Unavailable(p.why)
+		return
+	}
+	// The group is read at every tick: Ollama's runner holds the weights, and a restart
+	// of it during the window must not drop out of the figure.
+	p.sampler = procmem.Start(0, p.proc.GroupPIDs)
+}
+
+func (p *procMonitor) stop(m *levelMeasurement) { m.Proc = p.sampler.Stop() }
+
+// cpuOverheadBytes is the estimate's overhead for a server on the CPU, in place of the
+// GPU's CUDA context: Ollama's server and runner processes (Go runtime and binary,
+// llama.cpp's CPU compute buffers for a 512-token context) came to about 0.09 GB of RSS
+// beyond weights and KV cache with the quickstart's three variants (docs/seed-table.md).
+const cpuOverheadBytes = 90e6
+
+// estimateOverhead is the overhead the cell's VRAM estimate adds: the GPU default when
+// NVML can measure the server, else cpuOverheadBytes.
+func (a *applier) estimateOverhead(cell *plan.Cell) float64 {
+	if a.telemetryFor(cell).Available() {
+		return gpu.DefaultOverheadBytes
+	}
+	return cpuOverheadBytes
+}
+
+// setProcessMemory fills the row's process-memory columns from the level's sampler, the
+// server's own figures (Ollama's /api/ps size), and the difference between the
+// measured memory and the seed's estimate, and returns notes that explain them.
+func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []string {
+	var notes []string
+	p := m.Proc
+	row.MemSource = p.Note
+	if p.Note == "" && p.Ticks > 0 {
+		peak, src := p.Peak()
+		row.MemPeakGB = float64(peak) / 1e9
+		row.MemBaselineGB = float64(p.Baseline()) / 1e9
+		row.MemSource = fmt.Sprintf("%s, %d processes", src, p.MaxProcesses)
+		if p.HasPSS {
+			row.MemPSSPeakGB = float64(p.PeakPSS) / 1e9
+			row.MemSource += "; PSS beside it (smaps_rollup)"
+		}
+	}
+	for _, sm := range m.Server.Models {
+		if backends.SameModel(sm.Name, cell.ModelID) && sm.SizeBytes > 0 {
+			row.ServerSizeGB = float64(sm.SizeBytes) / 1e9
+		}
+	}
+	if gb, src, ok := row.MemoryGB(); ok && row.VRAMEstimateGB > 0 {
+		row.MemEstimateDiffPct = 100 * (gb - row.VRAMEstimateGB) / row.VRAMEstimateGB
+		if math.IsNaN(row.VRAMPeakGB) {
+			notes = append(notes, fmt.Sprintf("memory %.3f GB (%s) is %+.0f%% against the seed's estimate %.3f GB (weights + KV cache + %.2f GB CPU overhead)",
+				gb, src, row.MemEstimateDiffPct, row.VRAMEstimateGB, cpuOverheadBytes/1e9))
+		}
+	}
+	return notes
+}
+
+// vLLM's CPU worker logs the KV cache it set aside ("Explicitly set (1.0/20.96) GiB for
+// KV cache on node 0") and the engine its size in tokens ("CPU KV cache size: 1,048,576
+// tokens").
+var (
+	vllmKVGiB    = regexp.MustCompile(`set \(([0-9.]+)/[0-9.]+\) GiB for KV cache`)
+	vllmKVTokens = regexp.MustCompile(`KV cache size: ([0-9,]+) tokens`)
+)
+
+// kvCacheFromLog reads the KV cache a vLLM server reserved from its log: GB, and a note
+// with its size in tokens; ok is false when the log says neither.
+func kvCacheFromLog(path string) (gb float64, note string, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, "", false
+	}
+	gibs := vllmKVGiB.FindAllSubmatch(b, -1)
+	if len(gibs) == 0 {
+		return 0, "", false
+	}
+	gib, err := strconv.ParseFloat(string(gibs[len(gibs)-1][1]), 64) // the newest start
+	if err != nil {
+		return 0, "", false
+	}
+	note = fmt.Sprintf("vLLM reserved %.2f GiB of KV cache (its start-up log)", gib)
+	if toks := vllmKVTokens.FindAllSubmatch(b, -1); len(toks) > 0 {
+		note += ", " + string(toks[len(toks)-1][1]) + " tokens"
+	}
+	return gib * (1 << 30) / 1e9, note, true
+}
+
+// setServed puts into the row what the cell's server really served and ran on: the
+// quantization it serves, its CPUs and GPUs, and the KV cache a vLLM server reserved.
+func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasurement, row *ledger.Row) {
+	a.setServedQuant(cell, row)
+	setServedHardware(row, proc, m.GPU)
+	if proc == nil {
+		return
+	}
+	if gb, note, ok := kvCacheFromLog(proc.LogPath()); ok {
+		row.KVCacheGB = gb
+		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
+	}
+}

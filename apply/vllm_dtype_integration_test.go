@@ -1,0 +1,111 @@
+package apply
+
+// A vLLM cell's dtype is read from the server that serves it: vLLM's CPU build started
+// with --dtype float32 logs dtype=torch.float32, a cell declaring float32 runs with it
+// filled from that log, and a cell declaring bfloat16 fails before its first request.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/internal/tinymodel"
+	"github.com/planrun/planrun/internal/vllmtest"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/servers"
+)
+
+const vllmDtypePlan = `
+variable "vllm" { type = string }
+variable "dir"  { type = string }
+variable "port" { type = number }
+server "vllm" {
+  command = [var.vllm, "--model", "${var.dir}/model", "--served-model-name", "tiny",
+    "--host", "127.0.0.1", "--port", tostring(var.port), "--max-model-len", "512", "--dtype", "float32"]
+  dir         = var.dir
+  env         = { VLLM_CPU_KVCACHE_SPACE = "1", VLLM_PIN = "1" }
+  stop_signal = "SIGINT"
+  grace       = "30s"
+  log         = "${var.dir}/vllm.log"
+  ready {
+    url     = "http://127.0.0.1:${var.port}/health"
+    timeout = "10m"
+  }
+}
+backend "openai" "vllm" {
+  url    = "http://127.0.0.1:${var.port}/v1"
+  server = server.vllm
+}
+workload "w" {
+  prompt        = "hello world" # a fixed text: no calibration requests to count
+  max_tokens    = 4
+  warmup_runs   = 0
+  repeat_runs   = 1
+  requests      = 2
+}
+matrix "mislabel" {
+  model        = ["tiny"]
+  quantization = ["bfloat16"]
+  tool         = [backend.openai.vllm]
+  workload     = [workload.w]
+  model_id     = "tiny"
+}
+matrix "served" {
+  model        = ["tiny"]
+  quantization = ["fp32"]
+  tool         = [backend.openai.vllm]
+  workload     = [workload.w]
+  model_id     = "tiny"
+}
+`
+
+func TestRealVLLMDtypeIsReadFromTheServer(t *testing.T) {
+	bin, err := vllmtest.Binary()
+	if err != nil {
+		if os.Getenv("PLANRUN_INTEGRATION") == "" {
+			t.Skipf("%v (install with scripts/install-vllm.sh; PLANRUN_INTEGRATION=1 makes a missing install a failure)", err)
+		}
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := tinymodel.WriteHFDir(filepath.Join(dir, "model"), tinymodel.HFConfig()); err != nil {
+		t.Fatal(err)
+	}
+	port, err := servers.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "plan.hcl")
+	os.WriteFile(path, []byte(vllmDtypePlan), 0o644)
+	p, cells := loadPlanFile(t, path, "vllm="+bin, "dir="+dir, "port="+strconv.Itoa(port))
+	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off(), Progress: &noteRecorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 {
+		t.Fatalf("%d rows", len(res.Rows))
+	}
+	bad, good := res.Rows[0], res.Rows[1]
+	if bad.Status != ledger.StatusFailed || !strings.Contains(bad.Notes, `declares quantization "bfloat16"`) || !strings.Contains(bad.Notes, "serves float32") {
+		t.Errorf("mislabelled cell: %s %s", bad.Status, bad.Notes)
+	}
+	if good.Status != ledger.StatusOK || !strings.Contains(good.QuantizationSource, "vLLM start-up log dtype=") ||
+		!strings.Contains(good.Notes, "quantization float32 from vLLM start-up log") {
+		t.Errorf("served cell: %s, source %q, notes %s", good.Status, good.QuantizationSource, good.Notes)
+	}
+	if good.KVCacheGB <= 0 || !strings.HasPrefix(good.MemSource, "process tree RSS") {
+		t.Errorf("served cell: KV cache %v GB, memory source %q", good.KVCacheGB, good.MemSource)
+	}
+	// The mislabelled cell ran first on the same server: every completion request in the
+	// server's access log is the good cell's probe and its 2 requests.
+	b, _ := os.ReadFile(filepath.Join(dir, "vllm.log"))
+	if n := len(regexp.MustCompile(`"POST /v1/(chat/)?completions HTTP`).FindAll(b, -1)); n != 3 {
+		t.Errorf("the server logged %d completion requests, want 3 (the served cell's probe and 2 requests, none of the mislabelled cell's)", n)
+	}
+	t.Logf("vLLM --dtype float32: memory %.3f GB (%s), KV cache %.2f GB", good.MemPeakGB, good.MemSource, good.KVCacheGB)
+}

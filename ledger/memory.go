@@ -1,0 +1,73 @@
+package ledger
+
+import "math"
+
+// Memory is the memory the server's processes held during the level, for a model on
+// the CPU where NVML has no figure, beside what the server itself says and the seed's
+// estimate. Figures are GB (10⁹ bytes), NaN when not measured; MemSource says where the
+// figure came from, or why there is none.
+type Memory struct {
+	// MemBaselineGB and MemPeakGB are the RSS sum over the server's process tree before
+	// load and its peak during load.
+	MemBaselineGB, MemPeakGB float64
+	// MemPSSPeakGB is the PSS sum's peak (smaps_rollup), which splits pages shared with
+	// any process, inside the tree or not; NaN where the kernel has no smaps_rollup.
+	MemPSSPeakGB float64
+	MemSource    string
+	// ServerSizeGB is Ollama's /api/ps size for the model (its whole footprint, CPU and GPU).
+	ServerSizeGB float64
+	// KVCacheGB is the KV cache the server set aside: vLLM's, from its start-up log.
+	KVCacheGB float64
+	// MemEstimateDiffPct is (measured − estimate) / estimate in %, measured being the GPU
+	// figure when there is one, else the process tree's peak.
+	MemEstimateDiffPct float64
+}
+
+// Served is what the cell's server really ran on and served, read from the
+// machine and the server rather than the plan.
+type Served struct {
+	// CPU is the processor model; CPUsAllowed the server's Cpus_allowed_list.
+	CPU, CPUsAllowed string
+	// QuantizationSource says where the row's quantization was read ("ollama /api/show
+	// details.quantization_level"), or that the server does not state it.
+	QuantizationSource string
+}
+
+func newMemory() Memory {
+	nan := math.NaN()
+	return Memory{MemBaselineGB: nan, MemPeakGB: nan, MemPSSPeakGB: nan, ServerSizeGB: nan, KVCacheGB: nan, MemEstimateDiffPct: nan}
+}
+
+// memoryColumns are the memory and environment columns, appended after the earlier
+// formats' columns so older ledgers upgrade in place.
+func memoryColumns() []column {
+	return []column{
+		floatCol("mem_baseline_gb", 1, func(r *Row) *float64 { return &r.MemBaselineGB }),
+		floatCol("mem_peak_gb", 1, func(r *Row) *float64 { return &r.MemPeakGB }),
+		floatCol("mem_pss_peak_gb", 1, func(r *Row) *float64 { return &r.MemPSSPeakGB }),
+		strCol("mem_source", func(r *Row) *string { return &r.MemSource }),
+		floatCol("server_size_gb", 1, func(r *Row) *float64 { return &r.ServerSizeGB }),
+		floatCol("kv_cache_gb", 1, func(r *Row) *float64 { return &r.KVCacheGB }),
+		floatCol("mem_estimate_diff_pct", 1, func(r *Row) *float64 { return &r.MemEstimateDiffPct }),
+		strCol("cpu", func(r *Row) *string { return &r.CPU }),
+		strCol("cpus_allowed", func(r *Row) *string { return &r.CPUsAllowed }),
+		strCol("quantization_source", func(r *Row) *string { return &r.QuantizationSource }),
+	}
+}
+
+// MemoryGB is the row's memory figure as the seed's table shows it, and its source: the
+// GPU's through NVML (or a DCGM exporter) when there is one, else the server's process
+// tree; ok is false when neither was read, and source then says why.
+func (r Row) MemoryGB() (gb float64, source string, ok bool) {
+	if !math.IsNaN(r.VRAMPeakGB) {
+		return r.VRAMPeakGB, r.VRAMSource, true
+	}
+	if !math.IsNaN(r.MemPeakGB) {
+		return r.MemPeakGB, r.MemSource, true
+	}
+	why := r.MemSource
+	if why == "" {
+		why = r.VRAMSource
+	}
+	return math.NaN(), why, false
+}
