@@ -2,9 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/dataset"
 )
 
@@ -138,6 +140,38 @@ func resultRefs(expr hcl.Expression) []resultRef {
 	return out
 }
 
+// nullGuarded reports whether a condition handles result.<name> being null itself: the
+// reference is an argument of coalesce, try or can, or compared with null (== or !=). Such
+// a condition holds on the rows that lack the figure, as its author meant.
+func nullGuarded(expr hcl.Expression, name string) bool {
+	syn, ok := expr.(hclsyntax.Expression)
+	if !ok {
+		return false
+	}
+	refers := func(e hclsyntax.Expression) bool {
+		return slices.ContainsFunc(resultRefs(e), func(r resultRef) bool { return r.name == name })
+	}
+	isNull := func(e hclsyntax.Expression) bool {
+		v, ok := e.(*hclsyntax.LiteralValueExpr)
+		return ok && v.Val.IsNull()
+	}
+	guarded := false
+	hclsyntax.VisitAll(syn, func(n hclsyntax.Node) hcl.Diagnostics {
+		switch n := n.(type) {
+		case *hclsyntax.FunctionCallExpr:
+			if n.Name == "coalesce" || n.Name == "try" || n.Name == "can" {
+				guarded = guarded || slices.ContainsFunc(n.Args, refers)
+			}
+		case *hclsyntax.BinaryOpExpr:
+			if n.Op == hclsyntax.OpEqual || n.Op == hclsyntax.OpNotEqual {
+				guarded = guarded || refers(n.LHS) && isNull(n.RHS) || refers(n.RHS) && isNull(n.LHS)
+			}
+		}
+		return nil
+	})
+	return guarded
+}
+
 type resultRef struct {
 	name string
 	rng  hcl.Range
@@ -176,7 +210,7 @@ func (e *Expect) checkFigures(cells []*Cell) hcl.Diagnostics {
 				premises = append(premises, absentGroup{missing, c.Workload.body})
 			}
 		}
-		if len(whys) == 0 {
+		if len(whys) == 0 || nullGuarded(e.Condition, r.name) {
 			continue
 		}
 		d := &hcl.Diagnostic{
