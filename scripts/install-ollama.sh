@@ -53,11 +53,16 @@ mkdir -p "$bin"
 start=$(date +%s)
 # go install leaves the version at "0.0.0"; stamp the real one so /api/version (and every
 # result row that records the server version) says which Ollama produced it.
-CGO_ENABLED=1 CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations" \
-  CGO_CPPFLAGS="${CGO_CPPFLAGS:-} -I$inc" \
-  GOBIN="$bin" go install -ldflags "-X=github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" \
-  "github.com/ollama/ollama@$OLLAMA_VERSION" 2> >(grep -v '^go: downloading ' >&2 || true)
-wait $! 2>/dev/null || true # the filter has written everything before the next line
+# go's stderr goes through a filter in a plain pipe (fd 3 carries stdout past it); pipefail
+# makes a failed build fail the script. (A process substitution's $! is unset once bash has
+# reaped it, which under set -u killed the script after a successful build.)
+{
+  CGO_ENABLED=1 CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations" \
+    CGO_CPPFLAGS="${CGO_CPPFLAGS:-} -I$inc" \
+    GOBIN="$bin" go install -ldflags "-X=github.com/ollama/ollama/version.Version=${OLLAMA_VERSION#v}" \
+    "github.com/ollama/ollama@$OLLAMA_VERSION" 2>&1 1>&3 3>&- |
+    { grep -v '^go: downloading ' || true; } >&2
+} 3>&1
 rm -f "$bin"/.ollama-*
 touch "$stamp"
 echo "install-ollama: done in $(( $(date +%s) - start ))s: $bin/ollama" >&2
