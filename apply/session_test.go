@@ -153,7 +153,7 @@ func TestRealOllamaSessions(t *testing.T) {
 	// tokenizer puts before a whole prompt (one token: seen on every text measured alone).
 	alone := ownTokens(t, s.URL, s.Model, "") + 1
 	turns, answered := 0, 0
-	var seenCounts []int
+	var seenCounts, seenNew []int
 	for head, trs := range seen.sessions() {
 		if len(trs) == 1 {
 			continue // a calibration probe
@@ -167,9 +167,12 @@ func TestRealOllamaSessions(t *testing.T) {
 				t.Fatalf("session %.40q turn %d carried %d messages, want %d", head, k+1, len(tr.messages), 2*k+1)
 			}
 			if k == 0 {
+				seenNew = append(seenNew, tr.promptTokens)
 				continue
 			}
 			prev := trs[k-1]
+			// What the turn added to its conversation, by the server's own counts.
+			seenNew = append(seenNew, tr.promptTokens-prev.promptTokens-prev.outputTokens)
 			answer, prompt := tr.messages[2*k-1], tr.messages[2*k]
 			if answer.Role != "assistant" || answer.Content != prev.answer || prompt.Role != "user" {
 				t.Fatalf("session %.40q turn %d: history ends %+v then %+v; turn %d's answer was %q", head, k+1, answer, prompt.Role, k, prev.answer)
@@ -198,6 +201,20 @@ func TestRealOllamaSessions(t *testing.T) {
 	if !slices.Equal(counts, seenCounts) {
 		t.Errorf("the request records' prompt counts %v are not the server's %v", counts, seenCounts)
 	}
+	// Each turn's record carries the prompt tokens it added (new_prompt_tokens): the
+	// same figures the server's counts give, turn by turn, and none uncounted.
+	var recNew []int
+	for _, r := range recs {
+		if r.NewPromptTokens <= 0 {
+			t.Errorf("%s %s session %d turn %d: new prompt tokens %d", r.CellID, r.ID, r.Session, r.Turn, r.NewPromptTokens)
+		}
+		recNew = append(recNew, r.NewPromptTokens)
+	}
+	slices.Sort(recNew)
+	slices.Sort(seenNew)
+	if !slices.Equal(recNew, seenNew) {
+		t.Errorf("the request records' new prompt tokens %v are not what the server's counts give %v", recNew, seenNew)
+	}
 	for _, r := range res.Rows {
 		if r.Sessions == nil || r.Sessions.Completed != 2 || len(r.Turns) != 3 {
 			t.Errorf("%s: sessions %+v, %d turns", r.CellID, r.Sessions, len(r.Turns))
@@ -216,6 +233,7 @@ type seenTurn struct {
 	path         string
 	messages     []backends.Message
 	promptTokens int
+	outputTokens int
 	answer       string
 }
 
@@ -245,9 +263,11 @@ func (l *turnLog) proxy(t *testing.T, url string) http.Handler {
 			var c struct {
 				Message         backends.Message
 				PromptEvalCount int `json:"prompt_eval_count"`
+				EvalCount       int `json:"eval_count"`
 				Choices         []struct{ Delta backends.Message }
 				Usage           struct {
-					PromptTokens int `json:"prompt_tokens"`
+					PromptTokens     int `json:"prompt_tokens"`
+					CompletionTokens int `json:"completion_tokens"`
 				}
 			}
 			if json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "data: ")), &c) != nil {
@@ -258,6 +278,7 @@ func (l *turnLog) proxy(t *testing.T, url string) http.Handler {
 				st.answer += ch.Delta.Content
 			}
 			st.promptTokens = max(st.promptTokens, c.PromptEvalCount, c.Usage.PromptTokens)
+			st.outputTokens = max(st.outputTokens, c.EvalCount, c.Usage.CompletionTokens)
 		}
 		l.mu.Lock()
 		l.turns = append(l.turns, st)

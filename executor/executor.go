@@ -105,6 +105,11 @@ type Event struct {
 	// and its turn within the session, both from 1; 0 when the level has no sessions.
 	Session int `json:"session,omitempty"`
 	Turn    int `json:"turn,omitempty"`
+	// NewPromptTokens is, for a session's turn, the prompt tokens it added to its
+	// conversation as the server counted them: its prompt tokens less the last turn's
+	// prompt and answer (turn 1: all of them). It holds the turn's own new prompt and the
+	// chat template's tokens around the two new messages. 0 when the server counted none.
+	NewPromptTokens int `json:"new_prompt_tokens,omitempty"`
 	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
 	// blocks that an earlier request of its run already sent (Sent.Add).
 	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
@@ -392,7 +397,7 @@ func drain(sink <-chan toDrain, run *RunResult, opts Options) {
 		}
 		if opts.OnRequest != nil {
 			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix,
-				Session: f.session, Turn: f.turn, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n, Ramp: f.ramp})
+				Session: f.session, Turn: f.turn, NewPromptTokens: f.newPrompt, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n, Ramp: f.ramp})
 		}
 	}
 }

@@ -32,9 +32,11 @@ type finished struct {
 	backends.Sample
 	paced
 	// sharedPrefix are its prompt tokens that an earlier request of the run already sent
-	// (Sent.Add); session and turn its place in a session workload (0: none).
+	// (Sent.Add); session and turn its place in a session workload (0: none), newPrompt
+	// the prompt tokens a session's turn added to its conversation (Event.NewPromptTokens).
 	sharedPrefix  int
 	session, turn int
+	newPrompt     int
 }
 
 // pacer sends requests at their offsets from its start, read on clk, with at most slots

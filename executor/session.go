@@ -28,6 +28,9 @@ type turn struct {
 	history       []backends.Message
 	keepText      bool // the answer goes into the next turn's history
 	prompt        string
+	// carried is the tokens of the conversation the turn carries as the server counted
+	// them: the last turn's prompt and answer (0 on turn 1); -1 when it counted none.
+	carried int
 }
 
 // finish is request s on its way to the drain, with its send time against its schedule
@@ -37,6 +40,9 @@ func (t *turn) finish(s backends.Sample, shared int, p paced) finished {
 	f := finished{Sample: s, paced: p, sharedPrefix: shared}
 	if t != nil {
 		f.session, f.turn = t.session, t.turn
+		if t.carried >= 0 && s.PromptTokens > t.carried {
+			f.newPrompt = s.PromptTokens - t.carried
+		}
 	}
 	return f
 }
@@ -62,6 +68,7 @@ func runSessions(ctx context.Context, clk backends.Clock, lv LevelSpec, slots in
 // ctx is done; the think time is waited on clk.
 func converse(ctx context.Context, clk backends.Clock, sp *SessionSpec, i int, send func(paced, *turn, slotted) backends.Sample) {
 	var history []backends.Message
+	carried := 0
 	for k := 1; k <= sp.Turns; k++ {
 		if k > 1 && !wait(ctx, clk, sp.ThinkTime) {
 			return
@@ -69,10 +76,13 @@ func converse(ctx context.Context, clk backends.Clock, sp *SessionSpec, i int, s
 		if ctx.Err() != nil {
 			return
 		}
-		t := &turn{session: i + 1, turn: k, history: history, keepText: k < sp.Turns}
+		t := &turn{session: i + 1, turn: k, history: history, keepText: k < sp.Turns, carried: carried}
 		s := send(paced{n: i*sp.Turns + k - 1}, t, slotted{})
 		if !s.OK() {
 			return
+		}
+		if carried = s.PromptTokens + s.OutputTokens; s.PromptTokens == 0 {
+			carried = -1 // uncounted: the next turn's new prompt cannot be told apart
 		}
 		history = append(history, backends.Message{Role: "user", Content: t.prompt},
 			backends.Message{Role: "assistant", Content: s.Text})

@@ -18,6 +18,9 @@ type chatBackend struct {
 	reqs map[string]backends.Request
 	at   map[string][2]time.Time // start, end
 	fail func(prompt string) bool
+	// count makes it count tokens as a chat server would: a prompt is its messages' words
+	// plus 2 a message (the template), an answer its words.
+	count bool
 }
 
 func (c *chatBackend) Kind() string { return "fake" }
@@ -30,6 +33,13 @@ func (c *chatBackend) Do(_ context.Context, req backends.Request) backends.Sampl
 	s := backends.Sample{ID: req.ID, Start: start, Chunks: 1, OutputTokens: 1}
 	if req.KeepText {
 		s.Text = "answer to " + req.ID
+	}
+	if c.count {
+		s.Text = "answer to " + req.ID
+		s.OutputTokens = len(strings.Fields(s.Text))
+		for _, m := range req.Messages() {
+			s.PromptTokens += len(strings.Fields(m.Content)) + 2
+		}
 	}
 	if c.fail != nil && c.fail(req.Prompt) {
 		s.Err = &backends.Error{Class: backends.ErrServer, Message: "boom"}
@@ -124,4 +134,49 @@ func TestFirstTurnWithoutThinkTime(t *testing.T) {
 	if len(res.Runs) != 1 || len(res.Runs[0].Samples) != 1 || res.Runs[0].Samples[0].Err != nil {
 		t.Fatalf("runs %+v: want the one turn sent and answered", res.Runs)
 	}
+}
+
+// Each turn records the prompt tokens it added to its conversation: the server's count
+// less what the last turn's prompt and answer already held, so its own new prompt and the
+// template around the two new messages (turn 1: its one message).
+func TestSessionNewPromptTokens(t *testing.T) {
+	b := newChat()
+	b.count = true
+	const turns = 3
+	lv := LevelSpec{Concurrency: 1, Requests: 2 * turns, RepeatRuns: 1, Request: backends.Request{Model: "m"},
+		Session: &SessionSpec{Turns: turns, Sessions: 2},
+		Shapes: []Shape{{Text: "one"}, {Text: "two words"}, {Text: "three words here"},
+			{Text: "a b c d"}, {Text: "e"}, {Text: "f g"}},
+		Prompts: &Prompts{Salt: "s"}}
+	var events []Event
+	RunLevel(context.Background(), b, lv, Options{OnRequest: func(ev Event) {
+		s := *ev.Sample // valid only during the call
+		ev.Sample = &s
+		events = append(events, ev)
+	}})
+	if len(events) != 2*turns {
+		t.Fatalf("%d events, want %d", len(events), 2*turns)
+	}
+	for _, ev := range events {
+		own := len(strings.Fields(b.reqs[ev.ID].Prompt)) // the prompt as sent, marker included
+		want := own + 2
+		if ev.Turn > 1 {
+			want += 2 // the last answer's message template: its words are the carried answer
+		}
+		if ev.NewPromptTokens != want {
+			t.Errorf("%s (session %d turn %d): new prompt tokens %d, want %d (own %d words)", ev.ID, ev.Session, ev.Turn, ev.NewPromptTokens, want, own)
+		}
+	}
+}
+
+// A server that counts no prompt tokens leaves the new prompt count at 0, never a guess.
+func TestSessionNewPromptTokensUncounted(t *testing.T) {
+	b := newChat()
+	lv := LevelSpec{Concurrency: 1, Requests: 2, RepeatRuns: 1, Request: backends.Request{Model: "m"},
+		Session: &SessionSpec{Turns: 2, Sessions: 1}, Prompts: &Prompts{Words: 3, Salt: "s"}}
+	RunLevel(context.Background(), b, lv, Options{OnRequest: func(ev Event) {
+		if ev.NewPromptTokens != 0 {
+			t.Errorf("%s: new prompt tokens %d from a server that counted none", ev.ID, ev.NewPromptTokens)
+		}
+	}})
 }
