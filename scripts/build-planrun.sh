@@ -10,9 +10,6 @@ out="${1:?usage: build-planrun.sh OUT}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
-if ! log=$(go mod download 2>&1); then
-  printf '%s\n' "$log" >&2
-  exit 1
-fi
+scripts/go-mod-download.sh
 go build -ldflags "-X github.com/planrun/planrun/internal/version.Commit=$(git rev-parse HEAD 2>/dev/null || true)" \
   -o "$out" ./cmd/planrun

@@ -18,6 +18,7 @@ scripts/install-vllm.sh
 dir="$root/.tools/compare-engines"
 say "step 2/4: writing the tiny Hugging Face checkpoint into ${dir#"$root"/}/model"
 rm -rf "$dir" && mkdir -p "$dir"
+scripts/go-mod-download.sh # no "go: downloading" lines from go run on a cold cache
 go run ./tools/tinymodel -hf -o "$dir/model" >/dev/null
 scripts/build-planrun.sh "$root/.tools/bin/planrun"
 

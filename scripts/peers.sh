@@ -39,6 +39,7 @@ install_peer() {
 if want guidellm; then install_peer peers-venv guidellm; fi
 if want aiperf; then install_peer aiperf-venv aiperf; fi
 
+scripts/go-mod-download.sh # no "go: downloading" lines from go run on a cold cache
 go run ./tools/tinymodel -hf -o "$dir/model" >/dev/null
 scripts/build-planrun.sh "$root/.tools/bin/planrun"
 port=

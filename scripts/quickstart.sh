@@ -29,6 +29,7 @@ trap - EXIT
 dir="$root/.tools/quickstart-25m" # the 25M-parameter model (tinymodel -large)
 say "step 2/4: writing the tiny model into ${dir#"$root"/}"
 mkdir -p "$dir"
+scripts/go-mod-download.sh # no "go: downloading" lines from go run on a cold cache
 go run ./tools/tinymodel -large -o "$dir" >/dev/null
 
 say "step 3/4: building planrun"

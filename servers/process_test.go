@@ -129,7 +129,9 @@ func TestStartFailures(t *testing.T) {
 		{
 			name: "ready timeout",
 			args: []string{"-delay=1h", "-lines=2"},
-			edit: func(s *Spec) { s.ReadyTimeout = 300 * time.Millisecond },
+			// Long enough that a loaded machine has started the helper and had its log
+			// lines read before the limit: the message must show them.
+			edit: func(s *Spec) { s.ReadyTimeout = 2 * time.Second },
 			check: func(t *testing.T, err error) {
 				if !errors.Is(err, ErrNotReady) {
 					t.Fatalf("err = %v, want ErrNotReady", err)
@@ -261,7 +263,7 @@ func TestStopSignals(t *testing.T) {
 			pidfile := filepath.Join(t.TempDir(), "pids")
 			spec, opts := serverSpec(t, "srv", append(tt.args, "-child", "-pidfile="+pidfile)...)
 			spec.StopSignal = tt.signal
-			spec.Grace = 300 * time.Millisecond
+			spec.Grace = 2 * time.Second // a loaded machine's helper still answers its signal in time
 			p, err := Start(withTimeout(t), spec, opts)
 			if err != nil {
 				t.Fatal(err)
