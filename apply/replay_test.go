@@ -144,13 +144,16 @@ func replayArrivals(t testing.TB, srv arrivalServer) ([]time.Duration, ledger.Ro
 // A replay sends every row at its timestamp over the speedup. How close arrivals come
 // is a timing figure, measured by BenchmarkReplayArrivals; this test holds them to a
 // bound no scheduling hiccup reaches but a wrong schedule does (a speedup ignored or
-// applied twice would miss by seconds), and checks the send lag is reported.
+// applied twice would miss by seconds), holds a row whose arrivals missed by more than
+// 100 ms to a verdict other than ok, and checks the send lag is reported.
 func TestReplayArrivesOnTheTrace(t *testing.T) {
 	errs, row := replayArrivals(t, inProcessMock(t))
 	p99 := errs[len(errs)*99/100]
 	t.Logf("arrivals off the trace by %v at p99 (max %v); send lag p99 %v", p99, errs[len(errs)-1], time.Duration(row.SendLag.P99*1e9))
-	if p99 > 100*time.Millisecond {
-		t.Fatalf("arrivals off the trace by %v at p99", p99)
+	// A wrong schedule misses by seconds; a loaded machine can miss by more than 100 ms
+	// too, and then the row must say so itself (its send lag saw it): never ok.
+	if p99 > time.Second || p99 > 100*time.Millisecond && row.Fidelity == ledger.FidelityOK {
+		t.Fatalf("arrivals off the trace by %v at p99, and the row's fidelity is %q (notes %q)", p99, row.Fidelity, row.Notes)
 	}
 	if math.IsNaN(row.SendLag.P99) || math.IsNaN(row.SendLag.Max) || row.SendLag.Max < row.SendLag.P99 {
 		t.Fatalf("send lag p99 %v s, max %v s", row.SendLag.P99, row.SendLag.Max)
