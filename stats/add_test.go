@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -34,7 +35,10 @@ func TestAddTakesTheRecord(t *testing.T) {
 		t.Errorf("sessions %+v, want %+v", got.Sessions, want.Sessions)
 	}
 	got.Sessions, want.Sessions = nil, nil
-	if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
+	noNaN(&got)
+	noNaN(&want)
+	if !reflect.DeepEqual(got, want) {
+		g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want)
 		t.Errorf("Add(record):\n%s\nwant the parts':\n%s", g, w)
 	}
 	if got.SharedPrefixTokens != 60 || got.SendLag.P50 == 0 || len(got.Turns) != 2 || want.Delivered.RateScheduled != 500 {

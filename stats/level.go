@@ -47,6 +47,17 @@ type Target struct {
 	// Concurrency is a closed loop's slots, which Delivered.InFlightHeld is held
 	// against (0: not a closed loop, no held span).
 	Concurrency int
+	// Confidence is the confidence of the figures' intervals, a fraction (0:
+	// DefaultConfidence).
+	Confidence float64
+}
+
+// confidence is t's Confidence, or the default.
+func (t Target) confidence() float64 {
+	if t.Confidence > 0 {
+		return t.Confidence
+	}
+	return DefaultConfidence
 }
 
 // Summary describes the requests of one concurrency level (one run, or all runs
@@ -110,6 +121,10 @@ type Summary struct {
 	// divide GoodRequests and GoodOutputTokens by the window. All three are NaN when
 	// the target has no SLO.
 	SLOAttainment float64 `json:"slo_attainment"`
+	// SLOAttainmentCI is SLOAttainment's Clopper–Pearson interval, at Confidence.
+	SLOAttainmentCI Interval `json:"slo_attainment_ci"`
+	// Confidence is the confidence of the intervals (each Dist's CI), a fraction.
+	Confidence float64 `json:"confidence"`
 	GoodputReqS   float64 `json:"goodput_requests_s"`
 	GoodputTokS   float64 `json:"goodput_tok_s"`
 	// NewConnections counts requests (failed ones too) that opened a connection instead
@@ -180,6 +195,7 @@ type Accumulator struct {
 	ttft, tpot, e2e, rate valueStore
 	connect, send         valueStore
 	itl                   valueStore
+	itlRequests           int // requests with at least one gap in itl
 	chunks                int
 	promptSum, promptN    int
 	askedSum, askedN      int // the prompt lengths asked of requests that had their own
@@ -248,6 +264,9 @@ func (a *Accumulator) addSample(s *backends.Sample) {
 	}
 	for i := 1; i < len(s.ChunkArrivals); i++ {
 		a.itl.add((s.ChunkArrivals[i] - s.ChunkArrivals[i-1]).Seconds())
+	}
+	if len(s.ChunkArrivals) > 1 {
+		a.itlRequests++
 	}
 	a.e2e.add(s.E2E().Seconds())
 	a.addReasoning(s)
@@ -353,6 +372,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 	a.lag.merge(&o.lag)
 	a.load.merge(&o.load)
 	a.chunks += o.chunks
+	a.itlRequests += o.itlRequests
 	a.promptSum += o.promptSum
 	a.promptN += o.promptN
 	a.askedSum += o.askedSum
@@ -417,12 +437,33 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.TokenSource = sourceOf(a.sources)
 	l.TTFO, l.ReasoningSpan, l.AnswerTPOT = a.ttfo.dist(), a.span.dist(), a.tpotAns.dist()
 	l.ReasoningTokenSource = sourceOf(a.reasoningSources)
+	a.setIntervals(&l)
 	if l.Inputs > 0 {
 		l.InputTokens = a.promptSum
 		l.InputsPerSec = ratio(float64(l.Inputs), windowSeconds)
 		l.InputTokS = ratio(float64(a.promptSum), windowSeconds)
 	}
 	return l
+}
+
+// setIntervals puts each distribution's intervals at the target's confidence: over its
+// requests, and for ITL over the requests behind its gaps.
+func (a *Accumulator) setIntervals(l *Summary) {
+	conf := a.t.confidence()
+	for _, d := range []struct {
+		dist  *Dist
+		store *valueStore
+	}{{&l.TTFT, &a.ttft}, {&l.TPOT, &a.tpot}, {&l.E2E, &a.e2e}, {&l.DecodeRate, &a.rate},
+		{&l.ConnectSetup, &a.connect}, {&l.SendDelay, &a.send}, {&l.SendLag, &a.lag},
+		{&l.TTFO, &a.ttfo}, {&l.ReasoningSpan, &a.span}, {&l.AnswerTPOT, &a.tpotAns}} {
+		d.dist.CI = d.store.ci(conf, d.store.count())
+	}
+	l.ITL.CI = a.itl.ci(conf, a.itlRequests)
+	l.Confidence = conf
+	l.SLOAttainmentCI = Unbounded(1)
+	if !a.t.SLO.IsZero() {
+		l.SLOAttainmentCI = ProportionInterval(l.GoodRequests, l.Requests, conf)
+	}
 }
 
 // sourceOf names the one token source of a set, "mixed" for several, "" for none.

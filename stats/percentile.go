@@ -24,6 +24,9 @@ type Dist struct {
 	Max  float64 `json:"max"`
 	P95  float64 `json:"p95"`
 	Std  float64 `json:"std"`
+	// CI holds the figures' confidence intervals where the Accumulator worked them out
+	// (nil in a Dist built from bare values, and in a median across runs).
+	CI *DistCI `json:"ci,omitempty"`
 }
 
 // Percentiles are the percentiles a Dist holds, in the order outputs show them.

@@ -37,6 +37,26 @@ type Runs struct {
 	Spread float64 `json:"spread"`
 	// Stability is the verdict on Spread.
 	Stability Stability `json:"stability"`
+	// Across are the intervals of the figures across runs (the median run's).
+	Across AcrossRuns `json:"across_runs"`
+}
+
+// AcrossRuns are intervals across repeat runs: of the median run's figure (the one a
+// row shows for a rate), distribution-free from the runs' own figures, at Confidence.
+// With fewer runs than that needs (6 at 95%), each is unbounded and says how many runs
+// would bound it.
+type AcrossRuns struct {
+	Confidence  float64  `json:"confidence"`
+	Runs        int      `json:"runs"`
+	OutputTokS  Interval `json:"output_tok_s"`
+	RequestsS   Interval `json:"requests_s"`
+	GoodputTokS Interval `json:"goodput_tok_s"`
+	GoodputReqS Interval `json:"goodput_requests_s"`
+	// TTFTP50 is the interval of the median run's median TTFT (the stability figure:
+	// the median E2E for embeddings), and MinMax the confidence with which the smallest
+	// and largest run figures bound it (MinMaxConfidence: 75% for 3 runs).
+	TTFTP50 Interval `json:"ttft_p50_s"`
+	MinMax  float64  `json:"min_max_confidence"`
 }
 
 // SummarizeRuns summarises each run, pools all requests, takes medians across runs and
@@ -66,7 +86,34 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	r.Median.TokenSource, r.Median.ReasoningTokenSource = r.Pooled.TokenSource, r.Pooled.ReasoningTokenSource
 	r.Median.ITLRelativeError, r.Median.RelativeError = r.Pooled.ITLRelativeError, r.Pooled.RelativeError
 	r.Stability, r.Spread = StabilityOf(medians)
+	r.Across = acrossRuns(r.PerRun, medians, t.confidence())
+	// A median of the runs' own intervals means nothing: the pooled ones stand.
+	r.Median.SLOAttainmentCI, r.Median.Confidence = r.Pooled.SLOAttainmentCI, r.Pooled.Confidence
 	return r
+}
+
+// acrossRuns is the intervals of the median run's figures from each run's.
+func acrossRuns(per []Summary, stability []float64, conf float64) AcrossRuns {
+	of := func(f func(Summary) float64) Interval {
+		vs := make([]float64, len(per))
+		for i, l := range per {
+			vs[i] = f(l)
+		}
+		return MedianOfRuns(vs, conf)
+	}
+	n := 0
+	for _, v := range stability {
+		if !math.IsNaN(v) {
+			n++
+		}
+	}
+	return AcrossRuns{Confidence: conf, Runs: len(per),
+		OutputTokS:  of(func(l Summary) float64 { return l.OutputTokS }),
+		RequestsS:   of(func(l Summary) float64 { return l.RequestsPerSec }),
+		GoodputTokS: of(func(l Summary) float64 { return l.GoodputTokS }),
+		GoodputReqS: of(func(l Summary) float64 { return l.GoodputReqS }),
+		TTFTP50:     MedianOfRuns(stability, conf),
+		MinMax:      MinMaxConfidence(n)}
 }
 
 // stabilityFigure is the run's figure whose spread across runs stability judges: its

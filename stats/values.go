@@ -95,6 +95,44 @@ func (s *valueStore) dist() Dist {
 	return Dist{N: int(n), P50: q[0], P90: q[1], P99: q[3], Mean: mean, Min: lo, Max: hi, P95: q[2], Std: std}
 }
 
+// ci is the intervals of the values' figures at confidence conf, as the values of draws
+// independent requests: draws is count() for a per-request figure, and the number of
+// requests behind the values for ITL, whose many gaps a request are not independent of
+// each other (so its intervals are as wide as its requests make them, not its gaps).
+// Sketched values (past the exact limit) widen each end by the sketch's relative error.
+func (s *valueStore) ci(conf float64, draws int) *DistCI {
+	m := s.count()
+	if m == 0 || draws <= 0 {
+		return distCI(0, math.NaN(), math.NaN(), conf, nil)
+	}
+	draws = min(draws, m)
+	d := s.dist() // sorts the exact values
+	if s.sketch == nil {
+		at := func(rank int) float64 { return s.exact[rankIndex(rank, draws, m)] }
+		return distCI(draws, d.Mean, d.Std, conf, at)
+	}
+	at := func(rank int) float64 {
+		v, _ := s.sketch.GetValueAtQuantile(float64(rank) / float64(draws+1))
+		return v
+	}
+	c := distCI(draws, d.Mean, d.Std, conf, at)
+	for _, iv := range []*Interval{&c.P50, &c.P90, &c.P95, &c.P99} {
+		iv.Lo *= 1 - ITLRelativeError
+		iv.Hi *= 1 + ITLRelativeError
+	}
+	return c
+}
+
+// rankIndex is the index among m sorted values of the rank-th of n draws: the same
+// rank itself when n = m, else the value at the same plotting position r/(n+1).
+func rankIndex(rank, n, m int) int {
+	if n == m {
+		return rank - 1
+	}
+	i := int(math.Ceil(float64(rank)/float64(n+1)*float64(m+1))) - 1
+	return min(max(i, 0), m-1)
+}
+
 // count is the number of values added.
 func (s *valueStore) count() int {
 	if s.sketch == nil {
