@@ -124,9 +124,9 @@ type Summary struct {
 	// SLOAttainmentCI is SLOAttainment's Clopper–Pearson interval, at Confidence.
 	SLOAttainmentCI Interval `json:"slo_attainment_ci"`
 	// Confidence is the confidence of the intervals (each Dist's CI), a fraction.
-	Confidence float64 `json:"confidence"`
-	GoodputReqS   float64 `json:"goodput_requests_s"`
-	GoodputTokS   float64 `json:"goodput_tok_s"`
+	Confidence  float64 `json:"confidence"`
+	GoodputReqS float64 `json:"goodput_requests_s"`
+	GoodputTokS float64 `json:"goodput_tok_s"`
 	// NewConnections counts requests (failed ones too) that opened a connection instead
 	// of reusing a pooled one; ConnectSetup is their set-up time (dial, TLS), which is
 	// inside their TTFT: cold connections of a first run show up here.
