@@ -296,6 +296,7 @@ var columns = func() []column {
 	c = append(c, reasoningColumns()...)
 	c = append(c, embeddingsColumns()...)
 	c = append(c, memoryColumns()...)
+	c = append(c, intervalColumns()...)
 	return c
 }()
 

@@ -139,6 +139,10 @@ type Row struct {
 	SlurmNode  string
 	SlurmState string
 
+	// CI are the intervals of the rates, the attainment and the stability figure (the
+	// distributions' are in each Dist's CI).
+	CI Intervals
+
 	// Turns and Sessions are a session workload's figures per turn index and per
 	// session, over every request of every run; empty for other workloads.
 	Turns    []stats.TurnSummary
@@ -248,6 +252,7 @@ func NewRow() Row {
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan,
 		Memory: newMemory(),
+		CI:     newIntervals(),
 	}
 }
 
@@ -292,6 +297,7 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InputsTotal, r.InputTokens = p.Inputs, p.InputTokens
 		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
 	}
+	r.setIntervals(s)
 }
 
 // secretParam reports whether a query parameter name looks like it carries a credential.

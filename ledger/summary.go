@@ -124,7 +124,7 @@ func columnUnit(c column) string {
 	if c.kind != kindNumber && c.kind != kindInteger {
 		return ""
 	}
-	n := c.name
+	n := strings.TrimSuffix(strings.TrimSuffix(c.name, "_lo"), "_hi")
 	for _, u := range []struct{ suffix, unit string }{
 		{"_tok_s", "tok/s"}, {"_per_s", "1/s"}, {"requests_s", "1/s"}, {"inputs_s", "inputs/s"}, {"_ms", "ms"}, {"_s", "s"},
 		{"inputs", "inputs"}, {"inputs_per_request", "inputs"}, {"_per_input", "tokens"},
