@@ -87,7 +87,6 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		notes = append(notes, clientWarnings(row, m)...)
 	}
 	notes = append(notes, phaseWarnings(row)...)
-	notes = append(notes, ledger.IntervalNotes(&row)...)
 	notes = append(notes, reasoningNotes(cell, row)...)
 	if note := judgeFidelity(w, level, &row, m); note != "" {
 		notes = append(notes, note)
@@ -105,6 +104,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if note := judgeGoal(w, &row); note != "" {
 		notes = append(notes, note)
 	}
+	notes = append(notes, ledger.IntervalNotes(&row)...)
 	row.Notes = strings.Join(notes, "; ")
 	return row
 }

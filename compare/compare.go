@@ -100,7 +100,10 @@ const MinConclusiveRequests = 20
 var CompareFields = func() []ledger.ResultField {
 	var out []ledger.ResultField
 	for _, f := range ledger.ResultFields {
-		if f.Type == cty.Number && f.Name != "concurrency" && f.Name != "request_rate" {
+		// An interval's ends (_lo, _hi) are not figures of their own: the gate reads them
+		// with the figure.
+		if f.Type == cty.Number && f.Name != "concurrency" && f.Name != "request_rate" &&
+			!strings.HasSuffix(f.Name, "_lo") && !strings.HasSuffix(f.Name, "_hi") {
 			out = append(out, f)
 		}
 	}

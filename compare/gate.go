@@ -12,6 +12,7 @@ import (
 
 	"github.com/planrun/planrun/internal/suggest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/stats"
 )
 
 // Threshold is one -fail-on condition of `compare` used as a gate: a figure (a
@@ -103,23 +104,32 @@ type Breach struct {
 	// JudgedOn names the lower percentile of the same figure the crossing was judged on
 	// when the rows cannot resolve the one the threshold names; "" when it was not needed.
 	JudgedOn string
+	// Verdict is Fail or Indeterminate where both rows have intervals (then Inconclusive
+	// is Indeterminate), and Lo, Hi are the change's interval at Confidence (Δ% or B − A,
+	// as the threshold is written; infinite where a side cannot bound it). Without
+	// intervals (an older ledger) Verdict is "" and the point change was judged.
+	Verdict    Verdict
+	Lo, Hi     float64
+	Confidence float64
+	// NeedUnit is what Need counts: "requests" a side, or "runs" for a rate across runs.
+	NeedUnit string
 }
-
-// TailBeyond is how many requests must lie beyond a tail percentile for a change in it
-// to mean something: with fewer, a p99 is the largest value or two of the run, and an
-// unchanged rerun moves it by more than 10%.
-const TailBeyond = 2
 
 var percentileName = regexp.MustCompile(`_p(\d+)_`)
 
 // RequestsToConclude is the fewest successful requests a side for a change in the
-// figure to be judged: MinConclusiveRequests, and for a percentile pq enough that
-// TailBeyond requests lie beyond it (p90: 20, p95: 40, p99: 200).
-func RequestsToConclude(field string) int {
+// figure to be judged, at the default confidence: RequestsToConcludeAt.
+func RequestsToConclude(field string) int { return RequestsToConcludeAt(field, stats.DefaultConfidence) }
+
+// RequestsToConcludeAt is the one rule every gate, the history and the rows' notes hold
+// a figure to: MinConclusiveRequests, and for a percentile pq the fewest requests whose
+// order statistics bound it on both sides at conf (stats.RequestsToBound: at 95%, p90
+// 36, p95 73, p99 368).
+func RequestsToConcludeAt(field string, conf float64) int {
 	need := MinConclusiveRequests
 	if m := percentileName.FindStringSubmatch(field); m != nil {
 		if q, err := strconv.Atoi(m[1]); err == nil && q > 0 && q < 100 {
-			need = max(need, int(math.Ceil(TailBeyond*100/float64(100-q))))
+			need = max(need, stats.RequestsToBound(float64(q)/100, conf))
 		}
 	}
 	return need
@@ -140,17 +150,54 @@ func (b Breach) String() string {
 		s += fmt.Sprintf(", judged on %s: %d successful requests a side cannot resolve %s (it needs %d)",
 			b.JudgedOn, b.Have, b.Threshold.Field, b.Need)
 	}
+	if b.Verdict != "" {
+		return b.intervalString()
+	}
 	if b.Inconclusive {
 		s += fmt.Sprintf(", but inconclusive: %s needs %d successful requests a side, the rows have %d", b.Threshold.Field, b.Need, b.Have)
 	}
 	return s
 }
 
-// Gate holds every matched row against every threshold and returns the crossings, row
-// by row. Rows on one side only cross nothing (Compare's notes name them), nor do two
-// sides that are one measurement (Judge counts them: a gate over them judged nothing);
-// a figure A measured and B's row did not is a breach. A crossing on rows too small for
-// the figure is returned marked Inconclusive.
+// intervalString is String for a verdict judged on intervals.
+func (b Breach) intervalString() string {
+	f := func(v float64) string {
+		switch {
+		case math.IsInf(v, 0):
+			return "unbounded"
+		case b.Threshold.Percent:
+			return fmt.Sprintf("%+.1f%%", v)
+		}
+		return fmt.Sprintf("%+.4g", v)
+	}
+	fig := cmp.Or(b.JudgedOn, b.Threshold.Field)
+	s := fmt.Sprintf("%s: %s %s → %s (%s, %g%% interval %s to %s)", b.Row, fig,
+		strconv.FormatFloat(b.Change.A, 'g', 4, 64), strconv.FormatFloat(b.Change.B, 'g', 4, 64), f(b.By),
+		100*b.Confidence, f(b.Lo), f(b.Hi))
+	if b.JudgedOn != "" {
+		s += fmt.Sprintf(" [judged on %s: %d successful requests a side cannot bound %s]", b.JudgedOn, b.Have, b.Threshold.Field)
+	}
+	if b.Verdict == Fail {
+		return s + " crossed " + b.Threshold.Text
+	}
+	s += " straddles " + b.Threshold.Text + ": indeterminate"
+	switch {
+	case b.Need > 0:
+		s += fmt.Sprintf("; about %d %s a side would resolve it (the rows have %d)", b.Need, b.NeedUnit, b.Have)
+	default:
+		s += "; the change sits on the limit, so no count resolves it"
+	}
+	return s
+}
+
+// Gate holds every matched row against every threshold and returns the fails and the
+// indeterminate answers, row by row. Where both rows have intervals, the verdict is on
+// the interval of the change (ChangeInterval): a change whose interval lies within the
+// threshold passes and is not returned. Rows without them (an older ledger) are judged
+// on the point change, a crossing on rows too small for the figure marked Inconclusive.
+// Rows on one side only cross nothing (Compare's notes name them), nor do two sides
+// that are one measurement (Judge counts them: a gate over them judged nothing); a
+// figure A measured and B's row did not is a fail.
 func Gate(deltas []Delta, ts []Threshold) []Breach {
 	var out []Breach
 	for _, d := range deltas {
@@ -159,11 +206,18 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 		}
 		have := min(d.A.Succeeded, d.B.Succeeded)
 		for _, t := range ts {
+			if b, ok := gateIntervals(d, t, have); ok {
+				if b.Verdict != Pass {
+					out = append(out, b)
+				}
+				continue
+			}
 			on := JudgedOn(t.Field, have)
 			c, _ := d.Figure(cmp.Or(on, t.Field))
 			lost := !math.IsNaN(c.A) && math.IsNaN(c.B)
 			if by, ok := t.Crossed(c); ok || lost {
-				b := Breach{Row: d.Name(), Threshold: t, Change: c, By: by, Have: have, Need: RequestsToConclude(t.Field)}
+				b := Breach{Row: d.Name(), Threshold: t, Change: c, By: by, Have: have, Need: RequestsToConclude(t.Field), NeedUnit: "requests",
+					Lo: math.NaN(), Hi: math.NaN()}
 				b.Inconclusive = !lost && on == ""
 				if on != t.Field {
 					b.JudgedOn = on
@@ -173,6 +227,59 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 		}
 	}
 	return out
+}
+
+// gateIntervals judges t on d's intervals; ok is false when a row has none. The figure
+// judged is the threshold's own when both rows bound it, else its highest lower
+// percentile both bound (a p99 from 40 requests is judged on its p90), else its own,
+// unbounded, which can still fail on one side but never pass.
+func gateIntervals(d Delta, t Threshold, have int) (Breach, bool) {
+	field := t.Field
+	ia, ib, conf, ok := intervalsOf(field, d.A, d.B)
+	if !ok {
+		return Breach{}, false
+	}
+	b := Breach{Row: d.Name(), Threshold: t, Have: have, Confidence: conf}
+	if !ia.Bounded() || !ib.Bounded() {
+		if m := percentileName.FindStringSubmatchIndex(field); m != nil {
+			q, _ := strconv.Atoi(field[m[2]:m[3]])
+			for _, lower := range []int{95, 90, 50} {
+				name := field[:m[2]] + strconv.Itoa(lower) + field[m[3]:]
+				la, lb, lc, ok := intervalsOf(name, d.A, d.B)
+				if lower < q && ok && la.Bounded() && lb.Bounded() {
+					field, ia, ib, conf, b.JudgedOn, b.Confidence = name, la, lb, lc, name, lc
+					break
+				}
+			}
+		}
+	}
+	c, _ := d.Figure(field)
+	b.Change = c
+	b.By, _ = t.Crossed(c)
+	if !math.IsNaN(c.A) && math.IsNaN(c.B) { // B lost a figure A measured
+		b.Verdict, b.By, b.Lo, b.Hi = Fail, math.NaN(), math.NaN(), math.NaN()
+		return b, true
+	}
+	if math.IsNaN(c.A) || math.IsNaN(b.By) {
+		b.Verdict = Pass // nothing to judge: A did not measure it
+		return b, true
+	}
+	b.Lo, b.Hi = ChangeInterval(c.A, c.B, ia, ib, t.Percent)
+	b.Verdict = judge(t, b.Lo, b.Hi)
+	b.Inconclusive = b.Verdict == Indeterminate
+	bound, unit := boundFor(t.Field, conf)
+	n := have
+	if unit == "runs" {
+		n = min(d.A.Runs, d.B.Runs)
+	}
+	b.NeedUnit, b.Have = unit, n
+	if b.Verdict == Indeterminate {
+		b.Need = requestsToResolve(t, b.By, b.Lo, b.Hi, n, bound, conf)
+		if b.JudgedOn != "" { // resolving the threshold's own figure takes bounding it first
+			b.Need = max(b.Need, bound)
+		}
+	}
+	return b, true
 }
 
 // JudgedOn is the figure a threshold on field is judged on with have requests a side:
@@ -217,7 +324,7 @@ func WriteBreachesMarkdown(w io.Writer, breaches []Breach) error {
 	if n := len(Failing(breaches, false)); n > 0 {
 		fmt.Fprintf(&b, "\n**Gate failed**: %d threshold crossing(s).\n\n", n)
 	} else {
-		fmt.Fprintf(&b, "\n**Gate passed**; %d crossing(s) on too few requests to conclude.\n\n", len(breaches))
+		fmt.Fprintf(&b, "\n**Gate indeterminate**: %d answer(s) the rows cannot settle (the change's interval straddles the limit, or too few requests).\n\n", len(breaches))
 	}
 	for _, br := range breaches {
 		b.WriteString("- " + strings.ReplaceAll(br.String(), "|", `\|`) + "\n")
@@ -258,6 +365,13 @@ type jsonBreach struct {
 	JudgedOn     string           `json:"judged_on,omitempty"`
 	Need         int              `json:"requests_needed"`
 	Have         int              `json:"requests"`
+	// Judged on intervals: the verdict, the change's interval and its confidence, and
+	// what Need and Have count ("requests" a side, or "runs").
+	Verdict    Verdict          `json:"verdict,omitempty"`
+	Lo         ledger.JSONFloat `json:"change_lo"`
+	Hi         ledger.JSONFloat `json:"change_hi"`
+	Confidence ledger.JSONFloat `json:"confidence,omitempty"`
+	NeedUnit   string           `json:"needed_unit,omitempty"`
 }
 
 // WriteCompareJSON writes one JSON object: the two sides' labels, every row with every
@@ -286,7 +400,8 @@ func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Bre
 	}
 	for _, b := range breaches {
 		out.Breaches = append(out.Breaches, jsonBreach{b.Row, b.Threshold.Field, b.Threshold.Text,
-			ledger.JSONFloat(b.Change.A), ledger.JSONFloat(b.Change.B), ledger.JSONFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have})
+			ledger.JSONFloat(b.Change.A), ledger.JSONFloat(b.Change.B), ledger.JSONFloat(b.By), b.Inconclusive, b.JudgedOn, b.Need, b.Have,
+			b.Verdict, ledger.JSONFloat(b.Lo), ledger.JSONFloat(b.Hi), ledger.JSONFloat(b.Confidence), b.NeedUnit})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -53,7 +53,7 @@ func judgeDeltas() []Delta {
 		ra, rb := toolRow("ollama.local", c.conc, 1, 0.03, 30, 4), toolRow("openai.vllm", c.conc, 1, 0.03, 30, 4)
 		ra.Succeeded, rb.Succeeded = c.na, c.nb
 		if c.conc == 2 {
-			ra.TTFT.P95 = math.NaN() // A did not measure the figure the p99 is judged on
+			ra.TTFT.P90 = math.NaN() // A did not measure the figure the p99 is judged on
 		}
 		a, b = append(a, ra), append(b, rb)
 	}
@@ -71,13 +71,13 @@ func judgeDeltas() []Delta {
 func TestJudgeCountsRowsFiguresAndNotes(t *testing.T) {
 	ts := thresholds(t, "ttft_p99_s>+10%", "output_tok_s<-5%")
 	j := Judge(judgeDeltas(), ts)
-	// Rows: c1–c4. Figures: c1 p95 and throughput, c2 throughput only (A's p95 is NaN),
-	// c3 p99 (19 requests resolve no lower percentile) and throughput, c4 p90 and
-	// throughput: 7. The p99 is judged on the p95 in c1 (40) and c2 (60), on the p90 in c4
-	// (20); c3 (19) is too few.
+	// Rows: c1–c4. Figures: c1 p90 and throughput, c2 throughput only (A's p90 is NaN),
+	// c3 p99 (19 requests resolve no lower percentile) and throughput, c4 p50 and
+	// throughput: 7. The p99 is judged on the p90 in c1 (40) and c2 (60), on the p50 in c4
+	// (20: the p90 needs 36); c3 (19) is too few.
 	want := Judged{Rows: 4, Same: 1, SameRun: "run-7", Figures: 7, Notes: []string{
-		"ttft_p99_s judged on ttft_p90_s in 1 row: 20 requests cannot resolve p99 (it needs 200)",
-		"ttft_p99_s judged on ttft_p95_s in 2 rows: 40 requests cannot resolve p99 (it needs 200)",
+		"ttft_p99_s judged on ttft_p50_s in 1 row: 20 requests cannot resolve p99 (it needs 368)",
+		"ttft_p99_s judged on ttft_p90_s in 2 rows: 40 requests cannot resolve p99 (it needs 368)",
 		"1 row with fewer than 20 successful requests a side: too few to conclude (-strict fails their crossings)",
 	}}
 	if j.Rows != want.Rows || j.Same != want.Same || j.SameRun != want.SameRun || j.Figures != want.Figures ||

@@ -280,13 +280,14 @@ func TestCellGlobMatchesTheHeading(t *testing.T) {
 }
 
 // A p99 that moved in runs of 24 requests is not called worse: compare judges a p99
-// only from 200 successful requests a side, and history holds it to the same count. A
+// only from 368 successful requests a side (what bounds it at 95%), and history holds
+// it to the same count. A
 // p50 of the same runs (20 suffice) is judged.
 func TestTrendsNeedTheRequestsCompareNeeds(t *testing.T) {
 	for _, c := range []struct {
 		succeeded int
 		p50, p99  string
-	}{{24, Worse, TooFewRequests}, {200, Worse, Worse}, {19, TooFewRequests, TooFewRequests}} {
+	}{{24, Worse, TooFewRequests}, {400, Worse, Worse}, {19, TooFewRequests, TooFewRequests}} {
 		var s Series
 		for i := range 8 {
 			r := row("p", fmt.Sprint(i), "m/x", t0.Add(time.Duration(i)*time.Hour), 0.1)
@@ -300,8 +301,8 @@ func TestTrendsNeedTheRequestsCompareNeeds(t *testing.T) {
 		if tr[0].Verdict != c.p50 || tr[1].Verdict != c.p99 {
 			t.Errorf("%d requests a run: p50 %+v, p99 %+v; want %s and %s", c.succeeded, tr[0], tr[1], c.p50, c.p99)
 		}
-		if tr[1].Verdict == TooFewRequests && (tr[1].Need != 200 || tr[1].Have != c.succeeded ||
-			!strings.Contains(tr[1].describe(), "ttft_p99_s needs 200 successful requests a row")) {
+		if tr[1].Verdict == TooFewRequests && (tr[1].Need != 368 || tr[1].Have != c.succeeded ||
+			!strings.Contains(tr[1].describe(), "ttft_p99_s needs 368 successful requests a row")) {
 			t.Errorf("%d requests: %+v, %q", c.succeeded, tr[1], tr[1].describe())
 		}
 	}

@@ -200,7 +200,7 @@ const (
 	TooFewRuns = "too few runs"
 	// TooFewRequests is the verdict on a figure its runs had too few requests to
 	// resolve: a p99 of 24 requests is their largest value, which compare will not
-	// judge either (report.RequestsToConclude: p99 needs 200).
+	// judge either (compare.RequestsToConclude: p99 needs 368).
 	TooFewRequests = "too few requests"
 )
 

@@ -196,34 +196,36 @@ func (r *Row) Interval(name string) (iv stats.Interval, conf float64, ok bool) {
 	return stats.Unbounded(0), r.CI.Confidence, false
 }
 
-// IntervalNotes say which of the row's shown figures its requests could not bound, and
-// how many requests (or runs) would, for the row's notes; nil when all are bounded.
+// IntervalNotes say, for the row's notes, which percentiles of its headline
+// distribution (TTFT, or E2E where there is none) its requests could not bound and how
+// many would, and which rates its runs could not; nil when all are bounded or the row
+// has no intervals.
 func IntervalNotes(r *Row) []string {
 	if math.IsNaN(r.CI.Confidence) || r.Succeeded == 0 {
 		return nil
 	}
 	conf := fmt.Sprintf("%g%%", 100*r.CI.Confidence)
-	var reqs []string
-	need := 0
-	for _, d := range LatencyDists {
-		x := d.Get(r)
-		if x.CI == nil || math.IsNaN(x.P50) {
-			continue
-		}
-		for _, p := range []int{99, 95, 90} {
-			if iv, _ := x.CI.At(p); !iv.Bounded() && iv.Need > 0 {
-				reqs = append(reqs, fmt.Sprintf("%s p%d", d.Prefix, p))
-				need = max(need, iv.Need)
-				break
-			}
-		}
+	d := &r.TTFT
+	if math.IsNaN(d.P50) {
+		d = &r.E2E
 	}
 	var out []string
-	if len(reqs) > 0 {
-		out = append(out, fmt.Sprintf("%s: no %s interval from %d requests (needs %d)", strings.Join(reqs, ", "), conf, r.Succeeded, need))
+	if d.CI != nil {
+		var ps []string
+		need := 0
+		for _, p := range stats.Percentiles {
+			if iv, _ := d.CI.At(p); !iv.Bounded() && iv.Need > 0 {
+				ps = append(ps, fmt.Sprintf("p%d", p))
+				need = iv.Need
+			}
+		}
+		if len(ps) > 0 {
+			out = append(out, fmt.Sprintf("no %s interval for %s from %d requests (%s needs %d)",
+				conf, strings.Join(ps, ", "), r.Succeeded, ps[len(ps)-1], need))
+		}
 	}
 	if !r.CI.OutputTokS.Bounded() && r.CI.OutputTokS.Need > 0 && r.Runs > 1 {
-		out = append(out, fmt.Sprintf("tok/s: no %s interval from %d runs (needs %d)", conf, r.Runs, r.CI.OutputTokS.Need))
+		out = append(out, fmt.Sprintf("no %s interval for tok/s from %d runs (needs %d)", conf, r.Runs, r.CI.OutputTokS.Need))
 	}
 	return out
 }

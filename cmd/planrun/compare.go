@@ -48,14 +48,18 @@ every row and figure that crossed, e.g. -fail-on 'ttft_p99_s>+10%' -fail-on
 the numeric result fields (planrun compare -fields all shows them all). Rows on one
 side only are noted, not failed; a gated figure A measured and B did not fails.
 
-A percentile pq is judged only on rows with 2 requests beyond it (p90: 20, p95: 40,
-p99: 200 successful requests a side): on fewer, an unchanged rerun moves it by more than
-a typical threshold, so the threshold is judged on the highest percentile of the same
-figure the rows resolve (a p99 on 40 requests on the p95). Rows with fewer than 20
-successful requests a side resolve nothing: their crossings are reported as too few
-to conclude and fail the gate only with -strict. A gate that passes says on what it
-judged; one with nothing to judge (no row of A matches a row of B, or both sides are
-one run) fails and says why.
+Each figure carries its confidence interval (95% unless the workload set confidence),
+and the gate judges the interval of the change, built from both rows' intervals: pass
+when all of it is within the threshold, fail (exit 5) when all of it is beyond, and
+indeterminate (exit 8) when it straddles the limit, with a line saying about how many
+successful requests a side (runs, for a rate across runs) would resolve it. A figure a
+side cannot bound (a p99 from fewer than 368 requests at 95%) is judged on the highest
+percentile of the same figure both bound (a p99 on 40 requests on the p90).
+-fail-on-indeterminate turns indeterminate into a failure. Rows from a ledger written
+before intervals are judged on the point change: a percentile only with as many
+requests as bound it, crossings on fewer reported as too few to conclude. A gate that
+passes says on what it judged; one with nothing to judge (no row of A matches a row of
+B, or both sides are one run) fails and says why.
 
 With -baseline last:N RUN, each measured row of RUN (a run directory, or the latest
 run of a results directory or ledger) is judged against the median of the same
@@ -146,7 +150,11 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 		explain = explainPairs(env, pa, pb, deltas)
 	}
 	for _, b := range breaches {
-		fmt.Fprintf(env.Stderr, "planrun compare: regression: %s%s\n", b, explain[b.Row])
+		kind := "regression"
+		if b.Inconclusive {
+			kind = "indeterminate"
+		}
+		fmt.Fprintf(env.Stderr, "planrun compare: %s: %s%s\n", kind, b, explain[b.Row])
 	}
 	failing := compare.Failing(breaches, a.Strict)
 	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.Strict)},
@@ -157,11 +165,13 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "planrun compare: %d threshold crossing(s) in %d row(s) compared\n", len(failing), judged.Rows)
 		return exitRegression
 	}
+	if len(breaches) > 0 {
+		fmt.Fprintf(env.Stderr, "planrun compare: gate indeterminate: %d answer(s) in %d row(s) compared cannot tell change from noise (above; -fail-on-indeterminate fails them)\n",
+			len(breaches), judged.Rows)
+		return exitIndeterminate
+	}
 	if len(thresholds) > 0 {
 		line := fmt.Sprintf("gate passed: %d threshold(s) judged on %d row(s), %d figure(s)", len(thresholds), judged.Rows, judged.Figures)
-		if len(breaches) > 0 {
-			line += fmt.Sprintf("; the %d crossing(s) above rest on too few requests to conclude (-strict fails them)", len(breaches))
-		}
 		fmt.Fprintf(env.Stderr, "planrun compare: %s\n", strings.Join(append([]string{line}, judged.Notes...), "; "))
 	}
 	return exitOK
@@ -175,7 +185,8 @@ func (a *compareArgs) bindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&a.JSON, "json", false, "write JSON: every row with every figure (A, B, Δ%) and the gate's breaches")
 	fs.StringVar(&a.Fields, "fields", "", "figures to show, comma-separated, or 'all' (default: ttft_p50_s,tpot_p50_ms,output_tok_s,vram_peak_gb)")
 	fs.Var(&a.FailOn, "fail-on", "exit 5 when a figure's change crosses this: 'ttft_p99_s>+10%' (repeatable)")
-	fs.BoolVar(&a.Strict, "strict", false, "fail on crossings too, where the rows have too few requests to conclude")
+	fs.BoolVar(&a.Strict, "fail-on-indeterminate", false, "exit 5, not 8, where a change's interval straddles its threshold (or the rows are too few to conclude)")
+	fs.BoolVar(&a.Strict, "strict", false, "the same as -fail-on-indeterminate")
 	a.bindBaseline(fs)
 	a.bindCI(fs)
 }
