@@ -119,7 +119,9 @@ var percentileName = regexp.MustCompile(`_p(\d+)_`)
 
 // RequestsToConclude is the fewest successful requests a side for a change in the
 // figure to be judged, at the default confidence: RequestsToConcludeAt.
-func RequestsToConclude(field string) int { return RequestsToConcludeAt(field, stats.DefaultConfidence) }
+func RequestsToConclude(field string) int {
+	return RequestsToConcludeAt(field, stats.DefaultConfidence)
+}
 
 // RequestsToConcludeAt is the one rule every gate, the history and the rows' notes hold
 // a figure to: MinConclusiveRequests, and for a percentile pq the fewest requests whose
