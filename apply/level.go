@@ -59,7 +59,10 @@ type levelMeasurement struct {
 	DCGM   serverstats.Report
 	Client selfcheck.Report
 	// FirstError is the text of the first failed request's error; empty when none failed.
-	FirstError     string
+	FirstError string
+	// PrecisionNote says how a precision block's runs ended and how precise the row is
+	// ("" without one).
+	PrecisionNote  string
 	Interrupted    bool
 	Started, Ended time.Time
 }
@@ -71,7 +74,11 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	lv := a.traffic[w].Level(level)
 	lv.Request, lv.Prompts, lv.Shapes = setup.tmpl, traffic.LevelPrompts(setup.prompts, a.manifest.RunID, level), setup.shapes
 	if a.o.Progress != nil {
-		a.o.Progress.StartLevel(cell, level, lv.Requests*(lv.WarmupRuns+lv.RepeatRuns))
+		measuredRuns := lv.Requests * lv.RepeatRuns
+		if p := w.Precision; p != nil && p.MaxRequests > 0 {
+			measuredRuns = p.MaxRequests * lv.RepeatRuns // a run may stop before
+		}
+		a.o.Progress.StartLevel(cell, level, lv.Requests*lv.WarmupRuns+measuredRuns)
 	}
 
 	var progress func(executor.Event)
@@ -83,8 +90,15 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
 			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level)}, progress)
 	m := levelMeasurement{Started: a.now()}
-	res := a.runMonitored(ctx, setup.backend, lv, a.executorOptions(setup.proc, sink),
-		a.levelMonitors(cell, setup.proc), &m)
+	opts := a.executorOptions(setup.proc, sink)
+	var watch *precisionWatch
+	if p := w.Precision; p != nil {
+		watch = newPrecisionWatch(p, lv.Requests, level.Concurrency, sink, a.now)
+		sink.consumers = append(sink.consumers, watch.add) // after addRun, which it reads
+		opts.Enough, lv.MaxRequests = watch.Enough, p.RunRequests()
+		defer watch.stop()
+	}
+	res := a.runMonitored(ctx, setup.backend, lv, opts, a.levelMonitors(cell, setup.proc), &m)
 	m.Ended = a.now()
 
 	for _, r := range res.Runs {
@@ -95,6 +109,9 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	m.Stats = stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 	m.Models = modelFigures(w, sink.models, sink.target)
 	m.Interrupted = res.Interrupted
+	if watch != nil {
+		m.PrecisionNote = watch.note(m.Stats.Pooled, m.Interrupted)
+	}
 	if sink.firstErr != nil {
 		m.FirstError = sink.firstErr.Error()
 	}

@@ -104,6 +104,9 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if note := judgeGoal(w, &row); note != "" {
 		notes = append(notes, note)
 	}
+	if m.PrecisionNote != "" {
+		notes = append(notes, m.PrecisionNote)
+	}
 	notes = append(notes, ledger.IntervalNotes(&row)...)
 	row.Notes = strings.Join(notes, "; ")
 	return row

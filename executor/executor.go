@@ -59,6 +59,9 @@ type LevelSpec struct {
 	// (Event.Ramp) but kept out of Samples and the run's window; the Requests measured
 	// follow them. Sessions, open loop and replay do not ramp.
 	Ramp time.Duration
+	// MaxRequests, with Options.Enough, is the most requests a measured run sends while
+	// it waits for Enough; warm-up runs send Requests. 0: Requests.
+	MaxRequests int
 	// WarmConnections, when above 0, opens that many connections to the server before
 	// each run (where the backend can, backends.ConnectionWarmer), so requests sent at
 	// set times do not pay a connection set-up: a replay's most rows due close together.
@@ -143,6 +146,11 @@ type Options struct {
 	Grace time.Duration
 	// Stop, when closed, cancels in-flight requests at once (a second Ctrl-C).
 	Stop <-chan struct{}
+	// Enough, when set, is asked at the start of each measured run for a channel that
+	// closes once the run has measured enough (a precision block): the run then sends no
+	// more requests, lets those in flight finish, and ends, not interrupted. Until then
+	// it sends up to LevelSpec.MaxRequests, keeping its concurrency or its rate.
+	Enough func(run int) <-chan struct{}
 	// Abort, when non-nil and closed, fails every request not yet sent with the error
 	// it returns (a plan-managed server died mid-cell).
 	Abort <-chan struct{}
@@ -190,8 +198,23 @@ func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Option
 
 func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, warm bool, opts Options) RunResult {
 	run := RunResult{Index: idx, Warmup: warm}
+	// sendCtx is what the loops send under: ctx, ended early once the run has enough.
+	sendCtx := ctx
+	if opts.Enough != nil && !warm {
+		lv.Requests = max(lv.Requests, lv.MaxRequests)
+		var cancel context.CancelFunc
+		sendCtx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func(enough <-chan struct{}) {
+			select {
+			case <-enough:
+				cancel()
+			case <-sendCtx.Done():
+			}
+		}(opts.Enough(idx))
+	}
 	if !opts.DropSamples {
-		run.Samples = make([]backends.Sample, 0, lv.Requests)
+		run.Samples = make([]backends.Sample, 0, min(lv.Requests, 1<<16))
 	}
 	kind := "run"
 	if warm {
@@ -257,13 +280,13 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 	var wg sync.WaitGroup
 	switch {
 	case lv.Session != nil:
-		runSessions(ctx, opts.Clock, lv, slots, &wg, send)
+		runSessions(sendCtx, opts.Clock, lv, slots, &wg, send)
 	case lv.Trace != nil:
-		run.Err = replayLoop(ctx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, slotted{}) })
+		run.Err = replayLoop(sendCtx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, slotted{}) })
 	case lv.RequestRate > 0:
-		openLoop(ctx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) })
+		openLoop(sendCtx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) })
 	default:
-		closedLoop(ctx, opts.Clock, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
+		closedLoop(sendCtx, opts.Clock, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
 	}
 	wg.Wait()
 	close(sink)

@@ -68,6 +68,9 @@ type Workload struct {
 	DeclRange hcl.Range
 	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
 	Prefix *Prefix
+	// Precision, when set, keeps each measured run sending until the named figures are
+	// that precise, or a cap is hit (precision block).
+	Precision *Precision
 	// FidelityTolerance is how far below the asked load (a fraction) the delivered load
 	// may fall before a row's fidelity is short (fidelity_tolerance_pct; default 5%).
 	FidelityTolerance float64
@@ -228,7 +231,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "fidelity_tolerance_pct"}, {Name: "fidelity_lag_ms"}, {Name: "ramp"},
 		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}, {Type: "precision"}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -311,6 +314,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
+	l.decodePrecisionBlocks(w, content.Blocks.OfType("precision"), ctx) // after the session and replay it refuses
 	l.decodeRamp(w, a, ctx)
 	l.checkMeaningful(w, a)
 	if hasErrorsSince(l.diags, before) {

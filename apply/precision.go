@@ -1,0 +1,206 @@
+package apply
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/stats"
+)
+
+// precisionWatch stops each measured run of a level with a precision block once the
+// block's figures are as precise as asked (with stopMargin to spare): every batch of measured requests it reads the
+// run's intervals from the sink's accumulator and, when all are within their
+// half-widths, closes the run's Enough channel (executor.Options.Enough). max_duration
+// closes it too. The sink calls add on one goroutine; Enough is asked on another.
+type precisionWatch struct {
+	p     *plan.Precision
+	batch int // measured requests between two looks
+	sink  *levelSink
+	now   func() time.Time
+
+	mu   sync.Mutex
+	runs []*precisionRun
+}
+
+// precisionRun is what the watch knows of one measured run.
+type precisionRun struct {
+	enough   chan struct{}
+	closed   bool
+	measured int
+	// reached is the measured requests at which every figure was precise (0: never);
+	// timedOut is set when max_duration ended it.
+	reached  int
+	timedOut bool
+	timer    *time.Timer
+}
+
+func newPrecisionWatch(p *plan.Precision, firstBatch, concurrency int, sink *levelSink, now func() time.Time) *precisionWatch {
+	return &precisionWatch{p: p, batch: max(firstBatch, concurrency, 1), sink: sink, now: now}
+}
+
+func (w *precisionWatch) run(i int) *precisionRun {
+	for len(w.runs) <= i {
+		w.runs = append(w.runs, &precisionRun{enough: make(chan struct{})})
+	}
+	return w.runs[i]
+}
+
+// Enough is executor.Options.Enough: the run's channel, with its max_duration started.
+func (w *precisionWatch) Enough(i int) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.run(i)
+	if w.p.MaxDuration > 0 && r.timer == nil {
+		r.timer = time.AfterFunc(w.p.MaxDuration, func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if !r.closed {
+				r.timedOut, r.closed = true, true
+				close(r.enough)
+			}
+		})
+	}
+	return r.enough
+}
+
+// add is the sink's consumer: after each batch of a run's measured requests, it looks.
+func (w *precisionWatch) add(ev executor.Event) {
+	if !measured(ev) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.run(ev.Run)
+	r.measured++
+	if r.closed || r.measured%w.batch != 0 || ev.Run >= len(w.sink.runs) {
+		return
+	}
+	acc := w.sink.runs[ev.Run]
+	if widths := precisionWidths(w.p, acc.Summary(acc.Window())); precise(w.p, widths) {
+		r.reached, r.closed = r.measured, true
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		close(r.enough)
+	}
+}
+
+// stop releases the runs' timers once the level is over.
+func (w *precisionWatch) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.runs {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+	}
+}
+
+// precisionWidths are the relative half-widths of the block's figures in l (NaN where
+// the interval is unbounded).
+func precisionWidths(p *plan.Precision, l stats.Summary) []float64 {
+	out := make([]float64, len(p.Targets))
+	for i, t := range p.Targets {
+		out[i] = math.NaN()
+		d := precisionDist(&l, t.Dist)
+		if d == nil || d.CI == nil {
+			continue
+		}
+		iv, v := d.CI.Mean, d.Mean
+		if t.Percentile > 0 {
+			iv, _ = d.CI.At(t.Percentile)
+			v, _ = d.At(t.Percentile)
+		}
+		out[i] = iv.HalfWidth(v)
+	}
+	return out
+}
+
+// stopMargin is the share of each asked half-width a run must reach before it stops: the
+// requests still in flight then are measured too, and an interval moves a little with
+// every value, so a run that stopped at the half-width itself would often leave the row
+// just outside it.
+const stopMargin = 0.9
+
+func precise(p *plan.Precision, widths []float64) bool {
+	for i, t := range p.Targets {
+		if !(widths[i] <= stopMargin*t.HalfWidth) { // NaN is not precise
+			return false
+		}
+	}
+	return true
+}
+
+func precisionDist(l *stats.Summary, name string) *stats.Dist {
+	switch name {
+	case "ttft":
+		return &l.TTFT
+	case "tpot":
+		return &l.TPOT
+	case "itl":
+		return &l.ITL
+	case "e2e":
+		return &l.E2E
+	}
+	return nil
+}
+
+// note says, for the row, how the runs ended and how precise the row's figures (over
+// every run's requests) are: "precision ttft_p50 ±2%: reached in the run, after 820
+// requests (the row: ttft_p50 ±1.9%)", or which cap ended them.
+func (w *precisionWatch) note(pooled stats.Summary, interrupted bool) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ends []string
+	lo, hi, reached, timedOut, capped := 0, 0, 0, 0, 0
+	for _, r := range w.runs {
+		switch {
+		case r.reached > 0:
+			if reached == 0 || r.reached < lo {
+				lo = r.reached
+			}
+			hi = max(hi, r.reached)
+			reached++
+		case r.timedOut:
+			timedOut++
+		case !interrupted:
+			capped++
+		}
+	}
+	runs := func(n int) string {
+		if len(w.runs) == 1 {
+			return "the run"
+		}
+		return fmt.Sprintf("%d of %d runs", n, len(w.runs))
+	}
+	if reached > 0 {
+		after := fmt.Sprintf("%d", lo)
+		if hi > lo {
+			after = fmt.Sprintf("%d–%d", lo, hi)
+		}
+		ends = append(ends, fmt.Sprintf("reached in %s, after %s requests", runs(reached), after))
+	}
+	if timedOut > 0 {
+		ends = append(ends, fmt.Sprintf("not reached in %s: max_duration %s ended it", runs(timedOut), w.p.MaxDuration))
+	}
+	if capped > 0 {
+		ends = append(ends, fmt.Sprintf("not reached in %s: max_requests %d ended it", runs(capped), w.p.MaxRequests))
+	}
+	if interrupted {
+		ends = append(ends, "interrupted")
+	}
+	widths := precisionWidths(w.p, pooled)
+	got := make([]string, len(widths))
+	for i, t := range w.p.Targets {
+		got[i] = fmt.Sprintf("%s ±%.2g%%", t.Figure, 100*widths[i])
+		if math.IsNaN(widths[i]) {
+			got[i] = t.Figure + " unbounded"
+		}
+	}
+	return fmt.Sprintf("precision %s: %s (the row: %s)", w.p, strings.Join(ends, "; "), strings.Join(got, ", "))
+}
