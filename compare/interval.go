@@ -129,3 +129,22 @@ func intervalsOf(field string, a, b *ledger.Row) (ia, ib stats.Interval, conf fl
 	}
 	return ia, ib, math.Min(ca, cb), true
 }
+
+// RequestsToSettle is how many requests a run whose figure v, measured on n, has its
+// interval's end near on the side of edge would need for that end to clear edge with
+// PlanPower: the rule requestsToResolve applies to a change, on one figure. 0 when v sits
+// on the edge or the end is unbounded (then bound it first).
+func RequestsToSettle(v, near, edge float64, n int, conf float64) int {
+	if math.IsNaN(near) || math.IsNaN(v) || v == edge || n <= 0 {
+		return 0
+	}
+	lo, hi := near, 2*v-near
+	if near > v {
+		lo, hi = 2*v-near, near
+	}
+	t := Threshold{Op: '>', Limit: edge}
+	if edge > v {
+		t.Op = '<'
+	}
+	return requestsToResolve(t, v, lo, hi, n, 0, conf)
+}

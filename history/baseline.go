@@ -23,6 +23,9 @@ const (
 	Improved     Verdict = "improved"
 	WithinNoise  Verdict = "within noise"
 	Insufficient Verdict = "insufficient data"
+	// Indeterminate: the figure is beyond the noise band, but its own interval (the run's
+	// sample) reaches back inside it: more requests would tell.
+	Indeterminate Verdict = "indeterminate"
 )
 
 // MinBaselineRuns is the fewest earlier runs a baseline needs: the noise band is the
@@ -234,10 +237,40 @@ func judgeFigure(k Key, row ledger.Row, env Env, runID string, sr Series, t *com
 	switch {
 	case worse && limitCrossed:
 		j.Verdict = Regressed
+		j.checkOwnInterval(&row, t.Op)
 	case !worse:
 		j.Verdict = Improved
 	}
 	return j
+}
+
+// checkOwnInterval turns a regression Indeterminate when the run's own interval on the
+// figure reaches back inside the baseline's noise band: the run's sample cannot tell
+// the move from its own noise. The note says about how many requests would settle it
+// (compare's rule, on the distance from the band's edge).
+func (j *Judgement) checkOwnInterval(row *ledger.Row, op byte) {
+	iv, conf, ok := row.Interval(j.Field)
+	if !ok {
+		return // a row from before intervals: the band alone judges it
+	}
+	edge, near := j.Median+j.Band, iv.Lo
+	if op == '<' {
+		edge, near = j.Median-j.Band, iv.Hi
+	}
+	clears := !math.IsNaN(near) && (near-edge)*(j.Value-edge) > 0
+	if clears {
+		return
+	}
+	j.Verdict = Indeterminate
+	interval := "unbounded"
+	if iv.Bounded() {
+		interval = fmtFig(iv.Lo, j.Unit) + "–" + fmtFig(iv.Hi, j.Unit)
+	}
+	note := fmt.Sprintf("beyond the noise band, but this run's own %g%% interval (%s) reaches back inside it", 100*conf, interval)
+	if n := compare.RequestsToSettle(j.Value, near, edge, row.Succeeded, conf); n > 0 {
+		note += fmt.Sprintf("; about %d successful requests would settle it (the run had %d)", n, row.Succeeded)
+	}
+	j.Note = strings.TrimPrefix(j.Note+"; "+note, "; ")
 }
 
 // windowChange sets what changed from the first baseline run to the judged run, and
@@ -266,6 +299,17 @@ func measured(v float64) string {
 		return "not measured"
 	}
 	return "measured"
+}
+
+// Indeterminates are the judgements a gate could not settle (Indeterminate).
+func Indeterminates(js []Judgement) []Judgement {
+	var out []Judgement
+	for _, j := range js {
+		if j.Verdict == Indeterminate {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // Failing are the judgements that fail a gate: every regression, and the insufficient

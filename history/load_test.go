@@ -13,6 +13,7 @@ import (
 
 	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/stats"
 )
 
 // row is a measured row of run id, cell and plan with a TTFT p50, as apply writes one.
@@ -304,6 +305,42 @@ func TestTrendsNeedTheRequestsCompareNeeds(t *testing.T) {
 		if tr[1].Verdict == TooFewRequests && (tr[1].Need != 368 || tr[1].Have != c.succeeded ||
 			!strings.Contains(tr[1].describe(), "ttft_p99_s needs 368 successful requests a row")) {
 			t.Errorf("%d requests: %+v, %q", c.succeeded, tr[1], tr[1].describe())
+		}
+	}
+}
+
+// A run beyond the noise band whose own interval reaches back inside it is
+// indeterminate, and says how many requests would settle it; one whose interval clears
+// the band regressed. The intervals travel through the ledger's _lo/_hi columns.
+func TestJudgeIndeterminateOnTheRunsOwnInterval(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   Verdict
+	}{{0.145, 0.155, Regressed}, {0.095, 0.21, Indeterminate}} {
+		dir := t.TempDir()
+		var rows []ledger.Row
+		for i, v := range []float64{0.100, 0.101, 0.099, 0.100, 0.102} {
+			rows = append(rows, row("p", fmt.Sprintf("r%d", i), "m/x", t0.Add(time.Duration(i)*time.Hour), v))
+		}
+		z := row("p", "z", "m/x", t0.Add(10*time.Hour), 0.150)
+		u := stats.Unbounded(368)
+		z.TTFT.CI = &stats.DistCI{Confidence: 0.95, P50: stats.Interval{Lo: c.lo, Hi: c.hi}, P90: u, P95: u, P99: u, Mean: u}
+		z.CI.Confidence = 0.95
+		writeLedger(t, filepath.Join(dir, "results.csv"), append(rows, z)...)
+		s, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := Judge(s, "z", Baseline{N: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if js[0].Verdict != c.want {
+			t.Errorf("interval [%v, %v]: %s, want %s", c.lo, c.hi, js[0], c.want)
+		}
+		if c.want == Indeterminate && (len(Indeterminates(js)) == 0 ||
+			!strings.Contains(js[0].String(), "this run's own 95% interval (0.095 s–0.21 s) reaches back inside it; about ")) {
+			t.Errorf("indeterminate says %q", js[0])
 		}
 	}
 }

@@ -136,6 +136,9 @@ Second Ctrl-C: cancel at once.
 		// Nothing failed and nothing regressed: the baseline has too few earlier runs.
 		fmt.Fprintf(env.Stdout, "\nApply complete, not enough history for -baseline %s (exit %d). Cells: %d ok, %d failed. Results in %s/.\n",
 			a.Baseline, exitInsufficient, ok, failed, dir)
+	case code == exitIndeterminate:
+		fmt.Fprintf(env.Stdout, "\nApply complete, indeterminate against -baseline %s (exit %d): more requests would tell. Cells: %d ok, %d failed. Results in %s/.\n",
+			a.Baseline, exitIndeterminate, ok, failed, dir)
 	case code != exitOK:
 		fmt.Fprintf(env.Stdout, "\nApply failed! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
 	default:

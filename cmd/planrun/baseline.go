@@ -23,12 +23,16 @@ type baselineFlags struct {
 	Baseline     string
 	Key          string
 	Insufficient string
+	// FailOnIndeterminate fails (exit 5) what a gate could not settle, which else exits 8.
+	FailOnIndeterminate bool
 }
 
 func (b *baselineFlags) bindBaseline(fs *flag.FlagSet) {
 	fs.StringVar(&b.Baseline, "baseline", "", "judge the run against the median of each cell's last N runs before it: last:N (N ≥ 3)")
 	fs.StringVar(&b.Key, "key", "", "with -baseline: environment fields baseline runs must share besides the cell, e.g. server_version")
 	fs.StringVar(&b.Insufficient, "insufficient", "exit", "with -baseline, a figure with too few earlier runs: exit (code 7), pass, or fail (code 5)")
+	fs.BoolVar(&b.FailOnIndeterminate, "fail-on-indeterminate", false,
+		"exit 5, not 8, where the gate cannot tell change from noise: a change's interval straddles its threshold, or a run's own interval reaches back inside the baseline's noise band")
 }
 
 // gate parses the baseline flags and thresholds.
@@ -87,17 +91,22 @@ func (b *baselineFlags) verdictExit(env *Env, command string, js []history.Judge
 		return exitNothingCompared
 	}
 	regressed, insufficient := history.Failing(js)
+	indeterminate := history.Indeterminates(js)
 	for _, j := range regressed {
 		fmt.Fprintf(env.Stderr, "planrun %s: regression: %s\n", command, j)
 	}
-	for _, j := range insufficient {
+	for _, j := range slices.Concat(indeterminate, insufficient) {
 		fmt.Fprintf(env.Stderr, "planrun %s: %s\n", command, j)
 	}
 	switch {
-	case len(regressed) > 0 || (len(insufficient) > 0 && b.Insufficient == "fail"):
-		fmt.Fprintf(env.Stderr, "planrun %s: gate failed: %d regressed, %d insufficient data, of %d figure(s) of run %s against last:%d\n",
-			command, len(regressed), len(insufficient), len(js), runID, n)
+	case len(regressed) > 0 || (len(insufficient) > 0 && b.Insufficient == "fail") || (len(indeterminate) > 0 && b.FailOnIndeterminate):
+		fmt.Fprintf(env.Stderr, "planrun %s: gate failed: %d regressed, %d indeterminate, %d insufficient data, of %d figure(s) of run %s against last:%d\n",
+			command, len(regressed), len(indeterminate), len(insufficient), len(js), runID, n)
 		return exitRegression
+	case len(indeterminate) > 0:
+		fmt.Fprintf(env.Stderr, "planrun %s: gate indeterminate: %d of %d figure(s) of run %s moved beyond the noise band of last:%d on too few requests to tell (above; -fail-on-indeterminate fails them)\n",
+			command, len(indeterminate), len(js), runID, n)
+		return exitIndeterminate
 	case len(insufficient) > 0 && b.Insufficient == "exit":
 		// Its own outcome, neither passed nor failed: nothing regressed, the history is
 		// too short to say (a first run, or fewer earlier runs than a baseline needs).

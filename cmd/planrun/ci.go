@@ -56,6 +56,8 @@ func judgementCases(js []history.Judgement, insufficientFails bool) []junit.Case
 		switch {
 		case j.Verdict == history.Regressed:
 			c.Failure, c.Detail = j.String(), strings.Join(j.Baseline, "\n")
+		case j.Verdict == history.Indeterminate:
+			c.Skipped = j.String()
 		case j.Verdict == history.Insufficient && insufficientFails:
 			c.Failure = j.String()
 		case j.Verdict == history.Insufficient:

@@ -29,7 +29,6 @@ type compareArgs struct {
 	Out      string
 	Fields   string
 	FailOn   stringList
-	Strict   bool
 	baselineFlags
 	ciFlags
 }
@@ -156,8 +155,8 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintf(env.Stderr, "planrun compare: %s: %s%s\n", kind, b, explain[b.Row])
 	}
-	failing := compare.Failing(breaches, a.Strict)
-	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.Strict)},
+	failing := compare.Failing(breaches, a.FailOnIndeterminate)
+	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.FailOnIndeterminate)},
 		pairSummary(deltas, breaches, labelA, labelB, fields)) {
 		return exitError
 	}
@@ -185,8 +184,7 @@ func (a *compareArgs) bindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&a.JSON, "json", false, "write JSON: every row with every figure (A, B, Δ%) and the gate's breaches")
 	fs.StringVar(&a.Fields, "fields", "", "figures to show, comma-separated, or 'all' (default: ttft_p50_s,tpot_p50_ms,output_tok_s,vram_peak_gb)")
 	fs.Var(&a.FailOn, "fail-on", "exit 5 when a figure's change crosses this: 'ttft_p99_s>+10%' (repeatable)")
-	fs.BoolVar(&a.Strict, "fail-on-indeterminate", false, "exit 5, not 8, where a change's interval straddles its threshold (or the rows are too few to conclude)")
-	fs.BoolVar(&a.Strict, "strict", false, "the same as -fail-on-indeterminate")
+	fs.BoolVar(&a.FailOnIndeterminate, "strict", false, "the same as -fail-on-indeterminate")
 	a.bindBaseline(fs)
 	a.bindCI(fs)
 }

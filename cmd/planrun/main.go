@@ -53,7 +53,7 @@ var exitCodes = []struct {
 	{exitNothingCompared, "", "a -fail-on gate judged nothing: no row of A matches a row of B, or A and B are\nthe same run (with -baseline: the run has no measured row)"},
 	{exitInsufficient, "with -baseline: not enough history (a figure has < 3 earlier runs; -insufficient pass/fail decides)",
 		"with -baseline: a figure has insufficient data (fewer than 3 earlier runs of its\ncell and level), unless -insufficient pass or fail says otherwise"},
-	{exitIndeterminate, "", "a -fail-on threshold is indeterminate: the interval of a row's change straddles\nits limit (it says how many requests would resolve it); -fail-on-indeterminate makes it 5"},
+	{exitIndeterminate, "with -baseline: a figure moved beyond the noise band, but on too few requests to tell (-fail-on-indeterminate makes it 5)", "a -fail-on threshold is indeterminate: the interval of a row's change straddles\nits limit (it says how many requests would resolve it); -fail-on-indeterminate makes it 5"},
 	{exitUsage, "bad command line (nothing was run)", "bad command line"},
 	{exitOK, "every cell ok and every expect block held", "compared (a gate: passed, and it says on what)"},
 }
