@@ -88,7 +88,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	sink := newLevelSink(a.samples, ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency,
 		RequestRate: level.RequestRate, RunID: a.manifest.RunID, Host: a.host},
 		stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
-			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level)}, progress)
+			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}, progress)
 	m := levelMeasurement{Started: a.now()}
 	opts := a.executorOptions(setup.proc, sink)
 	var watch *precisionWatch

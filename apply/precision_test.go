@@ -44,6 +44,7 @@ workload "capped" {
   prompt_tokens = 8
   max_tokens    = 4
   concurrency   = 4
+  confidence    = 90
   requests      = 20
   warmup_runs   = 0
   repeat_runs   = 1
@@ -90,5 +91,10 @@ func TestPrecisionStopsALevel(t *testing.T) {
 	}
 	if r := rows["capped"]; r.Succeeded != 60 || !strings.Contains(r.Notes, "precision ttft_p50 ±0.01%: not reached in the run: max_requests 60 ended it (the row: ttft_p50 ±") {
 		t.Errorf("capped: %d requests, notes %q: want the cap's 60 and the reason", r.Succeeded, r.Notes)
+	}
+	// Its workload asks for 90% intervals: the row's are, and a p99 needs fewer requests.
+	if r := rows["capped"]; r.CI.Confidence != 0.90 || r.TTFT.CI == nil || r.TTFT.CI.Confidence != 0.90 ||
+		!strings.Contains(r.Notes, "no 90% interval for p99 from 60 requests (p99 needs 299)") {
+		t.Errorf("capped at confidence = 90: row confidence %v, notes %q", r.CI.Confidence, r.Notes)
 	}
 }

@@ -43,3 +43,26 @@ func TestPrecisionBlock(t *testing.T) {
 		}
 	}
 }
+
+// confidence = 90 | 95 | 99 sets the intervals' confidence; anything else is an error at
+// its value, and unset is 95%.
+func TestConfidence(t *testing.T) {
+	load := func(attr string) (*Plan, string) {
+		src := "workload \"w\" {\n  prompt_tokens = 64\n" + attr + "}\n"
+		p, diags := LoadFiles(t.TempDir(), map[string][]byte{"w.hcl": []byte(src)}, LoadOptions{Getenv: noEnv})
+		if diags.HasErrors() {
+			return nil, renderDiags(p, diags)
+		}
+		return p, ""
+	}
+	for attr, want := range map[string]float64{"": 0.95, "  confidence = 90\n": 0.90, "  confidence = 95\n": 0.95, "  confidence = 99\n": 0.99} {
+		p, errs := load(attr)
+		if errs != "" || p.Workloads[0].Confidence != want {
+			t.Errorf("%q: %s confidence %v, want %v", attr, errs, p, want)
+		}
+	}
+	if _, errs := load("  confidence = 80\n"); !strings.Contains(errs, "Error: Invalid confidence\n  --> w.hcl:3:16") ||
+		!strings.Contains(errs, "90, 95 (the default) or 99, not 80") {
+		t.Errorf("confidence 80: %s", errs)
+	}
+}

@@ -68,6 +68,9 @@ type Workload struct {
 	DeclRange hcl.Range
 	// Prefix, when set, groups the requests behind shared prefixes (a prefix block).
 	Prefix *Prefix
+	// Confidence is the confidence of the rows' intervals, a fraction (confidence = 90 |
+	// 95 | 99; 0.95 when unset).
+	Confidence float64
 	// Precision, when set, keeps each measured run sending until the named figures are
 	// that precise, or a cap is hit (precision block).
 	Precision *Precision
@@ -229,7 +232,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 		{Name: "fidelity_tolerance_pct"}, {Name: "fidelity_lag_ms"}, {Name: "ramp"},
-		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"},
+		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"}, {Name: "confidence"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}, {Type: "precision"}},
 }
@@ -308,6 +311,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	}
 	l.decodeFidelityTolerance(w, a["fidelity_tolerance_pct"], ctx)
 	l.decodeFidelityLag(w, a["fidelity_lag_ms"], ctx)
+	l.decodeConfidence(w, a["confidence"], ctx)
 	l.decodeReasoning(w, a, ctx)
 	l.decodeModelMix(w, a["models"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
@@ -410,6 +414,23 @@ func (l *loader) decodeFidelityTolerance(w *Workload, ft *hcl.Attribute, ctx *hc
 				Detail:  fmt.Sprintf("fidelity_tolerance_pct is in percent: %g allows %g%% below the asked load. For %g%%, write %g.", pct, pct, pct*100, pct*100),
 				Subject: ft.Expr.Range().Ptr()}})
 		}
+	}
+}
+
+// decodeConfidence reads the intervals' confidence: 90, 95 or 99 (percent).
+func (l *loader) decodeConfidence(w *Workload, c *hcl.Attribute, ctx *hcl.EvalContext) {
+	w.Confidence = stats.DefaultConfidence
+	if c == nil {
+		return
+	}
+	var pct float64
+	if l.decode(c, ctx, &pct) {
+		if err := stats.CheckConfidence(pct / 100); err != nil {
+			l.errorf(c.Expr.Range().Ptr(), "Invalid confidence",
+				"confidence is the confidence of every interval the rows carry, in percent: 90, 95 (the default) or 99, not %g.", pct)
+			return
+		}
+		w.Confidence = pct / 100
 	}
 }
 
