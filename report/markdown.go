@@ -180,6 +180,7 @@ func folded(b *strings.Builder, summary string, body func()) {
 func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	body, notes := headline(rows)
 	mdtable.TableOf(b, headlineHead, body)
+	b.WriteString(intervalLegend(body, []int{3, 4, 5}, rowsConfidence(rows)))
 	if len(notes) == 0 {
 		return
 	}
@@ -195,13 +196,14 @@ func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate > 0) }
 
 func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
-	mdtable.Table(b, lb.seed, func(add func(...string)) {
-		for _, r := range rows {
-			add(r.Model, r.Quantization, r.Tool, hardwareCell(r),
-				mdtable.Num(r.TTFT.P50, 1, 3), mdtable.Num(r.TPOT.P50, 1000, 1), mdtable.Num(r.OutputTokS, 1, 1),
-				memoryCell(r), concurrency(r), seedNotes(r))
-		}
-	})
+	var body [][]string
+	for _, r := range rows {
+		body = append(body, []string{r.Model, r.Quantization, r.Tool, hardwareCell(r),
+			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
+			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), concurrency(r), seedNotes(r)})
+	}
+	mdtable.TableOf(b, lb.seed, body)
+	b.WriteString(intervalLegend(body, []int{4, 5, 6}, rowsConfidence(rows)))
 }
 
 // seedNotes is the seed table's notes column: the row's verdict when it says more

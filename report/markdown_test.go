@@ -14,6 +14,7 @@ import (
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/ledgertest"
+	"github.com/planrun/planrun/stats"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 )
@@ -343,5 +344,29 @@ func TestMarkdownSeedTablesOnlyPartsWithRows(t *testing.T) {
 		if !strings.Contains(got, "## "+c.has+"\n\n") || strings.Contains(got, "## "+c.hasNot+"\n\n") {
 			t.Errorf("concurrency %d: want heading %q and not %q:\n%s", c.conc, c.has, c.hasNot, got)
 		}
+	}
+}
+
+// A figure with an interval shows it as a relative half-width, "0.201 ±0.5%"; one its
+// requests could not bound is marked, and a legend under the table says what both mean.
+// A row from before intervals shows the bare figure.
+func TestMarkdownShowsIntervals(t *testing.T) {
+	r := ledgertest.SampleRow("c1", 4)
+	r.TTFT.P50, r.TTFT.P99 = 0.201, 0.349
+	u := stats.Unbounded(368)
+	r.TTFT.CI = &stats.DistCI{Confidence: 0.95, P50: stats.Interval{Lo: 0.200, Hi: 0.202}, P90: u, P95: u, P99: u, Mean: u}
+	r.CI.Confidence = 0.95
+	old := ledgertest.SampleRow("c2", 4)
+	var b strings.Builder
+	headlineTable(&b, english, []ledger.Row{r, old})
+	md := b.String()
+	for _, want := range []string{"| 0.201 ±0.5% / 0.349† ", "± is the half-width of the figure's 95% confidence interval",
+		"†: too few requests (or, for tok/s, runs) to bound it at 95%"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(md, "| c2 | ") || strings.Count(md, "±0.5%") != 1 {
+		t.Errorf("the row without intervals shows one:\n%s", md)
 	}
 }

@@ -44,9 +44,9 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 			verdict += fmt.Sprintf(" [%d]", i+1)
 		}
 		body = append(body, []string{r.CellID, mdtable.Dash(r.Workload), concurrency(r),
-			mdtable.Num(r.TTFT.P50, 1, 3) + " / " + mdtable.Num(r.TTFT.P99, 1, 3) + prefixShare(r),
-			mdtable.Num(r.TPOT.P50, 1000, 1) + " / " + mdtable.Num(r.TPOT.P99, 1000, 1),
-			mdtable.Num(r.OutputTokS, 1, 1), memoryCell(r), verdict})
+			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3) + " / " + withInterval(r, "ttft_p99_s", r.TTFT.P99, 1, 3) + prefixShare(r),
+			withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1) + " / " + withInterval(r, "tpot_p99_ms", r.TPOT.P99, 1000, 1),
+			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), verdict})
 	}
 	return body, notes
 }
@@ -324,4 +324,60 @@ func sloCells(rows []ledger.Row) (head []string, body [][]string) {
 		}
 	}
 	return head, body
+}
+
+// unboundedMark follows a figure whose sample could not bound it (intervalLegend says so).
+const unboundedMark = "†"
+
+// withInterval writes a figure (·scale, to decimals) with its interval as a relative
+// half-width, "0.201 ±0.4%", from the row's interval on the ledger figure name; with
+// unboundedMark where the row has intervals but this one is unbounded; bare for a row
+// from before intervals.
+func withInterval(r ledger.Row, name string, v, scale float64, decimals int) string {
+	s := mdtable.Num(v, scale, decimals)
+	if math.IsNaN(v) {
+		return s
+	}
+	iv, _, ok := r.Interval(name)
+	if !ok {
+		return s
+	}
+	if hw := iv.HalfWidth(v * scale); !math.IsNaN(hw) {
+		return s + fmt.Sprintf(" ±%.1f%%", 100*hw)
+	}
+	if strings.HasSuffix(name, "_tok_s") {
+		return s // a rate needs 6 runs: the row's notes say so, a mark on every cell would not help
+	}
+	return s + unboundedMark
+}
+
+// intervalLegend is the line under a table whose figure cells (the columns cols) hold
+// unboundedMark or intervals; "" for one with neither.
+func intervalLegend(body [][]string, cols []int, conf float64) string {
+	var mark, pm bool
+	for _, row := range body {
+		for _, i := range cols {
+			mark = mark || strings.Contains(row[i], unboundedMark)
+			pm = pm || strings.Contains(row[i], "±")
+		}
+	}
+	if !mark && !pm {
+		return ""
+	}
+	s := fmt.Sprintf("± is the half-width of the figure's %g%% confidence interval, relative to it", 100*conf)
+	if mark {
+		s += fmt.Sprintf("; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would", unboundedMark, 100*conf)
+	}
+	return s + " ([how sure is a figure](https://github.com/planrun/planrun/blob/main/docs/uncertainty.md)).\n\n"
+}
+
+// rowsConfidence is the confidence of the rows' intervals (the first row with one's;
+// the default when none has).
+func rowsConfidence(rows []ledger.Row) float64 {
+	for _, r := range rows {
+		if c := r.CI.Confidence; c > 0 {
+			return c
+		}
+	}
+	return stats.DefaultConfidence
 }
