@@ -256,3 +256,61 @@ func intervalFields() []ResultField {
 	}
 	return out
 }
+
+// RowIntervals are one row's intervals in summary.json: every distribution's percentiles
+// and mean, the rates and the attainment, in the CSV's units, named as its columns
+// (ttft_p90_s, tpot_mean_ms, output_tok_s, ...).
+type RowIntervals struct {
+	CellID      string                    `json:"cell_id"`
+	Concurrency int                       `json:"concurrency"`
+	RequestRate JSONFloat                 `json:"request_rate,omitempty"`
+	Confidence  float64                   `json:"confidence"`
+	Figures     map[string]stats.Interval `json:"figures"`
+}
+
+// rowIntervals are the rows' intervals for summary.json; rows from before intervals
+// (and failed rows) have none.
+func rowIntervals(rows []Row) []RowIntervals {
+	var out []RowIntervals
+	for i := range rows {
+		r := &rows[i]
+		if math.IsNaN(r.CI.Confidence) || r.Succeeded == 0 {
+			continue
+		}
+		ri := RowIntervals{CellID: r.CellID, Concurrency: r.Concurrency, RequestRate: JSONFloat(r.RequestRate),
+			Confidence: r.CI.Confidence, Figures: map[string]stats.Interval{}}
+		for _, d := range slices.Concat(rowDists, reasoningDists) {
+			x := d.Get(r)
+			if x.CI == nil || math.IsNaN(x.P50) {
+				continue
+			}
+			for _, p := range stats.Percentiles {
+				iv, _ := x.CI.At(p)
+				ri.Figures[fmt.Sprintf("%s_p%d_%s", d.Prefix, p, d.Unit)] = iv.Scale(d.Scale)
+			}
+			ri.Figures[d.Prefix+"_mean_"+d.Unit] = x.CI.Mean.Scale(d.Scale)
+		}
+		for _, f := range intervalFigures {
+			if v := fieldOf(r, f.name); !math.IsNaN(v) { // the rates and the attainment
+				ri.Figures[f.name] = f.get(r).Scale(f.scale)
+			}
+		}
+		out = append(out, ri)
+	}
+	return out
+}
+
+// fieldOf is the row's rate or attainment figure named name, NaN when not measured.
+func fieldOf(r *Row, name string) float64 {
+	switch name {
+	case "output_tok_s":
+		return r.OutputTokS
+	case "goodput_tok_s":
+		return r.GoodputTokS
+	case "goodput_requests_s":
+		return r.GoodputReqS
+	case "slo_attainment_pct":
+		return r.SLOAttainmentPct
+	}
+	return math.NaN()
+}

@@ -62,6 +62,9 @@ type Summary struct {
 	// Models are the per-model figures of the rows of model mixes (those rows' pooled
 	// figures are in Rows, as every row's).
 	Models []MixFigures `json:"models,omitempty"`
+	// Intervals are each measured row's confidence intervals: every distribution's
+	// percentiles and mean, the rates and the attainment (the CSV has the shown ones).
+	Intervals []RowIntervals `json:"intervals,omitempty"`
 }
 
 // SummaryColumn describes one figure of a summary row.
@@ -91,6 +94,7 @@ func NewSummary(name string, m Manifest, rows []Row) Summary {
 	}
 	s.Sessions = sessionFigures(rows)
 	s.Models = mixFigures(rows)
+	s.Intervals = rowIntervals(rows)
 	return s
 }
 

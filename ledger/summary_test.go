@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger/summarytest"
+	"github.com/planrun/planrun/stats"
 )
 
 func TestSummaryValidatesAndEqualsTheCSV(t *testing.T) {
@@ -92,5 +93,49 @@ func TestSummarySchemaIDNamesItsFile(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("..", filepath.FromSlash(rel))); err != nil {
 		t.Errorf("$id %q names no file of the repository: %v", doc.ID, err)
+	}
+}
+
+// summary.json carries every interval of a measured row, in the CSV's units, with null
+// for an end its sample cannot bound and the count that would bound it.
+func TestSummaryHasTheIntervals(t *testing.T) {
+	r := NewRow()
+	r.CellID, r.Concurrency, r.Succeeded, r.TTFT.P50, r.TPOT.P50, r.OutputTokS = "c", 4, 100, 0.2, 0.02, 50
+	u := stats.Unbounded(368)
+	r.TTFT.CI = &stats.DistCI{Confidence: 0.95, P50: stats.Interval{Lo: 0.19, Hi: 0.21}, P90: u, P95: u, P99: u, Mean: u}
+	r.TPOT.CI = &stats.DistCI{Confidence: 0.95, P50: stats.Interval{Lo: 0.019, Hi: 0.021}, P90: u, P95: u, P99: u, Mean: u}
+	r.CI.Confidence, r.CI.OutputTokS = 0.95, stats.Unbounded(6)
+	var b strings.Builder
+	if err := WriteSummary(&b, NewSummary("p", Manifest{RunID: "r"}, []Row{r, NewRow()})); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Intervals []struct {
+			CellID     string `json:"cell_id"`
+			Confidence float64
+			Figures    map[string]struct {
+				Lo, Hi *float64
+				Needed int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(b.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Intervals) != 1 || got.Intervals[0].CellID != "c" || got.Intervals[0].Confidence != 0.95 {
+		t.Fatalf("intervals %+v, want the one measured row's", got.Intervals)
+	}
+	f := got.Intervals[0].Figures
+	if p := f["tpot_p50_ms"]; p.Lo == nil || *p.Lo != 19 || *p.Hi != 21 {
+		t.Errorf("tpot_p50_ms %+v, want [19, 21] ms", p)
+	}
+	if p := f["ttft_p99_s"]; p.Hi != nil || p.Needed != 368 {
+		t.Errorf("ttft_p99_s %+v, want an unbounded end needing 368", p)
+	}
+	if p, ok := f["output_tok_s"]; !ok || p.Lo != nil || p.Needed != 6 {
+		t.Errorf("output_tok_s %+v, want unbounded, needing 6 runs", p)
+	}
+	if _, ok := f["ttft_mean_s"]; !ok {
+		t.Errorf("no mean's interval: %v", f)
 	}
 }
