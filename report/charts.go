@@ -147,19 +147,53 @@ type loadMetric struct {
 	label    string
 	scale    float64
 	p50, p99 func(ledger.Row) float64
+	// interval names the ledger figure whose confidence interval the p50 line's error
+	// bars draw (in the chart's units, which are the ledger's).
+	interval string
 }
 
 var loadMetrics = []loadMetric{
-	{"TTFT (s)", 1, func(r ledger.Row) float64 { return r.TTFT.P50 }, func(r ledger.Row) float64 { return r.TTFT.P99 }},
-	{"TPOT (ms)", 1000, func(r ledger.Row) float64 { return r.TPOT.P50 }, func(r ledger.Row) float64 { return r.TPOT.P99 }},
-	{"E2E (s)", 1, func(r ledger.Row) float64 { return r.E2E.P50 }, func(r ledger.Row) float64 { return r.E2E.P99 }},
-	{"output tokens/s", 1, func(r ledger.Row) float64 { return r.OutputTokS }, nil},
+	{"TTFT (s)", 1, func(r ledger.Row) float64 { return r.TTFT.P50 }, func(r ledger.Row) float64 { return r.TTFT.P99 }, "ttft_p50_s"},
+	{"TPOT (ms)", 1000, func(r ledger.Row) float64 { return r.TPOT.P50 }, func(r ledger.Row) float64 { return r.TPOT.P99 }, "tpot_p50_ms"},
+	{"E2E (s)", 1, func(r ledger.Row) float64 { return r.E2E.P50 }, func(r ledger.Row) float64 { return r.E2E.P99 }, "e2e_p50_s"},
+	{"output tokens/s", 1, func(r ledger.Row) float64 { return r.OutputTokS }, nil, "output_tok_s"},
+}
+
+// errorBars are a series' points with the confidence interval of each (zero where a
+// row has none), for plotter.NewYErrorBars.
+type errorBars struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// addErrorBars draws, in the cell's colour, the interval of each point of s whose row has
+// a bounded one on the ledger figure name; nothing when none has.
+func addErrorBars(p *plot.Plot, s namedXYs, name string) bool {
+	e := errorBars{XYs: s.xys, YErrors: make(plotter.YErrors, len(s.xys))}
+	any := false
+	for i, r := range s.rows {
+		if iv, _, ok := r.Interval(name); ok && iv.Bounded() && iv.Lo <= s.xys[i].Y && s.xys[i].Y <= iv.Hi {
+			e.YErrors[i].Low, e.YErrors[i].High = s.xys[i].Y-iv.Lo, iv.Hi-s.xys[i].Y
+			any = true
+		}
+	}
+	if !any {
+		return false
+	}
+	bars, err := plotter.NewYErrorBars(e)
+	if err != nil {
+		return false
+	}
+	bars.LineStyle = draw.LineStyle{Color: seriesColor(s.cell), Width: vg.Points(1)}
+	bars.CapWidth = vg.Points(5)
+	p.Add(bars)
+	return true
 }
 
 // latencyFigure: one row of panels per kind of load, one panel per figure, each cell a
 // p50 line over its p50–p99 band.
 func latencyFigure(rows []ledger.Row) *figure {
-	f := newFigure("TTFT, TPOT and E2E against load (line p50, band p50–p99)", LatencyChartFile)
+	f := newFigure("TTFT, TPOT and E2E against load (line p50, bars its confidence interval, band p50–p99)", LatencyChartFile)
 	cells := cellIndex(rows)
 	for _, ax := range loadAxes {
 		if distinctLoads(rows, ax) < 2 {
@@ -178,6 +212,7 @@ func latencyFigure(rows []ledger.Row) *figure {
 				if m.p99 != nil {
 					addBand(p, s.cell, s.xys, cellSeries(s.rows, cells, ax.has, ax.x, scaled(m.p99, m.scale)))
 				}
+				addErrorBars(p, s, m.interval)
 				f.line(p, s)
 			}
 			panels = append(panels, p)

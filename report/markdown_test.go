@@ -370,3 +370,43 @@ func TestMarkdownShowsIntervals(t *testing.T) {
 		t.Errorf("the row without intervals shows one:\n%s", md)
 	}
 }
+
+// The latency chart draws each point's confidence interval as an error bar where its
+// row has one: the same rows with intervals draw more strokes than without.
+func TestLatencyChartDrawsIntervals(t *testing.T) {
+	svg := func(rows []ledger.Row) []byte {
+		dir := t.TempDir()
+		charts, err := WriteCharts(dir, rows, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range charts {
+			if c.File == LatencyChartFile {
+				data, err := os.ReadFile(filepath.Join(dir, c.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return data
+			}
+		}
+		t.Fatalf("no latency chart among %v", charts)
+		return nil
+	}
+	bare := reportRows()
+	with := reportRows()
+	u := stats.Unbounded(368)
+	for i := range with {
+		r := &with[i]
+		r.CI.Confidence = 0.95
+		r.TTFT.CI = &stats.DistCI{Confidence: 0.95, P50: stats.Interval{Lo: 0.9 * r.TTFT.P50, Hi: 1.1 * r.TTFT.P50}, P90: u, P95: u, P99: u, Mean: u}
+	}
+	a, b := bytes.Count(svg(bare), []byte("<path")), bytes.Count(svg(with), []byte("<path"))
+	t.Logf("latency chart: %d paths without intervals, %d with", a, b)
+	// Each bounded point adds its bar and two caps.
+	if b < a+3 {
+		t.Errorf("latency chart: %d paths with intervals, %d without: want the error bars", b, a)
+	}
+	if !bytes.Contains(svg(with), []byte("bars its confidence interval")) {
+		t.Error("the chart's title does not say what the bars are")
+	}
+}
