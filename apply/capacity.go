@@ -3,9 +3,11 @@ package apply
 import (
 	"context"
 	"math"
+	"slices"
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/stats"
 )
 
 // endsSweep reports whether the levels after row's are not run: its goal was missed,
@@ -33,6 +35,9 @@ type capacitySearch struct {
 	// target (a late level decides nothing); fidelity is each level's verdict.
 	clientBound []bool
 	fidelity    []string
+	// attainment is each level's SLO attainment interval (unbounded for a row from
+	// before intervals).
+	attainment []stats.Interval
 }
 
 // newCapacitySearch starts the cell's search from the rows already recorded.
@@ -51,6 +56,36 @@ func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
 	s.met = append(s.met, meetsCapacity(s.w, row))
 	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound || row.Fidelity == ledger.FidelityLate)
 	s.fidelity = append(s.fidelity, row.Fidelity)
+	iv := stats.Unbounded(0)
+	if row.CI.Confidence > 0 && row.Status != ledger.StatusInterrupted {
+		iv = row.CI.SLOAttainmentPct
+	}
+	s.attainment = append(s.attainment, iv)
+}
+
+// setRange says which levels' attainment intervals straddle the target, and the range
+// they leave the capacity in: above the highest level whose whole interval met it, below
+// the lowest whose whole interval missed it (client-bound levels decide nothing).
+func (s *capacitySearch) setRange(c *ledger.Capacity) {
+	target := s.w.Capacity.TargetPct
+	for i, iv := range s.attainment {
+		load := loadOf(s.w, s.levels[i])
+		switch {
+		case !iv.Bounded() || s.clientBound[i]:
+		case iv.Lo >= target:
+			c.RangeLo = max(c.RangeLo, load)
+		case iv.Hi < target:
+			if c.RangeHi == 0 || load < c.RangeHi {
+				c.RangeHi = load
+			}
+		default:
+			c.Undecided = append(c.Undecided, load)
+		}
+	}
+	slices.Sort(c.Undecided)
+	if len(c.Undecided) == 0 {
+		c.RangeLo, c.RangeHi = 0, 0
+	}
 }
 
 // bounds are the highest level that met the target and the lowest above it that
@@ -124,6 +159,7 @@ func (s *capacitySearch) answer() *ledger.Capacity {
 	default:
 		c.Value = loadOf(s.w, *met)
 	}
+	s.setRange(c)
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/stats"
 )
 
 // The mock's TTFT is 50 ms and a loaded machine only adds delay, so a 10 ms limit is
@@ -319,5 +320,34 @@ func TestCapacitySearchLateLevelDecidesNothing(t *testing.T) {
 	}
 	if str := c.String(); !strings.Contains(str, "could not keep the load's timing at request_rate 6.25 (fidelity late") {
 		t.Fatalf("answer says %q", str)
+	}
+}
+
+// A level whose attainment interval straddles the target is undecided: the search
+// bisects on the points as before, and the answer is also given as the range the
+// levels' intervals leave, between the highest level surely met and the lowest surely
+// missed.
+func TestCapacityAnswerIsARangeWhereLevelsAreUndecided(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{1, 8, 16}, Capacity: &plan.Capacity{TargetPct: 90, Resolution: 8}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(c int, good, n int) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.Status, r.Requests, r.Succeeded = "c", c, ledger.StatusOK, n, n
+		r.SLOAttainmentPct = 100 * float64(good) / float64(n)
+		r.CI.Confidence, r.CI.SLOAttainmentPct = 0.95, stats.ProportionInterval(good, n, 0.95).Scale(100)
+		return r
+	}
+	// 1: 400 of 400 good (97.8–100%); 8: 186 of 200 (88.5–96.1%, straddles 90); 16: 100 of 200.
+	s := newCapacitySearch(cell, []ledger.Row{row(1, 400, 400), row(8, 186, 200), row(16, 100, 200)})
+	c := s.answer()
+	if c == nil || c.Value != 8 || c.Bound != ledger.CapacityFound || !slices.Equal(c.Undecided, []float64{8}) || c.RangeLo != 1 || c.RangeHi != 16 {
+		t.Fatalf("answer %+v, want 8 found, 8 undecided, the range 1 to 16", c)
+	}
+	if str := c.String(); !strings.Contains(str, "undecided at concurrency 8 (the attainment interval straddles 90%): as a range, between 1 (the highest level surely met) and 16 (the lowest surely missed)") {
+		t.Errorf("String %q", str)
+	}
+	// Every level decided: no range.
+	if c := newCapacitySearch(cell, []ledger.Row{row(1, 400, 400), row(8, 400, 400), row(16, 100, 200)}).answer(); len(c.Undecided) != 0 || c.RangeLo != 0 || strings.Contains(c.String(), "range") {
+		t.Errorf("decided levels: %+v %q", c, c.String())
 	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Capacity is the answer of one cell's capacity search: the highest load level whose
@@ -28,6 +29,14 @@ type Capacity struct {
 	// was late (its sends, or its slots' turnaround, behind the timing asked) rather
 	// than client-bound; empty for client-bound.
 	ClientFidelity string `json:"client_fidelity,omitempty"`
+	// Undecided are the levels measured whose SLO attainment interval straddles the
+	// target: a point above or below it, but noise could be either. With any, the
+	// answer is a range: RangeLo is the highest level whose whole interval met the
+	// target (0: none), RangeHi the lowest whose whole interval missed it (0: none), and
+	// the capacity lies between them as far as the levels' intervals can tell.
+	Undecided []float64 `json:"undecided,omitempty"`
+	RangeLo   float64   `json:"range_lo,omitempty"`
+	RangeHi   float64   `json:"range_hi,omitempty"`
 }
 
 // Bounds of a Capacity.
@@ -44,8 +53,29 @@ const (
 )
 
 // String says the capacity in a line, e.g. "concurrency 10 at ≥ 95% SLO attainment
-// (bisected to 1)".
+// (bisected to 1)", with the range when levels were undecided.
 func (c Capacity) String() string {
+	s := c.point()
+	if len(c.Undecided) == 0 {
+		return s
+	}
+	levels := make([]string, len(c.Undecided))
+	for i, v := range c.Undecided {
+		levels[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	lo, hi := "none", "none"
+	if c.RangeLo > 0 {
+		lo = strconv.FormatFloat(c.RangeLo, 'f', -1, 64)
+	}
+	if c.RangeHi > 0 {
+		hi = strconv.FormatFloat(c.RangeHi, 'f', -1, 64)
+	}
+	return fmt.Sprintf("%s; undecided at %s %s (the attainment interval straddles %g%%): as a range, between %s (the highest level surely met) and %s (the lowest surely missed); more requests a level would narrow it",
+		s, c.Dimension, strings.Join(levels, ", "), c.TargetPct, lo, hi)
+}
+
+// point is String without the range.
+func (c Capacity) point() string {
 	v := c.Dimension + " " + strconv.FormatFloat(c.Value, 'f', -1, 64)
 	at := fmt.Sprintf("%g%% SLO attainment", c.TargetPct)
 	switch c.Bound {
