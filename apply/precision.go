@@ -35,6 +35,8 @@ type precisionRun struct {
 	// reached is the measured requests at which every figure was precise (0: never);
 	// timedOut is set when max_duration ended it.
 	reached  int
+	// widths are the half-widths the run stopped on (nil: it never reached them).
+	widths []float64
 	timedOut bool
 	timer    *time.Timer
 }
@@ -82,7 +84,7 @@ func (w *precisionWatch) add(ev executor.Event) {
 	}
 	acc := w.sink.runs[ev.Run]
 	if widths := precisionWidths(w.p, acc.Summary(acc.Window())); precise(w.p, widths) {
-		r.reached, r.closed = r.measured, true
+		r.reached, r.closed, r.widths = r.measured, true, widths
 		if r.timer != nil {
 			r.timer.Stop()
 		}
@@ -183,7 +185,11 @@ func (w *precisionWatch) note(pooled stats.Summary, interrupted bool) string {
 		if hi > lo {
 			after = fmt.Sprintf("%d–%d", lo, hi)
 		}
-		ends = append(ends, fmt.Sprintf("reached in %s, after %s requests", runs(reached), after))
+		e := fmt.Sprintf("reached in %s, after %s requests", runs(reached), after)
+		if len(w.runs) == 1 {
+			e += " (" + widthsText(w.p, w.runs[0].widths) + ")"
+		}
+		ends = append(ends, e)
 	}
 	if timedOut > 0 {
 		ends = append(ends, fmt.Sprintf("not reached in %s: max_duration %s ended it", runs(timedOut), w.p.MaxDuration))
@@ -194,13 +200,18 @@ func (w *precisionWatch) note(pooled stats.Summary, interrupted bool) string {
 	if interrupted {
 		ends = append(ends, "interrupted")
 	}
-	widths := precisionWidths(w.p, pooled)
+	return fmt.Sprintf("precision %s: %s; the row, with the requests in flight at the stop: %s", w.p, strings.Join(ends, "; "),
+		widthsText(w.p, precisionWidths(w.p, pooled)))
+}
+
+// widthsText is "ttft_p50 ±1.9%, tpot_p50 ±1.4%".
+func widthsText(p *plan.Precision, widths []float64) string {
 	got := make([]string, len(widths))
-	for i, t := range w.p.Targets {
-		got[i] = fmt.Sprintf("%s ±%.2g%%", t.Figure, 100*widths[i])
+	for i, t := range p.Targets {
+		got[i] = fmt.Sprintf("%s ±%.2f%%", t.Figure, 100*widths[i])
 		if math.IsNaN(widths[i]) {
 			got[i] = t.Figure + " unbounded"
 		}
 	}
-	return fmt.Sprintf("precision %s: %s (the row: %s)", w.p, strings.Join(ends, "; "), strings.Join(got, ", "))
+	return strings.Join(got, ", ")
 }
