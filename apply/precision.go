@@ -34,9 +34,9 @@ type precisionRun struct {
 	measured int
 	// reached is the measured requests at which every figure was precise (0: never);
 	// timedOut is set when max_duration ended it.
-	reached  int
+	reached int
 	// widths are the half-widths the run stopped on (nil: it never reached them).
-	widths []float64
+	widths   []float64
 	timedOut bool
 	timer    *time.Timer
 }
