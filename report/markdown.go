@@ -41,6 +41,9 @@ type labels struct {
 	single, concurrent, details, formulas string
 	env, charts, none                     string
 	results, notes, seedTables, open      string
+	// interval and unbounded explain ± and unboundedMark under a table (%g: the
+	// confidence in percent).
+	interval, unbounded string
 }
 
 var english = labels{
@@ -57,6 +60,8 @@ var english = labels{
 	notes:      "Notes",
 	seedTables: "The seed's tables (single request apart from concurrent)",
 	open:       "show",
+	interval:   "± is the half-width of the figure's %g%% confidence interval, relative to it",
+	unbounded:  "; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would",
 }
 
 var chinese = labels{
@@ -72,6 +77,8 @@ var chinese = labels{
 	notes:      "备注",
 	seedTables: "原表（单请求与并发分开）",
 	open:       "展开",
+	interval:   "± 为该指标 %g%% 置信区间的半宽（相对值）",
+	unbounded:  "；%s：请求（吞吐量则为运行次数）太少，无法在 %g%% 置信度下界定，所需数量见该行备注",
 }
 
 // WriteMarkdown renders the report for a PR: the compact headline table with its notes
@@ -180,7 +187,7 @@ func folded(b *strings.Builder, summary string, body func()) {
 func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	body, notes := headline(rows)
 	mdtable.TableOf(b, headlineHead, body)
-	b.WriteString(intervalLegend(body, []int{3, 4, 5}, rowsConfidence(rows)))
+	b.WriteString(intervalLegend(lb, body, []int{3, 4, 5}, rowsConfidence(rows)))
 	if len(notes) == 0 {
 		return
 	}
@@ -203,7 +210,7 @@ func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), concurrency(r), seedNotes(r)})
 	}
 	mdtable.TableOf(b, lb.seed, body)
-	b.WriteString(intervalLegend(body, []int{4, 5, 6}, rowsConfidence(rows)))
+	b.WriteString(intervalLegend(lb, body, []int{4, 5, 6}, rowsConfidence(rows)))
 }
 
 // seedNotes is the seed table's notes column: the row's verdict when it says more

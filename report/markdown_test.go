@@ -369,6 +369,11 @@ func TestMarkdownShowsIntervals(t *testing.T) {
 	if !strings.Contains(md, "| c2 | ") || strings.Count(md, "±0.5%") != 1 {
 		t.Errorf("the row without intervals shows one:\n%s", md)
 	}
+	var zh strings.Builder
+	headlineTable(&zh, chinese, []ledger.Row{r})
+	if !strings.Contains(zh.String(), "± 为该指标 95% 置信区间的半宽") || !strings.Contains(zh.String(), "†：请求") {
+		t.Errorf("the Chinese report's legend:\n%s", zh.String())
+	}
 }
 
 // The latency chart draws each point's confidence interval as an error bar where its

@@ -353,7 +353,7 @@ func withInterval(r ledger.Row, name string, v, scale float64, decimals int) str
 
 // intervalLegend is the line under a table whose figure cells (the columns cols) hold
 // unboundedMark or intervals; "" for one with neither.
-func intervalLegend(body [][]string, cols []int, conf float64) string {
+func intervalLegend(lb labels, body [][]string, cols []int, conf float64) string {
 	var mark, pm bool
 	for _, row := range body {
 		for _, i := range cols {
@@ -364,9 +364,9 @@ func intervalLegend(body [][]string, cols []int, conf float64) string {
 	if !mark && !pm {
 		return ""
 	}
-	s := fmt.Sprintf("± is the half-width of the figure's %g%% confidence interval, relative to it", 100*conf)
+	s := fmt.Sprintf(lb.interval, 100*conf)
 	if mark {
-		s += fmt.Sprintf("; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would", unboundedMark, 100*conf)
+		s += fmt.Sprintf(lb.unbounded, unboundedMark, 100*conf)
 	}
 	return s + " ([how sure is a figure](https://github.com/planrun/planrun/blob/main/docs/uncertainty.md)).\n\n"
 }
