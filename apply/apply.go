@@ -10,19 +10,14 @@ package apply
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/version"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/traffic"
 )
@@ -119,292 +114,95 @@ func (r *Result) Counts() (ok, failed, interrupted, skipped int) {
 	return
 }
 
-// ExpectFailure is an expect block whose condition was false (or could not be evaluated)
-// for one row.
-type ExpectFailure struct {
-	Expect      string
-	Cell        string
-	Concurrency int
-	// Level is the level that failed, every axis of it (plan.LevelOf its row), and
-	// LevelName what messages call it (the workload's LevelName: "c=4 rate=2/s").
-	Level     plan.LoadLevel
-	LevelName string
-	// Condition is the condition's text in the plan, with its file and line.
-	Condition string
-	Message   string
-}
-
-func (f ExpectFailure) String() string {
-	level := f.LevelName
-	if level == "" {
-		level = f.Level.String()
-	}
-	return fmt.Sprintf("expect %q failed for %s at %s: %s; condition: %s", f.Expect, f.Cell, level, f.Message, f.Condition)
-}
-
 // Run applies the plan. Cancelling ctx is the first Ctrl-C: no new requests are sent,
 // in-flight ones get Grace, everything measured is written and the cell is marked
 // interrupted. Run returns an error only when outputs cannot be written at all; failing
 // requests and cells are results.
+//
+// Three parts do the work: the run record (run.go) owns the run directory, the
+// coordinator (jobs.go) runs the cells placed on a batch scheduler as jobs and merges
+// their rows, and the applier runs the other cells here. Both write through the record.
 func Run(ctx context.Context, o Options) (*Result, error) {
-	scheds := schedulers(o)
-	if err := checkSchedulers(o, scheds); err != nil {
-		return nil, err
-	}
-	a, err := newApplier(o)
-	if err != nil {
-		return nil, err
-	}
-	a.schedulers = scheds
-	defer a.close()
-	return a.run(ctx)
-}
-
-type applier struct {
-	o        Options
-	now      func() time.Time
-	res      *Result
-	ledger   *ledger.Ledger
-	runCSV   *ledger.Ledger
-	samples  *ledger.RequestLog
-	declared map[string][]string // the output blocks' paths by kind (none on a Slurm node)
-	manifest ledger.Manifest
-	host     string
-	done     map[levelKey]ledger.Row // resumed levels already complete
-	tel      *gpu.Telemetry
-	ownTel   bool
-	mgr      *servers.Manager
-	known    backendSet
-	served   map[string]servedQuant // what each backend's model is served as (quant.go)
-	vram     []report.VRAMSeries
-	// traffic holds each workload's traffic, read before anything is sent (readDatasets).
-	traffic map[*plan.Workload]*traffic.Workload
-	// schedulers run the cells placed on them as batch jobs (jobs.go).
-	schedulers map[plan.Placement]batch.Scheduler
-}
-
-type levelKey struct {
-	cell  string
-	level plan.LoadLevel
-}
-
-func rowKey(r ledger.Row) levelKey {
-	return levelKey{r.CellID, plan.LoadLevel{Concurrency: r.Concurrency, RequestRate: r.RequestRate,
-		Inputs: r.Inputs, InputTokens: r.InputTokensPerInput}}
-}
-
-func newApplier(o Options) (*applier, error) {
 	if o.Name != "" {
 		if err := CheckRunName(o.Name); err != nil {
 			return nil, err
 		}
 	}
-	a := &applier{o: o, now: o.Now, res: &Result{}, done: map[levelKey]ledger.Row{}, known: newBackendSet(),
-		served: map[string]servedQuant{}}
-	if a.now == nil {
-		a.now = time.Now
-	}
-	p := o.Plan
-	ledgerPath, jsonlPath := a.readOutputs()
-	resultsDir := o.ResultsDir
-	switch {
-	case resultsDir == "" && ledgerPath == "":
-		resultsDir = filepath.Join(p.Dir, "results")
-	case resultsDir == "":
-		resultsDir = filepath.Dir(ledgerPath)
-	}
-	if ledgerPath == "" { // no output "csv": the ledger lies with the run directories
-		ledgerPath = filepath.Join(resultsDir, ledger.ResultsFile)
-	}
-	started := a.now()
-	var err error
-	runDir := o.Resume
-	if o.RunDir != "" {
-		if runDir, err = a.nodeRunDir(); err != nil {
-			return nil, err
-		}
-		ledgerPath, jsonlPath, a.declared = "", "", nil
-	} else {
-		// The ledger first: a ledger refused (e.g. another header) must not leave an
-		// empty run directory behind.
-		if err := os.MkdirAll(filepath.Dir(ledgerPath), 0o755); err != nil {
-			return nil, fmt.Errorf("creating the ledger's directory: %w", err)
-		}
-		if a.ledger, err = ledger.OpenLedger(ledgerPath); err != nil {
-			return nil, err
-		}
-	}
-	if runDir == "" {
-		if runDir, err = newRunDir(resultsDir, a.runName(), started); err != nil {
-			a.close()
-			return nil, fmt.Errorf("creating the run directory: %w", err)
-		}
-	}
-	if jsonlPath == "" {
-		jsonlPath = filepath.Join(runDir, ledger.RequestsFile)
-	}
-	a.res.RunDir, a.res.LedgerPath = runDir, ledgerPath
-	a.res.ReportPath = filepath.Join(runDir, ledger.MarkdownFile)
-
-	host := ledger.CollectHost()
-	a.manifest = ledger.Manifest{Environment: host, Started: started}
-	a.host = host.Host // a resumed run's rows say where they were measured, not where it began
-	if a.o.Resume != "" {
-		if err := a.loadResume(); err != nil {
-			a.close()
-			return nil, err
-		}
-	}
-	if a.manifest.RunID == "" { // a new run, or one from before run ids
-		a.manifest.RunID = newRunID(runDir)
-	}
-	if o.Resume == "" {
-		a.manifest.Command = redactCommand(o.Command, p.Variables)
-		if err := a.copyPlan(); err != nil {
-			a.close()
-			return nil, fmt.Errorf("copying the plan into the run directory: %w", err)
-		}
-	}
-	a.manifest.PlanrunVersion = version.String()
-	a.manifest.PlanPath, a.manifest.PlanHash = p.Path, p.Hash
-	if err := a.readDatasets(); err != nil {
-		a.close()
+	scheds := schedulers(o)
+	if err := checkSchedulers(o, scheds); err != nil {
 		return nil, err
 	}
-
-	if a.runCSV, err = ledger.OpenLedger(filepath.Join(runDir, ledger.ResultsFile)); err != nil {
-		a.close()
-		return nil, err
+	if o.Now == nil {
+		o.Now = time.Now
 	}
-	if a.samples, err = ledger.OpenRequestLog(jsonlPath); err != nil {
-		a.close()
-		return nil, err
-	}
-	a.openTelemetry()
-	a.mgr = servers.NewManager(servers.Options{})
-	return a, nil
-}
-
-// readOutputs takes the paths of the plan's output blocks by kind, and returns the
-// ledger's path ("" without an output "csv": results.csv in the results directory) and
-// the raw-sample log's ("" for the run directory's); the last block of a kind wins.
-func (a *applier) readOutputs() (ledgerPath, jsonlPath string) {
-	a.declared = map[string][]string{}
-	for _, out := range a.o.Plan.Outputs {
-		a.declared[out.Kind] = append(a.declared[out.Kind], out.Path)
-	}
-	last := func(paths []string) string {
-		if len(paths) == 0 {
-			return ""
+	note := func(format string, args ...any) {
+		if o.Progress != nil {
+			o.Progress.Note(format, args...)
 		}
-		return paths[len(paths)-1]
 	}
-	return last(a.declared[ledger.LedgerOutput]), last(a.declared[ledger.RequestsOutput])
-}
+	// The traffic first: a malformed dataset stops the run before any file is made.
+	tr, datasets, err := readTraffic(o.Cells, note)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := openRun(o, o.Now, note)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.close()
+	for _, d := range datasets {
+		rec.recordDataset(d.name, d.run)
+	}
+	a := newApplier(o, rec, tr)
+	defer a.close()
+	co := newCoordinator(rec, scheds, o)
 
-// openTelemetry opens NVML unless the caller gave a handle, and records the GPUs, the
-// driver and CUDA in the manifest.
-func (a *applier) openTelemetry() {
-	a.tel = a.o.GPU
-	if a.tel == nil {
-		a.tel, a.ownTel = gpu.Open(), true
-	}
-	info := a.tel.Info()
-	for _, d := range info.Devices {
-		a.manifest.GPUs = append(a.manifest.GPUs, fmt.Sprintf("%s (%.0f GB)", d.Name, float64(d.TotalBytes)/1e9))
-	}
-	a.manifest.Driver, a.manifest.CUDA = info.DriverVersion, info.CUDADriverVersion
-}
-
-func (a *applier) close() {
-	if a.mgr != nil {
-		a.mgr.Close()
-	}
-	if a.samples != nil {
-		a.samples.Close()
-	}
-	if a.runCSV != nil {
-		a.runCSV.Close()
-	}
-	if a.ledger != nil {
-		a.ledger.Close()
-	}
-	if a.ownTel && a.tel != nil {
-		a.tel.Close()
-	}
-}
-
-func (a *applier) note(format string, args ...any) {
-	if a.o.Progress != nil {
-		a.o.Progress.Note(format, args...)
-	}
-}
-
-// info is a note that all went as planned: left out with Options.Quiet.
-func (a *applier) info(format string, args ...any) {
-	if !a.o.Quiet {
-		a.note(format, args...)
-	}
-}
-
-func (a *applier) run(ctx context.Context) (*Result, error) {
-	if note := a.tel.Note(); note != "" {
-		a.note("%s", note)
+	if n := a.tel.Note(); n != "" {
+		note("%s", n)
 	}
 	a.checkHardware()
-	// Cells of a resumed run keep their status unless they are run again.
-	status := map[string]ledger.CellStatus{}
-	for _, c := range a.manifest.Cells {
-		status[c.ID] = c
-	}
-	a.manifest.Cells = nil
-	for _, c := range a.o.Cells {
-		st, ok := status[c.ID]
-		if !ok {
-			st = ledger.CellStatus{ID: c.ID, Status: "pending"}
-		}
-		a.manifest.Cells = append(a.manifest.Cells, st)
-	}
-	for _, r := range a.done {
-		a.res.Rows = append(a.res.Rows, r)
-	}
-	a.noteSkipped()
-	sortRows(a.res.Rows, a.o.Cells)
-	if err := a.writeManifest(); err != nil {
+	if err := rec.begin(); err != nil {
 		return nil, err
 	}
-
-	jobs := a.submitJobs(ctx)
-	if err := a.writeManifest(); err != nil {
+	co.submit(ctx)
+	if err := rec.writeManifest(); err != nil {
 		return nil, err
 	}
-	for i, cell := range a.o.Cells {
-		if a.scheduler(cell) != nil {
-			continue // a batch job runs it
+	for _, cell := range o.Cells {
+		if co.runs(cell) {
+			continue
 		}
 		if ctx.Err() != nil {
-			a.res.Interrupted = true
+			rec.interrupt()
 			break
 		}
 		st := a.runCell(ctx, cell)
-		a.manifest.Cells[i] = st
+		rec.setCell(st)
 		if st.Status == ledger.StatusInterrupted {
-			a.res.Interrupted = true
+			rec.interrupt()
 		}
-		if err := a.writeManifest(); err != nil {
-			return a.res, err
+		if err := rec.writeManifest(); err != nil {
+			return rec.res, err
 		}
-		if err := a.writeReport(); err != nil {
-			return a.res, err
+		if err := rec.writeReport(); err != nil {
+			return rec.res, err
 		}
-		a.mergeArrived(jobs)
+		co.mergeArrived()
 	}
 	a.mgr.Close()
-	a.waitJobs(jobs)
-	a.manifest.Ended = a.now()
-	a.res.Cells = a.manifest.Cells
-	if err := a.writeManifest(); err != nil {
-		return a.res, err
+	co.wait()
+	return rec.end()
+}
+
+// newApplier opens NVML unless the caller gave a handle (recording the GPUs, the driver
+// and CUDA in the run record) and the server manager.
+func newApplier(o Options, rec *runRecord, tr map[*plan.Workload]*traffic.Workload) *applier {
+	a := &applier{o: o, rec: rec, known: newBackendSet(), served: map[string]servedQuant{}, traffic: tr}
+	a.tel = o.GPU
+	if a.tel == nil {
+		a.tel, a.ownTel = gpu.Open(), true
 	}
-	return a.res, a.writeReport()
+	rec.recordGPUs(a.tel.Info())
+	a.mgr = servers.NewManager(servers.Options{})
+	return a
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/planrun/planrun/stats"
 )
 
-// endsSweep reports whether the levels after row's are not run: its goal was missed,
-// or it fell short of the workload's capacity target.
-func endsSweep(w *plan.Workload, row ledger.Row) bool {
-	return row.Goal == ledger.GoalMissed || (w.Capacity != nil && !meetsCapacity(w, row))
-}
-
 // meetsCapacity reports whether the row's SLO attainment reaches the capacity target.
 // An interrupted level proves nothing, so it does not meet it.
 func meetsCapacity(w *plan.Workload, row ledger.Row) bool {
@@ -169,7 +163,7 @@ func (s *capacitySearch) answer() *ledger.Capacity {
 // apart, and returns the answer. Each level it runs counts towards the cell's status
 // st; when interrupted it returns nil and st says so.
 func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *cellSetup, st *ledger.CellStatus) *ledger.Capacity {
-	s := newCapacitySearch(cell, a.res.Rows)
+	s := newCapacitySearch(cell, a.rec.rows())
 	for {
 		lv, more := s.next()
 		if !more {
@@ -204,7 +198,7 @@ func (a *applier) capacityPending(cell *plan.Cell) bool {
 	if cell.Workload.Capacity == nil {
 		return false
 	}
-	_, more := newCapacitySearch(cell, a.res.Rows).next()
+	_, more := newCapacitySearch(cell, a.rec.rows()).next()
 	return more
 }
 

@@ -17,11 +17,11 @@ import (
 
 // runCell runs every level of one cell and returns its status.
 func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatus {
-	todo, st := a.pendingLevels(cell)
+	todo, st := a.rec.pending(cell)
 	if len(todo) == 0 && !a.capacityPending(cell) {
-		a.note("%s: already complete in %s, skipped", cell.ID, a.res.RunDir)
+		a.note("%s: already complete in %s, skipped", cell.ID, a.rec.res.RunDir)
 		if cell.Workload.Capacity != nil {
-			st.Capacity = newCapacitySearch(cell, a.res.Rows).answer()
+			st.Capacity = newCapacitySearch(cell, a.rec.rows()).answer()
 		}
 		return st
 	}
@@ -50,7 +50,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 			break
 		}
 		if row.Goal == ledger.GoalMissed {
-			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.res.Rows, cell.ID))
+			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.rec.rows(), cell.ID))
 			break
 		}
 		if endsSweep(cell.Workload, row) {
@@ -63,40 +63,6 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 		}
 	}
 	return st
-}
-
-// countRow folds a level's row into its cell's status: an interrupted level interrupts
-// the cell, and the first failed level fails it with that level's notes.
-func countRow(st *ledger.CellStatus, row ledger.Row) {
-	switch row.Status {
-	case ledger.StatusInterrupted:
-		st.Status = ledger.StatusInterrupted
-	case ledger.StatusFailed:
-		if st.Status == ledger.StatusOK {
-			st.Status = ledger.StatusFailed
-			st.Notes = row.Notes
-		}
-	}
-}
-
-// pendingLevels returns the levels of the cell still to run, and the cell's status so
-// far: levels a resumed run already completed count towards it and are not run again.
-func (a *applier) pendingLevels(cell *plan.Cell) ([]plan.LoadLevel, ledger.CellStatus) {
-	st := ledger.CellStatus{ID: cell.ID, Status: ledger.StatusOK}
-	var todo []plan.LoadLevel
-	for _, lv := range cell.Workload.Levels() {
-		if r, ok := a.done[levelKey{cell.ID, lv}]; ok {
-			if r.Status == ledger.StatusFailed {
-				st.Status = ledger.StatusFailed
-			}
-			if endsSweep(cell.Workload, r) {
-				break // the sweep ended here before the interruption
-			}
-			continue
-		}
-		todo = append(todo, lv)
-	}
-	return todo, st
 }
 
 // cellSetup is what every level of a cell runs with once the cell is ready.
@@ -135,8 +101,8 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 			return nil, fmt.Errorf("server %q did not start: %v", spec.Name, err)
 		}
 		setup.proc = p
-		a.recordServer(spec, "")
-		setIn(&a.manifest.ServerStartup, spec.Name, p.StartupTime().Round(time.Millisecond).String())
+		a.rec.recordServer(spec, "")
+		a.rec.recordStartup(spec.Name, p.StartupTime())
 	}
 
 	b, err := a.backend(cell)
@@ -154,7 +120,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 	if cell.Server != nil {
-		a.recordServer(cell.Server.Spec, a.manifest.ServerVersions[cell.Backend.Addr])
+		a.rec.recordServer(cell.Server.Spec, cell.Backend.Addr)
 	}
 	if err := a.ensureModel(ctx, cell, b); err != nil {
 		return nil, err
@@ -190,22 +156,6 @@ func capacityNote(w *plan.Workload, rows []ledger.Row, cellID string) string {
 	lv := rowKey(*best).level
 	return fmt.Sprintf("goal of workload %q missed after %s: capacity at the goal is %s, %.1f output tok/s, %.2f req/s",
 		w.Name, lv, lv, best.OutputTokS, best.RequestsPerSec)
-}
-
-func noteSuffix(n string) string {
-	if n == "" {
-		return ""
-	}
-	return ": " + n
-}
-
-// backendKey names a cell's backend client: one backend block serves several hosts when
-// a matrix url gives each cell its own URL, and each host needs its own client.
-func backendKey(cell *plan.Cell) string {
-	if n := pinnedThreads(cell); n > 0 {
-		return fmt.Sprintf("%s %s num_thread=%d", cell.Backend.Addr, cell.Backend.URL, n) // hardware.go
-	}
-	return cell.Backend.Addr + " " + cell.Backend.URL
 }
 
 func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
@@ -255,11 +205,11 @@ func (a *applier) probe(ctx context.Context, cell *plan.Cell, b backends.Backend
 		return err
 	}
 	if pr.Version != "" {
-		setIn(&a.manifest.ServerVersions, addr, pr.Version)
+		a.rec.recordVersion(addr, pr.Version)
 	}
 	setIn(&a.known.listed, bk, pr.Models)
 	if d, ok := pr.ModelDigests[cell.ModelID]; ok && d != "" {
-		setIn(&a.manifest.ModelDigests, addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
+		a.rec.recordDigest(addr+" "+cell.ModelID, d) // keyed as ensureModel keys it
 	}
 	if root := pr.ModelRoots[cell.ModelID]; root != "" {
 		a.recordWeights(cell, root)

@@ -1,12 +1,9 @@
 package apply
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,14 +42,37 @@ func (o JobOptions) withDefaults() JobOptions {
 	return o
 }
 
+// coordinator runs the cells placed on a batch scheduler as jobs: it submits them,
+// follows each from its own goroutine, and merges what the jobs' nodes write into the
+// run record, from the goroutine that calls its methods (the one that runs the other
+// cells between its merges).
+type coordinator struct {
+	rec        *runRecord
+	schedulers map[plan.Placement]batch.Scheduler
+	opts       JobOptions
+	onNode     bool            // a job's node (Options.RunDir): every cell runs here
+	stop       <-chan struct{} // the second Ctrl-C
+	jobs       []*batchJob
+	events     chan jobEvent
+	open       int // jobs whose end has not been merged yet
+}
+
+func newCoordinator(rec *runRecord, scheds map[plan.Placement]batch.Scheduler, o Options) *coordinator {
+	return &coordinator{rec: rec, schedulers: scheds, opts: o.Jobs.withDefaults(), onNode: o.RunDir != "", stop: o.Stop,
+		events: make(chan jobEvent, 16)}
+}
+
 // scheduler is the batch scheduler that runs the cell, or nil when it runs here: always
-// on a job's node (Options.RunDir).
-func (a *applier) scheduler(c *plan.Cell) batch.Scheduler {
-	if a.o.RunDir != "" || c.Hardware == nil {
+// on a job's node.
+func (co *coordinator) scheduler(c *plan.Cell) batch.Scheduler {
+	if co.onNode || c.Hardware == nil {
 		return nil
 	}
-	return a.schedulers[c.Hardware.Placement()]
+	return co.schedulers[c.Hardware.Placement()]
 }
+
+// runs reports whether a batch job runs the cell.
+func (co *coordinator) runs(c *plan.Cell) bool { return co.scheduler(c) != nil }
 
 // checkSchedulers fails, naming the hardware block, when a selected cell is placed on a
 // scheduler this machine cannot submit to: nothing is sent then.
@@ -75,7 +95,7 @@ func checkSchedulers(o Options, scheds map[plan.Placement]batch.Scheduler) error
 }
 
 // batchJob is one batch job as the coordinator follows it. The follower goroutine owns
-// status and seen; the rest is read and written by the applier's goroutine only.
+// status and seen; the rest is read and written by the coordinator's goroutine only.
 type batchJob struct {
 	sched  batch.Scheduler
 	job    batch.Job
@@ -86,10 +106,10 @@ type batchJob struct {
 	rowIdx []int
 	line   string
 	status batch.Status
-	entry  int // index into manifest.SlurmJobs
+	entry  int // its entry in the manifest (runRecord.job)
 }
 
-// jobEvent is what a follower tells the applier: the job's latest status, rows that
+// jobEvent is what a follower tells the coordinator: the job's latest status, rows that
 // appeared since the last event, and, once, that the job ended.
 type jobEvent struct {
 	job    *batchJob
@@ -102,26 +122,18 @@ type jobEvent struct {
 	note        string
 }
 
-// jobRun is the set of jobs an apply submitted, on every scheduler.
-type jobRun struct {
-	jobs   []*batchJob
-	events chan jobEvent
-	open   int // jobs whose end has not been merged yet
-}
-
-// submitJobs hands the selected cells with levels still to run to their schedulers, in
+// submit hands the selected cells with levels still to run to their schedulers, in
 // plan order, and starts following each job.
-func (a *applier) submitJobs(ctx context.Context) *jobRun {
-	jr := &jobRun{events: make(chan jobEvent, 16)}
+func (co *coordinator) submit(ctx context.Context) {
 	var order []batch.Scheduler
 	cells := map[batch.Scheduler][]*plan.Cell{}
-	for _, c := range a.o.Cells {
-		s := a.scheduler(c)
+	for _, c := range co.rec.cells {
+		s := co.scheduler(c)
 		if s == nil {
 			continue
 		}
-		if todo, _ := a.pendingLevels(c); len(todo) == 0 {
-			a.note("%s: already complete in %s, skipped", c.ID, a.res.RunDir)
+		if todo, _ := co.rec.pending(c); len(todo) == 0 {
+			co.rec.note("%s: already complete in %s, skipped", c.ID, co.rec.res.RunDir)
 			continue
 		}
 		if cells[s] == nil {
@@ -130,122 +142,113 @@ func (a *applier) submitJobs(ctx context.Context) *jobRun {
 		cells[s] = append(cells[s], c)
 	}
 	for _, s := range order {
-		a.submitBatch(ctx, jr, s, cells[s])
+		co.submitBatch(ctx, s, cells[s])
 	}
-	return jr
 }
 
 // submitBatch submits the jobs of one scheduler's cells. A job the scheduler refuses
 // fails its cells with the scheduler's message; the others go on.
-func (a *applier) submitBatch(ctx context.Context, jr *jobRun, s batch.Scheduler, cells []*plan.Cell) {
+func (co *coordinator) submitBatch(ctx context.Context, s batch.Scheduler, cells []*plan.Cell) {
 	ids := make([]string, len(cells))
 	byID := map[string]*plan.Cell{}
 	for i, c := range cells {
 		ids[i], byID[c.ID] = c.ID, c
 	}
-	jobs, err := s.Jobs(ids, a.res.RunDir)
+	jobs, err := s.Jobs(ids, co.rec.res.RunDir)
 	if err != nil {
 		for _, c := range cells {
-			a.setCellStatus(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: err.Error()})
+			co.rec.setCell(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: err.Error()})
 		}
 		return
 	}
 	for _, job := range jobs {
-		j := &batchJob{sched: s, job: job, entry: len(a.manifest.SlurmJobs)}
+		j := &batchJob{sched: s, job: job}
 		for _, id := range job.CellIDs {
 			c := byID[id]
 			j.cells = append(j.cells, c)
-			todo, _ := a.pendingLevels(c)
+			todo, _ := co.rec.pending(c)
 			j.total += len(todo)
 		}
-		a.manifest.SlurmJobs = append(a.manifest.SlurmJobs, ledger.SlurmJob{Name: job.Name, Hardware: job.Hardware,
+		j.entry = co.rec.addJob(ledger.SlurmJob{Name: job.Name, Hardware: job.Hardware,
 			Dir: job.Dir, Cells: job.CellIDs, State: "SUBMITTING"})
-		rows := newJobRows(job.Dir, a.doneLevels()) // before the job can write a row
+		rows := newJobRows(job.Dir, co.rec.doneLevels()) // before the job can write a row
 		if j.id, err = s.Submit(ctx, job); err != nil {
-			a.failJob(j, err.Error())
+			co.failJob(j, err.Error())
 			continue
 		}
 		j.log = s.LogPath(job, j.id)
-		a.manifest.SlurmJobs[j.entry].ID = j.id
-		a.manifest.SlurmJobs[j.entry].Log = j.log
-		a.note("job %s %s: submitted (%d cells, %d levels; log %s)", j.id, job.Name, len(j.cells), j.total, j.log)
-		jr.jobs = append(jr.jobs, j)
-		jr.open++
-		go a.follow(ctx, j, rows, jr.events)
+		m := co.rec.job(j.entry)
+		m.ID, m.Log = j.id, j.log
+		co.rec.note("job %s %s: submitted (%d cells, %d levels; log %s)", j.id, job.Name, len(j.cells), j.total, j.log)
+		co.jobs = append(co.jobs, j)
+		co.open++
+		go co.follow(ctx, j, rows)
 	}
-}
-
-// doneLevels copies the levels a resumed run already holds, for a follower to skip.
-func (a *applier) doneLevels() map[levelKey]bool {
-	seen := make(map[levelKey]bool, len(a.done))
-	for k := range a.done {
-		seen[k] = true
-	}
-	return seen
 }
 
 // mergeArrived merges what the jobs reported since the last call, without waiting.
-func (a *applier) mergeArrived(sr *jobRun) {
-	for sr != nil && sr.open > 0 {
+func (co *coordinator) mergeArrived() {
+	for co.open > 0 {
 		select {
-		case ev := <-sr.events:
-			a.mergeJobEvent(sr, ev)
+		case ev := <-co.events:
+			co.merge(ev)
 		default:
 			return
 		}
 	}
 }
 
-// waitJobs merges the jobs' rows until every job has ended; a second Ctrl-C (Stop)
-// returns at once.
-func (a *applier) waitJobs(sr *jobRun) {
-	for sr.open > 0 {
+// wait merges the jobs' rows until every job has ended; a second Ctrl-C (Stop) returns
+// at once.
+func (co *coordinator) wait() {
+	for co.open > 0 {
 		select {
-		case ev := <-sr.events:
-			a.mergeJobEvent(sr, ev)
-		case <-a.o.Stop:
-			a.res.Interrupted = true
+		case ev := <-co.events:
+			co.merge(ev)
+		case <-co.stop:
+			co.rec.interrupt()
 			return
 		}
 	}
 }
 
-// mergeJobEvent writes what a follower reported: a progress line when the job's state
+// merge writes what a follower reported: a progress line when the job's state
 // or row count changed, its new rows into the report, and, once the job has ended, its
 // rows with their final state into the ledgers, failed rows for levels it never ran,
 // and its cells' statuses into the manifest.
-func (a *applier) mergeJobEvent(sr *jobRun, ev jobEvent) {
-	j := ev.job
+func (co *coordinator) merge(ev jobEvent) {
+	rec, j := co.rec, ev.job
 	j.status = ev.status
 	if ev.note != "" {
-		a.note("job %s %s: %s", j.id, j.job.Name, ev.note)
+		rec.note("job %s %s: %s", j.id, j.job.Name, ev.note)
 	}
 	for _, r := range ev.rows {
 		// The row joins this run: its id is the run's; Host stays the node that measured it.
-		r.RunID = a.manifest.RunID
+		r.RunID = rec.runID()
 		r.SlurmJob, r.SlurmNode = j.id, j.status.Node
-		j.rowIdx = append(j.rowIdx, len(a.res.Rows))
-		a.res.Rows = append(a.res.Rows, r)
+		j.rowIdx = append(j.rowIdx, rec.hold(r))
 		if c := j.cell(r.CellID); c != nil && r.Status != ledger.StatusInterrupted {
-			a.checkExpects(c, r)
+			rec.expectFailed(expectFailures(rec.plan, c, r))
 		}
 	}
 	if line := fmt.Sprintf("%s, rows %d of %d", j.status.Line(j.job.Name), len(j.rowIdx), j.total); line != j.line {
 		j.line = line
-		a.note("%s", line)
+		rec.note("%s", line)
 	}
-	m := &a.manifest.SlurmJobs[j.entry]
+	m := rec.job(j.entry)
 	m.Node, m.State, m.ExitCode = j.status.Node, j.status.State, j.status.ExitCode
 	if ev.done {
-		sr.open--
-		a.res.Interrupted = a.res.Interrupted || ev.interrupted
-		a.endJob(j, ev.reason, ev.interrupted)
+		co.open--
+		if ev.interrupted {
+			rec.interrupt()
+		}
+		co.endJob(j, ev.reason, ev.interrupted)
 	}
-	if err := a.writeManifest(); err != nil {
-		a.note("writing the manifest: %v", err)
+	if err := rec.writeManifest(); err != nil {
+		rec.note("writing the manifest: %v", err)
 	}
-	if err := a.writeReport(); err != nil {
-		a.note("writing the report: %v", err)
+	if err := rec.writeReport(); err != nil {
+		rec.note("writing the report: %v", err)
 	}
 }
 
@@ -263,7 +266,8 @@ func (j *batchJob) cell(id string) *plan.Cell {
 // state and the log (or interrupted, when the run was), and a level the node failed in a
 // job that did not complete names them after the node's own note; cells take the status
 // the node gave them.
-func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
+func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
+	rec := co.rec
 	why := reason
 	if why == "" {
 		why = fmt.Sprintf("%s job %s ended %s before this level ran (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
@@ -275,7 +279,7 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 	ended := fmt.Sprintf("%s job %s ended %s (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
 	ran := map[levelKey]bool{}
 	for _, i := range j.rowIdx {
-		r := &a.res.Rows[i]
+		r := rec.row(i)
 		ran[rowKey(*r)] = true
 		if r.Status == ledger.StatusFailed && j.status.Phase != batch.Completed {
 			// A level the node failed as the job was ended (its cancel stopped the
@@ -284,39 +288,36 @@ func (a *applier) endJob(j *batchJob, reason string, interrupted bool) {
 		}
 	}
 	for _, c := range j.cells {
-		todo, _ := a.pendingLevels(c)
+		todo, _ := rec.pending(c)
 		for _, lv := range todo {
 			if ran[levelKey{c.ID, lv}] || interrupted {
 				continue
 			}
-			r := a.jobFailedRow(c, lv, why)
+			r := jobFailedRow(rec, c, lv, why)
 			r.SlurmJob, r.SlurmNode = j.id, j.status.Node
-			j.rowIdx = append(j.rowIdx, len(a.res.Rows))
-			a.res.Rows = append(a.res.Rows, r)
+			j.rowIdx = append(j.rowIdx, rec.hold(r))
 		}
 	}
 	for _, i := range j.rowIdx {
-		r := &a.res.Rows[i]
+		r := rec.row(i)
 		r.SlurmState = j.status.State
-		a.appendLedgers(*r)
+		rec.writeLedgers(*r)
 	}
-	a.settleCells(j, interrupted, why)
-	if err := a.mergeSamples(filepath.Join(j.job.Dir, ledger.RequestsFile)); err != nil {
-		a.note("job %s %s: merging its raw samples: %v", j.id, j.job.Name, err)
+	co.settleCells(j, interrupted, why)
+	if err := rec.mergeRequests(filepath.Join(j.job.Dir, ledger.RequestsFile)); err != nil {
+		rec.note("job %s %s: merging its raw samples: %v", j.id, j.job.Name, err)
 	}
-	m := &a.manifest.SlurmJobs[j.entry]
+	m := rec.job(j.entry)
 	m.Notes = reason
 	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, ledger.ManifestFile)); err == nil {
 		m.GPUs = nm.GPUs
-		mergeInto(&a.manifest.ServerVersions, nm.ServerVersions)
-		mergeInto(&a.manifest.ModelDigests, nm.ModelDigests)
-		mergeInto(&a.manifest.ModelRoots, nm.ModelRoots)
+		rec.mergeNode(nm)
 	}
 }
 
 // settleCells gives each of the job's cells its status: the node's own (from its
 // manifest) when the node finished the cell, else failed with why, or interrupted.
-func (a *applier) settleCells(j *batchJob, interrupted bool, why string) {
+func (co *coordinator) settleCells(j *batchJob, interrupted bool, why string) {
 	node := map[string]ledger.CellStatus{}
 	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, ledger.ManifestFile)); err == nil {
 		for _, c := range nm.Cells {
@@ -325,7 +326,7 @@ func (a *applier) settleCells(j *batchJob, interrupted bool, why string) {
 	}
 	failedRow := map[string]string{}
 	for _, i := range j.rowIdx {
-		if r := a.res.Rows[i]; r.Status == ledger.StatusFailed && failedRow[r.CellID] == "" {
+		if r := co.rec.row(i); r.Status == ledger.StatusFailed && failedRow[r.CellID] == "" {
 			failedRow[r.CellID] = r.Notes
 		}
 	}
@@ -340,73 +341,31 @@ func (a *applier) settleCells(j *batchJob, interrupted bool, why string) {
 		default:
 			st = ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: why}
 		}
-		a.setCellStatus(st)
+		co.rec.setCell(st)
 	}
 }
 
 // failJob fails every cell of a job that never ran (its scheduler refused it): a failed row per
 // level, naming why.
-func (a *applier) failJob(j *batchJob, why string) {
-	a.note("%s: %s", j.job.Name, why)
-	m := &a.manifest.SlurmJobs[j.entry]
+func (co *coordinator) failJob(j *batchJob, why string) {
+	rec := co.rec
+	rec.note("%s: %s", j.job.Name, why)
+	m := rec.job(j.entry)
 	m.State, m.Notes = "NOT SUBMITTED", why
 	for _, c := range j.cells {
-		todo, _ := a.pendingLevels(c)
+		todo, _ := rec.pending(c)
 		for _, lv := range todo {
-			r := a.jobFailedRow(c, lv, why)
-			a.appendRow(r)
+			rec.append(jobFailedRow(rec, c, lv, why))
 		}
-		a.setCellStatus(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: why})
-	}
-}
-
-// mergeSamples appends a job's raw samples to the run's, a line at a time.
-func (a *applier) mergeSamples(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var rec ledger.RequestRecord
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			return err
-		}
-		rec.RunID = a.manifest.RunID // the sample joins this run, as its row did
-		if err := a.samples.Write(rec); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return a.samples.Flush()
-}
-
-func (a *applier) setCellStatus(st ledger.CellStatus) {
-	for i := range a.manifest.Cells {
-		if a.manifest.Cells[i].ID == st.ID {
-			a.manifest.Cells[i] = st
-		}
-	}
-}
-
-func mergeInto(dst *map[string]string, src map[string]string) {
-	for k, v := range src {
-		setIn(dst, k, v)
+		rec.setCell(ledger.CellStatus{ID: c.ID, Status: ledger.StatusFailed, Notes: why})
 	}
 }
 
 // jobFailedRow is the row of a level its job never ran (the job failed, was cancelled
 // or was never submitted): status failed, the reason in its notes, no figures. Host is
 // left empty: no machine measured it.
-func (a *applier) jobFailedRow(c *plan.Cell, lv plan.LoadLevel, why string) ledger.Row {
-	r := cellRow(c, lv, a.runRowContext())
+func jobFailedRow(rec *runRecord, c *plan.Cell, lv plan.LoadLevel, why string) ledger.Row {
+	r := cellRow(c, lv, rec.rowContext())
 	r.Host = ""
 	r.Status, r.Notes = ledger.StatusFailed, why
 	return r
@@ -416,8 +375,8 @@ func (a *applier) jobFailedRow(c *plan.Cell, lv plan.LoadLevel, why string) ledg
 // Poll. It cancels the job when its node cannot see the run directory, when it goes
 // RowsTimeout without a row, or when ctx ends (the first Ctrl-C); the last event says
 // the job ended.
-func (a *applier) follow(ctx context.Context, j *batchJob, jr *jobRows, events chan<- jobEvent) {
-	so := a.o.Jobs.withDefaults()
+func (co *coordinator) follow(ctx context.Context, j *batchJob, jr *jobRows) {
+	so, events := co.opts, co.events
 	shared := make(chan error, 1)
 	go func() { shared <- j.sched.WaitShared(ctx, j.job, j.id, so.SharedTimeout) }()
 	lastRow := time.Now()
@@ -428,7 +387,7 @@ func (a *applier) follow(ctx context.Context, j *batchJob, jr *jobRows, events c
 		ev.reason = why
 		if !cancelled {
 			cancelled = true
-			if err := a.cancelJob(j); err != nil {
+			if err := co.cancel(j); err != nil {
 				ev.note = err.Error()
 			}
 		}
@@ -468,14 +427,14 @@ func (a *applier) follow(ctx context.Context, j *batchJob, jr *jobRows, events c
 	events <- ev
 }
 
-// cancelJob cancels a job and waits until its scheduler no longer runs it; a second
-// Ctrl-C stops the wait.
-func (a *applier) cancelJob(j *batchJob) error {
+// cancel cancels a job and waits until its scheduler no longer runs it; a second Ctrl-C
+// stops the wait.
+func (co *coordinator) cancel(j *batchJob) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	go func() {
 		select {
-		case <-a.o.Stop:
+		case <-co.stop:
 			cancel()
 		case <-ctx.Done():
 		}

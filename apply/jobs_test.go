@@ -405,3 +405,49 @@ func TestJobsRefused(t *testing.T) {
 		t.Errorf("manifest jobs %+v, %v", m.SlurmJobs, err)
 	}
 }
+
+// The coordinator needs no cell runner: given a run record and a scheduler it submits
+// the job, merges its rows and the node's samples into the record, and settles the cell.
+// This is the seam a Kubernetes placement or a many-agent cell writes a run through.
+func TestCoordinatorWritesTheRunAlone(t *testing.T) {
+	f := newFake(t,
+		step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1, 2}, finish: true},
+		step{phase: batch.Completed, state: "COMPLETED", node: "node1"})
+	p, cells := loadPlan(t, fakePlan, "http://127.0.0.1:9")
+	notes := &noteRecorder{}
+	o := Options{Plan: p, Cells: cells, ResultsDir: t.TempDir(), Jobs: JobOptions{Poll: 5 * time.Millisecond}}
+	rec, err := openRun(o, time.Now, notes.Note)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.close()
+	co := newCoordinator(rec, map[plan.Placement]batch.Scheduler{plan.PlaceSlurm: f}, o)
+	if !co.runs(cells[0]) {
+		t.Fatalf("the coordinator does not run the slurm cell")
+	}
+	if err := rec.begin(); err != nil {
+		t.Fatal(err)
+	}
+	co.submit(context.Background())
+	co.wait()
+	res, err := rec.end()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rowsOf(res.Rows); strings.Join(got, "|") != "c=1 ok COMPLETED job=1 node=node1 |c=2 ok COMPLETED job=1 node=node1 " {
+		t.Fatalf("rows %q\nnotes:\n%s", got, notes.text())
+	}
+	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Cells) != 1 || m.Cells[0].Status != ledger.StatusOK || m.Ended.IsZero() || len(m.SlurmJobs) != 1 || m.SlurmJobs[0].State != "COMPLETED" {
+		t.Errorf("manifest cells %+v, jobs %+v, ended %v", m.Cells, m.SlurmJobs, m.Ended)
+	}
+	if l, err := ledger.ReadLedger(res.LedgerPath); err != nil || len(l) != 2 || l[0].RunID != m.RunID {
+		t.Errorf("ledger %q, %v", rowsOf(l), err)
+	}
+	if samples := readSamples(t, res.RunDir); len(samples) != 1 || samples[0].RunID != m.RunID {
+		t.Errorf("samples %+v", samples)
+	}
+}

@@ -3,17 +3,12 @@ package apply
 import (
 	"context"
 	"fmt"
-	"math"
-	"time"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/procmem"
-	"github.com/planrun/planrun/selfcheck"
+	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
 	"github.com/planrun/planrun/traffic"
@@ -43,36 +38,12 @@ func modelFigures(w *plan.Workload, byModel map[string]*stats.Accumulator, t sta
 	return out
 }
 
-// levelMeasurement is what one level measured, as plain values: the executor's runs
-// already summarised, and each monitor's summary of the measured window.
-type levelMeasurement struct {
-	Stats stats.Runs
-	// Models are each mix model's figures (modelFigures); nil without a mix.
-	Models []ledger.ModelFigures
-	// Monitored is false when no measured run started (interrupted during warm-up): then
-	// no monitor ran and GPU.Note says so.
-	Monitored bool
-	GPU       gpu.Summary
-	Proc      procmem.Summary // the server's process tree (memory.go)
-	Server    serverstats.Report
-	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
-	DCGM   serverstats.Report
-	Client selfcheck.Report
-	// FirstError is the text of the first failed request's error; empty when none failed.
-	FirstError string
-	// PrecisionNote says how a precision block's runs ended and how precise the row is
-	// ("" without one).
-	PrecisionNote  string
-	Interrupted    bool
-	Started, Ended time.Time
-}
-
 // measure runs the level's warm-up runs, then its measured runs with the monitors
 // watching, and summarises them.
 func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) levelMeasurement {
 	w := cell.Workload
 	lv := a.traffic[w].Level(level)
-	lv.Request, lv.Prompts, lv.Shapes = setup.tmpl, traffic.LevelPrompts(setup.prompts, a.manifest.RunID, level), setup.shapes
+	lv.Request, lv.Prompts, lv.Shapes = setup.tmpl, traffic.LevelPrompts(setup.prompts, a.rec.runID(), level), setup.shapes
 	if a.o.Progress != nil {
 		measuredRuns := lv.Requests * lv.RepeatRuns
 		if p := w.Precision; p != nil && p.MaxRequests > 0 {
@@ -85,21 +56,21 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	if a.o.Progress != nil {
 		progress = func(ev executor.Event) { a.o.Progress.Request(cell, level, ev) }
 	}
-	sink := newLevelSink(a.samples, ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency,
-		RequestRate: level.RequestRate, RunID: a.manifest.RunID, Host: a.host},
+	sink := newLevelSink(a.rec.requests, ledger.RequestRecord{CellID: cell.ID, Concurrency: level.Concurrency,
+		RequestRate: level.RequestRate, RunID: a.rec.runID(), Host: a.rec.host},
 		stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
 			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}, progress)
-	m := levelMeasurement{Started: a.now()}
+	m := levelMeasurement{Started: a.o.Now()}
 	opts := a.executorOptions(setup.proc, sink)
 	var watch *precisionWatch
 	if p := w.Precision; p != nil {
-		watch = newPrecisionWatch(p, lv.Requests, level.Concurrency, sink, a.now)
+		watch = newPrecisionWatch(p, lv.Requests, level.Concurrency, sink, a.o.Now)
 		sink.consumers = append(sink.consumers, watch.add) // after addRun, which it reads
 		opts.Enough, lv.MaxRequests = watch.Enough, p.RunRequests()
 		defer watch.stop()
 	}
 	res := a.runMonitored(ctx, setup.backend, lv, opts, a.levelMonitors(cell, setup.proc), &m)
-	m.Ended = a.now()
+	m.Ended = a.o.Now()
 
 	for _, r := range res.Runs {
 		if r.Err != nil {
@@ -116,15 +87,6 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		m.FirstError = sink.firstErr.Error()
 	}
 	return m
-}
-
-// maxSendLag is, in open loop and trace replay, the most any request was sent behind its
-// schedule; 0 when no request was paced.
-func (m *levelMeasurement) maxSendLag() time.Duration {
-	if lag := m.Stats.Pooled.SendLag; lag.N > 0 {
-		return time.Duration(math.Round(lag.Max * 1e9))
-	}
-	return 0
 }
 
 // runMonitored runs the warm-up runs, then starts the monitors, runs the measured runs
@@ -165,4 +127,44 @@ func (a *applier) executorOptions(proc *servers.Process, sink *levelSink) execut
 			Message: fmt.Sprintf("server %q exited during the cell (log: %s)", proc.Name(), proc.LogPath())}
 	}
 	return opts
+}
+
+// record holds a level's row against the plan's references and expectations, tells the
+// user what the client self-check warns about, and writes the row to the run record
+// (the ledgers, the report's rows and charts) and the progress.
+func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, row *ledger.Row) {
+	if m.GPU.Note == "" {
+		// One trace per GPU: a model split over cards shows each card's share.
+		for _, d := range m.GPU.Devices {
+			var pts []report.VRAMPoint
+			for _, p := range d.Series {
+				pts = append(pts, report.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
+			}
+			gpu := fmt.Sprintf("GPU %d %s", d.Index, d.Name)
+			a.rec.addVRAM(report.VRAMSeries{Label: cell.ID + " " + cell.Workload.LevelName(level), GPU: gpu, Points: pts})
+		}
+	}
+	if m.Monitored {
+		for _, w := range clientWarnings(*row, m) {
+			a.note("%s %s: %s", cell.ID, level, w)
+		}
+	}
+	holdAgainstReferences(a.o.Plan, cell, row)
+
+	a.rec.flushRequests()
+	if row.Requests > 0 || row.Status != ledger.StatusInterrupted {
+		a.rec.append(*row)
+		if row.Status != ledger.StatusInterrupted {
+			a.rec.expectFailed(expectFailures(a.o.Plan, cell, *row))
+		}
+	}
+	if a.o.Progress != nil {
+		a.o.Progress.EndLevel(cell, *row)
+	}
+}
+
+// recordUnmeasured writes the row of a cell that failed before measuring, at its first
+// pending level. Nothing was measured, so no reference or expectation is held against it.
+func (a *applier) recordUnmeasured(cell *plan.Cell, level plan.LoadLevel, reason string) {
+	a.rec.append(unmeasuredRow(cell, level, a.rec.rowContext(), reason, a.o.Now()))
 }

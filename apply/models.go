@@ -75,10 +75,7 @@ func (a *applier) ensureModel(ctx context.Context, cell *plan.Cell, b backends.B
 		info.Digest, info.Name = digest, name
 	}
 	key := be.Addr + " " + id
-	setIn(&a.manifest.Models, key, info)
-	if info.Digest != "" {
-		setIn(&a.manifest.ModelDigests, key, info.Digest)
-	}
+	a.rec.recordModel(key, info)
 	a.info("%s: model %s", cell.ID, info)
 	return nil
 }
@@ -95,7 +92,7 @@ func showModel(ctx context.Context, mm backends.ModelManager, model string) (led
 // modelNote is the row note naming the model a cell measured ("model tiny:latest
 // sha256:…, 1.2M params, F16, llama"), empty when ensureModel recorded none.
 func (a *applier) modelNote(cell *plan.Cell) string {
-	info, ok := a.manifest.Models[cell.Backend.Addr+" "+cell.ModelID]
+	info, ok := a.rec.model(cell.Backend.Addr + " " + cell.ModelID)
 	if !ok {
 		return ""
 	}
@@ -126,7 +123,7 @@ func missingModelError(cell *plan.Cell, have []string) error {
 // vLLM reports none, and a path alone does not tell changed weights apart.
 func (a *applier) recordWeights(cell *plan.Cell, root string) {
 	key := cell.Backend.Addr + " " + cell.ModelID
-	setIn(&a.manifest.ModelRoots, key, root)
+	a.rec.recordRoot(key, root)
 	if cell.Server == nil && !loopback(cell.Backend.URL) || !weights.IsCheckpoint(root) {
 		return
 	}
@@ -136,7 +133,7 @@ func (a *applier) recordWeights(cell *plan.Cell, root string) {
 		a.note("%s: weights %s: no digest: %v", cell.ID, root, err)
 		return
 	}
-	setIn(&a.manifest.ModelDigests, key, d)
+	a.rec.recordDigest(key, d)
 	if hashed > 0 {
 		a.info("%s: weights %s: %s (%.1f MB hashed in %s)", cell.ID, root, d, float64(hashed)/1e6, time.Since(began).Round(time.Millisecond))
 	}
@@ -153,4 +150,13 @@ func loopback(u string) bool {
 	}
 	ip := net.ParseIP(p.Hostname())
 	return ip != nil && ip.IsLoopback()
+}
+
+// backendKey names a cell's backend client: one backend block serves several hosts when
+// a matrix url gives each cell its own URL, and each host needs its own client.
+func backendKey(cell *plan.Cell) string {
+	if n := pinnedThreads(cell); n > 0 {
+		return fmt.Sprintf("%s %s num_thread=%d", cell.Backend.Addr, cell.Backend.URL, n) // hardware.go
+	}
+	return cell.Backend.Addr + " " + cell.Backend.URL
 }

@@ -132,7 +132,7 @@ func TestEnsureModelMissing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, seen := fakeOllama(t, model, tt.pull)
 			rec := &noteRecorder{}
-			a := &applier{o: Options{Progress: rec}}
+			a := &applier{o: Options{Progress: rec}, rec: &runRecord{note: rec.Note}}
 			cell := modelCell(srv.URL, model, tt.mode, tt.server)
 			err := a.ensureModel(context.Background(), cell, cellBackend(t, cell))
 			if got := strings.Join(*seen, ","); got != tt.wantSeen {
@@ -147,8 +147,8 @@ func TestEnsureModelMissing(t *testing.T) {
 						t.Errorf("error %q lacks %q", err, w)
 					}
 				}
-				if len(a.manifest.Models) != 0 {
-					t.Errorf("a failed check recorded models %v", a.manifest.Models)
+				if len(a.rec.manifest.Models) != 0 {
+					t.Errorf("a failed check recorded models %v", a.rec.manifest.Models)
 				}
 				return
 			}
@@ -156,17 +156,17 @@ func TestEnsureModelMissing(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.mode == plan.EnsureModelOff {
-				if a.manifest.Models != nil || a.modelNote(cell) != "" {
-					t.Errorf("off recorded %v", a.manifest.Models)
+				if a.rec.manifest.Models != nil || a.modelNote(cell) != "" {
+					t.Errorf("off recorded %v", a.rec.manifest.Models)
 				}
 				return
 			}
 			want := ledger.ModelInfo{Name: "qwen2.5:7b", Digest: "845dbda0ea48ed749caafd9e6037047aa19acfcfd82e704d7ca97d631a0b697e",
 				ParameterSize: "7.6B", QuantizationLevel: "Q4_K_M", Family: "llama", Format: "gguf"}
-			if got := a.manifest.Models["ollama.t qwen2.5:7b"]; got != want {
+			if got := a.rec.manifest.Models["ollama.t qwen2.5:7b"]; got != want {
 				t.Errorf("manifest model %+v, want %+v", got, want)
 			}
-			if got := a.manifest.ModelDigests["ollama.t qwen2.5:7b"]; got != want.Digest {
+			if got := a.rec.manifest.ModelDigests["ollama.t qwen2.5:7b"]; got != want.Digest {
 				t.Errorf("manifest digest %q", got)
 			}
 			if got, w := a.modelNote(cell), "model qwen2.5:7b sha256:845dbda0ea48, 7.6B params, Q4_K_M, llama"; got != w {
@@ -187,12 +187,13 @@ func TestEnsureModelMissing(t *testing.T) {
 // and a model it lacks fails the check with the command that gets it.
 func TestEnsureModelRealOllama(t *testing.T) {
 	s := ollamatest.Start(t)
-	a := &applier{o: Options{Progress: &noteRecorder{}}}
+	nr := &noteRecorder{}
+	a := &applier{o: Options{Progress: nr}, rec: &runRecord{note: nr.Note}}
 	cell := modelCell(s.URL, s.Model, plan.EnsureModelCheck, nil)
 	if err := a.ensureModel(context.Background(), cell, cellBackend(t, cell)); err != nil {
 		t.Fatal(err)
 	}
-	got := a.manifest.Models["ollama.t "+s.Model]
+	got := a.rec.manifest.Models["ollama.t "+s.Model]
 	if digest := s.Digest(t, s.Model+":latest"); got.Digest != digest || got.Name != s.Model+":latest" {
 		t.Errorf("model %+v, want name tiny:latest and digest %q from /api/tags", got, digest)
 	}

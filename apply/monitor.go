@@ -59,21 +59,6 @@ func (g *gpuMonitor) start(context.Context) {
 
 func (g *gpuMonitor) stop(m *levelMeasurement) { m.GPU = g.sampler.Stop() }
 
-// telemetryFor is the GPU telemetry that can measure the cell's server: local NVML, or
-// none for a server on another host (its hardware block names the host), where local
-// NVML would measure the wrong machine.
-func (a *applier) telemetryFor(cell *plan.Cell) *gpu.Telemetry {
-	if cell.Hardware != nil && !isLocalHost(cell.Hardware.Host) {
-		return gpu.Remote(cell.Hardware.Host)
-	}
-	if hw := cell.Hardware; hw != nil && len(hw.Pins.GPUs) > 0 {
-		if sel, err := a.tel.Select(hw.Pins.GPUs); err == nil {
-			return sel // checkPins failed the cell when the GPUs are not there
-		}
-	}
-	return a.tel
-}
-
 // clientMonitor is planrun's self-check: its own CPU and scheduling lag.
 type clientMonitor struct{ mon *selfcheck.Monitor }
 

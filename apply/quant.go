@@ -73,7 +73,7 @@ func (a *applier) readServedQuant(ctx context.Context, cell *plan.Cell, setup *c
 			return sq
 		}
 	}
-	if root := a.manifest.ModelRoots[cell.Backend.Addr+" "+cell.ModelID]; probed && root != "" && (cell.Server != nil || loopback(cell.Backend.URL)) {
+	if root := a.rec.root(cell.Backend.Addr + " " + cell.ModelID); probed && root != "" && (cell.Server != nil || loopback(cell.Backend.URL)) {
 		if sq, ok := quantFromConfig(root); ok {
 			return sq
 		}

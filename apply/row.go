@@ -10,10 +10,12 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/version"
+	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/procmem"
 	"github.com/planrun/planrun/selfcheck"
+	"github.com/planrun/planrun/stats"
 )
 
 // rowContext is what a row says about the run that produced it, beyond the level's own
@@ -29,16 +31,10 @@ type rowContext struct {
 	Estimate *gpu.VRAMEstimate
 }
 
-// runRowContext is the part of a row's context that is the same for every row of the run.
-func (a *applier) runRowContext() rowContext {
-	return rowContext{Plan: planName(a.o.Plan), PlanPath: a.o.Plan.Path, PlanHash: a.o.Plan.Hash, Version: version.String(),
-		RunID: a.manifest.RunID, Host: a.host}
-}
-
 // rowContext gathers the row's context, including the VRAM estimate for the context
 // length the server reported (which reads the model's shape from the server once).
 func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.LoadLevel, cal executor.Calibration, m levelMeasurement) rowContext {
-	rc := a.runRowContext()
+	rc := a.rec.rowContext()
 	rc.ModelNote, rc.Calibration = a.modelNote(cell), cal
 	ctxLen := 0
 	for _, sm := range m.Server.Models {
@@ -244,4 +240,58 @@ func setVRAM(row *ledger.Row, g gpu.Summary) {
 		row.VRAMProcessGB = float64(proc) / 1e9
 	}
 	row.VRAMSource = g.MemoryAPI
+}
+
+// levelMeasurement is what one level measured, as plain values: the executor's runs
+// already summarised, and each monitor's summary of the measured window.
+type levelMeasurement struct {
+	Stats stats.Runs
+	// Models are each mix model's figures (modelFigures); nil without a mix.
+	Models []ledger.ModelFigures
+	// Monitored is false when no measured run started (interrupted during warm-up): then
+	// no monitor ran and GPU.Note says so.
+	Monitored bool
+	GPU       gpu.Summary
+	Proc      procmem.Summary // the server's process tree (memory.go)
+	Server    serverstats.Report
+	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
+	DCGM   serverstats.Report
+	Client selfcheck.Report
+	// FirstError is the text of the first failed request's error; empty when none failed.
+	FirstError string
+	// PrecisionNote says how a precision block's runs ended and how precise the row is
+	// ("" without one).
+	PrecisionNote  string
+	Interrupted    bool
+	Started, Ended time.Time
+}
+
+// maxSendLag is, in open loop and trace replay, the most any request was sent behind its
+// schedule; 0 when no request was paced.
+func (m *levelMeasurement) maxSendLag() time.Duration {
+	if lag := m.Stats.Pooled.SendLag; lag.N > 0 {
+		return time.Duration(math.Round(lag.Max * 1e9))
+	}
+	return 0
+}
+
+// countRow folds a level's row into its cell's status: an interrupted level interrupts
+// the cell, and the first failed level fails it with that level's notes.
+func countRow(st *ledger.CellStatus, row ledger.Row) {
+	switch row.Status {
+	case ledger.StatusInterrupted:
+		st.Status = ledger.StatusInterrupted
+	case ledger.StatusFailed:
+		if st.Status == ledger.StatusOK {
+			st.Status = ledger.StatusFailed
+			st.Notes = row.Notes
+		}
+	}
+}
+
+func noteSuffix(n string) string {
+	if n == "" {
+		return ""
+	}
+	return ": " + n
 }

@@ -2,8 +2,10 @@ package apply
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +13,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/servers"
 )
 
 // The run directory holds what is needed to repeat the run: the plan's files, the
@@ -37,28 +39,26 @@ func newRunID(runDir string) string {
 }
 
 // copyPlan copies the plan's files into the run directory and writes the variables'
-// values as a -var-file, sensitive ones left out, and lists both in the manifest.
-func (a *applier) copyPlan() error {
-	p, dir := a.o.Plan, a.res.RunDir
+// values as a -var-file, sensitive ones left out; it returns the copies' paths in the
+// run directory and the values, for the manifest.
+func copyPlan(p *plan.Plan, dir string) (files []string, vars map[string]string, err error) {
 	if err := os.MkdirAll(filepath.Join(dir, planCopyDir), 0o755); err != nil {
-		return err
+		return nil, nil, err
 	}
 	names := make([]string, 0, len(p.Files))
 	for name := range p.Files {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	a.manifest.PlanFiles = nil
 	for _, name := range names {
 		rel := filepath.Join(planCopyDir, filepath.Base(name))
 		if err := writeFile(filepath.Join(dir, rel), p.Files[name].Bytes); err != nil {
-			return err
+			return nil, nil, err
 		}
-		a.manifest.PlanFiles = append(a.manifest.PlanFiles, rel)
+		files = append(files, rel)
 	}
 	vars, text := variableValues(p.Variables)
-	a.manifest.Variables = vars
-	return writeFile(filepath.Join(dir, VariablesFile), text)
+	return files, vars, writeFile(filepath.Join(dir, VariablesFile), text)
 }
 
 // variableValues returns each variable's value as HCL text (redacted when sensitive),
@@ -88,25 +88,6 @@ func writeFile(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
-}
-
-// recordServer notes in the manifest how a plan-managed server was started, and its
-// version once its backend's probe has told it.
-func (a *applier) recordServer(spec servers.Spec, version string) {
-	if a.manifest.Servers == nil {
-		a.manifest.Servers = map[string]ledger.ServerRun{}
-	}
-	s := a.manifest.Servers[spec.Name]
-	s.Command, s.Dir, s.Setup = spec.Command, spec.Dir, spec.Setup
-	s.EnvNames = nil
-	for name := range spec.Env {
-		s.EnvNames = append(s.EnvNames, name)
-	}
-	slices.Sort(s.EnvNames)
-	if version != "" {
-		s.Version = version
-	}
-	a.manifest.Servers[spec.Name] = s
 }
 
 // redactCommand returns args with the value of each -var that sets a sensitive variable
@@ -144,4 +125,89 @@ func setIn[M ~map[K]V, K comparable, V any](m *M, k K, v V) {
 		*m = M{}
 	}
 	(*m)[k] = v
+}
+
+// newRunDir creates the run's directory, named for the run (the plan's file name, or
+// -name) and its start time, as <name>-2006-01-02T15-04-05; a second run in the same
+// second gets a suffix rather than mixing its files with the first's.
+func newRunDir(parent, name string, started time.Time) (string, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	base := filepath.Join(parent, name+"-"+started.UTC().Format(RunTimeLayout))
+	dir := base
+	for i := 2; ; i++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", err
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// RunTimeLayout is the start time in a run directory's name.
+const RunTimeLayout = "2006-01-02T15-04-05"
+
+// CheckRunName says why name cannot name run directories (apply -name): it must be a
+// plain file name, so the run directory stays inside the results directory.
+func CheckRunName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("the run name is empty")
+	case len(name) > 64:
+		return fmt.Errorf("the run name %q is longer than 64 characters", name)
+	case name[0] == '.' || name[0] == '-':
+		return fmt.Errorf("the run name %q starts with %q: use a letter or digit first", name, name[:1])
+	}
+	for _, r := range name {
+		if !safeNameRune(r) {
+			return fmt.Errorf("the run name %q holds %q: use letters, digits, '.', '_' and '-' only", name, r)
+		}
+	}
+	return nil
+}
+
+func safeNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// runName is the name part of the run's directory: Options.Name, or the plan's file
+// name with any character unsafe in a file name replaced by '-'.
+func runName(o Options) string {
+	if o.Name != "" {
+		return o.Name
+	}
+	name := strings.TrimLeft(strings.Map(func(r rune) rune {
+		if safeNameRune(r) {
+			return r
+		}
+		return '-'
+	}, planName(o.Plan)), ".-")
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return cmp.Or(name, "run")
+}
+
+func planName(p *plan.Plan) string {
+	base := filepath.Base(p.Path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// reportChoices are the reports' language and percentiles: the choice of the last
+// output block whose kind takes the option (all reports of a run show the same).
+func reportChoices(outs []*plan.Output) (language string, percentiles []int) {
+	for _, out := range outs {
+		k, _ := ledger.LookupOutput(out.Kind)
+		if slices.Contains(k.Options, ledger.OptionLanguage) && out.Language != "" {
+			language = out.Language
+		}
+		if slices.Contains(k.Options, ledger.OptionPercentiles) {
+			percentiles = out.Percentiles
+		}
+	}
+	return language, percentiles
 }

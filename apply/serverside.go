@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -139,15 +138,6 @@ type modelShape struct {
 	err   error
 }
 
-func isLocalHost(h string) bool {
-	switch h {
-	case "", "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	name, _ := os.Hostname()
-	return h == name
-}
-
 // checkHardware warns, once per hardware block, when what the plan declares is not what
 // NVML sees on this machine: rows would otherwise carry the wrong card's name.
 func (a *applier) checkHardware() {
@@ -160,7 +150,7 @@ func (a *applier) checkHardware() {
 		seen[hw.Name] = true
 		for _, w := range a.tel.CheckDeclared(hw.GPU, hw.VRAMGB) {
 			a.note("hardware %q: %s", hw.Name, w)
-			a.manifest.Warnings = append(a.manifest.Warnings, fmt.Sprintf("hardware %q: %s", hw.Name, w))
+			a.rec.warn(fmt.Sprintf("hardware %q: %s", hw.Name, w))
 		}
 	}
 }

@@ -14,32 +14,39 @@ import (
 	"github.com/planrun/planrun/traffic"
 )
 
-// readDatasets reads every workload's traffic before anything is sent (traffic.Read): a
-// malformed row or an empty file stops the run with file:line, and each dataset's
-// SHA-256 and row count go into the manifest.
-func (a *applier) readDatasets() error {
-	a.traffic = map[*plan.Workload]*traffic.Workload{}
-	for _, c := range a.o.Cells {
+// readTraffic reads every workload's traffic before anything is sent (traffic.Read): a
+// malformed row or an empty file stops the run with file:line. Each dataset's SHA-256
+// and row count are returned, for the manifest.
+func readTraffic(cells []*plan.Cell, note func(string, ...any)) (map[*plan.Workload]*traffic.Workload, []datasetRead, error) {
+	tr := map[*plan.Workload]*traffic.Workload{}
+	var read []datasetRead
+	for _, c := range cells {
 		w := c.Workload
-		if _, done := a.traffic[w]; done {
+		if _, done := tr[w]; done {
 			continue
 		}
 		t, err := traffic.Read(w)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		a.traffic[w] = t
+		tr[w] = t
 		if w.Dataset == nil {
 			continue
 		}
 		s := t.Sample
-		setIn(&a.manifest.Datasets, w.Dataset.Name, ledger.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
-			SHA256: s.Info.SHA256, Rows: s.Info.Rows, Kept: s.Info.Kept})
+		read = append(read, datasetRead{w.Dataset.Name, ledger.DatasetRun{Path: w.Dataset.Spec.Path, Format: w.Dataset.Spec.Format,
+			SHA256: s.Info.SHA256, Rows: s.Info.Rows, Kept: s.Info.Kept}})
 		if s.Note != "" {
-			a.note("workload %q: %s", w.Name, s.Note)
+			note("workload %q: %s", w.Name, s.Note)
 		}
 	}
-	return nil
+	return tr, read, nil
+}
+
+// datasetRead is what the manifest records of a dataset a workload read.
+type datasetRead struct {
+	name string
+	run  ledger.DatasetRun
 }
 
 // calibrate matches the cell's prompts to the server's own token count: one calibrated

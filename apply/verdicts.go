@@ -18,9 +18,9 @@ import (
 // holdAgainstReferences sets the row's reference verdict: for every matching reference
 // block, each published range against the row's figure ("ttft_s within; output_tok_s
 // below"). A figure that was not measured gets no verdict.
-func (a *applier) holdAgainstReferences(cell *plan.Cell, row *ledger.Row) {
+func holdAgainstReferences(p *plan.Plan, cell *plan.Cell, row *ledger.Row) {
 	var names, verdicts []string
-	for _, ref := range a.o.Plan.References {
+	for _, ref := range p.References {
 		if !ref.Matches(cell) {
 			continue
 		}
@@ -41,10 +41,12 @@ func (a *applier) holdAgainstReferences(cell *plan.Cell, row *ledger.Row) {
 	row.Verdict = strings.Join(verdicts, "; ")
 }
 
-// checkExpects evaluates every expect block that applies to the row's cell.
-func (a *applier) checkExpects(cell *plan.Cell, row ledger.Row) {
+// expectFailures evaluates every expect block that applies to the row's cell, and
+// returns those whose condition did not hold.
+func expectFailures(p *plan.Plan, cell *plan.Cell, row ledger.Row) []ExpectFailure {
+	var fs []ExpectFailure
 	vals := ledger.ResultValues(&row) // what an expect condition sees as result.*
-	for _, e := range a.o.Plan.Expects {
+	for _, e := range p.Expects {
 		if !e.Applies(cell.ID) {
 			continue
 		}
@@ -62,15 +64,15 @@ func (a *applier) checkExpects(cell *plan.Cell, row ledger.Row) {
 		msg += " (" + describeValues(e.Condition, vals) + ")"
 		lv := plan.LevelOf(&row)
 		f := ExpectFailure{Expect: e.Name, Cell: cell.ID, Concurrency: row.Concurrency, Level: lv, LevelName: cell.Workload.LevelName(lv),
-			Condition: a.source(e.Condition.Range()), Message: msg}
-		a.res.ExpectFailures = append(a.res.ExpectFailures, f)
-		a.note("%s", f)
+			Condition: source(p, e.Condition.Range()), Message: msg}
+		fs = append(fs, f)
 	}
+	return fs
 }
 
 // source is the plan text of a range (an expect's condition), with its location.
-func (a *applier) source(r hcl.Range) string {
-	f, ok := a.o.Plan.Files[r.Filename]
+func source(p *plan.Plan, r hcl.Range) string {
+	f, ok := p.Files[r.Filename]
 	if !ok || r.End.Byte > len(f.Bytes) || r.Start.Byte > r.End.Byte {
 		return r.String()
 	}
@@ -107,4 +109,33 @@ func ctyString(v cty.Value) string {
 		return strconv.FormatFloat(f, 'g', 6, 64)
 	}
 	return v.GoString()
+}
+
+// endsSweep reports whether the levels after row's are not run: its goal was missed,
+// or it fell short of the workload's capacity target.
+func endsSweep(w *plan.Workload, row ledger.Row) bool {
+	return row.Goal == ledger.GoalMissed || (w.Capacity != nil && !meetsCapacity(w, row))
+}
+
+// ExpectFailure is an expect block whose condition was false (or could not be evaluated)
+// for one row.
+type ExpectFailure struct {
+	Expect      string
+	Cell        string
+	Concurrency int
+	// Level is the level that failed, every axis of it (plan.LevelOf its row), and
+	// LevelName what messages call it (the workload's LevelName: "c=4 rate=2/s").
+	Level     plan.LoadLevel
+	LevelName string
+	// Condition is the condition's text in the plan, with its file and line.
+	Condition string
+	Message   string
+}
+
+func (f ExpectFailure) String() string {
+	level := f.LevelName
+	if level == "" {
+		level = f.Level.String()
+	}
+	return fmt.Sprintf("expect %q failed for %s at %s: %s; condition: %s", f.Expect, f.Cell, level, f.Message, f.Condition)
 }

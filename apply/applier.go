@@ -1,0 +1,39 @@
+package apply
+
+import (
+	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/traffic"
+)
+
+// applier runs cells on this machine: it starts the servers they need, builds and
+// probes their backends, and measures their levels into the run record.
+type applier struct {
+	o   Options
+	rec *runRecord
+	tel *gpu.Telemetry
+	// ownTel: the applier opened tel, and closes it.
+	ownTel bool
+	mgr    *servers.Manager
+	known  backendSet
+	served map[string]servedQuant // what each backend's model is served as (quant.go)
+	// traffic holds each workload's traffic, read before anything is sent (readTraffic).
+	traffic map[*plan.Workload]*traffic.Workload
+}
+
+func (a *applier) close() {
+	a.mgr.Close()
+	if a.ownTel {
+		a.tel.Close()
+	}
+}
+
+func (a *applier) note(format string, args ...any) { a.rec.note(format, args...) }
+
+// info is a note that all went as planned: left out with Options.Quiet.
+func (a *applier) info(format string, args ...any) {
+	if !a.o.Quiet {
+		a.note(format, args...)
+	}
+}
