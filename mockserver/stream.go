@@ -466,7 +466,7 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 		g.last = written
 		if t != nil {
 			t.Chunks = append(t.Chunks, ChunkTruth{Tokens: to - from, Reasoning: max(min(to, g.reasoning)-from, 0),
-				Due: due, Written: written})
+				Due: due, Writing: now, Written: written})
 		}
 	}
 	s.outTok.Add(int64(g.tokens))

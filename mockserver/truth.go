@@ -57,12 +57,16 @@ type Truth struct {
 }
 
 // ChunkTruth is one content chunk: how many tokens it carried, when the schedule said it
-// was due, and when the flush that wrote it returned.
+// was due, when the mock began to write it and when the flush that wrote it returned.
+// The bytes left between Writing and Written: on a loaded machine the mock can be taken
+// off the CPU after its write and before its stamp, so a client may read a chunk before
+// Written, never before Writing.
 type ChunkTruth struct {
 	Tokens int
 	// Reasoning is how many of Tokens were reasoning (Config.ReasoningTokens).
 	Reasoning int
 	Due       time.Time
+	Writing   time.Time
 	Written   time.Time
 }
 
