@@ -29,15 +29,6 @@ func missingPlanHint(path string) string {
 	return suggest.DidYouMean(path, names)
 }
 
-// sentence ends msg with a full stop before a hint (" Did you mean …?"), so the two read
-// as two sentences; msg alone when there is no hint.
-func sentence(msg, hint string) string {
-	if hint == "" || strings.HasSuffix(msg, ".") {
-		return msg + hint
-	}
-	return msg + "." + hint
-}
-
 // severalPlans explains a directory load whose errors are names declared twice in
 // different files: the directory holds separate plans (as examples/ does), not one plan
 // split into files. It lists the files, to validate one at a time.

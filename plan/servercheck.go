@@ -222,14 +222,6 @@ func checkServerCommands(cells []*Cell) hcl.Diagnostics {
 	return diags
 }
 
-func mixNames(w *Workload) []string {
-	var out []string
-	for _, m := range w.Models {
-		out = append(out, m.Name)
-	}
-	return out
-}
-
 func servedText(f vllmFlags) string {
 	if len(f.served) == 0 {
 		return "one model"

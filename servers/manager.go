@@ -98,21 +98,6 @@ func (m *Manager) Current() *Process {
 	return m.cur
 }
 
-// Release stops the current server, if any, e.g. before cells that need none, so that
-// its GPU memory does not count against them.
-func (m *Manager) Release() error {
-	m.acquire.Lock()
-	defer m.acquire.Unlock()
-	m.mu.Lock()
-	p := m.cur
-	m.cur = nil
-	m.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	return p.Stop()
-}
-
 // Close stops every server the Manager started, including one whose start is in flight,
 // and returns when they are all gone. It is idempotent, safe to call concurrently with
 // Acquire and from a signal handler's goroutine; later calls wait for the first and

@@ -85,23 +85,6 @@ func TestManagerRestartsDeadServer(t *testing.T) {
 	}
 }
 
-func TestManagerReleaseStopsCurrent(t *testing.T) {
-	spec, opts := serverSpec(t, "a")
-	mgr := NewManager(opts)
-	defer mgr.Close()
-	p, err := mgr.Acquire(withTimeout(t), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mgr.Release(); err != nil {
-		t.Fatal(err)
-	}
-	if p.State() == nil || mgr.Current() != nil {
-		t.Fatal("Release left the server running")
-	}
-	assertGone(t, "server", p.PID())
-}
-
 // Close from another goroutine (the signal path) while Acquire waits for readiness.
 func TestManagerCloseDuringAcquire(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")

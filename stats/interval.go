@@ -219,25 +219,6 @@ func quantileInterval(n int, p, conf float64, at func(rank int) float64) Interva
 	return iv
 }
 
-// MeanInterval is Student's t interval of the mean of values: mean ± t(n−1) · s/√n, with
-// s the sample standard deviation. Fewer than two values bound nothing.
-func MeanInterval(values []float64, conf float64) Interval {
-	n := len(values)
-	if n < 2 {
-		return Unbounded(2)
-	}
-	var sum float64
-	for _, v := range values {
-		sum += v
-	}
-	mean := sum / float64(n)
-	var sq float64
-	for _, v := range values {
-		sq += (v - mean) * (v - mean)
-	}
-	return meanInterval(n, mean, math.Sqrt(sq/float64(n-1)), conf)
-}
-
 // meanInterval is the t interval for a mean of n values with sample standard deviation s.
 func meanInterval(n int, mean, s, conf float64) Interval {
 	if n < 2 || math.IsNaN(mean) || math.IsNaN(s) {
