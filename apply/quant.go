@@ -185,10 +185,11 @@ func (a *applier) setServedQuant(cell *plan.Cell, row *ledger.Row) {
 	if !ok {
 		return
 	}
-	// An undeclared quantization is not filled into the row: compare pairs rows by it,
-	// and two servers that state it differently (F16, bfloat16) or not at all would no
-	// longer pair. The served value is in the notes and quantization_source.
-	row.QuantizationSource = sq.source
+	// An undeclared quantization is not filled into the row's quantization: compare
+	// pairs rows by it, and two servers that state it differently (F16, bfloat16) or not
+	// at all would no longer pair. The served value is in quantization_served, which the
+	// tables show, and in the notes.
+	row.QuantizationSource, row.QuantizationServed = sq.source, sq.level
 	note := "quantization " + sq.level + " from " + sq.source
 	if sq.level == "" {
 		note = "quantization " + notStated

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,6 +112,16 @@ func TestUndeclaredQuantizationFilledFromServer(t *testing.T) {
 	r := res.Rows[0]
 	if r.Status != ledger.StatusOK || r.Quantization != "" || !strings.Contains(r.Notes, "quantization Q4_K_M from ollama /api/show") {
 		t.Errorf("status %s, quantization %q, notes %s", r.Status, r.Quantization, r.Notes)
+	}
+	// The served quantization is in its own column, read back from the ledger, and the
+	// seed's table shows it in the Quant column.
+	rows, err := ledger.ReadLedger(res.LedgerPath)
+	if err != nil || len(rows) != 1 || rows[0].QuantizationServed != "Q4_K_M" || rows[0].QuantShown() != "Q4_K_M" {
+		t.Fatalf("ledger rows %+v, %v: want quantization_served Q4_K_M", rows, err)
+	}
+	md, err := os.ReadFile(res.ReportPath)
+	if err != nil || !regexp.MustCompile(`\| tiny \| Q4_K_M \|`).Match(md) {
+		t.Errorf("report's seed table has no Quant Q4_K_M:\n%s (%v)", md, err)
 	}
 }
 

@@ -297,6 +297,7 @@ var columns = func() []column {
 	c = append(c, embeddingsColumns()...)
 	c = append(c, memoryColumns()...)
 	c = append(c, intervalColumns()...)
+	c = append(c, strCol("quantization_served", func(r *Row) *string { return &r.QuantizationServed }))
 	return c
 }()
 

@@ -31,6 +31,20 @@ type Served struct {
 	// QuantizationSource says where the row's quantization was read ("ollama /api/show
 	// details.quantization_level"), or that the server does not state it.
 	QuantizationSource string
+	// QuantizationServed is the quantization the server says it serves ("F16",
+	// "bfloat16"), empty when it does not state it. The row's Quantization stays the
+	// plan's label, which compare pairs rows by; the tables show this one where the plan
+	// declares none (QuantShown).
+	QuantizationServed string
+}
+
+// QuantShown is the quantization the tables show: the plan's, else what the server
+// serves.
+func (r Row) QuantShown() string {
+	if r.Quantization != "" {
+		return r.Quantization
+	}
+	return r.QuantizationServed
 }
 
 func newMemory() Memory {

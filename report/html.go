@@ -139,11 +139,20 @@ func htmlCells(rows []ledger.Row, pcts []int) []htmlCell {
 	return cells
 }
 
+// served is the quantization the server serves, where the plan's label does not
+// already say it.
+func served(r ledger.Row) string {
+	if r.QuantizationServed == "" || strings.EqualFold(r.QuantizationServed, r.Quantization) {
+		return ""
+	}
+	return r.QuantizationServed
+}
+
 // cellAbout says what produced a cell's rows, in one line.
 func cellAbout(r ledger.Row) string {
 	var parts []string
 	for _, p := range [][2]string{{"model", r.Model}, {"model id", r.ModelID}, {"quantization", r.Quantization},
-		{"tool", r.Tool}, {"backend", ledger.SafeURL(r.BackendURL)}, {"hardware", r.Hardware}, {"GPU", r.GPU},
+		{"served as", served(r)}, {"tool", r.Tool}, {"backend", ledger.SafeURL(r.BackendURL)}, {"hardware", r.Hardware}, {"GPU", r.GPU},
 		{"workload", r.Workload}} {
 		if p[1] != "" {
 			parts = append(parts, p[0]+" "+p[1])

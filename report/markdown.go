@@ -205,7 +205,7 @@ func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate 
 func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	var body [][]string
 	for _, r := range rows {
-		body = append(body, []string{r.Model, r.Quantization, r.Tool, hardwareCell(r),
+		body = append(body, []string{r.Model, r.QuantShown(), r.Tool, hardwareCell(r),
 			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
 			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), concurrency(r), seedNotes(r)})
 	}
