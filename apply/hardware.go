@@ -130,15 +130,16 @@ func withNumThread(extra map[string]any, n int) map[string]any {
 }
 
 // setServedHardware fills the row's environment from what the server really ran on:
-// the CPU model and the cores the kernel allowed its process (Cpus_allowed_list), and
-// the GPUs the level's sampler read, named and indexed as NVML has them.
+// the CPU model and the cores the kernel allowed its processes (the union of their
+// Cpus_allowed_list: vLLM pinned keeps its engine core and its API server on different
+// cores), and the GPUs the level's sampler read, named and indexed as NVML has them.
 func setServedHardware(row *ledger.Row, proc *servers.Process, g gpu.Summary) {
 	row.CPU = procmem.CPUModel()
-	pid := os.Getpid() // without a managed server, planrun's own: the machine's
+	pids := []int{os.Getpid()} // without a managed server, planrun's own: the machine's
 	if proc != nil {
-		pid = proc.PID()
+		pids = proc.GroupPIDs()
 	}
-	if list, _, err := procmem.CPUsAllowed(pid); err == nil {
+	if list, err := procmem.GroupCPUsAllowed(pids); err == nil {
 		row.CPUsAllowed = list
 	}
 	if row.GPU == "" && len(g.Devices) > 0 {

@@ -13,9 +13,14 @@ package procmem
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -253,6 +258,49 @@ func CPUsAllowed(pid int) (list string, cores []int, err error) {
 		}
 	}
 	return "", nil, fmt.Errorf("/proc/%d/status has no Cpus_allowed_list", pid)
+}
+
+// GroupCPUsAllowed is the union of the CPU lists the processes may run on, in the
+// kernel's format ("0-1,3"): a server's process tree, whose processes an engine may pin
+// apart (vLLM's engine core on some cores, its API server on the others). Processes
+// that ended meanwhile are left out; an error only when none could be read.
+func GroupCPUsAllowed(pids []int) (string, error) {
+	seen := map[int]bool{}
+	var first error
+	for _, pid := range pids {
+		_, cores, err := CPUsAllowed(pid)
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		for _, c := range cores {
+			seen[c] = true
+		}
+	}
+	if len(seen) == 0 {
+		return "", cmp.Or(first, errors.New("no process to read"))
+	}
+	return formatCPUList(slices.Sorted(maps.Keys(seen))), nil
+}
+
+// formatCPUList writes sorted cores in the kernel's CPU list format, runs as ranges.
+func formatCPUList(cores []int) string {
+	var b strings.Builder
+	for i := 0; i < len(cores); {
+		j := i
+		for j+1 < len(cores) && cores[j+1] == cores[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(cores[i]))
+		if j > i {
+			b.WriteString("-" + strconv.Itoa(cores[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 // parseCPUList reads the kernel's CPU list format ("0-3,6").
