@@ -65,13 +65,7 @@ matrix "served" {
 `
 
 func TestRealVLLMDtypeIsReadFromTheServer(t *testing.T) {
-	bin, err := vllmtest.Binary()
-	if err != nil {
-		if os.Getenv("PLANRUN_INTEGRATION") == "" {
-			t.Skipf("%v (install with scripts/install-vllm.sh; PLANRUN_INTEGRATION=1 makes a missing install a failure)", err)
-		}
-		t.Fatal(err)
-	}
+	bin := vllmtest.Require(t)
 	dir := t.TempDir()
 	if err := tinymodel.WriteHFDir(filepath.Join(dir, "model"), tinymodel.HFConfig()); err != nil {
 		t.Fatal(err)

@@ -59,6 +59,11 @@ var install = realserver.Install{Env: BinaryEnv, Path: filepath.Join(".tools", "
 // <repo>/.tools/bin/vllm-serve. The error says how to install it.
 func Binary() (string, error) { return install.Find() }
 
+// Require is the vllm-serve starter for a test that starts its own server, under the
+// one integration policy (realserver.Require): missing, t skips naming how to install
+// it, or fails with PLANRUN_INTEGRATION set.
+func Require(t testing.TB) string { t.Helper(); return realserver.Require(t, install) }
+
 // Options choose what StartServerWith serves beyond the default.
 type Options struct {
 	// Reasoning serves the checkpoint with think tags (tinymodel's ThinkTags: <think> and
