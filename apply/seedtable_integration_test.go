@@ -22,18 +22,10 @@ import (
 	"github.com/planrun/planrun/procmem"
 )
 
-// ollamaBinary is the pinned Ollama. Without one the test is skipped with how to
-// install it, unless PLANRUN_INTEGRATION is set: then a missing install fails it.
+// ollamaBinary is the pinned Ollama, under the one integration policy.
 func ollamaBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := ollamatest.Binary()
-	if err != nil {
-		if os.Getenv("PLANRUN_INTEGRATION") == "" {
-			t.Skipf("%v (install with scripts/install-ollama.sh; PLANRUN_INTEGRATION=1 makes a missing install a failure)", err)
-		}
-		t.Fatal(err)
-	}
-	return bin
+	return ollamatest.Require(t)
 }
 
 const seedTablePlan = `
