@@ -52,7 +52,6 @@ type coordinator struct {
 	opts       JobOptions
 	onNode     bool            // a job's node (Options.RunDir): every cell runs here
 	stop       <-chan struct{} // the second Ctrl-C
-	jobs       []*batchJob
 	events     chan jobEvent
 	open       int // jobs whose end has not been merged yet
 }
@@ -180,7 +179,6 @@ func (co *coordinator) submitBatch(ctx context.Context, s batch.Scheduler, cells
 		m := co.rec.job(j.entry)
 		m.ID, m.Log = j.id, j.log
 		co.rec.note("job %s %s: submitted (%d cells, %d levels; log %s)", j.id, job.Name, len(j.cells), j.total, j.log)
-		co.jobs = append(co.jobs, j)
 		co.open++
 		go co.follow(ctx, j, rows)
 	}
