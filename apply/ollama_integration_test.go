@@ -141,6 +141,11 @@ func TestRealOllamaApply(t *testing.T) {
 		if !(r.TTFT.P50 > 0 && r.TTFT.P50 < r.E2E.P50) || !(r.TPOT.P50 > 0) || !(r.OutputTokS > 0) {
 			t.Errorf("%s c=%d: TTFT p50 %v, E2E p50 %v, TPOT p50 %v, %v tok/s", r.CellID, r.Concurrency, r.TTFT.P50, r.E2E.P50, r.TPOT.P50, r.OutputTokS)
 		}
+		// The tiny model holds its EOS down (tinymodel.holdEOS), so every request runs to
+		// max_tokens and the level times a whole decode.
+		if r.EarlyStops != 0 || r.OutputTokens != 16*r.Requests {
+			t.Errorf("%s c=%d: %d early stops, %d tokens from %d requests of 16", r.CellID, r.Concurrency, r.EarlyStops, r.OutputTokens, r.Requests)
+		}
 		if r.TokensPerChunk < 1 {
 			t.Errorf("%s: %v tokens per chunk: a chunk carries at least one token", r.CellID, r.TokensPerChunk)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 )
 
 // llamaWeight is one weight of the llama layout, named as the GGUF file and as the
@@ -77,6 +78,11 @@ func drawWeights(c Config, ws []llamaWeight, hf bool) [][]float32 {
 		}
 		out[i] = data
 	}
+	eos := EOSID
+	if hf {
+		eos = HFEOSID
+	}
+	holdEOS(ws, out, eos)
 	if c.ThinkTags {
 		// </think>, the last token, gets a scaled copy of another token's output row (the
 		// last weight: one row of w.in per token in both layouts), so its logit spreads
@@ -87,4 +93,38 @@ func drawWeights(c Config, ws []llamaWeight, hf bool) [][]float32 {
 		}
 	}
 	return out
+}
+
+// eosHold is how far below zero the end-of-sequence logit sits (in units of the
+// normalized hidden state's constant dimension): far below any other token's, whose
+// logits spread a few units either way.
+const eosHold = 64
+
+// holdEOS makes the model never end a sequence of its own accord, so a request runs to
+// its max_tokens on Ollama as on vLLM with ignore_eos (Ollama has no such option): a
+// random model otherwise stops after a token or two now and then, and a level whose
+// requests all stopped that early times no decode. Dimension 0 of the residual stream
+// is held at 1: every token's embedding has 1 there, and no layer writes to it (row 0
+// of each attention output and FFN down projection is 0). After the final norm it is
+// positive, so an output row of zeros but -eosHold there gives the EOS token a logit
+// far below the rest; every other token's row has 0 there, so their logits still come
+// from the random dimensions alone.
+func holdEOS(ws []llamaWeight, out [][]float32, eos int) {
+	for i, w := range ws {
+		switch {
+		case w.gguf == "token_embd.weight":
+			for tok := range w.out {
+				out[i][tok*w.in] = 1
+			}
+		case strings.HasSuffix(w.gguf, ".attn_output.weight"), strings.HasSuffix(w.gguf, ".ffn_down.weight"):
+			clear(out[i][:w.in]) // row 0: what the layer adds to dimension 0
+		case w.gguf == "output.weight":
+			for tok := range w.out {
+				out[i][tok*w.in] = 0
+			}
+			row := out[i][eos*w.in : (eos+1)*w.in]
+			clear(row)
+			row[0] = -eosHold
+		}
+	}
 }
