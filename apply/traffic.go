@@ -65,10 +65,16 @@ func (a *applier) calibrate(ctx context.Context, cell *plan.Cell, setup *cellSet
 	}
 	if w.PromptLength.Kind == dataset.LengthFixed {
 		cal = executor.Calibrate(ctx, setup.backend, setup.tmpl, setup.prompts, w.PromptTokens)
-		if cal.Actual > 0 {
+		switch {
+		case setup.prompts.Text != "" && cal.Actual > 0:
+			// A fixed text is not fitted to prompt_tokens: its one request (max_tokens 1)
+			// only learns its length.
+			a.info("%s: the prompt text is %d tokens by the server's count (1 request of max_tokens 1; a fixed text is not calibrated)",
+				cell.ID, cal.Actual)
+		case cal.Actual > 0:
 			a.info("%s: prompt calibrated to %d tokens by the server's count (requested %d, %d words, %d probes)%s",
 				cell.ID, cal.Actual, cal.Requested, cal.Words, cal.Probes, noteSuffix(cal.Note))
-		} else {
+		default:
 			a.note("%s: prompt not calibrated: %s", cell.ID, cal.Note)
 		}
 	}

@@ -42,7 +42,7 @@ backend "openai" "vllm" {
   server = server.vllm
 }
 workload "w" {
-  prompt        = "hello world" # a fixed text: no calibration requests to count
+  prompt        = "hello world" # a fixed text: one request learns its length, none fits it
   max_tokens    = 4
   warmup_runs   = 0
   repeat_runs   = 1
@@ -95,12 +95,13 @@ func TestRealVLLMDtypeIsReadFromTheServer(t *testing.T) {
 	if good.KVCacheGB <= 0 || !strings.HasPrefix(good.MemSource, "process tree RSS") {
 		t.Errorf("served cell: KV cache %v GB, memory source %q", good.KVCacheGB, good.MemSource)
 	}
-	// The mislabelled cell ran first on the same server: every completion request in the
-	// server's access log is the good cell's probe and its 2 requests.
+	// The mislabelled cell ran first on the same server and must have sent nothing: every
+	// completion request in the server's access log is the good cell's: its probe (2
+	// tokens), the one request that learns the fixed prompt text's length (max_tokens 1),
+	// and its 2 measured requests.
 	b, _ := os.ReadFile(filepath.Join(dir, "vllm.log"))
-	// Logged only: 4 were seen where the probe and 2 requests make 3, and the fourth is
-	// not yet explained, so the count proves nothing about the mislabelled cell here
-	// (the Ollama test and TestMislabelledQuantizationSendsNothing count exactly).
-	t.Logf("the server logged %d completion requests", len(regexp.MustCompile(`"POST /v1/(chat/)?completions HTTP`).FindAll(b, -1)))
+	if n := len(regexp.MustCompile(`"POST /v1/(chat/)?completions HTTP`).FindAll(b, -1)); n != 4 {
+		t.Errorf("the server logged %d completion requests; the served cell's probe, prompt-length request and 2 requests make 4, so the mislabelled cell sent %d", n, n-4)
+	}
 	t.Logf("vLLM --dtype float32: memory %.3f GB (%s), KV cache %.2f GB", good.MemPeakGB, good.MemSource, good.KVCacheGB)
 }
