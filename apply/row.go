@@ -42,7 +42,7 @@ func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.Lo
 			ctxLen = sm.ContextLength
 		}
 	}
-	if est, ok := a.estimate(ctx, cell, level.Concurrency, ctxLen); ok {
+	if est, ok := a.estimate(ctx, cell, kvSequences(cell, level), ctxLen); ok {
 		rc.Estimate = &est
 	}
 	return rc

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -99,7 +100,7 @@ func serverKind(cell *plan.Cell) string {
 // estimate is the seed's VRAM estimate for the cell, with the model's shape read from
 // a server that describes its models (Ollama's /api/show; other servers do not describe
 // their model's shape). Shapes are read once per backend and model.
-func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen int) (gpu.VRAMEstimate, bool) {
+func (a *applier) estimate(ctx context.Context, cell *plan.Cell, seqs, ctxLen int) (gpu.VRAMEstimate, bool) {
 	shower, ok := a.known.built[backendKey(cell)].(backends.ModelShower)
 	if !ok {
 		return gpu.VRAMEstimate{}, false
@@ -124,12 +125,26 @@ func (a *applier) estimate(ctx context.Context, cell *plan.Cell, level, ctxLen i
 	if ctxLen == 0 {
 		ctxLen = w.PromptTokens + w.MaxTokens
 	}
-	est, err := gpu.Estimate(gpu.EstimateInput{Shape: sh.shape, Quant: quant, Context: ctxLen, Concurrency: level,
+	est, err := gpu.Estimate(gpu.EstimateInput{Shape: sh.shape, Quant: quant, Context: ctxLen, Concurrency: seqs,
 		Overhead: a.estimateOverhead(cell)})
 	if err != nil {
 		return gpu.VRAMEstimate{}, false
 	}
 	return est, true
+}
+
+// kvSequences is how many sequences' KV cache the estimate counts for the level: the
+// level's concurrency, except on an Ollama server planrun starts with
+// OLLAMA_NUM_PARALLEL set, which reserves the cache for that many sequences when it
+// loads the model, whatever the load (its log: "512 cells, 8 layers, 4/4 seqs").
+func kvSequences(cell *plan.Cell, level plan.LoadLevel) int {
+	if cell.Backend.Kind != "ollama" || cell.Server == nil {
+		return level.Concurrency
+	}
+	if n, err := strconv.Atoi(cell.Server.Env["OLLAMA_NUM_PARALLEL"]); err == nil && n > 0 {
+		return n
+	}
+	return level.Concurrency
 }
 
 type modelShape struct {

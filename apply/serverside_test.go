@@ -114,3 +114,30 @@ func TestServerFiguresOfOllama(t *testing.T) {
 
 // sameFigure says two figures are equal, NaN (not measured) equal to NaN.
 func sameFigure(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
+// An Ollama server planrun starts with OLLAMA_NUM_PARALLEL reserves the KV cache of that
+// many sequences when it loads the model, so the estimate counts them at every level;
+// elsewhere it counts the level's concurrency.
+func TestKVSequences(t *testing.T) {
+	server := func(env map[string]string) *plan.Server {
+		s := &plan.Server{}
+		s.Env = env
+		return s
+	}
+	level := plan.LoadLevel{Concurrency: 1}
+	for _, tc := range []struct {
+		name string
+		cell plan.Cell
+		want int
+	}{
+		{"ollama, parallel 4", plan.Cell{Backend: &plan.Backend{Kind: "ollama"}, Server: server(map[string]string{"OLLAMA_NUM_PARALLEL": "4"})}, 4},
+		{"ollama, parallel unset", plan.Cell{Backend: &plan.Backend{Kind: "ollama"}, Server: server(nil)}, 1},
+		{"ollama, not started by planrun", plan.Cell{Backend: &plan.Backend{Kind: "ollama"}}, 1},
+		{"openai on the same server", plan.Cell{Backend: &plan.Backend{Kind: "openai"}, Server: server(map[string]string{"OLLAMA_NUM_PARALLEL": "4"})}, 1},
+		{"ollama, parallel not a number", plan.Cell{Backend: &plan.Backend{Kind: "ollama"}, Server: server(map[string]string{"OLLAMA_NUM_PARALLEL": "x"})}, 1},
+	} {
+		if got := kvSequences(&tc.cell, level); got != tc.want {
+			t.Errorf("%s: %d sequences, want %d", tc.name, got, tc.want)
+		}
+	}
+}
