@@ -1,9 +1,10 @@
 # The quickstart: the seed's table, every column measured on this machine. planrun starts
 # a real Ollama itself, has it make three quantizations of one seeded F16 model (about 25M
 # parameters, written by tools/tinymodel -large), proves each is what Ollama serves
-# (/api/show), pins the server to one CPU and then to two, and measures each variant
-# through Ollama's native API at concurrency 1 and 4, with the memory its processes hold
-# (PSS) beside the seed's estimate. Run it with `make quickstart` (scripts/quickstart.sh),
+# (/api/show), measures each variant through Ollama's native API at concurrency 1 and 4
+# with the server pinned to one CPU (and the smallest through /v1 too), then the smallest
+# again with the server on two CPUs, with the memory its processes hold (RSS, and PSS
+# beside it) against the seed's estimate. Run it with `make quickstart` (scripts/quickstart.sh),
 # which builds the pinned Ollama, writes the model and picks a free port; by hand:
 #
 #   go run ./tools/tinymodel -large -o .tools/quickstart-25m
@@ -88,9 +89,13 @@ workload "quick" {
   seed          = 42
 }
 
-# Model × quantization × tool × hardware: three variants through the native API on each
-# CPU set. One matrix per CPU set, so the server starts once per set (cells run in plan
-# order, and a matrix varies its hardware fastest).
+# Model × quantization × tool × hardware. On one core: the three variants through the
+# native API, and the smallest through /v1 beside it (the protocol's own overhead). On two
+# cores: the smallest variant again, for the second hardware row. One matrix per CPU set,
+# and the cpu1 matrices first, so the server starts once per set (cells run in plan
+# order). Two llama.cpp threads on two cores wait on each other whenever anything else
+# takes a core, which is why the cpu2 row is one variant: on a busy machine it is the
+# slowest part of the run (docs/quickstart.md).
 matrix "cpu1" {
   model        = ["tiny-25m"]
   quantization = local.quantizations
@@ -100,21 +105,19 @@ matrix "cpu1" {
   model_id     = "tiny-${matrix.quantization}"
 }
 
-matrix "cpu2" {
-  model        = ["tiny-25m"]
-  quantization = local.quantizations
-  tool         = [backend.ollama.native]
-  hardware     = [hardware.cpu2]
-  workload     = [workload.quick]
-  model_id     = "tiny-${matrix.quantization}"
-}
-
-# The same server through its OpenAI-compatible /v1, for the protocol's own overhead:
-# one cell beside the native one it mirrors.
 matrix "v1" {
   model        = ["tiny-25m"]
   quantization = ["q4_K_M"]
   tool         = [backend.openai.v1]
+  hardware     = [hardware.cpu1]
+  workload     = [workload.quick]
+  model_id     = "tiny-${matrix.quantization}"
+}
+
+matrix "cpu2" {
+  model        = ["tiny-25m"]
+  quantization = ["q4_K_M"]
+  tool         = [backend.ollama.native]
   hardware     = [hardware.cpu2]
   workload     = [workload.quick]
   model_id     = "tiny-${matrix.quantization}"
