@@ -125,7 +125,9 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 			row.ServerSizeGB = float64(sm.SizeBytes) / 1e9
 		}
 	}
-	if gb, src, ok := row.MemoryGB(); ok && row.VRAMEstimateGB > 0 {
+	// Held against the estimate: the server's own memory, never a Slurm job's (the
+	// client's is in it too).
+	if gb, src, ok := row.MemoryGB(); ok && row.VRAMEstimateGB > 0 && (src != row.MemJobSource || math.IsNaN(row.MemJobPeakGB)) {
 		row.MemEstimateDiffPct = 100 * (gb - row.VRAMEstimateGB) / row.VRAMEstimateGB
 		if math.IsNaN(row.VRAMPeakGB) {
 			notes = append(notes, fmt.Sprintf("memory %.3f GB (%s) is %+.0f%% against the seed's estimate %.3f GB (weights + KV cache + %.2f GB CPU overhead)",
