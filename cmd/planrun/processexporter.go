@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/planrun/planrun/procmem"
@@ -76,11 +78,25 @@ func runProcessExporter(ctx context.Context, env *Env, args []string) int {
 	go srv.Serve(l)
 	now := procmem.Read(procmem.Matching(a.Group.Match))
 	fmt.Fprintf(env.Stdout, "process-exporter serving http://%s/metrics: group %q, the processes matching %q and below them (now %d, %.3f GB RSS)\n",
-		l.Addr(), a.Group.Name, a.Group.Match, now.Processes, float64(now.RSS)/1e9)
+		reachableAddr(l.Addr()), a.Group.Name, a.Group.Match, now.Processes, float64(now.RSS)/1e9)
 	select {
 	case <-ctx.Done():
 	case <-env.Interrupts: // nil in tests: never fires
 	}
 	srv.Close()
 	return exitOK
+}
+
+// reachableAddr is the listener's address as another machine would reach it: the host's
+// name in place of an unspecified IP (":9256" listens on every address).
+func reachableAddr(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return a.String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }

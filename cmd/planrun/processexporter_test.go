@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"testing"
 )
@@ -26,5 +28,17 @@ func TestProcessExporterFlags(t *testing.T) {
 	a, err := parseProcessExporter([]string{"-match", "ollama serve"}, io.Discard)
 	if err != nil || a.Group.Name != "ollama serve" || a.Listen != ":9256" {
 		t.Errorf("defaults: %+v %v", a, err)
+	}
+}
+
+func TestReachableAddr(t *testing.T) {
+	host, _ := os.Hostname()
+	for addr, want := range map[net.Addr]string{
+		&net.TCPAddr{IP: net.IPv6unspecified, Port: 9256}:    net.JoinHostPort(host, "9256"),
+		&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9256}: "127.0.0.2:9256",
+	} {
+		if got := reachableAddr(addr); got != want {
+			t.Errorf("reachableAddr(%v) = %q, want %q", addr, got, want)
+		}
 	}
 }
