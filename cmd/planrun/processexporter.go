@@ -67,6 +67,10 @@ func runProcessExporter(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return usageExit(env, "process-exporter", err)
 	}
+	if _, ok := procmem.Processes(); !ok {
+		fmt.Fprintln(env.Stderr, "planrun process-exporter: this system has no /proc to read processes from (Linux only)")
+		return exitError
+	}
 	l, err := net.Listen("tcp", a.Listen)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun process-exporter: %v\n", err)
