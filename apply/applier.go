@@ -20,6 +20,8 @@ type applier struct {
 	served map[string]servedQuant // what each backend's model is served as (quant.go)
 	// traffic holds each workload's traffic, read before anything is sent (readTraffic).
 	traffic map[*plan.Workload]*traffic.Workload
+	// job is the Slurm job this node-side run is in; nil elsewhere.
+	job *slurmJob
 }
 
 func (a *applier) close() {

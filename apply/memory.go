@@ -8,42 +8,68 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/procmem"
+	"github.com/planrun/planrun/procmem/exporter"
 	"github.com/planrun/planrun/servers"
 )
 
 // procMonitor samples the memory of the server's process tree (procmem): the figure
-// that stands for VRAM when the model runs on the CPU. It can only read a server planrun
-// started, on this machine; for any other the summary says why there is no figure.
+// that stands for VRAM when the model runs on the CPU. It reads a server planrun started
+// on this machine; any other through a process exporter on the server's host, when the
+// hardware names one (telemetry { process = URL }). Without either the summary says why
+// there is no figure.
 type procMonitor struct {
-	proc    *servers.Process
-	why     string // set when there is nothing to read
-	sampler *procmem.Sampler
+	proc     *servers.Process
+	exporter string // the exporter's metrics URL
+	group    string // its group that is the server; "" for its only one
+	why      string // set when there is nothing to read
+	sampler  *procmem.Sampler
 }
 
+// exporterInterval is how often a process exporter is scraped: each scrape is an HTTP
+// round trip and, on the host, a read of every process's smaps_rollup.
+const exporterInterval = 500 * time.Millisecond
+
 func newProcMonitor(cell *plan.Cell, proc *servers.Process) *procMonitor {
-	switch {
-	case cell.Hardware != nil && !isLocalHost(cell.Hardware.Host):
-		return &procMonitor{why: "no process memory: the server runs on host " + cell.Hardware.Host}
-	case proc == nil:
-		return &procMonitor{why: "no process memory: the server was not started by planrun (no server block), so its processes are unknown"}
+	var tel plan.Telemetry
+	remote := ""
+	if h := cell.Hardware; h != nil {
+		tel = h.Telemetry
+		if !isLocalHost(h.Host) {
+			remote = h.Host
+		}
 	}
-	return &procMonitor{proc: proc}
+	switch {
+	case proc != nil && remote == "":
+		return &procMonitor{proc: proc}
+	case tel.Process != "":
+		return &procMonitor{exporter: tel.Process, group: tel.ProcessGroup}
+	case remote != "":
+		return &procMonitor{why: "no process memory: the server runs on host " + remote +
+			" (run planrun process-exporter there and give the hardware telemetry { process = URL })"}
+	}
+	return &procMonitor{why: "no process memory: the server was not started by planrun (no server block), so its processes are unknown" +
+		" (a process exporter beside it, telemetry { process = URL }, can read them)"}
 }
 
 func (p *procMonitor) start(context.Context) {
-	if p.proc == nil {
+	switch {
+	case p.proc != nil:
+		// The group is read at every tick: Ollama's runner holds the weights, and a
+		// restart of it during the window must not drop out of the figure.
+		p.sampler = procmem.Start(0, p.proc.GroupPIDs)
+	case p.exporter != "":
+		p.sampler = procmem.StartFunc(exporterInterval, exporter.Origin(ledger.SafeURL(p.exporter), p.group),
+			exporter.Reader(statsClient, p.exporter, p.group))
+	default:
 		p.sampler = procmem.Unavailable(p.why)
-		return
 	}
-	// The group is read at every tick: Ollama's runner holds the weights, and a restart
-	// of it during the window must not drop out of the figure.
-	p.sampler = procmem.Start(0, p.proc.GroupPIDs)
 }
 
 func (p *procMonitor) stop(m *levelMeasurement) { m.Proc = p.sampler.Stop() }
@@ -74,10 +100,24 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 		peak, src := p.Peak()
 		row.MemPeakGB = float64(peak) / 1e9
 		row.MemBaselineGB = float64(p.Baseline()) / 1e9
-		row.MemSource = fmt.Sprintf("%s, %d processes", src, p.MaxProcesses)
+		procs := "processes"
+		if p.MaxProcesses == 1 {
+			procs = "process"
+		}
+		row.MemSource = fmt.Sprintf("%s, %d %s", src, p.MaxProcesses, procs)
 		if p.HasPSS {
 			row.MemPSSPeakGB = float64(p.PeakPSS) / 1e9
-			row.MemSource += "; PSS beside it (smaps_rollup)"
+			if p.Origin != "" {
+				row.MemSource += "; PSS beside it (the exporter's proportionalResident)"
+			} else {
+				row.MemSource += "; PSS beside it (smaps_rollup)"
+			}
+		}
+		if p.Failures > 0 {
+			notes = append(notes, fmt.Sprintf("process memory: %d of %d readings failed (last: %s)", p.Failures, p.Failures+p.Ticks, p.LastError))
+		}
+		if p.BaselineLate {
+			notes = append(notes, "process memory: the window's first reading failed, so mem_baseline_gb is the first that answered, under load")
 		}
 	}
 	for _, sm := range m.Server.Models {
@@ -85,7 +125,9 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 			row.ServerSizeGB = float64(sm.SizeBytes) / 1e9
 		}
 	}
-	if gb, src, ok := row.MemoryGB(); ok && row.VRAMEstimateGB > 0 {
+	// Held against the estimate: the server's own memory, never a Slurm job's (the
+	// client's is in it too).
+	if gb, src, ok := row.MemoryGB(); ok && row.VRAMEstimateGB > 0 && (src != row.MemJobSource || math.IsNaN(row.MemJobPeakGB)) {
 		row.MemEstimateDiffPct = 100 * (gb - row.VRAMEstimateGB) / row.VRAMEstimateGB
 		if math.IsNaN(row.VRAMPeakGB) {
 			notes = append(notes, fmt.Sprintf("memory %.3f GB (%s) is %+.0f%% against the seed's estimate %.3f GB (weights + KV cache + %.2f GB CPU overhead)",

@@ -10,6 +10,7 @@ import (
 	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/procmem"
+	"github.com/planrun/planrun/servers"
 )
 
 func TestProcessMemoryColumns(t *testing.T) {
@@ -67,5 +68,54 @@ func TestProcMonitorWithoutAServer(t *testing.T) {
 	pm.stop(&m)
 	if !strings.Contains(m.Proc.Note, "not started by planrun") {
 		t.Errorf("note %q: want why an unmanaged server's memory is not read", m.Proc.Note)
+	}
+}
+
+// Where a cell's server runs decides what is read: the tree of a server planrun started
+// here; a process exporter the hardware names, for a server on another host or one
+// planrun did not start; otherwise nothing, with the way to get a figure.
+func TestProcMonitorChoosesWhatToRead(t *testing.T) {
+	proc := &servers.Process{}
+	exporterURL := "http://gpu-a:9256/metrics"
+	for _, tc := range []struct {
+		name     string
+		hw       *plan.Hardware
+		proc     *servers.Process
+		exporter string
+		why      string
+	}{
+		{"a server planrun started here", nil, proc, "", ""},
+		{"no server block", nil, nil, "", "not started by planrun"},
+		{"no server block, an exporter beside it", &plan.Hardware{Telemetry: plan.Telemetry{Process: exporterURL}}, nil, exporterURL, ""},
+		{"a remote host", &plan.Hardware{Host: "gpu-a"}, nil, "", "runs on host gpu-a (run planrun process-exporter there"},
+		{"a remote host with an exporter", &plan.Hardware{Host: "gpu-a", Telemetry: plan.Telemetry{Process: exporterURL, ProcessGroup: "vllm"}}, proc, exporterURL, ""},
+	} {
+		pm := newProcMonitor(&plan.Cell{Hardware: tc.hw}, tc.proc)
+		local := tc.exporter == "" && tc.why == ""
+		if (pm.proc != nil) != local || pm.exporter != tc.exporter || !strings.Contains(pm.why, tc.why) || (tc.why == "") != (pm.why == "") {
+			t.Errorf("%s: proc %v, exporter %q, why %q", tc.name, pm.proc != nil, pm.exporter, pm.why)
+		}
+		if tc.hw != nil && pm.group != tc.hw.Telemetry.ProcessGroup {
+			t.Errorf("%s: group %q", tc.name, pm.group)
+		}
+	}
+}
+
+// Readings that failed are said in the notes, and so is a baseline taken late.
+func TestProcessMemoryNotesFailedReadings(t *testing.T) {
+	_, cells := loadPlan(t, rowPlan, "http://127.0.0.1:1")
+	at := time.Date(2025, 1, 2, 3, 4, 0, 0, time.UTC)
+	m := levelMeasurement{Stats: rowSamples(2, 100*time.Millisecond, 32, nil), Started: at, Ended: at.Add(time.Second),
+		GPU: gpu.Summary{Note: gpu.NoteLibraryNotFound},
+		Proc: procmem.Summary{Origin: "process-exporter http://gpu-a:9256/metrics", Ticks: 4, Failures: 2, LastError: "connection refused",
+			BaselineLate: true, MaxProcesses: 1, BaselineRSS: 150e6, PeakRSS: 200e6}}
+	row := buildRow(cells[0], plan.LoadLevel{Concurrency: 1}, m, rowContext{})
+	if row.MemSource != "process-exporter http://gpu-a:9256/metrics, RSS, 1 process" {
+		t.Errorf("source %q", row.MemSource)
+	}
+	for _, want := range []string{"2 of 6 readings failed (last: connection refused)", "mem_baseline_gb is the first that answered"} {
+		if !strings.Contains(row.Notes, want) {
+			t.Errorf("notes lack %q: %s", want, row.Notes)
+		}
 	}
 }

@@ -24,7 +24,7 @@ type monitor interface {
 
 // levelMonitors are the monitors of one level of the cell, in the order they start and
 // stop: the GPU sampler first, so its window is the runs and no more; the server poller
-// last, because its stop polls the server once more over the network.
+// and a Slurm job's sstat last, because their stops ask over the network once more.
 func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monitor {
 	mons := []monitor{
 		&gpuMonitor{tel: a.telemetryFor(cell), interval: a.o.SampleInterval, proc: proc},
@@ -34,7 +34,11 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 	if url := dcgmURL(cell); url != "" {
 		mons = append(mons, &dcgmMonitor{url: url})
 	}
-	return append(mons, &serverMonitor{backend: a.known.built[backendKey(cell)], url: cell.Backend.URL})
+	mons = append(mons, &serverMonitor{backend: a.known.built[backendKey(cell)], url: cell.Backend.URL})
+	if a.job != nil {
+		mons = append(mons, &jobMonitor{job: a.job}) // last: sstat asks the controller
+	}
+	return mons
 }
 
 // gpuMonitor samples the GPUs through NVML, attributing memory to the server's

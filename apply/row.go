@@ -77,6 +77,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	notes = append(notes, serverFigures(cell, &row, m.GPU, m.Server, rc.Estimate)...)
 	setVRAMSources(cell, &row, m)
 	notes = append(notes, setProcessMemory(cell, &row, m)...)
+	setJobMemory(&row, m.Job)
 	if m.Monitored {
 		row.ClientCPUPct = m.Client.CPUPercent
 		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6
@@ -253,6 +254,7 @@ type levelMeasurement struct {
 	Monitored bool
 	GPU       gpu.Summary
 	Proc      procmem.Summary // the server's process tree (memory.go)
+	Job       jobMemory       // the Slurm job's, on its node (jobmemory.go)
 	Server    serverstats.Report
 	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
 	DCGM   serverstats.Report

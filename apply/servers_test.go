@@ -23,7 +23,9 @@ import (
 
 // serveMockChild runs the mock server as a real process that a plan's server block
 // starts: it writes its PID to PLANRUN_TEST_PIDFILE and, with PLANRUN_TEST_DIE_AFTER=n,
-// exits abruptly when generation request n+1 arrives (a server crashing mid-cell).
+// exits abruptly when generation request n+1 arrives (a server crashing mid-cell). With
+// PLANRUN_TEST_ALLOC=1, a POST to /test/alloc makes it allocate proctest.AllocBytes and
+// hold them resident (a model loaded while the window runs).
 func serveMockChild(addr string) {
 	if f := os.Getenv("PLANRUN_TEST_PIDFILE"); f != "" {
 		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
@@ -36,8 +38,16 @@ func serveMockChild(addr string) {
 	}
 	mock := mockserver.New(cfg)
 	var n atomic.Int64
+	var held []byte
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at := time.Now()
+		if r.URL.Path == "/test/alloc" && os.Getenv("PLANRUN_TEST_ALLOC") == "1" {
+			held = make([]byte, proctest.AllocBytes)
+			for i := 0; i < len(held); i += 4096 {
+				held[i] = 1
+			}
+			return
+		}
 		if r.Method == http.MethodPost && dieAfter > 0 && n.Add(1) > int64(dieAfter) {
 			os.Exit(3)
 		}

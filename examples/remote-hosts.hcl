@@ -1,11 +1,13 @@
 # Two GPU boxes on the network: Ollama on one, vLLM on the other, measured from this
 # machine. One url expression follows each cell's hardware host, and each host's DCGM
-# exporter gives its GPU memory, utilisation and power (planrun cannot reach their NVML).
+# exporter gives its GPU memory, utilisation and power (planrun cannot reach their NVML),
+# and its process exporter the server's own memory (planrun cannot read their /proc).
 #
 #   planrun apply examples/remote-hosts.hcl -var ollama_host=gpu1.lab -var vllm_host=gpu2.lab
 #
-# On each host: the server listening on the network, and NVIDIA's dcgm-exporter
-# (docker run --gpus all -p 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter).
+# On each host: the server listening on the network, NVIDIA's dcgm-exporter
+# (docker run --gpus all -p 9400:9400 nvcr.io/nvidia/k8s/dcgm-exporter), and
+# planrun process-exporter -match 'ollama serve' (on gpu1; -match 'vllm serve' on gpu2).
 
 variable "ollama_host" {
   type        = string
@@ -24,7 +26,8 @@ hardware "rtx4060" {
   vram_gb = 8
   host    = var.ollama_host
   telemetry {
-    dcgm = "http://${var.ollama_host}:9400/metrics"
+    dcgm    = "http://${var.ollama_host}:9400/metrics"
+    process = "http://${var.ollama_host}:9256/metrics"
   }
 }
 
@@ -33,7 +36,8 @@ hardware "rtx5090" {
   vram_gb = 32
   host    = var.vllm_host
   telemetry {
-    dcgm = "http://${var.vllm_host}:9400/metrics"
+    dcgm    = "http://${var.vllm_host}:9400/metrics"
+    process = "http://${var.vllm_host}:9256/metrics"
   }
 }
 

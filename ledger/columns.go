@@ -298,6 +298,7 @@ var columns = func() []column {
 	c = append(c, memoryColumns()...)
 	c = append(c, intervalColumns()...)
 	c = append(c, strCol("quantization_served", func(r *Row) *string { return &r.QuantizationServed }))
+	c = append(c, jobMemoryColumns()...)
 	return c
 }()
 

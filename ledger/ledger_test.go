@@ -49,6 +49,7 @@ func sampleRow(cell string, conc int) Row {
 func TestRecordRoundTrip(t *testing.T) {
 	want := sampleRow("c1", 4)
 	want.SLOAttainmentPct, want.GoodputReqS, want.GoodputTokS = 90, 0.1125, 31.5
+	want.MemJobBaselineGB, want.MemJobPeakGB, want.MemJobSource = 0.125, 0.5, "sstat MaxRSS of job 41.batch, the whole job"
 	got, err := ParseRecord(want.Record())
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,12 @@ type Memory struct {
 	// MemEstimateDiffPct is (measured − estimate) / estimate in %, measured being the GPU
 	// figure when there is one, else the process tree's peak.
 	MemEstimateDiffPct float64
+	// MemJobBaselineGB and MemJobPeakGB are a Slurm cell's whole job as sstat read it on
+	// the node: its RSS when the level began, and its MaxRSS (jobacct_gather's peak of
+	// the batch step: planrun's client, the servers it started, since the job began) at
+	// the level's end. MemJobSource says so, and whether the peak fell in this level.
+	MemJobBaselineGB, MemJobPeakGB float64
+	MemJobSource                   string
 }
 
 // Served is what the cell's server really ran on and served, read from the
@@ -49,7 +55,8 @@ func (r Row) QuantShown() string {
 
 func newMemory() Memory {
 	nan := math.NaN()
-	return Memory{MemBaselineGB: nan, MemPeakGB: nan, MemPSSPeakGB: nan, ServerSizeGB: nan, KVCacheGB: nan, MemEstimateDiffPct: nan}
+	return Memory{MemBaselineGB: nan, MemPeakGB: nan, MemPSSPeakGB: nan, ServerSizeGB: nan, KVCacheGB: nan, MemEstimateDiffPct: nan,
+		MemJobBaselineGB: nan, MemJobPeakGB: nan}
 }
 
 // memoryColumns are the memory and environment columns, appended after the earlier
@@ -69,15 +76,29 @@ func memoryColumns() []column {
 	}
 }
 
+// jobMemoryColumns are a Slurm job's memory, appended after quantization_served so
+// older ledgers upgrade in place.
+func jobMemoryColumns() []column {
+	return []column{
+		floatCol("mem_job_baseline_gb", 1, func(r *Row) *float64 { return &r.MemJobBaselineGB }),
+		floatCol("mem_job_peak_gb", 1, func(r *Row) *float64 { return &r.MemJobPeakGB }),
+		strCol("mem_job_source", func(r *Row) *string { return &r.MemJobSource }),
+	}
+}
+
 // MemoryGB is the row's memory figure as the seed's table shows it, and its source: the
 // GPU's through NVML (or a DCGM exporter) when there is one, else the server's process
-// tree; ok is false when neither was read, and source then says why.
+// tree, else a Slurm job's MaxRSS (the whole job, planrun's client included); ok is false
+// when none was read, and source then says why.
 func (r Row) MemoryGB() (gb float64, source string, ok bool) {
 	if !math.IsNaN(r.VRAMPeakGB) {
 		return r.VRAMPeakGB, r.VRAMSource, true
 	}
 	if !math.IsNaN(r.MemPeakGB) {
 		return r.MemPeakGB, r.MemSource, true
+	}
+	if !math.IsNaN(r.MemJobPeakGB) {
+		return r.MemJobPeakGB, r.MemJobSource, true
 	}
 	why := r.MemSource
 	if why == "" {

@@ -77,6 +77,10 @@ type Config struct {
 	// ReasoningUsage adds usage.completion_tokens_details.reasoning_tokens (OpenAI's);
 	// off, the usage counts all output tokens together, as vLLM's does.
 	ReasoningUsage bool
+	// HoldBytes is memory the server allocates and keeps resident from New on, standing
+	// for a model's weights, so a memory figure read from its process (locally, through a
+	// process exporter, or as a Slurm job's MaxRSS) has a known part. 0: none.
+	HoldBytes int64
 
 	// clock is replaced in tests so golden streams carry fixed timestamps.
 	clock clock
@@ -173,8 +177,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("model %q: ttft and tpot must not be negative", m)
 		}
 	}
-	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 {
-		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens must not be negative")
+	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 || c.HoldBytes < 0 {
+		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens, and held memory must not be negative")
 	}
 	if f := c.ReasoningField; f != "" && f != "reasoning_content" && f != "reasoning" {
 		return fmt.Errorf("reasoning field %q is not reasoning_content or reasoning", f)

@@ -32,6 +32,8 @@ type Server struct {
 	truths  []*Truth
 
 	bufs sync.Pool // *[]byte per stream, so chunk rendering allocates nothing
+
+	held []byte // Config.HoldBytes, every page touched
 }
 
 // Version is what /version and /api/version report unless Config.Version says otherwise.
@@ -47,6 +49,12 @@ func New(cfg Config) *Server {
 		s.slots = make(chan struct{}, s.cfg.QueueSlots)
 	}
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if n := s.cfg.HoldBytes; n > 0 {
+		s.held = make([]byte, n)
+		for i := 0; i < len(s.held); i += 4096 {
+			s.held[i] = 1 // resident, not just reserved
+		}
+	}
 
 	for _, r := range s.routes() {
 		s.mux.HandleFunc(r.pattern, r.handler)

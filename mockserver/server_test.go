@@ -8,15 +8,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/procmem"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -464,5 +469,27 @@ func TestConfiguredVersion(t *testing.T) {
 		if string(b) != `{"version":"0.9.2"}` {
 			t.Errorf("%s = %s", path, b)
 		}
+	}
+}
+
+// HoldBytes is resident in the server's process from New on: what a memory test reads.
+func TestHoldBytesIsResident(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("resident memory is read from /proc, which only Linux has")
+	}
+	const hold = 64 << 20
+	// Memory an earlier test (or an earlier -count) freed would otherwise be reused
+	// while still resident, and the RSS would not grow.
+	debug.FreeOSMemory()
+	before := procmem.Read([]int{os.Getpid()}).RSS
+	s := New(Config{HoldBytes: hold})
+	after := procmem.Read([]int{os.Getpid()}).RSS
+	got := float64(after) - float64(before)
+	if math.Abs(got-hold)/hold > 0.05 {
+		t.Errorf("RSS grew by %.1f MiB with HoldBytes %d MiB", got/(1<<20), hold>>20)
+	}
+	runtime.KeepAlive(s)
+	if err := (Config{HoldBytes: -1}).Validate(); err == nil {
+		t.Error("a negative HoldBytes passed Validate")
 	}
 }

@@ -53,6 +53,13 @@ var jobsModes = []string{slurm.JobsPerHardware, slurm.JobsPerCell}
 type Telemetry struct {
 	// DCGM is an NVIDIA DCGM exporter's Prometheus endpoint, e.g. http://HOST:9400/metrics.
 	DCGM string
+	// Process is a process exporter's metrics URL on the server's host (planrun
+	// process-exporter, or ncabatoff/process-exporter), e.g. http://HOST:9256/metrics:
+	// the server's memory for a server planrun did not start here.
+	Process string
+	// ProcessGroup is the exporter's group (groupname) that is the server; empty when
+	// the exporter serves one group.
+	ProcessGroup string
 }
 
 // Placement says where this hardware's cells run: slurm when it has a slurm block, host
@@ -99,7 +106,7 @@ var slurmSchema = &hcl.BodySchema{
 }
 
 var telemetrySchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "dcgm"}},
+	Attributes: []hcl.AttributeSchema{{Name: "dcgm"}, {Name: "process"}, {Name: "process_group"}},
 }
 
 // slurmTime is sbatch's --time syntax: minutes, [days-]hours:minutes[:seconds], or
@@ -217,5 +224,13 @@ func (l *loader) decodeTelemetryBlock(b *hcl.Block, ctx *hcl.EvalContext, t *Tel
 		if _, ok := httpURL(t.DCGM); !ok {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid dcgm URL", "dcgm is a DCGM exporter's metrics URL such as \"http://HOST:9400/metrics\", not %q.%s", t.DCGM, urlSuggestion(t.DCGM))
 		}
+	}
+	if a := content.Attributes["process"]; a != nil && l.decode(a, ctx, &t.Process) {
+		if _, ok := httpURL(t.Process); !ok {
+			l.errorf(a.Expr.Range().Ptr(), "Invalid process URL", "process is a process exporter's metrics URL such as \"http://HOST:9256/metrics\" (planrun process-exporter on the server's host), not %q.%s", t.Process, urlSuggestion(t.Process))
+		}
+	}
+	if a := content.Attributes["process_group"]; a != nil && l.decode(a, ctx, &t.ProcessGroup) && content.Attributes["process"] == nil {
+		l.errorf(a.NameRange.Ptr(), "Missing process URL", "process_group names a group of a process exporter; give the exporter too: process = \"http://HOST:9256/metrics\".")
 	}
 }

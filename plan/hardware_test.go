@@ -24,8 +24,8 @@ func TestHardwarePlacement(t *testing.T) {
 			t.Errorf("%s: placement %q, want %q", name, got, want)
 		}
 	}
-	if got := hw["box"].Telemetry.DCGM; got != "http://gpu1.lab:9400/metrics" {
-		t.Errorf("box dcgm = %q", got)
+	if got := hw["box"].Telemetry; got != (Telemetry{DCGM: "http://gpu1.lab:9400/metrics", Process: "http://gpu1.lab:9256/metrics", ProcessGroup: "vllm"}) {
+		t.Errorf("box telemetry = %+v", got)
 	}
 	if hw["laptop"].Slurm != nil || hw["box"].Slurm != nil {
 		t.Error("a hardware block without a slurm block has Slurm settings")

@@ -8,12 +8,17 @@
 // over a tree is the memory the tree really holds. A sampler takes a baseline when it
 // starts (the model loaded, no load yet) and keeps the peak until it stops. Elsewhere
 // there is no /proc, and the Summary's Note says so.
+//
+// Processes, Descendants and Matching list the processes behind a name (a server and the
+// workers it forked); StartFunc samples readings taken elsewhere, such as a process
+// exporter on the server's own host (package procmem/exporter).
 package procmem
 
 import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -113,8 +118,11 @@ func kBField(b []byte, key string) (uint64, bool) {
 type Summary struct {
 	// Note says why there are no figures; empty when the processes were read.
 	Note string `json:"note,omitempty"`
+	// Origin names who read the processes when it was not this machine's /proc: a
+	// process exporter on the server's host ("process-exporter URL group NAME").
+	Origin string `json:"origin,omitempty"`
 	// Source is SourcePSS when every reading had PSS (PeakPSS is then a sum over the
-	// tree), else SourceRSS.
+	// tree), else SourceRSS; with an Origin, the origin and "PSS" or "RSS".
 	Source string `json:"source,omitempty"`
 
 	BaselineRSS uint64 `json:"baseline_rss_bytes"`
@@ -125,6 +133,24 @@ type Summary struct {
 	// MaxProcesses is the most processes one reading found (Ollama: the server and its runner).
 	MaxProcesses int `json:"max_processes"`
 	Ticks        int `json:"ticks"`
+	// Failures counts the readings that found nothing (an exporter that did not answer,
+	// a server whose processes were gone); LastError is the last one's reason.
+	Failures  int    `json:"failures,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	// BaselineLate is set when the window's first reading failed: the baseline is then
+	// the first reading that succeeded, taken under load.
+	BaselineLate bool `json:"baseline_late,omitempty"`
+}
+
+// source names a figure of kind "RSS" or "PSS" as the summary's readings were taken.
+func (s Summary) source(kind string) string {
+	if s.Origin != "" {
+		return s.Origin + ", " + kind
+	}
+	if kind == "PSS" {
+		return SourcePSS
+	}
+	return SourceRSS
 }
 
 // Peak is the window's headline figure and its source: the RSS sum. PSS is the fairer
@@ -133,52 +159,75 @@ type Summary struct {
 // between two levels of one Ollama server while other Ollama servers came and went on
 // the machine, and its RSS by 3 MB (docs/seed-table.md). RSS counts a page the tree's own
 // processes share once per process, which for one server is a constant.
-func (s Summary) Peak() (bytes uint64, source string) { return s.PeakRSS, SourceRSS }
+func (s Summary) Peak() (bytes uint64, source string) { return s.PeakRSS, s.source("RSS") }
 
 // Baseline is Peak's figure before the load started.
 func (s Summary) Baseline() uint64 { return s.BaselineRSS }
 
 // Sampler reads a process tree at a fixed interval during one measured window.
 type Sampler struct {
-	pids     func() []int
+	read     func(context.Context) (Reading, error)
 	interval time.Duration
+	ctx      context.Context
+	cancel   context.CancelFunc
 
 	mu  sync.Mutex
 	sum Summary
 
 	stopOnce sync.Once
-	stop     chan struct{}
 	done     chan struct{}
 }
+
+// errNoProcess is a reading of this machine that found none of the server's processes.
+var errNoProcess = errors.New("the server's processes were not found")
 
 // Start reads the processes pids returns now (the baseline) and then every interval
 // (DefaultInterval when zero) until Stop. pids is called at every reading, so a process
 // the server starts during the window (a runner) is counted from then on.
 func Start(interval time.Duration, pids func() []int) *Sampler {
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	s := &Sampler{pids: pids, interval: interval, stop: make(chan struct{}), done: make(chan struct{})}
 	if _, err := os.Stat("/proc/self/status"); err != nil {
-		s.sum.Note = "no process memory: this system has no /proc"
-		close(s.done)
-		return s
+		return Unavailable("no process memory: this system has no /proc")
 	}
 	first := Read(pids())
 	if first.Processes == 0 {
-		s.sum.Note = "no process memory: the server's processes were not found"
-		close(s.done)
-		return s
+		return Unavailable("no process memory: " + errNoProcess.Error())
 	}
-	s.sum.BaselineRSS, s.sum.BaselinePSS, s.sum.HasPSS = first.RSS, first.PSS, first.HasPSS
-	s.add(first)
+	return start(interval, "", first, nil, func(context.Context) (Reading, error) {
+		r := Read(pids())
+		if r.Processes == 0 {
+			return r, errNoProcess
+		}
+		return r, nil
+	})
+}
+
+// StartFunc samples what read returns, now (the baseline) and then every interval
+// (DefaultInterval when zero) until Stop: processes read elsewhere than this machine's
+// /proc, by origin, which names the source in the summary. A reading that fails is
+// counted and the sampling goes on; read must return once its context ends, which Stop
+// does to a reading in flight.
+func StartFunc(interval time.Duration, origin string, read func(context.Context) (Reading, error)) *Sampler {
+	ctx, cancel := context.WithCancel(context.Background())
+	first, err := read(ctx)
+	cancel()
+	return start(interval, origin, first, err, read)
+}
+
+func start(interval time.Duration, origin string, first Reading, err error, read func(context.Context) (Reading, error)) *Sampler {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	s := &Sampler{read: read, interval: interval, done: make(chan struct{})}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.sum.Origin = origin
+	s.add(first, err)
 	go s.loop()
 	return s
 }
 
 // Unavailable is a sampler that reads nothing and whose Summary carries note.
 func Unavailable(note string) *Sampler {
-	s := &Sampler{stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Sampler{done: make(chan struct{})}
 	s.sum.Note = note
 	close(s.done)
 	return s
@@ -190,20 +239,30 @@ func (s *Sampler) loop() {
 	defer tk.Stop()
 	for {
 		select {
-		case <-s.stop:
+		case <-s.ctx.Done():
 			return
 		case <-tk.C:
-			s.add(Read(s.pids()))
+			r, err := s.read(s.ctx)
+			if err != nil && s.ctx.Err() != nil {
+				return // Stop cut it short; Stop's own reading stands in for it
+			}
+			s.add(r, err)
 		}
 	}
 }
 
-func (s *Sampler) add(r Reading) {
-	if r.Processes == 0 {
-		return
-	}
+func (s *Sampler) add(r Reading, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err != nil {
+		s.sum.Failures++
+		s.sum.LastError = err.Error()
+		return
+	}
+	if s.sum.Ticks == 0 {
+		s.sum.BaselineRSS, s.sum.BaselinePSS, s.sum.HasPSS = r.RSS, r.PSS, r.HasPSS
+		s.sum.BaselineLate = s.sum.Failures > 0
+	}
 	s.sum.Ticks++
 	s.sum.PeakRSS = max(s.sum.PeakRSS, r.RSS)
 	s.sum.MaxProcesses = max(s.sum.MaxProcesses, r.Processes)
@@ -216,16 +275,25 @@ func (s *Sampler) add(r Reading) {
 // again returns the same Summary.
 func (s *Sampler) Stop() Summary {
 	s.stopOnce.Do(func() {
-		close(s.stop)
+		if s.read == nil {
+			return // Unavailable
+		}
+		s.cancel()
 		<-s.done
-		if s.sum.Note == "" {
-			s.add(Read(s.pids()))
-			s.sum.Source = SourceRSS
-			if s.sum.HasPSS {
-				s.sum.Source = SourcePSS
-			} else {
-				s.sum.PeakPSS, s.sum.BaselinePSS = 0, 0
-			}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s.add(s.read(ctx))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.sum.Ticks == 0 {
+			s.sum.Note = "no process memory: " + strings.TrimPrefix(s.sum.Origin+": ", ": ") + s.sum.LastError
+			return
+		}
+		s.sum.Source = s.sum.source("RSS")
+		if s.sum.HasPSS {
+			s.sum.Source = s.sum.source("PSS")
+		} else {
+			s.sum.PeakPSS, s.sum.BaselinePSS = 0, 0
 		}
 	})
 	s.mu.Lock()

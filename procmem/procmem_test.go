@@ -1,79 +1,40 @@
 package procmem
 
 import (
-	"bufio"
+	"context"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
-	"os/exec"
+	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/planrun/planrun/internal/proctest"
 )
-
-// allocBytes is what the helper child allocates once told to: large beside the Go
-// runtime's own few MB, so 5% of it is a real bound.
-const allocBytes = 96 << 20
-
-var held []byte
 
 // TestMain lets the test binary be the child that allocates a known amount.
 func TestMain(m *testing.M) {
-	if os.Getenv("PROCMEM_HELPER") == "1" {
-		helper()
+	if proctest.AllocatorMain() {
 		return
 	}
 	os.Exit(m.Run())
 }
 
-// helper says "ready", waits for a line, allocates allocBytes and touches every page so
-// it is resident, says "done", and holds the memory until stdin closes.
-func helper() {
-	in := bufio.NewReader(os.Stdin)
-	fmt.Println("ready")
-	if _, err := in.ReadString('\n'); err != nil {
-		os.Exit(1)
-	}
-	held = make([]byte, allocBytes)
-	for i := 0; i < len(held); i += 4096 {
-		held[i] = 1
-	}
-	fmt.Println("done")
-	io.Copy(io.Discard, in)
-	runtime.KeepAlive(held)
-}
+const allocBytes = proctest.AllocBytes
 
 func TestSamplerMeasuresWhatAChildAllocates(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("process memory is read from /proc, which only Linux has")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PROCMEM_HELPER=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	out := bufio.NewReader(stdout)
-	expect := func(want string) {
-		t.Helper()
-		line, err := out.ReadString('\n')
-		if err != nil || line != want+"\n" {
-			t.Fatalf("child said %q (%v), want %q", line, err, want)
-		}
-	}
-	expect("ready")
-	pid := cmd.Process.Pid
+	child := proctest.StartAllocator(t)
+	pid := child.Cmd.Process.Pid
 	s := Start(0, func() []int { return []int{pid} })
-	fmt.Fprintln(stdin, "go")
-	expect("done")
+	child.Allocate(t)
 	sum := s.Stop()
 	if sum.Note != "" {
 		t.Fatal(sum.Note)
@@ -144,5 +105,60 @@ func TestCPUsAllowed(t *testing.T) {
 	}
 	if got, _ := parseCPUList("0-2,5"); fmt.Sprint(got) != "[0 1 2 5]" {
 		t.Errorf("parseCPUList: %v", got)
+	}
+}
+
+// Matching finds the processes whose command line matches and those below them, never
+// a process it is told to skip (an exporter whose own command line holds the pattern):
+// with the shell skipped, the allocator below it is no longer under a match.
+func TestMatchingFindsTheTreeBelowAMatch(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("processes are listed from /proc, which only Linux has")
+	}
+	marker := "procmem-match-" + strconv.Itoa(os.Getpid())
+	child := proctest.StartAllocator(t, "sh", "-c", `"$1" -test.run='^$'; :`, marker)
+	sh := child.Cmd.Process.Pid
+	got := Matching(regexp.MustCompile(regexp.QuoteMeta(marker)))
+	if len(got) != 2 || got[0] != sh {
+		t.Fatalf("Matching(%s) = %v, want the shell %d first and the allocator below it", marker, got, sh)
+	}
+	if !strings.Contains(Cmdline(sh), marker) || strings.Contains(Cmdline(got[1]), marker) {
+		t.Errorf("command lines: %q, %q", Cmdline(sh), Cmdline(got[1]))
+	}
+	if skipped := Matching(regexp.MustCompile(regexp.QuoteMeta(marker)), sh); len(skipped) != 0 {
+		t.Errorf("with the shell skipped, Matching = %v, want nothing (the allocator does not match)", skipped)
+	}
+	procs, _ := Processes()
+	if tree := Descendants(procs, []int{os.Getpid()}); !slices.Contains(tree, sh) || !slices.Contains(tree, got[1]) {
+		t.Errorf("Descendants of this test %v miss its child %d or grandchild %d", tree, sh, got[1])
+	}
+}
+
+// A sampler of readings taken elsewhere counts failed readings and goes on: a first
+// reading that failed leaves the baseline to the first that answered, and says so; one
+// that never answered leaves a note naming the origin and the error.
+func TestStartFuncCountsFailures(t *testing.T) {
+	var n int
+	readings := []error{errors.New("connection refused"), nil, nil}
+	read := func(ctx context.Context) (Reading, error) {
+		i := min(n, len(readings)-1)
+		n++
+		if readings[i] != nil {
+			return Reading{}, readings[i]
+		}
+		return Reading{RSS: uint64(100 * n), Processes: 2}, nil
+	}
+	s := StartFunc(time.Hour, "process-exporter http://h:9256/metrics", read).Stop()
+	if s.Note != "" || s.Failures != 1 || !s.BaselineLate || s.Ticks != 1 || s.BaselineRSS != 200 || s.PeakRSS != 200 {
+		t.Fatalf("summary: %+v", s)
+	}
+	if peak, src := s.Peak(); peak != 200 || src != "process-exporter http://h:9256/metrics, RSS" {
+		t.Errorf("Peak() = %d %q", peak, src)
+	}
+	never := StartFunc(time.Hour, "process-exporter http://h:9256/metrics", func(context.Context) (Reading, error) {
+		return Reading{}, errors.New("connection refused")
+	}).Stop()
+	if never.Ticks != 0 || never.Failures != 2 || never.Note != "no process memory: process-exporter http://h:9256/metrics: connection refused" {
+		t.Errorf("an exporter that never answered: %+v", never)
 	}
 }

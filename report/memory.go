@@ -6,11 +6,14 @@ import (
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/procmem"
+	"github.com/planrun/planrun/procmem/exporter"
+	"github.com/planrun/planrun/slurm"
 )
 
 // memoryCell is the seed table's memory column: the measured figure and a short name of
-// its source (NVML for a GPU, PSS or RSS for the server's processes on the CPU), or "—"
-// with the reason nothing was read. Below 1 GB it keeps three decimals, so a tiny model's
+// its source (NVML for a GPU, PSS or RSS for the server's processes on the CPU, read here
+// or by a process exporter on its host, a Slurm job's MaxRSS), or "—" with the reason
+// nothing was read. Below 1 GB it keeps three decimals, so a tiny model's
 // quantizations still order.
 func memoryCell(r ledger.Row) string {
 	gb, src, ok := r.MemoryGB()
@@ -34,6 +37,10 @@ func memoryLabel(src string) string {
 		return "PSS"
 	case strings.HasPrefix(src, procmem.SourceRSS):
 		return "RSS"
+	case strings.HasPrefix(src, exporter.Source):
+		return "RSS (exporter)"
+	case strings.HasPrefix(src, slurm.MemorySource):
+		return "MaxRSS (Slurm job)"
 	case strings.HasPrefix(src, "dcgm"):
 		return "DCGM"
 	case strings.HasPrefix(src, "nvml"):

@@ -19,6 +19,14 @@ func TestMemoryAndHardwareCells(t *testing.T) {
 	if got := memoryCell(r); got != "0.083 RSS" {
 		t.Errorf("process figure: %q", got)
 	}
+	r.MemSource = "process-exporter http://gpu-a:9256/metrics group ollama, RSS, 2 processes"
+	if got := memoryCell(r); got != "0.083 RSS (exporter)" {
+		t.Errorf("a remote host's process figure: %q", got)
+	}
+	r.MemPeakGB, r.MemJobPeakGB, r.MemJobSource = math.NaN(), 0.5, "sstat MaxRSS of job step 41.batch: the whole job"
+	if got := memoryCell(r); got != "0.500 MaxRSS (Slurm job)" {
+		t.Errorf("a Slurm job's figure: %q", got)
+	}
 	r.VRAMPeakGB, r.VRAMSource = 4.5, "nvml-v2 used (reserved excluded)"
 	if got := memoryCell(r); got != "4.50 NVML" {
 		t.Errorf("GPU figure: %q", got)

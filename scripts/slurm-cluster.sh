@@ -100,7 +100,10 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
-JobAcctGatherType=jobacct_gather/none
+# sstat reads a running job's memory (MaxRSS of its batch step) from this plugin, which
+# reads the job's processes in /proc every second (planrun's Slurm rows carry it).
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
 # sacct reads finished jobs from the controller's text log.
 JobCompType=jobcomp/filetxt
 JobCompLoc=$dir/log/jobcomp.log

@@ -1,11 +1,6 @@
 package servers
 
-import (
-	"bytes"
-	"os"
-	"path/filepath"
-	"strconv"
-)
+import "github.com/planrun/planrun/procmem"
 
 // GroupPIDs returns the processes of the server's process group, read now: the leader
 // first, then its live children, e.g. Ollama's runner, which exists only once a model is
@@ -24,31 +19,17 @@ func (p *Process) GroupPIDs() []int {
 // exact PIDs on Linux; elsewhere, signal 0 tells only whether the group has any member,
 // reported as pgid itself.
 func GroupMembers(pgid int) []int {
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil || len(stats) == 0 {
+	procs, ok := procmem.Processes()
+	if !ok {
 		if groupExists(pgid) {
 			return []int{pgid}
 		}
 		return nil
 	}
 	var pids []int
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // exited while we looked
-		}
-		// "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 3 || string(f[0]) == "Z" || string(f[0]) == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(string(f[2])); pg == pgid {
-			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(path)))
-			pids = append(pids, pid)
+	for _, p := range procs {
+		if p.PGID == pgid {
+			pids = append(pids, p.PID)
 		}
 	}
 	return pids

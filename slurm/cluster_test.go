@@ -10,10 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/internal/proctest"
 	"github.com/planrun/planrun/internal/slurmtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(slurmtest.Main(m)) }
+func TestMain(m *testing.M) {
+	if proctest.AllocatorMain() { // the batch step of TestClusterStepMemory
+		return
+	}
+	os.Exit(slurmtest.Main(m))
+}
 
 // stubJob is a job on the test cluster whose "planrun" is a shell script: it records its
 // arguments in args.txt, then runs body.

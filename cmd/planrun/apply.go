@@ -103,6 +103,7 @@ Second Ctrl-C: cancel at once.
 		Name:           a.Name,
 		Resume:         a.Resume,
 		RunDir:         a.RunDir,
+		SlurmStep:      slurmStep(a.RunDir, env),
 		Vars:           a.Vars,
 		VarFiles:       a.VarFiles,
 		GPU:            tel,

@@ -50,6 +50,7 @@ Send 'X-Mock-Fault: <fault>' on a request to force one fault.
 	apiKeyEnv := fs.String("api-key-env", "", "read the required API key from this environment variable")
 	fs.StringVar(&c.Version, "server-version", "", "version /version and /api/version report (default mock-<planrun version>)")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed for jitter and fault choice")
+	holdMB := fs.Int64("hold-mb", 0, "keep this many MiB resident from the start, standing for a model's weights (a known part of memory figures)")
 	f := &c.Faults
 	fs.Float64Var(&f.Forbidden, "fault-403", 0, "rate of 403 responses")
 	fs.Float64Var(&f.NotFound, "fault-404", 0, "rate of 404 responses")
@@ -70,6 +71,7 @@ Send 'X-Mock-Fault: <fault>' on a request to force one fault.
 		return nil, fmt.Errorf("unexpected argument %q", operands[0])
 	}
 	c.Models = splitList(models)
+	c.HoldBytes = *holdMB << 20
 	a.apiKeyEnv = *apiKeyEnv
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -76,3 +76,17 @@ func writeSlurmScripts(w io.Writer, p *plan.Plan, cells []*plan.Cell, f planFlag
 	}
 	return fmt.Errorf("no selected cell of hardware %q runs on Slurm; the Slurm hardware of the selected cells: %s", hardware, strings.Join(names, ", "))
 }
+
+// slurmStep is the Slurm job step a node-side apply (-run-dir) runs in, from the
+// environment Slurm gives it: "<job>.batch" in a batch script, "<job>.<step>" under srun;
+// "" elsewhere.
+func slurmStep(runDir string, env *Env) string {
+	job := env.Getenv("SLURM_JOB_ID")
+	if runDir == "" || job == "" {
+		return ""
+	}
+	if step := env.Getenv("SLURM_STEP_ID"); step != "" {
+		return job + "." + step
+	}
+	return job + ".batch"
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,8 +50,13 @@ func planrunBinary(t *testing.T) string {
 	return buildPath
 }
 
-// slurmHardware is a hardware block on a partition with a mock server of its own port.
-func slurmHardware(name, partition string, port int, tpot string) string {
+// slurmHardware is a hardware block on a partition with a mock server of its own port;
+// mockArgs go to its command line.
+func slurmHardware(name, partition string, port int, tpot string, mockArgs ...string) string {
+	extra := ""
+	for _, a := range mockArgs {
+		extra += fmt.Sprintf(", %q", a)
+	}
 	return fmt.Sprintf(`
 hardware %[1]q {
   gpu = "mock"
@@ -61,7 +67,7 @@ hardware %[1]q {
   }
 }
 server "mock_%[1]s" {
-  command = [var.planrun, "mock-server", "-addr", "127.0.0.1:%[3]d", "-ttft", "20ms", "-tpot", %[4]q]
+  command = [var.planrun, "mock-server", "-addr", "127.0.0.1:%[3]d", "-ttft", "20ms", "-tpot", %[4]q%[5]s]
   dir     = var.dir
   ready {
     url     = "http://127.0.0.1:%[3]d/health"
@@ -78,7 +84,7 @@ matrix "m_%[1]s" {
   hardware = [hardware.%[1]s]
   workload = [workload.quick]
 }
-`, name, partition, port, tpot)
+`, name, partition, port, tpot, extra)
 }
 
 const slurmPlanHead = `
@@ -388,5 +394,40 @@ func TestSlurmResumeSkipsCompleteLevels(t *testing.T) {
 	}
 	if len(okJob) != 2 || okJob[1] == okJob[2] || okJob[1] == "" {
 		t.Errorf("ok rows by level → job: %v; want c=1 from the first job, c=2 from the resumed one\nfirst:\n%s\nresume:\n%s", okJob, out, b)
+	}
+}
+
+// A Slurm cell's rows carry the whole job's memory, as sstat read it on the node: the
+// mock server holds 256 MiB from its start, so the job's MaxRSS is at least that, and at
+// least the server tree's own peak read on the same row; above it is planrun's client
+// and the mock's runtime. The source says whose figure it is and since when.
+func TestSlurmJobMemory(t *testing.T) {
+	slurmtest.Require(t)
+	slurmtest.RequireAccounting(t)
+	const hold = 256 << 20
+	src := slurmPlanHead + slurmHardware("mem", "small", 18651, "2ms", "-hold-mb", "256")
+	cmd, out, dir := slurmApply(t, src)
+	if code := exitCode(t, cmd); code != exitOK {
+		t.Fatalf("apply exit %d:\n%s", code, out)
+	}
+	rows := ledgerRows(t, dir)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2 levels:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		t.Logf("c=%d: job %s: baseline %.4f GB, MaxRSS %.4f GB; server tree peak %.4f GB; %s",
+			r.Concurrency, r.SlurmJob, r.MemJobBaselineGB, r.MemJobPeakGB, r.MemPeakGB, r.MemJobSource)
+		peak := r.MemJobPeakGB * 1e9
+		if over := peak - hold; math.IsNaN(peak) || over < 0 || over > 200e6 {
+			t.Errorf("c=%d: job MaxRSS %.1f MiB, want at least the %d MiB the server holds and at most 200 MB more (planrun, the mock's runtime)",
+				r.Concurrency, peak/(1<<20), hold>>20)
+		}
+		if r.MemJobPeakGB < r.MemPeakGB {
+			t.Errorf("c=%d: the job's MaxRSS %.4f GB is below its server tree's peak %.4f GB", r.Concurrency, r.MemJobPeakGB, r.MemPeakGB)
+		}
+		want := "sstat MaxRSS of job step " + r.SlurmJob + ".batch: the whole job (planrun's client and the servers it started), peak since the job started at "
+		if !strings.HasPrefix(r.MemJobSource, want) {
+			t.Errorf("c=%d: mem_job_source %q, want it to begin %q", r.Concurrency, r.MemJobSource, want)
+		}
 	}
 }

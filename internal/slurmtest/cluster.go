@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -144,5 +145,21 @@ func clusterScript() (string, error) {
 			return "", errors.New("scripts/slurm-cluster.sh not found above the test's directory")
 		}
 		dir = parent
+	}
+}
+
+// RequireAccounting makes sure the running cluster gathers job accounting, which sstat
+// reads (scripts/slurm-cluster.sh sets JobAcctGatherType=jobacct_gather/linux); a
+// cluster started by an older script does not, and t ends through realserver.Missing
+// naming how to restart it. Call it after Require.
+func RequireAccounting(t testing.TB) {
+	t.Helper()
+	out, err := exec.Command("scontrol", "show", "config").Output()
+	if err != nil {
+		t.Fatalf("scontrol show config: %v", err)
+	}
+	if strings.Contains(string(out), "jobacct_gather/none") {
+		realserver.Missing(t, "the running Slurm test cluster gathers no job accounting (JobAcctGatherType=jobacct_gather/none: "+
+			"started by an older scripts/slurm-cluster.sh); restart it: scripts/slurm-cluster.sh stop; scripts/slurm-cluster.sh start")
 	}
 }

@@ -1,5 +1,5 @@
 # Every placement: this machine, a remote host, Slurm partitions (one job per hardware
-# block, and one per cell), with DCGM telemetry; the url follows the cell's host.
+# block, and one per cell), with DCGM and process-exporter telemetry; the url follows the cell's host.
 variable "partition" { default = "large" }
 
 backend "openai" "vllm" {
@@ -10,7 +10,11 @@ hardware "laptop" { gpu = "NVIDIA GeForce RTX 4060" }
 hardware "box" {
   gpu  = "NVIDIA GeForce RTX 5090"
   host = "gpu1.lab"
-  telemetry { dcgm = "http://gpu1.lab:9400/metrics" }
+  telemetry {
+    dcgm          = "http://gpu1.lab:9400/metrics"
+    process       = "http://gpu1.lab:9256/metrics"
+    process_group = "vllm"
+  }
 }
 hardware "h200" {
   gpu = "NVIDIA H200"
