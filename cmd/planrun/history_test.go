@@ -48,7 +48,7 @@ type swappable struct {
 func (s *swappable) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.cur.Load().ServeHTTP(w, r) }
 
 // scenario is a results directory of 30 real apply runs of one plan against the mock:
-// TTFT 80 ms, TPOT 5 ms (±2 ms jitter), server version 0.9.1; from run 20 on, TTFT 120 ms and
+// TTFT 80 ms, TPOT 5 ms (±2 ms jitter), server version 0.9.1; from run 20 on, TTFT 320 ms and
 // version 0.9.2. Runs 1–28 measure cell tiny only, runs 29 and 30 both cells.
 type scenario struct {
 	sw       *swappable
@@ -70,7 +70,7 @@ const (
 func runScenario(t *testing.T) *scenario {
 	t.Helper()
 	fast := mockserver.New(mockserver.Config{TTFT: 80 * time.Millisecond, TPOT: 5 * time.Millisecond, Jitter: 2 * time.Millisecond, Seed: 1, Version: "0.9.1"})
-	slow := mockserver.New(mockserver.Config{TTFT: 120 * time.Millisecond, TPOT: 5 * time.Millisecond, Jitter: 2 * time.Millisecond, Seed: 2, Version: "0.9.2"})
+	slow := mockserver.New(mockserver.Config{TTFT: 320 * time.Millisecond, TPOT: 5 * time.Millisecond, Jitter: 2 * time.Millisecond, Seed: 2, Version: "0.9.2"})
 	var sw swappable
 	sw.cur.Store(fast)
 	srv := httptest.NewServer(&sw)
@@ -125,12 +125,12 @@ func testPairwiseExplains(t *testing.T, sc *scenario) {
 		t.Errorf("compare run 19 run 20: exit %d, want %d and %q\n%s", code, exitRegression, want, errs)
 	}
 
-	// Two runs of a plan edited between them (max_tokens 4 → 40): the plan hash changes,
+	// Two runs of a plan edited between them (max_tokens 4 → 100): the plan hash changes,
 	// the plan files show as a diff, and the cell's resolved settings name the change,
 	// in compare's regression message and in history.
 	edited := filepath.Join(t.TempDir(), "history.hcl")
 	var runs []string
-	for _, plan := range []string{historyPlan, strings.Replace(historyPlan, "max_tokens    = 4", "max_tokens    = 40", 1)} {
+	for _, plan := range []string{historyPlan, strings.Replace(historyPlan, "max_tokens    = 4", "max_tokens    = 100", 1)} {
 		os.WriteFile(edited, []byte(plan), 0o644)
 		code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+sc.url, "-only", cellTiny, edited)
 		m := regexp.MustCompile(`Results in (.+)/\.`).FindStringSubmatch(out)
@@ -140,23 +140,23 @@ func testPairwiseExplains(t *testing.T, sc *scenario) {
 		runs = append(runs, m[1])
 	}
 	man, err := ledger.ReadManifest(filepath.Join(runs[1], "manifest.json"))
-	if err != nil || len(man.Cells) != 1 || man.Cells[0].Settings["max_tokens"] != "40" || man.Cells[0].Settings["prompt_tokens"] != "8" {
+	if err != nil || len(man.Cells) != 1 || man.Cells[0].Settings["max_tokens"] != "100" || man.Cells[0].Settings["prompt_tokens"] != "8" {
 		t.Fatalf("the manifest's cell settings: %+v, %v", man.Cells, err)
 	}
-	// 36 more tokens of 5 ms each: E2E grows far beyond noise.
+	// 96 more tokens of 5 ms each on the 320 ms server: E2E grows by some 140%, far beyond noise.
 	code, _, errs = runCmd(t, "", "compare", "-fail-on", "e2e_p50_s>+50%", runs[0], runs[1])
-	for _, want := range []string{"plan hash ", "-  max_tokens    = 4", "+  max_tokens    = 40", "/plan/history.hcl",
-		"settings of " + cellTiny + ":\n    - max_tokens=4\n    + max_tokens=40\n",
-		"e2e_p50_s", ": plan hash ", ", settings: max_tokens 4 → 40"} {
+	for _, want := range []string{"plan hash ", "-  max_tokens    = 4", "+  max_tokens    = 100", "/plan/history.hcl",
+		"settings of " + cellTiny + ":\n    - max_tokens=4\n    + max_tokens=100\n",
+		"e2e_p50_s", ": plan hash ", ", settings: max_tokens 4 → 100"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("compare of two plans' runs lacks %q:\n%s", want, errs)
 		}
 	}
-	if code != exitRegression || !regexp.MustCompile(`e2e_p50_s .*from run \S+ to run \S+: plan hash \S+ → \S+, settings: max_tokens 4 → 40`).MatchString(errs) {
+	if code != exitRegression || !regexp.MustCompile(`e2e_p50_s .*from run \S+ to run \S+: plan hash \S+ → \S+, settings: max_tokens 4 → 100`).MatchString(errs) {
 		t.Errorf("compare -fail-on: exit %d, want %d and a regression message naming the setting:\n%s", code, exitRegression, errs)
 	}
 	code, out, errs := runCmd(t, "", "history", "-cell", cellTiny, filepath.Join(filepath.Dir(edited), "results"))
-	if code != exitOK || !regexp.MustCompile(`plan hash \S+ → \S+; settings: max_tokens 4 → 40\n`).MatchString(out) {
+	if code != exitOK || !regexp.MustCompile(`plan hash \S+ → \S+; settings: max_tokens 4 → 100\n`).MatchString(out) {
 		t.Errorf("history of the edited plan's runs: exit %d, no settings change:\n%s%s", code, out, errs)
 	}
 }
@@ -165,7 +165,7 @@ func testPairwiseExplains(t *testing.T, sc *scenario) {
 func testApplyBaseline(t *testing.T, sc *scenario) {
 	dir := t.TempDir()
 	junitPath, summaryPath := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
-	sc.sw.cur.Store(sc.fast) // the old server is back: TTFT falls by a third (beyond noise but for a busy machine's)
+	sc.sw.cur.Store(sc.fast) // the old server is back: TTFT falls by three quarters
 	code, out, errs := runCmd(t, "", "apply", "-quiet", "-gpu=false", "-var", "url="+sc.url, "-only", cellTiny,
 		"-baseline", "last:5", "-fail-on", "ttft_p50_s>+15%", "-junit", junitPath, "-summary", summaryPath, sc.planPath)
 	if code != exitOK || !regexp.MustCompile(regexp.QuoteMeta(cellTiny)+` c=5 +ttft_p50_s .* (improved|within noise)`).MatchString(out) {
@@ -230,8 +230,8 @@ func testHistoryStep(t *testing.T, sc *scenario) {
 		}
 	}
 	before, after := *s.Points[slowFrom-2].Figures["ttft_p50_s"], *s.Points[slowFrom-1].Figures["ttft_p50_s"]
-	if after-before < 0.03 {
-		t.Errorf("TTFT p50 %.4f at run %d, %.4f at run %d: the 40 ms step is not in the series", before, slowFrom-1, after, slowFrom)
+	if after-before < 0.15 {
+		t.Errorf("TTFT p50 %.4f at run %d, %.4f at run %d: the 240 ms step is not in the series", before, slowFrom-1, after, slowFrom)
 	}
 	for _, tr := range s.Trends {
 		if want := map[string]string{"ttft_p50_s": "worse", "output_tok_s": "worse"}[tr.Field]; tr.Verdict != want {
@@ -283,21 +283,22 @@ func testRollingBaseline(t *testing.T, sc *scenario) {
 		t.Fatalf("run 21: no regression of ttft_p50_s naming the version change:\n%s", errs)
 	}
 	shift, _ := strconv.ParseFloat(m[1]+m[2], 64)
-	if shift < 30 || shift > 150 { // a busy machine adds its queueing to the server's 50%
-		t.Errorf("run 21: TTFT p50 shift +%.1f%%, want about +50%% (80 ms → 120 ms)", shift)
+	if shift < 200 || shift > 600 { // a busy machine adds its queueing to the server's 300%
+		t.Errorf("run 21: TTFT p50 shift +%.1f%%, want about +300%% (80 ms → 320 ms)", shift)
 	}
 	if !strings.Contains(errs, "from run "+sc.runIDs[slowFrom-2]+" to run "+sc.runIDs[slowFrom-1]) {
 		t.Errorf("run 21: the message does not say the change came between runs %d and %d:\n%s", slowFrom-1, slowFrom, errs)
 	}
 
 	// Noise only: every run with five earlier runs of one server passes a gate that asks,
-	// beyond the noise band, for a TTFT or E2E move of 30%: the step moves TTFT by 50%,
-	// and this shared 2-core machine, at a load average of 30, has moved a noise-only
-	// run's TTFT p50 by 24%. Throughput is left out of this gate: a measured window
-	// starved of CPU there moved it by 31% and 40% (run 21 is judged on it above).
-	gate := []string{"-fail-on", "ttft_p50_s>+30%", "-fail-on", "e2e_p50_s>+30%"}
+	// beyond the noise band, for a TTFT or E2E move of 100%: the step moves TTFT by 300%,
+	// and this shared 2-core machine has moved a noise-only run's TTFT p50 by 24% (load
+	// 30) and by 31% beyond a ±10.8% band (load 12-15, two busy loops beside the test).
+	// Throughput is left out of this gate: a measured window starved of CPU there moved
+	// it by 31% and 40% (run 21 is judged on it above).
+	gate := []string{"-fail-on", "ttft_p50_s>+100%", "-fail-on", "e2e_p50_s>+100%"}
 	code, _, errs = runCmd(t, "", append([]string{"compare", "-baseline", "last:5", sc.runDirs[20]}, gate...)...)
-	if code != exitRegression || !strings.Contains(errs, "ttft_p50_s regressed") || !strings.Contains(errs, "threshold ttft_p50_s>+30%") {
+	if code != exitRegression || !strings.Contains(errs, "ttft_p50_s regressed") || !strings.Contains(errs, "threshold ttft_p50_s>+100%") {
 		t.Errorf("run 21 with thresholds: exit %d\n%s", code, errs)
 	}
 	for n := 6; n <= 28; n++ {
@@ -330,8 +331,8 @@ func testRollingBaseline(t *testing.T, sc *scenario) {
 		t.Errorf("-key server_version on run 21: exit %d\n%s", code, errs)
 	}
 	// A threshold the shift does not cross: beyond noise, but not a regression.
-	code, _, errs = runCmd(t, "", "compare", "-baseline", "last:5", "-fail-on", "ttft_p50_s>+300%", sc.runDirs[20])
+	code, _, errs = runCmd(t, "", "compare", "-baseline", "last:5", "-fail-on", "ttft_p50_s>+1000%", sc.runDirs[20])
 	if code != exitOK {
-		t.Errorf("-fail-on ttft_p50_s>+300%% on a +50%% shift: exit %d\n%s", code, errs)
+		t.Errorf("-fail-on ttft_p50_s>+1000%% on a +300%% shift: exit %d\n%s", code, errs)
 	}
 }
