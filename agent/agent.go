@@ -422,7 +422,7 @@ func (a *agentSide) start(ctx context.Context, at time.Time) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
-	meas := newMeasured(lv, r)
+	meas := newMeasured(lv)
 	opts := executor.Options{Grace: a.cell.Grace, Stop: a.stop, Abort: a.abortCh, AbortErr: a.abortErr, StartAt: local,
 		Clock: a.cfg.Clock, DropSamples: true, OnRequest: func(ev executor.Event) { a.record(ev); meas.add(ev) }}
 	if r.Enough {
@@ -434,8 +434,7 @@ func (a *agentSide) start(ctx context.Context, at time.Time) error {
 		defer a.wg.Done()
 		defer cancel()
 		res := executor.RunOne(runCtx, a.backend, lv, r.Index, r.Warmup, opts)
-		d := done{Start: res.Start, End: res.End, Interrupted: res.Interrupted, Requests: meas.requests,
-			Late: meas.late(local), Load: meas.load()}
+		d := done{Start: res.Start, End: res.End, Interrupted: res.Interrupted, Requests: meas.requests, Load: meas.load()}
 		if res.Err != nil {
 			d.Err = res.Err.Error()
 		}
@@ -571,38 +570,24 @@ func closeOnce(ch chan struct{}) {
 
 // measured gathers a run's measured requests for the agent's own share's load.
 type measured struct {
-	warm     bool
 	acc      *stats.Accumulator
 	requests int
-	first    time.Time
 }
 
-func newMeasured(lv executor.LevelSpec, r run) *measured {
+func newMeasured(lv executor.LevelSpec) *measured {
 	slots := 0
 	if lv.Session == nil && lv.Trace == nil && lv.RequestRate == 0 {
 		slots = lv.Share.Slots(lv.Concurrency)
 	}
-	return &measured{warm: r.Warmup, acc: stats.NewAccumulator(stats.Target{Concurrency: slots})}
+	return &measured{acc: stats.NewAccumulator(stats.Target{Concurrency: slots})}
 }
 
 func (m *measured) add(ev executor.Event) {
-	if m.first.IsZero() || ev.Start.Before(m.first) {
-		m.first = ev.Start
-	}
 	if ev.Warmup || ev.Ramp {
 		return
 	}
 	m.requests++
 	m.acc.Add(ev)
-}
-
-// late is how far past the instant at the run's first request started; 0 when on
-// time or none was sent.
-func (m *measured) late(at time.Time) time.Duration {
-	if m.first.IsZero() || !m.first.After(at) {
-		return 0
-	}
-	return m.first.Sub(at)
 }
 
 // load is the run's measured requests' delivered load.

@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"time"
+
+	"github.com/planrun/planrun/ledger"
 )
 
 // Clock offsets are measured as NTP measures them: the agent sends its time t1, the
@@ -70,4 +72,9 @@ func (e Estimate) ToCoordinator(t time.Time) time.Time { return t.Add(-e.Offset)
 
 func (e Estimate) String() string {
 	return fmt.Sprintf("offset %s ± %s (least of %d round trips)", e.Offset, e.Bound, e.RoundTrips)
+}
+
+// record is the estimate as the manifest records it.
+func (e Estimate) record() ledger.AgentClock {
+	return ledger.AgentClock{Offset: e.Offset, Bound: e.Bound, RoundTrips: e.RoundTrips, At: e.At}
 }

@@ -68,10 +68,14 @@ type remote struct {
 	hello hello
 	c     *conn
 	rows  *conn
-	// start is the clock estimate taken at connection; latest the latest one (after
-	// each level), whose offset corrects the agent's records.
+	// start is the clock estimate taken at connection, whose offset moves the agent's
+	// records onto the coordinator's clock for the whole cell (so they can be moved
+	// again from the manifest alone); end the latest, after each level, whose
+	// difference from start (the drift) goes into the error bar. latest is end, for
+	// the reader.
 	start, end Estimate
 	latest     atomic.Pointer[Estimate]
+	offset     atomic.Int64 // start's, for the reader
 	exited     bool
 }
 
@@ -85,32 +89,14 @@ type event struct {
 	err   error
 }
 
-// Info is what the manifest records of one agent: where it ran, and its clock against
-// the coordinator's at connection and after the cell's last level.
-type Info struct {
-	Index int    `json:"index"`
-	Where string `json:"where"`
-	Host  string `json:"host"`
-	Node  string `json:"node,omitempty"`
-	PID   int    `json:"pid"`
-	// SourceAddr is the address its connections to the server bound, if one was set.
-	SourceAddr string   `json:"source_addr,omitempty"`
-	Start      Estimate `json:"clock_start"`
-	End        Estimate `json:"clock_end"`
-	// Drift is End's offset less Start's: how far the agent's clock moved against the
-	// coordinator's over the cell.
-	Drift time.Duration `json:"drift_ns"`
-}
-
 // AgentLevel is one agent's part of a level: its self-check over the measured runs,
-// its share's load in each measured run, and how late its runs began to send.
+// and its share's requests and load in each measured run.
 type AgentLevel struct {
 	Index    int
 	Where    string
 	Client   *selfcheck.Report
 	Loads    []Load
 	Requests int
-	Late     time.Duration
 }
 
 // Start listens, launches o.Agents agents and waits until every one has connected and
@@ -180,6 +166,7 @@ func (f *Fleet) connect(ctx context.Context) error {
 				}
 				r.end = r.start
 				r.latest.Store(&r.start)
+				r.offset.Store(int64(r.start.Offset))
 				clocks++
 			case kindFail:
 				return f.failed(e)
@@ -300,7 +287,7 @@ func (f *Fleet) read(r *remote) {
 			if ev.Sample == nil {
 				ev.Sample = &backends.Sample{}
 			}
-			ev.Start = r.latest.Load().ToCoordinator(ev.Start)
+			ev.Start = ev.Start.Add(-time.Duration(r.offset.Load()))
 			if !f.queue(event{agent: r.index, ev: &ev}) {
 				return
 			}
@@ -519,7 +506,6 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 					al.Client = d.Client
 					al.Loads = append(al.Loads, d.Load)
 					al.Requests += d.Requests
-					al.Late = max(al.Late, d.Late)
 				}
 			default:
 				f.halt()
@@ -624,12 +610,14 @@ func (f *Fleet) Bound() time.Duration {
 	return b
 }
 
-// Agents are what the manifest records of each agent.
-func (f *Fleet) Agents(sources []string) []Info {
-	out := make([]Info, len(f.agents))
+// Agents are what the manifest records of each agent of the cell: where it ran, the
+// source address it bound (sources, by index), and its clock at connection and after
+// the last level.
+func (f *Fleet) Agents(cellID string, sources []string) []ledger.AgentRun {
+	out := make([]ledger.AgentRun, len(f.agents))
 	for i, r := range f.agents {
-		out[i] = Info{Index: i, Where: f.where(i), Host: r.hello.Host, Node: r.hello.Node, PID: r.hello.PID,
-			Start: r.start, End: r.end, Drift: r.end.Offset - r.start.Offset}
+		out[i] = ledger.AgentRun{Cell: cellID, Index: i, Where: f.where(i), Host: r.hello.Host, Node: r.hello.Node, PID: r.hello.PID,
+			ClockStart: r.start.record(), ClockEnd: r.end.record(), Drift: r.end.Offset - r.start.Offset}
 		if i < len(sources) {
 			out[i].SourceAddr = sources[i]
 		}

@@ -102,14 +102,15 @@ func TestFleetRecoversASkewedClock(t *testing.T) {
 		return nil
 	}}
 	f := startFleet(t, 3, l)
-	for i, info := range f.Agents(nil) {
+	for i, info := range f.Agents("c", nil) {
 		want := time.Duration(0)
 		if i == 1 {
 			want = skew
 		}
-		t.Logf("agent %d: %s", i, info.Start)
-		if d := info.Start.Offset - want; d > info.Start.Bound || -d > info.Start.Bound || info.Start.RoundTrips != RoundTrips {
-			t.Errorf("agent %d: %s, want an offset of %v within its bound", i, info.Start, want)
+		c := info.ClockStart
+		t.Logf("agent %d: offset %v ± %v", i, c.Offset, c.Bound)
+		if d := c.Offset - want; d > c.Bound || -d > c.Bound || c.RoundTrips != RoundTrips {
+			t.Errorf("agent %d: offset %v ± %v, want %v within its bound", i, c.Offset, c.Bound, want)
 		}
 	}
 	b := mock(t, mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond})

@@ -113,8 +113,8 @@ type fail struct {
 	Reason string `json:"reason"`
 }
 
-// done is an agent's end of a run: its window and end on its own clock, its
-// self-check since the level's first measured run, and its share's delivered load.
+// done is an agent's end of a run: its window on its own clock, its self-check since the
+// level's first measured run, and its share's delivered load.
 type done struct {
 	Start       time.Time `json:"start"`
 	End         time.Time `json:"end"`
@@ -127,9 +127,6 @@ type done struct {
 	// server (the agent's share alone), for the verdict on the agent's own share.
 	Requests int  `json:"requests"`
 	Load     Load `json:"load"`
-	// Late is how far past the start instant the agent's run began to send (0: on
-	// time).
-	Late time.Duration `json:"late_ns,omitempty"`
 }
 
 // Load is one agent's share of a run's delivered load (stats.Delivered of its own

@@ -29,7 +29,7 @@ func serveMockChild(addr string) {
 		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	dieAfter, _ := strconv.Atoi(os.Getenv("PLANRUN_TEST_DIE_AFTER"))
-	cfg := mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond}
+	cfg := mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond, RecordTruth: os.Getenv("PLANRUN_TEST_MOCK_TRUTH") != ""}
 	arrivals := arrivalLog(os.Getenv("PLANRUN_TEST_ARRIVALS"))
 	if arrivals != nil {
 		cfg = mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond}

@@ -16,7 +16,9 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// LevelSpec describes one concurrency level of one cell: what to send and how.
+// LevelSpec describes one concurrency level of one cell: what to send and how. It
+// travels to load agents as JSON (package agent); its Prompts, Shapes and Trace travel
+// apart.
 type LevelSpec struct {
 	// Concurrency is the number of requests kept in flight (closed loop), or the cap on
 	// requests in flight (open loop).
@@ -41,17 +43,17 @@ type LevelSpec struct {
 	Seed uint64
 	// Request is the template for every request; Prompts supplies its text.
 	Request backends.Request
-	Prompts *Prompts
+	Prompts *Prompts `json:"-"`
 	// Shapes, when set, give request n of every run its own prompt and output length
 	// (Shapes[n % len]); otherwise every request is the template.
-	Shapes []Shape
+	Shapes []Shape `json:"-"`
 	// Session, when set, runs the level as multi-turn sessions (closed loop, Concurrency
 	// sessions in flight); Requests is then Sessions × Turns.
 	Session *SessionSpec
 	// Trace, when set, replays a trace: each run sends the rows it streams, each at its
 	// own offset, with its own shape (Shapes and RequestRate are then unused).
 	// Concurrency caps the requests in flight; 0 means no cap.
-	Trace Trace
+	Trace Trace `json:"-"`
 	// Ramp, when above 0, spreads a closed loop's start over that long: slot k of n sends
 	// its first request k·Ramp/n into the run, so the slots neither start in one burst
 	// nor, on a server that keeps time from each arrival, burst again every round. The
