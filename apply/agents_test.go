@@ -20,6 +20,7 @@ import (
 	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
@@ -154,8 +155,9 @@ func agentOptions(t *testing.T, p *plan.Plan, cells []*plan.Cell) Options {
 }
 
 // truthMock starts this test binary as the mock server in its own process, recording
-// each request's truth, and returns its URL and a reader of the truths.
-func truthMock(t *testing.T) (string, func() []mockserver.Summary) {
+// each request's truth, and returns its URL and a reader of the truths; timing, when
+// given, is its TTFT and TPOT (default 2 ms and 1 ms).
+func truthMock(t *testing.T, timing ...time.Duration) (string, func() []mockserver.Summary) {
 	t.Helper()
 	port, err := servers.FreePort()
 	if err != nil {
@@ -164,6 +166,9 @@ func truthMock(t *testing.T) (string, func() []mockserver.Summary) {
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PLANRUN_TEST_MOCK_SERVER="+addr, "PLANRUN_TEST_MOCK_TRUTH=1")
+	if len(timing) == 2 {
+		cmd.Env = append(cmd.Env, "PLANRUN_TEST_MOCK_TTFT="+timing[0].String(), "PLANRUN_TEST_MOCK_TPOT="+timing[1].String())
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -460,5 +465,195 @@ func TestAgentsSendTheSameRequests(t *testing.T) {
 	}
 	if len(lengths) < 3 {
 		t.Fatalf("output lengths %v: the requests hardly differ, so the test could not tell them apart", lengths)
+	}
+}
+
+// A trace replayed by four agents, one of whose clocks reads 37 ms ahead (a test hook):
+//   - the exchange recovers each offset within its stated bound;
+//   - the coordinator moves the agent's records back: every agent's requests reach
+//     the server (its kernel's arrival stamps, on the same machine's clock) a fraction
+//     of a millisecond after their corrected start, never before it by more than the
+//     bound, where the skewed agent's own file says 37 ms earlier;
+//   - the arrivals keep the trace's order: no two rows reach the server out of their
+//     schedule's order unless their send lags and twice the clock bound (each one's
+//     start instant is off by at most the bound) account for it. Had the skewed agent
+//     started its schedule on its own clock, its rows would land 37 ms off theirs.
+func TestAgentsRecoverASkewedClockAndKeepTheTraceOrder(t *testing.T) {
+	const skew = 37 * time.Millisecond
+	t.Setenv("PLANRUN_TEST_AGENT_SKEW", "2="+skew.String())
+	url, truths := truthMock(t)
+	data, _ := seededTrace(300, 15, 11)
+	src := strings.Replace(replayPlan, "  temperature = 0\n", "  temperature = 0\n  agents = 4\n  fidelity_lag_ms = 1000\n", 1)
+	p, cells := loadPlan(t, src, url, "trace.jsonl", data)
+	res, err := Run(context.Background(), agentOptions(t, p, cells))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := res.Rows[0]
+	if row.Status != ledger.StatusOK || row.Requests != 300 || row.Agents != 4 {
+		t.Fatalf("row %s, %d requests, %d agents: %s", row.Status, row.Requests, row.Agents, row.Notes)
+	}
+	man := readManifest(t, res.RunDir)
+	bound := time.Duration(row.ClockBoundMs * float64(time.Millisecond))
+	offsets := map[int]time.Duration{}
+	for _, a := range man.Agents {
+		want := time.Duration(0)
+		if a.Index == 2 {
+			want = skew
+		}
+		c := a.ClockStart
+		t.Logf("agent %d (%s, pid %d): offset %v ± %v at start, %v ± %v at end (drift %v)", a.Index, a.Where, a.PID, c.Offset, c.Bound,
+			a.ClockEnd.Offset, a.ClockEnd.Bound, a.Drift)
+		if d := c.Offset - want; d > c.Bound || -d > c.Bound {
+			t.Errorf("agent %d: offset %v ± %v, its clock reads %v ahead", a.Index, c.Offset, c.Bound, want)
+		}
+		if d := a.ClockEnd.Offset - want; d > a.ClockEnd.Bound || -d > a.ClockEnd.Bound {
+			t.Errorf("agent %d: offset after the level %v ± %v, its clock reads %v ahead", a.Index, a.ClockEnd.Offset, a.ClockEnd.Bound, want)
+		}
+		offsets[a.Index] = c.Offset
+	}
+
+	arrived := map[string]time.Time{}
+	for _, s := range truths() {
+		if !s.ArrivedKernel {
+			t.Skip("the mock has no kernel arrival stamps here: arrivals cannot be held to the client's clock")
+		}
+		arrived[s.ID] = s.Arrived
+	}
+	type req struct {
+		agent          int
+		scheduled, lag time.Duration
+		start, arrival time.Time
+	}
+	var reqs []req
+	lead := map[int][]time.Duration{} // arrival − corrected start, by agent
+	for _, r := range readSamples(t, res.RunDir) {
+		at, ok := arrived[r.RequestID]
+		if !ok || r.Agent == nil || !r.Paced {
+			t.Fatalf("%s: arrival %v, agent %v, paced %v", r.ID, ok, r.Agent, r.Paced)
+		}
+		reqs = append(reqs, req{*r.Agent, r.Scheduled, r.SendLag, r.Start, at})
+		lead[*r.Agent] = append(lead[*r.Agent], at.Sub(r.Start))
+	}
+	for i, ds := range lead {
+		slices.Sort(ds)
+		med := ds[len(ds)/2]
+		t.Logf("agent %d: arrival − corrected start: min %v, median %v, max %v", i, ds[0], med, ds[len(ds)-1])
+		if ds[0] < -bound || med > 5*time.Millisecond {
+			t.Errorf("agent %d: its requests reached the server %v (least) to %v (median) after their corrected starts", i, ds[0], med)
+		}
+	}
+	own := readAgentRecords(t, res.RunDir, cells[0], 4)[2]
+	var raw []time.Duration
+	for _, r := range own {
+		raw = append(raw, arrived[r.RequestID].Sub(r.Start))
+	}
+	slices.Sort(raw)
+	if med := raw[len(raw)/2]; med > -skew+5*time.Millisecond {
+		t.Errorf("the skewed agent's own records put its starts %v before the arrivals: the hook did not skew it", -med)
+	}
+
+	slices.SortFunc(reqs, func(a, b req) int { return a.arrival.Compare(b.arrival) })
+	inversions := 0
+	for i := range reqs {
+		for j := i + 1; j < len(reqs); j++ {
+			a, b := reqs[i], reqs[j] // a arrived first
+			if b.scheduled >= a.scheduled {
+				continue
+			}
+			inversions++
+			// b was due first but arrived second: only its later send and the two
+			// start instants' error can explain it (a millisecond for the network).
+			if gap := a.scheduled - b.scheduled; gap > b.lag-a.lag+2*bound+time.Millisecond {
+				t.Errorf("arrival order: a row due %v (agent %d, lag %v) reached the server after one due %v later (agent %d, lag %v)",
+					b.scheduled, b.agent, b.lag, gap, a.agent, a.lag)
+			}
+		}
+	}
+	t.Logf("%d rows, %d pairs out of the schedule's order at the server, each within the send lags and 2 × %v", len(reqs), inversions, bound)
+}
+
+// Against the server's truth (the mock's own record of when each request arrived and
+// each chunk went out), four agents' row agrees as closely as one process's: its TTFT
+// and TPOT medians. "As closely" allows the four a millisecond more error in TTFT and
+// 0.2 ms in TPOT: four agents and the mock share this machine's two cores, and a
+// process that waits for a core stamps late. The mock takes 20 ms to the first token
+// and 4 ms a token, so that the clients mostly wait, as against a real server.
+func TestAgentsAgreeWithTheServerAsOneClientDoes(t *testing.T) {
+	load := "concurrency = [8]\n  requests = 200\n  warmup_runs = 0\n  repeat_runs = 1\n  fidelity_lag_ms = 1000\n  fidelity_tolerance_pct = 50"
+	type errs struct{ ttft, tpot time.Duration }
+	got := map[int]errs{}
+	for _, n := range []int{1, 4} {
+		url, truths := truthMock(t, 20*time.Millisecond, 4*time.Millisecond)
+		p, cells := agentsLoadPlan(t, url, n, "w", load)
+		res, err := Run(context.Background(), agentOptions(t, p, cells))
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := res.Rows[0]
+		measured := map[string]bool{}
+		for _, r := range readSamples(t, res.RunDir) {
+			measured[r.RequestID] = !r.Warmup
+		}
+		var ttft, tpot []float64
+		for _, s := range truths() {
+			if measured[s.ID] {
+				ttft = append(ttft, s.TTFT.Seconds())
+				tpot = append(tpot, s.TPOT.Seconds())
+			}
+		}
+		truth := stats.NewDist(ttft)
+		truthTPOT := stats.NewDist(tpot)
+		e := errs{time.Duration((row.TTFT.P50 - truth.P50) * 1e9), time.Duration((row.TPOT.P50 - truthTPOT.P50) * 1e9)}
+		t.Logf("agents=%d: TTFT p50 %.3f ms (server %.3f), TPOT p50 %.3f ms (server %.3f): off by %v and %v", n, row.TTFT.P50*1e3,
+			truth.P50*1e3, row.TPOT.P50*1e3, truthTPOT.P50*1e3, e.ttft, e.tpot)
+		if row.Status != ledger.StatusOK || truth.N != 200 {
+			t.Fatalf("agents=%d: row %s, %d truths for 200 requests", n, row.Status, truth.N)
+		}
+		got[n] = e
+	}
+	abs := func(d time.Duration) time.Duration { return max(d, -d) }
+	if one, four := got[1], got[4]; abs(four.ttft) > abs(one.ttft)+time.Millisecond || abs(four.tpot) > abs(one.tpot)+200*time.Microsecond {
+		t.Errorf("four agents' TTFT and TPOT are off the server's by %v and %v, one process's by %v and %v", four.ttft, four.tpot, one.ttft, one.tpot)
+	}
+}
+
+// Cancelling the run (the first Ctrl-C) stops every agent: the level is interrupted,
+// what was measured is kept, and no agent process is left.
+func TestAgentsStopOnInterrupt(t *testing.T) {
+	url, _ := truthMock(t)
+	p, cells := agentsLoadPlan(t, url, 3, "w", "concurrency = [3]\n  request_rate = [20]\n  requests = 400\n  warmup_runs = 0\n  repeat_runs = 1")
+	o := agentOptions(t, p, cells)
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	o.Progress = &cancelAfter{n: 20, cancel: func() { once.Do(cancel) }}
+	o.Grace = time.Second
+	res, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || len(res.Rows) != 1 || res.Rows[0].Status != ledger.StatusInterrupted || res.Rows[0].Requests < 20 || res.Rows[0].Requests > 100 {
+		t.Fatalf("interrupted %v, rows %+v", res.Interrupted, res.Rows)
+	}
+	t.Logf("row: %s, %d requests", res.Rows[0].Status, res.Rows[0].Requests)
+	for _, a := range readManifest(t, res.RunDir).Agents {
+		if a.PID > 0 && syscall.Kill(a.PID, 0) == nil {
+			t.Errorf("agent %d (pid %d) is still running", a.Index, a.PID)
+		}
+	}
+}
+
+// cancelAfter is a Progress that cancels the run once n measured requests finished.
+type cancelAfter struct {
+	n, seen int
+	cancel  func()
+}
+
+func (c *cancelAfter) Note(string, ...any)                        {}
+func (c *cancelAfter) StartLevel(*plan.Cell, plan.LoadLevel, int) {}
+func (c *cancelAfter) EndLevel(*plan.Cell, ledger.Row)            {}
+func (c *cancelAfter) Request(_ *plan.Cell, _ plan.LoadLevel, ev executor.Event) {
+	if c.seen++; c.seen == c.n {
+		c.cancel()
 	}
 }
