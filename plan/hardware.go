@@ -74,7 +74,7 @@ func (h *Hardware) Placement() Placement {
 func SlurmCells(cells []*Cell) []slurm.Cell {
 	out := make([]slurm.Cell, len(cells))
 	for i, c := range cells {
-		out[i].ID = c.ID
+		out[i].ID, out[i].Agents = c.ID, c.Workload.Agents
 		if h := c.Hardware; h != nil {
 			out[i].Hardware = h.Name
 			if h.Slurm != nil {
