@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/sshtest"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers"
 )
@@ -172,5 +173,67 @@ func TestApplyAgentsComplete(t *testing.T) {
 	}
 	if left := agentPIDs(dir); len(left) > 0 {
 		t.Errorf("agents left running: %v", left)
+	}
+}
+
+// Agents on the hosts an agents block lists, one a host, reached through ssh: here two
+// names of this machine (127.0.0.1 and localhost) behind a private sshd
+// (internal/sshtest), each running the planrun binary's agent mode with the
+// coordinator's address, index and token on its command line, and no API key.
+func TestApplyAgentsOverSSH(t *testing.T) {
+	ssh := sshtest.Start(t)
+	bin := planrunBinary(t)
+	dir := t.TempDir()
+	port, err := servers.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := make([]string, len(ssh))
+	for i, a := range ssh {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	src := fmt.Sprintf(agentsCLIPlan, bin, port, dir, 40)
+	src = strings.Replace(src, "agents        = 3", "agents        = 2", 1)
+	src = strings.Replace(src, "concurrency   = [3, 6]", "concurrency   = [4]", 1)
+	src += fmt.Sprintf(`
+hardware "clients" {
+  agents {
+    hosts        = ["127.0.0.1", "localhost"]
+    ssh          = [%s]
+    planrun_path = %q
+    coordinator  = "127.0.0.1"
+  }
+}
+`, strings.Join(quoted, ", "), bin)
+	src = strings.Replace(src, "  workload = [workload.w]\n}", "  workload = [workload.w]\n  hardware = [hardware.clients]\n}", 1)
+	path := filepath.Join(dir, "ssh.hcl")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := exec.Command(bin, "apply", "-gpu=false", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	t.Logf("apply took %v:\n%s", time.Since(start), out)
+	rows, err := ledger.ReadLedger(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Status != ledger.StatusOK || rows[0].Requests != 40 || rows[0].Agents != 2 {
+		t.Fatalf("rows %+v\n%s", rows, out)
+	}
+	manifests, _ := filepath.Glob(filepath.Join(dir, "*", "manifest.json"))
+	if len(manifests) != 1 {
+		t.Fatalf("manifests %v", manifests)
+	}
+	m, err := ledger.ReadManifest(manifests[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"ssh 127.0.0.1", "ssh localhost"} {
+		if len(m.Agents) != 2 || m.Agents[i].Where != want || m.Agents[i].PID == 0 {
+			t.Fatalf("manifest agents %+v, want agent %d %s", m.Agents, i, want)
+		}
 	}
 }
