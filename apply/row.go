@@ -199,11 +199,16 @@ func sketchNotes(row *ledger.Row, p stats.Summary) []string {
 	if p.ITLRelativeError > 0 {
 		what = append(what, fmt.Sprintf("ITL within ±%g%%", p.ITLRelativeError*100))
 	}
+	if r := p.Delivered.Resolution; r > 0 {
+		what = append(what, fmt.Sprintf("the in-flight p99 and most, and the held span's ends, at %s ms resolution (the in-flight mean stays exact)", millis(r)))
+	}
 	if len(what) == 0 {
 		return nil
 	}
-	row.SketchErrorPct = math.Max(p.RelativeError, p.ITLRelativeError) * 100
-	return []string{fmt.Sprintf("sketched: more than %d values of a figure over the level's runs, so its percentiles come from a merged DDSketch: %s (count, mean, min and max stay exact)",
+	if e := math.Max(p.RelativeError, p.ITLRelativeError); e > 0 {
+		row.SketchErrorPct = e * 100
+	}
+	return []string{fmt.Sprintf("sketched: more than %d values of a figure, so its percentiles come from a merged DDSketch or a timeline: %s (counts, means, min and max stay exact)",
 		stats.ITLExactGaps, strings.Join(what, "; "))}
 }
 
