@@ -68,6 +68,10 @@ func serveTestAgent() int {
 		if err != nil {
 			return nil, err
 		}
+		if tokens, ok := strings.CutPrefix(os.Getenv("PLANRUN_TEST_AGENT_BACKEND"), "instant:"); ok {
+			n, _ := strconv.Atoi(tokens)
+			b = instant{Backend: b, tokens: n} // BenchmarkCoordinatorRSS's
+		}
 		if rps > 0 {
 			b = &capped{Backend: b, gap: time.Duration(float64(time.Second) / rps)}
 		}

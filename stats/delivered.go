@@ -154,25 +154,16 @@ func (s *loadStore) histogram() runLoad {
 	if len(s.spans) == 0 {
 		return r
 	}
-	type edge struct {
-		t int64
-		d int
-	}
-	edges := make([]edge, 0, 2*len(s.spans))
+	// The edges in time order, ends before starts at the same instant (a closed loop's
+	// worker that starts its next request the moment its last one ended has one in
+	// flight, not two): the starts and the ends sorted apart, then swept together.
 	starts := make([]int64, len(s.spans))
+	ends := make([]int64, len(s.spans))
 	for i, sp := range s.spans {
-		edges = append(edges, edge{sp.start, 1}, edge{max(sp.end, sp.start), -1})
-		starts[i] = sp.start
+		starts[i], ends[i] = sp.start, max(sp.end, sp.start)
 	}
-	// Ends before starts at the same instant: a closed loop's worker that starts its
-	// next request the moment its last one ended has one in flight, not two.
-	slices.SortFunc(edges, func(a, b edge) int {
-		if a.t != b.t {
-			return cmpInt64(a.t, b.t)
-		}
-		return a.d - b.d
-	})
 	slices.Sort(starts)
+	slices.Sort(ends)
 	var heldFrom, heldTo int64
 	if c := s.concurrency; c > 0 {
 		r.ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
@@ -180,17 +171,26 @@ func (s *loadStore) histogram() runLoad {
 			heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
 		}
 	}
-	n := 0
-	for i, e := range edges {
-		if i > 0 && e.t > edges[i-1].t {
-			from, to := edges[i-1].t, e.t
+	n, prev := 0, starts[0]
+	for i, j := 0, 0; i < len(starts) || j < len(ends); {
+		var t int64
+		d := 1
+		if j < len(ends) && (i == len(starts) || ends[j] <= starts[i]) {
+			t, d = ends[j], -1
+			j++
+		} else {
+			t = starts[i]
+			i++
+		}
+		if t > prev {
 			for len(r.hist) <= n {
 				r.hist = append(r.hist, 0)
 			}
-			r.hist[n] += to - from
-			r.heldBusy += float64(n) * overlap(from, to, heldFrom, heldTo)
+			r.hist[n] += t - prev
+			r.heldBusy += float64(n) * overlap(prev, t, heldFrom, heldTo)
 		}
-		n += e.d
+		n += d
+		prev = t
 	}
 	r.heldIdle = s.turnaround(heldFrom, heldTo)
 	r.heldSecs = float64(heldTo-heldFrom) / 1e9
@@ -219,22 +219,18 @@ func (s *loadStore) turnarounds(into *valueStore) {
 }
 
 // eachTurnaround calls f with the body end of every closed-loop request of the run
-// that its slot followed with another, and that next request's start (unix ns).
+// that its slot followed with another, and that next request's start (unix ns). It
+// sorts the run's spans by slot and start, in place: nothing else depends on their
+// order, and a copy would double the memory of a run of a million requests.
 func (s *loadStore) eachTurnaround(f func(end, next int64)) {
-	slotted := make([]span, 0, len(s.spans))
-	for _, sp := range s.spans {
-		if sp.slot > 0 {
-			slotted = append(slotted, sp)
-		}
-	}
-	slices.SortFunc(slotted, func(a, b span) int {
+	slices.SortFunc(s.spans, func(a, b span) int {
 		if a.slot != b.slot {
 			return a.slot - b.slot
 		}
 		return cmpInt64(a.start, b.start)
 	})
-	for i := 1; i < len(slotted); i++ {
-		if prev, sp := slotted[i-1], slotted[i]; prev.slot == sp.slot {
+	for i := 1; i < len(s.spans); i++ {
+		if prev, sp := s.spans[i-1], s.spans[i]; prev.slot == sp.slot && sp.slot > 0 {
 			f(prev.end, sp.start)
 		}
 	}
