@@ -387,7 +387,6 @@ func (f *Fleet) await(ctx context.Context, kind string, limit time.Duration, lat
 // agent that fails, dies or misses the start instant ends the level with an error
 // naming it; the result then holds what was measured.
 func (f *Fleet) RunLevel(ctx context.Context, lv executor.LevelSpec, opts executor.Options) (executor.Result, []AgentLevel, error) {
-	defer collectSooner()()
 	res := executor.Result{Level: lv}
 	levels := make([]AgentLevel, len(f.agents))
 	for i := range levels {
@@ -539,17 +538,18 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 	return run, nil
 }
 
-// mergeGCPercent is the coordinator's GOGC while it merges its agents' records. Its live
-// heap is then the level's exact figures (8 MB a figure a million requests, until they
-// fold into sketches) and the records in flight; at the default 100 the heap grows to
-// twice that before a collection. At 50, a million records from 4 agents peaked at 180
-// MB of RSS against 232 MB (docs/performance.md), for some 10% fewer records merged a
-// second on 2 loaded cores: its sends are the agents', so its collections delay none.
+// mergeGCPercent is the coordinator's GOGC while it merges its agents' records and
+// summarises them. Its live heap is then the level's exact figures (8 MB a figure a
+// million requests, until they fold into sketches) and the records in flight; at the
+// default 100 the heap grows to twice that before a collection. At 50, a million
+// records from 4 agents peaked at 180 MB of RSS against 232 MB (docs/performance.md),
+// for some 10% fewer records merged a second on 2 loaded cores: its sends are the
+// agents', so its collections delay none.
 const mergeGCPercent = 50
 
-// collectSooner sets mergeGCPercent while the fleet runs a level, unless GOGC is set,
-// and returns what restores the setting.
-func collectSooner() (restore func()) {
+// CollectSooner sets mergeGCPercent for a level a fleet runs, its summary included,
+// unless GOGC is set, and returns what restores the setting.
+func CollectSooner() (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}

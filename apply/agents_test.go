@@ -40,7 +40,8 @@ import (
 //   - PLANRUN_TEST_CLIENT_RPS="R": every client (each agent, and apply's own in-process
 //     client when the test wraps it too) sends at most R requests/s (capped): a
 //     documented per-client capacity, so that "one client cannot hold this rate" is the
-//     same fact on any machine, loaded or not.
+//     same fact on any machine, loaded or not; PLANRUN_TEST_AGENT_RPS="I=R" caps agent I
+//     alone.
 
 // serveTestAgent is this process as one load agent, with the hooks its environment
 // sets; it returns the exit code.
@@ -63,6 +64,9 @@ func serveTestAgent() int {
 		dieAt, _ = strconv.Atoi(n)
 	}
 	rps, _ := strconv.ParseFloat(os.Getenv("PLANRUN_TEST_CLIENT_RPS"), 64)
+	if v, ok := hookFor(cfg.Index, "PLANRUN_TEST_AGENT_RPS"); ok { // this agent's own capacity
+		rps, _ = strconv.ParseFloat(v, 64)
+	}
 	cfg.NewBackend = func(c backends.Config, opts ...backends.Option) (backends.Backend, error) {
 		b, err := connect.New(c, opts...)
 		if err != nil {
@@ -369,6 +373,29 @@ func TestAgentsHoldARateOneClientCannot(t *testing.T) {
 				t.Errorf("four agents delivered %.1f/s, want 200/s", row.RateDelivered)
 			}
 		})
+	}
+}
+
+// One agent of four that cannot hold its share (capped at 30 requests/s of its 50) makes
+// the row client-bound by name, while the others hold theirs.
+func TestAgentsNameTheClientBoundAgent(t *testing.T) {
+	t.Setenv("PLANRUN_TEST_AGENT_RPS", "1=30")
+	url, _ := truthMock(t)
+	load := "concurrency = [40]\n  request_rate = [200]\n  arrival = \"constant\"\n  requests = 300\n  warmup_runs = 0\n  repeat_runs = 1\n  fidelity_lag_ms = 1000"
+	p, cells := agentsLoadPlan(t, url, 4, "w", load)
+	res, err := Run(context.Background(), agentOptions(t, p, cells))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := res.Rows[0]
+	t.Logf("rate %.1f/s of %.1f/s, fidelity %s; notes %q", row.RateDelivered, row.RateScheduled, row.Fidelity, row.Notes)
+	if row.Fidelity != ledger.FidelityClientBound || !strings.Contains(row.Notes, "agent 1 (local) delivered ") {
+		t.Fatalf("fidelity %q, notes %q: want client-bound, naming agent 1", row.Fidelity, row.Notes)
+	}
+	for _, other := range []string{"agent 0 (local) delivered", "agent 2 (local) delivered", "agent 3 (local) delivered"} {
+		if strings.Contains(row.Notes, other) {
+			t.Errorf("notes name %q, which held its share: %q", other, row.Notes)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
@@ -72,6 +73,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}, progress)
 	m := levelMeasurement{Started: a.o.Now()}
 	if setup.fleet != nil {
+		defer agent.CollectSooner()() // this process only merges records: it holds them in less memory
 		for _, info := range setup.fleet.Agents(cell.ID, nil) {
 			sink.hosts = append(sink.hosts, info.Host)
 		}
