@@ -453,8 +453,11 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 		return run, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var streams sync.WaitGroup
+	defer func() {
+		cancel() // a stream still sending rows (a run ended early, a fault) stops
+		streams.Wait()
+	}()
 	if lv.Trace != nil {
 		for _, r := range f.agents {
 			streams.Add(1)
@@ -464,7 +467,6 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 			}()
 		}
 	}
-	defer streams.Wait()
 
 	var enough, abortCh, stop <-chan struct{}
 	if opts.Enough != nil && !warm {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,7 +23,6 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -167,30 +164,11 @@ func agentOptions(t *testing.T, p *plan.Plan, cells []*plan.Cell) Options {
 // given, is its TTFT and TPOT (default 2 ms and 1 ms).
 func truthMock(t *testing.T, timing ...time.Duration) (string, func() []mockserver.Summary) {
 	t.Helper()
-	port, err := servers.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PLANRUN_TEST_MOCK_SERVER="+addr, "PLANRUN_TEST_MOCK_TRUTH=1")
+	env := []string{"PLANRUN_TEST_MOCK_TRUTH=1"}
 	if len(timing) == 2 {
-		cmd.Env = append(cmd.Env, "PLANRUN_TEST_MOCK_TTFT="+timing[0].String(), "PLANRUN_TEST_MOCK_TPOT="+timing[1].String())
+		env = append(env, "PLANRUN_TEST_MOCK_TTFT="+timing[0].String(), "PLANRUN_TEST_MOCK_TPOT="+timing[1].String())
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		} else if i == 300 {
-			t.Fatalf("the mock did not listen on %s: %v", addr, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	url := "http://" + addr
+	url := mockProcess(t, env...)
 	return url, func() []mockserver.Summary {
 		sums, err := mockserver.FetchSummaries(context.Background(), &http.Client{Timeout: time.Minute}, url, false)
 		if err != nil {
