@@ -52,6 +52,10 @@ const (
 // indexEnv are the variables an agent's index is read from, in order.
 var indexEnv = []string{EnvIndex, "SLURM_PROCID", "JOB_COMPLETION_INDEX"}
 
+// monitorLead is how long before a run's instant the agent's self-check begins: room
+// for the executor to hand its first paced request over ahead of its time.
+const monitorLead = 10 * time.Millisecond
+
 // RoundTrips is K, the clock exchange's round trips: the least-delay one of them
 // gives the offset and its bound.
 const RoundTrips = 16
@@ -205,7 +209,6 @@ type agentSide struct {
 	records *os.File // the agent's own copy of its records; nil: none
 	recMu   sync.Mutex
 	level   level
-	monitor *selfcheck.Monitor // since the level's first measured run
 
 	// The run in flight: its spec and index, its controls, and its goroutine.
 	lv       executor.LevelSpec
@@ -304,7 +307,6 @@ func (a *agentSide) handle(ctx context.Context, m message) error {
 		if err := json.Unmarshal(m.body, &a.level); err != nil {
 			return err
 		}
-		a.monitor = nil
 		return nil
 	case kindRun:
 		a.wait()
@@ -391,9 +393,6 @@ func (a *agentSide) arm(ctx context.Context, r run) error {
 		lv.WarmupRuns, lv.RepeatRuns = 0, 1
 	}
 	executor.WarmConnections(ctx, a.backend, lv)
-	if !r.Warmup && a.monitor == nil {
-		a.monitor = selfcheck.Start()
-	}
 	a.runMu.Lock()
 	a.lv, a.run, a.armed = lv, r, true
 	a.enough, a.abortCh, a.stop = make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -433,13 +432,22 @@ func (a *agentSide) start(ctx context.Context, at time.Time) error {
 	go func() {
 		defer a.wg.Done()
 		defer cancel()
+		var mon *selfcheck.Monitor
+		if !r.Warmup {
+			// The self-check covers the run from just before its instant, not the
+			// coordinator's lead before it, in which the agent only waits.
+			if d := local.Sub(a.cfg.Clock.Now()) - monitorLead; d > 0 {
+				time.Sleep(d)
+			}
+			mon = selfcheck.Start()
+		}
 		res := executor.RunOne(runCtx, a.backend, lv, r.Index, r.Warmup, opts)
 		d := done{Start: res.Start, End: res.End, Interrupted: res.Interrupted, Requests: meas.requests, Load: meas.load()}
 		if res.Err != nil {
 			d.Err = res.Err.Error()
 		}
-		if a.monitor != nil && !r.Warmup {
-			rep := a.monitor.Stop()
+		if mon != nil {
+			rep := mon.Stop()
 			d.Client = &rep
 		}
 		a.c.send(kindDone, d) // after every record: one connection, in order

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -91,8 +92,8 @@ type event struct {
 	err   error
 }
 
-// AgentLevel is one agent's part of a level: its self-check over the measured runs,
-// and its share's requests and load in each measured run.
+// AgentLevel is one agent's part of a level: its self-check over the measured runs
+// (combine), and its share's requests and load in each measured run.
 type AgentLevel struct {
 	Index    int
 	Where    string
@@ -507,7 +508,7 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 				}
 				if !warm {
 					al := &levels[e.agent]
-					al.Client = d.Client
+					al.Client = combine(al.Client, d.Client)
 					al.Loads = append(al.Loads, d.Load)
 					al.Requests += d.Requests
 				}
@@ -557,6 +558,23 @@ func CollectSooner() (restore func()) {
 	}
 	old := debug.SetGCPercent(mergeGCPercent)
 	return func() { debug.SetGCPercent(old) }
+}
+
+// combine is the self-check of two windows of one agent: its CPU over both (their CPU
+// over their wall time), and the worse of each lag figure, since the runs' histograms
+// are not kept. nil stands for none.
+func combine(a, b *selfcheck.Report) *selfcheck.Report {
+	if a == nil || b == nil {
+		return cmp.Or(a, b)
+	}
+	c := *a
+	c.Wall, c.CPU = a.Wall+b.Wall, a.CPU+b.CPU
+	if c.Wall > 0 {
+		c.CPUPercent = float64(c.CPU) / float64(c.Wall) * 100
+	}
+	c.LagP50, c.LagP99, c.LagMax = max(a.LagP50, b.LagP50), max(a.LagP99, b.LagP99), max(a.LagMax, b.LagMax)
+	c.Schedules = a.Schedules + b.Schedules
+	return &c
 }
 
 func run2msg(idx int, warm, enough bool) run { return run{Index: idx, Warmup: warm, Enough: enough} }

@@ -15,6 +15,7 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/selfcheck"
 )
 
 // These tests run the agents as goroutines of the test (inProcess): the same Serve
@@ -243,4 +244,17 @@ func TestExchangeArithmetic(t *testing.T) {
 		t.Error("a negative delay gave an estimate")
 	}
 	_ = fmt.Sprint(e)
+}
+
+// An agent's self-check over several runs: its CPU over their wall time, the worse lag.
+func TestCombineSelfChecks(t *testing.T) {
+	a := &selfcheck.Report{Wall: time.Second, CPU: 500 * time.Millisecond, LagP50: 10, LagP99: 100, LagMax: 200, Cores: 2, Schedules: 5}
+	b := &selfcheck.Report{Wall: 3 * time.Second, CPU: 500 * time.Millisecond, LagP50: 20, LagP99: 50, LagMax: 300, Cores: 2, Schedules: 7}
+	c := combine(combine(nil, a), b)
+	if c.CPUPercent != 25 || c.LagP50 != 20 || c.LagP99 != 100 || c.LagMax != 300 || c.Schedules != 12 || c.Cores != 2 {
+		t.Fatalf("combined %+v", c)
+	}
+	if combine(nil, nil) != nil || combine(a, nil) != a {
+		t.Error("combine of none is not the other")
+	}
 }

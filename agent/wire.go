@@ -120,8 +120,8 @@ type done struct {
 	End         time.Time `json:"end"`
 	Interrupted bool      `json:"interrupted,omitempty"`
 	Err         string    `json:"err,omitempty"`
-	// Client is the agent's self-check over the level's measured runs so far; nil
-	// after a warm-up run.
+	// Client is the agent's self-check over the run (from just before its instant);
+	// nil after a warm-up run.
 	Client *selfcheck.Report `json:"client,omitempty"`
 	// Requests and Load are the run's measured requests and the load they put on the
 	// server (the agent's share alone), for the verdict on the agent's own share.
