@@ -18,6 +18,7 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/internal/version"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/selfcheck"
 )
@@ -236,6 +237,12 @@ func (f *Fleet) take(a accepted) error {
 		a.c.send(kindFail, fail{Reason: fmt.Sprintf("agent %d of %d: this cell has %d agents", h.Index, h.Of, len(f.agents))})
 		a.c.close()
 		return fmt.Errorf("an agent said it was %d of %d; the cell has %d agents", h.Index, h.Of, len(f.agents))
+	}
+	if v := version.String(); h.Version != v {
+		// Another build may split, time or record requests otherwise: one binary runs both.
+		a.c.send(kindFail, fail{Reason: "planrun " + h.Version + " is not the coordinator's " + v})
+		a.c.close()
+		return fmt.Errorf("agent %d (pid %d on %s) runs planrun %s, the coordinator %s: give the agents the same build (planrun_path)", h.Index, h.PID, h.Host, h.Version, v)
 	}
 	r := f.agents[h.Index]
 	if r == nil {

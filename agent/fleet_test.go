@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -256,5 +257,26 @@ func TestCombineSelfChecks(t *testing.T) {
 	}
 	if combine(nil, nil) != nil || combine(a, nil) != a {
 		t.Error("combine of none is not the other")
+	}
+}
+
+// An agent of another planrun build is refused, named with both versions: one binary
+// must split, time and record the requests.
+func TestFleetRefusesAnotherBuild(t *testing.T) {
+	other := &inProcess{serve: func(ctx context.Context, cfg Config) error {
+		nc, err := net.Dial("tcp", cfg.Coordinator)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		c := newConn(nc)
+		c.send(kindHello, hello{Index: cfg.Index, Of: cfg.Of, Token: cfg.Token, Host: "old", PID: 1, Version: "v0.0.1-other"})
+		c.read()
+		<-ctx.Done()
+		return nil
+	}}
+	_, err := Start(context.Background(), Options{Agents: 1, Launcher: other, LogDir: t.TempDir(), Connect: 10 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "agent 0 (pid 1 on old) runs planrun v0.0.1-other, the coordinator ") {
+		t.Fatalf("err %v, want the other build refused", err)
 	}
 }
