@@ -666,3 +666,23 @@ func (c *cancelAfter) Request(_ *plan.Cell, _ plan.LoadLevel, ev executor.Event)
 		c.cancel()
 	}
 }
+
+// A precision block over agents: the coordinator watches the merged records and, once
+// the figure is as precise as asked, tells every agent the run has enough; they stop
+// well before the cap. Were the word not passed on, the agents would send all 4,000.
+func TestAgentsStopWhenPreciseEnough(t *testing.T) {
+	url := mockProcess(t, "PLANRUN_TEST_MOCK_TTFT=20ms", "PLANRUN_TEST_MOCK_TPOT=1ms", "PLANRUN_TEST_MOCK_JITTER=10ms")
+	p, cells := agentsLoadPlan(t, url, 2, "w", "concurrency = [4]\n  requests = 40\n  warmup_runs = 0\n  repeat_runs = 1\n"+
+		"  precision {\n    ttft_p50     = \"5%\"\n    max_requests = 4000\n  }")
+	res, err := Run(context.Background(), agentOptions(t, p, cells))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rows[0]
+	t.Logf("%d requests; notes %q", r.Succeeded, r.Notes)
+	if r.Status != ledger.StatusOK || r.Agents != 2 || !strings.Contains(r.Notes, "precision ttft_p50 ±5%: reached in the run, after ") ||
+		r.Succeeded <= 40 || r.Succeeded >= 4000 {
+		t.Fatalf("%s, %d agents, %d requests, notes %q: want the precision reached past 40 requests and well before the cap", r.Status,
+			r.Agents, r.Succeeded, r.Notes)
+	}
+}

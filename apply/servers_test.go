@@ -36,6 +36,9 @@ func serveMockChild(addr string) {
 	if d, err := time.ParseDuration(os.Getenv("PLANRUN_TEST_MOCK_TPOT")); err == nil {
 		cfg.TPOT = d
 	}
+	if d, err := time.ParseDuration(os.Getenv("PLANRUN_TEST_MOCK_JITTER")); err == nil {
+		cfg.Jitter, cfg.Seed = d, 3
+	}
 	arrivals := arrivalLog(os.Getenv("PLANRUN_TEST_ARRIVALS"))
 	if arrivals != nil {
 		cfg = mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond}
