@@ -33,9 +33,11 @@ type inProcess struct {
 	stops []context.CancelFunc
 }
 
+// It builds its Processes with NewProcesses, as a launcher of another package would.
 func (l *inProcess) Launch(ctx context.Context, spec Launch, exits chan<- Exit) (*Processes, error) {
-	p := &Processes{}
-	p.stopAll = func() {
+	var running sync.WaitGroup
+	var where []string
+	stop := func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for _, s := range l.stops {
@@ -55,18 +57,20 @@ func (l *inProcess) Launch(ctx context.Context, spec Launch, exits chan<- Exit) 
 		if l.serve != nil {
 			serve = l.serve
 		}
-		p.running.Add(1)
+		running.Add(1)
 		go func() {
-			defer p.running.Done()
+			defer running.Done()
 			err := serve(actx, cfg)
 			if errors.Is(err, ErrBye) {
 				err = nil
 			}
 			exits <- Exit{Agent: i, Err: err}
 		}()
-		p.where = append(p.where, "goroutine")
+		where = append(where, "goroutine")
 	}
-	return p, nil
+	ended := make(chan struct{})
+	go func() { running.Wait(); close(ended) }()
+	return NewProcesses(where, make([]string, spec.N), stop, ended), nil
 }
 
 // skewed is a clock Skew ahead of the system's.

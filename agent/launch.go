@@ -59,8 +59,17 @@ type Processes struct {
 	where   []string // per agent
 	logs    []string // per agent: its log file
 	stopAll func()
-	mu      sync.Mutex
-	running sync.WaitGroup
+	running sync.WaitGroup  // this package's launchers' processes
+	ended   <-chan struct{} // another package's: closed once every process has ended
+}
+
+// NewProcesses is what a Launcher of another package (a Kubernetes Indexed Job's,
+// whose pods run `planrun agent` with JOB_COMPLETION_INDEX as their index) returns:
+// where each agent runs and its log file ("" for none), by index; stop, which ends
+// every agent that is left; and ended, closed once all have ended. It sends each
+// one's end to the exits channel Launch was given.
+func NewProcesses(where, logs []string, stop func(), ended <-chan struct{}) *Processes {
+	return &Processes{where: where, logs: logs, stopAll: stop, ended: ended}
 }
 
 // Where says where agent i runs: "local", "ssh HOST", "srun task I".
@@ -82,8 +91,12 @@ func (p *Processes) LogTail(i int) string {
 // Stop waits up to grace for the processes to exit by themselves (after the fleet's
 // bye), then kills what is left.
 func (p *Processes) Stop(grace time.Duration) {
-	done := make(chan struct{})
-	go func() { p.running.Wait(); close(done) }()
+	done := p.ended
+	if done == nil {
+		d := make(chan struct{})
+		go func() { p.running.Wait(); close(d) }()
+		done = d
+	}
 	select {
 	case <-done:
 		return
