@@ -73,6 +73,9 @@ type Options struct {
 	// Command is the command line that started the run ("planrun", "apply", flags...),
 	// kept in manifest.json with the values of sensitive -var flags redacted.
 	Command []string
+	// AgentCommand runs one load agent on this machine (a workload's agents = N > 1):
+	// the planrun binary and its "agent" argument; nil means this executable's.
+	AgentCommand []string
 }
 
 // Progress is told what apply is doing, for progress bars or plain log lines.

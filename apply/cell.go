@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
@@ -26,6 +27,18 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 		return st
 	}
 	setup, err := a.prepareCell(ctx, cell)
+	if err == nil && cell.Workload.Agents > 1 {
+		setup.fleet, err = a.startAgents(ctx, cell, setup)
+		if err != nil && ctx.Err() != nil {
+			err = errInterrupted
+		}
+		if setup.fleet != nil {
+			defer func() {
+				a.rec.recordAgents(setup.fleet.Agents(cell.ID, agentSources(cell)))
+				setup.fleet.Close()
+			}()
+		}
+	}
 	if errors.Is(err, errInterrupted) {
 		st.Status = ledger.StatusInterrupted
 		return st
@@ -46,8 +59,8 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 		}
 		row := a.runLevel(ctx, cell, setup, lv)
 		countRow(&st, row)
-		if row.Status == ledger.StatusInterrupted {
-			break
+		if row.Status == ledger.StatusInterrupted || setup.agentFault {
+			break // an agent that failed ended its fleet: the cell's next levels cannot run
 		}
 		if row.Goal == ledger.GoalMissed {
 			a.note("%s: %s", cell.ID, capacityNote(cell.Workload, a.rec.rows(), cell.ID))
@@ -74,6 +87,10 @@ type cellSetup struct {
 	cal     executor.Calibration
 	// shapes are the requests' own lengths, when the workload draws them (traffic.Workload.Shapes).
 	shapes []executor.Shape
+	// fleet sends the levels when the workload has agents > 1 (agents.go); agentFault
+	// is set once one of its agents failed a level.
+	fleet      *agent.Fleet
+	agentFault bool
 }
 
 // errInterrupted is prepareCell's answer when the run was interrupted while the cell's

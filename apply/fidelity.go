@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/planrun/planrun/ledger"
@@ -94,6 +95,16 @@ func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m le
 	short := shortfall > tol+1e-9
 	late := lateOfRow(w, level, row)
 	saturated := m.Client.Saturated(meanTPOT(*row))
+	var agentShort string // the agents whose own share fell short for want of their client
+	if m.AgentCount > 1 {
+		// The agents sent the level: each one's client is its own, and the load is the
+		// sum of their shares. The coordinator only merged their records.
+		sat, sh := agentFidelity(w, level, m, meanTPOT(*row))
+		saturated = strings.Join(sat, "; ")
+		if len(sh) > 0 {
+			agentShort = "; client-bound: " + strings.Join(sh, "; ")
+		}
+	}
 	switch {
 	case saturated != "":
 		row.Fidelity = ledger.FidelityClientBound
@@ -101,10 +112,15 @@ func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m le
 		if short {
 			note += "; " + l.describe(shortfall, tol)
 		}
-		return note + late.also()
+		return note + agentShort + late.also()
 	case short && l.clientShare:
 		row.Fidelity = ledger.FidelityClientBound
-		return "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote() + late.also()
+		return "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote() + agentShort + late.also()
+	case agentShort != "":
+		// The sum held, but a share did not: the level's timing is not the one asked
+		// where that agent's requests went.
+		row.Fidelity = ledger.FidelityClientBound
+		return "fidelity client-bound" + agentShort + " (the level's sum was " + l.describe(shortfall, tol) + ")" + late.also()
 	case short:
 		row.Fidelity = ledger.FidelityShort
 		return "fidelity short: " + l.describe(shortfall, tol) + l.capNote() + late.also()

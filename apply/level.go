@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
@@ -18,6 +19,16 @@ import (
 // measure, build the row from what was measured, record it.
 func (a *applier) runLevel(ctx context.Context, cell *plan.Cell, setup *cellSetup, level plan.LoadLevel) ledger.Row {
 	m := a.measure(ctx, cell, setup, level)
+	if m.AgentFault != "" {
+		// Nothing to hold against references or expectations: the row has no figures.
+		row := agentFaultRow(cell, level, a.rec.rowContext(), m)
+		a.rec.flushRequests()
+		a.rec.append(row)
+		if a.o.Progress != nil {
+			a.o.Progress.EndLevel(cell, row)
+		}
+		return row
+	}
 	row := buildRow(cell, level, m, a.rowContext(ctx, cell, level, setup.cal, m))
 	a.setServed(cell, setup.proc, m, &row)
 	a.record(cell, level, m, &row)
@@ -61,6 +72,12 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, SLO: w.SLO,
 			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}, progress)
 	m := levelMeasurement{Started: a.o.Now()}
+	if setup.fleet != nil {
+		defer agent.CollectSooner()() // this process only merges records: it holds them in less memory
+		for _, info := range setup.fleet.Agents(cell.ID, nil) {
+			sink.hosts = append(sink.hosts, info.Host)
+		}
+	}
 	opts := a.executorOptions(setup.proc, sink)
 	var watch *precisionWatch
 	if p := w.Precision; p != nil {
@@ -69,8 +86,18 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		opts.Enough, lv.MaxRequests = watch.Enough, p.RunRequests()
 		defer watch.stop()
 	}
-	res := a.runMonitored(ctx, setup.backend, lv, opts, a.levelMonitors(cell, setup.proc), &m)
+	res := a.runMonitored(ctx, setup, lv, opts, a.levelMonitors(cell, setup.proc), &m)
 	m.Ended = a.o.Now()
+	if setup.fleet != nil {
+		m.AgentCount, m.ClockBound = cell.Workload.Agents, setup.fleet.Bound()
+	}
+	if m.AgentFault != "" {
+		setup.agentFault = true
+		a.note("%s %s: %s", cell.ID, level, m.AgentFault)
+	}
+	if n := sink.portLimited; len(n) > 0 {
+		m.PortNote = portNote(n)
+	}
 
 	for _, r := range res.Runs {
 		if r.Err != nil {
@@ -91,24 +118,39 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 
 // runMonitored runs the warm-up runs, then starts the monitors, runs the measured runs
 // and stops the monitors into m. The monitors cover the measured runs only: warm-up runs
-// load the model first, so the GPU baseline is taken with it resident.
-func (a *applier) runMonitored(ctx context.Context, b backends.Backend, lv executor.LevelSpec, opts executor.Options,
+// load the model first, so the GPU baseline is taken with it resident. The runs go out
+// from this process, or from the cell's load agents (setup.fleet), whose parts of the
+// measured runs and any fault go into m.
+func (a *applier) runMonitored(ctx context.Context, setup *cellSetup, lv executor.LevelSpec, opts executor.Options,
 	monitors []monitor, m *levelMeasurement) executor.Result {
+	run := func(lv executor.LevelSpec) executor.Result {
+		if setup.fleet == nil {
+			return executor.RunLevel(ctx, setup.backend, lv, opts)
+		}
+		res, levels, err := setup.fleet.RunLevel(ctx, lv, opts)
+		if lv.RepeatRuns > 0 {
+			m.Agents = levels
+		}
+		if err != nil {
+			m.AgentFault = err.Error()
+		}
+		return res
+	}
 	if lv.WarmupRuns > 0 {
 		warm := lv
 		warm.RepeatRuns = 0
-		executor.RunLevel(ctx, b, warm, opts)
+		run(warm)
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || m.AgentFault != "" {
 		m.GPU.Note = "no measured run"
-		return executor.Result{Level: lv, Interrupted: true}
+		return executor.Result{Level: lv, Interrupted: ctx.Err() != nil}
 	}
 	for _, mon := range monitors {
 		mon.start(ctx)
 	}
 	meas := lv
 	meas.WarmupRuns = 0
-	res := executor.RunLevel(ctx, b, meas, opts)
+	res := run(meas)
 	for _, mon := range monitors {
 		mon.stop(m)
 	}

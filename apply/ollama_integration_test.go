@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		serveMockChild(addr) // this process is a plan-managed server in servers_test.go
 		return
 	}
+	if os.Getenv("PLANRUN_TEST_AGENT") != "" {
+		os.Exit(serveTestAgent()) // this process is a load agent in agents_test.go
+	}
 	code := ollamatest.Main(m)
 	if err := vllmtest.StopShared(); err != nil { // the vLLM tests' server, if one ran
 		fmt.Fprintln(os.Stderr, "vllmtest:", err)

@@ -189,27 +189,9 @@ func BenchmarkReplayArrivals(b *testing.B) {
 // ownProcessMock starts this test binary as the mock server (serveMockChild), which
 // names every generation request it takes and writes when it took it to a file.
 func ownProcessMock(t testing.TB) arrivalServer {
-	port, err := servers.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, log := fmt.Sprintf("127.0.0.1:%d", port), filepath.Join(t.TempDir(), "arrivals")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "PLANRUN_TEST_MOCK_SERVER="+addr, "PLANRUN_TEST_ARRIVALS="+log)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		} else if i == 200 {
-			t.Fatalf("the mock process did not listen on %s: %v", addr, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return arrivalServer{url: "http://" + addr, arrived: func(r ledger.RequestRecord) (time.Time, bool) {
+	log := filepath.Join(t.TempDir(), "arrivals")
+	url := mockProcess(t, "PLANRUN_TEST_ARRIVALS="+log)
+	return arrivalServer{url: url, arrived: func(r ledger.RequestRecord) (time.Time, bool) {
 		b, err := os.ReadFile(log)
 		if err != nil {
 			return time.Time{}, false
@@ -222,6 +204,34 @@ func ownProcessMock(t testing.TB) arrivalServer {
 		}
 		return time.Time{}, false
 	}}
+}
+
+// mockProcess starts this test binary as the mock server (serveMockChild) on a free
+// port, with env on top of this process's environment, and returns its URL once it
+// listens; the process ends with the test.
+func mockProcess(t testing.TB, env ...string) string {
+	t.Helper()
+	port, err := servers.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "PLANRUN_TEST_MOCK_SERVER="+addr), env...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		} else if i == 300 {
+			t.Fatalf("the mock process did not listen on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return "http://" + addr
 }
 
 // examples/trace-replay.hcl against the mock: its window (the sample trace's first 30 s)

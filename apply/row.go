@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
@@ -79,10 +80,14 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	notes = append(notes, setProcessMemory(cell, &row, m)...)
 	setJobMemory(&row, m.Job)
 	if m.Monitored {
-		row.ClientCPUPct = m.Client.CPUPercent
-		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6
+		setClient(&row, m)
 		notes = append(notes, clientWarnings(row, m)...)
 	}
+	notes = append(notes, agentRows(&row, m)...)
+	if m.PortNote != "" {
+		notes = append(notes, m.PortNote)
+	}
+	notes = append(notes, sketchNotes(&row, m.Stats.Pooled)...)
 	notes = append(notes, phaseWarnings(row)...)
 	notes = append(notes, reasoningNotes(cell, row)...)
 	if note := judgeFidelity(w, level, &row, m); note != "" {
@@ -143,9 +148,69 @@ func unmeasuredRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, reason 
 }
 
 // clientWarnings are the self-check's warnings that the client, not the server, may
-// have shaped the row's figures.
+// have shaped the row's figures: each agent's, named, when agents sent the level.
 func clientWarnings(row ledger.Row, m levelMeasurement) []string {
-	return m.Client.Warnings(meanTPOT(row), m.maxSendLag())
+	if m.AgentCount <= 1 {
+		return m.Client.Warnings(meanTPOT(row), m.maxSendLag())
+	}
+	var out []string
+	for _, al := range m.Agents {
+		if al.Client != nil {
+			for _, w := range al.Client.Warnings(meanTPOT(row), 0) {
+				out = append(out, fmt.Sprintf("agent %d: %s", al.Index, w))
+			}
+		}
+	}
+	// The send lag is the level's, over every agent: said once.
+	return append(out, selfcheck.Report{}.Warnings(meanTPOT(row), m.maxSendLag())...)
+}
+
+// setClient sets the row's client self-check figures: this process's, or, when agents
+// sent the level, the busiest agent's CPU and the worst scheduling lag among them.
+func setClient(row *ledger.Row, m levelMeasurement) {
+	if m.AgentCount <= 1 {
+		row.ClientCPUPct = m.Client.CPUPercent
+		row.ClientLagP99Ms = float64(m.Client.LagP99) / 1e6
+		return
+	}
+	for _, al := range m.Agents {
+		if c := al.Client; c != nil {
+			row.ClientCPUPct = nanMax(row.ClientCPUPct, c.CPUPercent)
+			row.ClientLagP99Ms = nanMax(row.ClientLagP99Ms, float64(c.LagP99)/1e6)
+		}
+	}
+}
+
+// nanMax is the larger of a and b, a NaN standing for none.
+func nanMax(a, b float64) float64 {
+	if math.IsNaN(a) || b > a {
+		return b
+	}
+	return a
+}
+
+// sketchNotes labels the row's percentiles taken from a sketch (more values of a
+// figure than the exact store keeps, stats.ITLExactGaps): which, and within what
+// relative error; the row's column says the largest.
+func sketchNotes(row *ledger.Row, p stats.Summary) []string {
+	var what []string
+	if p.RelativeError > 0 {
+		what = append(what, fmt.Sprintf("TTFT, TPOT, E2E and the other per-request percentiles within ±%g%%", p.RelativeError*100))
+	}
+	if p.ITLRelativeError > 0 {
+		what = append(what, fmt.Sprintf("ITL within ±%g%%", p.ITLRelativeError*100))
+	}
+	if r := p.Delivered.Resolution; r > 0 {
+		what = append(what, fmt.Sprintf("the in-flight p99 and most, and the held span's ends, at %s ms resolution (the in-flight mean stays exact)", millis(r)))
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	if e := math.Max(p.RelativeError, p.ITLRelativeError); e > 0 {
+		row.SketchErrorPct = e * 100
+	}
+	return []string{fmt.Sprintf("sketched: more than %d values of a figure, so its percentiles come from a merged DDSketch or a timeline: %s (counts, means, min and max stay exact)",
+		stats.ITLExactGaps, strings.Join(what, "; "))}
 }
 
 // sendDelayShare is the share of median TTFT above which the client's own send delay is
@@ -266,6 +331,16 @@ type levelMeasurement struct {
 	PrecisionNote  string
 	Interrupted    bool
 	Started, Ended time.Time
+	// AgentCount is how many load agents sent the level (0: this process alone);
+	// Agents are their parts of it, ClockBound the error bar of the figures that
+	// compare their clocks, and AgentFault why an agent ended the level ("" when none
+	// did).
+	AgentCount int
+	Agents     []agent.AgentLevel
+	ClockBound time.Duration
+	AgentFault string
+	// PortNote says which client ran out of source ports ("" when none did).
+	PortNote string
 }
 
 // maxSendLag is, in open loop and trace replay, the most any request was sent behind its

@@ -438,6 +438,17 @@ func (r *runRecord) addJob(j ledger.SlurmJob) int {
 	return len(r.manifest.SlurmJobs) - 1
 }
 
+// recordAgents records a cell's load agents in the manifest, in place of any an earlier
+// attempt of the cell (a resumed run's) recorded.
+func (r *runRecord) recordAgents(agents []ledger.AgentRun) {
+	if len(agents) == 0 {
+		return
+	}
+	cell := agents[0].Cell
+	r.manifest.Agents = slices.DeleteFunc(r.manifest.Agents, func(a ledger.AgentRun) bool { return a.Cell == cell })
+	r.manifest.Agents = append(r.manifest.Agents, agents...)
+}
+
 // job is the manifest's entry of batch job i, to change in place.
 func (r *runRecord) job(i int) *ledger.SlurmJob { return &r.manifest.SlurmJobs[i] }
 
@@ -446,6 +457,12 @@ func (r *runRecord) mergeNode(nm ledger.Manifest) {
 	mergeInto(&r.manifest.ServerVersions, nm.ServerVersions)
 	mergeInto(&r.manifest.ModelDigests, nm.ModelDigests)
 	mergeInto(&r.manifest.ModelRoots, nm.ModelRoots)
+	cells := map[string]bool{}
+	for _, a := range nm.Agents {
+		cells[a.Cell] = true
+	}
+	r.manifest.Agents = slices.DeleteFunc(r.manifest.Agents, func(a ledger.AgentRun) bool { return cells[a.Cell] })
+	r.manifest.Agents = append(r.manifest.Agents, nm.Agents...)
 }
 
 func mergeInto(dst *map[string]string, src map[string]string) {

@@ -31,7 +31,16 @@ func serveMockChild(addr string) {
 		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	dieAfter, _ := strconv.Atoi(os.Getenv("PLANRUN_TEST_DIE_AFTER"))
-	cfg := mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond}
+	cfg := mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond, RecordTruth: os.Getenv("PLANRUN_TEST_MOCK_TRUTH") != ""}
+	if d, err := time.ParseDuration(os.Getenv("PLANRUN_TEST_MOCK_TTFT")); err == nil {
+		cfg.TTFT = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("PLANRUN_TEST_MOCK_TPOT")); err == nil {
+		cfg.TPOT = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("PLANRUN_TEST_MOCK_JITTER")); err == nil {
+		cfg.Jitter, cfg.Seed = d, 3
+	}
 	arrivals := arrivalLog(os.Getenv("PLANRUN_TEST_ARRIVALS"))
 	if arrivals != nil {
 		cfg = mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond}
@@ -60,6 +69,10 @@ func serveMockChild(addr string) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if cfg.RecordTruth {
+		mock.Serve(l) // the mock's own listener: kernel arrival stamps, /mock/truth
+		select {}
 	}
 	http.Serve(l, h)
 }

@@ -105,6 +105,9 @@ func (s settings) workload(w *plan.Workload) {
 	s.set("warmup_runs", strconv.Itoa(w.WarmupRuns))
 	s.set("repeat_runs", strconv.Itoa(w.RepeatRuns))
 	s.setInt("requests", w.Requests)
+	if w.Agents > 1 { // the default, one process, is left out: runs before agents read the same
+		s.setInt("agents", w.Agents)
+	}
 	s.set("measure", strings.Join(w.Measure, ","))
 	if w.Temperature != nil {
 		s.set("temperature", strconv.FormatFloat(*w.Temperature, 'g', -1, 64))

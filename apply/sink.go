@@ -1,6 +1,11 @@
 package apply
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
@@ -19,19 +24,30 @@ type levelSink struct {
 	// models pools the measured requests of each model name of a workload's model mix,
 	// over all runs (nil without a mix).
 	models map[string]*stats.Accumulator
+	// hosts are the hosts of the level's load agents, by index: an agent's records say
+	// it sent them (none when this process sent the level).
+	hosts []string
+	// portLimited counts, by agent (-1: this process), the requests that could not
+	// connect for want of a source port (EADDRNOTAVAIL).
+	portLimited map[int]int
 }
 
 // newLevelSink returns the sink of one level: its records go to log as rec (where the
 // level's requests belong) with their Event set, and to progress unless it is nil.
 func newLevelSink(log *ledger.RequestLog, rec ledger.RequestRecord, target stats.Target, progress func(executor.Event)) *levelSink {
 	s := &levelSink{target: target}
+	host := rec.Host
 	s.consumers = []func(executor.Event){
 		func(ev executor.Event) {
-			rec.Event = ev
+			rec.Event, rec.Host = ev, host
+			if a := ev.Agent; a != nil && *a < len(s.hosts) {
+				rec.Host = s.hosts[*a]
+			}
 			log.Write(rec) // a failed write stays failed: the level's Flush reports it
 		},
 		s.addRun,
 		s.addModel,
+		s.addPortLimit,
 	}
 	if progress != nil {
 		s.consumers = append(s.consumers, progress)
@@ -77,6 +93,37 @@ func (s *levelSink) addModel(ev executor.Event) {
 		s.models[m] = stats.NewAccumulator(s.target)
 	}
 	s.models[m].Add(executor.Event{Sample: ev.Sample})
+}
+
+// addPortLimit counts a request that could not connect because its client ran out of
+// source ports to the server: one address's ephemeral range, shared by every
+// connection to one server address and port.
+func (s *levelSink) addPortLimit(ev executor.Event) {
+	if ev.Err == nil || !strings.Contains(ev.Err.Message, "cannot assign requested address") {
+		return
+	}
+	k := -1
+	if ev.Agent != nil {
+		k = *ev.Agent
+	}
+	if s.portLimited == nil {
+		s.portLimited = map[int]int{}
+	}
+	s.portLimited[k]++
+}
+
+// portNote says which client ran out of source ports, and how many requests it lost.
+func portNote(limited map[int]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(limited)) {
+		who := "the client"
+		if k >= 0 {
+			who = fmt.Sprintf("agent %d", k)
+		}
+		parts = append(parts, fmt.Sprintf("%s ran out of source ports to the server (%d requests could not connect: cannot assign requested address)", who, limited[k]))
+	}
+	return strings.Join(parts, "; ") + ": one source address has one range of ephemeral ports to a server's address and port; " +
+		"share the load over agents (agents = N), each on its own address (agents { source_addresses })"
 }
 
 // statsRuns pairs the measured runs with their statistics.

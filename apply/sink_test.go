@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +52,41 @@ func TestLevelSink(t *testing.T) {
 	}
 	if lag := sum.Pooled.SendLag; lag.N != 1 || lag.Max != 0.002 {
 		t.Errorf("send lag %+v, want the paced request's 2 ms only", lag)
+	}
+}
+
+// A request that could not connect for want of a source port is counted against its
+// agent (or the one client), the agent's host goes into its record, and the note says
+// which client ran out and how to spread the load.
+func TestLevelSinkNamesAnAgentOutOfPorts(t *testing.T) {
+	var buf bytes.Buffer
+	rl := ledger.NewRequestLog(&buf)
+	s := newLevelSink(rl, ledger.RequestRecord{CellID: "c", Host: "coordinator"}, stats.Target{}, nil)
+	s.hosts = []string{"client-a", "client-b"}
+	one := 1
+	refused := &backends.Error{Class: backends.ErrOther, Message: "dial tcp 127.0.0.1:38000: connect: cannot assign requested address"}
+	for range 3 {
+		s.add(executor.Event{Sample: &backends.Sample{ID: "x", Err: refused}, Agent: &one})
+	}
+	s.add(executor.Event{Sample: &backends.Sample{ID: "y", Err: refused}})
+	s.add(executor.Event{Sample: &backends.Sample{ID: "z", Err: &backends.Error{Class: backends.ErrRefused, Message: "connection refused"}}, Agent: &one})
+	note := portNote(s.portLimited)
+	for _, want := range []string{"agent 1 ran out of source ports to the server (3 requests", "the client ran out of source ports to the server (1 requests",
+		"agents { source_addresses }"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	if err := rl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ledger.ReadRequests(&buf)
+	if err != nil || len(recs) != 5 {
+		t.Fatalf("%d records: %v", len(recs), err)
+	}
+	for i, want := range []string{"client-b", "client-b", "client-b", "coordinator", "client-b"} {
+		if recs[i].Host != want {
+			t.Errorf("record %d: host %q, want %q (its agent's)", i, recs[i].Host, want)
+		}
 	}
 }

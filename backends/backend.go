@@ -43,7 +43,11 @@ type Config struct {
 	Timeouts  Timeouts
 	// Getenv reads environment variables (injected so tests need not touch the process
 	// environment); nil means os.Getenv.
-	Getenv func(string) string
+	Getenv func(string) string `json:"-"`
+	// SourceAddr, when set, is the local address the backend's connections bind
+	// (a load agent's own 127.0.0.x, so that agents on one machine do not share one
+	// address's ephemeral ports to the server).
+	SourceAddr string
 }
 
 // Timeouts bound each phase of a request; zero means no limit for that phase.

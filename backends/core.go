@@ -67,7 +67,11 @@ func NewCore(cfg Config, opts ...Option) *Core {
 		o(c)
 	}
 	if c.client == nil {
-		c.client = &http.Client{Transport: NewTransport(cfg.Timeouts)}
+		var source net.Addr
+		if cfg.SourceAddr != "" {
+			source = &net.TCPAddr{IP: net.ParseIP(cfg.SourceAddr)}
+		}
+		c.client = &http.Client{Transport: newTransport(cfg.Timeouts, source)}
 	}
 	return c
 }

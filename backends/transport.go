@@ -12,8 +12,11 @@ import (
 // enough idle keep-alive connections per host that none is closed and redialled between
 // requests, large read buffers, and no transparent gzip (a gzipped SSE stream would be
 // buffered by the server's compressor and distort arrival times).
-func NewTransport(t Timeouts) *http.Transport {
-	dialer := &rxDialer{Dialer: net.Dialer{Timeout: t.Connect, KeepAlive: 30 * time.Second}}
+func NewTransport(t Timeouts) *http.Transport { return newTransport(t, nil) }
+
+// newTransport is NewTransport whose connections bind source (nil: any).
+func newTransport(t Timeouts, source net.Addr) *http.Transport {
+	dialer := &rxDialer{Dialer: net.Dialer{Timeout: t.Connect, KeepAlive: 30 * time.Second, LocalAddr: source}}
 	return &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         dialer.DialContext,

@@ -3,6 +3,7 @@ package backends
 import (
 	"context"
 	"net"
+	"net/http"
 	"syscall"
 	"testing"
 	"time"
@@ -62,5 +63,31 @@ func TestTransportConnectionLifetimes(t *testing.T) {
 		if got != o.want {
 			t.Errorf("%s = %d, want %d", o.name, got, o.want)
 		}
+	}
+}
+
+// A backend given a source address (a load agent's own 127.0.0.x) connects from it: on
+// Linux every 127.0.0.0/8 address is loopback, each with its own ephemeral ports.
+func TestCoreBindsItsSourceAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	from := make(chan string, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			from <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+			c.Close()
+		}
+	}()
+	c := NewCore(Config{Name: "openai.src", URL: "http://" + l.Addr().String(), SourceAddr: "127.0.0.7", Timeouts: Timeouts{Connect: 5 * time.Second}})
+	conn, err := c.Client().Transport.(*http.Transport).DialContext(context.Background(), "tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if got := <-from; got != "127.0.0.7" {
+		t.Fatalf("connected from %s, want the source address 127.0.0.7", got)
 	}
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/planrun/planrun/backends"
 )
 
-// LevelSpec describes one concurrency level of one cell: what to send and how.
+// LevelSpec describes one concurrency level of one cell: what to send and how. It
+// travels to load agents as JSON (package agent); its Prompts, Shapes and Trace travel
+// apart.
 type LevelSpec struct {
 	// Concurrency is the number of requests kept in flight (closed loop), or the cap on
 	// requests in flight (open loop).
@@ -41,17 +43,17 @@ type LevelSpec struct {
 	Seed uint64
 	// Request is the template for every request; Prompts supplies its text.
 	Request backends.Request
-	Prompts *Prompts
+	Prompts *Prompts `json:"-"`
 	// Shapes, when set, give request n of every run its own prompt and output length
 	// (Shapes[n % len]); otherwise every request is the template.
-	Shapes []Shape
+	Shapes []Shape `json:"-"`
 	// Session, when set, runs the level as multi-turn sessions (closed loop, Concurrency
 	// sessions in flight); Requests is then Sessions × Turns.
 	Session *SessionSpec
 	// Trace, when set, replays a trace: each run sends the rows it streams, each at its
 	// own offset, with its own shape (Shapes and RequestRate are then unused).
 	// Concurrency caps the requests in flight; 0 means no cap.
-	Trace Trace
+	Trace Trace `json:"-"`
 	// Ramp, when above 0, spreads a closed loop's start over that long: slot k of n sends
 	// its first request k·Ramp/n into the run, so the slots neither start in one burst
 	// nor, on a server that keeps time from each arrival, burst again every round. The
@@ -66,6 +68,9 @@ type LevelSpec struct {
 	// each run (where the backend can, backends.ConnectionWarmer), so requests sent at
 	// set times do not pay a connection set-up: a replay's most rows due close together.
 	WarmConnections int
+	// Share is the part of the level this process sends when several load agents share
+	// it (see Share); the zero Share sends the whole level.
+	Share Share
 }
 
 // RunResult is one measured (or warm-up) run of a level.
@@ -116,6 +121,9 @@ type Event struct {
 	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
 	// blocks that an earlier request of its run already sent (Sent.Add).
 	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	// Agent is the load agent that sent the request, from 0, when several shared its
+	// level (a workload's agents, LevelSpec.Share); nil when one process sent it all.
+	Agent *int `json:"agent,omitempty"`
 	// Paced is set in open loop and replay: the request had a scheduled send time.
 	// The request log writes Scheduled and SendLag as scheduled_ns and send_lag_ns,
 	// present exactly when Paced (ledger.RequestRecord).
@@ -159,6 +167,11 @@ type Options struct {
 	// Clock is the executor's only source of time (the open-loop schedule and its send
 	// lags, the start of a refused request); nil means the timing core's SystemClock.
 	Clock backends.Clock
+	// StartAt, when set, is the instant on Clock at which a run's schedule starts: a
+	// closed loop's slots (and their ramp) and sessions wait for it, and a paced run's
+	// offsets count from it. Load agents that share a level start each run at one
+	// instant so; zero starts a run at once.
+	StartAt time.Time
 }
 
 // RunLevel runs the warm-up and measured runs of one level against b. Cancelling ctx
@@ -178,9 +191,7 @@ func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Option
 		if !warm {
 			idx = i - lv.WarmupRuns
 		}
-		if w, ok := b.(backends.ConnectionWarmer); ok && lv.WarmConnections > 0 && ctx.Err() == nil {
-			w.WarmConnections(ctx, lv.WarmConnections)
-		}
+		WarmConnections(ctx, b, lv)
 		run := runOnce(ctx, b, lv, idx, warm, opts)
 		if opts.OnRun != nil {
 			opts.OnRun(run)
@@ -194,6 +205,27 @@ func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Option
 		}
 	}
 	return res
+}
+
+// RunOne runs one run of the level alone: measured run idx, or warm-up run idx when
+// warm, starting at opts.StartAt when it is set. A load agent runs its share of a level
+// so, one run at a time, each at the instant its coordinator gave; it warms the run's
+// connections (WarmConnections) before that instant.
+func RunOne(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, warm bool, opts Options) RunResult {
+	defer raiseProcs()()
+	if opts.Clock == nil {
+		opts.Clock = backends.SystemClock{}
+	}
+	return runOnce(ctx, b, lv, idx, warm, opts)
+}
+
+// WarmConnections opens the level's WarmConnections to the server before a run, where
+// the backend can (backends.ConnectionWarmer): a share's part of them under a Share.
+func WarmConnections(ctx context.Context, b backends.Backend, lv LevelSpec) {
+	n := lv.Share.Slots(lv.WarmConnections)
+	if w, ok := b.(backends.ConnectionWarmer); ok && n > 0 && ctx.Err() == nil {
+		w.WarmConnections(ctx, n)
+	}
 }
 
 func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, warm bool, opts Options) RunResult {
@@ -251,7 +283,10 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 			}
 			return record(backends.Sample{ID: req.ID, Start: start, Err: abortErr(opts)}, 0)
 		}
-		shared := sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
+		shared := p.shared
+		if !p.counted {
+			shared = sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
+		}
 		if _, due := b.(backends.DueCaller); p.timed && due {
 			// The timing core waits for the request's time once its bytes are built.
 			req.Due, req.Wrote, req.Turn = p.sender.due, p.sender.wrote, p.sender
@@ -276,17 +311,28 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		return record(s, shared)
 	}
 
+	// count counts a paced request's shared prefix tokens in schedule order, as the
+	// loop hands it over (or passes it by, under a Share, for another agent to send):
+	// so they are counted against every earlier request of the schedule, whichever
+	// agent sends it, and whichever of its senders builds its request first.
+	count := func(p *paced) {
+		if sh := lv.shape(*p); sh != nil && lv.Prompts != nil && lv.Inputs == 0 {
+			p.shared = sent.Add(lv.Prompts, *sh)
+		}
+		p.counted = true
+	}
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
+	start := opts.StartAt
 	switch {
 	case lv.Session != nil:
-		runSessions(sendCtx, opts.Clock, lv, slots, &wg, send)
+		runSessions(sendCtx, opts.Clock, start, lv, slots, &wg, send)
 	case lv.Trace != nil:
-		run.Err = replayLoop(sendCtx, opts.Clock, lv, &wg, func(p paced) { send(p, nil, slotted{}) })
+		run.Err = replayLoop(sendCtx, opts.Clock, start, lv, &wg, func(p paced) { send(p, nil, slotted{}) }, count)
 	case lv.RequestRate > 0:
-		openLoop(sendCtx, opts.Clock, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) })
+		openLoop(sendCtx, opts.Clock, start, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) }, count)
 	default:
-		closedLoop(sendCtx, opts.Clock, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
+		closedLoop(sendCtx, opts.Clock, start, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
 	}
 	wg.Wait()
 	close(sink)
@@ -353,10 +399,7 @@ func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
 		}
 		return req, Shape{}
 	}
-	sh := p.shape
-	if sh == nil && len(lv.Shapes) > 0 {
-		sh = &lv.Shapes[p.n%len(lv.Shapes)]
-	}
+	sh := lv.shape(p)
 	switch {
 	case sh != nil && lv.Prompts != nil:
 		req.Prompt = lv.Prompts.Shaped(req.ID, *sh)
@@ -368,6 +411,15 @@ func (lv LevelSpec) request(id string, p paced) (backends.Request, Shape) {
 		req.Prompt = lv.Prompts.For(req.ID)
 	}
 	return req, Shape{}
+}
+
+// shape is request p's own shape: a replayed row's, or its turn of Shapes; nil when
+// every request is the template.
+func (lv LevelSpec) shape(p paced) *Shape {
+	if p.shape == nil && len(lv.Shapes) > 0 {
+		return &lv.Shapes[p.n%len(lv.Shapes)]
+	}
+	return p.shape
 }
 
 // requestID names request n of run idx of its kind ("run0/req12"): as fmt would, in one
@@ -429,31 +481,43 @@ func drain(sink <-chan toDrain, run *RunResult, opts Options) {
 // request as soon as its last one finished; send gets the request's number and its
 // worker's, from 1. With lv.Ramp, worker k of n first waits until k·Ramp/n into the
 // loop, then sends ramp requests (numbered from lv.Requests on) back to back until the
-// ramp is over, both read on clk.
-func closedLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, slotted)) {
-	next := make(chan int)
-	workers := min(slots, lv.Requests)
-	start := clk.Now()
+// ramp is over, both read on clk. The loop starts at start (zero: at once). Under a
+// Share, the workers are the agent's slots and send its requests, numbered, slotted
+// and ramped as the whole loop's (Share).
+func closedLoop(ctx context.Context, clk backends.Clock, start time.Time, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(int, slotted)) {
+	sh := lv.Share
+	all := min(slots, lv.Requests) // the whole loop's workers, over every agent
+	workers := min(sh.Slots(slots), sh.ownedSlotted(lv.Requests, slots))
+	if start.IsZero() {
+		start = clk.Now()
+	} else if !wait(ctx, clk, start.Sub(clk.Now())) {
+		return
+	}
 	rampEnd := start.Add(lv.Ramp)
+	next := make(chan int)
 	for w := 0; w < workers; w++ {
+		g := sh.slot(w)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if lv.Ramp > 0 && wait(ctx, clk, start.Add(time.Duration(w)*lv.Ramp/time.Duration(workers)).Sub(clk.Now())) {
+			if lv.Ramp > 0 && wait(ctx, clk, start.Add(time.Duration(g)*lv.Ramp/time.Duration(all)).Sub(clk.Now())) {
 				for k := 0; ctx.Err() == nil && (k == 0 || clk.Now().Before(rampEnd)); k++ {
-					send(lv.Requests+w+k*workers, slotted{w + 1, true})
+					send(lv.Requests+g+k*all, slotted{g + 1, true})
 				}
 			}
 			for n := range next {
 				// The feeder may still hand out work in the instant ctx is canceled.
 				if ctx.Err() == nil {
-					send(n, slotted{slot: w + 1})
+					send(n, slotted{slot: g + 1})
 				}
 			}
 		}()
 	}
 	defer close(next)
 	for n := 0; n < lv.Requests; n++ {
+		if !sh.ownsSlotted(n, slots) {
+			continue
+		}
 		select {
 		case next <- n:
 		case <-ctx.Done():
@@ -480,17 +544,23 @@ func wait(ctx context.Context, clk backends.Clock, d time.Duration) bool {
 	return ctx.Err() == nil
 }
 
-// openLoop sends lv.Requests requests on a schedule, at most slots in flight; each
-// request carries how late it was sent against its schedule, read on clk.
-func openLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup, send func(paced)) {
+// openLoop sends lv.Requests requests on a schedule from start (zero: at once), at
+// most slots in flight; each request carries how late it was sent against its
+// schedule, read on clk; count is given each request in schedule order first. Under a
+// Share it sends the agent's requests of the one schedule, at most its share of slots
+// in flight.
+func openLoop(ctx context.Context, clk backends.Clock, start time.Time, lv LevelSpec, idx int, warm bool, slots int, wg *sync.WaitGroup,
+	send func(paced), count func(*paced)) {
 	seed := lv.Seed + uint64(idx)*7919
 	if warm {
 		seed += 1 << 32
 	}
-	p := newPacer(ctx, clk, slots, wg, send)
+	p := newPacer(ctx, clk, start, max(lv.Share.Slots(slots), 1), wg, send)
 	defer p.stop()
 	for n, at := range Schedule(lv.RequestRate, lv.Arrival, lv.Requests, seed) {
-		if !p.send(paced{n: n, at: at}) {
+		r := paced{n: n, at: at}
+		count(&r)
+		if lv.Share.ownsPaced(n) && !p.send(r) {
 			return
 		}
 	}

@@ -19,6 +19,10 @@ type paced struct {
 	at, lag time.Duration
 	// shape is a replayed row's own; nil takes LevelSpec.Shapes' turn.
 	shape *Shape
+	// shared are its shared prefix tokens (Sent.Add), when the loop counted them in
+	// schedule order (counted).
+	shared  int
+	counted bool
 	// gate is where a timed request waits, once built, for the dispatcher to release it;
 	// sender is the pacer's goroutine that builds and sends it (its due is Request.Due).
 	gate   *gate
@@ -158,7 +162,9 @@ type waiter struct {
 	hold              func(ctx context.Context, d time.Duration) bool
 }
 
-func newPacer(ctx context.Context, clk backends.Clock, slots int, wg *sync.WaitGroup, do func(paced)) *pacer {
+// newPacer starts a pacer whose schedule starts at start, or startLead from now when
+// start is zero.
+func newPacer(ctx context.Context, clk backends.Clock, start time.Time, slots int, wg *sync.WaitGroup, do func(paced)) *pacer {
 	p := &pacer{ctx: ctx, clk: clk, timer: time.NewTimer(0), wg: wg, do: do, work: make(chan paced),
 		gates: make(chan *gate, queued), free: make(chan *gate, queued)}
 	p.wait = waiter{sleep: time.Sleep, nap: nanosleep, pause: nanosleep, spin: func() {}, hold: p.timerHold}
@@ -170,7 +176,10 @@ func newPacer(ctx context.Context, clk backends.Clock, slots int, wg *sync.WaitG
 		// the spin), so its send lags and hand-over times are exact.
 		p.wait = waiter{sleep: w.Wait, nap: w.Wait, pause: nanosleep, spin: func() { w.Wait(0) }, hold: p.clockHold(w.Wait)}
 	}
-	p.t0 = clk.Now().Add(startLead)
+	p.t0 = start
+	if start.IsZero() {
+		p.t0 = clk.Now().Add(startLead)
+	}
 	wg.Add(1)
 	go p.dispatch(holdGC())
 	return p

@@ -384,7 +384,7 @@ func TestAwaitTurnWaitsOffTheCPU(t *testing.T) {
 func BenchmarkPacerDispatch(b *testing.B) {
 	var wg sync.WaitGroup
 	clk := backends.SystemClock{}
-	p := newPacer(context.Background(), clk, 64, &wg, func(r paced) { r.sender.due(clk) })
+	p := newPacer(context.Background(), clk, time.Time{}, 64, &wg, func(r paced) { r.sender.due(clk) })
 	for range 2 * queued { // warm: senders and gates
 		p.send(paced{})
 	}
@@ -434,7 +434,7 @@ func TestFeederHandsOverBuildAheadBeforeTheTime(t *testing.T) {
 	var mu sync.Mutex
 	lags := map[int]time.Duration{}
 	var wg sync.WaitGroup
-	p := newPacer(context.Background(), clk, 0, &wg, func(r paced) {
+	p := newPacer(context.Background(), clk, time.Time{}, 0, &wg, func(r paced) {
 		r.sender.due(nil)
 		mu.Lock()
 		lags[r.n] = r.sender.lag
@@ -480,7 +480,7 @@ func TestFeederHoldEndsWithTheContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var wg sync.WaitGroup
 			handed := 0
-			p := newPacer(ctx, tc.clk, 0, &wg, func(paced) { handed++ })
+			p := newPacer(ctx, tc.clk, time.Time{}, 0, &wg, func(paced) { handed++ })
 			if p.send(paced{at: time.Hour}) {
 				t.Fatal("send handed a request over after the context ended")
 			}
@@ -496,7 +496,7 @@ func TestFeederHoldEndsWithTheContext(t *testing.T) {
 	}
 	// A hold whose context lives waits its time and says so.
 	var wg sync.WaitGroup
-	p := newPacer(context.Background(), backends.SystemClock{}, 0, &wg, func(paced) {})
+	p := newPacer(context.Background(), backends.SystemClock{}, time.Time{}, 0, &wg, func(paced) {})
 	if !p.wait.hold(context.Background(), time.Nanosecond) {
 		t.Fatal("a live hold returned false")
 	}
@@ -553,7 +553,7 @@ func TestPacedRunHoldsTheCollectorOff(t *testing.T) {
 			clk := &waitClock{now: time.Unix(1000, 0), spinStep: time.Microsecond}
 			var during [][2]int64
 			var mu sync.Mutex
-			p := newPacer(context.Background(), clk, 0, &wg, func(r paced) {
+			p := newPacer(context.Background(), clk, time.Time{}, 0, &wg, func(r paced) {
 				r.sender.due(nil)
 				pc, l := f.now()
 				mu.Lock()

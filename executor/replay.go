@@ -29,9 +29,11 @@ const (
 	settle      = 20 * time.Millisecond
 )
 
-// replayLoop sends the rows lv.Trace streams, each at its own offset and with its own
-// shape, at most lv.Concurrency in flight (0: no cap). It returns the trace's error.
-func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.WaitGroup, send func(paced)) error {
+// replayLoop sends the rows lv.Trace streams, each at its own offset from start (zero:
+// once the reader is ahead) and with its own shape, at most lv.Concurrency in flight (0:
+// no cap); count is given each row in order first. Under a Share it sends the agent's
+// rows, at most its share of the cap in flight. It returns the trace's error.
+func replayLoop(ctx context.Context, clk backends.Clock, start time.Time, lv LevelSpec, wg *sync.WaitGroup, send func(paced), count func(*paced)) error {
 	rctx, cancel := context.WithCancel(ctx)
 	rows := make(chan TraceRow, traceBuffer)
 	errc := make(chan error, 1)
@@ -65,10 +67,16 @@ func replayLoop(ctx context.Context, clk backends.Clock, lv LevelSpec, wg *sync.
 			for settled := time.Now().Add(settle); (time.Now().Before(settled) || len(rows) < cap(rows) && !closed(read)) && ctx.Err() == nil; {
 				time.Sleep(50 * time.Microsecond)
 			}
-			p = newPacer(ctx, clk, lv.Concurrency, wg, send)
+			cap := lv.Share.Slots(lv.Concurrency)
+			if lv.Concurrency > 0 {
+				cap = max(cap, 1)
+			}
+			p = newPacer(ctx, clk, start, cap, wg, send)
 			defer p.stop()
 		}
-		if !p.send(paced{n: n, at: r.At, shape: &r.Shape}) {
+		pr := paced{n: n, at: r.At, shape: &r.Shape}
+		count(&pr)
+		if lv.Share.ownsPaced(n) && !p.send(pr) {
 			return nil
 		}
 	}

@@ -56,12 +56,13 @@ func (t *turn) apply(req *backends.Request) {
 }
 
 // runSessions runs the level's sessions from slots workers, each starting its next
-// session as soon as its last one ended. Session i's turn k is request i×Turns + k−1,
+// session as soon as its last one ended, from start (zero: at once); under a Share, the
+// agent's sessions, each whole. Session i's turn k is request i×Turns + k−1,
 // so each turn has its own id and shape.
-func runSessions(ctx context.Context, clk backends.Clock, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
+func runSessions(ctx context.Context, clk backends.Clock, start time.Time, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
 	sessions := lv
 	sessions.Requests, sessions.Ramp = lv.Session.Sessions, 0
-	closedLoop(ctx, clk, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, clk, lv.Session, i, send) })
+	closedLoop(ctx, clk, start, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, clk, lv.Session, i, send) })
 }
 
 // converse runs session i (from 0) turn by turn until its last turn, a failed turn, or

@@ -299,6 +299,11 @@ var columns = func() []column {
 	c = append(c, intervalColumns()...)
 	c = append(c, strCol("quantization_served", func(r *Row) *string { return &r.QuantizationServed }))
 	c = append(c, jobMemoryColumns()...)
+	c = append(c,
+		intCol("agents", func(r *Row) *int { return &r.Agents }),
+		floatCol("clock_bound_ms", 1, func(r *Row) *float64 { return &r.ClockBoundMs }),
+		floatCol("sketch_error_pct", 1, func(r *Row) *float64 { return &r.SketchErrorPct }),
+	)
 	return c
 }()
 

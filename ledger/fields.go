@@ -106,6 +106,8 @@ var figureFields = []ResultField{
 	numField("turnaround_p99_ms", "ms", "closed loop: p99 of each slot's time from one request's body end to its next start", 1000, func(r *Row) float64 { return r.Turnaround.P99 }),
 	numField("turnaround_max_ms", "ms", "closed loop: the longest any slot stood between one request's body end and its next start", 1000, func(r *Row) float64 { return r.Turnaround.Max }),
 	numField("rate_delivered_per_s", "requests/s", "the rate the paced requests were sent at (their start stamps)", 1, func(r *Row) float64 { return r.RateDelivered }),
+	intField("agents", "how many load agents sent the level (0: planrun alone)", func(r *Row) int { return r.Agents }),
+	numField("clock_bound_ms", "ms", "the error bar of the figures that compare load agents' clocks (send lag, arrival order, delivered rate, the window): the largest clock bound, drift included", 1, func(r *Row) float64 { return r.ClockBoundMs }),
 }
 
 // ReferenceMetric is a figure a reference block may give a [low, high] range for, and

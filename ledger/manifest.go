@@ -133,6 +133,36 @@ type CellStatus struct {
 	Settings map[string]string `json:"settings,omitempty"`
 }
 
+// AgentRun is one load agent of a cell whose workload has agents > 1, as the manifest
+// records it: where it ran, and its clock against the coordinator's, measured when it
+// connected and again after each level (ClockEnd is the last), with the drift between.
+type AgentRun struct {
+	Cell  string `json:"cell"`
+	Index int    `json:"index"`
+	// Where is how it was started: "local", "ssh HOST", "srun task I".
+	Where string `json:"where"`
+	Host  string `json:"host"`
+	// Node is its batch scheduler's name for its node (Slurm's), if any.
+	Node string `json:"node,omitempty"`
+	PID  int    `json:"pid"`
+	// SourceAddr is the address its connections to the server bound, if one was set.
+	SourceAddr string     `json:"source_addr,omitempty"`
+	ClockStart AgentClock `json:"clock_start"`
+	ClockEnd   AgentClock `json:"clock_end"`
+	// Drift is ClockEnd's offset less ClockStart's.
+	Drift time.Duration `json:"drift_ns"`
+}
+
+// AgentClock is an agent's clock against the coordinator's: it reads Offset ahead,
+// within ±Bound (half the least of RoundTrips round trips), as measured At (on the
+// coordinator's clock).
+type AgentClock struct {
+	Offset     time.Duration `json:"offset_ns"`
+	Bound      time.Duration `json:"bound_ns"`
+	RoundTrips int           `json:"round_trips"`
+	At         time.Time     `json:"at"`
+}
+
 // Manifest is manifest.json: what a result directory was produced by and from.
 type Manifest struct {
 	// RunID names the run; every row and raw sample of the run carries it.
@@ -157,6 +187,9 @@ type Manifest struct {
 	Servers map[string]ServerRun `json:"servers,omitempty"`
 	// SlurmJobs are the batch jobs that ran the run's Slurm-placed cells.
 	SlurmJobs []SlurmJob `json:"slurm_jobs,omitempty"`
+	// Agents are the load agents of the cells whose workload has agents > 1, by cell
+	// and index.
+	Agents []AgentRun `json:"agents,omitempty"`
 	// Datasets are the dataset files the run's workloads read, by dataset block name.
 	Datasets map[string]DatasetRun `json:"datasets,omitempty"`
 }

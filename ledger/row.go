@@ -191,6 +191,17 @@ type Row struct {
 	// beside the row's own figures, which pool every name; nil without a mix (mix.go).
 	Models []ModelFigures
 
+	// Agents is how many load agents sent the level (0: one process, planrun itself);
+	// ClockBoundMs is then the error bar, in ms, of every figure that compares their
+	// clocks (send lag, arrival order, delivered rate, the window): the largest of
+	// their clock bounds, drift included. NaN without agents.
+	Agents       int
+	ClockBoundMs float64
+	// SketchErrorPct is, when some percentiles came from a sketch (more values of a
+	// figure than the exact store keeps), the bound on their relative error in %; NaN
+	// when every percentile is exact. The notes say which figures.
+	SketchErrorPct float64
+
 	// Memory and Served are the seed table's memory without a GPU and what the
 	// server really ran on and served (memory.go).
 	Memory
@@ -250,7 +261,7 @@ func NewRow() Row {
 		StabilitySpread: nan, SLOAttainmentPct: nan, GoodputReqS: nan, GoodputTokS: nan,
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
-		InputsPerSec: nan, InputTokS: nan,
+		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
 		Memory: newMemory(),
 		CI:     newIntervals(),
 	}

@@ -136,7 +136,7 @@ func columnUnit(c column) string {
 		{"tokens", "tokens"}, {"tokens_requested", "tokens"}, {"tokens_actual", "tokens"},
 		{"concurrency", "requests in flight"}, {"runs", "runs"},
 		{"requests", "requests"}, {"succeeded", "requests"}, {"failed", "requests"}, {"stops", "requests"},
-		{"connections", "connections"}, {"_in_flight", "requests in flight"},
+		{"connections", "connections"}, {"_in_flight", "requests in flight"}, {"agents", "agents"},
 	} {
 		if strings.HasSuffix(n, u.suffix) {
 			return u.unit

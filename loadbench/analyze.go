@@ -13,7 +13,9 @@ import (
 
 // LevelReport is what one concurrency level measured.
 type LevelReport struct {
-	Streams  int
+	Streams int
+	// Agents is how many load agents sent the level (1: this process).
+	Agents   int
 	Requests int // sent in the measured run
 	Failed   int // samples with an error
 	Matched  int // successful samples found in the server's truth
@@ -23,8 +25,8 @@ type LevelReport struct {
 	TokensPerSec float64
 	// IdealTokensPerSec is what the schedule allows: streams × tokens / (TTFT + (tokens−1)·TPOT).
 	IdealTokensPerSec float64
-	// CPU is the process's user+system CPU time during the measured run;
-	// CPUIncludesServer says the mock shared the process.
+	// CPU is the process's user+system CPU time during the measured run (with load
+	// agents, theirs too); CPUIncludesServer says the mock shared the process.
 	CPU               time.Duration
 	CPUPer1kTokens    time.Duration
 	CPUIncludesServer bool

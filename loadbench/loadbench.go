@@ -7,12 +7,15 @@ package loadbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"time"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
@@ -41,6 +44,11 @@ type Config struct {
 	// measured, so they do not start (and, on the mock's exact schedule, end and start
 	// again) in one burst. 0: every stream starts at once.
 	Ramp time.Duration
+	// Agents, above 1, sends each level from that many load agents (package agent),
+	// each a process running AgentCommand (the planrun binary and "agent"), this
+	// process their coordinator merging their records; 1 sends it from this process.
+	Agents       int
+	AgentCommand []string
 }
 
 // DefaultConfig is the load `planrun selfbench` applies: 1 to 2,000 streams of 100
@@ -122,6 +130,7 @@ func Remote(url, socket string) Target {
 // early, returning what it has, when ctx ends.
 func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]LevelReport, error) {
 	cfg = cfg.withDefaults()
+	var fleetErr error // an agent that failed ends the benchmark
 	bcfg := backends.Config{Kind: cfg.Protocol, Name: cfg.Protocol + ".selfbench", URL: t.URL,
 		EngineExtensions: true, Timeouts: backends.Timeouts{Connect: 10 * time.Second, Idle: 30 * time.Second}}
 	if cfg.Protocol != "ollama" {
@@ -135,6 +144,27 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 	if err != nil {
 		return nil, err
 	}
+	send := func(ctx context.Context, lv executor.LevelSpec, o executor.Options) (executor.Result, []agent.AgentLevel) {
+		return executor.RunLevel(ctx, b, lv, o), nil
+	}
+	if cfg.Agents > 1 {
+		if t.Socket != "" {
+			return nil, errors.New("agents dial the mock over TCP: -unix is for one process")
+		}
+		f, err := startFleet(ctx, cfg, bcfg)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		send = func(ctx context.Context, lv executor.LevelSpec, o executor.Options) (executor.Result, []agent.AgentLevel) {
+			res, levels, err := f.RunLevel(ctx, lv, o)
+			if err != nil {
+				res.Interrupted = true
+				fleetErr = err
+			}
+			return res, levels
+		}
+	}
 	perRequest := cfg.TTFT + time.Duration(max(cfg.Tokens-1, 0))*cfg.TPOT
 	rounds := 1
 	if perRequest > 0 {
@@ -145,13 +175,17 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 		if ctx.Err() != nil {
 			break
 		}
-		prompts := &executor.Prompts{Words: 8, Salt: fmt.Sprintf("selfbench-%d-%d", i, streams)}
+		// Each level's prompts are its own by their marker (load agents hold one Salt).
+		prompts := &executor.Prompts{Words: 8, Salt: "selfbench", Marker: fmt.Sprintf("%d-%d", i, streams)}
 		// Warm-up: one short request per stream opens the keep-alive connections, so
 		// the measured TTFTs do not include TCP connects the server never sees.
 		warm := executor.LevelSpec{Concurrency: streams, Requests: streams, RepeatRuns: 1,
 			Request: backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
 			Prompts: &executor.Prompts{Words: 1, Shared: true}}
-		executor.RunLevel(ctx, b, warm, executor.Options{})
+		send(ctx, warm, executor.Options{})
+		if fleetErr != nil {
+			return out, fleetErr
+		}
 		if _, err := t.Summaries(ctx, true); err != nil {
 			return out, err
 		}
@@ -165,8 +199,25 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 			WarmConnections: streams}
 		mon, rt0, cpu0 := selfcheck.Start(), readRuntime(), cpuTime()
 		procs := 0
-		res := executor.RunLevel(ctx, b, lv, executor.Options{OnRun: func(executor.RunResult) { procs = runtime.GOMAXPROCS(0) }})
+		o := executor.Options{OnRun: func(executor.RunResult) { procs = runtime.GOMAXPROCS(0) }}
+		var merged []backends.Sample // an agent's samples come as records
+		if cfg.Agents > 1 {
+			o.OnRequest = func(ev executor.Event) {
+				if !ev.Warmup && !ev.Ramp {
+					merged = append(merged, *ev.Sample)
+				}
+			}
+		}
+		res, levels := send(ctx, lv, o)
 		cpu, rt, self := cpuTime()-cpu0, readRuntime().sub(rt0), mon.Stop()
+		if fleetErr != nil {
+			return out, fleetErr
+		}
+		for _, al := range levels {
+			if al.Client != nil {
+				cpu += al.Client.CPU // every agent's CPU is the client's
+			}
+		}
 		sums, err := t.Summaries(ctx, true)
 		if err != nil {
 			return out, err
@@ -175,7 +226,11 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 			break
 		}
 		run := res.Runs[0]
+		if cfg.Agents > 1 {
+			run.Samples = merged
+		}
 		l := Analyze(run.Samples, sums, prompts, run.Window())
+		l.Agents = max(cfg.Agents, 1)
 		l.Streams = streams
 		l.CPU = cpu
 		l.CPUIncludesServer = t.InProcess
@@ -193,4 +248,21 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 		}
 	}
 	return out, nil
+}
+
+// startFleet launches the load agents and hands them the mock's backend.
+func startFleet(ctx context.Context, cfg Config, b backends.Config) (*agent.Fleet, error) {
+	dir, err := os.MkdirTemp("", "planrun-selfbench-agents-")
+	if err != nil {
+		return nil, err
+	}
+	f, err := agent.Start(ctx, agent.Options{Agents: cfg.Agents, Launcher: agent.Local{Command: cfg.AgentCommand}, LogDir: dir})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Assign(ctx, b, &executor.Prompts{Words: 8, Salt: "selfbench"}, nil, 0, "selfbench", "selfbench", "", nil); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -66,27 +66,36 @@ func Legend(inProcess bool) string {
 		"client GC: the client's collections during the run / their CPU / its allocation assists; allocs/tok: its heap allocations per token;",
 		"client sched lag p99: how long its goroutines waited, runnable, to run (runtime/metrics); client procs: its GOMAXPROCS during the run.",
 		"server late: how late the mock wrote chunks against its own schedule (median of request medians / p99 of request maxima).",
-		cpu + ".",
+		cpu + " (with load agents: every agent's CPU and the coordinator's, which merges their records).",
 		"kept up: no failures and 99% of TTFTs and TPOTs within tolerance.",
 	}, "\n")
 }
 
 // Write prints levels as an aligned table, or as a Markdown table when markdown is set.
+// Levels sent by load agents get an agents column first.
 func Write(w io.Writer, levels []LevelReport, markdown bool) error {
+	head, cells := header, row
+	for _, l := range levels {
+		if l.Agents > 1 {
+			head = append([]string{"agents"}, header...)
+			cells = func(l LevelReport) []string { return append([]string{fmt.Sprint(l.Agents)}, row(l)...) }
+			break
+		}
+	}
 	if markdown {
 		var b strings.Builder
-		b.WriteString("| " + strings.Join(header, " | ") + " |\n")
-		b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+		b.WriteString("| " + strings.Join(head, " | ") + " |\n")
+		b.WriteString("|" + strings.Repeat("---|", len(head)) + "\n")
 		for _, l := range levels {
-			b.WriteString("| " + strings.Join(row(l), " | ") + " |\n")
+			b.WriteString("| " + strings.Join(cells(l), " | ") + " |\n")
 		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, l := range levels {
-		fmt.Fprintln(tw, strings.Join(row(l), "\t"))
+		fmt.Fprintln(tw, strings.Join(cells(l), "\t"))
 	}
 	return tw.Flush()
 }

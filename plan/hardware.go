@@ -26,6 +26,8 @@ type Hardware struct {
 	Telemetry Telemetry
 	// Pins restrict the servers planrun starts for the block's cells (hardware_pin.go).
 	Pins Pins
+	// Agents, when set, says where the load agents of its cells run (agents.go).
+	Agents *Agents
 }
 
 // Placement says where a hardware block's cells run.
@@ -79,7 +81,7 @@ func (h *Hardware) Placement() Placement {
 func SlurmCells(cells []*Cell) []slurm.Cell {
 	out := make([]slurm.Cell, len(cells))
 	for i, c := range cells {
-		out[i].ID = c.ID
+		out[i].ID, out[i].Agents = c.ID, c.Workload.Agents
 		if h := c.Hardware; h != nil {
 			out[i].Hardware = h.Name
 			if h.Slurm != nil {
@@ -95,7 +97,7 @@ var hardwareSchema = &hcl.BodySchema{
 		{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
 		{Name: "cpus"}, {Name: "gpus"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "telemetry"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "telemetry"}, {Type: "agents"}},
 }
 
 var slurmSchema = &hcl.BodySchema{
@@ -172,12 +174,16 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			continue
 		}
 		seen[sb.Type] = sb
-		if sb.Type == "slurm" {
+		switch sb.Type {
+		case "slurm":
 			h.Slurm = l.decodeSlurmBlock(sb, ctx)
-		} else {
+		case "agents":
+			h.Agents = l.decodeAgentsBlock(sb, ctx)
+		default:
 			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
 		}
 	}
+	l.checkAgentsPlacement(h)
 	if sb := seen["slurm"]; sb != nil && a["host"] != nil {
 		l.errorf(sb.DefRange.Ptr(), "Conflicting placement",
 			"A hardware block runs its cells either on a host (host = ..., at %s) or as Slurm jobs (this block), not both: Slurm picks the node.", a["host"].NameRange)

@@ -556,6 +556,7 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	addDiags(checkReasoningBackends(cells))
 	addDiags(checkEmbeddingsBackends(cells))
 	addDiags(checkServerCommands(cells))
+	addDiags(checkAgentCells(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 		addDiags(e.checkFigures(cells))

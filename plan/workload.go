@@ -93,6 +93,10 @@ type Workload struct {
 	// Models, when set, spread the requests over several model names by weight (models
 	// attribute), instead of the cell's model_id alone.
 	Models []ModelWeight
+	// Agents is how many load agents share each level (agents; default 1: this
+	// process sends it all). The hardware's agents block says where they run.
+	Agents   int
+	agentsAt hcl.Range
 
 	goalCtx *hcl.EvalContext
 	// streamAt, maxTokensAt and sloAt are where stream, max_tokens and each slo limit are
@@ -232,7 +236,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "prompt"}, {Name: "prompt_file"}, {Name: "shared_prefix"}, {Name: "request_rate"},
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 		{Name: "fidelity_tolerance_pct"}, {Name: "fidelity_lag_ms"}, {Name: "ramp"},
-		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"}, {Name: "confidence"},
+		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"}, {Name: "confidence"}, {Name: "agents"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}, {Type: "precision"}},
 }
@@ -314,6 +318,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeConfidence(w, a["confidence"], ctx)
 	l.decodeReasoning(w, a, ctx)
 	l.decodeModelMix(w, a["models"], ctx)
+	l.decodeAgents(w, a["agents"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
@@ -506,6 +511,7 @@ func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
 	l.checkGoalFigures(w)
 	l.checkMeasureFigures(w, a["measure"])
 	l.checkLevelsReachable(w, a)
+	l.checkAgents(w)
 }
 
 // checkLevelsReachable refuses a closed-loop level that a run's requests (or a session

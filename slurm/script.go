@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,10 @@ type JobSpec struct {
 	// Planrun is the binary the node runs: Settings.PlanrunPath, or else this process's
 	// own executable (see NewJobs).
 	Planrun string
+	// Tasks is the most load agents a cell of the job has (a workload's agents): the
+	// job asks for that many tasks, and the node's planrun starts its agents as the
+	// tasks of one srun step. 0 or 1: one task, planrun alone.
+	Tasks int
 }
 
 // ScriptPath is where the scheduler's Submit writes the job's batch script.
@@ -92,6 +97,7 @@ func NewJobs(planPath string, cells []Cell, vars, varFiles []string, runDir stri
 		}
 		if i, ok := byHardware[c.Hardware]; ok {
 			jobs[i].CellIDs = append(jobs[i].CellIDs, c.ID)
+			jobs[i].Tasks = max(jobs[i].Tasks, c.Agents)
 			continue
 		}
 		name := c.Hardware
@@ -108,7 +114,7 @@ func NewJobs(planPath string, cells []Cell, vars, varFiles []string, runDir stri
 		jobs = append(jobs, JobSpec{
 			Name: name, Hardware: c.Hardware, Settings: *c.Settings, PlanPath: abs, PlanName: planName,
 			CellIDs: []string{c.ID}, Vars: vars, VarFiles: files,
-			Dir: filepath.Join(runDir, "slurm", name), Planrun: bin,
+			Dir: filepath.Join(runDir, "slurm", name), Planrun: bin, Tasks: c.Agents,
 		})
 	}
 	return jobs, nil
@@ -162,6 +168,10 @@ func sbatchOptions(job JobSpec) []string {
 		if o.value != "" {
 			opts = append(opts, "--"+o.flag+"="+o.value)
 		}
+	}
+	if job.Tasks > 1 {
+		// One task an agent: the node's planrun starts them with srun, within the job.
+		opts = append(opts, "--ntasks="+strconv.Itoa(job.Tasks))
 	}
 	exported := false
 	for _, a := range s.SbatchArgs {

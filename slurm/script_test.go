@@ -42,8 +42,17 @@ func TestScript(t *testing.T) {
 	if strings.Contains(got, "--gres") || strings.Contains(got, "--qos") {
 		t.Errorf("script states options the block leaves unset:\n%s", got)
 	}
-	// An --export of the user's own replaces ours.
+	if strings.Contains(got, "--ntasks") {
+		t.Errorf("a job without load agents asks for tasks:\n%s", got)
+	}
+	// A cell of load agents asks for one task each: the node starts them with srun.
 	j := testJob()
+	j.Tasks = 4
+	if got := Script(j); !strings.Contains(got, "#SBATCH --ntasks=4\n") {
+		t.Errorf("a job of 4 agents does not ask for 4 tasks:\n%s", got)
+	}
+	// An --export of the user's own replaces ours.
+	j = testJob()
 	j.Settings.SbatchArgs = []string{"--export=NONE,HOME"}
 	if got := Script(j); strings.Contains(got, "--export=ALL") || !strings.Contains(got, "#SBATCH --export=NONE,HOME\n") {
 		t.Errorf("user's --export not kept alone:\n%s", got)

@@ -26,9 +26,11 @@ const (
 	JobsPerCell     = "per_cell"
 )
 
-// Cell is one cell as NewJobs groups it: its id, its hardware block's name, and that
-// block's settings (nil when its cells are not placed on Slurm).
+// Cell is one cell as NewJobs groups it: its id, its hardware block's name, that
+// block's settings (nil when its cells are not placed on Slurm), and its load agents
+// (its workload's agents: each a task of the job).
 type Cell struct {
 	ID, Hardware string
 	Settings     *Settings
+	Agents       int
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -40,6 +41,10 @@ type Delivered struct {
 	// request's start to its Target.Concurrency-th's (the longest over runs). Its
 	// requests are measured; the held mean leaves the ramp out. NaN without slots.
 	RampSeconds float64 `json:"ramp_s"`
+	// Resolution is 0 when the in-flight figures are exact; past ITLExactGaps requests
+	// in a run they come from its timeline in buckets of this many seconds (the mean
+	// stays exact; the p99, the most and the held span's ends are the buckets').
+	Resolution float64 `json:"resolution_s,omitempty"`
 	// RateScheduled is a paced run's own rate, (n − 1) / (last due − first due): the
 	// rate its schedule asked for (an open loop's drawn schedule, a trace's at its
 	// speedup). RateDelivered is (n − 1) / (last start − first start) over the same
@@ -51,9 +56,14 @@ type Delivered struct {
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
 // paced requests the first and last due times. A pooled store also keeps the merged
 // runs' time at each in-flight count, since their spans lie in different windows.
-// It keeps 24 bytes per request of the run.
+// It keeps 24 bytes per request of the run up to its limit, and then a timeline of
+// bounded size (timeline.go).
 type loadStore struct {
 	spans    []span
+	tl       *timeline  // past the limit: the run's spans, folded (nil while exact)
+	runTurn  valueStore // the run's own turnarounds once folded, taken as they come
+	limit    int        // of spans kept; 0: ITLExactGaps (tests lower it)
+	res      float64    // the coarsest timeline resolution merged, seconds (0: exact)
 	hist     []int64    // nanoseconds at each in-flight count, of merged runs
 	heldBusy float64    // Σ request-seconds inside the held spans of merged runs
 	heldIdle float64    // Σ slot-seconds idle between requests inside those spans
@@ -77,7 +87,43 @@ type span struct {
 }
 
 func (s *loadStore) add(start time.Time, end time.Time, slot int) {
-	s.spans = append(s.spans, span{start.UnixNano(), end.UnixNano(), slot})
+	if s.tl == nil {
+		if len(s.spans) < cmp.Or(s.limit, ITLExactGaps) {
+			s.spans = append(s.spans, span{start.UnixNano(), end.UnixNano(), slot})
+			return
+		}
+		s.fold()
+	}
+	s.tl.add(start.UnixNano(), end.UnixNano(), slot, &s.runTurn)
+}
+
+// fold moves the run's spans into a timeline, which takes the rest of its requests:
+// their turnarounds first (by slot, as delivered takes them), then each slot's last
+// body end, from which its next request's turnaround is taken.
+func (s *loadStore) fold() {
+	s.tl = newTimeline(s.concurrency)
+	s.eachTurnaround(func(end, next int64) {
+		s.runTurn.add(float64(max(next-end, 0)) / 1e9)
+		s.tl.spread(&s.tl.idle, end, next)
+	})
+	for _, sp := range s.spans {
+		s.tl.add(sp.start, sp.end, 0, nil)
+		if sp.slot > 0 {
+			if e, ok := s.tl.last[sp.slot]; !ok || sp.end > e {
+				s.tl.last[sp.slot] = sp.end
+			}
+		}
+	}
+	s.spans = nil
+}
+
+// resolution is the store's timeline resolution in seconds, merged runs' included; 0
+// when exact.
+func (s *loadStore) resolution() float64 {
+	if s.tl != nil {
+		return max(s.res, float64(s.tl.width)/1e9)
+	}
+	return s.res
 }
 
 // addPaced counts one paced request, due at offset at in its run, stamped at start.
@@ -101,29 +147,23 @@ type runLoad struct {
 }
 
 func (s *loadStore) histogram() runLoad {
+	if s.tl != nil {
+		return s.tl.runLoad()
+	}
 	r := runLoad{ramp: math.NaN()}
 	if len(s.spans) == 0 {
 		return r
 	}
-	type edge struct {
-		t int64
-		d int
-	}
-	edges := make([]edge, 0, 2*len(s.spans))
+	// The edges in time order, ends before starts at the same instant (a closed loop's
+	// worker that starts its next request the moment its last one ended has one in
+	// flight, not two): the starts and the ends sorted apart, then swept together.
 	starts := make([]int64, len(s.spans))
+	ends := make([]int64, len(s.spans))
 	for i, sp := range s.spans {
-		edges = append(edges, edge{sp.start, 1}, edge{max(sp.end, sp.start), -1})
-		starts[i] = sp.start
+		starts[i], ends[i] = sp.start, max(sp.end, sp.start)
 	}
-	// Ends before starts at the same instant: a closed loop's worker that starts its
-	// next request the moment its last one ended has one in flight, not two.
-	slices.SortFunc(edges, func(a, b edge) int {
-		if a.t != b.t {
-			return cmpInt64(a.t, b.t)
-		}
-		return a.d - b.d
-	})
 	slices.Sort(starts)
+	slices.Sort(ends)
 	var heldFrom, heldTo int64
 	if c := s.concurrency; c > 0 {
 		r.ramp = float64(starts[min(c, len(starts))-1]-starts[0]) / 1e9
@@ -131,17 +171,26 @@ func (s *loadStore) histogram() runLoad {
 			heldFrom, heldTo = starts[c-1], starts[len(starts)-1]
 		}
 	}
-	n := 0
-	for i, e := range edges {
-		if i > 0 && e.t > edges[i-1].t {
-			from, to := edges[i-1].t, e.t
+	n, prev := 0, starts[0]
+	for i, j := 0, 0; i < len(starts) || j < len(ends); {
+		var t int64
+		d := 1
+		if j < len(ends) && (i == len(starts) || ends[j] <= starts[i]) {
+			t, d = ends[j], -1
+			j++
+		} else {
+			t = starts[i]
+			i++
+		}
+		if t > prev {
 			for len(r.hist) <= n {
 				r.hist = append(r.hist, 0)
 			}
-			r.hist[n] += to - from
-			r.heldBusy += float64(n) * overlap(from, to, heldFrom, heldTo)
+			r.hist[n] += t - prev
+			r.heldBusy += float64(n) * overlap(prev, t, heldFrom, heldTo)
 		}
-		n += e.d
+		n += d
+		prev = t
 	}
 	r.heldIdle = s.turnaround(heldFrom, heldTo)
 	r.heldSecs = float64(heldTo-heldFrom) / 1e9
@@ -162,26 +211,26 @@ func (s *loadStore) turnaround(from, to int64) float64 {
 // turnarounds adds each of the run's turnarounds (a slot's body end to its next start)
 // to into, in seconds.
 func (s *loadStore) turnarounds(into *valueStore) {
+	if s.tl != nil {
+		into.merge(&s.runTurn)
+		return
+	}
 	s.eachTurnaround(func(end, next int64) { into.add(float64(max(next-end, 0)) / 1e9) })
 }
 
 // eachTurnaround calls f with the body end of every closed-loop request of the run
-// that its slot followed with another, and that next request's start (unix ns).
+// that its slot followed with another, and that next request's start (unix ns). It
+// sorts the run's spans by slot and start, in place: nothing else depends on their
+// order, and a copy would double the memory of a run of a million requests.
 func (s *loadStore) eachTurnaround(f func(end, next int64)) {
-	slotted := make([]span, 0, len(s.spans))
-	for _, sp := range s.spans {
-		if sp.slot > 0 {
-			slotted = append(slotted, sp)
-		}
-	}
-	slices.SortFunc(slotted, func(a, b span) int {
+	slices.SortFunc(s.spans, func(a, b span) int {
 		if a.slot != b.slot {
 			return a.slot - b.slot
 		}
 		return cmpInt64(a.start, b.start)
 	})
-	for i := 1; i < len(slotted); i++ {
-		if prev, sp := slotted[i-1], slotted[i]; prev.slot == sp.slot {
+	for i := 1; i < len(s.spans); i++ {
+		if prev, sp := s.spans[i-1], s.spans[i]; prev.slot == sp.slot && sp.slot > 0 {
 			f(prev.end, sp.start)
 		}
 	}
@@ -222,6 +271,7 @@ func (s *loadStore) merge(o *loadStore) {
 	for k, v := range h {
 		s.hist[k] += v
 	}
+	s.res = max(s.res, o.resolution())
 	s.heldBusy += r.heldBusy + o.heldBusy
 	s.heldIdle += r.heldIdle + o.heldIdle
 	s.heldSecs += r.heldSecs + o.heldSecs
@@ -257,7 +307,7 @@ func (s *loadStore) delivered() Delivered {
 	}
 	busy, idle, secs := r.heldBusy+s.heldBusy, r.heldIdle+s.heldIdle, r.heldSecs+s.heldSecs
 	d := Delivered{InFlightMean: math.NaN(), InFlightP99: math.NaN(), InFlightHeld: ratio(busy, secs),
-		IdleHeld: ratio(idle, secs), HeldSeconds: secs, RampSeconds: longest(r.ramp, s.ramp)}
+		IdleHeld: ratio(idle, secs), HeldSeconds: secs, RampSeconds: longest(r.ramp, s.ramp), Resolution: s.resolution()}
 	var turn valueStore
 	turn.merge(&s.turn)
 	s.turnarounds(&turn)

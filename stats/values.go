@@ -59,8 +59,16 @@ func (s *valueStore) spill() {
 	s.sketch, s.exact = sk, nil
 }
 
-// merge adds o's values to s; o is left as it was.
+// merge adds o's values to s; o keeps its values (an empty s shares them, in an order
+// a later summary of either may sort, which no figure depends on).
 func (s *valueStore) merge(o *valueStore) {
+	if s.sketch == nil && o.sketch == nil && len(s.exact) == 0 && len(o.exact) <= s.max() {
+		// No copy of a run's values into an empty pool (one run: a million values
+		// a figure would be held twice). Its capacity ends at its length, so s never
+		// writes into o's array: an add to s copies first.
+		s.exact = o.exact[:len(o.exact):len(o.exact)]
+		return
+	}
 	if s.sketch == nil && o.sketch == nil && len(s.exact)+len(o.exact) <= s.max() {
 		s.exact = append(s.exact, o.exact...)
 		return

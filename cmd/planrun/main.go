@@ -101,10 +101,12 @@ type Env struct {
 	IsTerminal bool
 }
 
-// command is one subcommand. run returns the process exit code.
+// command is one subcommand. run returns the process exit code. A hidden command is
+// one planrun starts itself (an agent): it runs, but usage does not list it.
 type command struct {
 	summary string
 	run     func(ctx context.Context, env *Env, args []string) int
+	hidden  bool
 }
 
 // commands is the table of subcommands; each lives in its own file.
@@ -112,6 +114,11 @@ var commands = map[string]command{}
 
 func register(name, summary string, run func(ctx context.Context, env *Env, args []string) int) {
 	commands[name] = command{summary: summary, run: run}
+}
+
+// registerHidden registers a command usage does not list.
+func registerHidden(name, summary string, run func(ctx context.Context, env *Env, args []string) int) {
+	commands[name] = command{summary: summary, run: run, hidden: true}
 }
 
 func main() {
@@ -177,8 +184,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
 	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
 	}
 	sort.Strings(names)
 	for _, n := range names {

@@ -58,6 +58,7 @@ The mock runs as a child process (planrun selfbench -serve-mock) unless -inproce
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "about how long each level's measured run lasts")
 	fs.DurationVar(&c.Ramp, "ramp", c.Ramp, "spread each level's start over this long: the streams start evenly over it, and what they\nsend before it is over is not measured (0: all streams start at once)")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "openai (SSE) or ollama (NDJSON)")
+	fs.IntVar(&c.Agents, "agents", 1, "send each level from this many load agents, each a `planrun agent` process, this process\ntheir coordinator (1: from this process)")
 	fs.BoolVar(&a.InProcess, "inprocess", false, "serve the mock in this process (CPU figures then include it)")
 	fs.BoolVar(&a.Unix, "unix", false, "serve the mock on a Unix socket (loopback TCP's kernel cost, charged mostly to the\nsending mock, otherwise limits the pair first); the client's transport is unchanged but for its dialer")
 	fs.StringVar(&a.socket, "socket", "", "internal: the Unix socket a -serve-mock child listens on")
@@ -79,6 +80,12 @@ The mock runs as a child process (planrun selfbench -serve-mock) unless -inproce
 	}
 	if c.Tokens < 2 {
 		return nil, errors.New("-tokens: at least 2, or TPOT is undefined")
+	}
+	if c.Agents < 1 {
+		return nil, errors.New("-agents: at least 1")
+	}
+	if c.Agents > 1 && a.Unix {
+		return nil, errors.New("-agents and -unix: the agents dial the mock over TCP")
 	}
 	if c.TTFT < 0 || c.TPOT < 0 || c.Jitter < 0 || c.Ramp < 0 || c.Duration <= 0 {
 		return nil, errors.New("-ttft, -tpot, -jitter and -ramp must not be negative, -duration must be positive")
@@ -146,6 +153,14 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if a.Cfg.Agents > 1 {
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			return exitError
+		}
+		a.Cfg.AgentCommand = []string{exe, "agent"}
+	}
 	where := "as a child process"
 	if a.InProcess {
 		where = "in this process"
@@ -156,6 +171,9 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level, ramp %s\n",
 		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration, c.Ramp)
+	if c.Agents > 1 {
+		fmt.Fprintf(env.Stdout, "selfbench: each level sent by %d load agents (planrun agent processes), this process merging their records\n", c.Agents)
+	}
 	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.LevelReport) {
 		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
 	})

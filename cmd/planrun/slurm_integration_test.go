@@ -431,3 +431,66 @@ func TestSlurmJobMemory(t *testing.T) {
 		}
 	}
 }
+
+// A cell of two load agents on Slurm: its job asks for two tasks, the node's planrun
+// starts its agents as the tasks of one srun step, and the row has the shape a local
+// run's has (agents 2, its clock bound, its figures), merged into the coordinator's
+// run; the manifest names each agent's node and its clock offset.
+func TestSlurmAgentsAreTasksOfTheJob(t *testing.T) {
+	slurmtest.Require(t)
+	src := strings.Replace(slurmPlanHead, "  requests      = 4\n", "  requests      = 8\n  agents        = 2\n", 1) +
+		slurmHardware("small", "small", 18631, "2ms")
+	src = strings.Replace(src, "concurrency   = [1, 2]", "concurrency   = [2, 4]", 1)
+	cmd, out, dir := slurmApply(t, src)
+	if code := exitCode(t, cmd); code != exitOK {
+		t.Fatalf("apply exit %d:\n%s", code, out)
+	}
+	host, _ := exec.Command("hostname", "-s").Output()
+	node := strings.TrimSpace(string(host))
+	rows := ledgerRows(t, dir)
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		t.Logf("c=%d: %s, %d requests, agents %d, clock bound %.3f ms, ttft p50 %.2f ms; %s", r.Concurrency, r.Status, r.Requests, r.Agents,
+			r.ClockBoundMs, r.TTFT.P50*1e3, r.Notes)
+		if r.Status != ledger.StatusOK || r.Requests != 16 || r.Agents != 2 || !(r.ClockBoundMs >= 0) || !(r.TTFT.P50 > 0) ||
+			r.SlurmNode != node || r.SlurmState != "COMPLETED" {
+			t.Errorf("row c=%d: status %s, %d requests, agents %d, clock bound %v, ttft %v, node %q, state %q", r.Concurrency, r.Status,
+				r.Requests, r.Agents, r.ClockBoundMs, r.TTFT.P50, r.SlurmNode, r.SlurmState)
+		}
+	}
+	manifests, _ := filepath.Glob(filepath.Join(dir, "results", "*", "manifest.json"))
+	if len(manifests) != 1 {
+		t.Fatalf("manifests: %v", manifests)
+	}
+	m, err := ledger.ReadManifest(manifests[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Agents) != 2 {
+		t.Fatalf("manifest agents %+v, want the job's two", m.Agents)
+	}
+	for _, a := range m.Agents {
+		t.Logf("agent %d: %s on node %q, pid %d, offset %v ± %v", a.Index, a.Where, a.Node, a.PID, a.ClockStart.Offset, a.ClockStart.Bound)
+		if a.Node != node || a.Where != fmt.Sprintf("srun task %d", a.Index) || a.ClockStart.RoundTrips == 0 ||
+			a.ClockStart.Offset > a.ClockStart.Bound+time.Millisecond || -a.ClockStart.Offset > a.ClockStart.Bound+time.Millisecond {
+			t.Errorf("agent %d: %+v", a.Index, a)
+		}
+	}
+	raw, _ := filepath.Glob(filepath.Join(dir, "results", "*", "requests.jsonl"))
+	b, _ := os.ReadFile(raw[0])
+	recs, err := ledger.ReadRequests(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAgent := map[int]int{}
+	for _, r := range recs {
+		if r.Agent != nil && !r.Warmup {
+			byAgent[*r.Agent]++
+		}
+	}
+	if byAgent[0] == 0 || byAgent[1] == 0 || byAgent[0]+byAgent[1] != 32 {
+		t.Errorf("measured records by agent %v, want both of the 32", byAgent)
+	}
+}

@@ -1,0 +1,207 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/agent"
+	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/plan"
+)
+
+// A cell whose workload has agents = N > 1 runs its levels over N load agents (package
+// agent): the cell is prepared here as any other (its server started, its backend
+// probed, its prompt calibrated), then its agents are launched and handed the cell,
+// and each level's runs go out from every agent at one start instant while the
+// records are merged here, into the one sink, as if one process had sent them.
+
+// startAgents launches the cell's agents where its placement runs them, measures their
+// clocks and hands them the cell. An agent that cannot start is named in the error.
+func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellSetup) (*agent.Fleet, error) {
+	n := cell.Workload.Agents
+	dir := filepath.Join(a.rec.res.RunDir, "agents", cellDir(cell.ID))
+	launcher, o, shared, err := a.launcher(cell)
+	if err != nil {
+		return nil, err
+	}
+	o.Agents, o.Launcher, o.LogDir = n, launcher, dir
+	a.info("%s: starting %d load agents (%s)", cell.ID, n, describeLauncher(launcher))
+	f, err := agent.Start(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("its %d load agents did not start: %w", n, err)
+	}
+	records := ""
+	if shared { // the agents write their own records where this run can read them
+		records = filepath.Join(dir, "agent-%d.jsonl")
+	}
+	if err := f.Assign(ctx, backendConfig(cell), setup.prompts, setup.shapes, a.o.Grace, cell.ID, a.rec.runID(), records,
+		agentSources(cell)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("its load agents could not take the cell: %w", err)
+	}
+	return f, nil
+}
+
+// launcher is how the cell's agents start, with the fleet's listening options, and
+// whether the agents share this run's filesystem (their own record files are then
+// kept beside the run's):
+//   - on a Slurm job's node (apply -run-dir inside the job), as the tasks of one srun
+//     step of the job (sbatch asked for the tasks);
+//   - on the hosts the hardware's agents block lists, one each, through ssh;
+//   - otherwise as processes on this machine.
+func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool, error) {
+	var ag plan.Agents
+	if h := cell.Hardware; h != nil && h.Agents != nil {
+		ag = *h.Agents
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, agent.Options{}, false, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
+	}
+	remote := func() agent.Options {
+		o := agent.Options{Listen: ":0", Advertise: ag.Coordinator}
+		if o.Advertise == "" {
+			o.Advertise, _ = os.Hostname()
+		}
+		return o
+	}
+	switch {
+	case a.o.RunDir != "" && os.Getenv("SLURM_JOB_ID") != "" && cell.Hardware != nil && cell.Hardware.Slurm != nil:
+		return agent.Srun{Srun: []string{"srun"}, Planrun: self}, remote(), true, nil
+	case len(ag.Hosts) > 0:
+		bin := ag.PlanrunPath
+		if bin == "" {
+			bin = self
+		}
+		return agent.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, remote(), false, nil
+	}
+	cmd := a.o.AgentCommand
+	if len(cmd) == 0 {
+		cmd = []string{self, "agent"}
+	}
+	o := agent.Options{Advertise: ag.Coordinator}
+	if ag.Coordinator != "" {
+		o.Listen = ":0"
+	}
+	return agent.Local{Command: cmd}, o, true, nil
+}
+
+// describeLauncher says where agents start, for the progress note.
+func describeLauncher(l agent.Launcher) string {
+	switch l := l.(type) {
+	case agent.SSH:
+		return "ssh to " + strings.Join(l.Hosts, ", ")
+	case agent.Srun:
+		return "srun tasks of this Slurm job"
+	}
+	return "processes on this machine"
+}
+
+// agentSources are the source addresses the hardware's agents block gives its agents.
+func agentSources(cell *plan.Cell) []string {
+	if h := cell.Hardware; h != nil && h.Agents != nil {
+		return h.Agents.SourceAddresses
+	}
+	return nil
+}
+
+// cellDir is a cell's id as one directory name.
+func cellDir(id string) string { return strings.ReplaceAll(id, "/", "_") }
+
+// agentRows sets a row's agent figures: how many agents sent it and the error bar of
+// its figures that compare their clocks (send lag, arrival order, delivered rate, the
+// window), with a note that says so.
+func agentRows(row *ledger.Row, m levelMeasurement) []string {
+	if m.AgentCount <= 1 {
+		return nil
+	}
+	row.Agents = m.AgentCount
+	row.ClockBoundMs = float64(m.ClockBound) / float64(time.Millisecond)
+	return []string{fmt.Sprintf("%d load agents: send lag, arrival order, delivered rate and the window compare their clocks, each ± %s ms (the largest clock bound, drift included)",
+		m.AgentCount, millis(m.ClockBound.Seconds()))}
+}
+
+// agentFidelity names the agents whose own share was client-bound: their client
+// saturated (selfcheck), or their share of the load fell short by more than the
+// tolerance while their own cap or slots had room (the client's own shortfall, as
+// judgeFidelity reads a whole level's).
+func agentFidelity(w *plan.Workload, level plan.LoadLevel, m levelMeasurement, meanTPOT time.Duration) (saturated, short []string) {
+	for _, al := range m.Agents {
+		name := fmt.Sprintf("agent %d (%s)", al.Index, al.Where)
+		if al.Client != nil {
+			if why := al.Client.Saturated(meanTPOT); why != "" {
+				saturated = append(saturated, name+": "+why)
+			}
+		}
+		if note := shareShortfall(w, level, m.AgentCount, al); note != "" {
+			short = append(short, name+" "+note)
+		}
+	}
+	return saturated, short
+}
+
+// shareShortfall is the note of an agent whose share of the load fell short by more
+// than the tolerance for want of its own client ("" otherwise): a paced share whose
+// rate fell short while its cap never filled, or a closed loop's share whose slots
+// stood idle in the client.
+func shareShortfall(w *plan.Workload, level plan.LoadLevel, n int, al agent.AgentLevel) string {
+	if len(al.Loads) == 0 || w.Session != nil {
+		return ""
+	}
+	mean := func(f func(agent.Load) float64) float64 {
+		var vs []float64
+		for _, l := range al.Loads {
+			if v := f(l); !math.IsNaN(v) {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			return math.NaN()
+		}
+		s := 0.0
+		for _, v := range vs {
+			s += v
+		}
+		return s / float64(len(vs))
+	}
+	slots := executor.Share{Index: al.Index, Of: n}.Slots(level.Concurrency)
+	var asked, got float64
+	var unit string
+	ownFault := false
+	if level.RequestRate > 0 || w.Replay != nil {
+		asked, got, unit = mean(func(l agent.Load) float64 { return l.RateScheduled }), mean(func(l agent.Load) float64 { return l.RateDelivered }), "requests/s"
+		ownFault = slots == 0 || slices.MaxFunc(al.Loads, func(a, b agent.Load) int { return int(a.InFlightMax - b.InFlightMax) }).InFlightMax < float64(slots)
+	} else {
+		asked, got, unit = float64(slots), mean(func(l agent.Load) float64 { return l.InFlightHeld }), "in flight"
+		idle := mean(func(l agent.Load) float64 { return l.IdleHeld })
+		ownFault = !math.IsNaN(idle) && (asked-got-idle)/asked <= w.FidelityTolerance+1e-9
+	}
+	if !(asked > 0) || math.IsNaN(got) {
+		return ""
+	}
+	shortfall := 1 - got/asked
+	if shortfall <= w.FidelityTolerance+1e-9 || !ownFault {
+		return ""
+	}
+	return fmt.Sprintf("delivered %s %s of its share's %s (%.1f%% short)", fig(got), unit, fig(asked), shortfall*100)
+}
+
+// agentFaultRow is the row of a level a load agent failed: no figures, for the load the
+// other agents delivered is not the load asked, and a failed row without requests, so
+// -resume runs the whole level again. Their requests are in requests.jsonl.
+func agentFaultRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, m levelMeasurement) ledger.Row {
+	sent := m.Stats.Pooled.Requests
+	row := unmeasuredRow(cell, level, rc, m.AgentFault, m.Started)
+	row.Ended = m.Ended
+	row.Agents = m.AgentCount
+	row.Notes += fmt.Sprintf("; the level's %d load agents were stopped, and the %d measured requests they had finished are in requests.jsonl but in no figure: "+
+		"a load short of an agent is not the load asked (-resume runs the level again)", m.AgentCount, sent)
+	return row
+}

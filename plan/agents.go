@@ -1,0 +1,170 @@
+package plan
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// MaxAgents bounds a workload's agents: more processes than any client fleet needs,
+// and few enough that a typo (agents = 4000) is caught before 4,000 processes start.
+const MaxAgents = 256
+
+// Agents is a hardware block's agents { ... } sub-block: where the load agents of its
+// cells run when a workload has agents > 1. Without it they are processes on this
+// machine; on a Slurm placement they are the tasks of the cell's job.
+type Agents struct {
+	// Hosts run one agent each, reached through SSH (agent i on Hosts[i]).
+	Hosts []string
+	// SSH is the command that reaches a host (default ssh -o BatchMode=yes).
+	SSH []string
+	// PlanrunPath is the planrun binary on the hosts (default: this one's path).
+	PlanrunPath string
+	// Coordinator is the address the agents dial this planrun at (default: this
+	// machine's host name for hosts and Slurm tasks, 127.0.0.1 for local agents).
+	Coordinator string
+	// SourceAddresses are the local addresses the agents' connections to the server
+	// bind, agent i the i-th (127.0.0.2, 127.0.0.3, ... on one machine: each address
+	// has its own ephemeral ports to the server).
+	SourceAddresses []string
+	DeclRange       hcl.Range
+	hostsAt         hcl.Range
+}
+
+var agentsSchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "hosts"}, {Name: "ssh"}, {Name: "planrun_path"}, {Name: "coordinator"}, {Name: "source_addresses"},
+	},
+}
+
+// DefaultSSH is how an agents block's hosts are reached when it names no ssh: never a
+// password prompt, which would hang the run.
+var DefaultSSH = []string{"ssh", "-o", "BatchMode=yes"}
+
+func (l *loader) decodeAgentsBlock(b *hcl.Block, ctx *hcl.EvalContext) *Agents {
+	ag := &Agents{DeclRange: b.DefRange, SSH: DefaultSSH}
+	content, diags := b.Body.Content(agentsSchema)
+	l.add(diags)
+	a := content.Attributes
+	if h := a["hosts"]; h != nil && l.decode(h, ctx, &ag.Hosts) {
+		ag.hostsAt = h.Expr.Range()
+		if len(ag.Hosts) == 0 {
+			l.errorf(h.Expr.Range().Ptr(), "Invalid hosts", "hosts lists the machines that run one load agent each; an empty list runs none. Drop it to run the agents on this machine.")
+		}
+		seen := map[string]bool{}
+		for i, host := range ag.Hosts {
+			switch why := hostProblem(host); {
+			case host == "":
+				l.errorf(elemRange(h.Expr, i), "Invalid host", "hosts[%d] is empty.", i)
+			case why != "":
+				l.errorf(elemRange(h.Expr, i), "Invalid host", "%s", why)
+			case seen[host]:
+				l.errorf(elemRange(h.Expr, i), "Duplicate host", "%q is listed twice: one agent a host.", host)
+			}
+			seen[host] = true
+		}
+	}
+	if s := a["ssh"]; s != nil && l.decode(s, ctx, &ag.SSH) && len(ag.SSH) == 0 {
+		l.errorf(s.Expr.Range().Ptr(), "Invalid ssh", "ssh is the command that reaches a host, such as [\"ssh\", \"-o\", \"BatchMode=yes\"]; it cannot be empty.")
+	}
+	l.decode(a["planrun_path"], ctx, &ag.PlanrunPath)
+	if c := a["coordinator"]; c != nil && l.decode(c, ctx, &ag.Coordinator) {
+		if why := hostProblem(ag.Coordinator); why != "" || ag.Coordinator == "" {
+			l.errorf(c.Expr.Range().Ptr(), "Invalid coordinator", "coordinator is the host name or address the agents dial this planrun at, such as \"10.0.0.5\", not %q.", ag.Coordinator)
+		}
+	}
+	if s := a["source_addresses"]; s != nil && l.decode(s, ctx, &ag.SourceAddresses) {
+		for i, addr := range ag.SourceAddresses {
+			if net.ParseIP(addr) == nil {
+				l.errorf(elemRange(s.Expr, i), "Invalid source address", "source_addresses lists IP addresses such as \"127.0.0.2\", not %q.", addr)
+			}
+		}
+	}
+	return ag
+}
+
+// decodeAgents reads a workload's agents: how many load agents share each of its
+// levels (default 1, this process alone).
+func (l *loader) decodeAgents(w *Workload, a *hcl.Attribute, ctx *hcl.EvalContext) {
+	w.Agents = 1
+	if a == nil {
+		return
+	}
+	if !l.decode(a, ctx, &w.Agents) {
+		return
+	}
+	w.agentsAt = a.Expr.Range()
+	if w.Agents < 1 || w.Agents > MaxAgents {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid agents",
+			"agents is how many load agents (planrun processes, on this machine or the hosts an agents block lists) share each level: 1 to %d, not %d.", MaxAgents, w.Agents)
+		w.Agents = 1
+	}
+}
+
+// checkAgents refuses a workload whose levels cannot be shared by its agents: a level
+// whose slots (or cap on requests in flight) are fewer than the agents leaves an
+// agent with none; a run of fewer requests, or sessions, than agents leaves one with
+// nothing to send; a capacity search over concurrency would try levels below the
+// agents.
+func (l *loader) checkAgents(w *Workload) {
+	n := w.Agents
+	if n <= 1 {
+		return
+	}
+	at := w.agentsAt.Ptr()
+	for i, c := range w.Concurrency {
+		if c > 0 && c < n {
+			what := "slots"
+			if len(w.RequestRates) > 0 || w.Replay != nil {
+				what = "requests in flight (its cap)"
+			}
+			l.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
+				"concurrency %d shares out %s over agents = %d (at %s): an agent would have none. List levels of at least %d, or lower agents.", c, what, n, w.agentsAt, n)
+		}
+	}
+	switch {
+	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < n:
+		l.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than agents",
+			"sessions = %d per run over agents = %d (at %s): a session stays on one agent, so an agent would have none. Raise sessions, or lower agents.", w.Session.Sessions, n, w.agentsAt)
+	case w.Session == nil && w.Requests > 0 && w.Requests < n:
+		l.errorf(at, "Fewer requests than agents", "requests = %d per run over agents = %d: an agent would send nothing. Raise requests, or lower agents.", w.Requests, n)
+	}
+	if c := w.Capacity; c != nil && !w.SearchesRate() && w.Replay == nil {
+		l.errorf(c.DeclRange.Ptr(), "Capacity search over concurrency with agents",
+			"Workload %q's capacity search bisects the concurrency, down to levels below its agents = %d (at %s), which cannot be shared out. Search a request_rate, or set agents = 1.", w.Name, n, w.agentsAt)
+	}
+}
+
+// checkAgentCells refuses a cell whose hardware's agents block lists hosts for another
+// number of agents than its workload's (one agent a host), and hosts on a Slurm
+// placement (Slurm picks the nodes of its tasks).
+func checkAgentCells(cells []*Cell) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	seen := map[[2]string]bool{}
+	for _, c := range cells {
+		h, w := c.Hardware, c.Workload
+		if h == nil || h.Agents == nil || len(h.Agents.Hosts) == 0 || w.Agents <= 1 {
+			continue
+		}
+		k := [2]string{h.Name, w.Name}
+		if seen[k] || len(h.Agents.Hosts) == w.Agents {
+			continue
+		}
+		seen[k] = true
+		diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Agents and hosts differ",
+			Detail: fmt.Sprintf("Workload %q has agents = %d (at %s), but hardware %q's agents block lists %d hosts, which run one agent each. Make them agree.",
+				w.Name, w.Agents, w.agentsAt, h.Name, len(h.Agents.Hosts)),
+			Subject: h.Agents.hostsAt.Ptr()})
+	}
+	return diags
+}
+
+// checkAgentsPlacement refuses hosts in the agents block of a Slurm placement: there
+// the agents are tasks of the cell's job, on the nodes Slurm picks.
+func (l *loader) checkAgentsPlacement(h *Hardware) {
+	if h.Agents != nil && h.Slurm != nil && len(h.Agents.Hosts) > 0 {
+		l.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
+			"Hardware %q runs its cells as Slurm jobs (its slurm block at %s): its agents are tasks of the cell's job, on the nodes Slurm picks, not hosts listed here.", h.Name, h.Slurm.DeclRange)
+	}
+}
