@@ -226,9 +226,9 @@ const wideLag = "\n  fidelity_lag_ms = 1000"
 // within reports whether got is within frac of want.
 func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*math.Abs(want) }
 
-// A closed loop the machine can deliver says ok, and its delivered concurrency is what
-// the server saw from its own arrival and end times; neither ever had more in flight
-// than asked, at any instant of the window.
+// A closed loop the machine can deliver says ok (and one it cannot says so), and its
+// delivered concurrency is what the server saw from its own arrival and end times;
+// neither ever had more in flight than asked, at any instant of the window.
 func TestFidelityClosedLoopAgreesWithTheServer(t *testing.T) {
 	row, saw := runFidelity(t, mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond},
 		"concurrency = [4]\n  requests = 40"+wideLag, 4, nil)
@@ -245,12 +245,20 @@ func TestFidelityClosedLoopAgreesWithTheServer(t *testing.T) {
 	if !within(row.InFlightMean, saw.mean, 0.05) || !within(row.InFlightHeld, saw.held, 0.05) {
 		t.Fatalf("row in flight mean %.3f, held %.3f; the server saw %.3f, %.3f", row.InFlightMean, row.InFlightHeld, saw.mean, saw.held)
 	}
-	if row.Fidelity != ledger.FidelityOK || row.FidelityShortfallPct > 5 {
-		t.Fatalf("fidelity %q, shortfall %.1f%% (notes %q)", row.Fidelity, row.FidelityShortfallPct, row.Notes)
+	// The verdict agrees with the server: ok where the server saw the 4 held (within the
+	// 5% tolerance), and not ok where it did not. A loaded machine can starve the client
+	// (at load ~50 the server saw 3.39 of 4 held, and the row said client-bound, 14% short):
+	// that row is right, and an ok there would be the misleading one. Within 2% of the
+	// tolerance's edge either verdict stands: the client's spans run a little longer
+	// than the server's (above), so the two can fall on either side of it.
+	ok := row.Fidelity == ledger.FidelityOK
+	if saw.held >= 0.97*4 && !ok || saw.held < 0.93*4 && ok {
+		t.Fatalf("the server saw %.3f of 4 held, the row says fidelity %q, shortfall %.1f%% (notes %q)", saw.held, row.Fidelity, row.FidelityShortfallPct, row.Notes)
 	}
-	// The ramp (first start to the 4th) is reported: well under one 34 ms request here.
-	if !(row.RampSeconds >= 0 && row.RampSeconds < 0.034) {
-		t.Fatalf("ramp %v s", row.RampSeconds)
+	// The ramp (first start to the 4th) is reported: well under one 34 ms request here,
+	// where the machine delivered the level.
+	if !(row.RampSeconds >= 0) || row.Fidelity == ledger.FidelityOK && !(row.RampSeconds < 0.034) {
+		t.Fatalf("ramp %v s (fidelity %s)", row.RampSeconds, row.Fidelity)
 	}
 }
 
