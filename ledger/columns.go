@@ -298,6 +298,12 @@ var columns = func() []column {
 	c = append(c, memoryColumns()...)
 	c = append(c, intervalColumns()...)
 	c = append(c, strCol("quantization_served", func(r *Row) *string { return &r.QuantizationServed }))
+	c = append(c,
+		strCol("k8s_job", func(r *Row) *string { return &r.K8sJob }),
+		strCol("k8s_pod", func(r *Row) *string { return &r.K8sPod }),
+		strCol("k8s_node", func(r *Row) *string { return &r.K8sNode }),
+		strCol("k8s_state", func(r *Row) *string { return &r.K8sState }),
+	)
 	return c
 }()
 
