@@ -6,8 +6,9 @@
 #   scripts/k8s-cluster.sh build     build the binaries into .tools/k8s/bin (only the first time:
 #                                    about 25 minutes on 2 cores; `start` builds when needed)
 #   scripts/k8s-cluster.sh start     build if needed, install the packages if missing, start the
-#                                    daemons, import the agent image built from this checkout,
-#                                    and wait until the node is Ready (seconds when built)
+#                                    daemons, wait until the node is Ready (seconds when built),
+#                                    and import the agent image built from this checkout (also
+#                                    when the cluster was up already)
 #   scripts/k8s-cluster.sh status    the node and the daemons, or why the cluster is not up
 #   scripts/k8s-cluster.sh stop      delete planrun's objects, stop every daemon this script
 #                                    started (the API server before etcd), remove the network
@@ -285,6 +286,7 @@ start() {
   lock_start
   if up; then
     say "already up: node $node (kubeconfig $kubeconfig)"
+    image
     return 0
   fi
   build
