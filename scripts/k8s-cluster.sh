@@ -388,8 +388,10 @@ stop_daemons() {
   local p
   for p in $(pgrep -f "containerd-shim-runc-v2 -namespace k8s.io -address $sock" || true); do kill -9 "$p" 2>/dev/null || true; done
   # The kubelet's mounts (emptyDir, ConfigMap volumes) under its root directory.
-  grep -o " $dir/kubelet[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  grep -o " /run/planrun-containerd[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  local m
+  for m in $( (grep -o " $dir/kubelet[^ ]*\| /run/planrun-containerd[^ ]*" /proc/mounts || true) | sort -r); do
+    umount -l "$m" 2>/dev/null || true
+  done
 }
 
 stop() {
