@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/planrun/planrun/ledger"
@@ -44,10 +43,8 @@ var StreamedFiles = []string{ledger.ResultsFile, ledger.RequestsFile, ledger.Man
 
 // fileState is what the sender has sent of one file.
 type fileState struct {
-	sent  int64
-	ino   uint64
-	mtime time.Time
-	size  int64
+	sent int64
+	info os.FileInfo // as last sent: a file that is not os.SameFile was replaced
 }
 
 // Sender writes a run directory's files to a log as frames.
@@ -112,17 +109,13 @@ func (s *Sender) flushFile(name string) {
 	if err != nil {
 		return
 	}
-	var ino uint64
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
 	st := s.files[name]
 	if st == nil {
 		st = &fileState{}
 		s.files[name] = st
 	}
-	replaced := st.ino != 0 && ino != st.ino || info.Size() < st.sent
-	if !replaced && info.Size() == st.sent && info.ModTime().Equal(st.mtime) {
+	replaced := st.info != nil && !os.SameFile(st.info, info) || info.Size() < st.sent
+	if !replaced && st.info != nil && info.Size() == st.sent && info.ModTime().Equal(st.info.ModTime()) {
 		return
 	}
 	from := st.sent
@@ -141,10 +134,10 @@ func (s *Sender) flushFile(name string) {
 			break
 		}
 	}
-	if replaced || off < st.size {
+	if replaced {
 		fmt.Fprintf(s.w, "%ssize %s %d\n", framePrefix, name, off)
 	}
-	st.sent, st.ino, st.mtime, st.size = off, ino, info.ModTime(), off
+	st.sent, st.info = off, info
 }
 
 // receiver writes the frames of a pod's log into a job's directory and every other line
