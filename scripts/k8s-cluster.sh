@@ -310,6 +310,17 @@ start() {
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$pki/sa.pub" \
     --service-account-signing-key-file "$pki/sa.key" --service-cluster-ip-range 198.18.128.0/24 \
     --endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP --profiling=false
+  # The controllers exit when the API server does not answer yet: wait for it.
+  for _ in $(seq 1 120); do
+    api /readyz >/dev/null 2>&1 && break
+    if ! running kube-apiserver || ! running etcd; then
+      say "the API server or etcd exited; their logs:"
+      tail -n 20 "$dir/log/etcd.log" "$dir/log/kube-apiserver.log" >&2
+      stop_daemons
+      exit 1
+    fi
+    sleep 0.5
+  done
   local admin="$dir/kubeconfig"
   daemon kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$admin" \
     --authentication-kubeconfig "$admin" --authorization-kubeconfig "$admin" \
@@ -326,11 +337,12 @@ start() {
     --node-ip "$node_ip" --hostname-override "$node" --root-dir "$dir/kubelet"
   for _ in $(seq 1 120); do
     if up; then
+      local ready=$(($(date +%s) - t0))
       api /api/v1/namespaces -X POST -H 'Content-Type: application/json' \
         -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"planrun"}}' >/dev/null 2>&1 || true
       image
       [[ ${1:-} == --tests ]] && : >"$marker"
-      say "up in $(($(date +%s) - t0))s: node $node ($node_ip), context planrun, namespace planrun (kubeconfig $kubeconfig)"
+      say "up in $(($(date +%s) - t0))s (node Ready after ${ready}s, then the agent image): node $node ($node_ip), context planrun, namespace planrun (kubeconfig $kubeconfig)"
       return 0
     fi
     for d in "${daemons[@]}"; do
