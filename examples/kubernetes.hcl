@@ -1,13 +1,19 @@
-# Cells where the cluster is: the "cluster" cells run as Kubernetes Indexed Jobs whose pods
-# run planrun on the cell, next to the server; the "here" cells run the same workload on
-# this machine, so the report sets the two side by side. Each pod's rows and requests come
-# back through the Kubernetes API (the pod's log) into the one ledger and run directory.
+# Cells where the cluster is: every cell runs as a Kubernetes Indexed Job whose pod runs
+# planrun on the cell, with the cell's server started in the pod. Each pod's rows and requests
+# come back through the Kubernetes API (the pod's log) into the one ledger and run directory,
+# naming the Job, the pod and the node.
 #
 # The defaults match the single-node cluster of scripts/k8s-cluster.sh (context and
 # namespace "planrun", the agent image planrun:dev it imports, host-network pods). As root:
 #
 #   scripts/k8s-cluster.sh start
 #   go run ./cmd/planrun apply examples/kubernetes.hcl
+#
+# The same plan on this machine, to hold the pod's figures against (-run-dir runs every cell
+# here, as a pod does, into that directory; the mock's planrun is the one the script built):
+#
+#   go run ./cmd/planrun apply -run-dir results/kubernetes-here -var planrun=$PWD/.tools/k8s/agent/planrun examples/kubernetes.hcl
+#   go run ./cmd/planrun compare results/kubernetes-here results/kubernetes
 #
 # On your own cluster: build and push the agent image (`planrun image`, or the Dockerfile),
 # set image, context and namespace, and point the backend at your server's Service.
@@ -37,16 +43,10 @@ variable "image_pull_policy" {
   description = "Never: the image is on the node already (imported with ctr); IfNotPresent on a cluster with a registry."
 }
 
-variable "tools" {
-  type        = string
-  default     = "../.tools/k8s"
-  description = "Where scripts/k8s-cluster.sh leaves the planrun it builds for the image (relative to this plan's directory); the mock server of the cells here runs in it."
-}
-
 variable "planrun" {
   type        = string
-  default     = "agent/planrun"
-  description = "The planrun that runs the mock server of the cells here: relative to tools, absolute, or a bare name looked up in PATH (in the pods, the image's own)."
+  default     = "planrun"
+  description = "The planrun that runs the mock server: in the pod, the image's own (on its PATH)."
 }
 
 hardware "cluster" {
@@ -67,36 +67,17 @@ hardware "cluster" {
   }
 }
 
-hardware "here" {
-  gpu   = "mock"
-  notes = "this machine: the same workload, for comparison"
-}
-
-server "mock_pod" {
-  command = ["planrun", "mock-server", "-addr", "127.0.0.1:18210", "-ttft", "50ms", "-tpot", "5ms"]
+server "mock" {
+  command = [var.planrun, "mock-server", "-addr", "127.0.0.1:18210", "-ttft", "50ms", "-tpot", "5ms"]
   ready {
     url     = "http://127.0.0.1:18210/health"
     timeout = "30s"
   }
 }
 
-server "mock_here" {
-  command = [var.planrun, "mock-server", "-addr", "127.0.0.1:18211", "-ttft", "50ms", "-tpot", "5ms"]
-  dir     = var.tools
-  ready {
-    url     = "http://127.0.0.1:18211/health"
-    timeout = "30s"
-  }
-}
-
-backend "openai" "pod" {
+backend "openai" "mock" {
   url    = "http://127.0.0.1:18210/v1"
-  server = server.mock_pod
-}
-
-backend "openai" "here" {
-  url    = "http://127.0.0.1:18211/v1"
-  server = server.mock_here
+  server = server.mock
 }
 
 workload "quick" {
@@ -112,15 +93,8 @@ workload "quick" {
 
 matrix "cluster" {
   model    = ["mock"]
-  tool     = [backend.openai.pod]
+  tool     = [backend.openai.mock]
   hardware = [hardware.cluster]
-  workload = [workload.quick]
-}
-
-matrix "here" {
-  model    = ["mock"]
-  tool     = [backend.openai.here]
-  hardware = [hardware.here]
   workload = [workload.quick]
 }
 

@@ -287,6 +287,7 @@ func failure(cond batchv1.JobCondition, pod *corev1.Pod) string {
 func (r *jobRun) readLogs(pod string) {
 	defer close(r.logs)
 	seen := 0
+	last := "" // the last error written to the log file, not repeated every poll
 	for r.ctx.Err() == nil {
 		req := r.c.client.CoreV1().Pods(r.c.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true})
 		stream, err := req.Stream(r.ctx)
@@ -296,8 +297,9 @@ func (r *jobRun) readLogs(pod string) {
 			stream.Close()
 			seen = max(seen, r.rcv.lines)
 		}
-		if err != nil {
-			fmt.Fprintf(r.log, "planrun: reading the pod's log: %v\n", err)
+		if err != nil && err.Error() != last && r.ctx.Err() == nil {
+			last = err.Error()
+			fmt.Fprintf(r.log, "planrun: reading the pod's log through the API server: %v\n", err)
 		}
 		p, gerr := r.c.client.CoreV1().Pods(r.c.namespace).Get(r.ctx, pod, metav1.GetOptions{})
 		if apierrors.IsNotFound(gerr) || gerr == nil && terminated(p) != nil && err == nil {
