@@ -120,10 +120,10 @@ func TestPlanK8sManifest(t *testing.T) {
 		}
 	}
 	for hw, want := range map[string]string{
-		"here": `hardware "here" has no kubernetes block: its cells run on this machine`,
-		"nope": `no selected cell of hardware "nope" runs on Kubernetes; the Kubernetes hardware of the selected cells: cluster`,
+		"box":  `hardware "box" has no kubernetes block: its cells run on host gpu1.lab`,
+		"nope": `no selected cell runs on Kubernetes: no hardware "nope" with a kubernetes block`,
 	} {
-		if code, out, errs := runCmd(t, "", "plan", "-k8s-manifest", hw, "../../examples/kubernetes.hcl"); code != exitUsage || out != "" || !strings.Contains(errs, want) {
+		if code, out, errs := runCmd(t, "", "plan", "-k8s-manifest", hw, placementPlan); code != exitUsage || out != "" || !strings.Contains(errs, want) {
 			t.Errorf("-k8s-manifest %s: exit %d, stdout %q, stderr %q; want %q", hw, code, out, errs, want)
 		}
 	}
