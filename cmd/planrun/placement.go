@@ -70,16 +70,23 @@ func writeSlurmScripts(w io.Writer, p *plan.Plan, cells []*plan.Cell, f planFlag
 		_, err := fmt.Fprintf(w, "# %s stands for the run directory apply creates.\n", slurmRunDir)
 		return err
 	}
+	return notPlaced(p, hardware, names, plan.PlaceSlurm, "Slurm", "slurm")
+}
+
+// notPlaced says why nothing was printed for hardware: it has no such block (block, its
+// cells run elsewhere), or no selected cell of it runs on the scheduler; others are the
+// scheduler's hardware blocks among the selected cells.
+func notPlaced(p *plan.Plan, hardware string, others []string, place plan.Placement, scheduler, block string) error {
 	for _, h := range p.Hardware {
-		if h.Name == hardware && h.Placement() != plan.PlaceSlurm {
-			return fmt.Errorf("hardware %q has no slurm block: its cells run on %s", hardware, strings.TrimPrefix(runsOn(&plan.Cell{Hardware: h}), "Slurm "))
+		if h.Name == hardware && h.Placement() != place {
+			return fmt.Errorf("hardware %q has no %s block: its cells run on %s", hardware, block, runsOn(&plan.Cell{Hardware: h}))
 		}
 	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return fmt.Errorf("no selected cell runs on Slurm: no hardware %q with a slurm block", hardware)
+	sort.Strings(others)
+	if len(others) == 0 {
+		return fmt.Errorf("no selected cell runs on %s: no hardware %q with a %s block", scheduler, hardware, block)
 	}
-	return fmt.Errorf("no selected cell of hardware %q runs on Slurm; the Slurm hardware of the selected cells: %s", hardware, strings.Join(names, ", "))
+	return fmt.Errorf("no selected cell of hardware %q runs on %s; the %s hardware of the selected cells: %s", hardware, scheduler, scheduler, strings.Join(others, ", "))
 }
 
 // k8sRunID stands for the run apply creates, in manifests printed for review.
@@ -118,14 +125,5 @@ func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware s
 		_, err := fmt.Fprintf(w, "# %s stands for the run apply creates; the namespace is the context's when the block names none.\n", k8sRunID)
 		return err
 	}
-	for _, h := range p.Hardware {
-		if h.Name == hardware && h.Placement() != plan.PlaceKubernetes {
-			return fmt.Errorf("hardware %q has no kubernetes block: its cells run on %s", hardware, runsOn(&plan.Cell{Hardware: h}))
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return fmt.Errorf("no selected cell runs on Kubernetes: no hardware %q with a kubernetes block", hardware)
-	}
-	return fmt.Errorf("no selected cell of hardware %q runs on Kubernetes; the Kubernetes hardware of the selected cells: %s", hardware, strings.Join(names, ", "))
+	return notPlaced(p, hardware, names, plan.PlaceKubernetes, "Kubernetes", "kubernetes")
 }
