@@ -268,7 +268,8 @@ import_image() { ctr_ images import --snapshotter native "$1" >/dev/null; }
 image() {
   local out="$tools/agent"
   mkdir -p "$out"
-  (cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/planrun" ./cmd/planrun)
+  # Static (no cgo): the image has no C library. build-planrun.sh stamps the commit.
+  CGO_ENABLED=0 "$root/scripts/build-planrun.sh" "$out/planrun"
   "$out/planrun" image -binary "$out/planrun" -tag "$agent_tag" -o "$out/planrun-image.tar" >/dev/null
   import_image "$out/planrun-image.tar"
   say "imported the agent image $agent_tag (planrun built from $root)"
