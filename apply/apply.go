@@ -152,6 +152,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// However the run ends, the schedulers release what they hold: no Kubernetes object of
+	// the run is left behind by an error, a panic or a second Ctrl-C.
+	defer closeSchedulers(scheds, note)
 	rec, err := openRun(o, o.Now, note)
 	if err != nil {
 		return nil, err

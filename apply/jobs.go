@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -105,7 +106,26 @@ type batchJob struct {
 	rowIdx []int
 	line   string
 	status batch.Status
-	entry  int // its entry in the manifest (runRecord.job)
+	entry  jobEntry // its entry in the manifest (runRecord.job)
+}
+
+// place stamps a row with where the job ran it: Slurm's job id and node, or the
+// Kubernetes Job, pod and node.
+func (j *batchJob) place(r *ledger.Row) {
+	if j.sched.Name() == kubernetesScheduler {
+		r.K8sJob, r.K8sPod, r.K8sNode = j.id, j.status.Pod, j.status.Node
+		return
+	}
+	r.SlurmJob, r.SlurmNode = j.id, j.status.Node
+}
+
+// placeState stamps a row with the job's final state.
+func (j *batchJob) placeState(r *ledger.Row) {
+	if j.sched.Name() == kubernetesScheduler {
+		r.K8sState = j.status.State
+		return
+	}
+	r.SlurmState = j.status.State
 }
 
 // jobEvent is what a follower tells the coordinator: the job's latest status, rows that
@@ -168,7 +188,7 @@ func (co *coordinator) submitBatch(ctx context.Context, s batch.Scheduler, cells
 			todo, _ := co.rec.pending(c)
 			j.total += len(todo)
 		}
-		j.entry = co.rec.addJob(ledger.SlurmJob{Name: job.Name, Hardware: job.Hardware,
+		j.entry = co.rec.addJob(s.Name(), ledger.BatchJob{Name: job.Name, Hardware: job.Hardware,
 			Dir: job.Dir, Cells: job.CellIDs, State: "SUBMITTING"})
 		rows := newJobRows(job.Dir, co.rec.doneLevels()) // before the job can write a row
 		if j.id, err = s.Submit(ctx, job); err != nil {
@@ -223,7 +243,7 @@ func (co *coordinator) merge(ev jobEvent) {
 	for _, r := range ev.rows {
 		// The row joins this run: its id is the run's; Host stays the node that measured it.
 		r.RunID = rec.runID()
-		r.SlurmJob, r.SlurmNode = j.id, j.status.Node
+		j.place(&r)
 		j.rowIdx = append(j.rowIdx, rec.hold(r))
 		if c := j.cell(r.CellID); c != nil && r.Status != ledger.StatusInterrupted {
 			rec.expectFailed(expectFailures(rec.plan, c, r))
@@ -234,7 +254,7 @@ func (co *coordinator) merge(ev jobEvent) {
 		rec.note("%s", line)
 	}
 	m := rec.job(j.entry)
-	m.Node, m.State, m.ExitCode = j.status.Node, j.status.State, j.status.ExitCode
+	m.Node, m.State, m.ExitCode, m.Pod = j.status.Node, j.status.State, j.status.ExitCode, j.status.Pod
 	if ev.done {
 		co.open--
 		if ev.interrupted {
@@ -272,9 +292,15 @@ func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 		if j.status.Phase == batch.Completed {
 			why = fmt.Sprintf("%s job %s ended %s without writing this level's row (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
 		}
+		if j.status.Why != "" {
+			why = fmt.Sprintf("%s job %s ended %s: %s (see %s)", j.sched.Name(), j.id, j.status.State, j.status.Why, j.log)
+		}
 	}
 	interrupted = interrupted && reason == ""
 	ended := fmt.Sprintf("%s job %s ended %s (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
+	if j.status.Why != "" {
+		ended = fmt.Sprintf("%s job %s ended %s: %s (see %s)", j.sched.Name(), j.id, j.status.State, j.status.Why, j.log)
+	}
 	ran := map[levelKey]bool{}
 	for _, i := range j.rowIdx {
 		r := rec.row(i)
@@ -292,13 +318,13 @@ func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 				continue
 			}
 			r := jobFailedRow(rec, c, lv, why)
-			r.SlurmJob, r.SlurmNode = j.id, j.status.Node
+			j.place(&r)
 			j.rowIdx = append(j.rowIdx, rec.hold(r))
 		}
 	}
 	for _, i := range j.rowIdx {
 		r := rec.row(i)
-		r.SlurmState = j.status.State
+		j.placeState(r)
 		rec.writeLedgers(*r)
 	}
 	co.settleCells(j, interrupted, why)
@@ -306,7 +332,7 @@ func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 		rec.note("job %s %s: merging its raw samples: %v", j.id, j.job.Name, err)
 	}
 	m := rec.job(j.entry)
-	m.Notes = reason
+	m.Notes = cmp.Or(reason, j.status.Why)
 	if nm, err := ledger.ReadManifest(filepath.Join(j.job.Dir, ledger.ManifestFile)); err == nil {
 		m.GPUs = nm.GPUs
 		rec.mergeNode(nm)

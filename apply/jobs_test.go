@@ -164,6 +164,8 @@ func (f *fakeScheduler) LogPath(job batch.Job, id string) string {
 	return filepath.Join(job.Dir, "fake-"+id+".log")
 }
 
+func (f *fakeScheduler) Close(context.Context) error { return nil }
+
 func (f *fakeScheduler) cancels() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

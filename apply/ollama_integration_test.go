@@ -16,6 +16,7 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/internal/k8stest"
 	"github.com/planrun/planrun/internal/ollamatest"
 	"github.com/planrun/planrun/internal/slurmtest"
 	"github.com/planrun/planrun/internal/vllmtest"
@@ -36,6 +37,7 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	slurmtest.Release() // the Slurm tests' cluster, if this process was the last to use it
+	k8stest.Release()   // the Kubernetes tests' cluster, likewise
 	os.Exit(code)
 }
 

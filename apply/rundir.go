@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 )
@@ -62,25 +60,9 @@ func copyPlan(p *plan.Plan, dir string) (files []string, vars map[string]string,
 }
 
 // variableValues returns each variable's value as HCL text (redacted when sensitive),
-// and the same as a -var-file that repeats the run.
+// for the manifest, and the -var-file text that loads the plan with them.
 func variableValues(vars []*plan.Variable) (map[string]string, []byte) {
-	values := map[string]string{}
-	var b bytes.Buffer
-	b.WriteString("# The variables of this run: planrun apply -var-file " + VariablesFile + " plan/\n")
-	for _, v := range vars {
-		if v.Sensitive {
-			values[v.Name] = redacted
-			fmt.Fprintf(&b, "# %s is sensitive and not copied: set it with -var or PLANRUN_VAR_%s\n", v.Name, v.Name)
-			continue
-		}
-		text := strings.TrimSpace(string(hclwrite.TokensForValue(v.Value).Bytes()))
-		values[v.Name] = text
-		fmt.Fprintf(&b, "%s = %s\n", v.Name, text)
-	}
-	if len(values) == 0 {
-		values = nil
-	}
-	return values, b.Bytes()
+	return plan.ValuesFile(vars, "# The variables of this run: planrun apply -var-file "+VariablesFile+" plan/", redacted)
 }
 
 func writeFile(path string, data []byte) error {

@@ -41,6 +41,9 @@ type Scheduler interface {
 	WaitShared(ctx context.Context, job Job, id string, timeout time.Duration) error
 	// LogPath is the file the job's output goes to.
 	LogPath(job Job, id string) string
+	// Close releases what the scheduler still holds for the run when apply ends,
+	// however it ends (Kubernetes: every object labelled with the run).
+	Close(ctx context.Context) error
 }
 
 // Job is one batch job: some cells of one hardware block.
@@ -83,6 +86,12 @@ type Status struct {
 	Reason   string // why a pending job waits ("None" or empty when it does not say)
 	Node     string // the machine(s) it runs on, once running
 	ExitCode string // the scheduler's own form, once ended
+	// Pod is the pod that runs the job, for schedulers that run pods (Kubernetes).
+	Pod string
+	// Why is what the scheduler said about a job that failed or cannot start (Kubernetes:
+	// the Job's condition, the pod's termination or why it is not scheduled), which the
+	// job's failed rows carry; empty when it says nothing more than State.
+	Why string
 }
 
 // Line is the job's progress line: "job 12 small: PENDING (Resources)", "job 12 small:

@@ -304,6 +304,12 @@ var columns = func() []column {
 		floatCol("clock_bound_ms", 1, func(r *Row) *float64 { return &r.ClockBoundMs }),
 		floatCol("sketch_error_pct", 1, func(r *Row) *float64 { return &r.SketchErrorPct }),
 	)
+	c = append(c,
+		strCol("k8s_job", func(r *Row) *string { return &r.K8sJob }),
+		strCol("k8s_pod", func(r *Row) *string { return &r.K8sPod }),
+		strCol("k8s_node", func(r *Row) *string { return &r.K8sNode }),
+		strCol("k8s_state", func(r *Row) *string { return &r.K8sState }),
+	)
 	return c
 }()
 

@@ -186,7 +186,9 @@ type Manifest struct {
 	// Servers are the plan-managed servers the run started, by name.
 	Servers map[string]ServerRun `json:"servers,omitempty"`
 	// SlurmJobs are the batch jobs that ran the run's Slurm-placed cells.
-	SlurmJobs []SlurmJob `json:"slurm_jobs,omitempty"`
+	SlurmJobs []BatchJob `json:"slurm_jobs,omitempty"`
+	// KubernetesJobs are the Jobs that ran the run's Kubernetes-placed cells.
+	KubernetesJobs []BatchJob `json:"kubernetes_jobs,omitempty"`
 	// Agents are the load agents of the cells whose workload has agents > 1, by cell
 	// and index.
 	Agents []AgentRun `json:"agents,omitempty"`
@@ -217,12 +219,16 @@ type ServerRun struct {
 	Version string     `json:"version,omitempty"` // as its backend's probe reported it
 }
 
-// SlurmJob is one batch job of a run, as the manifest records it.
-type SlurmJob struct {
-	Name     string   `json:"name"` // the hardware block, or <hardware>-<n> per cell
-	Hardware string   `json:"hardware"`
-	ID       string   `json:"id,omitempty"` // empty when sbatch refused the job
+// BatchJob is one batch job of a run (a Slurm job, a Kubernetes Job), as the manifest
+// records it.
+type BatchJob struct {
+	Name     string `json:"name"` // the hardware block, or <hardware>-<n> per cell
+	Hardware string `json:"hardware"`
+	// ID is the scheduler's: Slurm's job id, or a Kubernetes Job's namespace/name; empty
+	// when the scheduler refused the job.
+	ID       string   `json:"id,omitempty"`
 	Node     string   `json:"node,omitempty"`
+	Pod      string   `json:"pod,omitempty"` // the pod that ran a Kubernetes Job
 	State    string   `json:"state"`
 	ExitCode string   `json:"exit_code,omitempty"`
 	Log      string   `json:"log,omitempty"`

@@ -139,6 +139,14 @@ type Row struct {
 	SlurmNode  string
 	SlurmState string
 
+	// Where a Kubernetes-placed row was measured: the Job (namespace/name), the pod and
+	// the node that ran it, and the job's final state (COMPLETE, FAILED, DELETED); empty
+	// for other rows.
+	K8sJob   string
+	K8sPod   string
+	K8sNode  string
+	K8sState string
+
 	// CI are the intervals of the rates, the attainment and the stability figure (the
 	// distributions' are in each Dist's CI).
 	CI Intervals

@@ -13,7 +13,7 @@ import (
 // functions is the function table a Terraform user expects, from go-cty's stdlib, plus
 // file() reading relative to the plan's directory, plus the length distributions
 // (lengths.go). None of them reach the network.
-func functions(dir string) map[string]function.Function {
+func functions(dir string, read func(path string)) map[string]function.Function {
 	fs := map[string]function.Function{
 		"abs":             stdlib.AbsoluteFunc,
 		"ceil":            stdlib.CeilFunc,
@@ -27,7 +27,7 @@ func functions(dir string) map[string]function.Function {
 		"csvdecode":       stdlib.CSVDecodeFunc,
 		"distinct":        stdlib.DistinctFunc,
 		"element":         stdlib.ElementFunc,
-		"file":            fileFunc(dir),
+		"file":            fileFunc(dir, read),
 		"flatten":         stdlib.FlattenFunc,
 		"floor":           stdlib.FloorFunc,
 		"format":          stdlib.FormatFunc,
@@ -87,7 +87,7 @@ func functions(dir string) map[string]function.Function {
 
 // fileFunc reads a file relative to the plan directory, as Terraform's file() reads
 // relative to the module: a plan moved with its files keeps working.
-func fileFunc(dir string) function.Function {
+func fileFunc(dir string, read func(path string)) function.Function {
 	return function.New(&function.Spec{
 		Params: []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:   function.StaticReturnType(cty.String),
@@ -100,6 +100,7 @@ func fileFunc(dir string) function.Function {
 			if err != nil {
 				return cty.NilVal, function.NewArgError(0, fmt.Errorf("%w (relative paths are from the plan's directory).%s", err, pathSuggestion(args[0].AsString(), dir)))
 			}
+			read(p)
 			return cty.StringVal(string(b)), nil
 		},
 	})

@@ -22,6 +22,9 @@ type Hardware struct {
 	Notes     string
 	// Slurm is set when the block has a slurm sub-block: its cells run as batch jobs.
 	Slurm *Slurm
+	// Kubernetes is set when the block has a kubernetes sub-block: its cells run as
+	// Kubernetes Jobs.
+	Kubernetes *Kubernetes
 	// Telemetry names what the host exposes beyond the servers' own endpoints.
 	Telemetry Telemetry
 	// Pins restrict the servers planrun starts for the block's cells (hardware_pin.go).
@@ -64,12 +67,14 @@ type Telemetry struct {
 	ProcessGroup string
 }
 
-// Placement says where this hardware's cells run: slurm when it has a slurm block, host
-// when it names a host, local otherwise.
+// Placement says where this hardware's cells run: slurm or kubernetes when it has such a
+// block, host when it names a host, local otherwise.
 func (h *Hardware) Placement() Placement {
 	switch {
 	case h.Slurm != nil:
 		return PlaceSlurm
+	case h.Kubernetes != nil:
+		return PlaceKubernetes
 	case h.Host != "":
 		return PlaceHost
 	}
@@ -97,7 +102,7 @@ var hardwareSchema = &hcl.BodySchema{
 		{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
 		{Name: "cpus"}, {Name: "gpus"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "telemetry"}, {Type: "agents"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "kubernetes"}, {Type: "telemetry"}, {Type: "agents"}},
 }
 
 var slurmSchema = &hcl.BodySchema{
@@ -179,6 +184,8 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			h.Slurm = l.decodeSlurmBlock(sb, ctx)
 		case "agents":
 			h.Agents = l.decodeAgentsBlock(sb, ctx)
+		case "kubernetes":
+			h.Kubernetes = l.decodeKubernetesBlock(sb, ctx)
 		default:
 			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
 		}
@@ -187,6 +194,16 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 	if sb := seen["slurm"]; sb != nil && a["host"] != nil {
 		l.errorf(sb.DefRange.Ptr(), "Conflicting placement",
 			"A hardware block runs its cells either on a host (host = ..., at %s) or as Slurm jobs (this block), not both: Slurm picks the node.", a["host"].NameRange)
+	}
+	if kb := seen["kubernetes"]; kb != nil {
+		switch {
+		case seen["slurm"] != nil:
+			l.errorf(kb.DefRange.Ptr(), "Conflicting placement",
+				"A hardware block runs its cells either as Slurm jobs (the slurm block at %s) or as Kubernetes Jobs (this block), not both.", seen["slurm"].DefRange)
+		case a["host"] != nil:
+			l.errorf(kb.DefRange.Ptr(), "Conflicting placement",
+				"A hardware block runs its cells either on a host (host = ..., at %s) or as Kubernetes Jobs (this block), not both: Kubernetes picks the node.", a["host"].NameRange)
+		}
 	}
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, h)

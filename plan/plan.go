@@ -57,6 +57,9 @@ type Plan struct {
 	Outputs    []*Output
 	// Datasets are the dataset blocks, which workloads name.
 	Datasets []*Dataset
+	// ReadFiles are the files the plan read while it loaded, besides its own (prompt_file,
+	// file()): absolute, in the order first read. A Kubernetes Job carries them to its pod.
+	ReadFiles []string
 
 	ctx *hcl.EvalContext // var, local, backend, hardware, workload, server and functions
 	// failedMatrices are the matrices that could not be decoded, whose cells are unknown.
@@ -478,6 +481,16 @@ func (l *loader) hash(fileNames []string, srcs map[string][]byte) string {
 		fmt.Fprintf(h, "var.%s=%s\n", v.Name, b)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// read records a file the plan read while it loaded (Plan.ReadFiles).
+func (l *loader) read(path string) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if !slices.Contains(l.p.ReadFiles, path) {
+		l.p.ReadFiles = append(l.p.ReadFiles, path)
+	}
 }
 
 // resolvePath makes a plan-relative path absolute.

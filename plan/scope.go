@@ -294,7 +294,7 @@ func (l *loader) evalContext() *hcl.EvalContext {
 	}
 	return &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": cty.ObjectVal(vars), "local": cty.ObjectVal(locals)},
-		Functions: functions(l.p.Dir),
+		Functions: functions(l.p.Dir, l.read),
 	}
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 )
@@ -250,7 +252,7 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 	}
 	ctx := &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.Name: v.Value})},
-		Functions: functions(l.p.Dir),
+		Functions: functions(l.p.Dir, l.read),
 	}
 	var msg string
 	l.add(gohcl.DecodeExpression(content.Attributes["error_message"].Expr, nil, &msg))
@@ -336,4 +338,27 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 			return
 		}
 	}
+}
+
+// ValuesFile returns each variable's value as HCL text (redacted when sensitive), and
+// a -var-file that loads the plan with these values, under header, a comment line:
+// sensitive variables are left out of it, with a comment saying how to set them.
+func ValuesFile(vars []*Variable, header, redacted string) (map[string]string, []byte) {
+	values := map[string]string{}
+	var b bytes.Buffer
+	b.WriteString(header + "\n")
+	for _, v := range vars {
+		if v.Sensitive {
+			values[v.Name] = redacted
+			fmt.Fprintf(&b, "# %s is sensitive and not copied: set it with -var or PLANRUN_VAR_%s\n", v.Name, v.Name)
+			continue
+		}
+		text := strings.TrimSpace(string(hclwrite.TokensForValue(v.Value).Bytes()))
+		values[v.Name] = text
+		fmt.Fprintf(&b, "%s = %s\n", v.Name, text)
+	}
+	if len(values) == 0 {
+		values = nil
+	}
+	return values, b.Bytes()
 }

@@ -359,6 +359,8 @@ func (l *loader) decodeRequestContent(w *Workload, a hcl.Attributes, ctx *hcl.Ev
 			b, err := os.ReadFile(l.resolvePath(path))
 			if err != nil {
 				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(path, l.p.Dir))
+			} else {
+				l.read(l.resolvePath(path))
 			}
 			w.Prompt = string(b)
 		}

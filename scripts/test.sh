@@ -24,11 +24,15 @@ export PLANRUN_INTEGRATION=1
 # point them at another server (they start their own on free loopback ports).
 unset OLLAMA_HOST
 
-# The Slurm tests start the test cluster (munged, slurmctld, slurmd as root, and an
-# /etc/slurm/slurm.conf symlink) when it is not up; each test process stops it when it ends
-# last, and this stops it too if the tests were cut short. A cluster started by hand stays.
+# The Slurm and Kubernetes tests start their test clusters (as root) when they are not up;
+# each test process stops a cluster when it ends last, and this stops them too if the tests
+# were cut short. A cluster started by hand stays.
 if [[ $(id -u) -eq 0 ]]; then
-  trap 'scripts/slurm-cluster.sh release || true' EXIT
+  trap 'scripts/slurm-cluster.sh release || true; scripts/k8s-cluster.sh release || true' EXIT
+  # The Kubernetes cluster's binaries take about 25 minutes to build the first time: built
+  # here, before the tests, so no test waits on it past go test's timeout.
+  step "building the Kubernetes test cluster into .tools/k8s (scripts/k8s-cluster.sh build)"
+  scripts/k8s-cluster.sh build
 fi
 
 step "gofmt -l (tracked Go files)"

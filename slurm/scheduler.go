@@ -101,4 +101,7 @@ func (s *Scheduler) LogPath(job batch.Job, id string) string {
 	return JobSpec{Dir: job.Dir}.LogPath(id)
 }
 
+// Close does nothing: a Slurm job apply still follows is cancelled by the coordinator.
+func (s *Scheduler) Close(context.Context) error { return nil }
+
 var _ batch.Scheduler = (*Scheduler)(nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/kube"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/report"
@@ -24,7 +25,7 @@ import (
 )
 
 func init() {
-	register("apply", "run the plan's cells (here, or as Slurm jobs) and write the run: CSV rows, raw requests, manifest and reports", runApply)
+	register("apply", "run the plan's cells (here, or as Slurm or Kubernetes jobs) and write the run: CSV rows, raw requests, manifest and reports", runApply)
 }
 
 type applyArgs struct {
@@ -35,6 +36,7 @@ type applyArgs struct {
 	Results     string
 	Name        string
 	Quiet       bool
+	Stream      bool
 	Grace       time.Duration
 	GPU         bool
 	GPUInterval time.Duration
@@ -43,7 +45,7 @@ type applyArgs struct {
 	ciFlags
 }
 
-func runApply(ctx context.Context, env *Env, args []string) int {
+func runApply(ctx context.Context, env *Env, args []string) (exit int) {
 	var a applyArgs
 	fs := newFlagSet(env, "apply", "PLAN", `Run every selected cell of the plan: warm-up runs (discarded), then the measured runs at
 each concurrency level, with GPU memory sampled during the measured window. Results are
@@ -61,6 +63,19 @@ Second Ctrl-C: cancel at once.
 	a.bindFlags(fs)
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
+	}
+	if a.Stream {
+		if a.RunDir == "" {
+			fmt.Fprintln(env.Stderr, "planrun apply: -stream goes with -run-dir (a Kubernetes pod's side of a run)")
+			return exitUsage
+		}
+		// The run directory's files leave through this process's log (a pod's), which the
+		// submitting planrun reads through the Kubernetes API.
+		s := kube.NewSender(a.RunDir, env.Stdout)
+		sctx, stopSending := context.WithCancel(context.Background())
+		sent := make(chan struct{})
+		go func() { s.Run(sctx, 500*time.Millisecond); close(sent) }()
+		defer func() { stopSending(); <-sent; s.End(exit) }()
 	}
 	g, code := a.baselineGate(env)
 	if code != exitOK {
@@ -156,6 +171,7 @@ func (a *applyArgs) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&a.Results, "results", "", "directory for run directories, and for the CSV ledger (results.csv) unless an output \"csv\" names its path (default: beside the csv output, or <plan dir>/results)")
 	fs.StringVar(&a.Name, "name", "", "name the run directory NAME-<start time> instead of after the plan's file (letters, digits, '.', '_', '-')")
 	fs.BoolVar(&a.Quiet, "quiet", false, "no progress, only warnings and the summary")
+	fs.BoolVar(&a.Stream, "stream", false, "with -run-dir: also write the run directory's rows, request records and manifest to stdout as framed lines, for the submitting planrun to read from a Kubernetes pod's log")
 	fs.DurationVar(&a.Grace, "grace", 10*time.Second, "after the first Ctrl-C, how long requests in flight may finish")
 	fs.BoolVar(&a.GPU, "gpu", true, "sample GPU memory, utilisation and power with NVML during each measured window")
 	fs.DurationVar(&a.GPUInterval, "gpu-interval", 100*time.Millisecond, "GPU sampling interval (NVML)")

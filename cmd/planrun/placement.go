@@ -7,8 +7,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/planrun/planrun/kube"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/slurm"
+
+	"sigs.k8s.io/yaml"
 )
 
 // runsOn says where a cell runs, as `planrun plan` shows it.
@@ -25,6 +28,8 @@ func runsOn(c *plan.Cell) string {
 			return "Slurm default partition"
 		}
 		return "Slurm partition " + h.Slurm.Partition
+	case plan.PlaceKubernetes:
+		return h.Kubernetes.String()
 	}
 	return "this machine"
 }
@@ -65,16 +70,62 @@ func writeSlurmScripts(w io.Writer, p *plan.Plan, cells []*plan.Cell, f planFlag
 		_, err := fmt.Fprintf(w, "# %s stands for the run directory apply creates.\n", slurmRunDir)
 		return err
 	}
+	return notPlaced(p, hardware, names, plan.PlaceSlurm, "Slurm", "slurm")
+}
+
+// notPlaced says why nothing was printed for hardware: it has no such block (block, its
+// cells run elsewhere), or no selected cell of it runs on the scheduler; others are the
+// scheduler's hardware blocks among the selected cells.
+func notPlaced(p *plan.Plan, hardware string, others []string, place plan.Placement, scheduler, block string) error {
 	for _, h := range p.Hardware {
-		if h.Name == hardware && h.Placement() != plan.PlaceSlurm {
-			return fmt.Errorf("hardware %q has no slurm block: its cells run on %s", hardware, strings.TrimPrefix(runsOn(&plan.Cell{Hardware: h}), "Slurm "))
+		if h.Name == hardware && h.Placement() != place {
+			return fmt.Errorf("hardware %q has no %s block: its cells run on %s", hardware, block, runsOn(&plan.Cell{Hardware: h}))
 		}
 	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return fmt.Errorf("no selected cell runs on Slurm: no hardware %q with a slurm block", hardware)
+	sort.Strings(others)
+	if len(others) == 0 {
+		return fmt.Errorf("no selected cell runs on %s: no hardware %q with a %s block", scheduler, hardware, block)
 	}
-	return fmt.Errorf("no selected cell of hardware %q runs on Slurm; the Slurm hardware of the selected cells: %s", hardware, strings.Join(names, ", "))
+	return fmt.Errorf("no selected cell of hardware %q runs on %s; the %s hardware of the selected cells: %s", hardware, scheduler, scheduler, strings.Join(others, ", "))
+}
+
+// k8sRunID stands for the run apply creates, in manifests printed for review.
+const k8sRunID = "RUN_ID"
+
+// writeK8sManifests prints the ConfigMap and Job apply would create for hardware's cells,
+// as YAML documents: one pair per cell, or one for jobs = "per_hardware".
+func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware string) error {
+	jobs, err := kube.NewJobs(p, cells, k8sRunID, slurmRunDir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	n := 0
+	for _, j := range jobs {
+		if j.Hardware != hardware {
+			if !slices.Contains(names, j.Hardware) {
+				names = append(names, j.Hardware)
+			}
+			continue
+		}
+		cm, job := kube.Objects(j)
+		for _, obj := range []any{cm, job} {
+			b, err := yaml.Marshal(obj)
+			if err != nil {
+				return err
+			}
+			if n > 0 {
+				io.WriteString(w, "---\n")
+			}
+			n++
+			w.Write(b)
+		}
+	}
+	if n > 0 {
+		_, err := fmt.Fprintf(w, "# %s stands for the run apply creates; the namespace is the context's when the block names none.\n", k8sRunID)
+		return err
+	}
+	return notPlaced(p, hardware, names, plan.PlaceKubernetes, "Kubernetes", "kubernetes")
 }
 
 // slurmStep is the Slurm job step a node-side apply (-run-dir) runs in, from the

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/planrun/planrun/kube"
 )
 
 const placementPlan = "../../plan/testdata/valid-files/placement.hcl"
@@ -78,8 +80,13 @@ func TestPlacementExamples(t *testing.T) {
 	for f, want := range map[string][]string{
 		"../../examples/slurm.hcl":        {"Slurm partition small", "Slurm partition large"},
 		"../../examples/remote-hosts.hcl": {"http://gpu1.lab:11434", "http://gpu2.lab:8000/v1"},
+		"../../examples/kubernetes.hcl":   {"Kubernetes context planrun namespace planrun"},
 	} {
-		if code, out, errs := runCmd(t, "", "validate", f); code != exitOK || out != "Success! The plan is valid: 2 cells.\n" {
+		cells := "2 cells"
+		if strings.HasSuffix(f, "kubernetes.hcl") {
+			cells = "1 cell"
+		}
+		if code, out, errs := runCmd(t, "", "validate", f); code != exitOK || out != "Success! The plan is valid: "+cells+".\n" {
 			t.Errorf("validate %s: exit %d\n%s%s", f, code, out, errs)
 		}
 		code, out, errs := runCmd(t, "", "plan", "-json", f)
@@ -109,5 +116,50 @@ func TestSlurmStep(t *testing.T) {
 		if got := slurmStep(tc.runDir, env); got != tc.want {
 			t.Errorf("slurmStep(%q) with job %q step %q = %q, want %q", tc.runDir, tc.job, tc.step, got, tc.want)
 		}
+	}
+}
+
+// -k8s-manifest prints the ConfigMap and the Indexed Job apply would create, sending
+// nothing (no kubeconfig is read), and names what is wrong with the hardware asked for.
+func TestPlanK8sManifest(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/nonexistent")
+	code, out, errs := runCmd(t, "", "plan", "-k8s-manifest", "cluster", "-var", "namespace=bench", "../../examples/kubernetes.hcl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"kind: ConfigMap\n", "---\napiVersion: batch/v1\nkind: Job\n", "  completionMode: Indexed\n  completions: 1\n",
+		"  backoffLimit: 0\n", "planrun.dev/run: RUN_ID", "namespace: bench\n", "        - -stream\n",
+		"        - /planrun/input/plan/kubernetes.hcl\n", "    namespace = \"bench\"\n", "  ttlSecondsAfterFinished: 3600\n",
+		"# RUN_ID stands for the run apply creates",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("manifest lacks %q:\n%s", want, out)
+		}
+	}
+	for hw, want := range map[string]string{
+		"box":  `hardware "box" has no kubernetes block: its cells run on host gpu1.lab`,
+		"nope": `no selected cell runs on Kubernetes: no hardware "nope" with a kubernetes block`,
+	} {
+		if code, out, errs := runCmd(t, "", "plan", "-k8s-manifest", hw, placementPlan); code != exitUsage || out != "" || !strings.Contains(errs, want) {
+			t.Errorf("-k8s-manifest %s: exit %d, stdout %q, stderr %q; want %q", hw, code, out, errs, want)
+		}
+	}
+}
+
+// The pod failure policy names planrun's exit codes: kube's table agrees with this one.
+func TestKubeExitClasses(t *testing.T) {
+	for _, e := range exitCodes {
+		if e.code == exitOK || e.code == exitUsage && e.apply == "" {
+			continue
+		}
+		if e.apply != "" && e.code <= exitCellsFailed || e.code == exitInterrupted {
+			if got := kube.ExitClass(int32(e.code)); got == "planrun crashed" {
+				t.Errorf("exit code %d (%s) has no class in kube", e.code, e.apply)
+			}
+		}
+	}
+	if kube.ExitClass(exitCellsFailed) != "a cell failed" || kube.ExitClass(exitExpectation) != "an expect block failed" {
+		t.Errorf("classes: %q, %q", kube.ExitClass(exitCellsFailed), kube.ExitClass(exitExpectation))
 	}
 }

@@ -24,6 +24,7 @@ type planArgs struct {
 	planFlags
 	JSON        bool
 	SlurmScript string
+	K8sManifest string
 	Path        string
 }
 
@@ -33,6 +34,7 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	a.bind(fs)
 	fs.BoolVar(&a.JSON, "json", false, "print the cells as JSON")
 	fs.StringVar(&a.SlurmScript, "slurm-script", "", "print the batch script(s) apply would submit for this hardware block's cells, for review")
+	fs.StringVar(&a.K8sManifest, "k8s-manifest", "", "print the ConfigMap(s) and Job(s) apply would create for this hardware block's cells, as YAML, for review")
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
 	}
@@ -42,6 +44,13 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	}
 	if a.SlurmScript != "" {
 		if err := writeSlurmScripts(env.Stdout, p, cells, a.planFlags, a.SlurmScript); err != nil {
+			fmt.Fprintf(env.Stderr, "planrun plan: %v\n", err)
+			return exitUsage
+		}
+		return exitOK
+	}
+	if a.K8sManifest != "" {
+		if err := writeK8sManifests(env.Stdout, p, cells, a.K8sManifest); err != nil {
 			fmt.Fprintf(env.Stderr, "planrun plan: %v\n", err)
 			return exitUsage
 		}

@@ -74,8 +74,13 @@ func StartOn(cmd *exec.Cmd, cpus []int) (*Guard, error) {
 	return g, nil
 }
 
-// watch starts the watchdog of group pgid.
+// watch starts the watchdog of group pgid. A process that is the init of its own PID
+// namespace (planrun in a container: a Kubernetes pod's agent, whose image has no shell)
+// needs none: when it dies the kernel kills every process of the namespace.
 func watch(pgid int) (*Guard, error) {
+	if os.Getpid() == 1 {
+		return &Guard{pgid: pgid}, nil
+	}
 	r, w, err := os.Pipe() // close-on-exec: no other child inherits the write end
 	if err != nil {
 		return nil, err
@@ -98,8 +103,10 @@ func watch(pgid int) (*Guard, error) {
 // gone (a later kill could hit a new group that reuses the id); safe to call twice.
 func (g *Guard) Release() {
 	g.once.Do(func() {
-		g.w.Write([]byte("\n"))
-		g.w.Close()
+		if g.w != nil {
+			g.w.Write([]byte("\n"))
+			g.w.Close()
+		}
 	})
 }
 

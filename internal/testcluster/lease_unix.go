@@ -1,6 +1,6 @@
 //go:build unix
 
-package slurmtest
+package testcluster
 
 import (
 	"os"

@@ -1,0 +1,363 @@
+// Package kube runs a plan's Kubernetes-placed cells as Indexed Jobs. Each Job's pod runs
+// planrun itself on its cells, from the planrun agent image:
+//
+//	planrun apply -quiet -run-dir /planrun/run -stream -only ID ... -var-file /planrun/input/variables.hcl PLAN
+//
+// with the plan's files, the files it reads and its resolved variables in a ConfigMap the
+// pod mounts. The agent's rows, request records and manifest come back as frames in the
+// pod's log (frames.go), which the coordinator follows through the Kubernetes API and
+// writes into the job's directory, where apply merges them as it merges a Slurm job's.
+// Scheduler is all of that as the batch.Scheduler apply's coordinator follows jobs
+// through; it uses client-go, the ecosystem's own client.
+package kube
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/planrun/planrun/agentimage"
+	"github.com/planrun/planrun/plan"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Where the pod finds its inputs and writes its run directory.
+const (
+	inputDir  = "/planrun/input"
+	runDir    = "/planrun/run"
+	agentPath = agentimage.BinaryPath
+	// container is the agent container's name, which the pod failure policy names.
+	container = "planrun"
+	varsFile  = "variables.hcl"
+	// maxConfigMap is what the API server stores in one ConfigMap (1 MiB), less room for
+	// the object's metadata.
+	maxConfigMap = 1<<20 - 16<<10
+)
+
+// The labels planrun puts on every object it creates; LabelRun selects a run's objects.
+const (
+	LabelRun      = "planrun.dev/run"
+	LabelHardware = "planrun.dev/hardware"
+	LabelCell     = "planrun.dev/cell"
+	LabelJob      = "planrun.dev/job"
+	// AnnotationCells lists the job's cell ids in full (a label value cannot hold one).
+	AnnotationCells = "planrun.dev/cells"
+	// AnnotationRun is the run's id in full.
+	AnnotationRun = "planrun.dev/run-id"
+)
+
+// JobSpec is one Kubernetes Job: some cells of one hardware block.
+type JobSpec struct {
+	// Name is the job's name within the plan: "<hardware>-<n>" for the n-th cell of a
+	// per_cell block (the default), the hardware block's name for per_hardware.
+	Name     string
+	Hardware string
+	Settings *plan.Kubernetes
+	CellIDs  []string
+	// RunID is the coordinator's run; Dir the job's directory in its run directory.
+	RunID, Dir string
+	// ObjectName names the Job and its ConfigMap: planrun-<job name>-<run hash>.
+	ObjectName string
+	// Files are the ConfigMap's files by their path under inputDir.
+	Files map[string][]byte
+	// PlanArg is the plan as the pod opens it.
+	PlanArg string
+}
+
+// NewJobs groups the Kubernetes-placed cells into Jobs, in plan order: one per cell, or
+// one per hardware block where its kubernetes block says jobs = "per_hardware". Each
+// job's directory is <runDir>/kubernetes/<job name>. The plan's files, the files it read
+// and its resolved variables go with every job; a file outside the plan's directory, or
+// more than a ConfigMap holds, is an error naming it.
+func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobSpec, error) {
+	var jobs []JobSpec
+	byHardware := map[string]int{}
+	perCell := map[string]int{}
+	for _, c := range cells {
+		h := c.Hardware
+		if h == nil || h.Kubernetes == nil {
+			continue
+		}
+		if i, ok := byHardware[h.Name]; ok {
+			jobs[i].CellIDs = append(jobs[i].CellIDs, c.ID)
+			continue
+		}
+		name := h.Name
+		if h.Kubernetes.Jobs == plan.KubeJobsPerCell {
+			perCell[h.Name]++
+			name = fmt.Sprintf("%s-%d", h.Name, perCell[h.Name])
+		} else {
+			byHardware[h.Name] = len(jobs)
+		}
+		jobs = append(jobs, JobSpec{Name: name, Hardware: h.Name, Settings: h.Kubernetes, CellIDs: []string{c.ID},
+			RunID: runID, Dir: filepath.Join(runDirPath, "kubernetes", name), ObjectName: objectName(name, runID)})
+	}
+	for i := range jobs {
+		files, planArg, err := inputs(p, cells, jobs[i].CellIDs)
+		if err != nil {
+			return nil, fmt.Errorf("hardware %q: %w", jobs[i].Hardware, err)
+		}
+		jobs[i].Files, jobs[i].PlanArg = files, planArg
+	}
+	return jobs, nil
+}
+
+// inputs are the files a job's pod needs to load the plan as the coordinator did: the
+// plan's own, those it read while loading, the datasets of the job's cells, and the
+// variables' resolved values as a -var-file (sensitive ones left out: they reach the pod
+// from a Secret, as PLANRUN_VAR_<name>).
+func inputs(p *plan.Plan, cells []*plan.Cell, ids []string) (map[string][]byte, string, error) {
+	files := map[string][]byte{}
+	dir, err := filepath.Abs(p.Dir)
+	if err != nil {
+		return nil, "", err
+	}
+	add := func(path string, data []byte) error {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("the plan reads %s, outside its directory %s: a Kubernetes pod gets only the plan's directory (put the file there)", path, dir)
+		}
+		if data == nil {
+			if data, err = os.ReadFile(abs); err != nil {
+				return err
+			}
+		}
+		files["plan/"+filepath.ToSlash(rel)] = data
+		return nil
+	}
+	for name, f := range p.Files {
+		if err := add(name, f.Bytes); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, path := range p.ReadFiles {
+		if err := add(path, nil); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, c := range cells {
+		if slices.Contains(ids, c.ID) && c.Workload != nil && c.Workload.Dataset != nil {
+			if err := add(c.Workload.Dataset.Spec.Path, nil); err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	_, vars := plan.ValuesFile(p.Variables, "# The plan's variables as the submitting planrun resolved them.", "(sensitive)")
+	files[varsFile] = vars
+	size := 0
+	for k, v := range files {
+		size += len(k) + len(v)
+	}
+	if size > maxConfigMap {
+		return nil, "", fmt.Errorf("the plan's files come to %d bytes, more than a ConfigMap holds (1 MiB): a dataset this large belongs in the image or a volume", size)
+	}
+	planArg := inputDir + "/plan"
+	if info, err := os.Stat(p.Path); err == nil && !info.IsDir() {
+		planArg += "/" + filepath.Base(p.Path)
+	}
+	return files, planArg, nil
+}
+
+var notLabelChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// objectName is a DNS-1123 label for the job's objects, unique to the run:
+// planrun-<job name>-<8 hex of the run id>.
+func objectName(job, runID string) string {
+	h := sha256.Sum256([]byte(runID))
+	name := strings.Trim(notLabelChars.ReplaceAllString(strings.ToLower(job), "-"), "-")
+	// 63 less "planrun-", "-" and the hash; an Indexed Job's pod names add "-<index>-<5>".
+	if len(name) > 40 {
+		name = strings.TrimRight(name[:40], "-")
+	}
+	return "planrun-" + name + "-" + hex.EncodeToString(h[:4])
+}
+
+var labelValueRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+
+// LabelValue makes s a label value: characters a label value cannot hold become ".",
+// and a value still too long becomes its start and a hash.
+func LabelValue(s string) string {
+	v := strings.Map(func(r rune) rune {
+		if r < 128 && (r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '.'
+	}, s)
+	v = strings.Trim(v, "-_.")
+	if len(v) > 63 {
+		h := sha256.Sum256([]byte(s))
+		v = strings.Trim(v[:50], "-_.") + "-" + hex.EncodeToString(h[:6])
+	}
+	if !labelValueRE.MatchString(v) {
+		return ""
+	}
+	return v
+}
+
+// exitClasses are planrun apply's exit codes (cmd/planrun's exitCodes) and what each
+// says about a job's cells, in the order of the pod failure policy's rules.
+var exitClasses = []struct {
+	code  int32
+	class string
+}{
+	{1, "invalid plan in the pod, or its run directory could not be written"},
+	{2, "bad command line"},
+	{3, "an expect block failed"},
+	{4, "a cell failed"},
+	{130, "interrupted"},
+}
+
+// ExitClass says what planrun's exit code means, as a failed row names it.
+func ExitClass(code int32) string {
+	for _, e := range exitClasses {
+		if e.code == code {
+			return e.class
+		}
+	}
+	switch {
+	case code == 137:
+		return "killed (SIGKILL: out of memory, or the pod was deleted)"
+	case code > 128:
+		return "killed by signal " + strconv.Itoa(int(code-128))
+	}
+	return "planrun crashed"
+}
+
+// Objects returns the job's ConfigMap and Job. The Job is Indexed with one index per
+// load agent (Completions, 1 today; Kubernetes gives each pod its index in the
+// environment, JOB_COMPLETION_INDEX),
+// runs its pods once (backoffLimit 0, restartPolicy Never), fails at once on any exit
+// code by a pod failure policy whose rule names planrun's exit class, and is deleted
+// ttlSecondsAfterFinished after it ends when the coordinator could not delete it.
+func Objects(spec JobSpec) (*corev1.ConfigMap, *batchv1.Job) {
+	s := spec.Settings
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "planrun",
+		"app.kubernetes.io/managed-by": "planrun",
+		LabelRun:                       LabelValue(spec.RunID),
+		LabelHardware:                  LabelValue(spec.Hardware),
+		LabelJob:                       LabelValue(spec.Name),
+	}
+	if len(spec.CellIDs) == 1 {
+		labels[LabelCell] = LabelValue(spec.CellIDs[0])
+	}
+	for k, v := range s.Labels {
+		labels[k] = v
+	}
+	annotations := map[string]string{AnnotationRun: spec.RunID, AnnotationCells: strings.Join(spec.CellIDs, ",")}
+	for k, v := range s.Annotations {
+		annotations[k] = v
+	}
+	meta := metav1.ObjectMeta{Name: spec.ObjectName, Namespace: s.Namespace, Labels: labels, Annotations: annotations}
+
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta,
+		Data: map[string]string{}, BinaryData: map[string][]byte{}}
+	paths := make([]string, 0, len(spec.Files))
+	for p := range spec.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	var items []corev1.KeyToPath
+	for i, p := range paths {
+		key := fmt.Sprintf("f%d-%s", i, strings.Trim(notKeyChars.ReplaceAllString(filepath.Base(p), "-"), "-"))
+		if data := spec.Files[p]; utf8.Valid(data) {
+			cm.Data[key] = string(data)
+		} else {
+			cm.BinaryData[key] = data
+		}
+		items = append(items, corev1.KeyToPath{Key: key, Path: p})
+	}
+
+	args := []string{"apply", "-quiet", "-run-dir", runDir, "-stream"}
+	for _, id := range spec.CellIDs {
+		args = append(args, "-only", id)
+	}
+	args = append(args, "-var-file", inputDir+"/"+varsFile, spec.PlanArg)
+
+	c := corev1.Container{
+		Name: container, Image: s.Image, ImagePullPolicy: corev1.PullPolicy(s.PullPolicy),
+		Command: []string{agentPath}, Args: args, WorkingDir: runDir,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "input", MountPath: inputDir, ReadOnly: true},
+			{Name: "run", MountPath: runDir},
+			{Name: "tmp", MountPath: "/tmp"},
+		},
+		Resources: corev1.ResourceRequirements{Requests: quantities(s.Requests), Limits: quantities(s.Limits)},
+	}
+	for _, secret := range s.EnvFromSecrets {
+		c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
+	}
+	pod := corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever, HostNetwork: s.HostNetwork, ServiceAccountName: s.ServiceAccount,
+		// The agent needs no API access: its results leave through its log.
+		AutomountServiceAccountToken: new(false),
+		NodeSelector:                 s.NodeSelector,
+		Containers:                   []corev1.Container{c},
+		Volumes: []corev1.Volume{
+			{Name: "input", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: spec.ObjectName}, Items: items}}},
+			{Name: "run", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		},
+	}
+	if s.HostNetwork {
+		pod.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	for _, t := range s.Tolerations {
+		pod.Tolerations = append(pod.Tolerations, corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOperator(t.Operator),
+			Value: t.Value, Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.Seconds})
+	}
+
+	n := int32(max(s.Completions, 1))
+	var rules []batchv1.PodFailurePolicyRule
+	for _, e := range exitClasses {
+		rules = append(rules, batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{ContainerName: new(container),
+				Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{e.code}}})
+	}
+	// Any other exit (a crash, a kill) fails the job too, and so does an eviction:
+	// a rerun would measure the cell a second time.
+	rules = append(rules,
+		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{ContainerName: new(container),
+				Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}}},
+		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}})
+	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta,
+		Spec: batchv1.JobSpec{
+			CompletionMode: new(batchv1.IndexedCompletion), Completions: new(n), Parallelism: new(n),
+			BackoffLimit: new(int32(0)), PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: rules},
+			TTLSecondsAfterFinished: new(int32(s.TTL.Seconds())),
+			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: pod},
+		}}
+	return cm, job
+}
+
+var notKeyChars = regexp.MustCompile(`[^-._a-zA-Z0-9]+`)
+
+func quantities(m map[string]string) corev1.ResourceList {
+	if len(m) == 0 {
+		return nil
+	}
+	l := corev1.ResourceList{}
+	for k, v := range m {
+		l[corev1.ResourceName(k)] = resource.MustParse(v)
+	}
+	return l
+}

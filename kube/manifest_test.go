@@ -1,0 +1,153 @@
+package kube
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/planrun/planrun/plan"
+
+	// The plans name backend kinds, which connect registers.
+	_ "github.com/planrun/planrun/backends/connect"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+)
+
+const testPlan = `
+variable "token" {
+  type      = string
+  sensitive = true
+}
+variable "rate" { default = 2 }
+backend "openai" "gw" {
+  url         = "https://gateway.example/v1"
+  api_key_env = "PLANRUN_TEST_GATEWAY_KEY"
+}
+hardware "cluster" {
+  kubernetes {
+    image            = "planrun:dev"
+    namespace        = "bench"
+    env_from_secrets = ["gateway-keys"]
+    resources {
+      limits = { "nvidia.com/gpu" = 1 }
+    }
+  }
+}
+workload "w" {
+  prompt_file = "prompts/p.txt"
+  max_tokens  = 8
+}
+matrix "m" {
+  model    = ["a", "b"]
+  tool     = [backend.openai.gw]
+  hardware = [hardware.cluster]
+  workload = [workload.w]
+}
+`
+
+func loadTestPlan(t *testing.T) (*plan.Plan, []*plan.Cell) {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "prompts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "prompts", "p.txt"), []byte("hello"), 0o644)
+	os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(testPlan), 0o644)
+	env := map[string]string{"PLANRUN_VAR_token": "s3cret-token-value"}
+	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Getenv: func(k string) string { return env[k] }})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cells, diags := p.Cells()
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return p, cells
+}
+
+// One Job a cell, Indexed with one completion and no retry, its failure policy naming
+// planrun's exit codes; the ConfigMap holds the plan, the file it read and its values.
+// No secret value is in either object: keys reach the pod from the Secret it names.
+func TestObjects(t *testing.T) {
+	t.Setenv("PLANRUN_TEST_GATEWAY_KEY", "sk-live-do-not-leak")
+	p, cells := loadTestPlan(t)
+	jobs, err := NewJobs(p, cells, "plan-2026-01-02T03-04-05-abcd1234", "/runs/r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 || jobs[0].Name != "cluster-1" || jobs[1].Name != "cluster-2" || jobs[0].Dir != "/runs/r1/kubernetes/cluster-1" {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	cm, job := Objects(jobs[0])
+	if errs := validation.IsDNS1123Label(job.Name); len(errs) > 0 {
+		t.Errorf("Job name %q: %v", job.Name, errs)
+	}
+	for k, v := range job.Labels {
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			t.Errorf("label %s=%q: %v", k, v, errs)
+		}
+	}
+	s := job.Spec
+	if *s.CompletionMode != "Indexed" || *s.Completions != 1 || *s.Parallelism != 1 || *s.BackoffLimit != 0 ||
+		*s.TTLSecondsAfterFinished != 3600 || len(s.PodFailurePolicy.Rules) != len(exitClasses)+2 {
+		t.Errorf("job spec %+v", s)
+	}
+	if got := s.PodFailurePolicy.Rules[3].OnExitCodes.Values; len(got) != 1 || got[0] != 4 {
+		t.Errorf("rule 3 is exit code %v, want planrun's 4 (a cell failed)", got)
+	}
+	pod := s.Template.Spec
+	c := pod.Containers[0]
+	if pod.RestartPolicy != "Never" || *pod.AutomountServiceAccountToken || c.EnvFrom[0].SecretRef.Name != "gateway-keys" ||
+		c.Resources.Limits.Name("nvidia.com/gpu", "").String() != "1" || c.Command[0] != "/usr/local/bin/planrun" {
+		t.Errorf("pod spec %+v", pod)
+	}
+	if want := "apply -quiet -run-dir /planrun/run -stream -only m/a/-/openai.gw/cluster/w -var-file /planrun/input/variables.hcl /planrun/input/plan/plan.hcl"; strings.Join(c.Args, " ") != want {
+		t.Errorf("args %q\nwant %q", strings.Join(c.Args, " "), want)
+	}
+	paths := map[string]bool{}
+	for _, it := range pod.Volumes[0].ConfigMap.Items {
+		paths[it.Path] = true
+		if _, ok := cm.Data[it.Key]; !ok {
+			t.Errorf("item %s names no key of the ConfigMap", it.Key)
+		}
+	}
+	if !paths["plan/plan.hcl"] || !paths["plan/prompts/p.txt"] || !paths["variables.hcl"] {
+		t.Errorf("the ConfigMap's files: %v", paths)
+	}
+	for _, obj := range []any{cm, job} {
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"sk-live-do-not-leak", "s3cret-token-value"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("a secret value is in the %T:\n%s", obj, b)
+			}
+		}
+	}
+	for _, it := range pod.Volumes[0].ConfigMap.Items {
+		if it.Path == "variables.hcl" && (!strings.Contains(cm.Data[it.Key], "# token is sensitive and not copied") || !strings.Contains(cm.Data[it.Key], "rate = 2")) {
+			t.Errorf("variables.hcl:\n%s", cm.Data[it.Key])
+		}
+	}
+}
+
+// A file the plan reads from outside its directory cannot reach the pod: an error names it.
+func TestInputsOutsideThePlan(t *testing.T) {
+	p, cells := loadTestPlan(t)
+	p.ReadFiles = append(p.ReadFiles, "/etc/hostname")
+	_, err := NewJobs(p, cells, "r", "/runs/r")
+	if err == nil || !strings.Contains(err.Error(), "/etc/hostname, outside its directory") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// Label values stay valid whatever the run or cell id.
+func TestLabelValue(t *testing.T) {
+	for _, s := range []string{"m/qwen2.5-7b/q4_K_M/ollama.local/rtx4060/short", "-x-", strings.Repeat("long/", 40), "kubernetes-2026-12-06T05-51-58-ab12cd34"} {
+		v := LabelValue(s)
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 || v == "" {
+			t.Errorf("LabelValue(%q) = %q: %v", s, v, errs)
+		}
+	}
+}

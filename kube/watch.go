@@ -1,0 +1,357 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/planrun/planrun/batch"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The states a job's rows and the manifest keep, in Kubernetes' spirit and Slurm's case.
+const (
+	statePending  = "PENDING"
+	stateRunning  = "RUNNING"
+	stateComplete = "COMPLETE"
+	stateFailed   = "FAILED"
+	stateDeleted  = "DELETED"
+)
+
+// waitingForever are container waiting reasons that never resolve by themselves: the
+// cells fail at once, without waiting for the start timeout.
+var waitingForever = []string{"ErrImageNeverPull", "InvalidImageName", "CreateContainerConfigError"}
+
+// drainTimeout is how long the pod's log may take to reach its end after the Job ended.
+const drainTimeout = 30 * time.Second
+
+// jobRun follows one Job: its state and its pod's log, until both have ended; then it
+// deletes the Job and its ConfigMap.
+type jobRun struct {
+	c    *cluster
+	spec JobSpec
+	id   string
+	poll time.Duration
+	rcv  *receiver
+	log  *os.File
+
+	ctx    context.Context // ends when the job is cancelled
+	stop   context.CancelFunc
+	ended  chan struct{} // closed once the final status is set and the objects deleted
+	mu     sync.Mutex
+	st     batch.Status
+	start  chan struct{} // closed when the start frame arrives
+	onceSt sync.Once
+	// logs is closed when the log reader returns: the log of a terminated container
+	// read to its end, or the job cancelled.
+	logs chan struct{}
+}
+
+func newJobRun(c *cluster, spec JobSpec, id string, poll time.Duration) *jobRun {
+	ctx, stop := context.WithCancel(context.Background())
+	return &jobRun{c: c, spec: spec, id: id, poll: poll, ctx: ctx, stop: stop, ended: make(chan struct{}),
+		start: make(chan struct{}), logs: make(chan struct{}),
+		st: batch.Status{ID: id, Phase: batch.Pending, State: statePending}}
+}
+
+func (r *jobRun) status() batch.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st
+}
+
+func (r *jobRun) set(st batch.Status) {
+	r.mu.Lock()
+	r.st = st
+	r.mu.Unlock()
+}
+
+// follow reads the Job and its pod every poll until the Job ends, the start timeout
+// passes with the pod not started, or the job is cancelled; it reads the pod's log
+// meanwhile, and at the end sets the final status and deletes the Job's objects.
+func (r *jobRun) follow() {
+	defer close(r.ended)
+	logFile, err := os.OpenFile(filepath.Join(r.spec.Dir, "pod.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		r.finish(batch.Status{ID: r.id, Phase: batch.Failed, State: stateFailed, Why: err.Error()})
+		return
+	}
+	r.log = logFile
+	defer logFile.Close()
+	r.rcv = newReceiver(r.spec.Dir, logFile)
+	defer r.rcv.close()
+	final, streaming := r.watch()
+	// The log reader stops with the job's context; the files close after it has.
+	r.stop()
+	if streaming {
+		<-r.logs
+	}
+	r.finish(final)
+}
+
+// watch polls the Job and its pod until the job has ended (and its log been read) or
+// must fail; it reports whether it started reading the pod's log.
+func (r *jobRun) watch() (final batch.Status, streaming bool) {
+	limit := r.spec.Settings.StartTimeout
+	submitted := time.Now()
+	var endedAt time.Time
+	logs := r.logs // nil once read to the end, so the poll waits again
+	logsDone := false
+	for {
+		job, err := r.c.client.BatchV1().Jobs(r.c.namespace).Get(r.ctx, r.spec.ObjectName, metav1.GetOptions{})
+		switch {
+		case r.ctx.Err() != nil:
+			return batch.Status{ID: r.id, Phase: batch.Failed, State: stateDeleted, Why: "deleted by planrun (cancelled)"}, streaming
+		case apierrors.IsNotFound(err):
+			return batch.Status{ID: r.id, Phase: batch.Failed, State: stateDeleted, Why: "the Job was deleted by someone else"}, streaming
+		case err != nil:
+			r.sleep(logs)
+			continue
+		}
+		pod := r.pod()
+		st := r.observe(job, pod)
+		if pod != nil && !streaming && started(pod) {
+			streaming = true
+			go r.readLogs(pod.Name)
+		}
+		if pod == nil && st.Phase == batch.Pending {
+			st.Why = "the Job has made no pod yet"
+		}
+		switch {
+		case st.Phase.Ended():
+			if endedAt.IsZero() {
+				endedAt = time.Now()
+			}
+			if !streaming || logsDone {
+				return st, streaming
+			}
+			if time.Since(endedAt) > drainTimeout {
+				st.Why = strings.TrimPrefix(st.Why+"; the pod's log did not reach its end within "+drainTimeout.String(), "; ")
+				return st, streaming
+			}
+		case st.Phase == batch.Pending && st.Why != "" && waitingPermanently(pod):
+			st.Phase, st.State, st.Why = batch.Failed, stateFailed, "pod cannot start: "+st.Why
+			return st, streaming
+		case st.Phase == batch.Pending && st.Why != "" && time.Since(submitted) > limit:
+			st.Phase, st.State = batch.Failed, stateFailed
+			st.Why = fmt.Sprintf("pod not started within %s (start_timeout): %s", limit, st.Why)
+			return st, streaming
+		}
+		r.set(st)
+		if r.sleep(logs) {
+			logs, logsDone = nil, true
+		}
+	}
+}
+
+// finish deletes the Job's objects, then publishes the final status.
+func (r *jobRun) finish(st batch.Status) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := deleteObjects(ctx, r.c, r.spec.ObjectName); err != nil {
+		st.Why = strings.TrimPrefix(st.Why+fmt.Sprintf("; deleting Job %s: %v", r.id, err), "; ")
+	}
+	last := r.status()
+	if st.Pod == "" {
+		st.Pod, st.Node = last.Pod, last.Node
+	}
+	r.set(st)
+}
+
+// sleep waits a poll, or less when the job is cancelled or its log read to the end
+// (which it reports).
+func (r *jobRun) sleep(logs <-chan struct{}) bool {
+	select {
+	case <-r.ctx.Done():
+	case <-logs:
+		return true
+	case <-time.After(r.poll):
+	}
+	return false
+}
+
+// pod is the Job's pod (index 0; the newest when there are several), or nil.
+func (r *jobRun) pod() *corev1.Pod {
+	pods, err := r.c.client.CoreV1().Pods(r.c.namespace).List(r.ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + r.spec.ObjectName})
+	if err != nil || len(pods.Items) == 0 {
+		return nil
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	return &pods.Items[0]
+}
+
+// started reports whether the pod's container has started (it has a log to read).
+func started(pod *corev1.Pod) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.State.Running != nil || cs.State.Terminated != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func waitingPermanently(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && slices.Contains(waitingForever, w.Reason) {
+			return true
+		}
+	}
+	return false
+}
+
+// observe is the job's status from the Job and its pod: pending with why it waits
+// (unschedulable, an image not pulled), running, or ended with what Kubernetes said.
+func (r *jobRun) observe(job *batchv1.Job, pod *corev1.Pod) batch.Status {
+	st := batch.Status{ID: r.id, Phase: batch.Pending, State: statePending}
+	if pod != nil {
+		st.Pod, st.Node = pod.Name, pod.Spec.NodeName
+		st.Reason, st.Why = podWaiting(pod)
+		if started(pod) {
+			st.Phase, st.State, st.Reason, st.Why = batch.Running, stateRunning, "", ""
+		}
+		if cs := terminated(pod); cs != nil {
+			st.ExitCode = fmt.Sprint(cs.ExitCode)
+		}
+	}
+	for _, cond := range job.Status.Conditions {
+		if cond.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch cond.Type {
+		case batchv1.JobComplete:
+			st.Phase, st.State, st.Why = batch.Completed, stateComplete, ""
+		case batchv1.JobFailed:
+			st.Phase, st.State = batch.Failed, stateFailed
+			st.Why = failure(cond, pod)
+		}
+	}
+	return st
+}
+
+// podWaiting says why a pod that has not started waits, in Kubernetes' words: the
+// scheduler's message, or the container's waiting reason and message.
+func podWaiting(pod *corev1.Pod) (reason, why string) {
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason != "" {
+			return cond.Reason, fmt.Sprintf("pod %s %s: %s", pod.Name, cond.Reason, cond.Message)
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" {
+			return w.Reason, fmt.Sprintf("pod %s on %s: container %s %s: %s", pod.Name, pod.Spec.NodeName, cs.Name, w.Reason, w.Message)
+		}
+	}
+	return "", ""
+}
+
+func terminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == container && cs.State.Terminated != nil {
+			return cs.State.Terminated
+		}
+	}
+	return nil
+}
+
+// failure says why a Job failed: its condition's reason and message, the container's
+// termination (OOMKilled, the exit code and planrun's meaning of it).
+func failure(cond batchv1.JobCondition, pod *corev1.Pod) string {
+	why := fmt.Sprintf("Job %s: %s", cond.Reason, cond.Message)
+	if pod == nil {
+		return why
+	}
+	if t := terminated(pod); t != nil {
+		why += fmt.Sprintf("; container %s terminated %s with exit code %d (%s)", container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
+		if t.Message != "" {
+			why += ": " + strings.TrimSpace(t.Message)
+		}
+	}
+	return why
+}
+
+// readLogs follows the pod's log into the job's directory until it has read the log of
+// a terminated container to its end; a stream broken before that is opened again and
+// read from the start (frames are positional, and lines already written are skipped).
+func (r *jobRun) readLogs(pod string) {
+	defer close(r.logs)
+	seen := 0
+	last := "" // the last error written to the log file, not repeated every poll
+	for r.ctx.Err() == nil {
+		req := r.c.client.CoreV1().Pods(r.c.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true})
+		stream, err := req.Stream(r.ctx)
+		if err == nil {
+			r.rcv.skip = seen
+			err = r.rcv.read(stream, func() { r.onceSt.Do(func() { close(r.start) }) })
+			stream.Close()
+			seen = max(seen, r.rcv.lines)
+		}
+		if err != nil && err.Error() != last && r.ctx.Err() == nil {
+			last = err.Error()
+			fmt.Fprintf(r.log, "planrun: reading the pod's log through the API server: %v\n", err)
+		}
+		p, gerr := r.c.client.CoreV1().Pods(r.c.namespace).Get(r.ctx, pod, metav1.GetOptions{})
+		if apierrors.IsNotFound(gerr) || gerr == nil && terminated(p) != nil && err == nil {
+			return
+		}
+		select {
+		case <-r.ctx.Done():
+		case <-time.After(r.poll):
+		}
+	}
+}
+
+// waitStarted returns once the start frame has arrived or the job has ended; it fails
+// when the pod has run timeout without the frame.
+func (r *jobRun) waitStarted(ctx context.Context, timeout time.Duration) error {
+	var runningSince time.Time
+	for {
+		st := r.status()
+		select {
+		case <-r.start:
+			return nil
+		case <-r.ended:
+			return nil
+		default:
+		}
+		if st.Phase == batch.Running && runningSince.IsZero() {
+			runningSince = time.Now()
+		}
+		if !runningSince.IsZero() && time.Since(runningSince) > timeout {
+			return fmt.Errorf("kubernetes job %s of hardware %q: pod %s has run %s without planrun's start line in its log: does image %q run a planrun agent (planrun image builds one)? (see %s)",
+				r.id, r.spec.Hardware, st.Pod, timeout, r.spec.Settings.Image, filepath.Join(r.spec.Dir, "pod.log"))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-r.ended:
+			return nil
+		case <-r.start:
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// cancel deletes the Job and its ConfigMap and waits until the follower has seen them
+// go.
+func (r *jobRun) cancel(ctx context.Context) error {
+	r.stop()
+	select {
+	case <-r.ended:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("kubernetes job %s: still there after deleting it: %w", r.id, ctx.Err())
+	}
+}
