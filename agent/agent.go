@@ -20,6 +20,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,17 @@ const (
 	EnvIndex       = "PLANRUN_AGENT_INDEX"       // the agent's index, from 0
 	EnvCount       = "PLANRUN_AGENT_COUNT"       // how many agents share the cell
 	EnvToken       = "PLANRUN_AGENT_TOKEN"       // the run's token, which the coordinator checks
+	// EnvWait is how long the agent keeps dialing a coordinator that does not answer
+	// yet (a Go duration): a scheduler that starts every index of a job at once starts
+	// the agents before their coordinator listens.
+	EnvWait = "PLANRUN_AGENT_WAIT"
+	// EnvPod and EnvNode name the agent's pod and node where a scheduler says them
+	// (a Kubernetes pod's downward API), for the manifest.
+	EnvPod  = "PLANRUN_AGENT_POD"
+	EnvNode = "PLANRUN_AGENT_NODE"
+	// EnvListen is the host:port a coordinator in a scheduler's job listens on for its
+	// agents (index 0 of a Kubernetes Indexed Job: its pod's address and the Job's port).
+	EnvListen = "PLANRUN_AGENT_LISTEN"
 )
 
 // indexEnv are the variables an agent's index is read from, in order.
@@ -73,15 +85,19 @@ type Config struct {
 	// Clock is the agent's clock (nil: the system's): its requests' stamps, its
 	// schedule and its side of the clock exchange. Tests give one that is off.
 	Clock backends.Clock
-	// Node is the name its batch scheduler gives its node (SLURMD_NODENAME), if any.
-	Node string
+	// Node is the name its batch scheduler gives its node (SLURMD_NODENAME, EnvNode),
+	// if any; Pod its pod's (EnvPod).
+	Node, Pod string
+	// Wait is how long it keeps dialing a coordinator that refuses or cannot be
+	// resolved yet, a second apart; 0 dials once.
+	Wait time.Duration
 	// Log receives what the agent says about itself (its stderr).
 	Log io.Writer
 }
 
 // Env fills what the flags left unset from the environment (EnvCoordinator, EnvIndex
-// or a scheduler's own index, EnvCount, EnvToken, SLURMD_NODENAME), and says what is
-// still missing.
+// or a scheduler's own index, EnvCount, EnvToken, EnvWait, SLURMD_NODENAME or EnvNode,
+// EnvPod), and says what is still missing.
 func (c *Config) Env(getenv func(string) string) error {
 	if c.Coordinator == "" {
 		c.Coordinator = getenv(EnvCoordinator)
@@ -110,8 +126,20 @@ func (c *Config) Env(getenv func(string) string) error {
 			c.Of = n
 		}
 	}
+	if c.Wait == 0 {
+		if v := getenv(EnvWait); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("%s=%q is not a duration such as 10m", EnvWait, v)
+			}
+			c.Wait = d
+		}
+	}
 	if c.Node == "" {
-		c.Node = getenv("SLURMD_NODENAME")
+		c.Node = cmp.Or(getenv("SLURMD_NODENAME"), getenv(EnvNode))
+	}
+	if c.Pod == "" {
+		c.Pod = getenv(EnvPod)
 	}
 	switch {
 	case c.Coordinator == "":
@@ -223,8 +251,31 @@ type agentSide struct {
 	armed    bool
 }
 
-// dial opens one of the agent's two connections and says hello on it.
+// dial opens one of the agent's two connections and says hello on it. A coordinator
+// that cannot be reached yet (its name not resolved, its port not open) is dialed again
+// every second for up to cfg.Wait; one that refuses the agent is not.
 func (a *agentSide) dial(ctx context.Context, rowsConn bool) (*conn, error) {
+	deadline := time.Now().Add(a.cfg.Wait)
+	for {
+		nc, err := a.dialOnce(ctx)
+		if err == nil {
+			return a.greet(nc, rowsConn)
+		}
+		if ctx.Err() != nil || time.Now().Add(time.Second).After(deadline) {
+			if a.cfg.Wait > 0 {
+				err = fmt.Errorf("%w (dialed for %s)", err, a.cfg.Wait)
+			}
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (a *agentSide) dialOnce(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -232,9 +283,14 @@ func (a *agentSide) dial(ctx context.Context, rowsConn bool) (*conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dialing the coordinator at %s: %w", a.cfg.Coordinator, err)
 	}
+	return nc, nil
+}
+
+// greet says hello on a new connection and reads the coordinator's welcome.
+func (a *agentSide) greet(nc net.Conn, rowsConn bool) (*conn, error) {
 	c := newConn(nc)
 	h := hello{Index: a.cfg.Index, Of: a.cfg.Of, Token: a.cfg.Token, Rows: rowsConn, Host: a.host, Node: a.cfg.Node,
-		PID: os.Getpid(), Version: version.String()}
+		Pod: a.cfg.Pod, PID: os.Getpid(), Version: version.String()}
 	if err := c.send(kindHello, h); err != nil {
 		nc.Close()
 		return nil, err

@@ -38,6 +38,10 @@ type Options struct {
 	// Connect bounds how long the agents have to connect and measure their clocks
 	// (default ConnectTimeout); Arm how long each has to ready a run (ArmTimeout).
 	Connect, Arm time.Duration
+	// Token is the token the agents must present; empty makes a random one. A
+	// scheduler that starts the agents before the coordinator (a Kubernetes Job's
+	// indices) gives them the token the coordinator is given here.
+	Token string
 }
 
 // ConnectTimeout and ArmTimeout are the fleet's default bounds: a batch scheduler may
@@ -120,7 +124,10 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the coordinator cannot listen for its agents on %s: %w", o.Listen, err)
 	}
-	f := &Fleet{o: o, ln: ln, token: newToken(), agents: make([]*remote, o.Agents),
+	if o.Token == "" {
+		o.Token = newToken()
+	}
+	f := &Fleet{o: o, ln: ln, token: o.Token, agents: make([]*remote, o.Agents),
 		inbox: make(chan event, 4096), exits: make(chan Exit, o.Agents+1), quit: make(chan struct{})}
 	host, port, _ := net.SplitHostPort(ln.Addr().String())
 	if o.Advertise != "" {
@@ -664,7 +671,7 @@ func (f *Fleet) Bound() time.Duration {
 func (f *Fleet) Agents(cellID string, sources []string) []ledger.AgentRun {
 	out := make([]ledger.AgentRun, len(f.agents))
 	for i, r := range f.agents {
-		out[i] = ledger.AgentRun{Cell: cellID, Index: i, Where: f.where(i), Host: r.hello.Host, Node: r.hello.Node, PID: r.hello.PID,
+		out[i] = ledger.AgentRun{Cell: cellID, Index: i, Where: f.where(i), Host: r.hello.Host, Node: r.hello.Node, Pod: r.hello.Pod, PID: r.hello.PID,
 			ClockStart: r.start.record(), ClockEnd: r.end.record(), Drift: r.end.Offset - r.start.Offset}
 		if i < len(sources) {
 			out[i].SourceAddr = sources[i]

@@ -244,3 +244,38 @@ func (s Srun) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Proces
 	}
 	return p, nil
 }
+
+// Scheduled is the launcher of agents that a batch scheduler starts itself, as the
+// indices of one job, all at once (a Kubernetes Indexed Job: index I's pod runs agent I,
+// which dials the coordinator for as long as its EnvWait). The coordinator runs in
+// index 0, so agent 0 is started here, a local process as Local starts one, dialing Self
+// (the address the coordinator listens on); nothing is started for the others, and no
+// process of theirs can be seen from here: one that does not dial in within the fleet's
+// Connect, or whose connection ends, fails the cell named by its index (Name I). The
+// fleet's Token must be the one the scheduler gave the agents.
+type Scheduled struct {
+	Command []string
+	Self    string
+	Name    string
+}
+
+func (s Scheduled) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Processes, error) {
+	self := spec
+	if s.Self != "" {
+		self.Coordinator = s.Self
+	}
+	cmd := exec.Command(s.Command[0], s.Command[1:]...)
+	cmd.Env = append(os.Environ(), self.env(0)...)
+	logPath := filepath.Join(spec.LogDir, "agent-0.log")
+	p := &Processes{}
+	p.stopAll = func() { killAll([]*exec.Cmd{cmd}) }
+	if err := p.start(cmd, 0, logPath, exits); err != nil {
+		return nil, fmt.Errorf("agent 0: %w", err)
+	}
+	for i := range spec.N {
+		p.where = append(p.where, s.Name+" "+strconv.Itoa(i))
+		p.logs = append(p.logs, "")
+	}
+	p.logs[0] = logPath
+	return p, nil
+}

@@ -58,6 +58,7 @@ type hello struct {
 	Rows    bool   `json:"rows,omitempty"` // this is the rows connection
 	Host    string `json:"host"`
 	Node    string `json:"node,omitempty"` // the batch scheduler's name of its node
+	Pod     string `json:"pod,omitempty"`  // its pod's name, on Kubernetes
 	PID     int    `json:"pid"`
 	Version string `json:"version"`
 }

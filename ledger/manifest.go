@@ -139,11 +139,14 @@ type CellStatus struct {
 type AgentRun struct {
 	Cell  string `json:"cell"`
 	Index int    `json:"index"`
-	// Where is how it was started: "local", "ssh HOST", "srun task I".
+	// Where is how it was started: "local", "ssh HOST", "srun task I", "kubernetes
+	// index I".
 	Where string `json:"where"`
 	Host  string `json:"host"`
-	// Node is its batch scheduler's name for its node (Slurm's), if any.
+	// Node is its batch scheduler's name for its node (Slurm's, Kubernetes'), if any;
+	// Pod its pod on Kubernetes.
 	Node string `json:"node,omitempty"`
+	Pod  string `json:"pod,omitempty"`
 	PID  int    `json:"pid"`
 	// SourceAddr is the address its connections to the server bound, if one was set.
 	SourceAddr string     `json:"source_addr,omitempty"`
