@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,8 @@ func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellS
 // kept beside the run's):
 //   - on a Slurm job's node (apply -run-dir inside the job), as the tasks of one srun
 //     step of the job (sbatch asked for the tasks);
+//   - in index 0 of a Kubernetes Indexed Job (apply -run-dir in the pod), as the Job's
+//     indices: agent 0 here, the others the pods Kubernetes started with it;
 //   - on the hosts the hardware's agents block lists, one each, through ssh;
 //   - otherwise as processes on this machine.
 func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool, error) {
@@ -72,9 +75,16 @@ func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool
 		}
 		return o
 	}
+	cmd := a.o.AgentCommand
+	if len(cmd) == 0 {
+		cmd = []string{self, "agent"}
+	}
 	switch {
 	case a.o.RunDir != "" && os.Getenv("SLURM_JOB_ID") != "" && cell.Hardware != nil && cell.Hardware.Slurm != nil:
 		return agent.Srun{Srun: []string{"srun"}, Planrun: self}, remote(), true, nil
+	case a.o.RunDir != "" && os.Getenv("JOB_COMPLETION_INDEX") != "" && cell.Hardware != nil && cell.Hardware.Kubernetes != nil:
+		l, o, err := indexedJob(cmd, cell.Hardware.Kubernetes.StartTimeout)
+		return l, o, false, err
 	case len(ag.Hosts) > 0:
 		bin := ag.PlanrunPath
 		if bin == "" {
@@ -82,15 +92,32 @@ func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool
 		}
 		return agent.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, remote(), false, nil
 	}
-	cmd := a.o.AgentCommand
-	if len(cmd) == 0 {
-		cmd = []string{self, "agent"}
-	}
 	o := agent.Options{Advertise: ag.Coordinator}
 	if ag.Coordinator != "" {
 		o.Listen = ":0"
 	}
 	return agent.Local{Command: cmd}, o, true, nil
+}
+
+// indexedJob is the launcher of a cell's agents in index 0 of its Kubernetes Indexed
+// Job (kube.Objects): the Job's pods are the agents, each its index, started by
+// Kubernetes with this one. The Job's environment says where this coordinator listens
+// (its pod's address and the Job's port), the name the other pods dial it by (the Job's
+// headless Service) and the token they present (from the Job's Secret). Agent 0 runs
+// here, with the coordinator; the others have the kubernetes block's start_timeout (at
+// least the fleet's usual minute) to dial in, since a pod may wait that long for its node.
+func indexedJob(cmd []string, startTimeout time.Duration) (agent.Launcher, agent.Options, error) {
+	listen, coordinator, token := os.Getenv(agent.EnvListen), os.Getenv(agent.EnvCoordinator), os.Getenv(agent.EnvToken)
+	if listen == "" || coordinator == "" || token == "" {
+		return nil, agent.Options{}, fmt.Errorf("this pod of a Kubernetes Indexed Job lacks %s, %s or %s: its Job was not made by planrun apply for a cell of several agents",
+			agent.EnvListen, agent.EnvCoordinator, agent.EnvToken)
+	}
+	host, _, err := net.SplitHostPort(coordinator)
+	if err != nil {
+		return nil, agent.Options{}, fmt.Errorf("%s=%q: %w", agent.EnvCoordinator, coordinator, err)
+	}
+	o := agent.Options{Listen: listen, Advertise: host, Token: token, Connect: max(startTimeout, agent.ConnectTimeout)}
+	return agent.Scheduled{Command: cmd, Self: listen, Name: "kubernetes index"}, o, nil
 }
 
 // describeLauncher says where agents start, for the progress note.
@@ -100,6 +127,8 @@ func describeLauncher(l agent.Launcher) string {
 		return "ssh to " + strings.Join(l.Hosts, ", ")
 	case agent.Srun:
 		return "srun tasks of this Slurm job"
+	case agent.Scheduled:
+		return "the pods of this Kubernetes Indexed Job, agent 0 in this one"
 	}
 	return "processes on this machine"
 }

@@ -15,14 +15,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/agentimage"
 	"github.com/planrun/planrun/plan"
 
@@ -30,6 +33,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // Where the pod finds its inputs and writes its run directory.
@@ -67,8 +71,11 @@ type JobSpec struct {
 	CellIDs  []string
 	// RunID is the coordinator's run; Dir the job's directory in its run directory.
 	RunID, Dir string
-	// ObjectName names the Job and its ConfigMap: planrun-<job name>-<run hash>.
+	// ObjectName names the Job and its ConfigMap (and Secret and Service, for a cell of
+	// several agents): planrun-<job name>-<run hash>.
 	ObjectName string
+	// Agents is how many load agents the job's cell has, each an index of the Job.
+	Agents int
 	// Files are the ConfigMap's files by their path under inputDir.
 	Files map[string][]byte
 	// PlanArg is the plan as the pod opens it.
@@ -90,7 +97,9 @@ func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobS
 			continue
 		}
 		if i, ok := byHardware[h.Name]; ok {
+			// plan refuses a cell of several agents in a shared Job (checkAgentCells).
 			jobs[i].CellIDs = append(jobs[i].CellIDs, c.ID)
+			jobs[i].Agents = max(jobs[i].Agents, agents(c))
 			continue
 		}
 		name := h.Name
@@ -101,7 +110,7 @@ func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobS
 			byHardware[h.Name] = len(jobs)
 		}
 		jobs = append(jobs, JobSpec{Name: name, Hardware: h.Name, Settings: h.Kubernetes, CellIDs: []string{c.ID},
-			RunID: runID, Dir: filepath.Join(runDirPath, "kubernetes", name), ObjectName: objectName(name, runID)})
+			RunID: runID, Dir: filepath.Join(runDirPath, "kubernetes", name), ObjectName: objectName(name, runID), Agents: agents(c)})
 	}
 	for i := range jobs {
 		files, planArg, err := inputs(p, cells, jobs[i].CellIDs)
@@ -111,6 +120,14 @@ func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobS
 		jobs[i].Files, jobs[i].PlanArg = files, planArg
 	}
 	return jobs, nil
+}
+
+// agents is how many load agents the cell's workload has.
+func agents(c *plan.Cell) int {
+	if c.Workload == nil {
+		return 1
+	}
+	return max(c.Workload.Agents, 1)
 }
 
 // inputs are the files a job's pod needs to load the plan as the coordinator did: the
@@ -238,13 +255,57 @@ func ExitClass(code int32) string {
 	return "planrun crashed"
 }
 
-// Objects returns the job's ConfigMap and Job. The Job is Indexed with one index per
-// load agent (Completions, 1 today; Kubernetes gives each pod its index in the
-// environment, JOB_COMPLETION_INDEX),
-// runs its pods once (backoffLimit 0, restartPolicy Never), fails at once on any exit
-// code by a pod failure policy whose rule names planrun's exit class, and is deleted
-// ttlSecondsAfterFinished after it ends when the coordinator could not delete it.
-func Objects(spec JobSpec) (*corev1.ConfigMap, *batchv1.Job) {
+// Objects are what apply creates for one job: its ConfigMap, its Job, and for a cell
+// of several load agents the Job's headless Service (its pods' names) and Secret (the
+// agents' token). Secret and Service are nil for a job of one agent.
+type Objects struct {
+	ConfigMap *corev1.ConfigMap
+	Secret    *corev1.Secret
+	Service   *corev1.Service
+	Job       *batchv1.Job
+}
+
+// All are the objects in the order apply creates them (the Job last: its pods need the
+// others).
+func (o Objects) All() []any {
+	all := []any{o.ConfigMap}
+	if o.Secret != nil {
+		all = append(all, o.Secret, o.Service)
+	}
+	return append(all, o.Job)
+}
+
+// TokenKey is the key of the agents' token in a job's Secret.
+const TokenKey = "token"
+
+// The pod's own address and namespace, from the downward API, for the variables that
+// name the coordinator.
+const (
+	envPodIP        = "PLANRUN_POD_IP"
+	envPodNamespace = "PLANRUN_POD_NAMESPACE"
+)
+
+// AgentWait is how long a Job's agents (indices 1..N-1) keep dialing index 0, which
+// starts the cell's servers and calibrates its prompts before it listens.
+const AgentWait = time.Hour
+
+// NewObjects returns the job's objects. The Job is Indexed with one index per load agent
+// (Kubernetes gives each pod its index in JOB_COMPLETION_INDEX), runs its pods once, and is
+// deleted ttlSecondsAfterFinished after it ends when the coordinator could not delete it.
+//
+// A job of one agent: its pod runs the cell's apply; backoffLimit 0, and a pod failure
+// policy whose rules name planrun's exit codes fails the Job at once on any of them.
+//
+// A job of N agents (a cell whose workload has agents = N): N completions, all running
+// at once. Every pod runs `planrun agent -lead -- apply ...`: index 0 runs the cell's apply,
+// which coordinates the agents and runs agent 0 itself; indices 1..N-1 are agents 1..N-1
+// and dial index 0 as <job>-0.<service>.<namespace>.svc (an Indexed Job's pods are named
+// <job>-<index> in the Service their subdomain names) at the Job's port, presenting the
+// token of the job's Secret (apply fills it when it creates the Secret). A failed index
+// fails itself alone (backoffLimitPerIndex 0, the rules' action FailIndex), so that index 0
+// can record its cell's row, naming the agent, before its pod ends; apply ends the Job when
+// index 0's pod has.
+func NewObjects(spec JobSpec) Objects {
 	s := spec.Settings
 	labels := map[string]string{
 		"app.kubernetes.io/name":       "planrun",
@@ -264,6 +325,7 @@ func Objects(spec JobSpec) (*corev1.ConfigMap, *batchv1.Job) {
 		annotations[k] = v
 	}
 	meta := metav1.ObjectMeta{Name: spec.ObjectName, Namespace: s.Namespace, Labels: labels, Annotations: annotations}
+	n := int32(max(spec.Agents, 1))
 
 	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta,
 		Data: map[string]string{}, BinaryData: map[string][]byte{}}
@@ -308,7 +370,6 @@ func Objects(spec JobSpec) (*corev1.ConfigMap, *batchv1.Job) {
 		// The agent needs no API access: its results leave through its log.
 		AutomountServiceAccountToken: new(false),
 		NodeSelector:                 s.NodeSelector,
-		Containers:                   []corev1.Container{c},
 		Volumes: []corev1.Volume{
 			{Name: "input", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: spec.ObjectName}, Items: items}}},
@@ -324,29 +385,81 @@ func Objects(spec JobSpec) (*corev1.ConfigMap, *batchv1.Job) {
 			Value: t.Value, Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.Seconds})
 	}
 
-	n := int32(max(s.Completions, 1))
+	action := batchv1.PodFailurePolicyActionFailJob
+	var secret *corev1.Secret
+	var service *corev1.Service
+	if n > 1 {
+		action = batchv1.PodFailurePolicyActionFailIndex
+		port := CoordinatorPort(spec.ObjectName)
+		secret = &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: meta, Type: corev1.SecretTypeOpaque}
+		service = &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta,
+			Spec: corev1.ServiceSpec{
+				ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{batchv1.JobNameLabel: spec.ObjectName},
+				// The DNS names exist from the moment the pods have addresses: the agents
+				// dial index 0 before anything could call it ready.
+				PublishNotReadyAddresses: true,
+				Ports:                    []corev1.ServicePort{{Name: "coordinator", Protocol: corev1.ProtocolTCP, Port: int32(port), TargetPort: intstr.FromInt32(int32(port))}},
+			}}
+		pod.Subdomain = spec.ObjectName
+		c.Args = append([]string{"agent", "-lead", "--"}, c.Args...)
+		field := func(path string) *corev1.EnvVarSource {
+			return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
+		}
+		c.Env = []corev1.EnvVar{
+			{Name: envPodIP, ValueFrom: field("status.podIP")},
+			{Name: envPodNamespace, ValueFrom: field("metadata.namespace")},
+			{Name: agent.EnvPod, ValueFrom: field("metadata.name")},
+			{Name: agent.EnvNode, ValueFrom: field("spec.nodeName")},
+			{Name: agent.EnvCount, Value: strconv.Itoa(int(n))},
+			{Name: agent.EnvCoordinator, Value: fmt.Sprintf("%s-0.%s.$(%s).svc:%d", spec.ObjectName, spec.ObjectName, envPodNamespace, port)},
+			{Name: agent.EnvListen, Value: fmt.Sprintf("$(%s):%d", envPodIP, port)},
+			{Name: agent.EnvWait, Value: AgentWait.String()},
+			{Name: agent.EnvToken, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: spec.ObjectName}, Key: TokenKey}}},
+		}
+	}
+	pod.Containers = []corev1.Container{c}
+
 	var rules []batchv1.PodFailurePolicyRule
 	for _, e := range exitClasses {
-		rules = append(rules, batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+		rules = append(rules, batchv1.PodFailurePolicyRule{Action: action,
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{ContainerName: new(container),
 				Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{e.code}}})
 	}
-	// Any other exit (a crash, a kill) fails the job too, and so does an eviction:
-	// a rerun would measure the cell a second time.
+	// Any other exit (a crash, a kill) fails the job (its index) too, and so does an
+	// eviction: a rerun would measure the cell a second time.
 	rules = append(rules,
-		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+		batchv1.PodFailurePolicyRule{Action: action,
 			OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{ContainerName: new(container),
 				Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0}}},
-		batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob,
+		batchv1.PodFailurePolicyRule{Action: action,
 			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}}})
-	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta,
-		Spec: batchv1.JobSpec{
-			CompletionMode: new(batchv1.IndexedCompletion), Completions: new(n), Parallelism: new(n),
-			BackoffLimit: new(int32(0)), PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: rules},
-			TTLSecondsAfterFinished: new(int32(s.TTL.Seconds())),
-			Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: pod},
-		}}
-	return cm, job
+	js := batchv1.JobSpec{
+		CompletionMode: new(batchv1.IndexedCompletion), Completions: new(n), Parallelism: new(n),
+		PodFailurePolicy:        &batchv1.PodFailurePolicy{Rules: rules},
+		TTLSecondsAfterFinished: new(int32(s.TTL.Seconds())),
+		Template:                corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations}, Spec: pod},
+	}
+	if n > 1 {
+		// No retry of an index either; backoffLimit is left to its default (unbounded
+		// with a per-index limit), since 0 would fail the whole Job at the first failed
+		// index, before index 0 could record why.
+		js.BackoffLimitPerIndex = new(int32(0))
+	} else {
+		js.BackoffLimit = new(int32(0))
+	}
+	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta, Spec: js}
+	return Objects{ConfigMap: cm, Secret: secret, Service: service, Job: job}
+}
+
+// CoordinatorPort is the port index 0 of a job of several agents listens on: one of
+// 20000-29999 (below Linux's ephemeral ports), derived from the job's object name, so
+// that the coordinators of two jobs whose pods share a node's network (host_network)
+// rarely meet on one port; one that does finds it taken and fails its cell, saying so.
+func CoordinatorPort(objectName string) int {
+	h := fnv.New32a()
+	h.Write([]byte(objectName))
+	return 20000 + int(h.Sum32()%10000)
 }
 
 var notKeyChars = regexp.MustCompile(`[^-._a-zA-Z0-9]+`)

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,11 @@ func TestObjects(t *testing.T) {
 	if len(jobs) != 2 || jobs[0].Name != "cluster-1" || jobs[1].Name != "cluster-2" || jobs[0].Dir != "/runs/r1/kubernetes/cluster-1" {
 		t.Fatalf("jobs %+v", jobs)
 	}
-	cm, job := Objects(jobs[0])
+	o := NewObjects(jobs[0])
+	cm, job := o.ConfigMap, o.Job
+	if o.Secret != nil || o.Service != nil || len(o.All()) != 2 {
+		t.Errorf("a cell of one agent gets a Secret %v or a Service %v", o.Secret, o.Service)
+	}
 	if errs := validation.IsDNS1123Label(job.Name); len(errs) > 0 {
 		t.Errorf("Job name %q: %v", job.Name, errs)
 	}
@@ -129,6 +134,92 @@ func TestObjects(t *testing.T) {
 		if it.Path == "variables.hcl" && (!strings.Contains(cm.Data[it.Key], "# token is sensitive and not copied") || !strings.Contains(cm.Data[it.Key], "rate = 2")) {
 			t.Errorf("variables.hcl:\n%s", cm.Data[it.Key])
 		}
+	}
+}
+
+// A cell of three agents is a Job of three indices, all at once, whose every pod runs
+// `planrun agent -lead apply ...`; a failed index fails itself alone. Its headless Service
+// names the pods (index 0 is <job>-0.<service>.<namespace>.svc), and the agents' token
+// comes from the job's Secret, which holds nothing until apply creates it.
+func TestObjectsOfSeveralAgents(t *testing.T) {
+	p, cells := loadTestPlan(t)
+	cells[0].Workload.Agents = 3 // the workload of both cells
+	jobs, err := NewJobs(p, cells, "plan-2026-01-02T03-04-05-abcd1234", "/runs/r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 2 || jobs[0].Agents != 3 || jobs[1].Agents != 3 {
+		t.Fatalf("jobs %+v, want two of 3 agents each", jobs)
+	}
+	o := NewObjects(jobs[0])
+	name := jobs[0].ObjectName
+	if o.Secret == nil || o.Service == nil || len(o.All()) != 4 {
+		t.Fatalf("objects %+v", o)
+	}
+	s := o.Job.Spec
+	if *s.Completions != 3 || *s.Parallelism != 3 || s.BackoffLimit != nil || *s.BackoffLimitPerIndex != 0 {
+		t.Errorf("completions %d, parallelism %d, backoffLimit %v, backoffLimitPerIndex %v", *s.Completions, *s.Parallelism, s.BackoffLimit, s.BackoffLimitPerIndex)
+	}
+	for i, r := range s.PodFailurePolicy.Rules {
+		if r.Action != "FailIndex" {
+			t.Errorf("rule %d: %s, want FailIndex", i, r.Action)
+		}
+	}
+	pod := s.Template.Spec
+	c := pod.Containers[0]
+	if pod.Subdomain != name || o.Service.Name != name || o.Service.Spec.ClusterIP != "None" || !o.Service.Spec.PublishNotReadyAddresses ||
+		o.Service.Spec.Selector["batch.kubernetes.io/job-name"] != name || o.Service.Labels[LabelRun] == "" {
+		t.Errorf("subdomain %q, service %+v", pod.Subdomain, o.Service)
+	}
+	port := CoordinatorPort(name)
+	if port < 20000 || port >= 30000 || o.Service.Spec.Ports[0].Port != int32(port) {
+		t.Errorf("port %d, the Service's %+v", port, o.Service.Spec.Ports)
+	}
+	if !strings.HasPrefix(strings.Join(c.Args, " "), "agent -lead -- apply -quiet -run-dir /planrun/run -stream -only ") {
+		t.Errorf("args %q", c.Args)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			env[e.Name] = "secret " + e.ValueFrom.SecretKeyRef.Name + " " + e.ValueFrom.SecretKeyRef.Key
+		case e.ValueFrom != nil:
+			env[e.Name] = "field " + e.ValueFrom.FieldRef.FieldPath
+		default:
+			env[e.Name] = e.Value
+		}
+	}
+	want := map[string]string{
+		"PLANRUN_AGENT_COORDINATOR": fmt.Sprintf("%s-0.%s.$(PLANRUN_POD_NAMESPACE).svc:%d", name, name, port),
+		"PLANRUN_AGENT_LISTEN":      fmt.Sprintf("$(PLANRUN_POD_IP):%d", port),
+		"PLANRUN_AGENT_COUNT":       "3",
+		"PLANRUN_AGENT_TOKEN":       "secret " + name + " token",
+		"PLANRUN_AGENT_WAIT":        "1h0m0s",
+		"PLANRUN_POD_IP":            "field status.podIP",
+		"PLANRUN_POD_NAMESPACE":     "field metadata.namespace",
+		"PLANRUN_AGENT_POD":         "field metadata.name",
+		"PLANRUN_AGENT_NODE":        "field spec.nodeName",
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s=%q, want %q", k, env[k], v)
+		}
+	}
+	// Variables used in $(...) are defined before their use, as Kubernetes expands them.
+	seen := map[string]bool{}
+	for _, e := range c.Env {
+		for _, ref := range []string{"PLANRUN_POD_IP", "PLANRUN_POD_NAMESPACE"} {
+			if strings.Contains(e.Value, "$("+ref+")") && !seen[ref] {
+				t.Errorf("%s uses %s before it is defined", e.Name, ref)
+			}
+		}
+		seen[e.Name] = true
+	}
+	if len(o.Secret.Data) != 0 || len(o.Secret.StringData) != 0 {
+		t.Errorf("the Secret holds %v before apply creates it", o.Secret.Data)
+	}
+	if errs := validation.IsDNS1123Label(fmt.Sprintf("%s-%d", name, 255)); len(errs) > 0 {
+		t.Errorf("a pod's host name %s-255: %v", name, errs)
 	}
 }
 

@@ -2,6 +2,8 @@ package kube
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -13,8 +15,10 @@ import (
 	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/plan"
 
+	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Scheduler is apply's batch.Scheduler over Kubernetes Jobs, for the cells it was made
@@ -31,6 +35,7 @@ type Scheduler struct {
 	specs    map[string]JobSpec  // by job directory, as Jobs made them
 	runs     map[string]*jobRun  // by the scheduler's id for a job: namespace/name
 	runLabel string              // the run's label value, set by Jobs
+	agents   bool                // a job of several agents was submitted: Secrets and Services to delete
 }
 
 // NewScheduler returns the scheduler of one apply: its plan and its selected cells
@@ -118,8 +123,10 @@ func (s *Scheduler) Jobs(cellIDs []string, runDirPath string) ([]batch.Job, erro
 	return jobs, nil
 }
 
-// Submit creates the job's ConfigMap and Job (a leftover of an earlier attempt of the
-// same run is deleted first) and starts following it; the id is namespace/name.
+// Submit creates the job's objects (a leftover of an earlier attempt of the same run is
+// deleted first): its ConfigMap, for a cell of several agents its Secret, holding a new
+// random token, and its Service, then its Job, which then owns the others; and it starts
+// following the Job. The id is namespace/name.
 func (s *Scheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
 	s.mu.Lock()
 	spec, ok := s.specs[job.Dir]
@@ -134,26 +141,56 @@ func (s *Scheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
 	if err := os.MkdirAll(job.Dir, 0o755); err != nil {
 		return "", fmt.Errorf("hardware %q: %w", job.Hardware, err)
 	}
-	cm, kj := Objects(spec)
-	cm.Namespace, kj.Namespace = c.namespace, c.namespace
+	objs := NewObjects(spec)
+	cm, secret, svc, kj := objs.ConfigMap, objs.Secret, objs.Service, objs.Job
 	id := c.namespace + "/" + spec.ObjectName
-	if err := deleteObjects(ctx, c, spec.ObjectName); err != nil {
+	withAgents := secret != nil
+	if err := deleteObjects(ctx, c, spec.ObjectName, withAgents); err != nil {
 		return "", fmt.Errorf("hardware %q: deleting an earlier attempt's %s: %w", job.Hardware, id, err)
 	}
-	if _, err := c.client.CoreV1().ConfigMaps(c.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("hardware %q: creating ConfigMap %s: %w", job.Hardware, id, err)
+	if withAgents {
+		s.mu.Lock()
+		s.agents = true
+		s.mu.Unlock()
+	}
+	fail := func(what string, err error) (string, error) {
+		_ = deleteObjects(context.WithoutCancel(ctx), c, spec.ObjectName, withAgents)
+		return "", fmt.Errorf("hardware %q: %s %s: %w", job.Hardware, what, id, err)
+	}
+	core := c.client.CoreV1()
+	cm.Namespace, kj.Namespace = c.namespace, c.namespace
+	if _, err := core.ConfigMaps(c.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		return fail("creating ConfigMap", err)
+	}
+	if secret != nil {
+		secret.Namespace, svc.Namespace = c.namespace, c.namespace
+		secret.Data = map[string][]byte{TokenKey: []byte(newToken())}
+		if _, err := core.Secrets(c.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			return fail("creating Secret", err)
+		}
+		if _, err := core.Services(c.namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			return fail("creating Service", err)
+		}
 	}
 	created, err := c.client.BatchV1().Jobs(c.namespace).Create(ctx, kj, metav1.CreateOptions{})
 	if err != nil {
-		_ = deleteObjects(context.WithoutCancel(ctx), c, spec.ObjectName)
-		return "", fmt.Errorf("hardware %q: creating Job %s: %w", job.Hardware, id, err)
+		return fail("creating Job", err)
 	}
-	// The ConfigMap belongs to the Job, so whatever deletes the Job (planrun, or its
-	// ttlSecondsAfterFinished) deletes it too.
-	cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: created.Name, UID: created.UID}}
-	if _, err := c.client.CoreV1().ConfigMaps(c.namespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
-		_ = deleteObjects(context.WithoutCancel(ctx), c, spec.ObjectName)
-		return "", fmt.Errorf("hardware %q: owning ConfigMap %s by its Job: %w", job.Hardware, id, err)
+	// The others belong to the Job, so whatever deletes the Job (planrun, or its
+	// ttlSecondsAfterFinished) deletes them too.
+	owner := []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: created.Name, UID: created.UID}}
+	cm.OwnerReferences = owner
+	if _, err := core.ConfigMaps(c.namespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		return fail("owning by its Job ConfigMap", err)
+	}
+	if secret != nil {
+		secret.OwnerReferences, svc.OwnerReferences = owner, owner
+		if _, err := core.Secrets(c.namespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+			return fail("owning by its Job Secret", err)
+		}
+		if _, err := core.Services(c.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			return fail("owning by its Job Service", err)
+		}
 	}
 	r := newJobRun(c, spec, id, s.Poll)
 	s.mu.Lock()
@@ -161,6 +198,13 @@ func (s *Scheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
 	s.mu.Unlock()
 	go r.follow()
 	return id, nil
+}
+
+// newToken is a job's agent token: 16 random bytes, in hex.
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func (s *Scheduler) run(id string) (*jobRun, error) {
@@ -207,11 +251,11 @@ func (s *Scheduler) WaitShared(ctx context.Context, job batch.Job, id string, ti
 // LogPath is the pod's own output (its log less planrun's frames), in the job's directory.
 func (s *Scheduler) LogPath(job batch.Job, _ string) string { return filepath.Join(job.Dir, "pod.log") }
 
-// Close deletes every Job and ConfigMap labelled with this run that is still there (a
+// Close deletes every Job, ConfigMap, Secret and Service labelled with this run that is still there (a
 // run cut short, a second Ctrl-C) and returns once none is left or ctx ends.
 func (s *Scheduler) Close(ctx context.Context) error {
 	s.mu.Lock()
-	label := s.runLabel
+	label, agents := s.runLabel, s.agents
 	clusters := make([]*cluster, 0, len(s.clusters))
 	for _, c := range s.clusters {
 		clusters = append(clusters, c)
@@ -222,57 +266,133 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	}
 	var errs []error
 	for _, c := range clusters {
-		errs = append(errs, deleteRun(ctx, c, label))
+		errs = append(errs, deleteRun(ctx, c, label, agents))
 	}
 	return errors.Join(errs...)
 }
 
 var foreground = metav1.DeletePropagationForeground
 
-// deleteObjects deletes the Job and ConfigMap of that name (foreground: the Job goes
-// once its pods have) and waits until neither nor any of the Job's pods is left.
-func deleteObjects(ctx context.Context, c *cluster, name string) error {
-	opts := metav1.DeleteOptions{PropagationPolicy: &foreground}
-	if err := c.client.BatchV1().Jobs(c.namespace).Delete(ctx, name, opts); err != nil && !apierrors.IsNotFound(err) {
+// deleteObjects deletes the Job of that name (foreground: the Job goes once its pods
+// have) and its ConfigMap, and with agents its Secret and Service, and waits until none
+// of them nor any of the Job's pods is left. A job of one agent touches no Secret or
+// Service: its user may not be allowed to.
+func deleteObjects(ctx context.Context, c *cluster, name string, agents bool) error {
+	ns, core := c.namespace, c.client.CoreV1()
+	jobs, cms, secrets, svcs := c.client.BatchV1().Jobs(ns), core.ConfigMaps(ns), core.Secrets(ns), core.Services(ns)
+	if err := jobs.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := c.client.CoreV1().ConfigMaps(c.namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return err
+	var get metav1.GetOptions
+	dels := []func(context.Context, string, metav1.DeleteOptions) error{cms.Delete}
+	gets := []func() error{
+		func() error { _, err := jobs.Get(ctx, name, get); return err },
+		func() error { _, err := cms.Get(ctx, name, get); return err },
 	}
-	return waitGone(ctx, c, "batch.kubernetes.io/job-name="+name, func() (bool, error) {
-		_, err := c.client.BatchV1().Jobs(c.namespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = c.client.CoreV1().ConfigMaps(c.namespace).Get(ctx, name, metav1.GetOptions{})
+	if agents {
+		dels = append(dels, secrets.Delete, svcs.Delete)
+		gets = append(gets,
+			func() error { _, err := secrets.Get(ctx, name, get); return err },
+			func() error { _, err := svcs.Get(ctx, name, get); return err })
+	}
+	for _, del := range dels {
+		if err := del(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
 		}
-		if apierrors.IsNotFound(err) {
-			return true, nil
+	}
+	return waitGone(ctx, c, batchv1.JobNameLabel+"="+name, func() (bool, error) {
+		for _, get := range gets {
+			if err := get(); !apierrors.IsNotFound(err) {
+				return false, err
+			}
 		}
-		return false, err
+		return true, nil
 	})
 }
 
-// deleteRun deletes every Job and ConfigMap labelled with the run and waits until none of
+// deleteRun deletes every Job and ConfigMap labelled with the run, and with agents (the
+// run made a job of several) every such Secret and Service, and waits until none of
 // them, and no pod so labelled, is left.
-func deleteRun(ctx context.Context, c *cluster, label string) error {
+func deleteRun(ctx context.Context, c *cluster, label string, agents bool) error {
 	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + label}
 	opts := metav1.DeleteOptions{PropagationPolicy: &foreground}
+	core := c.client.CoreV1()
 	if err := c.client.BatchV1().Jobs(c.namespace).DeleteCollection(ctx, opts, sel); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := c.client.CoreV1().ConfigMaps(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
+	if err := core.ConfigMaps(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
+	if !agents {
+		return waitGone(ctx, c, sel.LabelSelector, func() (bool, error) {
+			left, err := RunObjects(ctx, c.client, c.namespace, label, false)
+			return len(left) == 0, err
+		})
+	}
+	if err := core.Secrets(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	// Services cannot be deleted as a collection: one by one.
+	svcs, err := core.Services(c.namespace).List(ctx, sel)
+	if err != nil {
+		return err
+	}
+	for _, svc := range svcs.Items {
+		if err := core.Services(c.namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
 	return waitGone(ctx, c, sel.LabelSelector, func() (bool, error) {
-		jobs, err := c.client.BatchV1().Jobs(c.namespace).List(ctx, sel)
-		if err != nil {
-			return false, err
-		}
-		cms, err := c.client.CoreV1().ConfigMaps(c.namespace).List(ctx, sel)
-		if err != nil {
-			return false, err
-		}
-		return len(jobs.Items) == 0 && len(cms.Items) == 0, nil
+		left, err := RunObjects(ctx, c.client, c.namespace, label, true)
+		return len(left) == 0, err
 	})
+}
+
+// RunObjects lists the Jobs, ConfigMaps, pods and, with agents, Secrets and Services of
+// the namespace labelled with the run (its label value), as "kind/name".
+func RunObjects(ctx context.Context, client kubernetes.Interface, namespace, runLabel string, agents bool) ([]string, error) {
+	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + runLabel}
+	var left []string
+	jobs, err := client.BatchV1().Jobs(namespace).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range jobs.Items {
+		left = append(left, "job/"+o.Name)
+	}
+	core := client.CoreV1()
+	cms, err := core.ConfigMaps(namespace).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range cms.Items {
+		left = append(left, "configmap/"+o.Name)
+	}
+	pods, err := core.Pods(namespace).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range pods.Items {
+		left = append(left, "pod/"+o.Name)
+	}
+	if !agents {
+		return left, nil
+	}
+	secrets, err := core.Secrets(namespace).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range secrets.Items {
+		left = append(left, "secret/"+o.Name)
+	}
+	svcs, err := core.Services(namespace).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range svcs.Items {
+		left = append(left, "service/"+o.Name)
+	}
+	return left, nil
 }
 
 // waitGone polls until gone says so and no pod matches the selector.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,12 +55,18 @@ type jobRun struct {
 	// logs is closed when the log reader returns: the log of a terminated container
 	// read to its end, or the job cancelled.
 	logs chan struct{}
+	// agents is what was last seen wrong with each agent index's pod (1..N-1 of a job of
+	// several agents): waiting, terminated with an error, deleted. It outlives the pod.
+	agents map[int]string
+	// agentLogs are the agent pods whose logs were saved into the job's directory.
+	agentLogs map[string]bool
+	seen      map[int]bool // the indices a pod was seen of
 }
 
 func newJobRun(c *cluster, spec JobSpec, id string, poll time.Duration) *jobRun {
 	ctx, stop := context.WithCancel(context.Background())
 	return &jobRun{c: c, spec: spec, id: id, poll: poll, ctx: ctx, stop: stop, ended: make(chan struct{}),
-		start: make(chan struct{}), logs: make(chan struct{}),
+		start: make(chan struct{}), logs: make(chan struct{}), agents: map[int]string{}, agentLogs: map[string]bool{}, seen: map[int]bool{},
 		st: batch.Status{ID: id, Phase: batch.Pending, State: statePending}}
 }
 
@@ -117,14 +124,17 @@ func (r *jobRun) watch() (final batch.Status, streaming bool) {
 			r.sleep(logs)
 			continue
 		}
-		pod := r.pod()
-		st := r.observe(job, pod)
+		pods := r.pods()
+		pod := pods[0]
+		st := r.observe(job, pods)
 		if pod != nil && !streaming && started(pod) {
 			streaming = true
 			go r.readLogs(pod.Name)
 		}
-		if pod == nil && st.Phase == batch.Pending {
-			st.Why = "the Job has made no pod yet"
+		// An agent's pod that cannot start fails the job as index 0's would.
+		idx, why, forever := r.waiting(pods)
+		if st.Phase == batch.Pending && st.Why == "" {
+			st.Why = why
 		}
 		switch {
 		case st.Phase.Ended():
@@ -138,12 +148,14 @@ func (r *jobRun) watch() (final batch.Status, streaming bool) {
 				st.Why = strings.TrimPrefix(st.Why+"; the pod's log did not reach its end within "+drainTimeout.String(), "; ")
 				return st, streaming
 			}
-		case st.Phase == batch.Pending && st.Why != "" && waitingPermanently(pod):
-			st.Phase, st.State, st.Why = batch.Failed, stateFailed, "pod cannot start: "+st.Why
+		case why != "" && forever:
+			st.Phase, st.State, st.Why = batch.Failed, stateFailed, "pod cannot start: "+why
+			st.Why += r.agentNotes(idx)
 			return st, streaming
-		case st.Phase == batch.Pending && st.Why != "" && time.Since(submitted) > limit:
+		case why != "" && time.Since(submitted) > limit:
 			st.Phase, st.State = batch.Failed, stateFailed
-			st.Why = fmt.Sprintf("pod not started within %s (start_timeout): %s", limit, st.Why)
+			st.Why = fmt.Sprintf("pod not started within %s (start_timeout): %s", limit, why)
+			st.Why += r.agentNotes(idx)
 			return st, streaming
 		}
 		r.set(st)
@@ -153,11 +165,21 @@ func (r *jobRun) watch() (final batch.Status, streaming bool) {
 	}
 }
 
-// finish deletes the Job's objects, then publishes the final status.
+// finish saves the agent pods' logs that are left, deletes the Job's objects, then
+// publishes the final status.
 func (r *jobRun) finish(st batch.Status) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := deleteObjects(ctx, r.c, r.spec.ObjectName); err != nil {
+	if r.spec.Agents > 1 {
+		if list, err := r.c.client.CoreV1().Pods(r.c.namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + r.spec.ObjectName}); err == nil {
+			for _, p := range list.Items {
+				if i, err := strconv.Atoi(p.Labels[batchv1.JobCompletionIndexAnnotation]); err == nil && i > 0 && (started(&p) || terminated(&p) != nil) {
+					r.saveAgentLog(i, p.Name)
+				}
+			}
+		}
+	}
+	if err := deleteObjects(ctx, r.c, r.spec.ObjectName, r.spec.Agents > 1); err != nil {
 		st.Why = strings.TrimPrefix(st.Why+fmt.Sprintf("; deleting Job %s: %v", r.id, err), "; ")
 	}
 	last := r.status()
@@ -179,14 +201,155 @@ func (r *jobRun) sleep(logs <-chan struct{}) bool {
 	return false
 }
 
-// pod is the Job's pod (index 0; the newest when there are several), or nil.
-func (r *jobRun) pod() *corev1.Pod {
-	pods, err := r.c.client.CoreV1().Pods(r.c.namespace).List(r.ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + r.spec.ObjectName})
-	if err != nil || len(pods.Items) == 0 {
-		return nil
+// pods are the Job's pods by index (the newest of each); index 0's runs the cells. The
+// agent indices' pods, which a job of several agents has, are looked at as they go (look),
+// and the log of one that ended is saved.
+func (r *jobRun) pods() map[int]*corev1.Pod {
+	list, err := r.c.client.CoreV1().Pods(r.c.namespace).List(r.ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + r.spec.ObjectName})
+	out := map[int]*corev1.Pod{}
+	if err != nil {
+		return out
 	}
-	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
-	return &pods.Items[0]
+	slices.SortFunc(list.Items, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
+	for i := range list.Items {
+		p := &list.Items[i]
+		idx, err := strconv.Atoi(p.Labels[batchv1.JobCompletionIndexAnnotation])
+		if err != nil {
+			idx, err = strconv.Atoi(p.Annotations[batchv1.JobCompletionIndexAnnotation])
+		}
+		if err != nil {
+			idx = 0
+		}
+		if out[idx] == nil {
+			out[idx] = p
+		}
+	}
+	for _, i := range r.look(out) {
+		r.saveAgentLog(i, out[i].Name)
+	}
+	return out
+}
+
+// look notes what the pods show: each index seen, and what is wrong with an agent
+// index's pod (agents), which outlives the pod. It returns the agent indices whose pods
+// have ended.
+func (r *jobRun) look(pods map[int]*corev1.Pod) (ended []int) {
+	for i, p := range pods {
+		r.seen[i] = true
+		if i == 0 || i >= r.spec.Agents {
+			continue
+		}
+		if note := agentPodState(p); note != "" {
+			r.agents[i] = note
+		}
+		if terminated(p) != nil {
+			ended = append(ended, i)
+		}
+	}
+	return ended
+}
+
+// waiting is the first index whose pod waits to start for a reason Kubernetes gives (not
+// scheduled, its image not pulled), why, and whether it waits for ever; -1 and "" when
+// none does. In a job of one agent it is that pod's reason as podWaiting says it.
+func (r *jobRun) waiting(pods map[int]*corev1.Pod) (int, string, bool) {
+	for i := range max(r.spec.Agents, 1) {
+		p := pods[i]
+		if p == nil && !r.seen[i] {
+			if r.spec.Agents > 1 {
+				return i, agentName(i) + ": the Job has made no pod for it yet", false
+			}
+			return i, "the Job has made no pod yet", false
+		}
+		if p == nil || started(p) || terminated(p) != nil {
+			continue
+		}
+		if _, why := podWaiting(p); why != "" {
+			if r.spec.Agents > 1 {
+				why = agentName(i) + ": " + why
+			}
+			return i, why, waitingPermanently(p)
+		}
+	}
+	return -1, "", false
+}
+
+// agentName names index i of a job of several agents.
+func agentName(i int) string {
+	if i == 0 {
+		return "index 0 (the coordinator, agent 0)"
+	}
+	return fmt.Sprintf("index %d (agent %d)", i, i)
+}
+
+// agentPodState says what is wrong with an agent index's pod, in Kubernetes' words:
+// deleted, terminated with an error, or waiting for a reason; "" while it is well.
+func agentPodState(p *corev1.Pod) string {
+	var parts []string
+	if p.DeletionTimestamp != nil {
+		parts = append(parts, "deleted at "+p.DeletionTimestamp.UTC().Format(time.RFC3339))
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.DisruptionTarget && cond.Status == corev1.ConditionTrue {
+			parts = append(parts, fmt.Sprintf("%s %s: %s", cond.Type, cond.Reason, cond.Message))
+		}
+	}
+	if t := terminated(p); t != nil && t.ExitCode != 0 {
+		why := fmt.Sprintf("container %s terminated %s with exit code %d (%s)", container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
+		if t.Message != "" {
+			why += ": " + strings.TrimSpace(t.Message)
+		}
+		parts = append(parts, why)
+	} else if _, why := podWaiting(p); why != "" && !started(p) {
+		return why
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("pod %s on %s %s", p.Name, p.Spec.NodeName, strings.Join(parts, ", "))
+}
+
+// agentNotes is what was seen wrong with the agent indices' pods other than skip, for a
+// failed job's reason ("" for none), with their saved logs.
+func (r *jobRun) agentNotes(skip int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for i := 1; i < r.spec.Agents; i++ {
+		note, ok := r.agents[i]
+		if !ok || i == skip {
+			continue
+		}
+		if r.agentLogs[agentLogName(i)] {
+			note += " (its log: " + filepath.Join(r.spec.Dir, agentLogName(i)) + ")"
+		}
+		out = append(out, agentName(i)+": "+note)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
+}
+
+func agentLogName(i int) string { return fmt.Sprintf("agent-%d.log", i) }
+
+// saveAgentLog writes the log of agent index i's pod into the job's directory, once.
+func (r *jobRun) saveAgentLog(i int, pod string) {
+	r.mu.Lock()
+	done := r.agentLogs[agentLogName(i)]
+	r.mu.Unlock()
+	if done {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	b, err := r.c.client.CoreV1().Pods(r.c.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+	if err != nil || os.WriteFile(filepath.Join(r.spec.Dir, agentLogName(i)), b, 0o644) != nil {
+		return
+	}
+	r.mu.Lock()
+	r.agentLogs[agentLogName(i)] = true
+	r.mu.Unlock()
 }
 
 // started reports whether the pod's container has started (it has a log to read).
@@ -211,9 +374,13 @@ func waitingPermanently(pod *corev1.Pod) bool {
 	return false
 }
 
-// observe is the job's status from the Job and its pod: pending with why it waits
+// observe is the job's status from the Job and its pods: pending with why it waits
 // (unschedulable, an image not pulled), running, or ended with what Kubernetes said.
-func (r *jobRun) observe(job *batchv1.Job, pod *corev1.Pod) batch.Status {
+// Index 0's pod is the job's: it runs the cells. In a job of several agents the Job ends
+// only once every index has, so the job has ended once index 0's pod has: its exit code
+// says how, and what was seen wrong with the agents' pods is added to a failure.
+func (r *jobRun) observe(job *batchv1.Job, pods map[int]*corev1.Pod) batch.Status {
+	pod := pods[0]
 	st := batch.Status{ID: r.id, Phase: batch.Pending, State: statePending}
 	if pod != nil {
 		st.Pod, st.Node = pod.Name, pod.Spec.NodeName
@@ -237,7 +404,31 @@ func (r *jobRun) observe(job *batchv1.Job, pod *corev1.Pod) batch.Status {
 			st.Why = failure(cond, pod)
 		}
 	}
+	if r.spec.Agents <= 1 {
+		return st
+	}
+	if t := terminatedPod(pod); t != nil {
+		st.Phase, st.State, st.Why = batch.Completed, stateComplete, ""
+		if t.ExitCode != 0 {
+			st.Phase, st.State = batch.Failed, stateFailed
+			st.Why = fmt.Sprintf("%s: pod %s: container %s terminated %s with exit code %d (%s)", agentName(0), pod.Name, container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
+			if t.Message != "" {
+				st.Why += ": " + strings.TrimSpace(t.Message)
+			}
+		}
+	}
+	if st.Phase == batch.Failed {
+		st.Why += r.agentNotes(-1)
+	}
 	return st
+}
+
+// terminatedPod is the pod's container's termination, nil for no pod or one still running.
+func terminatedPod(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	if pod == nil {
+		return nil
+	}
+	return terminated(pod)
 }
 
 // podWaiting says why a pod that has not started waits, in Kubernetes' words: the

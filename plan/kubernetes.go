@@ -45,8 +45,6 @@ type Kubernetes struct {
 	EnvFromSecrets []string
 	// Jobs is JobsPerCell (the default: one Job a cell) or JobsPerHardware.
 	Jobs string
-	// Completions is how many indexes the Indexed Job runs (one per load agent): 1.
-	Completions int
 	// TTL is the Job's ttlSecondsAfterFinished: how long a finished Job the coordinator
 	// could not delete stays in the cluster.
 	TTL time.Duration
@@ -56,6 +54,7 @@ type Kubernetes struct {
 	// DeclRange is where the block was declared; ContextRange where context was given
 	// (the block when it was not), for errors that name the plan's line.
 	DeclRange, ContextRange hcl.Range
+	jobsAt                  hcl.Range
 }
 
 // Toleration is one entry of tolerations, as a pod spec has it.
@@ -102,7 +101,7 @@ var (
 )
 
 func (l *loader) decodeKubernetesBlock(b *hcl.Block, ctx *hcl.EvalContext) *Kubernetes {
-	k := &Kubernetes{Jobs: KubeJobsPerCell, Completions: 1, TTL: DefaultKubeTTL, StartTimeout: DefaultKubeStartTimeout,
+	k := &Kubernetes{Jobs: KubeJobsPerCell, TTL: DefaultKubeTTL, StartTimeout: DefaultKubeStartTimeout,
 		DeclRange: b.DefRange, ContextRange: b.DefRange}
 	content, diags := b.Body.Content(kubernetesSchema)
 	l.add(diags)
@@ -147,6 +146,10 @@ func (l *loader) decodeKubernetesBlock(b *hcl.Block, ctx *hcl.EvalContext) *Kube
 	k.Annotations = l.kubeLabels(a["annotations"], ctx, false)
 	k.Tolerations = l.kubeTolerations(a["tolerations"], ctx)
 	l.decode(a["host_network"], ctx, &k.HostNetwork)
+	k.jobsAt = b.DefRange
+	if a["jobs"] != nil {
+		k.jobsAt = a["jobs"].Expr.Range()
+	}
 	if l.decode(a["jobs"], ctx, &k.Jobs) && !slices.Contains(kubeJobsModes, k.Jobs) {
 		l.errorf(a["jobs"].Expr.Range().Ptr(), "Invalid jobs",
 			"jobs is %q (one Job a cell) or %q (one Job runs all this hardware's cells, in plan order), not %q.%s",

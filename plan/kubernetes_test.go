@@ -65,8 +65,8 @@ func TestKubernetesBlock(t *testing.T) {
 			{Key: "spot", Value: "yes", Seconds: &secs}},
 		Requests: map[string]string{"cpu": "2", "memory": "4Gi"}, Limits: map[string]string{"memory": "8Gi", "nvidia.com/gpu": "1"},
 		HostNetwork: true, Labels: map[string]string{"team": "inference"}, Annotations: map[string]string{"owner": "Bench team <bench@lab>"},
-		EnvFromSecrets: []string{"planrun-keys"}, Jobs: KubeJobsPerHardware, Completions: 1, TTL: 30 * time.Minute,
-		StartTimeout: 90 * time.Second, DeclRange: k.DeclRange, ContextRange: k.ContextRange,
+		EnvFromSecrets: []string{"planrun-keys"}, Jobs: KubeJobsPerHardware, TTL: 30 * time.Minute,
+		StartTimeout: 90 * time.Second, DeclRange: k.DeclRange, ContextRange: k.ContextRange, jobsAt: k.jobsAt,
 	}
 	if !reflect.DeepEqual(k, want) {
 		t.Errorf("kubernetes block\n got %+v\nwant %+v", k, want)
@@ -88,7 +88,7 @@ func TestKubernetesDefaults(t *testing.T) {
 		t.Fatal(diags)
 	}
 	k := p.Hardware[0].Kubernetes
-	if k.Jobs != KubeJobsPerCell || k.Completions != 1 || k.TTL != DefaultKubeTTL || k.StartTimeout != DefaultKubeStartTimeout ||
+	if k.Jobs != KubeJobsPerCell || k.TTL != DefaultKubeTTL || k.StartTimeout != DefaultKubeStartTimeout ||
 		k.Kubeconfig != "" || k.Namespace != "" || k.HostNetwork || k.PullPolicy != "" {
 		t.Errorf("defaults: %+v", k)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends/connect"
@@ -17,6 +18,10 @@ func init() {
 // (agent.Config.Env), so a batch scheduler can start agent i of N with either.
 type agentArgs struct {
 	Cfg agent.Config
+	// Lead: agent 0 runs the planrun command Leader instead (a Kubernetes Indexed
+	// Job's pods all run one command line; index 0's is the cell's apply).
+	Lead   bool
+	Leader []string
 }
 
 func parseAgent(env *Env, args []string) (*agentArgs, error) {
@@ -29,17 +34,33 @@ each its coordinator, index, count and token with these flags or the environment
 `+agent.EnvCoordinator+`, `+agent.EnvIndex+` (else SLURM_PROCID or JOB_COMPLETION_INDEX),
 `+agent.EnvCount+` and `+agent.EnvToken+`. The agent dials the coordinator, measures its
 clock against it and sends what it is told; it exits when the coordinator says bye.
-API keys come from the agent's own environment, never from the coordinator.`)
+API keys come from the agent's own environment, never from the coordinator.
+
+    planrun agent -lead -- COMMAND ARGS...
+
+is every pod of a Kubernetes Indexed Job: index 0 runs planrun COMMAND ARGS (the cell's
+apply, which coordinates the agents and runs agent 0 itself), the other indices are
+agents that dial it.`)
 	fs.StringVar(&c.Coordinator, "coordinator", "", "the coordinator's `host:port`")
 	fs.IntVar(&c.Index, "index", -1, "this agent's index, from 0")
 	fs.IntVar(&c.Of, "agents", 0, "how many agents share the cell")
 	fs.StringVar(&c.Token, "token", "", "the run's token (prefer "+agent.EnvToken+": a flag shows in ps)")
+	fs.DurationVar(&c.Wait, "wait", 0, "keep dialing a coordinator that does not answer yet for up to `D`, a second apart (or "+agent.EnvWait+")")
+	fs.BoolVar(&a.Lead, "lead", false, "agent 0 runs the planrun command after -- instead (a Kubernetes Indexed Job's index 0)")
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, a.Leader = args[:i], args[i+1:]
+	}
 	operands, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	if len(operands) > 0 {
+	switch {
+	case len(operands) > 0:
 		return nil, fmt.Errorf("unexpected argument %q", operands[0])
+	case a.Lead && len(a.Leader) == 0:
+		return nil, fmt.Errorf("-lead is followed by -- and the planrun command agent 0 runs: -lead -- apply ARGS")
+	case !a.Lead && a.Leader != nil:
+		return nil, fmt.Errorf("a command after -- is for -lead")
 	}
 	if err := c.Env(env.Getenv); err != nil {
 		return nil, err
@@ -51,6 +72,9 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 	a, err := parseAgent(env, args)
 	if err != nil {
 		return usageExit(env, "agent", err)
+	}
+	if a.Lead && a.Cfg.Index == 0 {
+		return Main(ctx, env, a.Leader)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -234,6 +235,31 @@ hardware "clients" {
 	for i, want := range []string{"ssh 127.0.0.1", "ssh localhost"} {
 		if len(m.Agents) != 2 || m.Agents[i].Where != want || m.Agents[i].PID == 0 {
 			t.Fatalf("manifest agents %+v, want agent %d %s", m.Agents, i, want)
+		}
+	}
+}
+
+// Every pod of a Kubernetes Indexed Job of several agents runs one command line,
+// `planrun agent -lead -- apply ...`: index 0 runs the command after --, the others are
+// agents (here, one whose coordinator does not answer, which says so).
+func TestAgentLeadRunsTheCommandAtIndexZero(t *testing.T) {
+	run := func(index string, args ...string) (int, string, string) {
+		vars := map[string]string{"PLANRUN_AGENT_COORDINATOR": "127.0.0.1:1", "PLANRUN_AGENT_COUNT": "2", "PLANRUN_AGENT_TOKEN": "t",
+			"JOB_COMPLETION_INDEX": index}
+		var out, errb strings.Builder
+		env := &Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return vars[k] }}
+		return Main(context.Background(), env, args), out.String(), errb.String()
+	}
+	if code, out, errs := run("0", "agent", "-lead", "--", "version"); code != exitOK || !strings.HasPrefix(out, "planrun ") {
+		t.Errorf("index 0: exit %d, stdout %q, stderr %q: want planrun version's", code, out, errs)
+	}
+	if code, out, errs := run("1", "agent", "-lead", "--", "version"); code != exitError || out != "" ||
+		!strings.Contains(errs, "planrun agent 1: dialing the coordinator at 127.0.0.1:1") {
+		t.Errorf("index 1: exit %d, stdout %q, stderr %q: want the agent, failing to dial", code, out, errs)
+	}
+	for _, args := range [][]string{{"agent", "-lead"}, {"agent", "--", "version"}, {"agent", "-lead", "version"}} {
+		if code, _, errs := run("0", args...); code != exitUsage {
+			t.Errorf("%q: exit %d (%s), want a usage error", args, code, errs)
 		}
 	}
 }

@@ -92,8 +92,9 @@ func notPlaced(p *plan.Plan, hardware string, others []string, place plan.Placem
 // k8sRunID stands for the run apply creates, in manifests printed for review.
 const k8sRunID = "RUN_ID"
 
-// writeK8sManifests prints the ConfigMap and Job apply would create for hardware's cells,
-// as YAML documents: one pair per cell, or one for jobs = "per_hardware".
+// writeK8sManifests prints the objects apply would create for hardware's cells, as YAML
+// documents: a ConfigMap and a Job per cell (or one pair for jobs = "per_hardware"), and
+// for a cell of several load agents the Job's Secret and headless Service too.
 func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware string) error {
 	jobs, err := kube.NewJobs(p, cells, k8sRunID, slurmRunDir)
 	if err != nil {
@@ -101,6 +102,7 @@ func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware s
 	}
 	var names []string
 	n := 0
+	secrets := false
 	for _, j := range jobs {
 		if j.Hardware != hardware {
 			if !slices.Contains(names, j.Hardware) {
@@ -108,8 +110,11 @@ func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware s
 			}
 			continue
 		}
-		cm, job := kube.Objects(j)
-		for _, obj := range []any{cm, job} {
+		objs := kube.NewObjects(j)
+		if objs.Secret != nil {
+			secrets = true
+		}
+		for _, obj := range objs.All() {
 			b, err := yaml.Marshal(obj)
 			if err != nil {
 				return err
@@ -123,6 +128,10 @@ func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware s
 	}
 	if n > 0 {
 		_, err := fmt.Fprintf(w, "# %s stands for the run apply creates; the namespace is the context's when the block names none.\n", k8sRunID)
+		if err == nil && secrets {
+			_, err = fmt.Fprintf(w, "# apply puts a new random token in each Secret's key %q as it creates it: the agents present it to index 0.\n"+
+				"# The names hash RUN_ID, and the coordinator's port is derived from the Job's name: both differ in each run.\n", kube.TokenKey)
+		}
 		return err
 	}
 	return notPlaced(p, hardware, names, plan.PlaceKubernetes, "Kubernetes", "kubernetes")

@@ -57,3 +57,12 @@ hardware "fleet" {
     nodes            = 2 # ERROR: Unsupported argument
   }
 }
+hardware "pods" {
+  kubernetes {
+    image = "planrun:dev"
+  }
+  agents {
+    hosts       = ["c1", "c2"] # ERROR: Conflicting placement
+    coordinator = "10.0.0.5"   # ERROR: Conflicting placement
+  }
+}
