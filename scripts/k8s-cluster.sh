@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # A single-node Kubernetes cluster on this machine, for planrun's Kubernetes placement tests
 # and for trying examples/kubernetes.hcl: real etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler and kubelet, with Debian's containerd, runc and CNI plugins, run as root.
+# kube-scheduler and kubelet, CoreDNS as the cluster DNS, with Debian's containerd, runc and
+# CNI plugins, run as root.
 #
 #   scripts/k8s-cluster.sh build     build the binaries into .tools/k8s/bin (only the first time:
-#                                    about 25 minutes on 2 cores; `start` builds when needed)
+#                                    about 25 minutes on 2 cores, CoreDNS some 2 more; `start`
+#                                    builds when needed)
 #   scripts/k8s-cluster.sh start     build if needed, install the packages if missing, start the
 #                                    daemons, wait until the node is Ready (seconds when built),
 #                                    and import the agent image built from this checkout (also
@@ -21,7 +23,9 @@
 #
 # The binaries come from a tools module of their own (tools/k8s/go.mod: k8s.io/kubernetes
 # v1.37.2 with its 33 staging modules at v0.37.2, and etcd), so planrun's go.mod never carries
-# Kubernetes; the version is stamped so the node reports v1.37.2. The cluster's state, logs,
+# Kubernetes; the version is stamped so the node reports v1.37.2. CoreDNS (v1.15.0, with the
+# plugins the cluster needs) is a module of its own too, tools/k8s/coredns, with a stamp of
+# its own, so that adding it rebuilt nothing else. The cluster's state, logs,
 # certificates and kubeconfig go to $PLANRUN_K8S_DIR (default /tmp/planrun-k8s). Its kubeconfig
 # has the context "planrun", whose namespace "planrun" the example and the tests use; it is
 # linked from ~/.kube/config only where no such file is there (stop removes the link).
@@ -31,7 +35,10 @@
 # veth pair whose other end is in the network namespace "planrun-k8s" this script creates
 # (198.18.0.0/15 is set aside for benchmark tests, RFC 2544); the API server reaches the
 # kubelet there for pod logs. Pods use the host network; the Service range (198.18.128.0/24)
-# holds only objects, since no kube-proxy runs.
+# holds only objects, since no kube-proxy runs. CoreDNS serves cluster.local on 198.18.0.1:53
+# from the API server's Services and EndpointSlices (a headless Service's pods by name), the
+# kubelet's clusterDNS; it forwards nothing, so a name outside the cluster gets no answer from
+# it and no query leaves this machine.
 #
 # Leases work as in scripts/slurm-cluster.sh: test processes (internal/k8stest) hold a shared
 # lock on $dir/tests.lock and mark a cluster they started with $dir/started-by-tests; release
@@ -55,7 +62,9 @@ marker="$dir/started-by-tests"
 startlock="$dir/start.lock"
 kubeconfig="$dir/kubeconfig"
 agent_tag="${PLANRUN_K8S_IMAGE:-planrun:dev}"
-daemons=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet)
+COREDNS_VERSION=v1.15.0
+dns_ready_port=18154
+daemons=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler coredns kubelet)
 say() { echo "k8s-cluster: $*" >&2; }
 
 need_root() {
@@ -76,7 +85,22 @@ stamp() {
 
 built() { [[ -f $(stamp) ]] && for d in etcd kube-apiserver kube-controller-manager kube-scheduler kubelet pause; do [[ -x $bin/$d ]] || return 1; done; }
 
+# coredns_stamp: CoreDNS's version and its module's files.
+coredns_stamp() {
+  local h
+  h=$(cat "$root/tools/k8s/coredns/go.mod" "$root/tools/k8s/coredns/go.sum" "$root/tools/k8s/coredns/main.go" |
+    sha256sum | cut -c1-12)
+  echo "$tools/.coredns-$COREDNS_VERSION-$h-static"
+}
+
+coredns_built() { [[ -f $(coredns_stamp) && -x $bin/coredns ]]; }
+
 build() {
+  build_kubernetes
+  build_coredns
+}
+
+build_kubernetes() {
   if built; then
     say "binaries of Kubernetes $K8S_VERSION already in .tools/k8s/bin"
     return 0
@@ -98,6 +122,21 @@ build() {
   rm -f "$tools"/.k8s-*
   touch "$(stamp)"
   say "built in $(($(date +%s) - started))s"
+}
+
+build_coredns() {
+  if coredns_built; then
+    say "CoreDNS $COREDNS_VERSION already in .tools/k8s/bin"
+    return 0
+  fi
+  say "building CoreDNS $COREDNS_VERSION (the cluster DNS) into .tools/k8s/bin: about 2 minutes on 2 cores, only the first time"
+  mkdir -p "$bin"
+  local t0
+  t0=$(date +%s)
+  (cd "$root/tools/k8s/coredns" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin/coredns" .)
+  rm -f "$tools"/.coredns-*
+  touch "$(coredns_stamp)"
+  say "built coredns in $(($(date +%s) - t0))s (load $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
 install_packages() {
@@ -252,8 +291,20 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 maxPods: 30
 clusterDomain: cluster.local
+clusterDNS: [$node_ip]
 resolvConf: /etc/resolv.conf
 containerLogMaxSize: 50Mi
+EOF
+  # The cluster DNS: cluster.local from the API server, nothing forwarded.
+  cat >"$dir/Corefile" <<EOF
+.:53 {
+    bind $node_ip
+    ready 127.0.0.1:$dns_ready_port
+    errors
+    kubernetes cluster.local {
+        kubeconfig $kubeconfig planrun
+    }
+}
 EOF
 }
 
@@ -273,6 +324,23 @@ image() {
   "$out/planrun" image -binary "$out/planrun" -tag "$agent_tag" -o "$out/planrun-image.tar" >/dev/null
   import_image "$out/planrun-image.tar"
   say "imported the agent image $agent_tag (planrun built from $root)"
+}
+
+# dns_ready START_NS: waits until CoreDNS has read the API server (its ready endpoint), and
+# says how long that took from START_NS (date +%s%N).
+dns_ready() {
+  for _ in $(seq 1 120); do
+    if curl -sf "http://127.0.0.1:$dns_ready_port/ready" >/dev/null 2>&1; then
+      say "CoreDNS ready on $node_ip:53, $((($(date +%s%N) - $1) / 1000000)) ms after it started"
+      return 0
+    fi
+    running coredns || break
+    sleep 0.1
+  done
+  say "CoreDNS did not become ready; its log:"
+  tail -n 20 "$dir/log/coredns.log" >&2
+  stop_daemons
+  exit 1
 }
 
 # up: every daemon runs and the node is Ready.
@@ -296,6 +364,12 @@ start() {
   t0=$(date +%s)
   network
   certs
+  # A cluster an older script started (without the cluster DNS) may be in use: it is not
+  # touched, and not taken for this one.
+  if running kubelet && ! grep -q '^clusterDNS:' "$dir/kubelet.yaml" 2>/dev/null; then
+    say "a cluster without the cluster DNS (started by an older scripts/k8s-cluster.sh) runs here: stop it first (scripts/k8s-cluster.sh stop)"
+    exit 1
+  fi
   write_configs
   write_kubeconfig
   local pki="$dir/pki"
@@ -330,6 +404,9 @@ start() {
   daemon kube-scheduler "$bin/kube-scheduler" --kubeconfig "$admin" \
     --authentication-kubeconfig "$admin" --authorization-kubeconfig "$admin" \
     --bind-address 127.0.0.1 --leader-elect=false --profiling=false
+  local dns0
+  dns0=$(date +%s%N)
+  daemon coredns "$bin/coredns" -conf "$dir/Corefile"
   # The sandbox image before the kubelet asks for it.
   for _ in $(seq 1 50); do [[ -S $sock ]] && break; sleep 0.2; done
   "$bin/pause" -image "$dir/pause.tar" -tag planrun.local/pause:1
@@ -339,6 +416,7 @@ start() {
   for _ in $(seq 1 120); do
     if up; then
       local ready=$(($(date +%s) - t0))
+      dns_ready "$dns0"
       api /api/v1/namespaces -X POST -H 'Content-Type: application/json' \
         -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"planrun"}}' >/dev/null 2>&1 || true
       image
@@ -392,6 +470,7 @@ stop_daemons() {
   # the API server before etcd.
   stop_pid kubelet
   containers_gone
+  stop_pid coredns
   stop_pid kube-scheduler
   stop_pid kube-controller-manager
   stop_pid kube-apiserver

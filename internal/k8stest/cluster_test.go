@@ -13,7 +13,7 @@ func TestMain(m *testing.M) { os.Exit(Main(m)) }
 // using it): no daemon, no container and no network namespace stays behind.
 func TestReleaseStopsTheClusterTheTestsStarted(t *testing.T) {
 	if !cluster.CheckRelease(t, "PLANRUN_K8STEST_CHILD",
-		[]string{"containerd", "etcd", "kube-apiserver", "kube-controller", "kube-scheduler", "kubelet", "pause"}) {
+		[]string{"containerd", "etcd", "kube-apiserver", "kube-controller", "kube-scheduler", "coredns", "kubelet", "pause"}) {
 		return
 	}
 	if out, _ := exec.Command("ip", "netns", "list").Output(); bytes.Contains(out, []byte("planrun-k8s")) {
