@@ -250,55 +250,72 @@ func TestAgentsMergedFiguresRecomputeFromTheirRecords(t *testing.T) {
 		if row.Status != ledger.StatusOK || row.Agents != n || !(row.ClockBoundMs >= 0) {
 			t.Fatalf("row %s: status %s, agents %d, clock bound %v", row.CellID, row.Status, row.Agents, row.ClockBoundMs)
 		}
-		w := cell.Workload
-		level := plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}
-		target := stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}
-		var runs []*stats.Accumulator
-		for i, recs := range perAgent {
-			off := offsets[i]
-			for _, r := range recs {
-				if r.Concurrency != row.Concurrency || r.RequestRate != row.RequestRate || r.Warmup || r.Ramp {
-					continue
-				}
-				if r.Agent == nil || *r.Agent != i {
-					t.Fatalf("agent %d's file holds a record of agent %v", i, r.Agent)
-				}
-				for len(runs) <= r.Run {
-					runs = append(runs, stats.NewAccumulator(target))
-				}
-				r.Start = r.Start.Add(-off)
-				runs[r.Run].Add(r.Event)
-			}
-		}
-		var measured []stats.MeasuredRun
-		for _, acc := range runs {
-			measured = append(measured, stats.MeasuredRun{Acc: acc})
-		}
-		want := ledger.NewRow()
-		want.SetStats(stats.SummarizeRuns(measured, target))
+		want := recomputeRow(t, cell, row, perAgent, offsets)
 		if want.Requests != row.Requests || want.Requests != 240 {
 			t.Fatalf("%s: the agents' files hold %d measured requests, the row %d (want 240)", row.CellID, want.Requests, row.Requests)
 		}
-		for _, d := range []struct {
-			name      string
-			got, want stats.Dist
-		}{{"ttft", row.TTFT, want.TTFT}, {"tpot", row.TPOT, want.TPOT}, {"itl", row.ITL, want.ITL}, {"e2e", row.E2E, want.E2E},
-			{"send lag", row.SendLag, want.SendLag}, {"turnaround", row.Turnaround, want.Turnaround}} {
-			g, w := d.got, d.want
-			if !same(g.P50, w.P50) || !same(g.P90, w.P90) || !same(g.P99, w.P99) || !same(g.Min, w.Min) || !same(g.Max, w.Max) || g.N != w.N ||
-				!close12(g.Mean, w.Mean) {
-				t.Errorf("%s %s: merged %+v, recomputed %+v", row.CellID, d.name, g, w)
+		checkRecomputed(t, row, want)
+	}
+}
+
+// recomputeRow is the row one process would give from the agents' records of the row's
+// level (perAgent[i] agent i's), each record's start moved onto the coordinator's clock by
+// its agent's offset (offsets, by index; none for records moved already): grouped by
+// run, summarised as one process's.
+func recomputeRow(t *testing.T, cell *plan.Cell, row ledger.Row, perAgent [][]ledger.RequestRecord, offsets map[int]time.Duration) ledger.Row {
+	t.Helper()
+	w := cell.Workload
+	level := plan.LoadLevel{Concurrency: row.Concurrency, RequestRate: row.RequestRate}
+	target := stats.Target{PromptTokens: w.PromptTokens, MaxTokens: w.MaxTokens, Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}
+	var runs []*stats.Accumulator
+	for i, recs := range perAgent {
+		off := offsets[i]
+		for _, r := range recs {
+			if r.CellID != cell.ID || r.Concurrency != row.Concurrency || r.RequestRate != row.RequestRate || r.Warmup || r.Ramp {
+				continue
 			}
+			if r.Agent == nil || *r.Agent != i {
+				t.Fatalf("agent %d's records hold a record of agent %v", i, r.Agent)
+			}
+			for len(runs) <= r.Run {
+				runs = append(runs, stats.NewAccumulator(target))
+			}
+			r.Start = r.Start.Add(-off)
+			runs[r.Run].Add(r.Event)
 		}
-		for _, f := range []struct {
-			name      string
-			got, want float64
-		}{{"output tok/s", row.OutputTokS, want.OutputTokS}, {"requests/s", row.RequestsPerSec, want.RequestsPerSec},
-			{"rate delivered", row.RateDelivered, want.RateDelivered}, {"rate scheduled", row.RateScheduled, want.RateScheduled},
-			{"in flight held", row.InFlightHeld, want.InFlightHeld}, {"in flight p99", row.InFlightP99, want.InFlightP99}} {
-			if !same(f.got, f.want) && !close12(f.got, f.want) {
-				t.Errorf("%s %s: merged %v, recomputed %v", row.CellID, f.name, f.got, f.want)
-			}
+	}
+	var measured []stats.MeasuredRun
+	for _, acc := range runs {
+		measured = append(measured, stats.MeasuredRun{Acc: acc})
+	}
+	want := ledger.NewRow()
+	want.SetStats(stats.SummarizeRuns(measured, target))
+	return want
+}
+
+// checkRecomputed holds a merged row to its recomputation: percentiles and rates
+// identical, means (sums in another order) within 1e-12.
+func checkRecomputed(t *testing.T, row, want ledger.Row) {
+	t.Helper()
+	for _, d := range []struct {
+		name      string
+		got, want stats.Dist
+	}{{"ttft", row.TTFT, want.TTFT}, {"tpot", row.TPOT, want.TPOT}, {"itl", row.ITL, want.ITL}, {"e2e", row.E2E, want.E2E},
+		{"send lag", row.SendLag, want.SendLag}, {"turnaround", row.Turnaround, want.Turnaround}} {
+		g, w := d.got, d.want
+		if !same(g.P50, w.P50) || !same(g.P90, w.P90) || !same(g.P99, w.P99) || !same(g.Min, w.Min) || !same(g.Max, w.Max) || g.N != w.N ||
+			!close12(g.Mean, w.Mean) {
+			t.Errorf("%s %s: merged %+v, recomputed %+v", row.CellID, d.name, g, w)
+		}
+	}
+	for _, f := range []struct {
+		name      string
+		got, want float64
+	}{{"output tok/s", row.OutputTokS, want.OutputTokS}, {"requests/s", row.RequestsPerSec, want.RequestsPerSec},
+		{"rate delivered", row.RateDelivered, want.RateDelivered}, {"rate scheduled", row.RateScheduled, want.RateScheduled},
+		{"in flight held", row.InFlightHeld, want.InFlightHeld}, {"in flight p99", row.InFlightP99, want.InFlightP99}} {
+		if !same(f.got, f.want) && !close12(f.got, f.want) {
+			t.Errorf("%s %s: merged %v, recomputed %v", row.CellID, f.name, f.got, f.want)
 		}
 	}
 }

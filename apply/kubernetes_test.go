@@ -113,32 +113,12 @@ func clusterClient(t *testing.T) kubernetes.Interface {
 	return c
 }
 
-// leftOver lists the Jobs, ConfigMaps and pods labelled with the run.
+// leftOver lists the Jobs, ConfigMaps, Secrets, Services and pods labelled with the run.
 func leftOver(t *testing.T, c kubernetes.Interface, runDir string) []string {
 	t.Helper()
-	ctx := context.Background()
-	sel := metav1.ListOptions{LabelSelector: kube.LabelRun + "=" + kube.LabelValue(filepath.Base(runDir))}
-	var left []string
-	jobs, err := c.BatchV1().Jobs(k8stest.Namespace).List(ctx, sel)
+	left, err := kube.RunObjects(context.Background(), c, k8stest.Namespace, kube.LabelValue(filepath.Base(runDir)), true)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, j := range jobs.Items {
-		left = append(left, "job/"+j.Name)
-	}
-	cms, err := c.CoreV1().ConfigMaps(k8stest.Namespace).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, cm := range cms.Items {
-		left = append(left, "configmap/"+cm.Name)
-	}
-	pods, err := c.CoreV1().Pods(k8stest.Namespace).List(ctx, sel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		left = append(left, "pod/"+p.Name)
 	}
 	return left
 }
@@ -304,45 +284,51 @@ func TestKubernetesFailures(t *testing.T) {
 	}
 }
 
-// Ctrl-C while the pod measures deletes the run's Job (its pod first) and ConfigMap:
-// no object of the run is left, and the cell is interrupted.
+// Ctrl-C while the pod measures deletes the run's Job (its pods first) and ConfigMap, and
+// for a cell of several agents its Secret and Service: no object of the run is left, and
+// the cell is interrupted.
 func TestKubernetesInterruptLeavesNothing(t *testing.T) {
 	k8stest.Require(t)
-	src := k8sPlan(t, "", `prompt_tokens = 16
+	for _, agents := range []int{1, 2} {
+		t.Run(fmt.Sprintf("agents=%d", agents), func(t *testing.T) {
+			src := k8sPlan(t, "", fmt.Sprintf(`agents        = %d
+  prompt_tokens = 16
   max_tokens    = 32
-  concurrency   = [1]
+  concurrency   = [2]
   warmup_runs   = 0
   repeat_runs   = 1
-  requests      = 1000`)
-	src = src[:strings.Index(src, `matrix "here"`)] // the cluster's cell alone
-	c := clusterClient(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		// Cancel once the pod runs, as a Ctrl-C would.
-		for ctx.Err() == nil {
-			pods, err := c.CoreV1().Pods(k8stest.Namespace).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelHardware + "=cluster"})
-			if err == nil {
-				for _, p := range pods.Items {
-					if p.Status.Phase == "Running" {
-						time.Sleep(2 * time.Second) // requests in flight
-						cancel()
-						return
+  requests      = 1000`, agents))
+			src = src[:strings.Index(src, `matrix "here"`)] // the cluster's cell alone
+			c := clusterClient(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				// Cancel once the pod runs, as a Ctrl-C would.
+				for ctx.Err() == nil {
+					pods, err := c.CoreV1().Pods(k8stest.Namespace).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelHardware + "=cluster"})
+					if err == nil {
+						for _, p := range pods.Items {
+							if p.Status.Phase == "Running" {
+								time.Sleep(2 * time.Second) // requests in flight
+								cancel()
+								return
+							}
+						}
 					}
+					time.Sleep(200 * time.Millisecond)
 				}
+			}()
+			res, err := runK8s(t, ctx, src, Options{Grace: time.Second})
+			if err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	res, err := runK8s(t, ctx, src, Options{Grace: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.Interrupted {
-		t.Errorf("the run was not interrupted: %+v", res.Cells)
-	}
-	if left := leftOver(t, c, res.RunDir); len(left) > 0 {
-		t.Errorf("Ctrl-C left objects in the cluster: %v", left)
+			if !res.Interrupted {
+				t.Errorf("the run was not interrupted: %+v", res.Cells)
+			}
+			if left := leftOver(t, c, res.RunDir); len(left) > 0 {
+				t.Errorf("Ctrl-C left objects in the cluster: %v", left)
+			}
+		})
 	}
 }
 
