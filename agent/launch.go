@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/planrun/planrun/internal/procgroup"
@@ -151,7 +150,7 @@ func (p *Processes) start(cmd *exec.Cmd, i int, logPath string, exits chan<- Exi
 func killAll(cmds []*exec.Cmd) {
 	for _, c := range cmds {
 		if c.Process != nil {
-			syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			procgroup.Kill(c.Process.Pid)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/internal/proctest"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
@@ -145,7 +145,8 @@ func (d *dying) Do(ctx context.Context, req backends.Request) backends.Sample {
 	n := d.n
 	d.mu.Unlock()
 	if n == d.at {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		self, _ := os.FindProcess(os.Getpid())
+		self.Kill() // SIGKILL on Unix: the agent dies mid-level, as a killed process does
 		select {}
 	}
 	return d.Backend.Do(ctx, req)
@@ -420,7 +421,7 @@ func TestAgentKilledMidLevelFailsTheCell(t *testing.T) {
 	}
 	man := readManifest(t, res.RunDir)
 	for _, a := range man.Agents {
-		if a.PID > 0 && syscall.Kill(a.PID, 0) == nil {
+		if a.PID > 0 && proctest.Exists(a.PID) {
 			t.Errorf("agent %d (pid %d) is still running", a.Index, a.PID)
 		}
 	}
@@ -663,7 +664,7 @@ func TestAgentsStopOnInterrupt(t *testing.T) {
 	}
 	t.Logf("row: %s, %d requests", res.Rows[0].Status, res.Rows[0].Requests)
 	for _, a := range readManifest(t, res.RunDir).Agents {
-		if a.PID > 0 && syscall.Kill(a.PID, 0) == nil {
+		if a.PID > 0 && proctest.Exists(a.PID) {
 			t.Errorf("agent %d (pid %d) is still running", a.Index, a.PID)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,6 +109,41 @@ func pinnedThreads(cell *plan.Cell) int {
 		return len(hw.Pins.CPUSet)
 	}
 	return 0
+}
+
+// ollamaThreads is the thread count Ollama's runner logs it loaded a model with
+// ("NumThreads:2" in the load request it logs).
+var ollamaThreads = regexp.MustCompile(`NumThreads:(\d+)`)
+
+// oversubscribed says, for a CPU-pinned cell, when the server's engine ran more threads
+// than the cores it was allowed (cpusAllowed, as the row read them): the threads beyond
+// them only wait on each other, so the row times that mismatch as much as the model.
+// Ollama logs the count its runner loaded with; planrun sets it (num_thread) only
+// through Ollama's native API, so a cell that speaks the OpenAI protocol to a pinned
+// Ollama gets Ollama's default, a thread per physical core of the machine.
+func oversubscribed(cell *plan.Cell, logPath, cpusAllowed string) string {
+	if cell.Hardware == nil || len(cell.Hardware.Pins.CPUSet) == 0 || cpusAllowed == "" {
+		return ""
+	}
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return ""
+	}
+	m := ollamaThreads.FindAllSubmatch(b, -1)
+	if len(m) == 0 {
+		return ""
+	}
+	threads, _ := strconv.Atoi(string(m[len(m)-1][1])) // the newest load
+	cores, err := plan.ParseCPUList(cpusAllowed)
+	if err != nil || threads <= len(cores) {
+		return ""
+	}
+	note := fmt.Sprintf("Ollama's runner ran %d threads on the %d core(s) it was allowed (%s): the threads beyond the cores wait on each other, so this row's timings are slower than the model's",
+		threads, len(cores), cpusAllowed)
+	if cell.Backend.Kind != "ollama" {
+		note += fmt.Sprintf("; the %s protocol cannot set Ollama's num_thread, which planrun sets to the cores only through its native API", cell.Backend.Kind)
+	}
+	return note
 }
 
 // withNumThread is an Ollama backend's extra fields with options.num_thread = n, unless

@@ -2,7 +2,10 @@ package apply
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 )
 
@@ -107,6 +111,45 @@ func TestUnsatisfiablePinsSendNothing(t *testing.T) {
 	for i, r := range res.Rows {
 		if r.Status != ledger.StatusFailed || !strings.Contains(r.Notes, want[i]) || !strings.Contains(r.Notes, "plan.hcl:") {
 			t.Errorf("row %d: %s %s, want failed with %q and the plan's line", i, r.Status, r.Notes, want[i])
+		}
+	}
+}
+
+// A pinned cell whose Ollama runner logged more threads than the cores the server was
+// allowed says so on its row, and names the protocol when it could not set num_thread;
+// a runner within its cores, an unpinned cell and a log without the count say nothing.
+func TestOversubscribedThreads(t *testing.T) {
+	dir, n := t.TempDir(), 0
+	log := func(s string) string {
+		n++
+		p := filepath.Join(dir, fmt.Sprintf("ollama-%d.log", n))
+		os.WriteFile(p, []byte(s), 0o644)
+		return p
+	}
+	twoThenOne := log(`load request="{... NumThreads:2 ...}"` + "\n" + `load request="{... NumThreads:1 ...}"` + "\n")
+	oneThenTwo := log(`load request="{... NumThreads:1 ...}"` + "\n" + `load request="{... NumThreads:2 ...}"` + "\n")
+	none := log("no load logged\n")
+	pinned := &plan.Hardware{Name: "cpu1", Pins: plan.Pins{CPUSet: []int{1}}}
+	v1 := &plan.Cell{Backend: &plan.Backend{Kind: "openai"}, Hardware: pinned}
+	native := &plan.Cell{Backend: &plan.Backend{Kind: "ollama"}, Hardware: pinned}
+	unpinned := &plan.Cell{Backend: &plan.Backend{Kind: "openai"}, Hardware: &plan.Hardware{Name: "box"}}
+
+	got := oversubscribed(v1, oneThenTwo, "1")
+	if !strings.Contains(got, "ran 2 threads on the 1 core(s) it was allowed (1)") || !strings.Contains(got, "the openai protocol cannot set Ollama's num_thread") {
+		t.Errorf("v1 cell after a 2-thread load: %q", got)
+	}
+	if got := oversubscribed(native, oneThenTwo, "1"); !strings.Contains(got, "ran 2 threads") || strings.Contains(got, "protocol") {
+		t.Errorf("native cell after a 2-thread load: %q", got)
+	}
+	for name, got := range map[string]string{
+		"the newest load within the cores": oversubscribed(v1, twoThenOne, "1"),
+		"two threads on two cores":         oversubscribed(v1, oneThenTwo, "0-1"),
+		"unpinned":                         oversubscribed(unpinned, oneThenTwo, "1"),
+		"no count logged":                  oversubscribed(v1, none, "1"),
+		"no log":                           oversubscribed(v1, filepath.Join(dir, "absent.log"), "1"),
+	} {
+		if got != "" {
+			t.Errorf("%s: %q, want no note", name, got)
 		}
 	}
 }

@@ -179,4 +179,7 @@ func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasu
 		row.KVCacheGB = gb
 		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
 	}
+	if note := oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
+		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
+	}
 }

@@ -48,11 +48,11 @@ func TestPlanShowsServers(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	// One server per CPU set the quickstart pins it to: ollama@cpu1 (three variants
-	// native, one through /v1), then ollama@cpu2.
+	// One server per CPU set the quickstart pins it to: ollama@cpu1 (three variants),
+	// then ollama@cpu2 (one, native and through /v1).
 	want := "\nServers (one at a time; consecutive cells that name the same server reuse it):\n" +
-		"  server ollama@cpu1: started before cell 1, stopped before cell 5; used by 4 cells\n" +
-		"  server ollama@cpu2: started before cell 5, stopped after cell 5 (end of the run); used by 1 cell\n" +
+		"  server ollama@cpu1: started before cell 1, stopped before cell 4; used by 3 cells\n" +
+		"  server ollama@cpu2: started before cell 4, stopped after cell 5 (end of the run); used by 2 cells\n" +
 		"\nPlan: 5 cells,"
 	if !strings.Contains(out, want) {
 		t.Errorf("plan output lacks %q:\n%s", want, out)
@@ -66,7 +66,7 @@ func TestPlanShowsServers(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &js); err != nil {
 		t.Fatal(err)
 	}
-	if len(js.Servers) != 2 || js.Servers[0].Server != "ollama@cpu1" || js.Servers[1].Cells != 1 || js.Servers[1].StopAfter != 5 {
+	if len(js.Servers) != 2 || js.Servers[0].Server != "ollama@cpu1" || js.Servers[1].Cells != 2 || js.Servers[1].StopAfter != 5 {
 		t.Errorf("json servers %+v", js.Servers)
 	}
 }

@@ -135,3 +135,6 @@ func onForkThread(start func() error) error {
 	forks <- func() { done <- start() }
 	return <-done
 }
+
+// Kill kills the process group whose leader is pid (one Start started), all of it.
+func Kill(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }

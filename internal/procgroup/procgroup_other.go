@@ -4,6 +4,7 @@ package procgroup
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 )
 
@@ -23,3 +24,10 @@ func (g *Guard) PGID() int { return 0 }
 
 // StartOn refuses as Start does.
 func StartOn(cmd *exec.Cmd, _ []int) (*Guard, error) { return Start(cmd) }
+
+// Kill kills the process pid: Start starts no group here.
+func Kill(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
+}
