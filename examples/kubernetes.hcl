@@ -15,9 +15,15 @@
 #   go run ./cmd/planrun apply -run-dir results/kubernetes-here -var planrun=$PWD/.tools/k8s/agent/planrun examples/kubernetes.hcl
 #   go run ./cmd/planrun compare results/kubernetes-here results/kubernetes
 #
+# The "fleet" cell's workload has two load agents: its Indexed Job has two pods, index 0 runs
+# the cell (and agent 0), index 1 is agent 1, which finds index 0 through the Job's headless
+# Service and the cluster's DNS. Here both pods share the node's network, so agent 1 reaches
+# the mock server index 0 starts on 127.0.0.1; on a cluster of several nodes, the agents'
+# backend is a server every node reaches (a Service).
+#
 # On your own cluster: build and push the agent image (`planrun image`, or the Dockerfile),
 # set image, context and namespace, and point the backend at your server's Service.
-# `planrun plan -k8s-manifest cluster examples/kubernetes.hcl` prints the Job for review.
+# `planrun plan -k8s-manifest cluster examples/kubernetes.hcl` prints the objects for review.
 
 variable "context" {
   type        = string
@@ -80,6 +86,21 @@ backend "openai" "mock" {
   server = server.mock
 }
 
+# The fleet cell's own mock, on its own port: the cells' Jobs run at once, on one node's
+# network here.
+server "mock-fleet" {
+  command = [var.planrun, "mock-server", "-addr", "127.0.0.1:18211", "-ttft", "50ms", "-tpot", "5ms"]
+  ready {
+    url     = "http://127.0.0.1:18211/health"
+    timeout = "30s"
+  }
+}
+
+backend "openai" "fleet" {
+  url    = "http://127.0.0.1:18211/v1"
+  server = server.mock-fleet
+}
+
 workload "quick" {
   prompt_tokens = 32
   max_tokens    = 32
@@ -91,11 +112,30 @@ workload "quick" {
   seed          = 42
 }
 
+workload "fleet" {
+  agents        = 2 # the two pods of the cell's Indexed Job send each level
+  prompt_tokens = 32
+  max_tokens    = 32
+  concurrency   = [4]
+  warmup_runs   = 1
+  repeat_runs   = 3
+  requests      = 16
+  temperature   = 0
+  seed          = 42
+}
+
 matrix "cluster" {
   model    = ["mock"]
   tool     = [backend.openai.mock]
   hardware = [hardware.cluster]
   workload = [workload.quick]
+}
+
+matrix "fleet" {
+  model    = ["mock"]
+  tool     = [backend.openai.fleet]
+  hardware = [hardware.cluster]
+  workload = [workload.fleet]
 }
 
 expect "no-errors" {

@@ -83,9 +83,6 @@ func TestPlacementExamples(t *testing.T) {
 		"../../examples/kubernetes.hcl":   {"Kubernetes context planrun namespace planrun"},
 	} {
 		cells := "2 cells"
-		if strings.HasSuffix(f, "kubernetes.hcl") {
-			cells = "1 cell"
-		}
 		if code, out, errs := runCmd(t, "", "validate", f); code != exitOK || out != "Success! The plan is valid: "+cells+".\n" {
 			t.Errorf("validate %s: exit %d\n%s%s", f, code, out, errs)
 		}
@@ -121,6 +118,8 @@ func TestSlurmStep(t *testing.T) {
 
 // -k8s-manifest prints the ConfigMap and the Indexed Job apply would create, sending
 // nothing (no kubeconfig is read), and names what is wrong with the hardware asked for.
+// The fleet cell, of two load agents, is a Job of two completions with its Secret and
+// headless Service, whose every pod runs `planrun agent -lead -- apply ...`.
 func TestPlanK8sManifest(t *testing.T) {
 	t.Setenv("KUBECONFIG", "/nonexistent")
 	code, out, errs := runCmd(t, "", "plan", "-k8s-manifest", "cluster", "-var", "namespace=bench", "../../examples/kubernetes.hcl")
@@ -132,10 +131,17 @@ func TestPlanK8sManifest(t *testing.T) {
 		"  backoffLimit: 0\n", "planrun.dev/run: RUN_ID", "namespace: bench\n", "        - -stream\n",
 		"        - /planrun/input/plan/kubernetes.hcl\n", "    namespace = \"bench\"\n", "  ttlSecondsAfterFinished: 3600\n",
 		"# RUN_ID stands for the run apply creates",
+		"kind: Secret\n", "kind: Service\n", "  clusterIP: None\n", "  publishNotReadyAddresses: true\n",
+		"  backoffLimitPerIndex: 0\n  completionMode: Indexed\n  completions: 2\n  parallelism: 2\n",
+		"        - agent\n        - -lead\n        - --\n        - apply\n", "        - name: PLANRUN_AGENT_TOKEN\n          valueFrom:\n            secretKeyRef:\n",
+		"      subdomain: planrun-cluster-2-", "# apply puts a new random token in each Secret's key \"token\"",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("manifest lacks %q:\n%s", want, out)
 		}
+	}
+	if n := strings.Count(out, "kind: Job\n"); n != 2 || strings.Count(out, "kind: Secret\n") != 1 || !strings.Contains(out, "  completions: 1\n") {
+		t.Errorf("%d Jobs, want the quick cell's of one completion and the fleet cell's of two, one Secret:\n%s", n, out)
 	}
 	for hw, want := range map[string]string{
 		"box":  `hardware "box" has no kubernetes block: its cells run on host gpu1.lab`,
