@@ -33,11 +33,9 @@ type inProcess struct {
 	stops []context.CancelFunc
 }
 
-// It builds its Processes with NewProcesses, as a launcher of another package would.
 func (l *inProcess) Launch(ctx context.Context, spec Launch, exits chan<- Exit) (*Processes, error) {
-	var running sync.WaitGroup
-	var where []string
-	stop := func() {
+	p := &Processes{}
+	p.stopAll = func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		for _, s := range l.stops {
@@ -57,20 +55,18 @@ func (l *inProcess) Launch(ctx context.Context, spec Launch, exits chan<- Exit) 
 		if l.serve != nil {
 			serve = l.serve
 		}
-		running.Add(1)
+		p.running.Add(1)
 		go func() {
-			defer running.Done()
+			defer p.running.Done()
 			err := serve(actx, cfg)
 			if errors.Is(err, ErrBye) {
 				err = nil
 			}
 			exits <- Exit{Agent: i, Err: err}
 		}()
-		where = append(where, "goroutine")
+		p.where = append(p.where, "goroutine")
 	}
-	ended := make(chan struct{})
-	go func() { running.Wait(); close(ended) }()
-	return NewProcesses(where, make([]string, spec.N), stop, ended), nil
+	return p, nil
 }
 
 // skewed is a clock Skew ahead of the system's.

@@ -58,17 +58,7 @@ type Processes struct {
 	where   []string // per agent
 	logs    []string // per agent: its log file
 	stopAll func()
-	running sync.WaitGroup  // this package's launchers' processes
-	ended   <-chan struct{} // another package's: closed once every process has ended
-}
-
-// NewProcesses is what a Launcher of another package (a Kubernetes Indexed Job's,
-// whose pods run `planrun agent` with JOB_COMPLETION_INDEX as their index) returns:
-// where each agent runs and its log file ("" for none), by index; stop, which ends
-// every agent that is left; and ended, closed once all have ended. It sends each
-// one's end to the exits channel Launch was given.
-func NewProcesses(where, logs []string, stop func(), ended <-chan struct{}) *Processes {
-	return &Processes{where: where, logs: logs, stopAll: stop, ended: ended}
+	running sync.WaitGroup
 }
 
 // Where says where agent i runs: "local", "ssh HOST", "srun task I".
@@ -90,12 +80,8 @@ func (p *Processes) LogTail(i int) string {
 // Stop waits up to grace for the processes to exit by themselves (after the fleet's
 // bye), then kills what is left.
 func (p *Processes) Stop(grace time.Duration) {
-	done := p.ended
-	if done == nil {
-		d := make(chan struct{})
-		go func() { p.running.Wait(); close(d) }()
-		done = d
-	}
+	done := make(chan struct{})
+	go func() { p.running.Wait(); close(done) }()
 	select {
 	case <-done:
 		return
@@ -146,6 +132,15 @@ func (p *Processes) start(cmd *exec.Cmd, i int, logPath string, exits chan<- Exi
 	return nil
 }
 
+// startLocal starts agent i as a process on this machine: command with the agent's
+// environment on top of this process's, its output in the fleet's agent-i.log.
+func (p *Processes) startLocal(command []string, spec Launch, i int, exits chan<- Exit) (*exec.Cmd, string, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = append(os.Environ(), spec.env(i)...)
+	logPath := filepath.Join(spec.LogDir, fmt.Sprintf("agent-%d.log", i))
+	return cmd, logPath, p.start(cmd, i, logPath, exits)
+}
+
 // killAll kills the process groups of the commands.
 func killAll(cmds []*exec.Cmd) {
 	for _, c := range cmds {
@@ -166,10 +161,8 @@ func (l Local) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Proce
 	var cmds []*exec.Cmd
 	p.stopAll = func() { killAll(cmds) }
 	for i := range spec.N {
-		cmd := exec.Command(l.Command[0], l.Command[1:]...)
-		cmd.Env = append(os.Environ(), spec.env(i)...)
-		logPath := filepath.Join(spec.LogDir, fmt.Sprintf("agent-%d.log", i))
-		if err := p.start(cmd, i, logPath, exits); err != nil {
+		cmd, logPath, err := p.startLocal(l.Command, spec, i, exits)
+		if err != nil {
 			p.stopAll()
 			return nil, fmt.Errorf("agent %d: %w", i, err)
 		}
@@ -263,18 +256,15 @@ func (s Scheduled) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*P
 	if s.Self != "" {
 		self.Coordinator = s.Self
 	}
-	cmd := exec.Command(s.Command[0], s.Command[1:]...)
-	cmd.Env = append(os.Environ(), self.env(0)...)
-	logPath := filepath.Join(spec.LogDir, "agent-0.log")
-	p := &Processes{}
-	p.stopAll = func() { killAll([]*exec.Cmd{cmd}) }
-	if err := p.start(cmd, 0, logPath, exits); err != nil {
+	p := &Processes{where: make([]string, spec.N), logs: make([]string, spec.N)}
+	cmd, logPath, err := p.startLocal(s.Command, self, 0, exits)
+	if err != nil {
 		return nil, fmt.Errorf("agent 0: %w", err)
 	}
-	for i := range spec.N {
-		p.where = append(p.where, s.Name+" "+strconv.Itoa(i))
-		p.logs = append(p.logs, "")
-	}
+	p.stopAll = func() { killAll([]*exec.Cmd{cmd}) }
 	p.logs[0] = logPath
+	for i := range p.where {
+		p.where[i] = s.Name + " " + strconv.Itoa(i)
+	}
 	return p, nil
 }
