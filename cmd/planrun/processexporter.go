@@ -80,7 +80,7 @@ func runProcessExporter(ctx context.Context, env *Env, args []string) int {
 	mux.Handle("/metrics", exporter.Handler([]exporter.Group{a.Group}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(l)
-	now := procmem.Read(procmem.Matching(a.Group.Match))
+	now := a.Group.Read() // not this process, whose command line holds the pattern
 	fmt.Fprintf(env.Stdout, "process-exporter serving http://%s/metrics: group %q, the processes matching %q and below them (now %d, %.3f GB RSS)\n",
 		reachableAddr(l.Addr()), a.Group.Name, a.Group.Match, now.Processes, float64(now.RSS)/1e9)
 	select {

@@ -58,17 +58,21 @@ type Group struct {
 	Match *regexp.Regexp
 }
 
-// Handler serves the groups' memory, read from /proc at each scrape. The serving process
-// itself is never counted, though its own command line holds the patterns.
+// Read is the group's memory now, from /proc. This process is never counted, though its
+// own command line holds the pattern.
+func (g Group) Read() procmem.Reading {
+	return procmem.Read(procmem.Matching(g.Match, os.Getpid()))
+}
+
+// Handler serves the groups' memory, read from /proc at each scrape (Group.Read).
 func Handler(groups []Group) http.Handler {
-	self := os.Getpid()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		procs := &dto.MetricFamily{Name: ptr(metricProcs), Help: ptr("number of processes in this group"),
 			Type: dto.MetricType_GAUGE.Enum()}
 		mem := &dto.MetricFamily{Name: ptr(metricMemory), Help: ptr("number of bytes of memory in use"),
 			Type: dto.MetricType_GAUGE.Enum()}
 		for _, g := range groups {
-			rd := procmem.Read(procmem.Matching(g.Match, self))
+			rd := g.Read()
 			procs.Metric = append(procs.Metric, gauge(float64(rd.Processes), g.Name, ""))
 			mem.Metric = append(mem.Metric, gauge(float64(rd.RSS), g.Name, memResident))
 			if rd.HasPSS {
