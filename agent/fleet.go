@@ -125,7 +125,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 		return nil, fmt.Errorf("the coordinator cannot listen for its agents on %s: %w", o.Listen, err)
 	}
 	if o.Token == "" {
-		o.Token = newToken()
+		o.Token = NewToken()
 	}
 	f := &Fleet{o: o, ln: ln, token: o.Token, agents: make([]*remote, o.Agents),
 		inbox: make(chan event, 4096), exits: make(chan Exit, o.Agents+1), quit: make(chan struct{})}
@@ -145,7 +145,8 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	return f, nil
 }
 
-func newToken() string {
+// NewToken is a new random token for a fleet's agents to present (128 bits, hex).
+func NewToken() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return hex.EncodeToString(b)

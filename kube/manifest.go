@@ -204,10 +204,9 @@ func objectName(job, runID string) string {
 	return "planrun-" + name + "-" + hex.EncodeToString(h[:4])
 }
 
-var labelValueRE = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
-
 // LabelValue makes s a label value: characters a label value cannot hold become ".",
-// and a value still too long becomes its start and a hash.
+// the ends are trimmed to a letter or digit, and a value still too long becomes its
+// start and a hash ("" stays "", which a label value may be).
 func LabelValue(s string) string {
 	v := strings.Map(func(r rune) rune {
 		if r < 128 && (r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
@@ -219,9 +218,6 @@ func LabelValue(s string) string {
 	if len(v) > 63 {
 		h := sha256.Sum256([]byte(s))
 		v = strings.Trim(v[:50], "-_.") + "-" + hex.EncodeToString(h[:6])
-	}
-	if !labelValueRE.MatchString(v) {
-		return ""
 	}
 	return v
 }

@@ -221,6 +221,10 @@ func TestObjectsOfSeveralAgents(t *testing.T) {
 	if errs := validation.IsDNS1123Label(fmt.Sprintf("%s-%d", name, 255)); len(errs) > 0 {
 		t.Errorf("a pod's host name %s-255: %v", name, errs)
 	}
+	// The longest name objectName makes (its job name cut to 40) still leaves room for the index.
+	if long := objectName(strings.Repeat("h", 80), "r"); len(validation.IsDNS1123Label(long+"-255")) > 0 || len(long) < 55 {
+		t.Errorf("a pod's host name %s-255 from an 80-character job name: %v", long, validation.IsDNS1123Label(long+"-255"))
+	}
 }
 
 // A file the plan reads from outside its directory cannot reach the pod: an error names it.

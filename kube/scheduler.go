@@ -2,8 +2,6 @@ package kube
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/plan"
 
@@ -164,7 +163,7 @@ func (s *Scheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
 	}
 	if secret != nil {
 		secret.Namespace, svc.Namespace = c.namespace, c.namespace
-		secret.Data = map[string][]byte{TokenKey: []byte(newToken())}
+		secret.Data = map[string][]byte{TokenKey: []byte(agent.NewToken())}
 		if _, err := core.Secrets(c.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 			return fail("creating Secret", err)
 		}
@@ -201,12 +200,6 @@ func (s *Scheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
 }
 
 // newToken is a job's agent token: 16 random bytes, in hex.
-func newToken() string {
-	b := make([]byte, 16)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 func (s *Scheduler) run(id string) (*jobRun, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

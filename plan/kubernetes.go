@@ -321,18 +321,12 @@ func (l *loader) kubeTolerations(a *hcl.Attribute, ctx *hcl.EvalContext) []Toler
 	return out
 }
 
-// kubeDuration decodes a Go duration string ("30s", "5m") that must be positive.
+// kubeDuration decodes a duration as every duration of the plan is (loader.duration, with
+// its suggestions), which must be above 0 here.
 func (l *loader) kubeDuration(a *hcl.Attribute, ctx *hcl.EvalContext, d *time.Duration) {
-	var s string
-	if !l.decode(a, ctx, &s) {
-		return
+	if l.duration(a, ctx, d) && *d <= 0 {
+		l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name, "%s is a positive duration such as \"90s\" or \"10m\", not 0.", a.Name)
 	}
-	v, err := time.ParseDuration(s)
-	if err != nil || v <= 0 {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name, "%s is a positive duration such as \"90s\" or \"10m\", not %q.", a.Name, s)
-		return
-	}
-	*d = v
 }
 
 // String says where the cells run, as `planrun plan` shows it.

@@ -27,7 +27,8 @@ hardware "names" {
     node_selector     = { "gpu type" = "h200" } # ERROR: Invalid node_selector
     labels            = { "planrun.dev/run" = "x" } # ERROR: Reserved label
     jobs              = "per_node" # ERROR: Invalid jobs
-    start_timeout     = "soon" # ERROR: Invalid start_timeout
+    start_timeout     = "soon" # ERROR: Invalid duration
+    ttl_after_finished = "0s" # ERROR: Invalid ttl_after_finished
     tolerations       = [{ key = "nvidia.com/gpu", operator = "Maybe" }] # ERROR: Invalid tolerations
   }
 }
