@@ -112,7 +112,7 @@ type batchJob struct {
 // place stamps a row with where the job ran it: Slurm's job id and node, or the
 // Kubernetes Job, pod and node.
 func (j *batchJob) place(r *ledger.Row) {
-	if j.sched.Name() == kubernetesScheduler {
+	if j.entry.kubernetes {
 		r.K8sJob, r.K8sPod, r.K8sNode = j.id, j.status.Pod, j.status.Node
 		return
 	}
@@ -121,7 +121,7 @@ func (j *batchJob) place(r *ledger.Row) {
 
 // placeState stamps a row with the job's final state.
 func (j *batchJob) placeState(r *ledger.Row) {
-	if j.sched.Name() == kubernetesScheduler {
+	if j.entry.kubernetes {
 		r.K8sState = j.status.State
 		return
 	}
@@ -286,21 +286,21 @@ func (j *batchJob) cell(id string) *plan.Cell {
 // the node gave them.
 func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 	rec := co.rec
-	why := reason
-	if why == "" {
-		why = fmt.Sprintf("%s job %s ended %s before this level ran (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
-		if j.status.Phase == batch.Completed {
-			why = fmt.Sprintf("%s job %s ended %s without writing this level's row (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
-		}
-		if j.status.Why != "" {
-			why = fmt.Sprintf("%s job %s ended %s: %s (see %s)", j.sched.Name(), j.id, j.status.State, j.status.Why, j.log)
-		}
-	}
-	interrupted = interrupted && reason == ""
 	ended := fmt.Sprintf("%s job %s ended %s (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
 	if j.status.Why != "" {
 		ended = fmt.Sprintf("%s job %s ended %s: %s (see %s)", j.sched.Name(), j.id, j.status.State, j.status.Why, j.log)
 	}
+	why := reason
+	switch {
+	case why != "":
+	case j.status.Why != "":
+		why = ended
+	case j.status.Phase == batch.Completed:
+		why = fmt.Sprintf("%s job %s ended %s without writing this level's row (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
+	default:
+		why = fmt.Sprintf("%s job %s ended %s before this level ran (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
+	}
+	interrupted = interrupted && reason == ""
 	ran := map[levelKey]bool{}
 	for _, i := range j.rowIdx {
 		r := rec.row(i)

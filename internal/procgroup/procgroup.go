@@ -67,7 +67,7 @@ func StartOn(cmd *exec.Cmd, cpus []int) (*Guard, error) {
 	}
 	g, err := watch(cmd.Process.Pid)
 	if err != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		Kill(cmd.Process.Pid)
 		cmd.Wait()
 		return nil, fmt.Errorf("procgroup: start the watchdog of %s: %w", cmd.Path, err)
 	}
