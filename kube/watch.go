@@ -295,11 +295,7 @@ func agentPodState(p *corev1.Pod) string {
 		}
 	}
 	if t := terminated(p); t != nil && t.ExitCode != 0 {
-		why := fmt.Sprintf("container %s terminated %s with exit code %d (%s)", container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
-		if t.Message != "" {
-			why += ": " + strings.TrimSpace(t.Message)
-		}
-		parts = append(parts, why)
+		parts = append(parts, describeTermination(t))
 	} else if _, why := podWaiting(p); why != "" && !started(p) {
 		return why
 	}
@@ -363,9 +359,6 @@ func started(pod *corev1.Pod) bool {
 }
 
 func waitingPermanently(pod *corev1.Pod) bool {
-	if pod == nil {
-		return false
-	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && slices.Contains(waitingForever, w.Reason) {
 			return true
@@ -407,28 +400,17 @@ func (r *jobRun) observe(job *batchv1.Job, pods map[int]*corev1.Pod) batch.Statu
 	if r.spec.Agents <= 1 {
 		return st
 	}
-	if t := terminatedPod(pod); t != nil {
+	if t := terminated(pod); t != nil {
 		st.Phase, st.State, st.Why = batch.Completed, stateComplete, ""
 		if t.ExitCode != 0 {
 			st.Phase, st.State = batch.Failed, stateFailed
-			st.Why = fmt.Sprintf("%s: pod %s: container %s terminated %s with exit code %d (%s)", agentName(0), pod.Name, container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
-			if t.Message != "" {
-				st.Why += ": " + strings.TrimSpace(t.Message)
-			}
+			st.Why = fmt.Sprintf("%s: pod %s: %s", agentName(0), pod.Name, describeTermination(t))
 		}
 	}
 	if st.Phase == batch.Failed {
 		st.Why += r.agentNotes(-1)
 	}
 	return st
-}
-
-// terminatedPod is the pod's container's termination, nil for no pod or one still running.
-func terminatedPod(pod *corev1.Pod) *corev1.ContainerStateTerminated {
-	if pod == nil {
-		return nil
-	}
-	return terminated(pod)
 }
 
 // podWaiting says why a pod that has not started waits, in Kubernetes' words: the
@@ -447,7 +429,11 @@ func podWaiting(pod *corev1.Pod) (reason, why string) {
 	return "", ""
 }
 
+// terminated is the pod's planrun container's termination, nil for no pod or one still running.
 func terminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	if pod == nil {
+		return nil
+	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name == container && cs.State.Terminated != nil {
 			return cs.State.Terminated
@@ -460,14 +446,18 @@ func terminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 // termination (OOMKilled, the exit code and planrun's meaning of it).
 func failure(cond batchv1.JobCondition, pod *corev1.Pod) string {
 	why := fmt.Sprintf("Job %s: %s", cond.Reason, cond.Message)
-	if pod == nil {
-		return why
-	}
 	if t := terminated(pod); t != nil {
-		why += fmt.Sprintf("; container %s terminated %s with exit code %d (%s)", container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
-		if t.Message != "" {
-			why += ": " + strings.TrimSpace(t.Message)
-		}
+		why += "; " + describeTermination(t)
+	}
+	return why
+}
+
+// describeTermination is the planrun container's end in Kubernetes' words and planrun's
+// meaning of its exit code: "container planrun terminated OOMKilled with exit code 137 (…)".
+func describeTermination(t *corev1.ContainerStateTerminated) string {
+	why := fmt.Sprintf("container %s terminated %s with exit code %d (%s)", container, t.Reason, t.ExitCode, ExitClass(t.ExitCode))
+	if t.Message != "" {
+		why += ": " + strings.TrimSpace(t.Message)
 	}
 	return why
 }
