@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/agent"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -25,7 +25,7 @@ import (
 
 // startAgents launches the cell's agents where its placement runs them, measures their
 // clocks and hands them the cell. An agent that cannot start is named in the error.
-func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellSetup) (*agent.Fleet, error) {
+func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellSetup) (*fleet.Fleet, error) {
 	n := cell.Workload.Agents
 	dir := filepath.Join(a.rec.res.RunDir, "agents", cellDir(cell.ID))
 	launcher, o, shared, err := a.launcher(cell)
@@ -34,7 +34,7 @@ func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellS
 	}
 	o.Agents, o.Launcher, o.LogDir = n, launcher, dir
 	a.info("%s: starting %d load agents (%s)", cell.ID, n, describeLauncher(launcher))
-	f, err := agent.Start(ctx, o)
+	f, err := fleet.Start(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("its %d load agents did not start: %w", n, err)
 	}
@@ -59,17 +59,17 @@ func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellS
 //     indices: agent 0 here, the others the pods Kubernetes started with it;
 //   - on the hosts the hardware's agents block lists, one each, through ssh;
 //   - otherwise as processes on this machine.
-func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool, error) {
+func (a *applier) launcher(cell *plan.Cell) (fleet.Launcher, fleet.Options, bool, error) {
 	var ag plan.Agents
 	if h := cell.Hardware; h != nil && h.Agents != nil {
 		ag = *h.Agents
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, agent.Options{}, false, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
+		return nil, fleet.Options{}, false, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
 	}
-	remote := func() agent.Options {
-		o := agent.Options{Listen: ":0", Advertise: ag.Coordinator}
+	remote := func() fleet.Options {
+		o := fleet.Options{Listen: ":0", Advertise: ag.Coordinator}
 		if o.Advertise == "" {
 			o.Advertise, _ = os.Hostname()
 		}
@@ -81,7 +81,7 @@ func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool
 	}
 	switch {
 	case a.o.RunDir != "" && os.Getenv("SLURM_JOB_ID") != "" && cell.Hardware != nil && cell.Hardware.Slurm != nil:
-		return agent.Srun{Srun: []string{"srun"}, Planrun: self}, remote(), true, nil
+		return fleet.Srun{Srun: []string{"srun"}, Planrun: self}, remote(), true, nil
 	case a.o.RunDir != "" && os.Getenv("JOB_COMPLETION_INDEX") != "" && cell.Hardware != nil && cell.Hardware.Kubernetes != nil:
 		l, o, err := indexedJob(cmd, cell.Hardware.Kubernetes.StartTimeout)
 		return l, o, false, err
@@ -90,13 +90,13 @@ func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool
 		if bin == "" {
 			bin = self
 		}
-		return agent.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, remote(), false, nil
+		return fleet.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, remote(), false, nil
 	}
-	o := agent.Options{Advertise: ag.Coordinator}
+	o := fleet.Options{Advertise: ag.Coordinator}
 	if ag.Coordinator != "" {
 		o.Listen = ":0"
 	}
-	return agent.Local{Command: cmd}, o, true, nil
+	return fleet.Local{Command: cmd}, o, true, nil
 }
 
 // indexedJob is the launcher of a cell's agents in index 0 of its Kubernetes Indexed
@@ -106,28 +106,28 @@ func (a *applier) launcher(cell *plan.Cell) (agent.Launcher, agent.Options, bool
 // headless Service) and the token they present (from the Job's Secret). Agent 0 runs
 // here, with the coordinator; the others have the kubernetes block's start_timeout (at
 // least the fleet's usual minute) to dial in, since a pod may wait that long for its node.
-func indexedJob(cmd []string, startTimeout time.Duration) (agent.Launcher, agent.Options, error) {
-	listen, coordinator, token := os.Getenv(agent.EnvListen), os.Getenv(agent.EnvCoordinator), os.Getenv(agent.EnvToken)
+func indexedJob(cmd []string, startTimeout time.Duration) (fleet.Launcher, fleet.Options, error) {
+	listen, coordinator, token := os.Getenv(fleet.EnvListen), os.Getenv(fleet.EnvCoordinator), os.Getenv(fleet.EnvToken)
 	if listen == "" || coordinator == "" || token == "" {
-		return nil, agent.Options{}, fmt.Errorf("this pod of a Kubernetes Indexed Job lacks %s, %s or %s: its Job was not made by planrun apply for a cell of several agents",
-			agent.EnvListen, agent.EnvCoordinator, agent.EnvToken)
+		return nil, fleet.Options{}, fmt.Errorf("this pod of a Kubernetes Indexed Job lacks %s, %s or %s: its Job was not made by planrun apply for a cell of several agents",
+			fleet.EnvListen, fleet.EnvCoordinator, fleet.EnvToken)
 	}
 	host, _, err := net.SplitHostPort(coordinator)
 	if err != nil {
-		return nil, agent.Options{}, fmt.Errorf("%s=%q: %w", agent.EnvCoordinator, coordinator, err)
+		return nil, fleet.Options{}, fmt.Errorf("%s=%q: %w", fleet.EnvCoordinator, coordinator, err)
 	}
-	o := agent.Options{Listen: listen, Advertise: host, Token: token, Connect: max(startTimeout, agent.ConnectTimeout)}
-	return agent.Scheduled{Command: cmd, Self: listen, Name: "kubernetes index"}, o, nil
+	o := fleet.Options{Listen: listen, Advertise: host, Token: token, Connect: max(startTimeout, fleet.ConnectTimeout)}
+	return fleet.Scheduled{Command: cmd, Self: listen, Name: "kubernetes index"}, o, nil
 }
 
 // describeLauncher says where agents start, for the progress note.
-func describeLauncher(l agent.Launcher) string {
+func describeLauncher(l fleet.Launcher) string {
 	switch l := l.(type) {
-	case agent.SSH:
+	case fleet.SSH:
 		return "ssh to " + strings.Join(l.Hosts, ", ")
-	case agent.Srun:
+	case fleet.Srun:
 		return "srun tasks of this Slurm job"
-	case agent.Scheduled:
+	case fleet.Scheduled:
 		return "the pods of this Kubernetes Indexed Job, agent 0 in this one"
 	}
 	return "processes on this machine"
@@ -180,11 +180,11 @@ func agentFidelity(w *plan.Workload, level plan.LoadLevel, m levelMeasurement, m
 // than the tolerance for want of its own client ("" otherwise): a paced share whose
 // rate fell short while its cap never filled, or a closed loop's share whose slots
 // stood idle in the client.
-func shareShortfall(w *plan.Workload, level plan.LoadLevel, n int, al agent.AgentLevel) string {
+func shareShortfall(w *plan.Workload, level plan.LoadLevel, n int, al fleet.AgentLevel) string {
 	if len(al.Loads) == 0 || w.Session != nil {
 		return ""
 	}
-	mean := func(f func(agent.Load) float64) float64 {
+	mean := func(f func(fleet.Load) float64) float64 {
 		var vs []float64
 		for _, l := range al.Loads {
 			if v := f(l); !math.IsNaN(v) {
@@ -205,11 +205,11 @@ func shareShortfall(w *plan.Workload, level plan.LoadLevel, n int, al agent.Agen
 	var unit string
 	ownFault := false
 	if level.RequestRate > 0 || w.Replay != nil {
-		asked, got, unit = mean(func(l agent.Load) float64 { return l.RateScheduled }), mean(func(l agent.Load) float64 { return l.RateDelivered }), "requests/s"
-		ownFault = slots == 0 || slices.MaxFunc(al.Loads, func(a, b agent.Load) int { return int(a.InFlightMax - b.InFlightMax) }).InFlightMax < float64(slots)
+		asked, got, unit = mean(func(l fleet.Load) float64 { return l.RateScheduled }), mean(func(l fleet.Load) float64 { return l.RateDelivered }), "requests/s"
+		ownFault = slots == 0 || slices.MaxFunc(al.Loads, func(a, b fleet.Load) int { return int(a.InFlightMax - b.InFlightMax) }).InFlightMax < float64(slots)
 	} else {
-		asked, got, unit = float64(slots), mean(func(l agent.Load) float64 { return l.InFlightHeld }), "in flight"
-		idle := mean(func(l agent.Load) float64 { return l.IdleHeld })
+		asked, got, unit = float64(slots), mean(func(l fleet.Load) float64 { return l.InFlightHeld }), "in flight"
+		idle := mean(func(l fleet.Load) float64 { return l.IdleHeld })
 		ownFault = !math.IsNaN(idle) && (asked-got-idle)/asked <= w.FidelityTolerance+1e-9
 	}
 	if !(asked > 0) || math.IsNaN(got) {

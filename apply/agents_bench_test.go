@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -63,7 +63,7 @@ func BenchmarkCoordinatorRSS(b *testing.B) {
 	defer os.Unsetenv("PLANRUN_TEST_AGENT")
 	defer os.Unsetenv("PLANRUN_TEST_AGENT_BACKEND")
 	for b.Loop() {
-		f, err := agent.Start(context.Background(), agent.Options{Agents: *coordAgents, Launcher: agent.Local{Command: []string{os.Args[0]}}, LogDir: b.TempDir()})
+		f, err := fleet.Start(context.Background(), fleet.Options{Agents: *coordAgents, Launcher: fleet.Local{Command: []string{os.Args[0]}}, LogDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func BenchmarkCoordinatorRSS(b *testing.B) {
 		}
 		runtime.GC()
 		base := procStatusKB(b, "VmRSS")
-		restore := agent.CollectSooner() // as apply's measure does for a fleet's level
+		restore := fleet.CollectSooner() // as apply's measure does for a fleet's level
 		target := stats.Target{MaxTokens: tokens, Concurrency: 64}
 		var done int
 		var curve []string

@@ -14,16 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers/mockserver"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // The load agents of these tests are this test binary in its agent mode
@@ -43,7 +43,7 @@ import (
 // serveTestAgent is this process as one load agent, with the hooks its environment
 // sets; it returns the exit code.
 func serveTestAgent() int {
-	cfg := agent.Config{Index: -1, Log: os.Stderr}
+	cfg := fleet.Config{Index: -1, Log: os.Stderr}
 	if err := cfg.Env(os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "test agent:", err)
 		return 2
@@ -81,7 +81,7 @@ func serveTestAgent() int {
 		}
 		return b, nil
 	}
-	if err := agent.Serve(context.Background(), cfg); err != nil {
+	if err := fleet.Serve(context.Background(), cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "test agent:", err)
 		return 1
 	}

@@ -1,10 +1,10 @@
 package apply
 
 import (
-	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/load/traffic"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
-	"github.com/planrun/planrun/traffic"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // applier runs cells on this machine: it starts the servers they need, builds and

@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/batch"
-	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/traffic"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
-	"github.com/planrun/planrun/traffic"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // Options configure one apply.
@@ -62,7 +62,7 @@ type Options struct {
 	Jobs JobOptions
 	// Schedulers run the cells of the placements they are given for, as batch jobs;
 	// nil means the registered ones (placements.go): Slurm's.
-	Schedulers map[plan.Placement]batch.Scheduler
+	Schedulers map[plan.Placement]placement.Scheduler
 	// Progress receives what happens; nil reports nothing.
 	Progress Progress
 	// Quiet keeps routine news (server started, prompt calibrated, model found) from

@@ -18,12 +18,12 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/ledger/runreport"
+	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 func newBackend(c backends.Config) (backends.Backend, error) { return connect.New(c) }
@@ -209,7 +209,7 @@ func TestApplyWritesEveryOutput(t *testing.T) {
 			t.Fatalf("report.html lacks %q", want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(res.RunDir, strings.TrimSuffix(report.LatencyChartFile, ".svg")+".png")); err != nil {
+	if _, err := os.Stat(filepath.Join(res.RunDir, strings.TrimSuffix(runreport.LatencyChartFile, ".svg")+".png")); err != nil {
 		t.Fatalf("the latency chart has no PNG: %v", err)
 	}
 	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
@@ -613,7 +613,7 @@ matrix "m" {
 // A remote hardware block's DCGM exporter gives its rows their VRAM figure, and every
 // row says where its VRAM figure came from.
 func TestApplyDCGMMonitor(t *testing.T) {
-	prom, err := os.ReadFile(filepath.Join("..", "gpu", "serverstats", "testdata", "dcgm.prom"))
+	prom, err := os.ReadFile(filepath.Join("..", "telemetry", "serverstats", "testdata", "dcgm.prom"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers/mockserver"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // The mock's TTFT is 50 ms and a loaded machine only adds delay, so a 10 ms limit is

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 )
@@ -89,7 +89,7 @@ type cellSetup struct {
 	shapes []executor.Shape
 	// fleet sends the levels when the workload has agents > 1 (agents.go); agentFault
 	// is set once one of its agents failed a level.
-	fleet      *agent.Fleet
+	fleet      *fleet.Fleet
 	agentFault bool
 }
 

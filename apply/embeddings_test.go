@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 const embeddingsPlan = `

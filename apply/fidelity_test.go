@@ -14,8 +14,8 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers/mockserver"
 	"github.com/planrun/planrun/stats"
 )
 

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/gatewaytest"
+	"github.com/planrun/planrun/internal/testkit/gatewaytest"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 const gatewayPlan = `

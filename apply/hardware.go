@@ -12,11 +12,11 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/procmem"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
 )
 
 // checkPins fails a cell whose hardware pins CPUs or GPUs that planrun cannot apply,

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 const pinnedPlan = `

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/slurm"
+	"github.com/planrun/planrun/placement/slurm"
 )
 
 // slurmJob is the Slurm job step a node-side apply runs in (Options.SlurmStep), whose

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/placement/slurm"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/procmem"
-	"github.com/planrun/planrun/slurm"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
 )
 
 // A Slurm job's row says the figure is the whole job's, since when, and whether its

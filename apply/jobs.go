@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/batch"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -49,7 +49,7 @@ func (o JobOptions) withDefaults() JobOptions {
 // cells between its merges).
 type coordinator struct {
 	rec        *runRecord
-	schedulers map[plan.Placement]batch.Scheduler
+	schedulers map[plan.Placement]placement.Scheduler
 	opts       JobOptions
 	onNode     bool            // a job's node (Options.RunDir): every cell runs here
 	stop       <-chan struct{} // the second Ctrl-C
@@ -57,14 +57,14 @@ type coordinator struct {
 	open       int // jobs whose end has not been merged yet
 }
 
-func newCoordinator(rec *runRecord, scheds map[plan.Placement]batch.Scheduler, o Options) *coordinator {
+func newCoordinator(rec *runRecord, scheds map[plan.Placement]placement.Scheduler, o Options) *coordinator {
 	return &coordinator{rec: rec, schedulers: scheds, opts: o.Jobs.withDefaults(), onNode: o.RunDir != "", stop: o.Stop,
 		events: make(chan jobEvent, 16)}
 }
 
 // scheduler is the batch scheduler that runs the cell, or nil when it runs here: always
 // on a job's node.
-func (co *coordinator) scheduler(c *plan.Cell) batch.Scheduler {
+func (co *coordinator) scheduler(c *plan.Cell) placement.Scheduler {
 	if co.onNode || c.Hardware == nil {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (co *coordinator) runs(c *plan.Cell) bool { return co.scheduler(c) != nil }
 
 // checkSchedulers fails, naming the hardware block, when a selected cell is placed on a
 // scheduler this machine cannot submit to: nothing is sent then.
-func checkSchedulers(o Options, scheds map[plan.Placement]batch.Scheduler) error {
+func checkSchedulers(o Options, scheds map[plan.Placement]placement.Scheduler) error {
 	if o.RunDir != "" {
 		return nil
 	}
@@ -97,15 +97,15 @@ func checkSchedulers(o Options, scheds map[plan.Placement]batch.Scheduler) error
 // batchJob is one batch job as the coordinator follows it. The follower goroutine owns
 // status and seen; the rest is read and written by the coordinator's goroutine only.
 type batchJob struct {
-	sched  batch.Scheduler
-	job    batch.Job
+	sched  placement.Scheduler
+	job    placement.Job
 	id     string
 	log    string // the job's output file, once it has an id
 	cells  []*plan.Cell
 	total  int // levels to run
 	rowIdx []int
 	line   string
-	status batch.Status
+	status placement.Status
 	entry  jobEntry // its entry in the manifest (runRecord.job)
 }
 
@@ -132,7 +132,7 @@ func (j *batchJob) placeState(r *ledger.Row) {
 // appeared since the last event, and, once, that the job ended.
 type jobEvent struct {
 	job    *batchJob
-	status batch.Status
+	status placement.Status
 	rows   []ledger.Row
 	done   bool
 	reason string // why planrun ended the job (unshared run directory, no rows), or ""
@@ -144,8 +144,8 @@ type jobEvent struct {
 // submit hands the selected cells with levels still to run to their schedulers, in
 // plan order, and starts following each job.
 func (co *coordinator) submit(ctx context.Context) {
-	var order []batch.Scheduler
-	cells := map[batch.Scheduler][]*plan.Cell{}
+	var order []placement.Scheduler
+	cells := map[placement.Scheduler][]*plan.Cell{}
 	for _, c := range co.rec.cells {
 		s := co.scheduler(c)
 		if s == nil {
@@ -167,7 +167,7 @@ func (co *coordinator) submit(ctx context.Context) {
 
 // submitBatch submits the jobs of one scheduler's cells. A job the scheduler refuses
 // fails its cells with the scheduler's message; the others go on.
-func (co *coordinator) submitBatch(ctx context.Context, s batch.Scheduler, cells []*plan.Cell) {
+func (co *coordinator) submitBatch(ctx context.Context, s placement.Scheduler, cells []*plan.Cell) {
 	ids := make([]string, len(cells))
 	byID := map[string]*plan.Cell{}
 	for i, c := range cells {
@@ -295,7 +295,7 @@ func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 	case why != "":
 	case j.status.Why != "":
 		why = ended
-	case j.status.Phase == batch.Completed:
+	case j.status.Phase == placement.Completed:
 		why = fmt.Sprintf("%s job %s ended %s without writing this level's row (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
 	default:
 		why = fmt.Sprintf("%s job %s ended %s before this level ran (see %s)", j.sched.Name(), j.id, j.status.State, j.log)
@@ -305,7 +305,7 @@ func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 	for _, i := range j.rowIdx {
 		r := rec.row(i)
 		ran[rowKey(*r)] = true
-		if r.Status == ledger.StatusFailed && j.status.Phase != batch.Completed {
+		if r.Status == ledger.StatusFailed && j.status.Phase != placement.Completed {
 			// A level the node failed as the job was ended (its cancel stopped the
 			// level's server while it started) says how the job ended, too.
 			r.Notes = strings.TrimPrefix(r.Notes+"; "+ended, "; ")
@@ -404,7 +404,7 @@ func (co *coordinator) follow(ctx context.Context, j *batchJob, jr *jobRows) {
 	shared := make(chan error, 1)
 	go func() { shared <- j.sched.WaitShared(ctx, j.job, j.id, so.SharedTimeout) }()
 	lastRow := time.Now()
-	st := batch.Status{State: batch.UnknownState}
+	st := placement.Status{State: placement.UnknownState}
 	ev := jobEvent{job: j}
 	cancelled := false
 	cancelFor := func(why string) {
@@ -420,7 +420,7 @@ func (co *coordinator) follow(ctx context.Context, j *batchJob, jr *jobRows) {
 		if s, err := j.sched.State(context.WithoutCancel(ctx), j.id); err == nil {
 			st = s
 		}
-		if st.Phase == batch.Pending || st.Phase == batch.Unknown {
+		if st.Phase == placement.Pending || st.Phase == placement.Unknown {
 			lastRow = time.Now() // the rows clock runs while the job runs
 		}
 		rows := jr.next()

@@ -11,16 +11,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/batch"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // step is one stretch of a fake job's life: the status State answers while it lasts,
 // and what the job's node has written by then.
 type step struct {
-	phase        batch.Phase
+	phase        placement.Phase
 	state        string
 	reason, node string
 	// levels are the concurrencies whose rows the node writes (ok) when the step begins;
@@ -49,14 +49,14 @@ type fakeScheduler struct {
 
 	mu        sync.Mutex
 	jobs      map[string]*fakeJob
-	submitted []batch.Job
+	submitted []placement.Job
 	cancelled []string
 }
 
 const fakeTimeLimit = 10 * time.Second
 
 type fakeJob struct {
-	job       batch.Job
+	job       placement.Job
 	at        int // the step State answers
 	began     time.Time
 	cancelled bool
@@ -69,11 +69,11 @@ func newFake(t *testing.T, steps ...step) *fakeScheduler {
 func (f *fakeScheduler) Name() string                { return "fake" }
 func (f *fakeScheduler) Check(hardware string) error { return nil }
 
-func (f *fakeScheduler) Jobs(cellIDs []string, runDir string) ([]batch.Job, error) {
-	return []batch.Job{{Name: "small", Hardware: "small", CellIDs: cellIDs, Dir: filepath.Join(runDir, "fake", "small")}}, nil
+func (f *fakeScheduler) Jobs(cellIDs []string, runDir string) ([]placement.Job, error) {
+	return []placement.Job{{Name: "small", Hardware: "small", CellIDs: cellIDs, Dir: filepath.Join(runDir, "fake", "small")}}, nil
 }
 
-func (f *fakeScheduler) Submit(ctx context.Context, job batch.Job) (string, error) {
+func (f *fakeScheduler) Submit(ctx context.Context, job placement.Job) (string, error) {
 	if f.refuse != "" {
 		return "", errors.New(f.refuse)
 	}
@@ -88,15 +88,15 @@ func (f *fakeScheduler) Submit(ctx context.Context, job batch.Job) (string, erro
 	return id, nil
 }
 
-func (f *fakeScheduler) State(ctx context.Context, id string) (batch.Status, error) {
+func (f *fakeScheduler) State(ctx context.Context, id string) (placement.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	j := f.jobs[id]
 	if j.cancelled {
-		return batch.Status{ID: id, Phase: batch.Failed, State: "CANCELLED", Node: "node1"}, nil
+		return placement.Status{ID: id, Phase: placement.Failed, State: "CANCELLED", Node: "node1"}, nil
 	}
 	if j.at >= 0 && f.steps[j.at].forever && time.Since(j.began) > fakeTimeLimit {
-		return batch.Status{ID: id, Phase: batch.Failed, State: "TIMEOUT", Node: "node1"}, nil
+		return placement.Status{ID: id, Phase: placement.Failed, State: "TIMEOUT", Node: "node1"}, nil
 	}
 	if j.at < 0 || j.at < len(f.steps)-1 && !f.steps[j.at].forever && time.Since(j.began) >= f.steps[j.at].lasts {
 		j.at++
@@ -104,7 +104,7 @@ func (f *fakeScheduler) State(ctx context.Context, id string) (batch.Status, err
 		f.begin(j, f.steps[j.at])
 	}
 	s := f.steps[j.at]
-	return batch.Status{ID: id, Phase: s.phase, State: s.state, Reason: s.reason, Node: s.node}, nil
+	return placement.Status{ID: id, Phase: s.phase, State: s.state, Reason: s.reason, Node: s.node}, nil
 }
 
 // begin writes what the node has written when the step begins.
@@ -156,11 +156,11 @@ func (f *fakeScheduler) Cancel(ctx context.Context, id string) error {
 	return nil
 }
 
-func (f *fakeScheduler) WaitShared(ctx context.Context, job batch.Job, id string, timeout time.Duration) error {
+func (f *fakeScheduler) WaitShared(ctx context.Context, job placement.Job, id string, timeout time.Duration) error {
 	return f.shared
 }
 
-func (f *fakeScheduler) LogPath(job batch.Job, id string) string {
+func (f *fakeScheduler) LogPath(job placement.Job, id string) string {
 	return filepath.Join(job.Dir, "fake-"+id+".log")
 }
 
@@ -200,7 +200,7 @@ func runFake(t *testing.T, ctx context.Context, f *fakeScheduler, rowsTimeout ti
 	p, cells := loadPlan(t, fakePlan, "http://127.0.0.1:9")
 	notes := &noteRecorder{}
 	res, err := Run(ctx, Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off(), ResultsDir: results, Resume: resume,
-		Progress: notes, Schedulers: map[plan.Placement]batch.Scheduler{plan.PlaceSlurm: f},
+		Progress: notes, Schedulers: map[plan.Placement]placement.Scheduler{plan.PlaceSlurm: f},
 		Jobs: JobOptions{Poll: 5 * time.Millisecond, RowsTimeout: rowsTimeout}})
 	if err != nil {
 		t.Fatal(err)
@@ -223,10 +223,10 @@ func rowsOf(rows []ledger.Row) []string {
 // raw samples are merged.
 func TestJobsPendingRunningCompleted(t *testing.T) {
 	f := newFake(t,
-		step{phase: batch.Pending, state: "PENDING", reason: "Resources", lasts: 1500 * time.Millisecond},
-		step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1}},
-		step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{2}, finish: true},
-		step{phase: batch.Completed, state: "COMPLETED", node: "node1"})
+		step{phase: placement.Pending, state: "PENDING", reason: "Resources", lasts: 1500 * time.Millisecond},
+		step{phase: placement.Running, state: "RUNNING", node: "node1", levels: []int{1}},
+		step{phase: placement.Running, state: "RUNNING", node: "node1", levels: []int{2}, finish: true},
+		step{phase: placement.Completed, state: "COMPLETED", node: "node1"})
 	res, notes := runFake(t, context.Background(), f, 500*time.Millisecond, t.TempDir(), "")
 	got := rowsOf(res.Rows)
 	if len(got) != 2 || got[0] != "c=1 ok COMPLETED job=1 node=node1 " || got[1] != "c=2 ok COMPLETED job=1 node=node1 " {
@@ -268,8 +268,8 @@ func TestJobsPendingRunningCompleted(t *testing.T) {
 // state and the log, every row of the job carries the final state, and the cell fails.
 func TestJobsFailedJob(t *testing.T) {
 	f := newFake(t,
-		step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1}},
-		step{phase: batch.Failed, state: "NODE_FAIL", node: "node1"})
+		step{phase: placement.Running, state: "RUNNING", node: "node1", levels: []int{1}},
+		step{phase: placement.Failed, state: "NODE_FAIL", node: "node1"})
 	res, _ := runFake(t, context.Background(), f, time.Minute, t.TempDir(), "")
 	log := f.LogPath(f.submitted[0], "1")
 	got := rowsOf(res.Rows)
@@ -288,16 +288,16 @@ func TestJobsFailedJob(t *testing.T) {
 func TestJobsFailedRowNamesHowTheJobEnded(t *testing.T) {
 	const nodeSaw = `not measured: server "slow" did not start: exited before ready`
 	for _, tc := range []struct {
-		phase batch.Phase
+		phase placement.Phase
 		state string
 		want  string
 	}{
-		{batch.Failed, "CANCELLED", nodeSaw + "; fake job 1 ended CANCELLED (see %s)"},
-		{batch.Completed, "COMPLETED", nodeSaw},
+		{placement.Failed, "CANCELLED", nodeSaw + "; fake job 1 ended CANCELLED (see %s)"},
+		{placement.Completed, "COMPLETED", nodeSaw},
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			f := newFake(t,
-				step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1}, failed: []int{2}, failNotes: nodeSaw},
+				step{phase: placement.Running, state: "RUNNING", node: "node1", levels: []int{1}, failed: []int{2}, failNotes: nodeSaw},
 				step{phase: tc.phase, state: tc.state, node: "node1"})
 			res, _ := runFake(t, context.Background(), f, time.Minute, t.TempDir(), "")
 			want := tc.want
@@ -326,7 +326,7 @@ func TestJobsCancelled(t *testing.T) {
 		"unshared": {shared: errors.New("the run directory is not shared with node1"), why: "the run directory is not shared with node1"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFake(t, step{phase: batch.Running, state: "RUNNING", node: "node1", forever: true})
+			f := newFake(t, step{phase: placement.Running, state: "RUNNING", node: "node1", forever: true})
 			f.shared = tc.shared
 			res, _ := runFake(t, context.Background(), f, 300*time.Millisecond, t.TempDir(), "")
 			if got := f.cancels(); len(got) != 1 || got[0] != "1" {
@@ -354,8 +354,8 @@ func TestJobsInterruptThenResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := newFake(t,
-		step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1}},
-		step{phase: batch.Running, state: "RUNNING", node: "node1", forever: true, then: cancel})
+		step{phase: placement.Running, state: "RUNNING", node: "node1", levels: []int{1}},
+		step{phase: placement.Running, state: "RUNNING", node: "node1", forever: true, then: cancel})
 	results := t.TempDir()
 	res, _ := runFake(t, ctx, f, time.Minute, results, "")
 	if got := rowsOf(res.Rows); len(got) != 1 || got[0] != "c=1 ok CANCELLED job=1 node=node1 " {
@@ -369,8 +369,8 @@ func TestJobsInterruptThenResume(t *testing.T) {
 	}
 
 	again := newFake(t,
-		step{phase: batch.Running, state: "RUNNING", node: "node2", levels: []int{2}, finish: true},
-		step{phase: batch.Completed, state: "COMPLETED", node: "node2"})
+		step{phase: placement.Running, state: "RUNNING", node: "node2", levels: []int{2}, finish: true},
+		step{phase: placement.Completed, state: "COMPLETED", node: "node2"})
 	res2, notes := runFake(t, context.Background(), again, time.Minute, results, res.RunDir)
 	got := rowsOf(res2.Rows)
 	want := []string{"c=1 ok CANCELLED job=1 node=node1 ", "c=2 ok COMPLETED job=1 node=node2 "}
@@ -391,7 +391,7 @@ func TestJobsInterruptThenResume(t *testing.T) {
 // A job the scheduler refuses fails each of its levels with the scheduler's words, and
 // nothing is followed.
 func TestJobsRefused(t *testing.T) {
-	f := newFake(t, step{phase: batch.Running, state: "RUNNING"})
+	f := newFake(t, step{phase: placement.Running, state: "RUNNING"})
 	f.refuse = `hardware "small": submitting: invalid partition`
 	res, _ := runFake(t, context.Background(), f, time.Minute, t.TempDir(), "")
 	if len(res.Rows) != 2 {
@@ -413,8 +413,8 @@ func TestJobsRefused(t *testing.T) {
 // This is the seam a Kubernetes placement or a many-agent cell writes a run through.
 func TestCoordinatorWritesTheRunAlone(t *testing.T) {
 	f := newFake(t,
-		step{phase: batch.Running, state: "RUNNING", node: "node1", levels: []int{1, 2}, finish: true},
-		step{phase: batch.Completed, state: "COMPLETED", node: "node1"})
+		step{phase: placement.Running, state: "RUNNING", node: "node1", levels: []int{1, 2}, finish: true},
+		step{phase: placement.Completed, state: "COMPLETED", node: "node1"})
 	p, cells := loadPlan(t, fakePlan, "http://127.0.0.1:9")
 	notes := &noteRecorder{}
 	o := Options{Plan: p, Cells: cells, ResultsDir: t.TempDir(), Jobs: JobOptions{Poll: 5 * time.Millisecond}}
@@ -423,7 +423,7 @@ func TestCoordinatorWritesTheRunAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.close()
-	co := newCoordinator(rec, map[plan.Placement]batch.Scheduler{plan.PlaceSlurm: f}, o)
+	co := newCoordinator(rec, map[plan.Placement]placement.Scheduler{plan.PlaceSlurm: f}, o)
 	if !co.runs(cells[0]) {
 		t.Fatalf("the coordinator does not run the slurm cell")
 	}

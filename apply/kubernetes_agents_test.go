@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/k8stest"
-	"github.com/planrun/planrun/kube"
+	"github.com/planrun/planrun/internal/testkit/k8stest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/placement/kube"
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/k8stest"
-	"github.com/planrun/planrun/internal/realserver"
-	"github.com/planrun/planrun/kube"
+	"github.com/planrun/planrun/internal/testkit/k8stest"
+	"github.com/planrun/planrun/internal/testkit/realserver"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/placement/kube"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"

@@ -4,15 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/runreport"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/fleet"
+	"github.com/planrun/planrun/load/traffic"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
-	"github.com/planrun/planrun/traffic"
 )
 
 // runLevel measures one concurrency level of a cell and writes its row, in three steps:
@@ -73,7 +73,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 			Turns: traffic.SessionTurns(w), Concurrency: closedLoopSlots(w, level), Confidence: w.Confidence}, progress)
 	m := levelMeasurement{Started: a.o.Now()}
 	if setup.fleet != nil {
-		defer agent.CollectSooner()() // this process only merges records: it holds them in less memory
+		defer fleet.CollectSooner()() // this process only merges records: it holds them in less memory
 		for _, info := range setup.fleet.Agents(cell.ID, nil) {
 			sink.hosts = append(sink.hosts, info.Host)
 		}
@@ -178,12 +178,12 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 	if m.GPU.Note == "" {
 		// One trace per GPU: a model split over cards shows each card's share.
 		for _, d := range m.GPU.Devices {
-			var pts []report.VRAMPoint
+			var pts []runreport.VRAMPoint
 			for _, p := range d.Series {
-				pts = append(pts, report.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
+				pts = append(pts, runreport.VRAMPoint{Seconds: p.At.Seconds(), GB: float64(p.UsedBytes) / 1e9})
 			}
 			gpu := fmt.Sprintf("GPU %d %s", d.Index, d.Name)
-			a.rec.addVRAM(report.VRAMSeries{Label: cell.ID + " " + cell.Workload.LevelName(level), GPU: gpu, Points: pts})
+			a.rec.addVRAM(runreport.VRAMSeries{Label: cell.ID + " " + cell.Workload.LevelName(level), GPU: gpu, Points: pts})
 		}
 	}
 	if m.Monitored {

@@ -1,6 +1,6 @@
 package apply
 
-// Against the real vLLM with two tiny LoRA adapters (internal/vllmtest's SharedLoRA:
+// Against the real vLLM with two tiny LoRA adapters (internal/testkit/vllmtest's SharedLoRA:
 // tinymodel's adapters of the tiny checkpoint, --enable-lora --lora-modules): a model
 // mix over the base model and both adapters runs end to end, each name gets its share,
 // every request is answered by the name it was sent to, and the row gives each name's
@@ -18,10 +18,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/gatewaytest"
-	"github.com/planrun/planrun/internal/vllmtest"
+	"github.com/planrun/planrun/internal/testkit/gatewaytest"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 const loraMixPlan = `

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/procmem"
-	"github.com/planrun/planrun/procmem/exporter"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
+	"github.com/planrun/planrun/telemetry/procmem/exporter"
 )
 
 // procMonitor samples the memory of the server's process tree (procmem): the figure

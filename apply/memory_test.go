@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/procmem"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
+	"github.com/planrun/planrun/telemetry/serverstats"
 )
 
 func TestProcessMemoryColumns(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/weights"
+	"github.com/planrun/planrun/servers/checkpoint"
 )
 
 // backendSet is what one apply learns about its backends, cell by cell: each backend
@@ -124,11 +124,11 @@ func missingModelError(cell *plan.Cell, have []string) error {
 func (a *applier) recordWeights(cell *plan.Cell, root string) {
 	key := cell.Backend.Addr + " " + cell.ModelID
 	a.rec.recordRoot(key, root)
-	if cell.Server == nil && !loopback(cell.Backend.URL) || !weights.IsCheckpoint(root) {
+	if cell.Server == nil && !loopback(cell.Backend.URL) || !checkpoint.IsCheckpoint(root) {
 		return
 	}
 	began := time.Now()
-	d, hashed, err := weights.Digest(root, weights.CacheFile())
+	d, hashed, err := checkpoint.Digest(root, checkpoint.CacheFile())
 	if err != nil {
 		a.note("%s: weights %s: no digest: %v", cell.ID, root, err)
 		return

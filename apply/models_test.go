@@ -12,9 +12,9 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 )

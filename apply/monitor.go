@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/selfcheck"
+	"github.com/planrun/planrun/telemetry/serverstats"
 )
 
 // A monitor watches one side of a level's measured window (the GPU, the server, planrun

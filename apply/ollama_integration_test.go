@@ -15,12 +15,12 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/k8stest"
-	"github.com/planrun/planrun/internal/ollamatest"
-	"github.com/planrun/planrun/internal/slurmtest"
-	"github.com/planrun/planrun/internal/vllmtest"
+	"github.com/planrun/planrun/internal/testkit/k8stest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/slurmtest"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 func TestMain(m *testing.M) {

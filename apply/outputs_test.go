@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // The reports' language and percentiles are the last choice of a block that takes them;

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/stats"
 )

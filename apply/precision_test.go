@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 const precisionPlan = `

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
-	"github.com/planrun/planrun/traffic"
+	"github.com/planrun/planrun/load/dataset"
+	"github.com/planrun/planrun/load/traffic"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // examples/prefix-cache.hcl against a mock with a prefix cache: prefix groups lower

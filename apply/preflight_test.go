@@ -14,9 +14,9 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 const preflightPlan = `

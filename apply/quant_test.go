@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // The mock's /api/show says Q4_K_M for every model.

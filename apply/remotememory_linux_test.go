@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/procmem/exporter"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem/exporter"
 )
 
 // remoteHost stands for another machine: a loopback address other than 127.0.0.1, which

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // BenchmarkReplayLargeTrace replays a generated 1 GB Mooncake trace (about 10 million

@@ -19,12 +19,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/dataset"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/load/dataset"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // seededTrace is a Mooncake trace of n rows, Poisson arrivals at rate per second of

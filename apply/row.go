@@ -7,16 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/procmem"
-	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
+	"github.com/planrun/planrun/telemetry/selfcheck"
+	"github.com/planrun/planrun/telemetry/serverstats"
 )
 
 // rowContext is what a row says about the run that produced it, beyond the level's own
@@ -336,7 +336,7 @@ type levelMeasurement struct {
 	// compare their clocks, and AgentFault why an agent ended the level ("" when none
 	// did).
 	AgentCount int
-	Agents     []agent.AgentLevel
+	Agents     []fleet.AgentLevel
 	ClockBound time.Duration
 	AgentFault string
 	// PortNote says which client ran out of source ports ("" when none did).

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/selfcheck"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/selfcheck"
 )
 
 const rowPlan = `

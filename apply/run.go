@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/internal/version"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/runreport"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // runRecord is the run directory and everything written into it: the manifest, the
@@ -41,7 +41,7 @@ type runRecord struct {
 	manifest ledger.Manifest
 	host     string                  // the machine the rows are measured on
 	done     map[levelKey]ledger.Row // resumed levels already complete
-	vram     []report.VRAMSeries     // the VRAM chart's traces
+	vram     []runreport.VRAMSeries  // the VRAM chart's traces
 }
 
 // openRun opens the run's files: the CSV ledger first (a ledger refused, e.g. for
@@ -487,7 +487,7 @@ func mergeInto(dst *map[string]string, src map[string]string) {
 }
 
 // addVRAM adds a level's traces to the VRAM chart.
-func (r *runRecord) addVRAM(s ...report.VRAMSeries) { r.vram = append(r.vram, s...) }
+func (r *runRecord) addVRAM(s ...runreport.VRAMSeries) { r.vram = append(r.vram, s...) }
 
 // The manifest and the reports, rewritten whole after each cell and job event.
 
@@ -508,11 +508,11 @@ func (r *runRecord) writeManifest() error {
 func (r *runRecord) writeReport() error {
 	rows := latestRows(r.res.Rows)
 	sortRows(rows, r.cells)
-	charts, err := report.WriteCharts(r.res.RunDir, rows, r.vram)
+	charts, err := runreport.WriteCharts(r.res.RunDir, rows, r.vram)
 	if err != nil {
 		r.note("charts: %v", err)
 	}
-	rep := report.Report{Title: planName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: charts,
+	rep := runreport.Report{Title: planName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: charts,
 		Run: r.manifest.RunID, Started: r.manifest.Started, Summary: r.summary(rows)}
 	rep.Language, rep.Percentiles = reportChoices(r.plan.Outputs)
 	for _, c := range r.manifest.Cells {
@@ -520,7 +520,7 @@ func (r *runRecord) writeReport() error {
 			rep.Capacities = append(rep.Capacities, *c.Capacity)
 		}
 	}
-	for _, out := range report.Outputs {
+	for _, out := range runreport.Outputs {
 		if out.Write == nil {
 			continue // appended to as the run goes
 		}

@@ -16,11 +16,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/procmem"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
 )
 
 // ollamaBinary is the pinned Ollama, under the one integration policy.

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // serveMockChild runs the mock server as a real process that a plan's server block

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/serverstats"
 )
 
 // serverFigures fills the row's server-side memory figures, GPU energy and the seed's

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/serverstats"
 )
 
 // What vLLM's /metrics counted over the window lands in the row, and a note sets its

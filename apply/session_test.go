@@ -17,9 +17,9 @@ import (
 
 	"github.com/planrun/planrun/backends"
 
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // examples/multi-turn.hcl against the mock, checked from the server's side: turn k of

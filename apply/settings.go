@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/dataset"
 	"github.com/planrun/planrun/plan"
 )
 

@@ -13,10 +13,10 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/loadbench"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/selfbench"
+	"github.com/planrun/planrun/servers/mockserver"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -53,7 +53,7 @@ func BenchmarkSlowSink(b *testing.B) {
 			prompts := &executor.Prompts{Words: 4, Salt: "slow-sink-" + sleep.String()}
 			lv := executor.LevelSpec{Concurrency: 64, Requests: 2000, RepeatRuns: 1, Prompts: prompts,
 				Request: backends.Request{Model: "mock", MaxTokens: tokens, ForceMaxTokens: true}}
-			var an loadbench.LevelReport
+			var an selfbench.LevelReport
 			var sum stats.Runs
 			for b.Loop() {
 				srv.Summaries(true)
@@ -61,7 +61,7 @@ func BenchmarkSlowSink(b *testing.B) {
 					func(executor.Event) { time.Sleep(sleep) })
 				res := executor.RunLevel(context.Background(), be, lv, executor.Options{OnRequest: sink.add})
 				run := res.Runs[0]
-				an = loadbench.Analyze(run.Samples, srv.Summaries(true), prompts, run.Window())
+				an = selfbench.Analyze(run.Samples, srv.Summaries(true), prompts, run.Window())
 				sum = stats.SummarizeRuns(sink.statsRuns(res), sink.target)
 			}
 			if an.Failed > 0 || an.Matched != an.Requests {

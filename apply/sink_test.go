@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/stats"
 )
 

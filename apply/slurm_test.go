@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/internal/slurmtest"
+	"github.com/planrun/planrun/internal/testkit/slurmtest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // A job that runs but never writes a row is cancelled after RowsTimeout, and its levels

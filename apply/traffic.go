@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/dataset"
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/dataset"
+	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/load/traffic"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/traffic"
 )
 
 // readTraffic reads every workload's traffic before anything is sent (traffic.Read): a

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/dataset"
-	"github.com/planrun/planrun/gpu"
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/load/dataset"
+	"github.com/planrun/planrun/load/traffic"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/traffic"
+	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 // runSamples applies a plan against a fresh mock server and returns the result with the

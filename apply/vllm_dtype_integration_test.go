@@ -15,11 +15,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
 	"github.com/planrun/planrun/internal/tinymodel"
-	"github.com/planrun/planrun/internal/vllmtest"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 const vllmDtypePlan = `

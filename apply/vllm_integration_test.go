@@ -1,6 +1,6 @@
 package apply
 
-// Against the real vLLM (internal/vllmtest's shared server, --max-model-len
+// Against the real vLLM (internal/testkit/vllmtest's shared server, --max-model-len
 // vllmtest.MaxModelLen): a cell whose requests would not fit the context vLLM states in
 // /v1/models fails with a message naming the lengths and the limit, before any of its
 // requests is sent. A recording proxy sees every request that reaches vLLM, and vLLM's
@@ -19,12 +19,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/history"
-	"github.com/planrun/planrun/internal/gatewaytest"
+	"github.com/planrun/planrun/internal/testkit/gatewaytest"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
 	"github.com/planrun/planrun/internal/tinymodel"
-	"github.com/planrun/planrun/internal/vllmtest"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/history"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 const vllmContextPlan = `

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // Writers of separate opens of one ledger (as separate runs are: flock is held per open

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // The request log's bytes, pinned: the line as planrun wrote it before RequestRecord

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // RequestRecord is one line of requests.jsonl: the executor's record of the request

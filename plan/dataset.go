@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 	"github.com/zclconf/go-cty/cty"
 )
 

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 )
 
 // The example's dataset block and length functions decode into what the executor reads.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 )
 
 // need is what a workload must do for a figure to exist in its rows.

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/planrun/planrun/slurm"
+	"github.com/planrun/planrun/placement/slurm"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"

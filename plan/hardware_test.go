@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/slurm"
+	"github.com/planrun/planrun/placement/slurm"
 )
 
 // Placement and the slurm settings come out of testdata/valid-files/placement.hcl as

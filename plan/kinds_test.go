@@ -8,7 +8,7 @@ import (
 	// The plans under test name the adapters' kinds, which connect registers, and the
 	// output kinds, which report registers; plan itself compiles neither.
 	_ "github.com/planrun/planrun/backends/connect"
-	_ "github.com/planrun/planrun/report"
+	_ "github.com/planrun/planrun/ledger/runreport"
 )
 
 // plan is the HCL decoder: it compiles no renderer (gonum/plot, package report) and no
@@ -20,7 +20,7 @@ func TestDependencies(t *testing.T) {
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "gonum.org/v1/plot") || strings.HasPrefix(dep, "github.com/planrun/planrun/backends/") ||
-			dep == "github.com/planrun/planrun/report" {
+			dep == "github.com/planrun/planrun/ledger/runreport" {
 			t.Errorf("plan depends on %s", dep)
 		}
 	}

@@ -2,7 +2,7 @@ package plan
 
 import (
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 )
 
 // Prefix is a workload's `prefix { tokens = N, groups = G }` block: request n of a run

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 )
 
 // Replay is a workload's `replay` block: its Mooncake dataset is sent as recorded, each

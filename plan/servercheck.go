@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 )
 
 // vllmFlags is what a plan-managed vLLM's command line says about what it can serve:

@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/dataset"
+	"github.com/planrun/planrun/load/dataset"
 	"github.com/planrun/planrun/stats"
 	"github.com/zclconf/go-cty/cty"
 )

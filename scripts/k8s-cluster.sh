@@ -40,7 +40,7 @@
 # kubelet's clusterDNS; it forwards nothing, so a name outside the cluster gets no answer from
 # it and no query leaves this machine.
 #
-# Leases work as in scripts/slurm-cluster.sh: test processes (internal/k8stest) hold a shared
+# Leases work as in scripts/slurm-cluster.sh: test processes (internal/testkit/k8stest) hold a shared
 # lock on $dir/tests.lock and mark a cluster they started with $dir/started-by-tests; release
 # stops it under an exclusive lock; start and stop take $dir/start.lock.
 set -euo pipefail

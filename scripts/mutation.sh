@@ -6,7 +6,7 @@
 # scripts/mutation-equivalent.txt (a line per known-equivalent mutant, with its reason).
 #
 #   scripts/mutation.sh                          # every package of the measuring path
-#   scripts/mutation.sh ./stats ./executor       # some of them
+#   scripts/mutation.sh ./stats ./load/executor       # some of them
 #   GREMLINS_FLAGS="-E 'session|replay'" scripts/mutation.sh ./executor   # extra gremlins flags
 #
 # Not part of scripts/test.sh: it reruns each package's tests once per mutant (minutes to
@@ -44,8 +44,8 @@ fi
 
 pkgs=("$@")
 if ((${#pkgs[@]} == 0)); then
-  pkgs=(./internal/jsonscan ./internal/rxstamp ./stats ./executor ./backends ./backends/openai
-    ./backends/ollama ./backends/taotoken ./ledger ./report)
+  pkgs=(./internal/jsonscan ./internal/rxstamp ./stats ./load/executor ./backends ./backends/openai
+    ./backends/ollama ./backends/taotoken ./ledger ./ledger/runreport)
 fi
 
 out=$root/.tools/mutation

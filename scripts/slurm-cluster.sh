@@ -14,7 +14,7 @@
 #                                      process still uses it (scripts/test.sh and the Slurm
 #                                      tests' TestMain run it when they end)
 #
-# Test processes (internal/slurmtest) hold a shared lock on $dir/tests.lock while they use the
+# Test processes (internal/testkit/slurmtest) hold a shared lock on $dir/tests.lock while they use the
 # cluster, and mark a cluster they started with $dir/started-by-tests; release stops it under an
 # exclusive lock, so a test process starting meanwhile waits and starts it again. A cluster started
 # by hand has no mark and is left running. Test processes of several packages run at once (go test

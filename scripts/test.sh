@@ -18,7 +18,7 @@ scripts/install-litellm.sh
 # go-nvml's header warns about deprecated declarations on every cgo build; they are not ours.
 export CGO_CFLAGS="${CGO_CFLAGS:-} -Wno-deprecated-declarations"
 # Every integration test runs: with PLANRUN_INTEGRATION set, one whose engine, Slurm or
-# Chromium is missing fails instead of skipping (internal/realserver), so none vanishes here.
+# Chromium is missing fails instead of skipping (internal/testkit/realserver), so none vanishes here.
 export PLANRUN_INTEGRATION=1
 # The integration tests find .tools/bin/ollama themselves; a developer's OLLAMA_HOST must not
 # point them at another server (they start their own on free loopback ports).

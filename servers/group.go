@@ -1,6 +1,6 @@
 package servers
 
-import "github.com/planrun/planrun/procmem"
+import "github.com/planrun/planrun/telemetry/procmem"
 
 // GroupPIDs returns the processes of the server's process group, read now: the leader
 // first, then its live children, e.g. Ollama's runner, which exists only once a model is

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
 )
 
 // The tests run small real processes: this test binary, re-executed with helperEnv set,

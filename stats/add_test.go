@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // Add takes the whole record: a session turn, a shared prefix and a schedule count as

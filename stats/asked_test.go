@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // A level whose requests asked their own prompt lengths (a trace's input lengths)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // Window is the measured wall-clock window of a run: first request start to last

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/executor"
+	"github.com/planrun/planrun/load/executor"
 )
 
 // setNumbers sets every float64 and int field of v (recursing into structs) to x.

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/internal/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
 )
 
 func TestMain(m *testing.M) { os.Exit(ollamatest.Main(m)) }

@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/internal/ollamatest"
-	"github.com/planrun/planrun/internal/vllmtest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
 )
 
 // One real Ollama and one real vLLM per test binary, each started by the first test

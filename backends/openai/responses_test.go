@@ -9,7 +9,7 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/backendtest"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // TestResponsesStream replays a Responses API stream: reasoning deltas, then answer

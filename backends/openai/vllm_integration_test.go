@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/internal/gatewaytest"
-	"github.com/planrun/planrun/internal/vllmtest"
+	"github.com/planrun/planrun/internal/testkit/gatewaytest"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
 )
 
 func realVLLM(t *testing.T) *vllmtest.Server { return vllmtest.Shared(t) }

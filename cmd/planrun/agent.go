@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/planrun/planrun/agent"
 	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/load/fleet"
 )
 
 func init() {
@@ -17,7 +17,7 @@ func init() {
 // agentArgs are agent's flags; what they leave unset comes from the environment
 // (agent.Config.Env), so a batch scheduler can start agent i of N with either.
 type agentArgs struct {
-	Cfg agent.Config
+	Cfg fleet.Config
 	// Lead: agent 0 runs the planrun command Leader instead (a Kubernetes Indexed
 	// Job's pods all run one command line; index 0's is the cell's apply).
 	Lead   bool
@@ -25,14 +25,14 @@ type agentArgs struct {
 }
 
 func parseAgent(env *Env, args []string) (*agentArgs, error) {
-	a := &agentArgs{Cfg: agent.Config{Index: -1}}
+	a := &agentArgs{Cfg: fleet.Config{Index: -1}}
 	c := &a.Cfg
 	fs := newFlagSet(env, "agent", "", `Runs this process as one load agent of a cell that several agents share (a workload's
 agents = N). planrun apply starts its agents itself (local processes, ssh to the hosts
 listed, srun tasks of a Slurm job); a batch scheduler that starts them instead gives
 each its coordinator, index, count and token with these flags or the environment:
-`+agent.EnvCoordinator+`, `+agent.EnvIndex+` (else SLURM_PROCID or JOB_COMPLETION_INDEX),
-`+agent.EnvCount+` and `+agent.EnvToken+`. The agent dials the coordinator, measures its
+`+fleet.EnvCoordinator+`, `+fleet.EnvIndex+` (else SLURM_PROCID or JOB_COMPLETION_INDEX),
+`+fleet.EnvCount+` and `+fleet.EnvToken+`. The agent dials the coordinator, measures its
 clock against it and sends what it is told; it exits when the coordinator says bye.
 API keys come from the agent's own environment, never from the coordinator.
 
@@ -44,8 +44,8 @@ agents that dial it.`)
 	fs.StringVar(&c.Coordinator, "coordinator", "", "the coordinator's `host:port`")
 	fs.IntVar(&c.Index, "index", -1, "this agent's index, from 0")
 	fs.IntVar(&c.Of, "agents", 0, "how many agents share the cell")
-	fs.StringVar(&c.Token, "token", "", "the run's token (prefer "+agent.EnvToken+": a flag shows in ps)")
-	fs.DurationVar(&c.Wait, "wait", 0, "keep dialing a coordinator that does not answer yet for up to `D`, a second apart (or "+agent.EnvWait+")")
+	fs.StringVar(&c.Token, "token", "", "the run's token (prefer "+fleet.EnvToken+": a flag shows in ps)")
+	fs.DurationVar(&c.Wait, "wait", 0, "keep dialing a coordinator that does not answer yet for up to `D`, a second apart (or "+fleet.EnvWait+")")
 	fs.BoolVar(&a.Lead, "lead", false, "agent 0 runs the planrun command after -- instead (a Kubernetes Indexed Job's index 0)")
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, a.Leader = args[:i], args[i+1:]
@@ -86,7 +86,7 @@ func runAgent(ctx context.Context, env *Env, args []string) int {
 		}
 	}()
 	a.Cfg.NewBackend, a.Cfg.Log = connect.New, env.Stderr
-	if err := agent.Serve(ctx, a.Cfg); err != nil && !errors.Is(err, agent.ErrBye) {
+	if err := fleet.Serve(ctx, a.Cfg); err != nil && !errors.Is(err, fleet.ErrBye) {
 		fmt.Fprintf(env.Stderr, "planrun agent %d: %v\n", a.Cfg.Index, err)
 		if ctx.Err() != nil {
 			return exitInterrupted

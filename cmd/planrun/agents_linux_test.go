@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/proctest"
-	"github.com/planrun/planrun/internal/sshtest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
+	"github.com/planrun/planrun/internal/testkit/sshtest"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers"
 )
@@ -179,7 +179,7 @@ func TestApplyAgentsComplete(t *testing.T) {
 
 // Agents on the hosts an agents block lists, one a host, reached through ssh: here two
 // names of this machine (127.0.0.1 and localhost) behind a private sshd
-// (internal/sshtest), each running the planrun binary's agent mode with the
+// (internal/testkit/sshtest), each running the planrun binary's agent mode with the
 // coordinator's address, index and token on its command line, and no API key.
 func TestApplyAgentsOverSSH(t *testing.T) {
 	ssh := sshtest.Start(t)

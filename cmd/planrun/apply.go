@@ -16,12 +16,12 @@ import (
 	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/kube"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/runreport"
+	"github.com/planrun/planrun/placement/kube"
+	"github.com/planrun/planrun/placement/slurm"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/report"
-	"github.com/planrun/planrun/slurm"
+	"github.com/planrun/planrun/telemetry/gpu"
 )
 
 func init() {
@@ -247,7 +247,7 @@ func printSummary(env *Env, res *apply.Result) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.CellID, plan.LevelOf(&r), r.Status,
 			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), tokS, vram,
-			r.Succeeded, r.Requests, cmp.Or(r.TokenSource, "-"), r.Stability, report.FidelityMark(r), cmp.Or(r.Verdict, "-"))
+			r.Succeeded, r.Requests, cmp.Or(r.TokenSource, "-"), r.Stability, runreport.FidelityMark(r), cmp.Or(r.Verdict, "-"))
 	}
 	tw.Flush()
 	if embeddings {
@@ -256,7 +256,7 @@ func printSummary(env *Env, res *apply.Result) {
 	printFailedCells(env, res.Cells)
 	for _, r := range res.Rows {
 		if r.Stability == "noisy" || r.Stability == "unstable" {
-			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, report.StabilityHint)
+			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, runreport.StabilityHint)
 			break
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/summarytest"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 const applyPlan = `

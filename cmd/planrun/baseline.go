@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/apply"
-	"github.com/planrun/planrun/compare"
-	"github.com/planrun/planrun/history"
-	"github.com/planrun/planrun/junit"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/compare"
+	"github.com/planrun/planrun/ledger/history"
+	"github.com/planrun/planrun/ledger/junit"
 	"github.com/planrun/planrun/plan"
 )
 

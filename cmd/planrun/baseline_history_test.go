@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // -baseline last:3 with two earlier runs is not a failure: nothing failed and nothing

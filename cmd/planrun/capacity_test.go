@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // Every request meets a 5 s TTFT limit on the mock, so the search's answer is that the

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/compare"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/compare"
 )
 
 // A gate case names the percentile it was judged on when the rows could not resolve

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/compare"
-	"github.com/planrun/planrun/junit"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/compare"
+	"github.com/planrun/planrun/ledger/junit"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // writeLedger writes one closed-loop row per concurrency with the given TTFT p99 and

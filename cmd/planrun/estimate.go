@@ -11,8 +11,8 @@ import (
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
-	"github.com/planrun/planrun/gpu"
-	"github.com/planrun/planrun/gpu/serverstats"
+	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/serverstats"
 )
 
 func init() {

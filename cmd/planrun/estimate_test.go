@@ -20,7 +20,7 @@ func runEstimateCmd(t *testing.T, args ...string) (code int, stdout, stderr stri
 }
 
 func TestEstimateCommand(t *testing.T) {
-	show, err := os.ReadFile("../../gpu/serverstats/testdata/ollama-show-qwen2.5-7b.json")
+	show, err := os.ReadFile("../../telemetry/serverstats/testdata/ollama-show-qwen2.5-7b.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/compare"
-	"github.com/planrun/planrun/history"
-	"github.com/planrun/planrun/index"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/compare"
+	"github.com/planrun/planrun/ledger/history"
+	"github.com/planrun/planrun/ledger/index"
 	"github.com/planrun/planrun/plan"
 )
 

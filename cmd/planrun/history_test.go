@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // historyPlan has two cells; the scenario runs the "small" one only in its last two runs.

@@ -6,8 +6,8 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/planrun/planrun/agentimage"
 	"github.com/planrun/planrun/internal/version"
+	"github.com/planrun/planrun/placement/containerimage"
 )
 
 func init() {
@@ -28,7 +28,7 @@ tarball, built without a Docker daemon. Load it into the cluster's nodes or push
 
 The repository's Dockerfile builds the same image with a Docker-compatible builder.`)
 	self, _ := os.Executable()
-	o := agentimage.Options{Arch: runtime.GOARCH}
+	o := containerimage.Options{Arch: runtime.GOARCH}
 	out := ""
 	fs.StringVar(&o.Binary, "binary", self, "the static planrun to put in the image (default: this planrun, if it is static)")
 	fs.StringVar(&o.Tag, "tag", "planrun:"+version.String(), "the image's name, as the plan's image names it")
@@ -49,7 +49,7 @@ The repository's Dockerfile builds the same image with a Docker-compatible build
 		fmt.Fprintf(env.Stderr, "planrun image: %v\n", err)
 		return exitError
 	}
-	if err := agentimage.Write(f, o); err != nil {
+	if err := containerimage.Write(f, o); err != nil {
 		f.Close()
 		os.Remove(out)
 		fmt.Fprintf(env.Stderr, "planrun image: %v\n", err)

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/ollamatest"
-	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/servers"
 )

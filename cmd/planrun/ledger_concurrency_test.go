@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // sharedLedgerPlan writes many short rows (two tools × six levels) to the default

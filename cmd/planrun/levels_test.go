@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // levelsPlan has two cells whose levels differ by a rate alone and by embeddings inputs

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 func init() {

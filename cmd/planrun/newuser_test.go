@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
 	"github.com/planrun/planrun/plan"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // What a new user types wrong, and what planrun answers.

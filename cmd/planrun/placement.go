@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/planrun/planrun/kube"
+	"github.com/planrun/planrun/placement/kube"
+	"github.com/planrun/planrun/placement/slurm"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/slurm"
 
 	"sigs.k8s.io/yaml"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/planrun/planrun/kube"
+	"github.com/planrun/planrun/placement/kube"
 )
 
 const placementPlan = "../../plan/testdata/valid-files/placement.hcl"

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/planrun/planrun/dataset"
 	"github.com/planrun/planrun/internal/mdtable"
+	"github.com/planrun/planrun/load/dataset"
 	"github.com/planrun/planrun/plan"
 )
 

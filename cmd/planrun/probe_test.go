@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends/backendtest"
-	"github.com/planrun/planrun/internal/ollamatest"
-	"github.com/planrun/planrun/internal/slurmtest"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/slurmtest"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // probePlan has an Ollama-protocol and an OpenAI-protocol backend on one server, and a

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/planrun/planrun/procmem"
-	"github.com/planrun/planrun/procmem/exporter"
+	"github.com/planrun/planrun/telemetry/procmem"
+	"github.com/planrun/planrun/telemetry/procmem/exporter"
 )
 
 func init() {

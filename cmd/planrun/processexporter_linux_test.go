@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/procmem"
-	"github.com/planrun/planrun/procmem/exporter"
+	"github.com/planrun/planrun/telemetry/procmem"
+	"github.com/planrun/planrun/telemetry/procmem/exporter"
 )
 
 // planrun process-exporter serves, over real TCP, the processes whose command line

@@ -9,8 +9,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/planrun/planrun/executor"
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
 )
 

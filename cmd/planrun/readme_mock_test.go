@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 // The README's "No server? Try the examples on the mock" runs as it is written:

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 const resumePlan = `

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/loadbench"
-	"github.com/planrun/planrun/mockserver"
+	"github.com/planrun/planrun/load/selfbench"
+	"github.com/planrun/planrun/servers/mockserver"
 )
 
 func init() {
@@ -25,7 +25,7 @@ func init() {
 
 // selfbenchArgs are selfbench's flags.
 type selfbenchArgs struct {
-	Cfg       loadbench.Config
+	Cfg       selfbench.Config
 	InProcess bool
 	Markdown  bool
 	// CPUProfile, when set, is where the client's CPU profile goes (go tool pprof).
@@ -40,7 +40,7 @@ type selfbenchArgs struct {
 }
 
 func parseSelfbench(args []string, stderr io.Writer) (*selfbenchArgs, error) {
-	a := &selfbenchArgs{Cfg: loadbench.DefaultConfig()}
+	a := &selfbenchArgs{Cfg: selfbench.DefaultConfig()}
 	c := &a.Cfg
 	fs := newUsageFlagSet(stderr, "selfbench", `Usage: planrun selfbench [flags]
 
@@ -120,7 +120,7 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 		defer os.RemoveAll(dir)
 		a.socket = filepath.Join(dir, "mock.sock")
 	}
-	var target loadbench.Target
+	var target selfbench.Target
 	if a.InProcess {
 		srv := mockserver.New(a.Cfg.MockConfig())
 		url, stop, err := listenMock(srv, a.socket)
@@ -129,7 +129,7 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 			return exitError
 		}
 		defer stop()
-		target = loadbench.InProcess(srv, url)
+		target = selfbench.InProcess(srv, url)
 		target.Socket = a.socket
 	} else {
 		url, stop, err := startMockChild(ctx, a, env.Stderr)
@@ -138,7 +138,7 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 			return exitError
 		}
 		defer stop()
-		target = loadbench.Remote(url, a.socket)
+		target = selfbench.Remote(url, a.socket)
 	}
 	if a.CPUProfile != "" {
 		f, err := os.Create(a.CPUProfile)
@@ -174,14 +174,14 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 	if c.Agents > 1 {
 		fmt.Fprintf(env.Stdout, "selfbench: each level sent by %d load agents (planrun agent processes), this process merging their records\n", c.Agents)
 	}
-	levels, err := loadbench.Run(ctx, a.Cfg, target, func(l loadbench.LevelReport) {
+	levels, err := selfbench.Run(ctx, a.Cfg, target, func(l selfbench.LevelReport) {
 		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
 	})
 	if len(levels) > 0 {
 		fmt.Fprintln(env.Stdout)
-		loadbench.Write(env.Stdout, levels, a.Markdown)
+		selfbench.Write(env.Stdout, levels, a.Markdown)
 		fmt.Fprintln(env.Stdout)
-		fmt.Fprintln(env.Stdout, loadbench.Legend(a.InProcess))
+		fmt.Fprintln(env.Stdout, selfbench.Legend(a.InProcess))
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)

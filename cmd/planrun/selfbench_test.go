@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/loadbench"
+	"github.com/planrun/planrun/load/selfbench"
 )
 
 func runSelfbenchCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -83,7 +83,7 @@ func TestSelfbenchServeMock(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	target := loadbench.Remote(url, "")
+	target := selfbench.Remote(url, "")
 	sums, err := target.Summaries(context.Background(), true)
 	if err != nil || len(sums) != 1 || sums[0].Tokens != 3 || sums[0].Prompt != "[k] x" {
 		t.Fatalf("summaries %+v, %v", sums, err)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/planrun/planrun/history"
-	"github.com/planrun/planrun/site"
+	"github.com/planrun/planrun/ledger/history"
+	"github.com/planrun/planrun/ledger/site"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/planrun/planrun/internal/browsertest"
+	"github.com/planrun/planrun/internal/testkit/browsertest"
 )
 
 // siteChart is what Chromium drew of one chart on a cell page.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/ollamatest"
-	"github.com/planrun/planrun/internal/slurmtest"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/slurmtest"
 	"github.com/planrun/planrun/internal/tinymodel"
 	"github.com/planrun/planrun/ledger"
 )

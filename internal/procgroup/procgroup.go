@@ -16,7 +16,7 @@
 //     that end, the watchdog reads end-of-file and SIGKILLs the whole group. Release
 //     tells it, with a line on the pipe, that the group was stopped in order.
 //
-// Servers started by tests (internal/ollamatest and its kin) and servers that apply
+// Servers started by tests (internal/testkit/ollamatest and its kin) and servers that apply
 // manages (servers) start through Start.
 package procgroup
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/planrun/planrun/internal/proctest"
+	"github.com/planrun/planrun/internal/testkit/proctest"
 )
 
 // helperEnv makes the test binary a process that starts a group through Start, prints

@@ -1,0 +1,71 @@
+// Package k8stest gives integration tests the single-node Kubernetes cluster that
+// scripts/k8s-cluster.sh runs on this machine: real etcd, API server, controllers,
+// scheduler and kubelet, with containerd, and the agent image built from this checkout.
+//
+//	k8stest.Require(t) // starts the cluster when it is not up (builds it the first time)
+//
+// The cluster needs root and Debian's containerd, runc and containernetworking-plugins;
+// without them the test is skipped naming `scripts/k8s-cluster.sh start`, or fails under
+// PLANRUN_INTEGRATION (realserver.Missing). It is leased across test processes as
+// internal/testkit/testcluster says, and stopped by Release (from the package's TestMain) when
+// the last test process using it ends, if the tests started it.
+package k8stest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/planrun/planrun/internal/testkit/testcluster"
+)
+
+// The cluster as the tests use it: its context, its namespace, the agent image that
+// `scripts/k8s-cluster.sh start` imports (built from this checkout) and its one node.
+const (
+	Context   = "planrun"
+	Namespace = "planrun"
+	Image     = "planrun:dev"
+	Node      = "planrun-node"
+)
+
+var cluster = &testcluster.Cluster{
+	Script: "scripts/k8s-cluster.sh", DirEnv: "PLANRUN_K8S_DIR", Dir: "/tmp/planrun-k8s",
+	Missing: func() string {
+		const start = "; scripts/k8s-cluster.sh start builds and starts the test cluster"
+		if os.Geteuid() != 0 {
+			return "the Kubernetes test cluster runs as root (the kubelet and containerd)" + start
+		}
+		for _, tool := range []string{"containerd", "runc", "ctr"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				return tool + " is not installed (apt-get install containerd runc containernetworking-plugins)" + start
+			}
+		}
+		if _, err := os.Stat("/usr/lib/cni/loopback"); err != nil {
+			return "the CNI plugins are not installed (apt-get install containernetworking-plugins)" + start
+		}
+		return ""
+	},
+}
+
+// Kubeconfig is the cluster's kubeconfig file.
+func Kubeconfig() string { return filepath.Join(cluster.Directory(), "kubeconfig") }
+
+// Require makes sure the cluster is up with the agent image imported, or ends t through
+// realserver.Missing when this machine cannot run it. A cluster that should start but
+// does not fails t.
+func Require(t testing.TB) {
+	t.Helper()
+	cluster.Require(t)
+}
+
+// Release ends this process's use of the cluster; the last test process stops a
+// cluster the tests started.
+func Release() { cluster.Release() }
+
+// Main runs the tests of a package that uses the cluster, then releases it.
+func Main(m *testing.M) int {
+	code := m.Run()
+	Release()
+	return code
+}

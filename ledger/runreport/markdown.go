@@ -1,0 +1,224 @@
+package runreport
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/planrun/planrun/internal/mdtable"
+	"github.com/planrun/planrun/ledger"
+)
+
+// Report is everything the reports show, the input of every Output's writer.
+// WriteMarkdown and WriteHTML are pure functions of it, so apply can re-render every
+// report from the rows so far after every cell (and every Slurm job's news).
+type Report struct {
+	Title string
+	// Language "zh" uses the seed's Chinese table headers; anything else is English.
+	Language string
+	Rows     []ledger.Row
+	Env      ledger.Environment
+	// Charts are the figures written beside the report (WriteCharts): Markdown shows the
+	// PNG and links the SVG; HTML inlines the SVG.
+	Charts []Chart
+	// Capacities are the answers of the cells' capacity searches.
+	Capacities []ledger.Capacity
+	// Percentiles are the percentiles the percentile table shows, out of
+	// stats.Percentiles; nil shows them all.
+	Percentiles []int
+	// Run names the run (its directory's name) and Started is when it began: report.html's
+	// header says which run a page shows, as a saved or mailed page no longer has its path.
+	Run     string
+	Started time.Time
+	// Summary is summary.json's document (ledger.NewSummary, with the run's outcome).
+	Summary ledger.Summary
+}
+
+// labels are the words of the report in one language.
+type labels struct {
+	seed                                  []string
+	single, concurrent, details, formulas string
+	env, charts, none                     string
+	results, notes, seedTables, open      string
+	// interval and unbounded explain ± and unboundedMark under a table (%g: the
+	// confidence in percent).
+	interval, unbounded string
+}
+
+var english = labels{
+	seed: []string{"Model", "Quant", "Tool", "Hardware", "TTFT(s)", "TPOT(ms)", "Throughput(tok/s)",
+		"Memory(GB)", "Concurrency", "Notes"},
+	single:     "Single request (concurrency 1)",
+	concurrent: "Concurrent",
+	details:    "Details",
+	formulas:   "How the figures are measured",
+	env:        "Environment",
+	charts:     "Charts",
+	none:       "No results yet.",
+	results:    "Results",
+	notes:      "Notes",
+	seedTables: "The seed's tables (single request apart from concurrent)",
+	open:       "show",
+	interval:   "± is the half-width of the figure's %g%% confidence interval, relative to it",
+	unbounded:  "; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would",
+}
+
+var chinese = labels{
+	seed:       []string{"模型", "量化", "工具", "硬件", "TTFT(s)", "TPOT(ms)", "吞吐(tok/s)", "显存/内存(GB)", "并发", "备注"},
+	single:     "单请求（并发 1）",
+	concurrent: "并发",
+	details:    "明细",
+	formulas:   "指标定义",
+	env:        "环境",
+	charts:     "图表",
+	none:       "暂无结果。",
+	results:    "结果",
+	notes:      "备注",
+	seedTables: "原表（单请求与并发分开）",
+	open:       "展开",
+	interval:   "± 为该指标 %g%% 置信区间的半宽（相对值）",
+	unbounded:  "；%s：请求（吞吐量则为运行次数）太少，无法在 %g%% 置信度下界定，所需数量见该行备注",
+}
+
+// WriteMarkdown renders the report for a PR: the compact headline table with its notes
+// listed once, the charts as PNG (linking the SVG), then, folded under <details>, the
+// seed's tables (single-request rows apart from concurrent ones), the metric formulas,
+// the table of every figure and the environment.
+func WriteMarkdown(w io.Writer, r Report) error {
+	lb := english
+	if r.Language == "zh" {
+		lb = chinese
+	}
+	var b strings.Builder
+	var emb []ledger.Row
+	r.Rows, emb = splitEmbeddings(r.Rows)
+	title := r.Title
+	if title == "" {
+		title = "planrun results"
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
+		fmt.Fprintf(&b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
+	}
+	switch {
+	case len(r.Rows) == 0 && len(emb) == 0:
+		fmt.Fprintf(&b, "%s\n\n", lb.none)
+	case len(r.Rows) == 0:
+		fmt.Fprintf(&b, "## %s\n\n", lb.results)
+	default:
+		fmt.Fprintf(&b, "## %s\n\n", lb.results)
+		headlineTable(&b, lb, r.Rows)
+		sessionTables(&b, r.Rows)
+		mixTable(&b, r.Rows)
+	}
+	embeddingsTable(&b, emb)
+	capacityList(&b, r.Capacities)
+	if len(r.Charts) > 0 {
+		fmt.Fprintf(&b, "## %s\n\n", lb.charts)
+		for _, c := range r.Charts {
+			fmt.Fprintf(&b, "![%s](%s) ([SVG](%s))\n\n", c.Title, c.PNG, c.File)
+		}
+	}
+
+	var single, concurrent []ledger.Row
+	for _, row := range r.Rows {
+		if isSingle(row) {
+			single = append(single, row)
+		} else {
+			concurrent = append(concurrent, row)
+		}
+	}
+	if len(r.Rows) > 0 {
+		folded(&b, lb.seedTables, func() {
+			for _, part := range []struct {
+				heading string
+				rows    []ledger.Row
+			}{{lb.single, single}, {lb.concurrent, concurrent}} {
+				if len(part.rows) > 0 {
+					fmt.Fprintf(&b, "## %s\n\n", part.heading)
+					seedTable(&b, lb, part.rows)
+				}
+			}
+		})
+	}
+
+	fmt.Fprintf(&b, "## %s\n\n", lb.formulas)
+	folded(&b, lb.open, func() {
+		for _, l := range formulaLines(r.Rows) {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	})
+	if len(r.Rows) > 0 {
+		fmt.Fprintf(&b, "## %s\n\n", lb.details)
+		folded(&b, lb.open, func() {
+			mdtable.Table(&b, detailHead, func(add func(...string)) {
+				for _, row := range r.Rows {
+					add(detailCells(row)...)
+				}
+			})
+			percentileTable(&b, r.Rows, r.Percentiles)
+			sloTable(&b, r.Rows)
+			reasoningTable(&b, r.Rows)
+		})
+	}
+	fmt.Fprintf(&b, "## %s\n\n", lb.env)
+	folded(&b, lb.open, func() {
+		for _, it := range envItems(r.Env) {
+			fmt.Fprintf(&b, "- %s: %s\n", it[0], it[1])
+		}
+		b.WriteString("\n")
+	})
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// folded writes body inside <details>, with the blank lines GitHub needs to render the
+// Markdown within.
+func folded(b *strings.Builder, summary string, body func()) {
+	fmt.Fprintf(b, "<details><summary>%s</summary>\n\n", summary)
+	body()
+	b.WriteString("</details>\n\n")
+}
+
+// headlineTable writes the compact table and, under it, each note once with the rows
+// it applies to.
+func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
+	body, notes := headline(rows)
+	mdtable.TableOf(b, headlineHead, body)
+	b.WriteString(intervalLegend(lb, body, []int{3, 4, 5}, rowsConfidence(rows)))
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n\n", lb.notes)
+	for i, n := range notes {
+		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, ledger.OneLine(n.Text), strings.Join(n.Rows, ", "))
+	}
+	b.WriteString("\n")
+}
+
+// isSingle: single-request rows (one request in flight, closed loop) are kept apart
+// from concurrent and open-loop rows, as the seed demands.
+func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate > 0) }
+
+func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
+	var body [][]string
+	for _, r := range rows {
+		body = append(body, []string{r.Model, r.QuantShown(), r.Tool, hardwareCell(r),
+			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
+			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), concurrency(r), seedNotes(r)})
+	}
+	mdtable.TableOf(b, lb.seed, body)
+	b.WriteString(intervalLegend(lb, body, []int{4, 5, 6}, rowsConfidence(rows)))
+}
+
+// seedNotes is the seed table's notes column: the row's verdict when it says more
+// than "ok", then its caveats.
+func seedNotes(r ledger.Row) string {
+	n := caveats(r)
+	if v := rowVerdict(r); v != ledger.StatusOK {
+		n = append(n, v)
+	}
+	return strings.Join(n, "; ")
+}
