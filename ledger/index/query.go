@@ -42,32 +42,46 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	where, args := []string{"1"}, []any{}
-	if len(o.Cells) > 0 {
-		var or []string
-		for _, g := range o.Cells {
-			if history.HeadingGlob(g) {
-				or = nil // a glob of the heading ("*c=2*"): Build matches it, on every row
-				break
-			}
-			or = append(or, "cell_id GLOB ?") // GLOB's * also spans '/': Build applies the glob itself
-			args = append(args, g)
-		}
-		if or != nil {
-			where = append(where, "("+strings.Join(or, " OR ")+")")
-		} else {
-			args = nil
-		}
+	if err := loadRows(db, dir, o.Cells, runs, cache); err != nil {
+		return nil, st, err
 	}
+	for _, ord := range slices.Sorted(maps.Keys(runs)) {
+		set.Runs = append(set.Runs, runs[ord].Run)
+	}
+	return set, st, nil
+}
+
+// cellFilter is the rows query's condition on cells: cell_id matches one of the globs,
+// or nothing when there are none or one is a glob of the heading ("*c=2*"), which Build
+// matches on every row.
+func cellFilter(cells []string) (where string, args []any) {
+	var or []string
+	for _, g := range cells {
+		if history.HeadingGlob(g) {
+			return "1", nil
+		}
+		or = append(or, "cell_id GLOB ?") // GLOB's * also spans '/': Build applies the glob itself
+		args = append(args, g)
+	}
+	if or == nil {
+		return "1", nil
+	}
+	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// loadRows reads the rows of the cells matching the globs into their runs, each with its
+// environment.
+func loadRows(db *sql.DB, dir string, cells []string, runs map[int64]run, cache *jsonCache) error {
+	where, args := cellFilter(cells)
 	cols := columns()
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = strconv.Quote(c.Name)
 	}
-	q := `SELECT ord, ` + strings.Join(names, ",") + `, settings FROM rows WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ord`
+	q := `SELECT ord, ` + strings.Join(names, ",") + `, settings FROM rows WHERE ` + where + ` ORDER BY ord`
 	rs, err := db.Query(q, args...)
 	if err != nil {
-		return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
+		return fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 	}
 	defer rs.Close()
 	vals := make([]any, len(cols)+2)
@@ -78,7 +92,7 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 	rec := make([]string, len(cols))
 	for rs.Next() {
 		if err := rs.Scan(ptrs...); err != nil {
-			return nil, st, err
+			return err
 		}
 		r, ok := runs[vals[0].(int64)]
 		if !ok {
@@ -93,19 +107,13 @@ func Load(dir string, o history.Options) (*history.Set, Stats, error) {
 			settings, err = cache.settings(field(vals[len(cols)+1]))
 		}
 		if err != nil {
-			return nil, st, fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
+			return fmt.Errorf("index %s: %w", filepath.Join(dir, File), err)
 		}
 		env := history.EnvOf(row, r.env)
 		env.Settings = settings
 		r.Rows, r.Envs = append(r.Rows, row), append(r.Envs, env)
 	}
-	if err := rs.Err(); err != nil {
-		return nil, st, err
-	}
-	for _, ord := range slices.Sorted(maps.Keys(runs)) {
-		set.Runs = append(set.Runs, runs[ord].Run)
-	}
-	return set, st, nil
+	return rs.Err()
 }
 
 // run is a run as a query reads it, with the manifest part its rows' environment is
