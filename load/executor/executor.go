@@ -230,29 +230,11 @@ func WarmConnections(ctx context.Context, b backends.Backend, lv LevelSpec) {
 
 func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, warm bool, opts Options) RunResult {
 	run := RunResult{Index: idx, Warmup: warm}
-	// sendCtx is what the loops send under: ctx, ended early once the run has enough.
-	sendCtx := ctx
-	if opts.Enough != nil && !warm {
-		lv.Requests = max(lv.Requests, lv.MaxRequests)
-		var cancel context.CancelFunc
-		sendCtx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func(enough <-chan struct{}) {
-			select {
-			case <-enough:
-				cancel()
-			case <-sendCtx.Done():
-			}
-		}(opts.Enough(idx))
-	}
+	sendCtx, stopSending := sendContext(ctx, &lv, idx, warm, opts)
+	defer stopSending()
 	if !opts.DropSamples {
 		run.Samples = make([]backends.Sample, 0, min(lv.Requests, 1<<16))
 	}
-	kind := "run"
-	if warm {
-		kind = "warmup"
-	}
-
 	reqCtx, endRun := requestContext(ctx, opts)
 	defer endRun()
 
@@ -262,83 +244,121 @@ func runOnce(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, war
 		defer close(drained)
 		drain(sink, &run, opts)
 	}()
-	var sent Sent // the run's prefix groups and hash blocks, for shared prefix tokens
-	// send sends request p (of session turn tr, nil: none) from closed-loop slot in.slot
-	// (0: a paced or session request) and queues its Sample for the drain.
-	send := func(p paced, tr *turn, in slotted) backends.Sample {
-		record := func(s backends.Sample, shared int) backends.Sample {
-			// The request's timing is complete here: should the queue be full, waiting
-			// delays this worker's next request, never the measurement of this one.
-			s.Slot = in.slot
-			sink <- toDrain{tr.finish(s, shared, p), in.ramp}
-			return s
-		}
-		req, sh := lv.request(requestID(kind, idx, p.n), p)
-		tr.apply(&req)
-		if closed(opts.Abort) {
-			start := opts.Clock.Now()
-			if p.timed {
-				start, p.lag = p.sender.due(opts.Clock), p.sender.lag
-				p.sender.wrote()
-			}
-			return record(backends.Sample{ID: req.ID, Start: start, Err: abortErr(opts)}, 0)
-		}
-		shared := p.shared
-		if !p.counted {
-			shared = sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
-		}
-		if _, due := b.(backends.DueCaller); p.timed && due {
-			// The timing core waits for the request's time once its bytes are built.
-			req.Due, req.Wrote, req.Turn = p.sender.due, p.sender.wrote, p.sender
-			p.sender.reportsWrites()
-		} else if p.timed {
-			p.sender.due(nil)
-		}
-		s := b.Do(reqCtx, req)
-		if p.timed {
-			p.lag = p.sender.lag
-		}
-		s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
-		if sh.Text == "" {
-			s.PromptTokensAsked = sh.PromptTokens // and its own prompt length, as asked
-		}
-		if len(lv.Models) > 0 {
-			s.Model = req.Model
-		}
-		if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
-			blameAbort(&s, opts)
-		}
-		return record(s, shared)
-	}
-
-	// count counts a paced request's shared prefix tokens in schedule order, as the
-	// loop hands it over (or passes it by, under a Share, for another agent to send):
-	// so they are counted against every earlier request of the schedule, whichever
-	// agent sends it, and whichever of its senders builds its request first.
-	count := func(p *paced) {
-		if sh := lv.shape(*p); sh != nil && lv.Prompts != nil && lv.Inputs == 0 {
-			p.shared = sent.Add(lv.Prompts, *sh)
-		}
-		p.counted = true
+	r := &runner{b: b, lv: lv, opts: opts, idx: idx, kind: "run", reqCtx: reqCtx, sink: sink}
+	if warm {
+		r.kind = "warmup"
 	}
 	slots := max(lv.Concurrency, 1)
 	var wg sync.WaitGroup
 	start := opts.StartAt
 	switch {
 	case lv.Session != nil:
-		runSessions(sendCtx, opts.Clock, start, lv, slots, &wg, send)
+		runSessions(sendCtx, opts.Clock, start, lv, slots, &wg, r.send)
 	case lv.Trace != nil:
-		run.Err = replayLoop(sendCtx, opts.Clock, start, lv, &wg, func(p paced) { send(p, nil, slotted{}) }, count)
+		run.Err = replayLoop(sendCtx, opts.Clock, start, lv, &wg, func(p paced) { r.send(p, nil, slotted{}) }, r.count)
 	case lv.RequestRate > 0:
-		openLoop(sendCtx, opts.Clock, start, lv, idx, warm, slots, &wg, func(p paced) { send(p, nil, slotted{}) }, count)
+		openLoop(sendCtx, opts.Clock, start, lv, idx, warm, slots, &wg, func(p paced) { r.send(p, nil, slotted{}) }, r.count)
 	default:
-		closedLoop(sendCtx, opts.Clock, start, lv, slots, &wg, func(n int, in slotted) { send(paced{n: n}, nil, in) })
+		closedLoop(sendCtx, opts.Clock, start, lv, slots, &wg, func(n int, in slotted) { r.send(paced{n: n}, nil, in) })
 	}
 	wg.Wait()
 	close(sink)
 	<-drained
 	run.Interrupted = ctx.Err() != nil
 	return run
+}
+
+// sendContext is what a run's loops send under: ctx, ended early once a measured run
+// has enough (opts.Enough), which then sends up to lv.MaxRequests. stop releases it.
+func sendContext(ctx context.Context, lv *LevelSpec, idx int, warm bool, opts Options) (sendCtx context.Context, stop func()) {
+	if opts.Enough == nil || warm {
+		return ctx, func() {}
+	}
+	lv.Requests = max(lv.Requests, lv.MaxRequests)
+	sendCtx, cancel := context.WithCancel(ctx)
+	go func(enough <-chan struct{}) {
+		select {
+		case <-enough:
+			cancel()
+		case <-sendCtx.Done():
+		}
+	}(opts.Enough(idx))
+	return sendCtx, cancel
+}
+
+// runner sends one run's requests, from whichever loop drives the run, and queues
+// their Samples for the drain.
+type runner struct {
+	b      backends.Backend
+	lv     LevelSpec
+	opts   Options
+	idx    int
+	kind   string // "run" or "warmup", in the requests' IDs
+	reqCtx context.Context
+	sink   chan<- toDrain
+	sent   Sent // the run's prefix groups and hash blocks, for shared prefix tokens
+}
+
+// send sends request p (of session turn tr, nil: none) from closed-loop slot in.slot
+// (0: a paced or session request) and queues its Sample for the drain.
+func (r *runner) send(p paced, tr *turn, in slotted) backends.Sample {
+	lv, opts := &r.lv, &r.opts
+	req, sh := lv.request(requestID(r.kind, r.idx, p.n), p)
+	tr.apply(&req)
+	if closed(opts.Abort) {
+		start := opts.Clock.Now()
+		if p.timed {
+			start, p.lag = p.sender.due(opts.Clock), p.sender.lag
+			p.sender.wrote()
+		}
+		return r.record(backends.Sample{ID: req.ID, Start: start, Err: abortErr(*opts)}, p, tr, in, 0)
+	}
+	shared := p.shared
+	if !p.counted {
+		shared = r.sent.Add(lv.Prompts, sh) // 0 without a shape (and so without Prompts)
+	}
+	if _, due := r.b.(backends.DueCaller); p.timed && due {
+		// The timing core waits for the request's time once its bytes are built.
+		req.Due, req.Wrote, req.Turn = p.sender.due, p.sender.wrote, p.sender
+		p.sender.reportsWrites()
+	} else if p.timed {
+		p.sender.due(nil)
+	}
+	s := r.b.Do(r.reqCtx, req)
+	if p.timed {
+		p.lag = p.sender.lag
+	}
+	s.MaxTokens = sh.MaxTokens // the request's own output length, kept for early stops
+	if sh.Text == "" {
+		s.PromptTokensAsked = sh.PromptTokens // and its own prompt length, as asked
+	}
+	if len(lv.Models) > 0 {
+		s.Model = req.Model
+	}
+	if s.Err != nil && opts.Abort != nil && connectionLost(s.Err.Class) {
+		blameAbort(&s, *opts)
+	}
+	return r.record(s, p, tr, in, shared)
+}
+
+// record queues a sent (or refused) request's Sample for the drain.
+func (r *runner) record(s backends.Sample, p paced, tr *turn, in slotted, shared int) backends.Sample {
+	// The request's timing is complete here: should the queue be full, waiting delays
+	// this worker's next request, never the measurement of this one.
+	s.Slot = in.slot
+	r.sink <- toDrain{tr.finish(s, shared, p), in.ramp}
+	return s
+}
+
+// count counts a paced request's shared prefix tokens in schedule order, as the loop
+// hands it over (or passes it by, under a Share, for another agent to send): so they
+// are counted against every earlier request of the schedule, whichever agent sends
+// it, and whichever of its senders builds its request first.
+func (r *runner) count(p *paced) {
+	if sh := r.lv.shape(*p); sh != nil && r.lv.Prompts != nil && r.lv.Inputs == 0 {
+		p.shared = r.sent.Add(r.lv.Prompts, *sh)
+	}
+	p.counted = true
 }
 
 // requestContext is the context a run's requests are sent with: it outlives ctx by the
