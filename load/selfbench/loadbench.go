@@ -130,7 +130,49 @@ func Remote(url, socket string) Target {
 // early, returning what it has, when ctx ends.
 func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]LevelReport, error) {
 	cfg = cfg.withDefaults()
-	var fleetErr error // an agent that failed ends the benchmark
+	bn, err := newBench(ctx, cfg, t)
+	if err != nil {
+		return nil, err
+	}
+	defer bn.close()
+	var out []LevelReport
+	for i, streams := range cfg.Levels {
+		if ctx.Err() != nil {
+			break
+		}
+		l, ok, err := bn.level(ctx, i, streams)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			break
+		}
+		out = append(out, l)
+		if done != nil {
+			done(l)
+		}
+	}
+	return out, nil
+}
+
+// bench is a selfbench run: how a level is sent (from this process, or over load
+// agents) and what every level shares.
+type bench struct {
+	cfg Config
+	t   Target
+	// send sends a level; agents is the load agents it goes over, nil for this process.
+	send   func(context.Context, executor.LevelSpec, executor.Options) (executor.Result, []fleet.AgentLevel)
+	agents *fleet.Fleet
+	// fleetErr is an agent's failure, which ends the benchmark.
+	fleetErr error
+	// perRequest is a request's length on the mock's schedule; rounds how many requests
+	// a stream sends back to back in a level's measured run.
+	perRequest time.Duration
+	rounds     int
+}
+
+// newBench makes the client against t and, for cfg.Agents above 1, starts the agents.
+func newBench(ctx context.Context, cfg Config, t Target) (*bench, error) {
 	bcfg := backends.Config{Kind: cfg.Protocol, Name: cfg.Protocol + ".selfbench", URL: t.URL,
 		EngineExtensions: true, Timeouts: backends.Timeouts{Connect: 10 * time.Second, Idle: 30 * time.Second}}
 	if cfg.Protocol != "ollama" {
@@ -144,110 +186,111 @@ func Run(ctx context.Context, cfg Config, t Target, done func(LevelReport)) ([]L
 	if err != nil {
 		return nil, err
 	}
-	send := func(ctx context.Context, lv executor.LevelSpec, o executor.Options) (executor.Result, []fleet.AgentLevel) {
+	bn := &bench{cfg: cfg, t: t, rounds: 1, perRequest: cfg.TTFT + time.Duration(max(cfg.Tokens-1, 0))*cfg.TPOT}
+	if bn.perRequest > 0 {
+		bn.rounds = max(1, int(cfg.Duration/bn.perRequest))
+	}
+	bn.send = func(ctx context.Context, lv executor.LevelSpec, o executor.Options) (executor.Result, []fleet.AgentLevel) {
 		return executor.RunLevel(ctx, b, lv, o), nil
 	}
-	if cfg.Agents > 1 {
-		if t.Socket != "" {
-			return nil, errors.New("agents dial the mock over TCP: -unix is for one process")
-		}
-		f, err := startFleet(ctx, cfg, bcfg)
+	if cfg.Agents <= 1 {
+		return bn, nil
+	}
+	if t.Socket != "" {
+		return nil, errors.New("agents dial the mock over TCP: -unix is for one process")
+	}
+	if bn.agents, err = startFleet(ctx, cfg, bcfg); err != nil {
+		return nil, err
+	}
+	bn.send = func(ctx context.Context, lv executor.LevelSpec, o executor.Options) (executor.Result, []fleet.AgentLevel) {
+		res, levels, err := bn.agents.RunLevel(ctx, lv, o)
 		if err != nil {
-			return nil, err
+			res.Interrupted = true
+			bn.fleetErr = err
 		}
-		defer f.Close()
-		send = func(ctx context.Context, lv executor.LevelSpec, o executor.Options) (executor.Result, []fleet.AgentLevel) {
-			res, levels, err := f.RunLevel(ctx, lv, o)
-			if err != nil {
-				res.Interrupted = true
-				fleetErr = err
-			}
-			return res, levels
-		}
+		return res, levels
 	}
-	perRequest := cfg.TTFT + time.Duration(max(cfg.Tokens-1, 0))*cfg.TPOT
-	rounds := 1
-	if perRequest > 0 {
-		rounds = max(1, int(cfg.Duration/perRequest))
-	}
-	var out []LevelReport
-	for i, streams := range cfg.Levels {
-		if ctx.Err() != nil {
-			break
-		}
-		// Each level's prompts are its own by their marker (load agents hold one Salt).
-		prompts := &executor.Prompts{Words: 8, Salt: "selfbench", Marker: fmt.Sprintf("%d-%d", i, streams)}
-		// Warm-up: one short request per stream opens the keep-alive connections, so
-		// the measured TTFTs do not include TCP connects the server never sees.
-		warm := executor.LevelSpec{Concurrency: streams, Requests: streams, RepeatRuns: 1,
-			Request: backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
-			Prompts: &executor.Prompts{Words: 1, Shared: true}}
-		send(ctx, warm, executor.Options{})
-		if fleetErr != nil {
-			return out, fleetErr
-		}
-		if _, err := t.Summaries(ctx, true); err != nil {
-			return out, err
-		}
+	return bn, nil
+}
 
-		lv := executor.LevelSpec{Concurrency: streams, Requests: streams * rounds, RepeatRuns: 1,
-			Request: backends.Request{Model: "mock", MaxTokens: cfg.Tokens, ForceMaxTokens: true},
-			Prompts: prompts, Ramp: cfg.Ramp,
-			// The warm-up's requests may reuse each other's connections (one that ends before
-			// the last starts frees its own): open one a stream, or the measured run dials the
-			// rest inside its TTFTs.
-			WarmConnections: streams}
-		mon, rt0, cpu0 := selfcheck.Start(), readRuntime(), cpuTime()
-		procs := 0
-		o := executor.Options{OnRun: func(executor.RunResult) { procs = runtime.GOMAXPROCS(0) }}
-		var merged []backends.Sample // an agent's samples come as records
-		if cfg.Agents > 1 {
-			o.OnRequest = func(ev executor.Event) {
-				if !ev.Warmup && !ev.Ramp {
-					merged = append(merged, *ev.Sample)
-				}
+func (bn *bench) close() {
+	if bn.agents != nil {
+		bn.agents.Close()
+	}
+}
+
+// level warms and measures level i of the given streams; ok is false when its measured
+// run did not happen (ctx ended).
+func (bn *bench) level(ctx context.Context, i, streams int) (l LevelReport, ok bool, err error) {
+	cfg := bn.cfg
+	// Warm-up: one short request per stream opens the keep-alive connections, so the
+	// measured TTFTs do not include TCP connects the server never sees.
+	warm := executor.LevelSpec{Concurrency: streams, Requests: streams, RepeatRuns: 1,
+		Request: backends.Request{Model: "mock", MaxTokens: 2, ForceMaxTokens: true},
+		Prompts: &executor.Prompts{Words: 1, Shared: true}}
+	bn.send(ctx, warm, executor.Options{})
+	if bn.fleetErr != nil {
+		return l, false, bn.fleetErr
+	}
+	if _, err := bn.t.Summaries(ctx, true); err != nil {
+		return l, false, err
+	}
+
+	// Each level's prompts are its own by their marker (load agents hold one Salt).
+	prompts := &executor.Prompts{Words: 8, Salt: "selfbench", Marker: fmt.Sprintf("%d-%d", i, streams)}
+	lv := executor.LevelSpec{Concurrency: streams, Requests: streams * bn.rounds, RepeatRuns: 1,
+		Request: backends.Request{Model: "mock", MaxTokens: cfg.Tokens, ForceMaxTokens: true},
+		Prompts: prompts, Ramp: cfg.Ramp,
+		// The warm-up's requests may reuse each other's connections (one that ends before
+		// the last starts frees its own): open one a stream, or the measured run dials the
+		// rest inside its TTFTs.
+		WarmConnections: streams}
+	mon, rt0, cpu0 := selfcheck.Start(), readRuntime(), cpuTime()
+	procs := 0
+	o := executor.Options{OnRun: func(executor.RunResult) { procs = runtime.GOMAXPROCS(0) }}
+	var merged []backends.Sample // an agent's samples come as records
+	if cfg.Agents > 1 {
+		o.OnRequest = func(ev executor.Event) {
+			if !ev.Warmup && !ev.Ramp {
+				merged = append(merged, *ev.Sample)
 			}
-		}
-		res, levels := send(ctx, lv, o)
-		cpu, rt, self := cpuTime()-cpu0, readRuntime().sub(rt0), mon.Stop()
-		if fleetErr != nil {
-			return out, fleetErr
-		}
-		for _, al := range levels {
-			if al.Client != nil {
-				cpu += al.Client.CPU // every agent's CPU is the client's
-			}
-		}
-		sums, err := t.Summaries(ctx, true)
-		if err != nil {
-			return out, err
-		}
-		if len(res.Runs) == 0 {
-			break
-		}
-		run := res.Runs[0]
-		if cfg.Agents > 1 {
-			run.Samples = merged
-		}
-		l := Analyze(run.Samples, sums, prompts, run.Window())
-		l.Agents = max(cfg.Agents, 1)
-		l.Streams = streams
-		l.CPU = cpu
-		l.CPUIncludesServer = t.InProcess
-		l.setRuntime(rt, self)
-		l.Procs = procs
-		if l.Tokens > 0 {
-			l.CPUPer1kTokens = time.Duration(float64(cpu) * 1000 / float64(l.Tokens))
-		}
-		if perRequest > 0 {
-			l.IdealTokensPerSec = float64(streams*cfg.Tokens) / perRequest.Seconds()
-		}
-		out = append(out, l)
-		if done != nil {
-			done(l)
 		}
 	}
-	return out, nil
+	res, levels := bn.send(ctx, lv, o)
+	cpu, rt, self := cpuTime()-cpu0, readRuntime().sub(rt0), mon.Stop()
+	if bn.fleetErr != nil {
+		return l, false, bn.fleetErr
+	}
+	for _, al := range levels {
+		if al.Client != nil {
+			cpu += al.Client.CPU // every agent's CPU is the client's
+		}
+	}
+	sums, err := bn.t.Summaries(ctx, true)
+	if err != nil {
+		return l, false, err
+	}
+	if len(res.Runs) == 0 {
+		return l, false, nil
+	}
+	run := res.Runs[0]
+	if cfg.Agents > 1 {
+		run.Samples = merged
+	}
+	l = Analyze(run.Samples, sums, prompts, run.Window())
+	l.Agents = max(cfg.Agents, 1)
+	l.Streams = streams
+	l.CPU = cpu
+	l.CPUIncludesServer = bn.t.InProcess
+	l.setRuntime(rt, self)
+	l.Procs = procs
+	if l.Tokens > 0 {
+		l.CPUPer1kTokens = time.Duration(float64(cpu) * 1000 / float64(l.Tokens))
+	}
+	if bn.perRequest > 0 {
+		l.IdealTokensPerSec = float64(streams*cfg.Tokens) / bn.perRequest.Seconds()
+	}
+	return l, true, nil
 }
 
 // startFleet launches the load agents and hands them the mock's backend.
