@@ -69,13 +69,8 @@ Second Ctrl-C: cancel at once.
 			fmt.Fprintln(env.Stderr, "planrun apply: -stream goes with -run-dir (a Kubernetes pod's side of a run)")
 			return exitUsage
 		}
-		// The run directory's files leave through this process's log (a pod's), which the
-		// submitting planrun reads through the Kubernetes API.
-		s := kube.NewSender(a.RunDir, env.Stdout)
-		sctx, stopSending := context.WithCancel(context.Background())
-		sent := make(chan struct{})
-		go func() { s.Run(sctx, 500*time.Millisecond); close(sent) }()
-		defer func() { stopSending(); <-sent; s.End(exit) }()
+		end := streamRunDir(a.RunDir, env)
+		defer func() { end(exit) }()
 	}
 	g, code := a.baselineGate(env)
 	if code != exitOK {
@@ -105,12 +100,31 @@ Second Ctrl-C: cancel at once.
 	defer cancel()
 	stop := watchInterrupts(env, cancel)
 
-	prog := newProgress(env.Stderr, env.IsTerminal, a.Quiet)
+	res, err := apply.Run(ctx, a.options(env, p, cells, stop, args))
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun apply: %s\n", relPaths(err.Error()))
+		if res == nil {
+			return exitError
+		}
+	}
+	printSummary(env, res)
+	printCapacities(env, res)
+
+	for _, f := range res.ExpectFailures {
+		fmt.Fprintf(env.Stderr, "Error: %s\n", f)
+	}
+	code = a.gateRun(env, p, res, g, applyExitCode(err, res))
+	a.printEnd(env, fs, p, res, code)
+	return code
+}
+
+// options are apply's Options for the cells of p this command runs; args are its own.
+func (a *applyArgs) options(env *Env, p *plan.Plan, cells []*plan.Cell, stop <-chan struct{}, args []string) apply.Options {
 	var tel *gpu.Telemetry // nil: apply opens NVML
 	if !a.GPU {
 		tel = gpu.Off()
 	}
-	res, err := apply.Run(ctx, apply.Options{
+	return apply.Options{
 		Plan:           p,
 		Cells:          cells,
 		NewBackend:     func(c backends.Config) (backends.Backend, error) { c.Getenv = env.Getenv; return connect.New(c) },
@@ -125,25 +139,28 @@ Second Ctrl-C: cancel at once.
 		SampleInterval: a.GPUInterval,
 		Grace:          a.Grace,
 		Stop:           stop,
-		Progress:       prog,
+		Progress:       newProgress(env.Stderr, env.IsTerminal, a.Quiet),
 		Quiet:          a.Quiet,
 		Command:        append([]string{"planrun", "apply"}, args...),
-	})
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun apply: %s\n", relPaths(err.Error()))
-		if res == nil {
-			return exitError
-		}
 	}
-	printSummary(env, res)
-	printCapacities(env, res)
+}
 
-	for _, f := range res.ExpectFailures {
-		fmt.Fprintf(env.Stderr, "Error: %s\n", f)
-	}
+// streamRunDir sends the run directory's files through this process's log (a pod's),
+// which the submitting planrun reads through the Kubernetes API, until end, which
+// sends the last of them and the exit code.
+func streamRunDir(dir string, env *Env) (end func(exit int)) {
+	s := kube.NewSender(dir, env.Stdout)
+	sctx, stopSending := context.WithCancel(context.Background())
+	sent := make(chan struct{})
+	go func() { s.Run(sctx, 500*time.Millisecond); close(sent) }()
+	return func(exit int) { stopSending(); <-sent; s.End(exit) }
+}
+
+// printEnd says how the apply ended: its cells, where its results are, and how to
+// resume an interrupted run.
+func (a *applyArgs) printEnd(env *Env, fs *flag.FlagSet, p *plan.Plan, res *apply.Result, code int) {
 	ok, failed, interrupted, _ := res.Counts()
 	dir := relPath(res.RunDir)
-	code = a.gateRun(env, p, res, g, applyExitCode(err, res))
 	switch {
 	case res.Interrupted:
 		fmt.Fprintf(env.Stdout, "\nApply interrupted. Cells: %d ok, %d failed, %d interrupted. Results in %s/.\nResume with: %s\n",
@@ -160,7 +177,6 @@ Second Ctrl-C: cancel at once.
 	default:
 		fmt.Fprintf(env.Stdout, "\nApply complete! Cells: %d ok, %d failed. Results in %s/.\n", ok, failed, dir)
 	}
-	return code
 }
 
 // bindFlags binds apply's flags to a.
