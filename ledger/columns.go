@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/internal/mdtable"
 	"github.com/planrun/planrun/stats"
 )
 
@@ -33,7 +34,7 @@ const (
 
 func strCol(name string, f func(*Row) *string) column {
 	return column{name,
-		func(r *Row) string { return OneLine(*f(r)) },
+		func(r *Row) string { return mdtable.OneLine(*f(r)) }, // a torn final line stays detectable
 		func(r *Row, s string) error { *f(r) = s; return nil }, kindText}
 }
 
@@ -139,15 +140,6 @@ func FormatFloat(v float64) string {
 		s = "0"
 	}
 	return s
-}
-
-// OneLine keeps every ledger record on one physical line, which keeps a torn final
-// line (power loss) detectable and repairable.
-func OneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), "; ")
 }
 
 // FormatFailures writes failures as "class=n;class=n", sorted by class.

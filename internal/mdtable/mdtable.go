@@ -8,8 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/planrun/planrun/ledger"
 )
 
 // Num formats v·scale with the given decimals; "—" when not measured.
@@ -18,6 +16,15 @@ func Num(v, scale float64, decimals int) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.*f", decimals, v*scale)
+}
+
+// OneLine folds s's line breaks into "; ", so that a table's row, or a CSV ledger's
+// record (whose torn final line must stay detectable and repairable), is one line.
+func OneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' }), "; ")
 }
 
 // Dash is s, or "—" when s is empty.
@@ -46,7 +53,7 @@ func Table(b *strings.Builder, head []string, body func(add func(...string))) {
 	row := func(cells []string) {
 		b.WriteString("|")
 		for _, c := range cells {
-			b.WriteString(" " + strings.ReplaceAll(ledger.OneLine(c), "|", `\|`) + " |")
+			b.WriteString(" " + strings.ReplaceAll(OneLine(c), "|", `\|`) + " |")
 		}
 		b.WriteString("\n")
 	}

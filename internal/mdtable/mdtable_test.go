@@ -15,6 +15,8 @@ func TestCells(t *testing.T) {
 		{Dash("q4"), "q4"},
 		{JoinInts([]int{1, 4, 16}), "1,4,16"},
 		{JoinInts(nil), ""},
+		{OneLine("one"), "one"},
+		{OneLine("two\r\nlines\n\nand\rmore\n"), "two; lines; and; more"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

@@ -1,3 +1,8 @@
+// Package compare sets two result sets side by side: rows paired by Key (model,
+// quantization, hardware, workload, concurrency; not the tool, so Ollama and vLLM pair
+// up), each figure's change with its interval, and the gate's verdicts on -fail-on
+// thresholds (Gate, Judge), written as text, Markdown or JSON. `planrun compare` and
+// apply's -baseline read it; history's rolling baseline judges with it.
 package compare
 
 import (

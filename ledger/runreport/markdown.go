@@ -193,7 +193,7 @@ func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 	}
 	fmt.Fprintf(b, "%s:\n\n", lb.notes)
 	for i, n := range notes {
-		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, ledger.OneLine(n.Text), strings.Join(n.Rows, ", "))
+		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, mdtable.OneLine(n.Text), strings.Join(n.Rows, ", "))
 	}
 	b.WriteString("\n")
 }
