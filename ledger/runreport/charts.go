@@ -64,10 +64,27 @@ var palette = []color.RGBA{
 	{0x9c, 0x75, 0x5f, 0xff}, {0xba, 0xb0, 0xac, 0xff},
 }
 
-// The charts' text is sans, as report.html's is (gonum's default is Liberation Serif).
-func init() {
-	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
-	plotter.DefaultFont = plot.DefaultFont // the point labels' own default, copied at start-up
+// chartFont is the charts' typeface: sans, as report.html's text is (gonum's default is
+// Liberation Serif). It is set on each plot, legend and label drawn here rather than as
+// gonum's global default, so that importing this package changes no other chart.
+var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// sans is s in chartFont, at its own size.
+func sans(s text.Style) text.Style {
+	s.Font = font.From(chartFont, s.Font.Size)
+	return s
+}
+
+// newPlot is plot.New with every text of it in chartFont.
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.Title.TextStyle = sans(p.Title.TextStyle)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle = sans(a.Label.TextStyle)
+		a.Tick.Label = sans(a.Tick.Label)
+	}
+	p.Legend.TextStyle = sans(p.Legend.TextStyle)
+	return p
 }
 
 func seriesColor(i int) color.RGBA { return palette[i%len(palette)] }
@@ -277,6 +294,9 @@ func paretoFigure(rows []ledger.Row) *figure {
 			}
 		}
 		if l, err := plotter.NewLabels(mergeLabels(points, labels)); err == nil {
+			for i := range l.TextStyle {
+				l.TextStyle[i] = sans(l.TextStyle[i])
+			}
 			p.Add(l)
 		}
 		panels = append(panels, p)
@@ -511,6 +531,7 @@ type figure struct {
 
 func newFigure(title, file string) *figure {
 	l := plot.NewLegend()
+	l.TextStyle = sans(l.TextStyle)
 	l.Top, l.Left = true, true // entries read from the strip's top left
 	l.Padding = vg.Points(3)
 	l.ThumbnailWidth = vg.Points(32) // long enough to show a dashed line's pattern
@@ -525,7 +546,7 @@ func (f *figure) orNil() *figure {
 }
 
 func newPanel(title, x, y string) *plot.Plot {
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = title
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
@@ -585,7 +606,7 @@ func (f *figure) render(format string) ([]byte, error) {
 	for i, row := range f.panels {
 		grid[i] = append(append([]*plot.Plot(nil), row...), make([]*plot.Plot, cols-len(row))...)
 	}
-	titleStyle := plot.New().Title.TextStyle
+	titleStyle := newPlot().Title.TextStyle
 	titleStyle.Font.Size = vg.Points(13)
 	titleStyle.XAlign, titleStyle.YAlign = text.XLeft, text.YTop
 	titleH := titleStyle.Height(f.title) + 2*figurePad

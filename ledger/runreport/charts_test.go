@@ -199,7 +199,7 @@ func TestChartLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	titleStyle := plot.New().Title.TextStyle
+	titleStyle := newPlot().Title.TextStyle
 	titleStyle.Font.Size = vg.Points(13)
 	titleH := float64(titleStyle.Height(f.title)) + 16
 	legendH := float64(f.legend.Rectangle(draw.Canvas{}).Size().Y) + 16

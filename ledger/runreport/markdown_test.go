@@ -15,6 +15,8 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/ledgertest"
 	"github.com/planrun/planrun/stats"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 )
@@ -184,6 +186,19 @@ func TestChartsSansFont(t *testing.T) {
 	for _, c := range charts {
 		if svg := string(c.SVG); !strings.Contains(svg, "Liberation Sans") || strings.Contains(svg, "Liberation Serif") {
 			t.Errorf("%s: a chart font is not Liberation Sans", c.File)
+		}
+	}
+}
+
+// The charts set their font on what they draw, not as gonum's global default: another
+// chart in a program that imports this package keeps gonum's own (Liberation Serif).
+func TestChartsLeaveGonumsDefaultFont(t *testing.T) {
+	if _, err := Charts(reportRows(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]font.Font{"plot.DefaultFont": plot.DefaultFont, "plotter.DefaultFont": plotter.DefaultFont} {
+		if f.Typeface != "Liberation" || f.Variant != "Serif" {
+			t.Errorf("%s is %s %s, want gonum's Liberation Serif", name, f.Typeface, f.Variant)
 		}
 	}
 }
