@@ -25,9 +25,9 @@ type Quality struct {
 	Prompts, TopK int
 	// Confidence is the intervals' confidence, a fraction.
 	Confidence float64
-	// SameTop1Pct is the % of the reference path's positions (pooled over prompts) where
-	// the cell's most likely token is the reference's token; its interval is the t
-	// interval of the per-prompt rates.
+	// SameTop1Pct is the % of the reference path's positions where the cell's most
+	// likely token is the reference's token: the mean over prompts of each prompt's
+	// rate, its interval the t interval of those rates.
 	SameTop1Pct float64
 	SameTop1CI  stats.Interval
 	// FirstDivergence is the median over prompts of the 1-based position of the first
