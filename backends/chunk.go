@@ -34,6 +34,10 @@ type Chunk struct {
 	Server *ServerTimings
 	// Inputs is the number of embeddings an embeddings response returned.
 	Inputs int
+	// LogProbs are the log-probabilities of the tokens this event generated, and
+	// PromptLogProbs the prompt's (Sample's fields of the same names), where the request
+	// asked for them; nil otherwise, so an event without them costs nothing more.
+	LogProbs, PromptLogProbs []TokenLogProbs
 }
 
 // Decoder turns a response body into chunks. Next fills c (which the caller has zeroed)

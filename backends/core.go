@@ -376,6 +376,10 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			s.Server = ch.Server
 		}
 		s.Inputs += ch.Inputs
+		if ch.LogProbs != nil || ch.PromptLogProbs != nil {
+			s.LogProbs = append(s.LogProbs, ch.LogProbs...)
+			s.PromptLogProbs = append(s.PromptLogProbs, ch.PromptLogProbs...)
+		}
 		if ch.Done {
 			if len(s.ChunkArrivals) == 0 {
 				s.End = at

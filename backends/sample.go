@@ -35,6 +35,26 @@ type Request struct {
 	Think *bool
 	// Inputs are the texts of an embeddings request (a backend with api "embeddings").
 	Inputs []string
+	// TopLogProbs, when > 0, asks for each generated token's log-probability with this
+	// many of the most likely tokens at its position (Ollama's and OpenAI's logprobs and
+	// top_logprobs; Sample.LogProbs). 0 asks for none: the stream then carries none and
+	// the per-chunk path does no extra work.
+	TopLogProbs int
+	// PromptLogProbs, when > 0, asks for the prompt's own tokens' log-probabilities with
+	// this many alternatives each (vLLM's prompt_logprobs, an engine extension, on
+	// /v1/completions; Sample.PromptLogProbs). vLLM gives them only unstreamed (NoStream).
+	PromptLogProbs int
+	// PromptIDs, when set, is the prompt as token ids, sent in place of Prompt where the
+	// API takes ids (OpenAI's /v1/completions): a text does not always tokenize back into
+	// the tokens it was decoded from.
+	PromptIDs []int
+	// TokenIDs asks the server to name log-probabilities' tokens by id (vLLM's
+	// return_tokens_as_token_ids, an engine extension): "token_id:N".
+	TokenIDs bool
+	// Raw sends Prompt as it is, with no chat template, whatever the backend's api:
+	// Ollama's /api/generate with raw, an OpenAI server's /v1/completions. What a
+	// continuation of a text needs.
+	Raw bool
 	// KeepText asks the timing core to keep the answer's content text (not reasoning)
 	// on Sample.Text: what a session's next turn sends back as history. Off, the
 	// per-chunk path does no extra work.
@@ -209,6 +229,13 @@ type Sample struct {
 	// Text is the answer's content (reasoning apart), kept only when the request asked
 	// (Request.KeepText); it stays out of requests.jsonl.
 	Text string `json:"-"`
+	// LogProbs are the generated tokens' log-probabilities, in order, where the request
+	// asked (Request.TopLogProbs); PromptLogProbs the prompt's (Request.PromptLogProbs),
+	// one per prompt token, the first empty (no token precedes it), each position's Top
+	// holding every token the server returned there, ranked (the prompt's own token
+	// among them). Both stay out of requests.jsonl.
+	LogProbs       []TokenLogProbs `json:"-"`
+	PromptLogProbs []TokenLogProbs `json:"-"`
 	// Unstreamed marks a non-streamed request: its one arrival is the whole answer, so it
 	// has no TTFT, TPOT or ITL (never the answer's end passed off as a first token).
 	Unstreamed bool `json:"unstreamed,omitempty"`

@@ -214,6 +214,10 @@ type Row struct {
 	// server really ran on and served (memory.go).
 	Memory
 	Served
+
+	// Quality is the cell's output drift against its reference (quality.go): the same
+	// on every row of the cell.
+	Quality Quality
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -270,8 +274,9 @@ func NewRow() Row {
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
-		Memory: newMemory(),
-		CI:     newIntervals(),
+		Memory:  newMemory(),
+		CI:      newIntervals(),
+		Quality: newQuality(),
 	}
 }
 

@@ -137,6 +137,7 @@ func columnUnit(c column) string {
 		{"concurrency", "requests in flight"}, {"runs", "runs"},
 		{"requests", "requests"}, {"succeeded", "requests"}, {"failed", "requests"}, {"stops", "requests"},
 		{"connections", "connections"}, {"_in_flight", "requests in flight"}, {"agents", "agents"},
+		{"_nats", "nats"}, {"prompts", "prompts"}, {"_top_logprobs", "tokens"},
 	} {
 		if strings.HasSuffix(n, u.suffix) {
 			return u.unit

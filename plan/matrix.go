@@ -27,7 +27,9 @@ type Matrix struct {
 	ModelID, Server, Notes hcl.Expression
 	// URL, when set, gives each cell its backend's URL (e.g. following
 	// matrix.hardware.host), so one backend block serves every host.
-	URL       hcl.Expression
+	URL hcl.Expression
+	// Quality is the matrix's quality block (quality.go); nil without one.
+	Quality   *Quality
 	DeclRange hcl.Range
 
 	excludes      []map[string][]string // dimension → keys, a cell matching all is dropped
@@ -70,6 +72,10 @@ type Cell struct {
 	Hardware *Hardware // nil when the matrix names none
 	Workload *Workload
 	Server   *Server // nil when no plan-managed server is needed
+	// Quality is the cell's matrix's quality block and QualityReference the id of the
+	// cell it is compared with (its own id on the reference); nil and "" without one.
+	Quality          *Quality
+	QualityReference string
 }
 
 var matrixSchema = &hcl.BodySchema{
@@ -78,7 +84,7 @@ var matrixSchema = &hcl.BodySchema{
 		{Name: "hardware"}, {Name: "workload", Required: true},
 		{Name: "model_id"}, {Name: "server"}, {Name: "notes"}, {Name: "url"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "exclude"}, {Type: "include"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "exclude"}, {Type: "include"}, {Type: "quality"}},
 }
 
 var excludeSchema = &hcl.BodySchema{
@@ -154,6 +160,14 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 			l.decodeExclude(m, blk, ctx)
 		case "include":
 			l.decodeInclude(m, blk, ctx)
+		case "quality":
+			if m.Quality != nil {
+				l.errorf(blk.DefRange.Ptr(), "Duplicate quality block", "A matrix has one quality block; the first is at %s.", m.Quality.DeclRange)
+				continue
+			}
+			q, d := decodeQualityBlock(blk, ctx, l.p.Dir)
+			l.add(d)
+			m.Quality = q
 		}
 	}
 	if hasErrorsSince(l.diags, before) || len(m.unknown) > 0 {
@@ -557,6 +571,7 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	addDiags(checkEmbeddingsBackends(cells))
 	addDiags(checkServerCommands(cells))
 	addDiags(checkAgentCells(cells))
+	addDiags(resolveQuality(p, cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 		addDiags(e.checkFigures(cells))

@@ -153,21 +153,8 @@ func TestIntervalCoverage(t *testing.T) {
 	t.Logf("ttft p99 from %d requests: mean half-width ±%.2f%%", requests, 100*widthP99)
 }
 
-// MeanInterval is Student's t interval of the mean of values: mean ± t(n−1) · s/√n, with
-// s the sample standard deviation. Fewer than two values bound nothing.
+// MeanInterval is the interval half of MeanWithInterval, which the drift figures use.
 func MeanInterval(values []float64, conf float64) Interval {
-	n := len(values)
-	if n < 2 {
-		return Unbounded(2)
-	}
-	var sum float64
-	for _, v := range values {
-		sum += v
-	}
-	mean := sum / float64(n)
-	var sq float64
-	for _, v := range values {
-		sq += (v - mean) * (v - mean)
-	}
-	return meanInterval(n, mean, math.Sqrt(sq/float64(n-1)), conf)
+	_, iv := MeanWithInterval(values, conf)
+	return iv
 }

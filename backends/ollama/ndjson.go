@@ -85,6 +85,15 @@ func parseLine(sc *jsonscan.Scanner, line []byte, c *backends.Chunk) error {
 			hasEval = true
 		case "eval_duration":
 			t.EvalDuration = duration(sc)
+		case "logprobs":
+			// Present only where the request asked (Request.TopLogProbs).
+			if raw := sc.Raw(); raw != nil && sc.Err() == nil {
+				lp, err := backends.ParseLogProbs(raw)
+				if err != nil {
+					return err
+				}
+				c.LogProbs = lp
+			}
 		case "error":
 			isErr = true
 			if raw, ok := sc.String(); ok {

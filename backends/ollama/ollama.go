@@ -119,10 +119,15 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 			m["keep_alive"] = b.cfg.KeepAlive
 		}
 		return json.Marshal(m)
+	case req.Raw:
+		m["prompt"], m["raw"] = req.Prompt, true
 	case b.chat:
 		m["messages"] = req.Messages()
 	default:
 		m["prompt"] = req.Prompt
+	}
+	if req.TopLogProbs > 0 {
+		m["logprobs"], m["top_logprobs"] = true, req.TopLogProbs
 	}
 	m["stream"] = !req.NoStream // the done line of a whole answer carries the text too
 	if req.MaxTokens > 0 {
@@ -172,7 +177,11 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	if err != nil {
 		return nil, err
 	}
-	return b.Core().NewPost(ctx, b.endpoint, body, "application/x-ndjson", b.cfg.Headers)
+	endpoint := b.endpoint
+	if req.Raw && !b.embed {
+		endpoint = b.base + "/api/generate" // only generate takes a prompt without a template
+	}
+	return b.Core().NewPost(ctx, endpoint, body, "application/x-ndjson", b.cfg.Headers)
 }
 
 // NewDecoder implements backends.Adapter: NDJSON, which reads a whole chat or generate

@@ -27,7 +27,9 @@ func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string
 			c.Text, c.Reasoning, c.FinishReason, c.Content = 0, 0, "", nil
 			if sc.Array() {
 				for sc.More() {
-					parseChoice(sc, c)
+					if err := parseChoice(sc, c); err != nil {
+						return err
+					}
 				}
 			}
 		case "usage":
@@ -126,9 +128,9 @@ func parseMessage(sc *jsonscan.Scanner) (m message) {
 	return m
 }
 
-func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
+func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) error {
 	if !sc.Object() {
-		return
+		return nil
 	}
 	var delta, msg message
 	text := 0
@@ -147,6 +149,19 @@ func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
 			if raw, ok := sc.String(); ok {
 				finish = finishReason(raw)
 			}
+		case "logprobs":
+			// vLLM sends "logprobs": null on every chat chunk; a value only where the
+			// request asked (Request.TopLogProbs).
+			if sc.Null() {
+				continue
+			}
+			if raw := sc.Raw(); raw != nil {
+				lp, err := parseLogProbs(raw)
+				if err != nil {
+					return err
+				}
+				c.LogProbs = append(c.LogProbs, lp...)
+			}
 		default:
 			sc.Skip()
 		}
@@ -161,6 +176,7 @@ func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) {
 	if finish != "" {
 		c.FinishReason = finish
 	}
+	return nil
 }
 
 // finishReason returns the common values without allocating.

@@ -28,6 +28,7 @@ import (
 type Backend struct {
 	backends.Shell
 	cfg       backends.Config
+	base      string // the URL up to /v1, no trailing slash
 	endpoint  string
 	chat      bool
 	responses bool // the Responses API (api = "responses")
@@ -85,8 +86,8 @@ func newBackend(cfg backends.Config, strict bool, opts []backends.Option) (*Back
 	if err := backends.CheckURL(cfg, "http://127.0.0.1:8000/v1"); err != nil {
 		return nil, err
 	}
-	b := &Backend{cfg: cfg, strict: strict}
 	base := strings.TrimSuffix(cfg.URL, "/")
+	b := &Backend{cfg: cfg, strict: strict, base: base}
 	switch cfg.API {
 	case "", "chat":
 		b.chat = true
@@ -141,11 +142,16 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		b.responsesBody(m, req)
 		return json.Marshal(m)
 	}
-	if b.chat {
-		m["messages"] = req.Messages()
-	} else {
+	completions := b.completions(req)
+	switch {
+	case req.PromptIDs != nil && completions:
+		m["prompt"] = req.PromptIDs
+	case completions:
 		m["prompt"] = req.Prompt
+	default:
+		m["messages"] = req.Messages()
 	}
+	b.logProbFields(m, req, completions)
 	m["stream"] = !req.NoStream
 	if !req.NoStream {
 		m["stream_options"] = map[string]bool{"include_usage": true}
@@ -175,7 +181,38 @@ func (b *Backend) NewRequest(ctx context.Context, req backends.Request) (*http.R
 	if err != nil {
 		return nil, err
 	}
-	return b.Core().NewPost(ctx, b.endpoint, body, "text/event-stream", b.cfg.Headers)
+	endpoint := b.endpoint
+	if b.chat && b.completions(req) {
+		endpoint = b.base + "/completions"
+	}
+	return b.Core().NewPost(ctx, endpoint, body, "text/event-stream", b.cfg.Headers)
+}
+
+// completions reports whether req goes to /v1/completions: the backend's api, or a raw
+// request (a prompt without a chat template, or token ids), whatever the api.
+func (b *Backend) completions(req backends.Request) bool {
+	return !b.chat || req.Raw || req.PromptIDs != nil
+}
+
+// logProbFields asks for the log-probabilities req wants: chat's logprobs and
+// top_logprobs, the completions API's logprobs count, and vLLM's prompt_logprobs and
+// return_tokens_as_token_ids where engine extensions are allowed.
+func (b *Backend) logProbFields(m map[string]any, req backends.Request, completions bool) {
+	switch {
+	case req.TopLogProbs > 0 && completions:
+		m["logprobs"] = req.TopLogProbs
+	case req.TopLogProbs > 0:
+		m["logprobs"], m["top_logprobs"] = true, req.TopLogProbs
+	}
+	if !b.cfg.EngineExtensions {
+		return
+	}
+	if req.PromptLogProbs > 0 && completions {
+		m["prompt_logprobs"] = req.PromptLogProbs
+	}
+	if req.TokenIDs {
+		m["return_tokens_as_token_ids"] = true
+	}
 }
 
 // NewDecoder implements backends.Adapter.

@@ -175,6 +175,14 @@ func TestRequestBodies(t *testing.T) {
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
 		// A workload's reasoning_effort goes as it is; Ollama's think has no OpenAI field.
 		{"chat_reasoning", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8, ReasoningEffort: "low", Think: new(bool)}},
+		// Quality requests: a chat backend's raw prompt goes to completions with its
+		// top log-probabilities; chat asks for them its own way; token ids and vLLM's
+		// prompt_logprobs only with engine extensions.
+		{"raw_logprobs", backends.Config{}, backends.Request{Model: "m", Prompt: "the cat", MaxTokens: 16, Temperature: &temp,
+			Raw: true, TopLogProbs: 5, PromptLogProbs: 5, TokenIDs: true}},
+		{"chat_logprobs", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 4, TopLogProbs: 3}},
+		{"teacher_forced", backends.Config{EngineExtensions: true}, backends.Request{Model: "m", PromptIDs: []int{1, 450, 6635},
+			MaxTokens: 1, NoStream: true, Temperature: &temp, TopLogProbs: 5, PromptLogProbs: 5, TokenIDs: true}},
 		// The Responses API: input messages, max_output_tokens, reasoning.effort, store off.
 		{"responses", backends.Config{API: "responses", EngineExtensions: true}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
 			ForceMaxTokens: true, Temperature: &temp, ReasoningEffort: "high", History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},

@@ -41,7 +41,9 @@ type wholeResponse struct {
 			ReasoningContent string `json:"reasoning_content"`
 			Reasoning        string `json:"reasoning"`
 		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
+		FinishReason   string                     `json:"finish_reason"`
+		LogProbs       json.RawMessage            `json:"logprobs"`
+		PromptLogProbs []map[string]promptLogProb `json:"prompt_logprobs"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens            int `json:"prompt_tokens"`
@@ -88,6 +90,20 @@ func (d *wholeDecoder) Next(c *backends.Chunk) error {
 		c.Text += len(ch.Text) + len(ch.Message.Content)
 		c.Reasoning += len(ch.Message.ReasoningContent) + len(ch.Message.Reasoning)
 		c.FinishReason = ch.FinishReason
+		if len(ch.LogProbs) > 0 && string(ch.LogProbs) != "null" {
+			lp, err := parseLogProbs(ch.LogProbs)
+			if err != nil {
+				return err
+			}
+			c.LogProbs = append(c.LogProbs, lp...)
+		}
+		if ch.PromptLogProbs != nil {
+			lp, err := promptLogProbs(ch.PromptLogProbs)
+			if err != nil {
+				return err
+			}
+			c.PromptLogProbs = lp
+		}
 	}
 	if v.Usage != nil {
 		c.Tokens, c.PromptTokens, c.OutputTokens = backends.TokensUsage, v.Usage.PromptTokens, v.Usage.CompletionTokens

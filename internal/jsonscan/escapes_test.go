@@ -161,3 +161,22 @@ func TestSkipDepthAndPeek(t *testing.T) {
 		t.Errorf("Peek after an error = %q (error %v), want 0", c, s.Err())
 	}
 }
+
+func TestRaw(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a": [1, {"b": "x\"y"}], "c": 2}`, `[1, {"b": "x\"y"}]`},
+		{`{"a": null, "c": 2}`, `null`},
+		{`{"a": -1.5e3}`, `-1.5e3`},
+		{`{"a": [1, }`, ``}, // invalid: nil, and the error kept
+		{`{"a": `, ``},
+	} {
+		var sc Scanner
+		sc.Reset([]byte(tc.in))
+		sc.Object()
+		sc.Key()
+		got := sc.Raw()
+		if string(got) != tc.want || (tc.want == "") != (sc.Err() != nil) {
+			t.Errorf("%s: Raw = %q (err %v), want %q", tc.in, got, sc.Err(), tc.want)
+		}
+	}
+}
