@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/planrun/planrun/internal/suggest"
 )
 
 // absent marks a diagnostic whose premise is that a block body lacks an argument or
@@ -38,10 +40,7 @@ func premise(d *hcl.Diagnostic, body hcl.Range, names ...string) {
 	d.Extra = a
 }
 
-var (
-	missingArgument = regexp.MustCompile(`^The argument "([^"]+)" is required`)
-	didYouMean      = regexp.MustCompile(`Did you mean "([^"]+)"\?`)
-)
+var missingArgument = regexp.MustCompile(`^The argument "([^"]+)" is required`)
 
 // dropCascades removes the errors one misspelt name in a nested block causes on correct
 // lines: a required argument "missing" beside its misspelling (target_attainment_pc), or
@@ -59,9 +58,10 @@ func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File, syntax hcl.
 		if d.Subject == nil || d.Summary != "Unsupported argument" && d.Summary != "Unsupported block type" {
 			continue
 		}
-		if m := didYouMean.FindStringSubmatch(d.Detail); m != nil {
+		// A misspelling may stand for any of the names offered.
+		for _, meant := range suggest.Meant(d.Detail) {
 			if body, ok := enclosingBody(files, *d.Subject); ok {
-				typos[key{m[1], body}] = true
+				typos[key{meant, body}] = true
 			}
 		}
 	}

@@ -136,12 +136,13 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				if s == scopeGoal {
 					what = "A goal"
 				}
-				if hint := suggestion(name, ResultVariables); hint != "" { // the near name says it: no list of 90
-					bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
-					continue
+				// The near names say it; without one, where the figures are listed (over
+				// a hundred names are no hint).
+				hint := suggestion(name, ResultVariables)
+				if hint == "" {
+					hint = " The figures are listed in docs/plan.md (expect) and ledger/fields.go."
 				}
-				bad(t, 1, "Unknown result value",
-					"%s can use result.%s; there is no %q.", what, strings.Join(ResultVariables, ", result."), name)
+				bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
 			}
 		}
 	}
