@@ -2,6 +2,7 @@ package plan
 
 import (
 	"regexp"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -40,6 +41,14 @@ func premise(d *hcl.Diagnostic, body hcl.Range, names ...string) {
 	d.Extra = a
 }
 
+// strangeNames are the summaries of a name a body does not take: a misspelling, or a
+// name that belongs elsewhere.
+var strangeNames = []string{"Unsupported argument", "Unsupported block type", "Misplaced argument", "Misplaced block"}
+
+// anyName, among a premise's names, is satisfied by any name the body does not take:
+// an slo with a limit it does not know is not empty, it is misspelt.
+const anyName = "?"
+
 var missingArgument = regexp.MustCompile(`^The argument "([^"]+)" is required`)
 
 // dropCascades removes the errors one misspelt name in a nested block causes on correct
@@ -55,8 +64,11 @@ func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File, syntax hcl.
 	}
 	typos := map[key]bool{}
 	for _, d := range diags {
-		if d.Subject == nil || d.Summary != "Unsupported argument" && d.Summary != "Unsupported block type" {
+		if d.Subject == nil || !slices.Contains(strangeNames, d.Summary) {
 			continue
+		}
+		if body, ok := enclosingBody(files, *d.Subject); ok {
+			typos[key{anyName, body}] = true
 		}
 		// A misspelling may stand for any of the names offered.
 		for _, meant := range suggest.Meant(d.Detail) {

@@ -4,8 +4,8 @@
 // A name is near another in one of several ways, ranked: the same words in another
 // spelling (case, "-" for "_", a known alias such as "zh-CN" for "zh" or "seconds"
 // for "s"), the same words in another order (ttft_p99_hi_s for ttft_p99_s_hi), within
-// two edits, or one name the other with words added or dropped at either end
-// (process_exporter for process). At most three are offered, never every name.
+// two edits, one name the other with words added or dropped at either end
+// (process_exporter for process), or the same first word (ttft_p99 for ttft_s). At most three are offered, never every name.
 package suggest
 
 import (
@@ -22,10 +22,11 @@ const MaxShown = 3
 
 // How near a name is, best first.
 const (
-	rankSpelling = iota // the same words spelt otherwise: case, separators, aliases
-	rankOrder           // the same words in another order
-	rankEdits           // within two edits
-	rankEnds            // one name is the other with words added or dropped at an end
+	rankSpelling  = iota // the same words spelt otherwise: case, separators, aliases
+	rankOrder            // the same words in another order
+	rankEdits            // within two edits
+	rankEnds             // one name is the other with words added or dropped at an end
+	rankFirstWord        // the same first word (ttft_p99 for ttft_s), nearest by edits
 )
 
 // aliases maps a word (lower case) to the word the plan language uses for it: locale
@@ -72,7 +73,7 @@ func Ranked(given string, options []string) []string {
 	// near name is never buried among far ones.
 	out := make([]string, 0, MaxShown)
 	for _, c := range cands {
-		if len(out) == MaxShown || c.rank != cands[0].rank || c.rank == rankEdits && c.dist != cands[0].dist {
+		if len(out) == MaxShown || c.rank != cands[0].rank || c.rank >= rankEdits && c.rank != rankEnds && c.dist != cands[0].dist {
 			break
 		}
 		out = append(out, c.option)
@@ -96,6 +97,9 @@ func nearness(given, option string) (rank, dist int, ok bool) {
 	}
 	if d, ok := atEnds(g, o); ok {
 		return rankEnds, d, true
+	}
+	if len(g) > 1 && len(o) > 1 && g[0] == o[0] && len(g[0]) >= 3 {
+		return rankFirstWord, levenshtein.Distance(given, option, nil), true
 	}
 	return 0, 0, false
 }
