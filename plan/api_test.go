@@ -226,7 +226,7 @@ func TestWriteDiagnostics(t *testing.T) {
 	var b bytes.Buffer
 	WriteDiagnostics(&b, files, diags, false)
 	want := "Error: Unsupported argument\n  --> p.hcl:2:3\n  |\n2 |   urll = \"x\"\n  |   ^^^^\n" +
-		"An argument named \"urll\" is not expected here. Did you mean \"url\"?\n\n"
+		"An argument named \"urll\" is not expected in a backend block. Did you mean \"url\"?\n\n"
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}

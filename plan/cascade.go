@@ -2,9 +2,12 @@ package plan
 
 import (
 	"regexp"
+	"slices"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/planrun/planrun/internal/suggest"
 )
 
 // absent marks a diagnostic whose premise is that a block body lacks an argument or
@@ -38,10 +41,15 @@ func premise(d *hcl.Diagnostic, body hcl.Range, names ...string) {
 	d.Extra = a
 }
 
-var (
-	missingArgument = regexp.MustCompile(`^The argument "([^"]+)" is required`)
-	didYouMean      = regexp.MustCompile(`Did you mean "([^"]+)"\?`)
-)
+// strangeNames are the summaries of a name a body does not take: a misspelling, or a
+// name that belongs elsewhere.
+var strangeNames = []string{"Unsupported argument", "Unsupported block type", "Misplaced argument", "Misplaced block"}
+
+// anyName, among a premise's names, is satisfied by any name the body does not take:
+// an slo with a limit it does not know is not empty, it is misspelt.
+const anyName = "?"
+
+var missingArgument = regexp.MustCompile(`^The argument "([^"]+)" is required`)
 
 // dropCascades removes the errors one misspelt name in a nested block causes on correct
 // lines: a required argument "missing" beside its misspelling (target_attainment_pc), or
@@ -56,12 +64,16 @@ func dropCascades(diags hcl.Diagnostics, files map[string]*hcl.File, syntax hcl.
 	}
 	typos := map[key]bool{}
 	for _, d := range diags {
-		if d.Subject == nil || d.Summary != "Unsupported argument" && d.Summary != "Unsupported block type" {
+		if d.Subject == nil || !slices.Contains(strangeNames, d.Summary) {
 			continue
 		}
-		if m := didYouMean.FindStringSubmatch(d.Detail); m != nil {
+		if body, ok := enclosingBody(files, *d.Subject); ok {
+			typos[key{anyName, body}] = true
+		}
+		// A misspelling may stand for any of the names offered.
+		for _, meant := range suggest.Meant(d.Detail) {
 			if body, ok := enclosingBody(files, *d.Subject); ok {
-				typos[key{m[1], body}] = true
+				typos[key{meant, body}] = true
 			}
 		}
 	}

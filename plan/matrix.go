@@ -101,6 +101,8 @@ var includeSchema = &hcl.BodySchema{
 func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 	name := b.Labels[0]
 	if !validName(name) {
+		// Reported by declare; the globs that name it are not a second mistake.
+		l.p.failedMatrices = append(l.p.failedMatrices, name)
 		return nil
 	}
 	for _, prev := range l.p.Matrices {

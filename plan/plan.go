@@ -149,6 +149,8 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	}
 	l.load(srcs)
 	l.attachValues()
+	placeStructure(l.diags, l.p.Files)
+	l.diags = dropRepeats(l.diags)
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
 		// expanded here: their per-cell mistakes are reported in this run too.
@@ -189,6 +191,24 @@ func (l *loader) errorf(subject *hcl.Range, summary, format string, args ...any)
 		Detail:   fmt.Sprintf(format, args...),
 		Subject:  subject,
 	})
+}
+
+// dropRepeats keeps the first of diagnostics that say the same about the same place:
+// an expression evaluated twice (a check that reads it again) is one mistake.
+func dropRepeats(diags hcl.Diagnostics) hcl.Diagnostics {
+	seen := map[string]bool{}
+	kept := diags[:0:0]
+	for _, d := range diags {
+		k := fmt.Sprint(d.Severity, "\x00", d.Summary, "\x00", d.Detail)
+		if d.Subject != nil {
+			k += "\x00" + d.Subject.String()
+		}
+		if !seen[k] {
+			seen[k] = true
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 // blocksByType keeps the plan's blocks in file order, grouped for the decode phases.

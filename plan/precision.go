@@ -45,6 +45,9 @@ var PrecisionFigures = func() []string {
 	return out
 }()
 
+// precisionFiguresText says which figures a precision block takes, without listing all 20.
+const precisionFiguresText = "Figures: ttft, tpot, itl or e2e, then _p50, _p90, _p95, _p99 or _mean (ttft_p99)"
+
 // unboundedPrecisionRequests is a run's request count when only max_duration caps it:
 // the clock ends the run long before.
 const unboundedPrecisionRequests = 10_000_000
@@ -91,7 +94,7 @@ func (l *loader) decodePrecisionBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.
 		switch {
 		case hasErrorsSince(l.diags, n0):
 		case len(p.Targets) == 0:
-			l.errorf(b.DefRange.Ptr(), "Empty precision block", "Name a figure and the half-width its interval must reach, e.g. ttft_p50 = \"2%%\". Figures: %s.", strings.Join(PrecisionFigures, ", "))
+			l.errorf(b.DefRange.Ptr(), "Empty precision block", "Name a figure and the half-width its interval must reach, e.g. ttft_p50 = \"2%%\". %s.", precisionFiguresText)
 		case p.MaxRequests == 0 && p.MaxDuration == 0:
 			l.errorf(b.DefRange.Ptr(), "Precision without a cap", "A precision block needs max_requests or max_duration (or both): a figure may never get that precise, and the run must end.")
 		case w.Replay != nil:
@@ -110,8 +113,8 @@ func (l *loader) decodePrecisionBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.
 // decodePrecisionTarget reads one figure = "2%" of a precision block.
 func (l *loader) decodePrecisionTarget(p *Precision, a *hcl.Attribute, ctx *hcl.EvalContext) {
 	if !slices.Contains(PrecisionFigures, a.Name) {
-		l.errorf(a.NameRange.Ptr(), "Unknown precision figure", "%q is no figure a precision block can hold to a half-width.%s Figures: %s; caps: max_requests, max_duration.",
-			a.Name, suggest.DidYouMean(a.Name, append(slices.Clone(PrecisionFigures), "max_requests", "max_duration")), strings.Join(PrecisionFigures, ", "))
+		l.errorf(a.NameRange.Ptr(), "Unknown precision figure", "%q is no figure a precision block can hold to a half-width.%s %s; caps: max_requests, max_duration.",
+			a.Name, suggest.DidYouMean(a.Name, append(slices.Clone(PrecisionFigures), "max_requests", "max_duration")), precisionFiguresText)
 		return
 	}
 	var s string

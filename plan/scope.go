@@ -66,7 +66,14 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: &r,
 		})
 	}
+	var keys []hcl.Range // bare keys needing quotes: their names are no references
+	if f := l.p.Files[expr.Range().Filename]; f != nil {
+		diags, keys = unquotedKeys(expr, f.Bytes, rootsIn(s))
+	}
 	for _, t := range expr.Variables() {
+		if inAny(t.SourceRange(), keys) {
+			continue
+		}
 		root := t.RootName()
 		allowed := rootsIn(s)
 		if !slices.Contains(allowed, root) {
@@ -121,7 +128,7 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			}
 		case "server", "hardware", "workload", "dataset":
 			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads, "dataset": l.names.datasets}[root]
-			if !set[name] {
+			if !set[name] && !set[dottedName(t, set)] {
 				bad(t, 1, "Reference to undeclared "+root,
 					"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
 			}
@@ -136,16 +143,31 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				if s == scopeGoal {
 					what = "A goal"
 				}
-				if hint := suggestion(name, ResultVariables); hint != "" { // the near name says it: no list of 90
-					bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
-					continue
+				// The near names say it; without one, where the figures are listed (over
+				// a hundred names are no hint).
+				hint := suggestion(name, ResultVariables)
+				if hint == "" {
+					hint = " The figures are listed in docs/plan.md (expect) and ledger/fields.go."
 				}
-				bad(t, 1, "Unknown result value",
-					"%s can use result.%s; there is no %q.", what, strings.Join(ResultVariables, ", result."), name)
+				bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
 			}
 		}
 	}
 	return diags
+}
+
+// dottedName is the name a traversal spells with its dots when that name is in set:
+// workload.short.prompts names a workload declared "short.prompts", an invalid name
+// reported where it is declared, so the reference is no second mistake.
+func dottedName(t hcl.Traversal, set map[string]bool) string {
+	name := attrStep(t, 1)
+	for i := 2; attrStep(t, i) != ""; i++ {
+		name += "." + attrStep(t, i)
+		if set[name] {
+			return name
+		}
+	}
+	return ""
 }
 
 var allRoots = []string{"var", "local", "backend", "server", "hardware", "workload", "dataset", "matrix", "result"}
@@ -336,6 +358,9 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 	for _, w := range l.p.Workloads {
 		wl[w.Name] = l.p.objectOf(w)
 	}
+	for _, m := range []map[string]cty.Value{servers, hw, wl} {
+		dottedStandIns(m)
+	}
 	ctx.Variables["server"] = cty.ObjectVal(servers)
 	ctx.Variables["backend"] = cty.ObjectVal(backendsByKind)
 	ctx.Variables["hardware"] = cty.ObjectVal(hw)
@@ -347,7 +372,21 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 	for _, d := range l.p.Datasets {
 		ds[d.Name] = l.p.objectOf(d)
 	}
+	dottedStandIns(ds)
 	ctx.Variables["dataset"] = cty.ObjectVal(ds)
+}
+
+// dottedStandIns makes a name declared with a dot ("short.prompts", invalid and
+// reported) reachable as written, workload.short.prompts, as an unknown value: the
+// reference then depends on a reported mistake and says nothing of its own.
+func dottedStandIns(objs map[string]cty.Value) {
+	for n := range objs {
+		if first, _, ok := strings.Cut(n, "."); ok {
+			if _, taken := objs[first]; !taken {
+				objs[first] = cty.DynamicVal
+			}
+		}
+	}
 }
 
 // refName reads a block reference: an object made by setRefObjects whose ref starts

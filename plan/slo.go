@@ -128,7 +128,7 @@ func (l *loader) decodeSLO(w *Workload, b *hcl.Block, ctx *hcl.EvalContext) {
 	}
 	if len(content.Attributes) == 0 {
 		l.errorf(b.DefRange.Ptr(), "Empty slo block", "An slo sets at least one limit: ttft_s, tpot_ms, itl_ms or e2e_s.")
-		premise(l.diags[len(l.diags)-1], w.sloBody, sloLimits...) // a misspelt limit says it
+		premise(l.diags[len(l.diags)-1], w.sloBody, slices.Concat(sloLimits, []string{anyName})...) // a misspelt limit says it
 	}
 }
 
@@ -167,7 +167,7 @@ func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
 		if w.sloBody != (hcl.Range{}) { // an slo block whose limits are misspelt or unreadable
 			d := l.diags[len(l.diags)-1]
 			d.Extra = nil
-			premise(d, w.sloBody, sloLimits...)
+			premise(d, w.sloBody, slices.Concat(sloLimits, []string{anyName})...)
 		}
 	case w.Goal != nil:
 		l.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)
