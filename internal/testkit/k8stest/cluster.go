@@ -13,10 +13,10 @@ package k8stest
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/planrun/planrun/internal/testkit/realserver"
 	"github.com/planrun/planrun/internal/testkit/testcluster"
 )
 
@@ -36,13 +36,8 @@ var cluster = &testcluster.Cluster{
 		if os.Geteuid() != 0 {
 			return "the Kubernetes test cluster runs as root (the kubelet and containerd)" + start
 		}
-		for _, tool := range []string{"containerd", "runc", "ctr"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				return tool + " is not installed (apt-get install containerd runc containernetworking-plugins)" + start
-			}
-		}
-		if _, err := os.Stat("/usr/lib/cni/loopback"); err != nil {
-			return "the CNI plugins are not installed (apt-get install containernetworking-plugins)" + start
+		if why := realserver.SystemMissing("k8s"); why != "" {
+			return why + start
 		}
 		return ""
 	},

@@ -29,15 +29,7 @@ var cluster = &testcluster.Cluster{
 		if os.Geteuid() != 0 {
 			return "the Slurm test cluster runs as root (scripts/slurm-cluster.sh); not root"
 		}
-		for _, bin := range []string{"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged"} {
-			if _, err := os.Stat(bin); err != nil {
-				return "Slurm is not installed (" + bin + " missing): apt-get install slurmctld slurmd slurm-client munge"
-			}
-		}
-		if _, err := exec.LookPath("sbatch"); err != nil {
-			return "sbatch is not on PATH: apt-get install slurm-client"
-		}
-		return ""
+		return realserver.SystemMissing("slurm")
 	},
 }
 

@@ -28,10 +28,8 @@ func Start(t testing.TB) []string {
 	if os.Geteuid() != 0 {
 		realserver.Missing(t, "the test's sshd lets root in by key; not root")
 	}
-	for _, bin := range []string{sshd, "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			realserver.Missing(t, bin+" is missing: apt-get install openssh-server openssh-client")
-		}
+	if why := realserver.SystemMissing("ssh"); why != "" {
+		realserver.Missing(t, why)
 	}
 	dir := t.TempDir()
 	for _, k := range []string{"host_key", "client_key"} {
