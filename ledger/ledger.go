@@ -101,6 +101,13 @@ func (l *Ledger) settle() (again bool, err error) {
 	if size == l.whole {
 		return false, nil // nothing appended since this run's last record
 	}
+	return l.settleAppended(size)
+}
+
+// settleAppended reads what the file holds past this run's last whole record, up to
+// size: it writes a header a kill cut short again, checks (or upgrades) the header of a
+// file read from its start, and cuts a torn last record. again is as settle's.
+func (l *Ledger) settleAppended(size int64) (again bool, err error) {
 	data := make([]byte, size-l.whole)
 	if _, err := l.f.ReadAt(data, l.whole); err != nil {
 		return false, fmt.Errorf("read ledger %s: %w", l.path, err)

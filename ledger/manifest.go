@@ -134,8 +134,9 @@ type CellStatus struct {
 }
 
 // AgentRun is one load agent of a cell whose workload has agents > 1, as the manifest
-// records it: where it ran, and its clock against the coordinator's, measured when it
-// connected and again after each level (ClockEnd is the last), with the drift between.
+// records it: where it ran, and its clock against its lead's (the planrun that ran the
+// cell), measured when it connected and again after each level (ClockEnd is the last),
+// with the drift between.
 type AgentRun struct {
 	Cell  string `json:"cell"`
 	Index int    `json:"index"`
@@ -156,9 +157,9 @@ type AgentRun struct {
 	Drift time.Duration `json:"drift_ns"`
 }
 
-// AgentClock is an agent's clock against the coordinator's: it reads Offset ahead,
+// AgentClock is an agent's clock against its lead's: it reads Offset ahead,
 // within ±Bound (half the least of RoundTrips round trips), as measured At (on the
-// coordinator's clock).
+// lead's clock).
 type AgentClock struct {
 	Offset     time.Duration `json:"offset_ns"`
 	Bound      time.Duration `json:"bound_ns"`

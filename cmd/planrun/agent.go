@@ -30,22 +30,22 @@ func parseAgent(env *Env, args []string) (*agentArgs, error) {
 	fs := newFlagSet(env, "agent", "", `Runs this process as one load agent of a cell that several agents share (a workload's
 agents = N). planrun apply starts its agents itself (local processes, ssh to the hosts
 listed, srun tasks of a Slurm job); a batch scheduler that starts them instead gives
-each its coordinator, index, count and token with these flags or the environment:
+each its lead (the planrun that runs the cell), index, count and token with these flags or the environment:
 `+fleet.EnvCoordinator+`, `+fleet.EnvIndex+` (else SLURM_PROCID or JOB_COMPLETION_INDEX),
-`+fleet.EnvCount+` and `+fleet.EnvToken+`. The agent dials the coordinator, measures its
-clock against it and sends what it is told; it exits when the coordinator says bye.
-API keys come from the agent's own environment, never from the coordinator.
+`+fleet.EnvCount+` and `+fleet.EnvToken+`. The agent dials its lead, measures its
+clock against it and sends what it is told; it exits when the lead says bye.
+API keys come from the agent's own environment, never from the lead.
 
     planrun agent -lead -- COMMAND ARGS...
 
 is every pod of a Kubernetes Indexed Job: index 0 runs planrun COMMAND ARGS (the cell's
 apply, which coordinates the agents and runs agent 0 itself), the other indices are
 agents that dial it.`)
-	fs.StringVar(&c.Coordinator, "coordinator", "", "the coordinator's `host:port`")
+	fs.StringVar(&c.Coordinator, "coordinator", "", "the lead's `host:port`: the planrun that runs the cell")
 	fs.IntVar(&c.Index, "index", -1, "this agent's index, from 0")
 	fs.IntVar(&c.Of, "agents", 0, "how many agents share the cell")
 	fs.StringVar(&c.Token, "token", "", "the run's token (prefer "+fleet.EnvToken+": a flag shows in ps)")
-	fs.DurationVar(&c.Wait, "wait", 0, "keep dialing a coordinator that does not answer yet for up to `D`, a second apart (or "+fleet.EnvWait+")")
+	fs.DurationVar(&c.Wait, "wait", 0, "keep dialing a lead that does not answer yet for up to `D`, a second apart (or "+fleet.EnvWait+")")
 	fs.BoolVar(&a.Lead, "lead", false, "agent 0 runs the planrun command after -- instead (a Kubernetes Indexed Job's index 0)")
 	if i := slices.Index(args, "--"); i >= 0 {
 		args, a.Leader = args[:i], args[i+1:]

@@ -136,7 +136,7 @@ func TestApplyAgentsCtrlCStopsEveryAgent(t *testing.T) {
 }
 
 // planrun SIGKILLed mid-level runs none of its shutdown: its agents, which lose their
-// coordinator (and on Linux get its death signal), must end anyway.
+// lead (and on Linux get its death signal), must end anyway.
 func TestKilledApplyLeavesNoAgent(t *testing.T) {
 	cmd, dir, outPath := agentsCLI(t, 100000)
 	waitAgents(t, dir, outPath, 3)
@@ -180,7 +180,7 @@ func TestApplyAgentsComplete(t *testing.T) {
 // Agents on the hosts an agents block lists, one a host, reached through ssh: here two
 // names of this machine (127.0.0.1 and localhost) behind a private sshd
 // (internal/testkit/sshtest), each running the planrun binary's agent mode with the
-// coordinator's address, index and token on its command line, and no API key.
+// lead's address, index and token on its command line, and no API key.
 func TestApplyAgentsOverSSH(t *testing.T) {
 	ssh := sshtest.Start(t)
 	bin := planrunBinary(t)
@@ -241,7 +241,7 @@ hardware "clients" {
 
 // Every pod of a Kubernetes Indexed Job of several agents runs one command line,
 // `planrun agent -lead -- apply ...`: index 0 runs the command after --, the others are
-// agents (here, one whose coordinator does not answer, which says so).
+// agents (here, one whose lead does not answer, which says so).
 func TestAgentLeadRunsTheCommandAtIndexZero(t *testing.T) {
 	run := func(index string, args ...string) (int, string, string) {
 		vars := map[string]string{"PLANRUN_AGENT_COORDINATOR": "127.0.0.1:1", "PLANRUN_AGENT_COUNT": "2", "PLANRUN_AGENT_TOKEN": "t",
@@ -254,7 +254,7 @@ func TestAgentLeadRunsTheCommandAtIndexZero(t *testing.T) {
 		t.Errorf("index 0: exit %d, stdout %q, stderr %q: want planrun version's", code, out, errs)
 	}
 	if code, out, errs := run("1", "agent", "-lead", "--", "version"); code != exitError || out != "" ||
-		!strings.Contains(errs, "planrun agent 1: dialing the coordinator at 127.0.0.1:1") {
+		!strings.Contains(errs, "planrun agent 1: dialing the lead at 127.0.0.1:1") {
 		t.Errorf("index 1: exit %d, stdout %q, stderr %q: want the agent, failing to dial", code, out, errs)
 	}
 	for _, args := range [][]string{{"agent", "-lead"}, {"agent", "--", "version"}, {"agent", "-lead", "version"}} {

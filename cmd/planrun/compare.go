@@ -90,33 +90,10 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 	if a.Baseline != "" {
 		return a.rollingBaseline(env, pa)
 	}
-	rowsA, err := readRows(pa)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
-		return exitError
+	rowsA, rowsB, labelA, labelB, code := a.readSides(env, pa, pb)
+	if code != exitOK {
+		return code
 	}
-	labelA, labelB := label(pa), label(pb)
-	var rowsB []ledger.Row
-	if a.Tools != "" {
-		tools := strings.Split(a.Tools, ",")
-		if len(tools) != 2 {
-			fmt.Fprintln(env.Stderr, "planrun compare: -tools takes two tools separated by a comma, e.g. ollama.local,openai.vllm")
-			return exitUsage
-		}
-		by := compare.ByTool(rowsA)
-		for _, t := range tools {
-			if _, ok := by[t]; !ok {
-				fmt.Fprintf(env.Stderr, "planrun compare: no rows for tool %q in %s (tools there: %s)\n", t, pa, strings.Join(slices.Sorted(maps.Keys(by)), ", "))
-				return exitError
-			}
-		}
-		rowsA, rowsB = by[tools[0]], by[tools[1]]
-		labelA, labelB = tools[0], tools[1]
-	} else if rowsB, err = readRows(pb); err != nil {
-		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
-		return exitError
-	}
-
 	thresholds, fields, err := a.gateAndFields()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
@@ -144,6 +121,47 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 	if judged.Same > 0 {
 		fmt.Fprintf(env.Stderr, "planrun compare: %d row(s) are one measurement on both sides (the same run): not judged\n", judged.Same)
 	}
+	a.printBreaches(env, pa, pb, deltas, breaches)
+	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.FailOnIndeterminate)},
+		pairSummary(deltas, breaches, labelA, labelB, fields)) {
+		return exitError
+	}
+	return gateExit(env, breaches, thresholds, judged, a.FailOnIndeterminate)
+}
+
+// readSides reads the two sides compared and names them: A's rows and B's, or with
+// -tools the rows of each of the two tools in A. code is exitOK or why not.
+func (a *compareArgs) readSides(env *Env, pa, pb string) (rowsA, rowsB []ledger.Row, labelA, labelB string, code int) {
+	rowsA, err := readRows(pa)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
+		return nil, nil, "", "", exitError
+	}
+	if a.Tools == "" {
+		if rowsB, err = readRows(pb); err != nil {
+			fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
+			return nil, nil, "", "", exitError
+		}
+		return rowsA, rowsB, label(pa), label(pb), exitOK
+	}
+	tools := strings.Split(a.Tools, ",")
+	if len(tools) != 2 {
+		fmt.Fprintln(env.Stderr, "planrun compare: -tools takes two tools separated by a comma, e.g. ollama.local,openai.vllm")
+		return nil, nil, "", "", exitUsage
+	}
+	by := compare.ByTool(rowsA)
+	for _, t := range tools {
+		if _, ok := by[t]; !ok {
+			fmt.Fprintf(env.Stderr, "planrun compare: no rows for tool %q in %s (tools there: %s)\n", t, pa, strings.Join(slices.Sorted(maps.Keys(by)), ", "))
+			return nil, nil, "", "", exitError
+		}
+	}
+	return by[tools[0]], by[tools[1]], tools[0], tools[1], exitOK
+}
+
+// printBreaches names each threshold crossing, with what changed between the two runs
+// where it can tell.
+func (a *compareArgs) printBreaches(env *Env, pa, pb string, deltas []compare.Delta, breaches []compare.Breach) {
 	explain := map[string]string{}
 	if a.Tools == "" {
 		explain = explainPairs(env, pa, pb, deltas)
@@ -155,12 +173,13 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 		}
 		fmt.Fprintf(env.Stderr, "planrun compare: %s: %s%s\n", kind, b, explain[b.Row])
 	}
-	failing := compare.Failing(breaches, a.FailOnIndeterminate)
-	if !a.ciFlags.write(env, "compare", junit.Suite{Name: "compare " + labelA + " " + labelB, Cases: breachCases(deltas, thresholds, breaches, a.FailOnIndeterminate)},
-		pairSummary(deltas, breaches, labelA, labelB, fields)) {
-		return exitError
-	}
-	if len(failing) > 0 {
+}
+
+// gateExit is the exit code of a comparison that judged rows, and its last line: a
+// crossing fails, an answer that cannot tell change from noise is indeterminate
+// (failing under strict), and a gate that judged and found nothing passes.
+func gateExit(env *Env, breaches []compare.Breach, thresholds []compare.Threshold, judged compare.Judged, strict bool) int {
+	if failing := compare.Failing(breaches, strict); len(failing) > 0 {
 		fmt.Fprintf(env.Stderr, "planrun compare: %d threshold crossing(s) in %d row(s) compared\n", len(failing), judged.Rows)
 		return exitRegression
 	}

@@ -38,23 +38,26 @@ type seedConfig struct {
 		Quantization string `toml:"quantization"`
 		MaxModelLen  int    `toml:"max_model_len"`
 	} `toml:"model"`
-	Benchmark struct {
-		MeasureTTFT       *bool `toml:"measure_ttft"`
-		MeasureTPOT       *bool `toml:"measure_tpot"`
-		MeasureThroughput *bool `toml:"measure_throughput"`
-		MeasureVRAM       *bool `toml:"measure_vram"`
-		PromptTokens      *int  `toml:"prompt_tokens"`
-		MaxTokens         *int  `toml:"max_tokens"`
-		Concurrency       any   `toml:"concurrency"` // one level or a list
-		WarmupRuns        *int  `toml:"warmup_runs"`
-		RepeatRuns        *int  `toml:"repeat_runs"`
-	} `toml:"benchmark"`
-	Hardware struct {
+	Benchmark seedBenchmark `toml:"benchmark"`
+	Hardware  struct {
 		GPU    string  `toml:"gpu"`
 		VRAMGB float64 `toml:"vram_gb"`
 		Driver string  `toml:"driver"`
 		CUDA   string  `toml:"cuda"`
 	} `toml:"hardware"`
+}
+
+// seedBenchmark is the seed config's [benchmark]: what a request asks and how it runs.
+type seedBenchmark struct {
+	MeasureTTFT       *bool `toml:"measure_ttft"`
+	MeasureTPOT       *bool `toml:"measure_tpot"`
+	MeasureThroughput *bool `toml:"measure_throughput"`
+	MeasureVRAM       *bool `toml:"measure_vram"`
+	PromptTokens      *int  `toml:"prompt_tokens"`
+	MaxTokens         *int  `toml:"max_tokens"`
+	Concurrency       any   `toml:"concurrency"` // one level or a list
+	WarmupRuns        *int  `toml:"warmup_runs"`
+	RepeatRuns        *int  `toml:"repeat_runs"`
 }
 
 func runConvert(_ context.Context, env *Env, args []string) int {
@@ -99,49 +102,71 @@ func convertSeed(cfg *seedConfig) ([]byte, error) {
 	if cfg.Model.Name == "" {
 		return nil, fmt.Errorf("[model] name is missing")
 	}
-	var b strings.Builder
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	var w seedPlan
+	w.p("# Converted by `planrun convert` from the seed benchmark config skeleton (config.toml).\n")
+	w.p("# Run it with: planrun apply <this file>\n\n")
+	w.backend(cfg, kind, name, baseURL)
+	hwName := w.hardware(cfg)
+	if err := w.workload(cfg.Benchmark); err != nil {
+		return nil, err
+	}
+	w.matrix(cfg, kind, name, hwName)
+	w.p("output \"csv\" {\n  path = \"results/results.csv\"\n}\n\n")
+	w.p("output \"markdown\" {\n  path = \"results/results.md\"\n}\n")
+	return hclwrite.Format([]byte(w.String())), nil
+}
 
-	p("# Converted by `planrun convert` from the seed benchmark config skeleton (config.toml).\n")
-	p("# Run it with: planrun apply <this file>\n\n")
+// seedPlan is the plan convertSeed writes, block by block.
+type seedPlan struct{ strings.Builder }
 
-	p("# [server] api_base is the base the seed's script appends /v1/chat/completions to,\n")
-	p("# so the backend's base URL is api_base + \"/v1\".")
+func (w *seedPlan) p(format string, args ...any) { fmt.Fprintf(&w.Builder, format, args...) }
+
+// backend writes the backend block the seed's requests went to.
+func (w *seedPlan) backend(cfg *seedConfig, kind, name, baseURL string) {
+	w.p("# [server] api_base is the base the seed's script appends /v1/chat/completions to,\n")
+	w.p("# so the backend's base URL is api_base + \"/v1\".")
 	if cfg.Server.Host != "" || cfg.Server.Port != 0 {
-		p(" The seed's host = %s and port = %d\n# are where its own server listens; api_base is what the requests go to.", cfg.Server.Host, cfg.Server.Port)
+		w.p(" The seed's host = %s and port = %d\n# are where its own server listens; api_base is what the requests go to.", cfg.Server.Host, cfg.Server.Port)
 	}
-	p("\n")
-	p("backend %q %q {\n", kind, name)
-	p("  url = %s\n", hclString(baseURL))
+	w.p("\n")
+	w.p("backend %q %q {\n", kind, name)
+	w.p("  url = %s\n", hclString(baseURL))
 	if cfg.Auth.APIKeyEnv != "" {
-		p("  # [auth] Read the key from the environment, never hard-code it.\n")
-		p("  api_key_env = %s\n", hclString(cfg.Auth.APIKeyEnv))
+		w.p("  # [auth] Read the key from the environment, never hard-code it.\n")
+		w.p("  api_key_env = %s\n", hclString(cfg.Auth.APIKeyEnv))
 	}
-	p("}\n\n")
+	w.p("}\n\n")
+}
 
-	hwName := ""
-	if cfg.Hardware.GPU != "" {
-		hwName = slug(cfg.Hardware.GPU, "gpu")
-		p("hardware %q {\n", hwName)
-		p("  gpu = %s\n", hclString(cfg.Hardware.GPU))
-		if cfg.Hardware.VRAMGB > 0 {
-			p("  vram_gb = %s\n", formatNumber(cfg.Hardware.VRAMGB))
-		}
-		placeholder := func(attr, v, what string) {
-			if isPlaceholder(v) {
-				p("  %s = \"\" # record your %s version\n", attr, what)
-			} else if v != "" {
-				p("  %s = %s\n", attr, hclString(v))
-			}
-		}
-		placeholder("driver", cfg.Hardware.Driver, "driver")
-		placeholder("cuda", cfg.Hardware.CUDA, "CUDA")
-		p("}\n\n")
+// hardware writes the hardware block when the seed names a GPU, and returns its name
+// ("" for none).
+func (w *seedPlan) hardware(cfg *seedConfig) string {
+	if cfg.Hardware.GPU == "" {
+		return ""
 	}
+	hwName := slug(cfg.Hardware.GPU, "gpu")
+	w.p("hardware %q {\n", hwName)
+	w.p("  gpu = %s\n", hclString(cfg.Hardware.GPU))
+	if cfg.Hardware.VRAMGB > 0 {
+		w.p("  vram_gb = %s\n", formatNumber(cfg.Hardware.VRAMGB))
+	}
+	placeholder := func(attr, v, what string) {
+		if isPlaceholder(v) {
+			w.p("  %s = \"\" # record your %s version\n", attr, what)
+		} else if v != "" {
+			w.p("  %s = %s\n", attr, hclString(v))
+		}
+	}
+	placeholder("driver", cfg.Hardware.Driver, "driver")
+	placeholder("cuda", cfg.Hardware.CUDA, "CUDA")
+	w.p("}\n\n")
+	return hwName
+}
 
-	bm := cfg.Benchmark
-	p("workload \"seed\" {\n")
-	p("  # The switches for the four core metrics (measure_ttft, measure_tpot, measure_throughput, measure_vram).\n")
+// workload writes the workload block of the seed's [benchmark].
+func (w *seedPlan) workload(bm seedBenchmark) error {
+	w.p("workload \"seed\" {\n")
+	w.p("  # The switches for the four core metrics (measure_ttft, measure_tpot, measure_throughput, measure_vram).\n")
 	var measure []string
 	for _, m := range []struct {
 		on   *bool
@@ -151,45 +176,45 @@ func convertSeed(cfg *seedConfig) ([]byte, error) {
 			measure = append(measure, fmt.Sprintf("%q", m.name))
 		}
 	}
-	p("  measure = [%s]\n", strings.Join(measure, ", "))
-	p("  # Request parameters must be fixed for results to be reproducible.\n")
+	w.p("  measure = [%s]\n", strings.Join(measure, ", "))
+	w.p("  # Request parameters must be fixed for results to be reproducible.\n")
 	intAttr := func(attr string, v *int, def int, comment string) {
 		n := def
 		if v != nil {
 			n = *v
 		}
-		p("  %s = %d # %s\n", attr, n, comment)
+		w.p("  %s = %d # %s\n", attr, n, comment)
 	}
 	intAttr("prompt_tokens", bm.PromptTokens, 128, "fixed input length")
 	intAttr("max_tokens", bm.MaxTokens, 256, "fixed output length")
 	conc, err := concurrencyHCL(bm.Concurrency)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p("  concurrency = %s # concurrent requests; 1 for single requests\n", conc)
+	w.p("  concurrency = %s # concurrent requests; 1 for single requests\n", conc)
 	intAttr("warmup_runs", bm.WarmupRuns, 3, "warm-up runs, discarded")
 	intAttr("repeat_runs", bm.RepeatRuns, 5, "measured runs; the median is reported")
-	p("}\n\n")
+	w.p("}\n\n")
+	return nil
+}
 
-	p("matrix \"seed\" {\n")
-	p("  model = [%s]\n", hclString(cfg.Model.Name))
+// matrix writes the matrix of the seed's one model on its backend, hardware and workload.
+func (w *seedPlan) matrix(cfg *seedConfig, kind, name, hwName string) {
+	w.p("matrix \"seed\" {\n")
+	w.p("  model = [%s]\n", hclString(cfg.Model.Name))
 	if cfg.Model.Quantization != "" {
-		p("  quantization = [%s] # e.g. q4_k_m, fp8, fp16\n", hclString(cfg.Model.Quantization))
+		w.p("  quantization = [%s] # e.g. q4_k_m, fp8, fp16\n", hclString(cfg.Model.Quantization))
 	}
-	p("  tool = [backend.%s.%s]\n", kind, name)
+	w.p("  tool = [backend.%s.%s]\n", kind, name)
 	if hwName != "" {
-		p("  hardware = [hardware.%s]\n", hwName)
+		w.p("  hardware = [hardware.%s]\n", hwName)
 	}
-	p("  workload = [workload.seed]\n")
+	w.p("  workload = [workload.seed]\n")
 	if cfg.Model.MaxModelLen > 0 {
-		p("  # [model] max_model_len is a server setting; the KV cache (and so VRAM) grows with it.\n")
-		p("  notes = \"max_model_len %d\"\n", cfg.Model.MaxModelLen)
+		w.p("  # [model] max_model_len is a server setting; the KV cache (and so VRAM) grows with it.\n")
+		w.p("  notes = \"max_model_len %d\"\n", cfg.Model.MaxModelLen)
 	}
-	p("}\n\n")
-
-	p("output \"csv\" {\n  path = \"results/results.csv\"\n}\n\n")
-	p("output \"markdown\" {\n  path = \"results/results.md\"\n}\n")
-	return hclwrite.Format([]byte(b.String())), nil
+	w.p("}\n\n")
 }
 
 // seedBackend picks the backend kind from api_base: the TaoToken gateway by its host,

@@ -41,31 +41,51 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 	}
 
 	if len(a.Paths) == 1 && a.Paths[0] == "-" {
-		src, err := io.ReadAll(env.Stdin)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
-			return exitError
-		}
-		out, diags := formatHCL("<stdin>", src)
-		if diags.HasErrors() {
-			plan.WriteDiagnostics(env.Stderr, map[string]*hcl.File{"<stdin>": {Bytes: src}}, diags, false)
-			return exitError
-		}
-		if a.Check && !bytes.Equal(src, out) {
-			return exitError
-		}
-		if !a.Check {
-			env.Stdout.Write(out)
-		}
-		return exitOK
+		return a.stdin(env)
 	}
+	files, code := hclFiles(env, a.Paths)
+	if code != exitOK {
+		return code
+	}
+	for _, f := range files {
+		if !a.file(env, f) {
+			code = exitError
+		}
+	}
+	return code
+}
 
+// stdin formats stdin to stdout (with -check, writes nothing and fails when it would
+// change).
+func (a *fmtArgs) stdin(env *Env) int {
+	src, err := io.ReadAll(env.Stdin)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
+		return exitError
+	}
+	out, diags := formatHCL("<stdin>", src)
+	if diags.HasErrors() {
+		plan.WriteDiagnostics(env.Stderr, map[string]*hcl.File{"<stdin>": {Bytes: src}}, diags, false)
+		return exitError
+	}
+	if a.Check && !bytes.Equal(src, out) {
+		return exitError
+	}
+	if !a.Check {
+		env.Stdout.Write(out)
+	}
+	return exitOK
+}
+
+// hclFiles are the files the paths name: a directory's *.hcl, and each file named that
+// is HCL (the others skipped with a note). A path that is not there fails.
+func hclFiles(env *Env, paths []string) ([]string, int) {
 	var files []string
-	for _, p := range a.Paths {
+	for _, p := range paths {
 		info, err := os.Stat(p)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
-			return exitError
+			return nil, exitError
 		}
 		if info.IsDir() {
 			m, _ := filepath.Glob(filepath.Join(p, "*.hcl"))
@@ -76,40 +96,42 @@ func runFmt(_ context.Context, env *Env, args []string) int {
 			files = append(files, p)
 		}
 	}
-	code := exitOK
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
+	return files, exitOK
+}
+
+// file formats one file: it names it when it changes (with its diff under -diff) and
+// rewrites it unless -check. ok is false for a file that cannot be formatted or
+// written, or that -check finds unformatted.
+func (a *fmtArgs) file(env *Env, f string) (ok bool) {
+	src, err := os.ReadFile(f)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
+		return false
+	}
+	out, diags := formatHCL(f, src)
+	if diags.HasErrors() {
+		plan.WriteDiagnostics(env.Stderr, map[string]*hcl.File{f: {Bytes: src}}, diags, false)
+		return false
+	}
+	if bytes.Equal(src, out) {
+		return true
+	}
+	fmt.Fprintln(env.Stdout, f)
+	ok = true
+	if a.Diff {
+		if err := writeDiff(env.Stdout, f, f+" (formatted)", string(src), string(out)); err != nil {
 			fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
-			code = exitError
-			continue
-		}
-		out, diags := formatHCL(f, src)
-		if diags.HasErrors() {
-			plan.WriteDiagnostics(env.Stderr, map[string]*hcl.File{f: {Bytes: src}}, diags, false)
-			code = exitError
-			continue
-		}
-		if bytes.Equal(src, out) {
-			continue
-		}
-		fmt.Fprintln(env.Stdout, f)
-		if a.Diff {
-			if err := writeDiff(env.Stdout, f, f+" (formatted)", string(src), string(out)); err != nil {
-				fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
-				code = exitError
-			}
-		}
-		if a.Check {
-			code = exitError
-			continue
-		}
-		if err := os.WriteFile(f, out, 0o644); err != nil {
-			fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
-			code = exitError
+			ok = false
 		}
 	}
-	return code
+	if a.Check {
+		return false
+	}
+	if err := os.WriteFile(f, out, 0o644); err != nil {
+		fmt.Fprintf(env.Stderr, "planrun fmt: %v\n", err)
+		return false
+	}
+	return ok
 }
 
 // notHCL says why a file named on the command line is not formatted (a shell glob such

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,7 +59,7 @@ The mock runs as a child process (planrun selfbench -serve-mock) unless -inproce
 	fs.DurationVar(&c.Duration, "duration", c.Duration, "about how long each level's measured run lasts")
 	fs.DurationVar(&c.Ramp, "ramp", c.Ramp, "spread each level's start over this long: the streams start evenly over it, and what they\nsend before it is over is not measured (0: all streams start at once)")
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "openai (SSE) or ollama (NDJSON)")
-	fs.IntVar(&c.Agents, "agents", 1, "send each level from this many load agents, each a `planrun agent` process, this process\ntheir coordinator (1: from this process)")
+	fs.IntVar(&c.Agents, "agents", 1, "send each level from this many load agents, each a `planrun agent` process, this process\ntheir lead (1: from this process)")
 	fs.BoolVar(&a.InProcess, "inprocess", false, "serve the mock in this process (CPU figures then include it)")
 	fs.BoolVar(&a.Unix, "unix", false, "serve the mock on a Unix socket (loopback TCP's kernel cost, charged mostly to the\nsending mock, otherwise limits the pair first); the client's transport is unchanged but for its dialer")
 	fs.StringVar(&a.socket, "socket", "", "internal: the Unix socket a -serve-mock child listens on")
@@ -111,47 +112,18 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 		return serveMockChild(ctx, env, a)
 	}
 
-	if a.Unix {
-		dir, err := os.MkdirTemp("", "planrun-selfbench-")
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
-			return exitError
-		}
-		defer os.RemoveAll(dir)
-		a.socket = filepath.Join(dir, "mock.sock")
+	target, stop, code := a.startTarget(ctx, env)
+	if code != exitOK {
+		return code
 	}
-	var target selfbench.Target
-	if a.InProcess {
-		srv := mockserver.New(a.Cfg.MockConfig())
-		url, stop, err := listenMock(srv, a.socket)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
-			return exitError
-		}
-		defer stop()
-		target = selfbench.InProcess(srv, url)
-		target.Socket = a.socket
-	} else {
-		url, stop, err := startMockChild(ctx, a, env.Stderr)
-		if err != nil {
-			fmt.Fprintf(env.Stderr, "planrun selfbench: starting the mock: %v (try -inprocess)\n", err)
-			return exitError
-		}
-		defer stop()
-		target = selfbench.Remote(url, a.socket)
-	}
+	defer stop()
 	if a.CPUProfile != "" {
-		f, err := os.Create(a.CPUProfile)
+		stop, err := startCPUProfile(a.CPUProfile)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
 			return exitError
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
-			return exitError
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if a.Cfg.Agents > 1 {
 		exe, err := os.Executable()
@@ -161,19 +133,7 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 		}
 		a.Cfg.AgentCommand = []string{exe, "agent"}
 	}
-	where := "as a child process"
-	if a.InProcess {
-		where = "in this process"
-	}
-	c := a.Cfg
-	if a.socket != "" {
-		where += " on a Unix socket"
-	}
-	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level, ramp %s\n",
-		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration, c.Ramp)
-	if c.Agents > 1 {
-		fmt.Fprintf(env.Stdout, "selfbench: each level sent by %d load agents (planrun agent processes), this process merging their records\n", c.Agents)
-	}
+	a.printHeader(env, target)
 	levels, err := selfbench.Run(ctx, a.Cfg, target, func(l selfbench.LevelReport) {
 		fmt.Fprintf(env.Stderr, "  %d streams: %.0f tok/s\n", l.Streams, l.TokensPerSec)
 	})
@@ -191,6 +151,79 @@ func runSelfbench(ctx context.Context, env *Env, args []string) int {
 		return exitInterrupted
 	}
 	return exitOK
+}
+
+// startTarget starts the mock the benchmark runs against: in this process or as a
+// child, over TCP or (-unix) a socket in a directory of its own. stop ends it and
+// removes the directory; code says why it could not start.
+func (a *selfbenchArgs) startTarget(ctx context.Context, env *Env) (t selfbench.Target, stop func(), code int) {
+	var cleanup []func()
+	stop = func() {
+		for _, f := range slices.Backward(cleanup) {
+			f()
+		}
+	}
+	if a.Unix {
+		dir, err := os.MkdirTemp("", "planrun-selfbench-")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			return t, stop, exitError
+		}
+		cleanup = append(cleanup, func() { os.RemoveAll(dir) })
+		a.socket = filepath.Join(dir, "mock.sock")
+	}
+	if a.InProcess {
+		srv := mockserver.New(a.Cfg.MockConfig())
+		url, stopMock, err := listenMock(srv, a.socket)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "planrun selfbench: %v\n", err)
+			stop()
+			return t, func() {}, exitError
+		}
+		cleanup = append(cleanup, stopMock)
+		t = selfbench.InProcess(srv, url)
+		t.Socket = a.socket
+		return t, stop, exitOK
+	}
+	url, stopMock, err := startMockChild(ctx, a, env.Stderr)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "planrun selfbench: starting the mock: %v (try -inprocess)\n", err)
+		stop()
+		return t, func() {}, exitError
+	}
+	cleanup = append(cleanup, stopMock)
+	return selfbench.Remote(url, a.socket), stop, exitOK
+}
+
+// startCPUProfile profiles this process's CPU into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// printHeader says what the benchmark runs: the protocol, where the mock is, its
+// schedule, and the load agents if any.
+func (a *selfbenchArgs) printHeader(env *Env, target selfbench.Target) {
+	where := "as a child process"
+	if a.InProcess {
+		where = "in this process"
+	}
+	c := a.Cfg
+	if a.socket != "" {
+		where += " on a Unix socket"
+	}
+	fmt.Fprintf(env.Stdout, "selfbench: %s protocol, mock %s at %s: ttft=%s tpot=%s jitter=%s tokens=%d (1 per chunk), ~%s per level, ramp %s\n",
+		c.Protocol, where, target.URL, c.TTFT, c.TPOT, c.Jitter, c.Tokens, c.Duration, c.Ramp)
+	if c.Agents > 1 {
+		fmt.Fprintf(env.Stdout, "selfbench: each level sent by %d load agents (planrun agent processes), this process merging their records\n", c.Agents)
+	}
 }
 
 // mockChildArgs are the flags that give the child the parent's schedule and socket.

@@ -243,16 +243,8 @@ func gateIntervals(d Delta, t Threshold, have int) (Breach, bool) {
 	}
 	b := Breach{Row: d.Name(), Threshold: t, Have: have, Confidence: conf}
 	if !ia.Bounded() || !ib.Bounded() {
-		if m := percentileName.FindStringSubmatchIndex(field); m != nil {
-			q, _ := strconv.Atoi(field[m[2]:m[3]])
-			for _, lower := range []int{95, 90, 50} {
-				name := field[:m[2]] + strconv.Itoa(lower) + field[m[3]:]
-				la, lb, lc, ok := intervalsOf(name, d.A, d.B)
-				if lower < q && ok && la.Bounded() && lb.Bounded() {
-					field, ia, ib, conf, b.JudgedOn, b.Confidence = name, la, lb, lc, name, lc
-					break
-				}
-			}
+		if name, la, lb, lc, ok := boundedLower(field, d); ok {
+			field, ia, ib, conf, b.JudgedOn, b.Confidence = name, la, lb, lc, name, lc
 		}
 	}
 	c, _ := d.Figure(field)
@@ -269,19 +261,43 @@ func gateIntervals(d Delta, t Threshold, have int) (Breach, bool) {
 	b.Lo, b.Hi = ChangeInterval(c.A, c.B, ia, ib, t.Percent)
 	b.Verdict = judge(t, b.Lo, b.Hi)
 	b.Inconclusive = b.Verdict == Indeterminate
-	bound, unit := boundFor(t.Field, conf)
+	b.setNeed(d, have, conf)
+	return b, true
+}
+
+// boundedLower is the highest percentile below field's that both of d's rows bound,
+// with its intervals; ok is false when field is no percentile or none is bounded.
+func boundedLower(field string, d Delta) (name string, ia, ib stats.Interval, conf float64, ok bool) {
+	m := percentileName.FindStringSubmatchIndex(field)
+	if m == nil {
+		return "", ia, ib, 0, false
+	}
+	q, _ := strconv.Atoi(field[m[2]:m[3]])
+	for _, lower := range []int{95, 90, 50} {
+		name := field[:m[2]] + strconv.Itoa(lower) + field[m[3]:]
+		la, lb, lc, ok := intervalsOf(name, d.A, d.B)
+		if lower < q && ok && la.Bounded() && lb.Bounded() {
+			return name, la, lb, lc, true
+		}
+	}
+	return "", ia, ib, 0, false
+}
+
+// setNeed records what b was judged on (requests a side, or runs for a figure of runs)
+// and, when it is indeterminate, how many would resolve it.
+func (b *Breach) setNeed(d Delta, have int, conf float64) {
+	bound, unit := boundFor(b.Threshold.Field, conf)
 	n := have
 	if unit == "runs" {
 		n = min(d.A.Runs, d.B.Runs)
 	}
 	b.NeedUnit, b.Have = unit, n
 	if b.Verdict == Indeterminate {
-		b.Need = requestsToResolve(t, b.By, b.Lo, b.Hi, n, bound, conf)
+		b.Need = requestsToResolve(b.Threshold, b.By, b.Lo, b.Hi, n, bound, conf)
 		if b.JudgedOn != "" { // resolving the threshold's own figure takes bounding it first
 			b.Need = max(b.Need, bound)
 		}
 	}
-	return b, true
 }
 
 // JudgedOn is the figure a threshold on field is judged on with have requests a side:

@@ -3,6 +3,7 @@ package compare
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -72,20 +73,24 @@ func Judge(deltas []Delta, ts []Threshold) Judged {
 			}
 		}
 	}
-	keys := make([][2]string, 0, len(judgedOnRows))
-	for k := range judgedOnRows {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b [2]string) int { return cmp.Compare(a[0]+a[1], b[0]+b[1]) })
-	for _, k := range keys {
-		j.Notes = append(j.Notes, fmt.Sprintf("%s judged on %s in %s: %d requests cannot resolve %s (it needs %d)",
-			k[0], k[1], plural(judgedOnRows[k], "row"), fewest[k], percentileOf(k[0]), RequestsToConclude(k[0])))
-	}
+	j.Notes = judgedOnNotes(judgedOnRows, fewest)
 	if tooFew > 0 && len(ts) > 0 {
 		j.Notes = append(j.Notes, fmt.Sprintf("%s with fewer than %d successful requests a side: too few to conclude (-strict fails their crossings)",
 			plural(tooFew, "row"), MinConclusiveRequests))
 	}
 	return j
+}
+
+// judgedOnNotes say, for each threshold judged on a lower percentile in some rows (by
+// threshold field and judged-on field), in how many and with how few requests.
+func judgedOnNotes(rows, fewest map[[2]string]int) []string {
+	var notes []string
+	keys := slices.SortedFunc(maps.Keys(rows), func(a, b [2]string) int { return cmp.Compare(a[0]+a[1], b[0]+b[1]) })
+	for _, k := range keys {
+		notes = append(notes, fmt.Sprintf("%s judged on %s in %s: %d requests cannot resolve %s (it needs %d)",
+			k[0], k[1], plural(rows[k], "row"), fewest[k], percentileOf(k[0]), RequestsToConclude(k[0])))
+	}
+	return notes
 }
 
 // percentileOf is "p99" for ttft_p99_s.

@@ -93,56 +93,10 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	var b strings.Builder
 	var emb []ledger.Row
 	r.Rows, emb = splitEmbeddings(r.Rows)
-	title := r.Title
-	if title == "" {
-		title = "planrun results"
-	}
-	fmt.Fprintf(&b, "# %s\n\n", title)
-	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
-		fmt.Fprintf(&b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
-	}
-	switch {
-	case len(r.Rows) == 0 && len(emb) == 0:
-		fmt.Fprintf(&b, "%s\n\n", lb.none)
-	case len(r.Rows) == 0:
-		fmt.Fprintf(&b, "## %s\n\n", lb.results)
-	default:
-		fmt.Fprintf(&b, "## %s\n\n", lb.results)
-		headlineTable(&b, lb, r.Rows)
-		sessionTables(&b, r.Rows)
-		mixTable(&b, r.Rows)
-	}
-	embeddingsTable(&b, emb)
-	capacityList(&b, r.Capacities)
-	if len(r.Charts) > 0 {
-		fmt.Fprintf(&b, "## %s\n\n", lb.charts)
-		for _, c := range r.Charts {
-			fmt.Fprintf(&b, "![%s](%s) ([SVG](%s))\n\n", c.Title, c.PNG, c.File)
-		}
-	}
-
-	var single, concurrent []ledger.Row
-	for _, row := range r.Rows {
-		if isSingle(row) {
-			single = append(single, row)
-		} else {
-			concurrent = append(concurrent, row)
-		}
-	}
+	writeHeadline(&b, lb, r, emb)
 	if len(r.Rows) > 0 {
-		folded(&b, lb.seedTables, func() {
-			for _, part := range []struct {
-				heading string
-				rows    []ledger.Row
-			}{{lb.single, single}, {lb.concurrent, concurrent}} {
-				if len(part.rows) > 0 {
-					fmt.Fprintf(&b, "## %s\n\n", part.heading)
-					seedTable(&b, lb, part.rows)
-				}
-			}
-		})
+		folded(&b, lb.seedTables, func() { seedTables(&b, lb, r.Rows) })
 	}
-
 	fmt.Fprintf(&b, "## %s\n\n", lb.formulas)
 	folded(&b, lb.open, func() {
 		for _, l := range formulaLines(r.Rows) {
@@ -152,16 +106,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	})
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.details)
-		folded(&b, lb.open, func() {
-			mdtable.Table(&b, detailHead, func(add func(...string)) {
-				for _, row := range r.Rows {
-					add(detailCells(row)...)
-				}
-			})
-			percentileTable(&b, r.Rows, r.Percentiles)
-			sloTable(&b, r.Rows)
-			reasoningTable(&b, r.Rows)
-		})
+		folded(&b, lb.open, func() { detailTables(&b, r) })
 	}
 	fmt.Fprintf(&b, "## %s\n\n", lb.env)
 	folded(&b, lb.open, func() {
@@ -172,6 +117,73 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	})
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// writeHeadline writes what a reader sees first: the title and plan, the results
+// (headline, session and mix tables; embedding rows, emb, apart), the capacities found,
+// and the charts.
+func writeHeadline(b *strings.Builder, lb labels, r Report, emb []ledger.Row) {
+	title := r.Title
+	if title == "" {
+		title = "planrun results"
+	}
+	fmt.Fprintf(b, "# %s\n\n", title)
+	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
+		fmt.Fprintf(b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
+	}
+	switch {
+	case len(r.Rows) == 0 && len(emb) == 0:
+		fmt.Fprintf(b, "%s\n\n", lb.none)
+	case len(r.Rows) == 0:
+		fmt.Fprintf(b, "## %s\n\n", lb.results)
+	default:
+		fmt.Fprintf(b, "## %s\n\n", lb.results)
+		headlineTable(b, lb, r.Rows)
+		sessionTables(b, r.Rows)
+		mixTable(b, r.Rows)
+	}
+	embeddingsTable(b, emb)
+	capacityList(b, r.Capacities)
+	if len(r.Charts) > 0 {
+		fmt.Fprintf(b, "## %s\n\n", lb.charts)
+		for _, c := range r.Charts {
+			fmt.Fprintf(b, "![%s](%s) ([SVG](%s))\n\n", c.Title, c.PNG, c.File)
+		}
+	}
+}
+
+// seedTables are the seed's tables: single-request rows apart from concurrent ones.
+func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
+	var single, concurrent []ledger.Row
+	for _, row := range rows {
+		if isSingle(row) {
+			single = append(single, row)
+		} else {
+			concurrent = append(concurrent, row)
+		}
+	}
+	for _, part := range []struct {
+		heading string
+		rows    []ledger.Row
+	}{{lb.single, single}, {lb.concurrent, concurrent}} {
+		if len(part.rows) > 0 {
+			fmt.Fprintf(b, "## %s\n\n", part.heading)
+			seedTable(b, lb, part.rows)
+		}
+	}
+}
+
+// detailTables are every figure of every row, then the percentiles, SLOs and reasoning
+// tables where rows have them.
+func detailTables(b *strings.Builder, r Report) {
+	mdtable.Table(b, detailHead, func(add func(...string)) {
+		for _, row := range r.Rows {
+			add(detailCells(row)...)
+		}
+	})
+	percentileTable(b, r.Rows, r.Percentiles)
+	sloTable(b, r.Rows)
+	reasoningTable(b, r.Rows)
 }
 
 // folded writes body inside <details>, with the blank lines GitHub needs to render the

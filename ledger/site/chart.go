@@ -38,8 +38,29 @@ const (
 // (a figure's change is read against its size) and ticks at round numbers; the x axis
 // labels runs by number and date.
 func (c chart) svg() string {
-	hi := math.Inf(-1)
-	lo := 0.0
+	lo, hi, ok := c.span()
+	if !ok {
+		return `<p class="none">not measured</p>`
+	}
+	ticks := niceTicks(lo, hi, 5)
+	a := area{n: len(c.Line), lo: ticks[0], hi: ticks[len(ticks)-1]}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="series" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="%s">`,
+		chartW, chartH, chartW, chartH, html.EscapeString(c.Title))
+	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="#fafafa" stroke="#ccc"/>`, padL, padT, chartW-padL-padR, chartH-padT-padB)
+	c.axes(&b, a, ticks)
+	if c.Band != nil {
+		c.band(&b, a)
+	}
+	c.changes(&b, a)
+	c.line(&b, a)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// span is the range of the values drawn, from 0 at most; ok is false when none is.
+func (c chart) span() (lo, hi float64, ok bool) {
+	hi = math.Inf(-1)
 	for _, vs := range [][]float64{c.Line, c.Band} {
 		for _, v := range vs {
 			if finite(v) {
@@ -47,74 +68,87 @@ func (c chart) svg() string {
 			}
 		}
 	}
-	if math.IsInf(hi, -1) {
-		return `<p class="none">not measured</p>`
+	return lo, hi, !math.IsInf(hi, -1)
+}
+
+// area places a chart's n runs and its values lo..hi in the plot.
+type area struct {
+	n      int
+	lo, hi float64
+}
+
+// x is run i's position, the one run in the middle.
+func (a area) x(i int) float64 {
+	if a.n == 1 {
+		return padL + (chartW-padL-padR)/2
 	}
-	ticks := niceTicks(lo, hi, 5)
-	lo, hi = ticks[0], ticks[len(ticks)-1]
-	n := len(c.Line)
-	x := func(i int) float64 {
-		if n == 1 {
-			return padL + (chartW-padL-padR)/2
-		}
-		return padL + float64(i)*(chartW-padL-padR)/float64(n-1)
-	}
-	y := func(v float64) float64 { return padT + (hi-v)/(hi-lo)*(chartH-padT-padB) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="series" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="%s">`,
-		chartW, chartH, chartW, chartH, html.EscapeString(c.Title))
-	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="#fafafa" stroke="#ccc"/>`, padL, padT, chartW-padL-padR, chartH-padT-padB)
+	return padL + float64(i)*(chartW-padL-padR)/float64(a.n-1)
+}
+
+func (a area) y(v float64) float64 { return padT + (a.hi-v)/(a.hi-a.lo)*(chartH-padT-padB) }
+
+// axes draws the grid with the y axis's ticks, the x axis's runs and dates, and the title.
+func (c chart) axes(b *strings.Builder, a area, ticks []float64) {
 	for _, v := range ticks {
-		fmt.Fprintf(&b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e4e4e4"/>`, padL, chartW-padR, y(v), y(v))
-		fmt.Fprintf(&b, `<text class="ytick" x="%g" y="%.1f" font-size="11" text-anchor="end" fill="#555">%s</text>`, padL-4, y(v)+4, tickLabel(v, ticks))
+		fmt.Fprintf(b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e4e4e4"/>`, padL, chartW-padR, a.y(v), a.y(v))
+		fmt.Fprintf(b, `<text class="ytick" x="%g" y="%.1f" font-size="11" text-anchor="end" fill="#555">%s</text>`, padL-4, a.y(v)+4, tickLabel(v, ticks))
 	}
-	for _, i := range xTicks(n, xLabels) {
-		fmt.Fprintf(&b, `<text class="xtick" x="%.1f" y="%g" font-size="11" text-anchor="%s" fill="#555">run %d</text>`, x(i), chartH-padB+14, anchor(x(i)), i+1)
+	for _, i := range xTicks(a.n, xLabels) {
+		fmt.Fprintf(b, `<text class="xtick" x="%.1f" y="%g" font-size="11" text-anchor="%s" fill="#555">run %d</text>`, a.x(i), chartH-padB+14, anchor(a.x(i)), i+1)
 		if i < len(c.Dates) {
-			fmt.Fprintf(&b, `<text class="xdate" x="%.1f" y="%g" font-size="9" text-anchor="%s" fill="#888">%s</text>`, x(i), chartH-padB+27, anchor(x(i)), html.EscapeString(c.Dates[i]))
+			fmt.Fprintf(b, `<text class="xdate" x="%.1f" y="%g" font-size="9" text-anchor="%s" fill="#888">%s</text>`, a.x(i), chartH-padB+27, anchor(a.x(i)), html.EscapeString(c.Dates[i]))
 		}
 	}
-	fmt.Fprintf(&b, `<text x="%g" y="14" font-size="12" fill="#333">%s (%s)</text>`, padL, html.EscapeString(c.Title), html.EscapeString(c.Unit))
-	if c.Band != nil {
-		var pts []string
-		for i, v := range c.Band {
-			if finite(v) && finite(c.Line[i]) {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(v)))
-			}
+	fmt.Fprintf(b, `<text x="%g" y="14" font-size="12" fill="#333">%s (%s)</text>`, padL, html.EscapeString(c.Title), html.EscapeString(c.Unit))
+}
+
+// band draws the p50–p99 band: along the p99s and back along the p50s, over the runs
+// that have both.
+func (c chart) band(b *strings.Builder, a area) {
+	var pts []string
+	for i, v := range c.Band {
+		if finite(v) && finite(c.Line[i]) {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", a.x(i), a.y(v)))
 		}
-		for i := n - 1; i >= 0; i-- {
-			if finite(c.Band[i]) && finite(c.Line[i]) {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(c.Line[i])))
-			}
-		}
-		fmt.Fprintf(&b, `<polygon class="band" points="%s" fill="#1f77b4" fill-opacity="0.18" stroke="none"><title>p50–p99</title></polygon>`, strings.Join(pts, " "))
 	}
+	for i := a.n - 1; i >= 0; i-- {
+		if finite(c.Band[i]) && finite(c.Line[i]) {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", a.x(i), a.y(c.Line[i])))
+		}
+	}
+	fmt.Fprintf(b, `<polygon class="band" points="%s" fill="#1f77b4" fill-opacity="0.18" stroke="none"><title>p50–p99</title></polygon>`, strings.Join(pts, " "))
+}
+
+// changes marks the runs where the environment changed, each with a label.
+func (c chart) changes(b *strings.Builder, a area) {
 	for _, ch := range c.Changes {
-		fmt.Fprintf(&b, `<line class="change" x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#d62728" stroke-dasharray="4 3"><title>%s</title></line>`,
-			x(ch.At), x(ch.At), padT, chartH-padB, html.EscapeString(ch.Text))
+		fmt.Fprintf(b, `<line class="change" x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#d62728" stroke-dasharray="4 3"><title>%s</title></line>`,
+			a.x(ch.At), a.x(ch.At), padT, chartH-padB, html.EscapeString(ch.Text))
 		// Inside the plot, on the side of the line that has room: a label centred on the
 		// last run ran off the chart's right edge.
 		dx, side := 3.0, "start"
-		if x(ch.At) > (padL+chartW-padR)/2 {
+		if a.x(ch.At) > (padL+chartW-padR)/2 {
 			dx, side = -3, "end"
 		}
-		fmt.Fprintf(&b, `<text class="change-label" x="%.1f" y="%g" font-size="11" fill="#d62728" text-anchor="%s">change at run %d<title>%s</title></text>`,
-			x(ch.At)+dx, padT+12, side, ch.At+1, html.EscapeString(ch.Text))
+		fmt.Fprintf(b, `<text class="change-label" x="%.1f" y="%g" font-size="11" fill="#d62728" text-anchor="%s">change at run %d<title>%s</title></text>`,
+			a.x(ch.At)+dx, padT+12, side, ch.At+1, html.EscapeString(ch.Text))
 	}
+}
+
+// line draws the figure's line and a point at each run measured.
+func (c chart) line(b *strings.Builder, a area) {
 	var pts []string
 	for i, v := range c.Line {
 		if finite(v) {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(v)))
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", a.x(i), a.y(v)))
 		}
 	}
-	fmt.Fprintf(&b, `<polyline class="line" points="%s" fill="none" stroke="#1f77b4" stroke-width="2"/>`, strings.Join(pts, " "))
+	fmt.Fprintf(b, `<polyline class="line" points="%s" fill="none" stroke="#1f77b4" stroke-width="2"/>`, strings.Join(pts, " "))
 	for i, v := range c.Line {
 		if finite(v) {
-			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#1f77b4"><title>run %d: %s</title></circle>`, x(i), y(v), i+1, history.FormatValue(v))
+			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="#1f77b4"><title>run %d: %s</title></circle>`, a.x(i), a.y(v), i+1, history.FormatValue(v))
 		}
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
 }
 
 // anchor keeps an x-axis label inside the chart: the first and last runs' labels sit

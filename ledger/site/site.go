@@ -72,53 +72,63 @@ type runRowData struct {
 // its cells' last GateRuns runs.
 func runRow(set *history.Set, r *history.Run) (runRowData, error) {
 	row := runRowData{Date: r.Started.UTC().Format("2006-01-02 15:04:05"), ID: r.ID, Plan: r.Plan(), File: slug(r.ID) + ".html"}
-	if r.Manifest != nil && len(r.Manifest.Cells) > 0 {
-		for _, c := range r.Manifest.Cells {
-			switch c.Status {
-			case ledger.StatusOK:
-				row.OK++
-			case ledger.StatusFailed:
-				row.Failed++
-			}
-		}
-	} else {
-		for _, x := range r.Rows {
-			if x.Status == ledger.StatusOK {
-				row.OK++
-			} else if x.Status == ledger.StatusFailed {
-				row.Failed++
-			}
-		}
-	}
+	row.OK, row.Failed = cellOutcomes(r)
 	js, err := history.Judge(set, r.ID, history.Baseline{N: GateRuns})
 	if err != nil {
 		return row, err
 	}
 	regressed, insufficient := history.Failing(js)
-	switch {
-	case len(js) == 0:
-		row.Gate = "—"
-	case len(regressed) > 0:
-		var figs []string
-		for _, j := range regressed {
-			figs = append(figs, j.Field)
-		}
-		slices.Sort(figs)
-		row.Gate = fmt.Sprintf("%d regressed (%s)", len(regressed), strings.Join(slices.Compact(figs), ", "))
-	case len(insufficient) == len(js):
-		row.Gate = "insufficient data"
-	default:
-		row.Gate = "within noise"
-		if len(insufficient) > 0 {
-			row.Gate += fmt.Sprintf("; %d insufficient data", len(insufficient))
-		}
-	}
+	row.Gate = gateVerdict(len(js), regressed, len(insufficient))
 	for _, j := range regressed {
 		if j.Explain != "" {
 			row.Changes = j.Explain
 		}
 	}
 	return row, nil
+}
+
+// cellOutcomes counts a run's cells that ended ok and failed, by its manifest, or by
+// its rows when it has no manifest of cells.
+func cellOutcomes(r *history.Run) (ok, failed int) {
+	count := func(status string) {
+		switch status {
+		case ledger.StatusOK:
+			ok++
+		case ledger.StatusFailed:
+			failed++
+		}
+	}
+	if r.Manifest != nil && len(r.Manifest.Cells) > 0 {
+		for _, c := range r.Manifest.Cells {
+			count(c.Status)
+		}
+		return ok, failed
+	}
+	for _, x := range r.Rows {
+		count(x.Status)
+	}
+	return ok, failed
+}
+
+// gateVerdict is a run's gate column: the figures that regressed, or that it is within
+// noise or has too few runs before it to tell, of judged figures.
+func gateVerdict(judged int, regressed []history.Judgement, insufficient int) string {
+	switch {
+	case judged == 0:
+		return "—"
+	case len(regressed) > 0:
+		var figs []string
+		for _, j := range regressed {
+			figs = append(figs, j.Field)
+		}
+		slices.Sort(figs)
+		return fmt.Sprintf("%d regressed (%s)", len(regressed), strings.Join(slices.Compact(figs), ", "))
+	case insufficient == judged:
+		return "insufficient data"
+	case insufficient > 0:
+		return fmt.Sprintf("within noise; %d insufficient data", insufficient)
+	}
+	return "within noise"
 }
 
 // writeRunPage copies the run's report.html; a run without one (its directory gone, or

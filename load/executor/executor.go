@@ -209,7 +209,7 @@ func RunLevel(ctx context.Context, b backends.Backend, lv LevelSpec, opts Option
 
 // RunOne runs one run of the level alone: measured run idx, or warm-up run idx when
 // warm, starting at opts.StartAt when it is set. A load agent runs its share of a level
-// so, one run at a time, each at the instant its coordinator gave; it warms the run's
+// so, one run at a time, each at the instant its lead gave; it warms the run's
 // connections (WarmConnections) before that instant.
 func RunOne(ctx context.Context, b backends.Backend, lv LevelSpec, idx int, warm bool, opts Options) RunResult {
 	defer raiseProcs()()

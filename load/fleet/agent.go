@@ -1,20 +1,20 @@
 // Package fleet runs one cell's load from several processes, on this machine or on
 // others: load agents, each the planrun binary in its agent mode (planrun agent), each
-// sending its share of every level (executor.Share) at one start instant, while the
-// coordinator (the planrun apply that runs the cell) merges their request records into
-// the one row.
+// sending its share of every level (executor.Share) at one start instant, while their
+// lead (the planrun process that runs the cell: the apply, or in a Kubernetes Indexed
+// Job index 0, which is also agent 0) merges their request records into the one row.
 //
 // An agent is started with flags or environment only (Config, Env), so that any
 // scheduler can start agent i of N: local processes, ssh to the hosts listed, srun
 // tasks of a Slurm job, or the indices of a Kubernetes Indexed Job. It dials the
-// coordinator, measures its clock against the coordinator's (NTP-style, over K round
+// lead, measures its clock against the lead's (NTP-style, over K round
 // trips, the least-delay one kept, its bound half that round trip), and then runs what
 // it is sent, run by run, streaming each finished request's record back.
 //
-// The coordinator (Fleet) launches the agents, takes their hellos and clock estimates,
+// The lead (Fleet) launches the agents, takes their hellos and clock estimates,
 // hands them the cell, and runs each level's runs: every agent armed (its connections
 // warmed), one start instant a moment ahead, the records merged as they come, each
-// record's start moved onto the coordinator's clock by its agent's offset. An agent
+// record's start moved onto the lead's clock by its agent's offset. An agent
 // that dies, cannot start, or misses the start instant fails the level, naming it;
 // never a quietly smaller load.
 package fleet
@@ -44,19 +44,19 @@ import (
 // that numbers its tasks gives the index its own way: Slurm's SLURM_PROCID, a
 // Kubernetes Indexed Job's JOB_COMPLETION_INDEX.
 const (
-	EnvCoordinator = "PLANRUN_AGENT_COORDINATOR" // host:port the agent dials
+	EnvCoordinator = "PLANRUN_AGENT_COORDINATOR" // host:port the agent dials: its lead
 	EnvIndex       = "PLANRUN_AGENT_INDEX"       // the agent's index, from 0
 	EnvCount       = "PLANRUN_AGENT_COUNT"       // how many agents share the cell
-	EnvToken       = "PLANRUN_AGENT_TOKEN"       // the run's token, which the coordinator checks
-	// EnvWait is how long the agent keeps dialing a coordinator that does not answer
+	EnvToken       = "PLANRUN_AGENT_TOKEN"       // the run's token, which the lead checks
+	// EnvWait is how long the agent keeps dialing a lead that does not answer
 	// yet (a Go duration): a scheduler that starts every index of a job at once starts
-	// the agents before their coordinator listens.
+	// the agents before their lead listens.
 	EnvWait = "PLANRUN_AGENT_WAIT"
 	// EnvPod and EnvNode name the agent's pod and node where a scheduler says them
 	// (a Kubernetes pod's downward API), for the manifest.
 	EnvPod  = "PLANRUN_AGENT_POD"
 	EnvNode = "PLANRUN_AGENT_NODE"
-	// EnvListen is the host:port a coordinator in a scheduler's job listens on for its
+	// EnvListen is the host:port a lead in a scheduler's job listens on for its
 	// agents (index 0 of a Kubernetes Indexed Job: its pod's address and the Job's port).
 	EnvListen = "PLANRUN_AGENT_LISTEN"
 )
@@ -74,11 +74,11 @@ const RoundTrips = 16
 
 // Config is what an agent runs with.
 type Config struct {
-	// Coordinator is the coordinator's host:port.
+	// Coordinator is the lead's host:port (named as the flag and EnvCoordinator are).
 	Coordinator string
 	// Index is the agent's index (from 0) of Of agents.
 	Index, Of int
-	// Token is the run's token: the coordinator refuses an agent without it.
+	// Token is the run's token: the lead refuses an agent without it.
 	Token string
 	// NewBackend builds the backend the cell names (backends/connect.New).
 	NewBackend func(backends.Config, ...backends.Option) (backends.Backend, error)
@@ -88,7 +88,7 @@ type Config struct {
 	// Node is the name its batch scheduler gives its node (SLURMD_NODENAME, EnvNode),
 	// if any; Pod its pod's (EnvPod).
 	Node, Pod string
-	// Wait is how long it keeps dialing a coordinator that refuses or cannot be
+	// Wait is how long it keeps dialing a lead that refuses or cannot be
 	// resolved yet, a second apart; 0 dials once.
 	Wait time.Duration
 	// Log receives what the agent says about itself (its stderr).
@@ -105,6 +105,29 @@ func (c *Config) Env(getenv func(string) string) error {
 	if c.Token == "" {
 		c.Token = getenv(EnvToken)
 	}
+	if err := c.numbersFromEnv(getenv); err != nil {
+		return err
+	}
+	if c.Node == "" {
+		c.Node = cmp.Or(getenv("SLURMD_NODENAME"), getenv(EnvNode))
+	}
+	if c.Pod == "" {
+		c.Pod = getenv(EnvPod)
+	}
+	switch {
+	case c.Coordinator == "":
+		return fmt.Errorf("no lead to dial: give -coordinator HOST:PORT or set %s", EnvCoordinator)
+	case c.Of <= 0:
+		return fmt.Errorf("no agent count: give -agents N or set %s", EnvCount)
+	case c.Index < 0 || c.Index >= c.Of:
+		return fmt.Errorf("agent index %d is not one of 0..%d: give -index I or set %s", c.Index, c.Of-1, EnvIndex)
+	}
+	return nil
+}
+
+// numbersFromEnv fills the index, count and wait the flags left unset from the
+// environment, and refuses a value that is not one.
+func (c *Config) numbersFromEnv(getenv func(string) string) error {
 	if c.Index < 0 {
 		for _, name := range indexEnv {
 			if v := getenv(name); v != "" {
@@ -117,46 +140,28 @@ func (c *Config) Env(getenv func(string) string) error {
 			}
 		}
 	}
-	if c.Of <= 0 {
-		if v := getenv(EnvCount); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%s=%q is not a number of agents", EnvCount, v)
-			}
-			c.Of = n
+	if v := getenv(EnvCount); c.Of <= 0 && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q is not a number of agents", EnvCount, v)
 		}
+		c.Of = n
 	}
-	if c.Wait == 0 {
-		if v := getenv(EnvWait); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("%s=%q is not a duration such as 10m", EnvWait, v)
-			}
-			c.Wait = d
+	if v := getenv(EnvWait); c.Wait == 0 && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%s=%q is not a duration such as 10m", EnvWait, v)
 		}
-	}
-	if c.Node == "" {
-		c.Node = cmp.Or(getenv("SLURMD_NODENAME"), getenv(EnvNode))
-	}
-	if c.Pod == "" {
-		c.Pod = getenv(EnvPod)
-	}
-	switch {
-	case c.Coordinator == "":
-		return fmt.Errorf("no coordinator: give -coordinator HOST:PORT or set %s", EnvCoordinator)
-	case c.Of <= 0:
-		return fmt.Errorf("no agent count: give -agents N or set %s", EnvCount)
-	case c.Index < 0 || c.Index >= c.Of:
-		return fmt.Errorf("agent index %d is not one of 0..%d: give -index I or set %s", c.Index, c.Of-1, EnvIndex)
+		c.Wait = d
 	}
 	return nil
 }
 
-// ErrBye is Serve's answer when the coordinator ended the agent as planned.
-var ErrBye = errors.New("the coordinator said bye")
+// ErrBye is Serve's answer when the lead ended the agent as planned.
+var ErrBye = errors.New("the lead said bye")
 
-// Serve is the agent: it dials the coordinator and runs what it is sent until the
-// coordinator says bye (nil), the connection is lost, or ctx ends.
+// Serve is the agent: it dials the lead and runs what it is sent until the
+// lead says bye (nil), the connection is lost, or ctx ends.
 func Serve(ctx context.Context, cfg Config) error {
 	if cfg.Clock == nil {
 		cfg.Clock = backends.SystemClock{}
@@ -180,7 +185,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	a.rows = rows
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() { // a lost coordinator ends the agent, mid-run too
+	go func() { // a lost lead ends the agent, mid-run too
 		<-ctx.Done()
 		c.close()
 		rows.close()
@@ -211,7 +216,7 @@ func Serve(ctx context.Context, cfg Config) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("the coordinator went away: %w", err)
+			return fmt.Errorf("the lead went away: %w", err)
 		}
 	}
 }
@@ -251,7 +256,7 @@ type agentSide struct {
 	armed    bool
 }
 
-// dial opens one of the agent's two connections and says hello on it. A coordinator
+// dial opens one of the agent's two connections and says hello on it. A lead
 // that cannot be reached yet (its name not resolved, its port not open) is dialed again
 // every second for up to cfg.Wait; one that refuses the agent is not.
 func (a *agentSide) dial(ctx context.Context, rowsConn bool) (*conn, error) {
@@ -281,12 +286,12 @@ func (a *agentSide) dialOnce(ctx context.Context) (net.Conn, error) {
 	defer cancel()
 	nc, err := d.DialContext(dctx, "tcp", a.cfg.Coordinator)
 	if err != nil {
-		return nil, fmt.Errorf("dialing the coordinator at %s: %w", a.cfg.Coordinator, err)
+		return nil, fmt.Errorf("dialing the lead at %s: %w", a.cfg.Coordinator, err)
 	}
 	return nc, nil
 }
 
-// greet says hello on a new connection and reads the coordinator's welcome.
+// greet says hello on a new connection and reads the lead's welcome.
 func (a *agentSide) greet(nc net.Conn, rowsConn bool) (*conn, error) {
 	c := newConn(nc)
 	h := hello{Index: a.cfg.Index, Of: a.cfg.Of, Token: a.cfg.Token, Rows: rowsConn, Host: a.host, Node: a.cfg.Node,
@@ -299,7 +304,7 @@ func (a *agentSide) greet(nc net.Conn, rowsConn bool) (*conn, error) {
 	if err == nil && kind != kindWelcome {
 		var f fail
 		json.Unmarshal(body, &f)
-		err = fmt.Errorf("the coordinator refused agent %d: %s", a.cfg.Index, f.Reason)
+		err = fmt.Errorf("the lead refused agent %d: %s", a.cfg.Index, f.Reason)
 	}
 	if err != nil {
 		nc.Close()
@@ -330,7 +335,7 @@ func (a *agentSide) readLoop(msgs chan<- message) error {
 	}
 }
 
-// syncClock runs the clock exchange and sends the coordinator its estimate.
+// syncClock runs the clock exchange and sends the lead its estimate.
 func (a *agentSide) syncClock() error {
 	xs := make([]Exchange, 0, RoundTrips)
 	for range RoundTrips {
@@ -453,12 +458,12 @@ func (a *agentSide) arm(ctx context.Context, r run) error {
 	a.lv, a.run, a.armed = lv, r, true
 	a.enough, a.abortCh, a.stop = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	// Set before the abort's channel closes: the executor reads it after.
-	a.abortErr = &backends.Error{Class: backends.ErrServerDied, Message: "the coordinator aborted the level"}
+	a.abortErr = &backends.Error{Class: backends.ErrServerDied, Message: "the lead aborted the level"}
 	a.runMu.Unlock()
 	return a.c.send(kindArmed, struct{}{})
 }
 
-// start begins the armed run at the coordinator's instant at, on the agent's clock;
+// start begins the armed run at the lead's instant at, on the agent's clock;
 // an instant already past is a fault: the run would not be the load asked.
 func (a *agentSide) start(ctx context.Context, at time.Time) error {
 	a.runMu.Lock()
@@ -491,7 +496,7 @@ func (a *agentSide) start(ctx context.Context, at time.Time) error {
 		var mon *selfcheck.Monitor
 		if !r.Warmup {
 			// The self-check covers the run from just before its instant, not the
-			// coordinator's lead before it, in which the agent only waits.
+			// time ahead of it the lead gave, in which the agent only waits.
 			if d := local.Sub(a.cfg.Clock.Now()) - monitorLead; d > 0 {
 				time.Sleep(d)
 			}
@@ -511,7 +516,7 @@ func (a *agentSide) start(ctx context.Context, at time.Time) error {
 	return nil
 }
 
-// record streams one finished request's record to the coordinator, and appends it to
+// record streams one finished request's record to the lead, and appends it to
 // the agent's own file.
 func (a *agentSide) record(ev executor.Event) {
 	idx := a.cfg.Index
@@ -531,7 +536,7 @@ func (a *agentSide) record(ev executor.Event) {
 	}
 }
 
-// flushRecords flushes the streamed records every few milliseconds, so the coordinator
+// flushRecords flushes the streamed records every few milliseconds, so the lead
 // sees them (and its progress moves) while the run goes on.
 func (a *agentSide) flushRecords(ctx context.Context) {
 	t := time.NewTicker(5 * time.Millisecond)
@@ -555,7 +560,7 @@ func (a *agentSide) closeRecords() {
 	}
 }
 
-// trace is the replayed rows as the coordinator streams them on the rows connection.
+// trace is the replayed rows as the lead streams them on the rows connection.
 func (a *agentSide) trace(ctx context.Context, rows chan<- executor.TraceRow) error {
 	stop := context.AfterFunc(ctx, func() { a.rows.nc.SetReadDeadline(time.Now()) })
 	defer stop()

@@ -29,7 +29,7 @@ type Options struct {
 	Agents int
 	// Launcher starts them.
 	Launcher Launcher
-	// Listen is the address the coordinator listens on for its agents (default
+	// Listen is the address the lead listens on for its agents (default
 	// 127.0.0.1:0, for agents on this machine); Advertise the host they dial it by
 	// (default Listen's host).
 	Listen, Advertise string
@@ -39,8 +39,8 @@ type Options struct {
 	// (default ConnectTimeout); Arm how long each has to ready a run (ArmTimeout).
 	Connect, Arm time.Duration
 	// Token is the token the agents must present; empty makes a random one. A
-	// scheduler that starts the agents before the coordinator (a Kubernetes Job's
-	// indices) gives them the token the coordinator is given here.
+	// scheduler that starts the agents before the lead (a Kubernetes Job's
+	// indices) gives them the token the lead is given here.
 	Token string
 }
 
@@ -51,13 +51,13 @@ const (
 	ArmTimeout     = 60 * time.Second
 )
 
-// MinStartLead is how far ahead of the moment every agent is armed the coordinator puts
+// MinStartAhead is how far ahead of the moment every agent is armed the lead puts
 // a run's start instant, at least: far enough for the go to reach them over loopback or
 // a LAN on a loaded machine. It is four of the longest clock round trip when that is
 // longer (a distant agent).
-const MinStartLead = 500 * time.Millisecond
+const MinStartAhead = 500 * time.Millisecond
 
-// Fleet is the coordinator's side of a cell's load agents.
+// Fleet is the lead's side of a cell's load agents.
 type Fleet struct {
 	o      Options
 	ln     net.Listener
@@ -70,14 +70,14 @@ type Fleet struct {
 	closed bool
 }
 
-// remote is one agent as the coordinator sees it.
+// remote is one agent as the lead sees it.
 type remote struct {
 	index int
 	hello hello
 	c     *conn
 	rows  *conn
 	// start is the clock estimate taken at connection, whose offset moves the agent's
-	// records onto the coordinator's clock for the whole cell (so they can be moved
+	// records onto the lead's clock for the whole cell (so they can be moved
 	// again from the manifest alone); end the latest, after each level, whose
 	// difference from start (the drift) goes into the error bar. latest is end, for
 	// the reader.
@@ -122,7 +122,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("the coordinator cannot listen for its agents on %s: %w", o.Listen, err)
+		return nil, fmt.Errorf("the lead cannot listen for its agents on %s: %w", o.Listen, err)
 	}
 	if o.Token == "" {
 		o.Token = NewToken()
@@ -248,9 +248,9 @@ func (f *Fleet) take(a accepted) error {
 	}
 	if v := version.String(); h.Version != v {
 		// Another build may split, time or record requests otherwise: one binary runs both.
-		a.c.send(kindFail, fail{Reason: "planrun " + h.Version + " is not the coordinator's " + v})
+		a.c.send(kindFail, fail{Reason: "planrun " + h.Version + " is not the lead's " + v})
 		a.c.close()
-		return fmt.Errorf("agent %d (pid %d on %s) runs planrun %s, the coordinator %s: give the agents the same build (planrun_path)", h.Index, h.PID, h.Host, h.Version, v)
+		return fmt.Errorf("agent %d (pid %d on %s) runs planrun %s, the lead %s: give the agents the same build (planrun_path)", h.Index, h.PID, h.Host, h.Version, v)
 	}
 	r := f.agents[h.Index]
 	if r == nil {
@@ -275,7 +275,7 @@ func (f *Fleet) take(a accepted) error {
 }
 
 // read reads an agent's control connection: it answers clock pings at once, decodes
-// records and moves their start onto the coordinator's clock, and queues everything
+// records and moves their start onto the lead's clock, and queues everything
 // else, in order, to the inbox.
 func (f *Fleet) read(r *remote) {
 	for {
@@ -376,7 +376,7 @@ func (f *Fleet) await(ctx context.Context, kind string, limit time.Duration, lat
 			case e.ev != nil:
 				// a record of a run already done: not possible on one ordered connection
 			default:
-				return fmt.Errorf("agent %d said %q while the coordinator waited for %q", e.agent, e.kind, kind)
+				return fmt.Errorf("agent %d said %q while the lead waited for %q", e.agent, e.kind, kind)
 			}
 		case x := <-f.exits:
 			return f.exited(x, "")
@@ -397,7 +397,7 @@ func (f *Fleet) await(ctx context.Context, kind string, limit time.Duration, lat
 
 // RunLevel runs lv's warm-up and measured runs over the agents, each at one start
 // instant, and feeds opts.OnRequest every agent's records, merged, their starts on the
-// coordinator's clock; opts.OnRun gets each run with its window over every agent.
+// lead's clock; opts.OnRun gets each run with its window over every agent.
 // Cancelling ctx stops every agent (its requests in flight get the cell's grace);
 // opts.Stop halts them. opts.Enough and opts.Abort are passed on to every agent. An
 // agent that fails, dies or misses the start instant ends the level with an error
@@ -439,15 +439,17 @@ func (f *Fleet) RunLevel(ctx context.Context, lv executor.LevelSpec, opts execut
 	}
 	res.Interrupted = res.Interrupted || ctx.Err() != nil
 	if ctx.Err() == nil {
-		// The clocks again, for their drift over the level.
-		if err := f.broadcast(kindSync, struct{}{}); err != nil {
-			return res, levels, err
-		}
-		if err := f.await(context.Background(), kindClock, f.o.Connect, "did not measure its clock again"); err != nil {
-			return res, levels, err
-		}
+		return res, levels, f.syncClocks()
 	}
 	return res, levels, nil
+}
+
+// syncClocks has every agent measure its clock again, for its drift over a level.
+func (f *Fleet) syncClocks() error {
+	if err := f.broadcast(kindSync, struct{}{}); err != nil {
+		return err
+	}
+	return f.await(context.Background(), kindClock, f.o.Connect, "did not measure its clock again")
 }
 
 // runOnce runs one run over the agents: armed, started at one instant, its records
@@ -464,7 +466,7 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 		}
 		return run, err
 	}
-	at := time.Now().Add(f.lead())
+	at := time.Now().Add(f.startAhead())
 	if err := f.broadcast(kindGo, goMsg{At: at.UnixNano()}); err != nil {
 		return run, err
 	}
@@ -483,64 +485,49 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 			}()
 		}
 	}
-
-	var enough, abortCh, stop <-chan struct{}
-	if opts.Enough != nil && !warm {
-		enough = opts.Enough(idx)
+	m := &merging{run: &run, levels: levels, opts: opts, warm: warm, ended: make([]bool, len(f.agents)), left: len(f.agents)}
+	if err := f.merge(ctx, m); err != nil {
+		return run, err
 	}
-	abortCh, stop = opts.Abort, opts.Stop
-	ended := make([]bool, len(f.agents))
-	left := len(f.agents)
-	stopped := ctx.Done()
-	for left > 0 {
+	run.Interrupted = run.Interrupted || ctx.Err() != nil
+	return run, nil
+}
+
+// merging is a run's records and ends as its agents send them.
+type merging struct {
+	run    *executor.RunResult
+	levels []AgentLevel
+	opts   executor.Options
+	warm   bool
+	ended  []bool // agent i said done
+	left   int    // agents not done
+}
+
+// merge takes the run's messages until every agent is done, passing on enough, abort
+// and stop to the agents as they come. An error is a fault that ends the run: the
+// agents are halted before it is told.
+func (f *Fleet) merge(ctx context.Context, m *merging) error {
+	var enough <-chan struct{}
+	if m.opts.Enough != nil && !m.warm {
+		enough = m.opts.Enough(m.run.Index)
+	}
+	abortCh, stop, stopped := m.opts.Abort, m.opts.Stop, ctx.Done()
+	for m.left > 0 {
 		select {
 		case e := <-f.inbox:
-			switch {
-			case e.ev != nil:
-				if !e.ev.Ramp {
-					widen(&run, e.ev.Sample)
-				}
-				if opts.OnRequest != nil {
-					opts.OnRequest(*e.ev)
-				}
-			case e.err != nil:
-				f.halt()
-				return run, f.lost(e.agent, e.err)
-			case e.kind == kindFail:
-				f.halt()
-				return run, f.failed(e)
-			case e.kind == kindDone && !ended[e.agent]:
-				var d done
-				if err := json.Unmarshal(e.body, &d); err != nil {
-					f.halt()
-					return run, fmt.Errorf("%s: its end of run %d: %w", f.name(e.agent), idx, err)
-				}
-				ended[e.agent] = true
-				left--
-				run.Interrupted = run.Interrupted || d.Interrupted
-				if d.Err != "" && run.Err == nil {
-					run.Err = fmt.Errorf("%s: %s", f.name(e.agent), d.Err)
-				}
-				if !warm {
-					al := &levels[e.agent]
-					al.Client = combine(al.Client, d.Client)
-					al.Loads = append(al.Loads, d.Load)
-					al.Requests += d.Requests
-				}
-			default:
-				f.halt()
-				return run, fmt.Errorf("%s said %q during a run", f.name(e.agent), e.kind)
+			if err := f.mergeOne(m, e); err != nil {
+				return err
 			}
 		case x := <-f.exits:
 			f.halt()
-			return run, f.exited(x, "")
+			return f.exited(x, "")
 		case <-enough:
 			f.broadcast(kindEnough, struct{}{})
 			enough = nil
 		case <-abortCh:
 			msg := abort{Err: backends.Error{Class: backends.ErrServerDied, Message: "the server stopped before this request was sent"}}
-			if opts.AbortErr != nil {
-				msg.Err = *opts.AbortErr
+			if m.opts.AbortErr != nil {
+				msg.Err = *m.opts.AbortErr
 			}
 			f.broadcast(kindAbort, msg)
 			abortCh = nil
@@ -552,11 +539,52 @@ func (f *Fleet) runOnce(ctx context.Context, lv executor.LevelSpec, idx int, war
 			stop = nil
 		}
 	}
-	run.Interrupted = run.Interrupted || ctx.Err() != nil
-	return run, nil
+	return nil
 }
 
-// mergeGCPercent is the coordinator's GOGC while it merges its agents' records and
+// mergeOne is one message from an agent during a run: a record, its end of the run,
+// or a fault (the agents halted).
+func (f *Fleet) mergeOne(m *merging, e event) error {
+	switch {
+	case e.ev != nil:
+		if !e.ev.Ramp {
+			widen(m.run, e.ev.Sample)
+		}
+		if m.opts.OnRequest != nil {
+			m.opts.OnRequest(*e.ev)
+		}
+	case e.err != nil:
+		f.halt()
+		return f.lost(e.agent, e.err)
+	case e.kind == kindFail:
+		f.halt()
+		return f.failed(e)
+	case e.kind == kindDone && !m.ended[e.agent]:
+		var d done
+		if err := json.Unmarshal(e.body, &d); err != nil {
+			f.halt()
+			return fmt.Errorf("%s: its end of run %d: %w", f.name(e.agent), m.run.Index, err)
+		}
+		m.ended[e.agent] = true
+		m.left--
+		m.run.Interrupted = m.run.Interrupted || d.Interrupted
+		if d.Err != "" && m.run.Err == nil {
+			m.run.Err = fmt.Errorf("%s: %s", f.name(e.agent), d.Err)
+		}
+		if !m.warm {
+			al := &m.levels[e.agent]
+			al.Client = combine(al.Client, d.Client)
+			al.Loads = append(al.Loads, d.Load)
+			al.Requests += d.Requests
+		}
+	default:
+		f.halt()
+		return fmt.Errorf("%s said %q during a run", f.name(e.agent), e.kind)
+	}
+	return nil
+}
+
+// mergeGCPercent is the lead's GOGC while it merges its agents' records and
 // summarises them. Its live heap is then the level's exact figures (8 MB a figure a
 // million requests, until they fold into sketches) and the records in flight; at the
 // default 100 the heap grows to twice that before a collection. At 50, a million
@@ -626,13 +654,13 @@ func (f *Fleet) stream(ctx context.Context, trace executor.Trace, r *remote) {
 	r.rows.send(kindEnd, end)
 }
 
-// lead is how far ahead the coordinator puts a run's start instant.
-func (f *Fleet) lead() time.Duration {
-	lead := MinStartLead
+// startAhead is how far ahead the lead puts a run's start instant.
+func (f *Fleet) startAhead() time.Duration {
+	ahead := MinStartAhead
 	for _, r := range f.agents {
-		lead = max(lead, 8*r.latest.Load().Bound) // four round trips
+		ahead = max(ahead, 8*r.latest.Load().Bound) // four round trips
 	}
-	return lead
+	return ahead
 }
 
 // broadcast sends one message to every agent.
@@ -705,7 +733,7 @@ func (f *Fleet) lost(i int, err error) error {
 				return f.exited(x, "")
 			}
 		case <-t.C:
-			return fmt.Errorf("%s: its connection to the coordinator ended: %v", f.name(i), err)
+			return fmt.Errorf("%s: its connection to the lead ended: %v", f.name(i), err)
 		}
 	}
 }

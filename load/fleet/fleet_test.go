@@ -20,7 +20,7 @@ import (
 )
 
 // These tests run the agents as goroutines of the test (inProcess): the same Serve
-// the planrun binary's agent mode runs, over real TCP connections to the coordinator,
+// the planrun binary's agent mode runs, over real TCP connections to the lead,
 // against the mock server. apply's tests run them as processes.
 
 // inProcess launches each agent as Serve in a goroutine, with the clock clocks gives
@@ -93,8 +93,8 @@ func startFleet(t *testing.T, n int, l Launcher) *Fleet {
 }
 
 // An agent whose clock is 37 ms ahead is measured so, within the bound, and the
-// coordinator moves its records back onto its own clock: every agent's record of a
-// level starts after the start instant, as the coordinator reads it.
+// lead moves its records back onto its own clock: every agent's record of a
+// level starts after the start instant, as the lead reads it.
 func TestFleetRecoversASkewedClock(t *testing.T) {
 	const skew = 37 * time.Millisecond
 	l := &inProcess{clocks: func(i int) backends.Clock {
@@ -223,12 +223,12 @@ func (c *stepping) Now() time.Time {
 	return time.Now()
 }
 
-// The exchange's arithmetic: a round trip of 10 ms, 4 ms of it in the coordinator,
+// The exchange's arithmetic: a round trip of 10 ms, 4 ms of it in the lead,
 // with the agent 37 ms ahead, gives an offset of 37 ms within 3 ms.
 func TestExchangeArithmetic(t *testing.T) {
 	ms := int64(time.Millisecond)
 	// Coordinator time 1000 ms: the ping leaves the agent at its 1037 ms, takes 2 ms to
-	// arrive (1002), the coordinator answers at 1006, the pong takes 4 ms (1010), read
+	// arrive (1002), the lead answers at 1006, the pong takes 4 ms (1010), read
 	// at the agent's 1047.
 	x := Exchange{T1: 1037 * ms, T2: 1002 * ms, T3: 1006 * ms, T4: 1047 * ms}
 	if x.Delay() != 6*time.Millisecond {
@@ -238,8 +238,8 @@ func TestExchangeArithmetic(t *testing.T) {
 	if !ok || e.Bound != 3*time.Millisecond || e.Offset != 38*time.Millisecond {
 		t.Fatalf("estimate %s, want 38 ms ± 3 ms (the true 37 ms within it)", e)
 	}
-	if e.ToCoordinator(e.ToAgent(time.Unix(5, 0))) != time.Unix(5, 0) {
-		t.Error("ToAgent and ToCoordinator are not each other's inverse")
+	if e.ToLead(e.ToAgent(time.Unix(5, 0))) != time.Unix(5, 0) {
+		t.Error("ToAgent and ToLead are not each other's inverse")
 	}
 	if _, ok := estimate([]Exchange{{T1: 10, T4: 5}}); ok {
 		t.Error("a negative delay gave an estimate")
@@ -276,7 +276,7 @@ func TestFleetRefusesAnotherBuild(t *testing.T) {
 		return nil
 	}}
 	_, err := Start(context.Background(), Options{Agents: 1, Launcher: other, LogDir: t.TempDir(), Connect: 10 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "agent 0 (pid 1 on old) runs planrun v0.0.1-other, the coordinator ") {
+	if err == nil || !strings.Contains(err.Error(), "agent 0 (pid 1 on old) runs planrun v0.0.1-other, the lead ") {
 		t.Fatalf("err %v, want the other build refused", err)
 	}
 }

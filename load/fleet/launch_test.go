@@ -48,7 +48,7 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// A scheduler's agents start before their coordinator listens (every index of a
+// A scheduler's agents start before their lead listens (every index of a
 // Kubernetes Indexed Job at once) and keep dialing it (Wait): once it listens with the
 // token they were given, agents 1 and 2 dial in by themselves, agent 0 is started here
 // as a process, and the three send a level's requests.
@@ -113,7 +113,7 @@ func TestScheduledAgentsDialInOnceTheCoordinatorListens(t *testing.T) {
 }
 
 // An index the scheduler never started (its pod not scheduled) fails the fleet, named by
-// its index, once Connect has passed; an agent whose coordinator never listens gives
+// its index, once Connect has passed; an agent whose lead never listens gives
 // up after its Wait, saying how long it dialed.
 func TestScheduledAgentThatNeverDialsIn(t *testing.T) {
 	t.Setenv("PLANRUN_TEST_AGENT", "1")

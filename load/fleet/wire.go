@@ -15,16 +15,16 @@ import (
 	"github.com/planrun/planrun/telemetry/selfcheck"
 )
 
-// The wire: each agent holds two TCP connections to its coordinator. On the control
-// connection both sides write messages, one a line, "kind JSON\n": the coordinator's
+// The wire: each agent holds two TCP connections to its lead. On the control
+// connection both sides write messages, one a line, "kind JSON\n": the lead's
 // commands and the agent's answers, its clock pings and its finished requests (one
 // requests.jsonl line each, as the agent wrote it). The rows connection carries a
-// replay's trace rows from the coordinator alone, so that a command (stop, enough)
+// replay's trace rows from the lead alone, so that a command (stop, enough)
 // never waits behind rows an agent has not yet used.
 //
-//	agent → coordinator   hello ping clock ready armed rec done fail
-//	coordinator → agent   welcome pong cell level run go enough abort stop halt sync bye
-//	coordinator → agent   (rows connection) row end
+//	agent → lead   hello ping clock ready armed rec done fail
+//	lead → agent   welcome pong cell level run go enough abort stop halt sync bye
+//	lead → agent   (rows connection) row end
 const (
 	kindHello   = "hello"
 	kindWelcome = "welcome"
@@ -72,7 +72,7 @@ type cell struct {
 	Shapes  []executor.Shape  `json:"shapes,omitempty"`
 	Grace   time.Duration     `json:"grace_ns"`
 	// Records, when set, is the file the agent appends its own request records to
-	// (on a filesystem it shares with the coordinator), as it streams them.
+	// (on a filesystem it shares with the lead), as it streams them.
 	Records string `json:"records,omitempty"`
 	// SourceAddr is the address the agent's connections to the server bind.
 	SourceAddr string `json:"source_addr,omitempty"`
@@ -92,14 +92,14 @@ type level struct {
 }
 
 // run asks for one run of the level: its index, whether a warm-up, whether the
-// coordinator may end it early (enough), and the most requests it sends then.
+// lead may end it early (enough), and the most requests it sends then.
 type run struct {
 	Index  int  `json:"index"`
 	Warmup bool `json:"warmup"`
 	Enough bool `json:"enough,omitempty"`
 }
 
-// goMsg is the start instant, on the coordinator's clock (Unix ns).
+// goMsg is the start instant, on the lead's clock (Unix ns).
 type goMsg struct {
 	At int64 `json:"at"`
 }

@@ -144,18 +144,7 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 		if s.Wrote > 0 {
 			handler = append(handler, t.Received.Sub(s.Start)-s.Wrote)
 		}
-		if got, ok := s.TTFT(); ok && !t.FirstWritten.IsZero() {
-			truth := t.FirstWritten.Sub(s.Start)
-			ttft.add(got, truth)
-			if d := got - truth; d > Tolerance(max(truth, 0)) {
-				l.TTFTLate++
-			} else if -d > Tolerance(max(truth, 0)) {
-				l.TTFTEarly++
-			}
-		}
-		if got, ok := s.TPOT(); ok && t.TPOT > 0 {
-			tpot.add(got, t.TPOT)
-		}
+		l.againstTruth(s, t, &ttft, &tpot)
 	}
 	if window > 0 {
 		l.TokensPerSec = float64(l.Tokens) / window.Seconds()
@@ -168,6 +157,23 @@ func Analyze(samples []backends.Sample, sums []mockserver.Summary, prompts *exec
 	l.ConnectP50, l.ConnectMax = quantile(conn, 0.5), quantile(conn, 1)
 	l.HandlerP50, l.HandlerP99 = quantile(handler, 0.5), quantile(handler, 0.99)
 	return l
+}
+
+// againstTruth adds a request's TTFT and TPOT errors against the times the mock wrote
+// its chunks (t), counting a TTFT outside tolerance as late or early.
+func (l *LevelReport) againstTruth(s *backends.Sample, t *mockserver.Summary, ttft, tpot *errs) {
+	if got, ok := s.TTFT(); ok && !t.FirstWritten.IsZero() {
+		truth := t.FirstWritten.Sub(s.Start)
+		ttft.add(got, truth)
+		if d := got - truth; d > Tolerance(max(truth, 0)) {
+			l.TTFTLate++
+		} else if -d > Tolerance(max(truth, 0)) {
+			l.TTFTEarly++
+		}
+	}
+	if got, ok := s.TPOT(); ok && t.TPOT > 0 {
+		tpot.add(got, t.TPOT)
+	}
 }
 
 // setRuntime records the client process's runtime figures over the measured run.

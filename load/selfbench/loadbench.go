@@ -46,7 +46,7 @@ type Config struct {
 	Ramp time.Duration
 	// Agents, above 1, sends each level from that many load agents (package agent),
 	// each a process running AgentCommand (the planrun binary and "agent"), this
-	// process their coordinator merging their records; 1 sends it from this process.
+	// process their lead merging their records; 1 sends it from this process.
 	Agents       int
 	AgentCommand []string
 }

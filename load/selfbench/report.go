@@ -66,7 +66,7 @@ func Legend(inProcess bool) string {
 		"client GC: the client's collections during the run / their CPU / its allocation assists; allocs/tok: its heap allocations per token;",
 		"client sched lag p99: how long its goroutines waited, runnable, to run (runtime/metrics); client procs: its GOMAXPROCS during the run.",
 		"server late: how late the mock wrote chunks against its own schedule (median of request medians / p99 of request maxima).",
-		cpu + " (with load agents: every agent's CPU and the coordinator's, which merges their records).",
+		cpu + " (with load agents: every agent's CPU and the lead's, which merges their records).",
 		"kept up: no failures and 99% of TTFTs and TPOTs within tolerance.",
 	}, "\n")
 }

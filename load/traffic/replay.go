@@ -49,7 +49,7 @@ func scanTrace(w *plan.Workload) (*window, dataset.Sample, error) {
 		end = win.start + r.Duration
 	}
 	first, last, after, cut := time.Duration(-1), time.Duration(0), 0, time.Duration(-1)
-	var lo, hi, long executor.Shape
+	var bounds shapeBounds
 	info, err := dataset.Scan(win.spec, func(row dataset.Row) error {
 		if first < 0 {
 			first = row.Timestamp
@@ -65,16 +65,7 @@ func scanTrace(w *plan.Workload) (*window, dataset.Sample, error) {
 			}
 			return nil
 		}
-		sh := executor.Shape{PromptTokens: row.InputLength, MaxTokens: row.OutputLength}
-		if win.rows == 0 || sh.PromptTokens < lo.PromptTokens {
-			lo = sh
-		}
-		if sh.PromptTokens > hi.PromptTokens {
-			hi = sh
-		}
-		if sh.PromptTokens+sh.MaxTokens > long.PromptTokens+long.MaxTokens {
-			long = sh
-		}
+		bounds.add(executor.Shape{PromptTokens: row.InputLength, MaxTokens: row.OutputLength}, win.rows == 0)
 		at := win.at(row)
 		win.burst.add(at)
 		win.rows++
@@ -87,12 +78,29 @@ func scanTrace(w *plan.Workload) (*window, dataset.Sample, error) {
 		return nil, dataset.Sample{}, fmt.Errorf("%s: the replay window (start %s, duration %s) holds none of the trace's rows, which span %s to %s of trace time",
 			win.spec.Path, r.Start, durationOrEnd(r.Duration), first, last)
 	}
-	win.bounds = []executor.Shape{lo, hi, long}
+	win.bounds = []executor.Shape{bounds.lo, bounds.hi, bounds.long}
 	s := dataset.Sample{Info: info}
 	if win.rows < after {
 		s.Note = fmt.Sprintf("trace cut at %s: %d of %d rows replayed", cut, win.rows, after)
 	}
 	return win, s, nil
+}
+
+// shapeBounds are the extreme shapes of a window's rows: the shortest and longest
+// prompt, and the longest request.
+type shapeBounds struct{ lo, hi, long executor.Shape }
+
+// add widens the bounds by sh, the window's first row when first.
+func (b *shapeBounds) add(sh executor.Shape, first bool) {
+	if first || sh.PromptTokens < b.lo.PromptTokens {
+		b.lo = sh
+	}
+	if sh.PromptTokens > b.hi.PromptTokens {
+		b.hi = sh
+	}
+	if sh.PromptTokens+sh.MaxTokens > b.long.PromptTokens+b.long.MaxTokens {
+		b.long = sh
+	}
 }
 
 func durationOrEnd(d time.Duration) string {

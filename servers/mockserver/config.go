@@ -180,11 +180,18 @@ func (c Config) Validate() error {
 	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 || c.HoldBytes < 0 {
 		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens, and held memory must not be negative")
 	}
-	if f := c.ReasoningField; f != "" && f != "reasoning_content" && f != "reasoning" {
-		return fmt.Errorf("reasoning field %q is not reasoning_content or reasoning", f)
+	switch c.ReasoningField {
+	case "", "reasoning_content", "reasoning":
+	default:
+		return fmt.Errorf("reasoning field %q is not reasoning_content or reasoning", c.ReasoningField)
 	}
+	return c.Faults.validate()
+}
+
+// validate reports a fault rate that is not a probability, or rates that sum past 1.
+func (f Faults) validate() error {
 	sum := 0.0
-	for _, r := range c.Faults.rates() {
+	for _, r := range f.rates() {
 		if r.p < 0 || r.p > 1 {
 			return fmt.Errorf("fault rate %s = %g is not in [0, 1]", r.f, r.p)
 		}

@@ -445,16 +445,7 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 			return false
 		}
 		now := clk.Now()
-		buf = buf[:0]
-		if !stream {
-			g.first, g.last = firstDue, now // Ollama's eval_duration still spans the decode
-			buf = enc.whole(buf, g, now)
-		} else {
-			if c == 0 {
-				buf = enc.begin(buf, g)
-			}
-			buf = enc.chunk(buf, g, from, to, c == chunks-1, now)
-		}
+		buf = encodeChunk(enc, buf[:0], g, c, chunks, from, to, now, firstDue)
 		w.Write(buf)
 		if flusher != nil {
 			flusher.Flush()
@@ -471,13 +462,9 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 	}
 	s.outTok.Add(int64(g.tokens))
 	if stream {
-		if d := s.cfg.EndDelay; d > 0 && !wt.waitUntil(ctx, clk.Now().Add(d)) {
+		var ok bool
+		if buf, ok = s.endStream(ctx, wt, w, flusher, enc, g, buf); !ok {
 			return false
-		}
-		buf = enc.end(buf[:0], g, clk.Now())
-		w.Write(buf)
-		if flusher != nil {
-			flusher.Flush()
 		}
 	}
 	if t != nil {
@@ -485,6 +472,36 @@ func (s *Server) writeChunks(ctx context.Context, w http.ResponseWriter, flusher
 	}
 	*bp = buf // keep a grown buffer for the next stream
 	return true
+}
+
+// encodeChunk appends chunk c of chunks (tokens from..to) as written now to buf: the
+// stream's beginning before the first, or the whole answer when not streaming (whose
+// first token was due at firstDue).
+func encodeChunk(enc encoder, buf []byte, g *generation, c, chunks, from, to int, now, firstDue time.Time) []byte {
+	if !g.p.stream {
+		g.first, g.last = firstDue, now // Ollama's eval_duration still spans the decode
+		return enc.whole(buf, g, now)
+	}
+	if c == 0 {
+		buf = enc.begin(buf, g)
+	}
+	return enc.chunk(buf, g, from, to, c == chunks-1, now)
+}
+
+// endStream writes a stream's end after its last chunk (and the configured EndDelay).
+// It returns buf, reused, and false if the client went away during the delay.
+func (s *Server) endStream(ctx context.Context, wt waiter, w http.ResponseWriter, flusher http.Flusher,
+	enc encoder, g *generation, buf []byte) ([]byte, bool) {
+	clk := s.cfg.clock
+	if d := s.cfg.EndDelay; d > 0 && !wt.waitUntil(ctx, clk.Now().Add(d)) {
+		return buf, false
+	}
+	buf = enc.end(buf[:0], g, clk.Now())
+	w.Write(buf)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return buf, true
 }
 
 // strikeMidStream acts out g's mid-stream fault, once, before its chunk is due. It returns

@@ -16,16 +16,8 @@ func Open() *Telemetry {
 
 // OpenWith is Open over a given NVML library, such as go-nvml's mock servers in tests.
 func OpenWith(lib nvml.Interface) *Telemetry {
-	switch ret := lib.Init(); ret {
-	case nvml.SUCCESS:
-	case nvml.ERROR_LIBRARY_NOT_FOUND:
-		return unavailable(NoteLibraryNotFound)
-	case nvml.ERROR_DRIVER_NOT_LOADED:
-		return unavailable(NoteDriverNotLoaded)
-	case nvml.ERROR_NO_PERMISSION:
-		return unavailable(NoteNoPermission)
-	default:
-		return unavailable("no GPU telemetry: NVML init failed: " + ret.Error())
+	if note := initNote(lib.Init()); note != "" {
+		return unavailable(note)
 	}
 	count, ret := lib.DeviceGetCount()
 	if ret != nvml.SUCCESS || count == 0 {
@@ -41,24 +33,14 @@ func OpenWith(lib nvml.Interface) *Telemetry {
 		info.CUDADriverVersion = cudaVersionString(v)
 	}
 	for i := 0; i < count; i++ {
-		dev, ret := lib.DeviceGetHandleByIndex(i)
-		if ret != nvml.SUCCESS {
-			continue
+		if dev, ret := lib.DeviceGetHandleByIndex(i); ret == nvml.SUCCESS {
+			d, nd, v1 := openDevice(i, dev)
+			if v1 {
+				info.MemoryAPI = MemoryAPIv1
+			}
+			info.Devices = append(info.Devices, d)
+			r.devs = append(r.devs, nd)
 		}
-		d := Device{Index: i}
-		d.Name, _ = dev.GetName()
-		d.UUID, _ = dev.GetUUID()
-		nd := nvmlDevice{dev: dev}
-		// v2 keeps driver-reserved memory out of "used"; older drivers lack it.
-		if m, ret := dev.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
-			nd.v2 = true
-			d.TotalBytes = m.Total
-		} else if m, ret := dev.GetMemoryInfo(); ret == nvml.SUCCESS {
-			d.TotalBytes = m.Total
-			info.MemoryAPI = MemoryAPIv1
-		}
-		info.Devices = append(info.Devices, d)
-		r.devs = append(r.devs, nd)
 	}
 	// One figure per Summary: if any GPU lacks v2, all report v1 so GPUs compare.
 	if info.MemoryAPI == MemoryAPIv1 {
@@ -71,6 +53,39 @@ func OpenWith(lib nvml.Interface) *Telemetry {
 		return unavailable(NoteNoDevice)
 	}
 	return &Telemetry{info: info, r: r, now: time.Now}
+}
+
+// initNote says why NVML did not start ("" when it did).
+func initNote(ret nvml.Return) string {
+	switch ret {
+	case nvml.SUCCESS:
+		return ""
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		return NoteLibraryNotFound
+	case nvml.ERROR_DRIVER_NOT_LOADED:
+		return NoteDriverNotLoaded
+	case nvml.ERROR_NO_PERMISSION:
+		return NoteNoPermission
+	}
+	return "no GPU telemetry: NVML init failed: " + ret.Error()
+}
+
+// openDevice reads device i's name, UUID and memory size, and which memory call it
+// answers: v2 keeps driver-reserved memory out of "used"; older drivers lack it, and
+// answer v1 only (v1).
+func openDevice(i int, dev nvml.Device) (d Device, nd nvmlDevice, v1 bool) {
+	d = Device{Index: i}
+	d.Name, _ = dev.GetName()
+	d.UUID, _ = dev.GetUUID()
+	nd = nvmlDevice{dev: dev}
+	if m, ret := dev.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+		nd.v2 = true
+		d.TotalBytes = m.Total
+	} else if m, ret := dev.GetMemoryInfo(); ret == nvml.SUCCESS {
+		d.TotalBytes = m.Total
+		v1 = true
+	}
+	return d, nd, v1
 }
 
 type nvmlReader struct {

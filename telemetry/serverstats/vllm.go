@@ -93,39 +93,7 @@ func ParseVLLMMetrics(r io.Reader) (VLLMStats, error) {
 		return VLLMStats{}, fmt.Errorf("vllm /metrics: %w", err)
 	}
 	var s VLLMStats
-	found := false
-	for _, name := range kvCacheMetrics {
-		if f, ok := fams[name]; ok {
-			s.KVCacheMetric = name
-			for _, m := range f.GetMetric() {
-				s.KVCacheUsage = max(s.KVCacheUsage, gaugeValue(m))
-			}
-			found = true
-			break
-		}
-	}
-	if f, ok := fams["vllm:num_requests_running"]; ok {
-		found = true
-		for _, m := range f.GetMetric() {
-			s.Running += gaugeValue(m)
-		}
-	}
-	if f, ok := fams["vllm:num_requests_waiting"]; ok {
-		found = true
-		for _, m := range f.GetMetric() {
-			s.Waiting += gaugeValue(m)
-		}
-	}
-	if f, ok := fams["vllm:cache_config_info"]; ok {
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "gpu_memory_utilization" {
-					s.GPUMemoryUtilization, _ = strconv.ParseFloat(l.GetValue(), 64)
-				}
-			}
-		}
-	}
-	if !found {
+	if !s.readGauges(fams) {
 		return s, fmt.Errorf("vllm /metrics: no vllm: gauges (is this a vLLM server?)")
 	}
 	for _, names := range prefixCacheMetrics {
@@ -136,19 +104,56 @@ func ParseVLLMMetrics(r io.Reader) (VLLMStats, error) {
 			break
 		}
 	}
-	for _, h := range vllmHistograms {
-		if f, ok := fams[h.name]; ok {
+	s.Latency = readLatency(fams)
+	return s, nil
+}
+
+// readGauges reads the KV cache's usage, the requests running and waiting, and the
+// share of the card vLLM took; found is false when none of the first three is there.
+func (s *VLLMStats) readGauges(fams map[string]*dto.MetricFamily) (found bool) {
+	for _, name := range kvCacheMetrics {
+		if f, ok := fams[name]; ok {
+			s.KVCacheMetric = name
 			for _, m := range f.GetMetric() {
-				if h.name == httpDuration && !generationRequest(m) {
-					continue
-				}
-				dst := h.get(&s.Latency)
-				dst.Sum += m.GetHistogram().GetSampleSum()
-				dst.Count += float64(m.GetHistogram().GetSampleCount())
+				s.KVCacheUsage = max(s.KVCacheUsage, gaugeValue(m))
+			}
+			found = true
+			break
+		}
+	}
+	for name, sum := range map[string]*float64{"vllm:num_requests_running": &s.Running, "vllm:num_requests_waiting": &s.Waiting} {
+		if f, ok := fams[name]; ok {
+			found = true
+			for _, m := range f.GetMetric() {
+				*sum += gaugeValue(m)
 			}
 		}
 	}
-	return s, nil
+	for _, m := range fams["vllm:cache_config_info"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "gpu_memory_utilization" {
+				s.GPUMemoryUtilization, _ = strconv.ParseFloat(l.GetValue(), 64)
+			}
+		}
+	}
+	return found
+}
+
+// readLatency sums vLLM's latency histograms over its engines (and the HTTP handler's
+// over the generation requests).
+func readLatency(fams map[string]*dto.MetricFamily) VLLMLatency {
+	var lat VLLMLatency
+	for _, h := range vllmHistograms {
+		for _, m := range fams[h.name].GetMetric() {
+			if h.name == httpDuration && !generationRequest(m) {
+				continue
+			}
+			dst := h.get(&lat)
+			dst.Sum += m.GetHistogram().GetSampleSum()
+			dst.Count += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return lat
 }
 
 // generationRequest says whether an http_request_duration_seconds series is a POST to a
