@@ -2,7 +2,13 @@ package apply
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/planrun/planrun/ledger"
@@ -108,6 +114,9 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 	}
 	ref := a.quality.refs[refID]
 	if ref == nil {
+		ref = a.loadReference(refID)
+	}
+	if ref == nil {
 		fail(fmt.Errorf("the reference %s has no continuations in this run (its cell failed, or was complete when the run resumed)", refID))
 		return
 	}
@@ -128,6 +137,7 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 		if d.SameTop1Pct < 100 || d.KL > 0 {
 			notes = append(notes, fmt.Sprintf("the engine is not deterministic: a rerun of the reference agreed at %.1f%% of positions, KL %s", d.SameTop1Pct, ledger.FormatFloat(d.KL)))
 		}
+		a.saveReference(cell.ID, ref, lq)
 	} else if f := a.quality.figures[refID]; f != nil {
 		lq.FloorSameTop1Pct, lq.FloorKLMean = f.FloorSameTop1Pct, f.FloorKLMean
 	}
@@ -166,4 +176,63 @@ func (a *applier) accuracy(ctx context.Context, cell *plan.Cell, setup *cellSetu
 	lq.AccuracyPct = 100 * float64(correct) / float64(n)
 	lq.AccuracyCI = stats.ProportionInterval(correct, n, lq.Confidence).Scale(100)
 	return ""
+}
+
+// savedReference is a reference's continuations and floor in the run directory, so a
+// resumed run whose reference cell was already complete can still measure the others.
+type savedReference struct {
+	CellID    string             `json:"cell_id"`
+	Reference *quality.Reference `json:"reference"`
+	FloorPct  ledger.JSONFloat   `json:"floor_same_top1_pct"`
+	FloorKL   ledger.JSONFloat   `json:"floor_kl_mean_nats"`
+}
+
+// referencePath is where a reference cell's continuations are kept: quality/ under the
+// run directory, one file per reference cell.
+func (a *applier) referencePath(cellID string) string {
+	sum := sha256.Sum256([]byte(cellID))
+	return filepath.Join(a.rec.res.RunDir, "quality", "reference-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// saveReference keeps the reference for a resumed run; failing to is a note, not a
+// failure (this run has it in memory).
+func (a *applier) saveReference(cellID string, ref *quality.Reference, lq ledger.Quality) {
+	if a.rec == nil || a.rec.res == nil || a.rec.res.RunDir == "" {
+		return
+	}
+	path := a.referencePath(cellID)
+	data, err := json.Marshal(savedReference{CellID: cellID, Reference: ref,
+		FloorPct: ledger.JSONFloat(lq.FloorSameTop1Pct), FloorKL: ledger.JSONFloat(lq.FloorKLMean)})
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(path), 0o755)
+	}
+	if err == nil {
+		err = writeFile(path, data)
+	}
+	if err != nil {
+		a.note("%s: the quality reference was not kept for a resumed run: %v", cellID, err)
+	}
+}
+
+// loadReference reads a reference an earlier attempt of this run kept, with its floor;
+// nil when there is none.
+func (a *applier) loadReference(cellID string) *quality.Reference {
+	if a.rec == nil || a.rec.res == nil || a.rec.res.RunDir == "" {
+		return nil
+	}
+	data, err := os.ReadFile(a.referencePath(cellID))
+	if err != nil {
+		return nil
+	}
+	s := savedReference{FloorPct: ledger.JSONFloat(math.NaN()), FloorKL: ledger.JSONFloat(math.NaN())} // null stays unmeasured
+	if json.Unmarshal(data, &s) != nil || s.CellID != cellID || s.Reference == nil {
+		return nil
+	}
+	a.quality.refs[cellID] = s.Reference
+	if a.quality.figures[cellID] == nil {
+		f := ledger.NewQuality()
+		f.FloorSameTop1Pct, f.FloorKLMean = float64(s.FloorPct), float64(s.FloorKL)
+		a.quality.figures[cellID] = &f
+	}
+	return s.Reference
 }
