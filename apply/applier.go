@@ -22,6 +22,8 @@ type applier struct {
 	traffic map[*plan.Workload]*traffic.Workload
 	// job is the Slurm job this node-side run is in; nil elsewhere.
 	job *slurmJob
+	// quality is the quality phases' references and figures (quality.go).
+	quality *qualityRun
 }
 
 func (a *applier) close() {

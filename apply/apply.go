@@ -208,7 +208,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // and CUDA in the run record) and the server manager.
 func newApplier(o Options, rec *runRecord, tr map[*plan.Workload]*traffic.Workload) *applier {
 	a := &applier{o: o, rec: rec, known: newBackendSet(), served: map[string]servedQuant{}, traffic: tr,
-		job: newSlurmJob(o.SlurmStep)}
+		job: newSlurmJob(o.SlurmStep), quality: newQualityRun(o.Cells)}
 	a.tel = o.GPU
 	if a.tel == nil {
 		a.tel, a.ownTel = gpu.Open(), true

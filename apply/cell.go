@@ -52,6 +52,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 		return st
 	}
 
+	a.runQuality(ctx, cell, setup) // at concurrency 1, apart from the timed levels
 	for _, lv := range todo {
 		if ctx.Err() != nil {
 			st.Status = ledger.StatusInterrupted

@@ -30,6 +30,8 @@ type rowContext struct {
 	Calibration executor.Calibration
 	// Estimate is the seed's VRAM estimate for the level; nil when there is none.
 	Estimate *gpu.VRAMEstimate
+	// Quality is the cell's quality figures (quality.go); nil without a quality phase.
+	Quality *ledger.Quality
 }
 
 // rowContext gathers the row's context, including the VRAM estimate for the context
@@ -37,6 +39,7 @@ type rowContext struct {
 func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.LoadLevel, cal executor.Calibration, m levelMeasurement) rowContext {
 	rc := a.rec.rowContext()
 	rc.ModelNote, rc.Calibration = a.modelNote(cell), cal
+	rc.Quality = a.quality.of(cell.ID)
 	ctxLen := 0
 	for _, sm := range m.Server.Models {
 		if backends.SameModel(sm.Name, cell.ModelID) {
@@ -67,6 +70,9 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	}
 	setVRAM(&row, m.GPU)
 	row.Started, row.Ended = m.Started, m.Ended
+	if rc.Quality != nil {
+		row.Quality = *rc.Quality
+	}
 
 	var notes []string
 	if rc.ModelNote != "" {

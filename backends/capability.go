@@ -75,3 +75,10 @@ type ConnectionWarmer interface {
 type DueCaller interface {
 	CallsDue()
 }
+
+// Tokenizer is a server that turns a text into a model's token ids (vLLM's /tokenize):
+// a quality phase sends a prompt and a reference's continuation as ids, so the tokens a
+// cell is scored on are the reference's own, not a re-tokenization of their text.
+type Tokenizer interface {
+	Tokenize(ctx context.Context, model, text string) ([]int, error)
+}

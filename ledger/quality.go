@@ -74,7 +74,9 @@ const (
 	QualityTeacher = "teacher"
 )
 
-func newQuality() Quality {
+// NewQuality is a Quality with nothing measured: every figure NaN, every interval
+// unbounded.
+func NewQuality() Quality {
 	nan, u := math.NaN(), stats.Unbounded(0)
 	return Quality{Confidence: nan, SameTop1Pct: nan, FirstDivergence: nan, KLMean: nan, LogProbDelta: nan,
 		FloorSameTop1Pct: nan, FloorKLMean: nan, AccuracyPct: nan,

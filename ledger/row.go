@@ -276,7 +276,7 @@ func NewRow() Row {
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
 		Memory:  newMemory(),
 		CI:      newIntervals(),
-		Quality: newQuality(),
+		Quality: NewQuality(),
 	}
 }
 

@@ -309,3 +309,20 @@ func MetricsURL(baseURL string) string {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
+
+// Tokenize implements backends.Tokenizer with vLLM's /tokenize (at the server root, not
+// under /v1), special tokens added as a completions prompt gets them. A server without
+// it (Ollama's /v1, a gateway) answers 404, which the caller takes as "no ids here".
+func (b *Backend) Tokenize(ctx context.Context, model, text string) ([]int, error) {
+	if b.strict {
+		return nil, &backends.Error{Class: backends.ErrNotFound, Message: "a gateway has no /tokenize"}
+	}
+	var v struct {
+		Tokens []int `json:"tokens"`
+	}
+	url := strings.TrimSuffix(b.base, "/v1") + "/tokenize"
+	if e := b.Core().PostJSON(ctx, url, map[string]any{"model": model, "prompt": text}, &v); e != nil {
+		return nil, e
+	}
+	return v.Tokens, nil
+}

@@ -75,6 +75,7 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	}
 	tw.Flush()
 	printMixes(env.Stdout, cells)
+	printQuality(env.Stdout, cells)
 	if sched := serverSchedule(cells); len(sched) > 0 {
 		fmt.Fprintln(env.Stdout, "\nServers (one at a time; consecutive cells that name the same server reuse it):")
 		for _, u := range sched {
@@ -92,6 +93,30 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "\nPlan: %d %s, %d %s, %d measured %s%s.\n", sum.Cells, plural(sum.Cells, "cell", "cells"),
 		sum.Levels, levels, sum.Requests, plural(sum.Requests, "request", "requests"), replays)
 	return exitOK
+}
+
+// printQuality lists the cells with a quality phase and what each is compared with.
+func printQuality(w io.Writer, cells []*plan.Cell) {
+	header := false
+	for _, c := range cells {
+		q := c.Quality
+		if q == nil {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Fprintln(w, "\nQuality (a phase of its own before the cell's levels, one request at a time, greedy):")
+		}
+		prompts := fmt.Sprintf("%d built-in prompts of %d words", q.Prompts, q.PromptWords)
+		if q.Dataset != nil {
+			prompts = fmt.Sprintf("%d prompts from dataset %s", q.Prompts, q.Dataset.Name)
+		}
+		against := "against " + c.QualityReference
+		if c.QualityReference == c.ID {
+			against = "the reference: gathers its continuations and reruns itself"
+		}
+		fmt.Fprintf(w, "  %s: %s; %s × %d tokens, top %d log-probabilities, method %s\n", c.ID, against, prompts, q.MaxTokens, q.TopLogProbs, q.Method)
+	}
 }
 
 // printMixes lists each workload's model mix once: the names its requests go to and each

@@ -44,6 +44,8 @@ type labels struct {
 	// interval and unbounded explain ± and unboundedMark under a table (%g: the
 	// confidence in percent).
 	interval, unbounded string
+	// quality heads the seed table's Quality column, shown where a row has figures.
+	quality string
 }
 
 var english = labels{
@@ -62,6 +64,7 @@ var english = labels{
 	open:       "show",
 	interval:   "± is the half-width of the figure's %g%% confidence interval, relative to it",
 	unbounded:  "; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would",
+	quality:    "Quality",
 }
 
 var chinese = labels{
@@ -79,6 +82,7 @@ var chinese = labels{
 	open:       "展开",
 	interval:   "± 为该指标 %g%% 置信区间的半宽（相对值）",
 	unbounded:  "；%s：请求（吞吐量则为运行次数）太少，无法在 %g%% 置信度下界定，所需数量见该行备注",
+	quality:    "质量",
 }
 
 // WriteMarkdown renders the report for a PR: the compact headline table with its notes
@@ -221,7 +225,8 @@ func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
 			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), concurrency(r), seedNotes(r)})
 	}
-	mdtable.TableOf(b, lb.seed, body)
+	head, body := withQualityColumn(lb, body, rows)
+	mdtable.TableOf(b, head, body)
 	b.WriteString(intervalLegend(lb, body, []int{4, 5, 6}, rowsConfidence(rows)))
 }
 

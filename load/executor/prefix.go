@@ -23,7 +23,7 @@ func (p *Prompts) sharedPrompt(id string, sh Shape) string {
 	texts := make([]string, 0, len(parts)+1)
 	left := p.totalWords(sh)
 	for _, pt := range parts {
-		texts = append(texts, seededWords(p.seed(id, pt.key), pt.words))
+		texts = append(texts, SeededWords(p.seed(id, pt.key), pt.words))
 		left -= pt.words
 	}
 	return strings.Join(append(texts, strings.TrimSpace(p.prefixed(id, p.words(max(left, 0), sh.Offset)))), " ")
@@ -92,9 +92,10 @@ func (p *Prompts) seed(id string, k sentKey) uint64 {
 	return h.Sum64() ^ uint64(k.id)*0x9e3779b97f4a7c15
 }
 
-// seededWords is n filler words drawn from seed: different seeds differ from the first
-// word on (but for a 1-in-len(filler) chance), so a prefix cache tells them apart.
-func seededWords(seed uint64, n int) string {
+// SeededWords is n filler words drawn from seed: different seeds differ from the first
+// word on (but for a 1-in-len(filler) chance), so a prefix cache tells them apart; a
+// quality phase's built-in prompts are such words too.
+func SeededWords(seed uint64, n int) string {
 	rng := rand.New(rand.NewPCG(seed, 0x70726566)) // "pref"
 	var b strings.Builder
 	for i := 0; i < n; i++ {

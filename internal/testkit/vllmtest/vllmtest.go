@@ -77,6 +77,9 @@ type Options struct {
 	// DefaultLoRA, seeds 2, 3, ...): --enable-lora --lora-modules NAME=DIR ...
 	// --max-lora-rank and --max-loras for all of them at once.
 	LoRA bool
+	// Dtype, when set, is vLLM's --dtype ("float16"); the checkpoint's own torch_dtype
+	// (bfloat16) otherwise.
+	Dtype string
 }
 
 // LoRANames are the adapters a server of Options{LoRA: true} serves, in /v1/models
@@ -124,6 +127,9 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 		"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"}
 	if o.Reasoning {
 		command = append(command, "--reasoning-parser", "deepseek_r1")
+	}
+	if o.Dtype != "" {
+		command = append(command, "--dtype", o.Dtype)
 	}
 	if o.Pooling {
 		command = append(command, "--runner", "pooling", "--convert", "embed")
