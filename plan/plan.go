@@ -150,6 +150,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	l.load(srcs)
 	l.attachValues()
 	placeStructure(l.diags, l.p.Files)
+	nameLookalikes(l.diags, l.p.Files)
 	l.diags = dropRepeats(l.diags)
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are

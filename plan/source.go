@@ -12,19 +12,38 @@ import (
 
 // parseFile parses one plan or variables file. A file that is not UTF-8 is refused
 // before HCL reads it, anywhere the bad byte is (a comment too): HCL would report it as
-// an unterminated template, or skip it silently in a comment. A parsed file's map
+// an unterminated template, or skip it silently in a comment. A character outside
+// strings and comments that is not ASCII is named (strangeCharacters). A parsed file's map
 // literals are checked for keys given twice, which HCL would collapse to the last.
 func (l *loader) parseFile(name string, src []byte) (*hcl.File, hcl.Diagnostics) {
 	if d := encodingError(name, src); d != nil {
 		return nil, hcl.Diagnostics{d}
 	}
-	f, diags := l.parser.ParseHCL(src, name)
+	chars, repaired, lines := strangeCharacters(name, src)
+	f, diags := l.parser.ParseHCL(repaired, name)
+	if len(chars) > 0 {
+		// The characters are the mistakes on their lines; the rest of the file is read
+		// as the user meant it, with each replaced by the ASCII one it stands for.
+		diags = append(outsideLines(diags, lines), chars...)
+	}
 	if f != nil {
+		f.Bytes = src
 		if body, ok := f.Body.(*hclsyntax.Body); ok {
 			diags = append(diags, duplicateKeys(body)...)
 		}
 	}
 	return f, diags
+}
+
+// outsideLines keeps the diagnostics whose subject is on none of the lines.
+func outsideLines(diags hcl.Diagnostics, lines map[int]bool) hcl.Diagnostics {
+	var kept hcl.Diagnostics
+	for _, d := range diags {
+		if d.Subject == nil || !lines[d.Subject.Start.Line] {
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 // encodingError names the first byte of src that is not UTF-8, with its offset, line
