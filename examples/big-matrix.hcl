@@ -40,13 +40,14 @@ hardware "h200" {
 
 workload "short" {
   concurrency = [1, 4, 16]
+  repeat_runs = 6 # 6 requests at c=1: the fewest that bound a median at 95%
 }
 
 workload "long" {
   prompt_tokens = 4096
   max_tokens    = 512
   concurrency   = [1, 8]
-  repeat_runs   = 3
+  repeat_runs   = 6
 }
 
 matrix "sweep" {

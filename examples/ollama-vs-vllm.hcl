@@ -98,7 +98,7 @@ workload "short" {
   max_tokens    = 256
   concurrency   = [1, 4, 16]
   warmup_runs   = 3
-  repeat_runs   = 5
+  repeat_runs   = 6
   measure       = ["ttft", "tpot", "throughput", "vram"]
   temperature   = 0
   seed          = 42

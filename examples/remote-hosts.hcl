@@ -55,7 +55,7 @@ workload "short" {
   max_tokens    = 256
   concurrency   = [1, 4]
   warmup_runs   = 2
-  repeat_runs   = 3
+  repeat_runs   = 6
 }
 
 matrix "remote" {

@@ -26,7 +26,7 @@ workload "chat" {
   max_tokens    = 256
   concurrency   = [1, 8, 32, 128]
   warmup_runs   = 1
-  repeat_runs   = 3
+  repeat_runs   = 6
   slo {
     ttft_s  = 0.5
     tpot_ms = 50

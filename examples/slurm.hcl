@@ -4,7 +4,7 @@
 #
 # The defaults match the single-node cluster of scripts/slurm-cluster.sh (partitions
 # "small" and "large") and what `make quickstart` leaves in .tools/ (bin/planrun,
-# bin/ollama and the tiny model in quickstart/). After `make quickstart`, as root:
+# bin/ollama and the 25M-parameter model in quickstart-25m/). After `make quickstart`, as root:
 #
 #   scripts/slurm-cluster.sh start
 #   .tools/bin/planrun apply examples/slurm.hcl
@@ -28,7 +28,7 @@ variable "large_partition" {
 variable "tools" {
   type        = string
   default     = "../.tools"
-  description = "The directory `make quickstart` fills (relative to this plan's directory): bin/planrun, bin/ollama, quickstart/. The servers run in it."
+  description = "The directory `make quickstart` fills (relative to this plan's directory): bin/planrun, bin/ollama, quickstart-25m/. The servers run in it."
 }
 
 variable "planrun" {
@@ -45,8 +45,8 @@ variable "ollama" {
 
 variable "model_dir" {
   type        = string
-  default     = "quickstart"
-  description = "The directory holding the tiny model's Modelfile and tiny.gguf, as the quickstart writes it (relative to tools, or absolute); models and HOME go under it."
+  default     = "quickstart-25m"
+  description = "The directory holding the model's Modelfile and tiny.gguf, as the quickstart writes it (relative to tools, or absolute); models and HOME go under it."
 }
 
 hardware "small" {

@@ -26,7 +26,7 @@ workload "chat" {
   max_tokens    = 256
   concurrency   = [1, 8]
   warmup_runs   = 1
-  repeat_runs   = 3
+  repeat_runs   = 6
   measure       = ["ttft", "tpot", "throughput"]
   temperature   = 0
 }

@@ -27,6 +27,7 @@ func TestWrongUnitWarnings(t *testing.T) {
 		"7,28-32 fidelity_tolerance_pct is in per",
 		"9,15-18 ttft_s is in seconds: 500 s is 8",
 		"10,15-19 tpot_ms is in milliseconds: 0.05",
+		"6,1-13 Workload \"w\" measures too few re", // bounds.go: the defaults, 5 requests at c=1
 	}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

@@ -329,6 +329,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
+	l.checkBounds(w) // bounds.go: a warning, on a workload without errors
 	return w
 }
 

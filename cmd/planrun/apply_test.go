@@ -270,7 +270,8 @@ func TestApplyName(t *testing.T) {
 func TestNotesUseRelativePaths(t *testing.T) {
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{}))
 	defer srv.Close()
-	plan := writePlan(t, applyPlan)
+	// Enough requests to bound each level (no warning, whose snippet names the plan as given).
+	plan := writePlan(t, strings.Replace(applyPlan, "repeat_runs   = 2", "repeat_runs   = 2\n  requests      = 6", 1))
 	dir := filepath.Dir(plan)
 	t.Chdir(dir)
 	if code, out, errb := runCmd(t, "", "apply", "-gpu=false", "-var", "url="+srv.URL, plan); code != exitOK {

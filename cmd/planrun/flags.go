@@ -28,6 +28,9 @@ type planFlags struct {
 	Only     stringList
 	Except   stringList
 	NoColor  bool
+	// machine is set by a command whose stdout is for a program (JSON, a batch script,
+	// YAML): the load's warnings then go to stderr, so the output still parses.
+	machine bool
 }
 
 func (f *planFlags) bind(fs *flag.FlagSet) {

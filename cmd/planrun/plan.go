@@ -38,6 +38,7 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
 	}
+	a.machine = a.JSON || a.SlurmScript != "" || a.K8sManifest != ""
 	p, cells, code := a.load(env, a.Path)
 	if code != exitOK {
 		return code

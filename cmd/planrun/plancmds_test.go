@@ -19,14 +19,21 @@ func runCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// Every example validates without a warning, but seed.hcl: convert's plan of the seed's
+// own config (TestConvert), whose 5 runs at concurrency 1 cannot bound a median.
 func TestValidateExamples(t *testing.T) {
 	examples, _ := filepath.Glob("../../examples/*.hcl")
 	if len(examples) < 4 {
 		t.Fatalf("found %d examples", len(examples))
 	}
+	warned := map[string]string{"seed.hcl": "Warning: Too few requests to bound the figures"}
 	for _, f := range examples {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			code, out, errs := runCmd(t, "", "validate", f)
+			if w := warned[filepath.Base(f)]; w != "" && strings.HasPrefix(out, w) {
+				_, rest, _ := strings.Cut(out, "\nSuccess!")
+				out = "Success!" + rest
+			}
 			if code != exitOK || !strings.HasPrefix(out, "Success! The plan is valid: ") {
 				t.Errorf("exit %d\n%s%s", code, out, errs)
 			}

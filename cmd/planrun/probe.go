@@ -61,6 +61,7 @@ Exit codes: 0 every check passed; 1 a check failed (or the plan is invalid); 2 b
 	if code, ok := parseArgs(fs, args, 1, &a.Path); !ok {
 		return code
 	}
+	a.machine = true // probe's stdout is its findings (a table, or JSON): the plan's warnings go to stderr
 	p, cells, code := a.load(env, a.Path)
 	if code != exitOK {
 		return code

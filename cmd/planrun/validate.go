@@ -49,8 +49,13 @@ func (f *planFlags) writeDiags(env *Env, files map[string]*hcl.File, diags hcl.D
 		}
 	}
 	color := env.IsTerminal && !f.NoColor
-	// As Terraform: warnings to stdout, errors to stderr.
-	plan.WriteDiagnostics(env.Stdout, files, warns, color)
+	// As Terraform: warnings to stdout, errors to stderr; to stderr too under output
+	// meant for a program.
+	out := env.Stdout
+	if f.machine {
+		out = env.Stderr
+	}
+	plan.WriteDiagnostics(out, files, warns, color)
 	plan.WriteDiagnostics(env.Stderr, files, errs, color)
 }
 
