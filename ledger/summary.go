@@ -65,6 +65,8 @@ type Summary struct {
 	// Intervals are each measured row's confidence intervals: every distribution's
 	// percentiles and mean, the rates and the attainment (the CSV has the shown ones).
 	Intervals []RowIntervals `json:"intervals,omitempty"`
+	// Decisions are the answers of the plan's decision blocks (the caller sets them).
+	Decisions []Decision `json:"decisions,omitempty"`
 }
 
 // SummaryColumn describes one figure of a summary row.

@@ -54,6 +54,7 @@ type Plan struct {
 	Matrices   []*Matrix
 	References []*Reference
 	Expects    []*Expect
+	Decisions  []*Decision
 	Outputs    []*Output
 	// Datasets are the dataset blocks, which workloads name.
 	Datasets []*Dataset
@@ -81,6 +82,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "matrix", LabelNames: []string{"name"}},
 		{Type: "reference", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
+		{Type: "decision", LabelNames: []string{"name"}},
 		{Type: "output", LabelNames: []string{"kind"}},
 		{Type: "dataset", LabelNames: []string{"name"}},
 	},
@@ -252,6 +254,13 @@ func (l *loader) load(srcs map[string][]byte) {
 	decodeEach(&l.p.Matrices, blocks["matrix"], ctx, l.decodeMatrixBlock)
 	decodeEach(&l.p.References, blocks["reference"], ctx, l.decodeReferenceBlock)
 	decodeEach(&l.p.Expects, blocks["expect"], ctx, l.decodeExpectBlock)
+	for _, b := range blocks["decision"] {
+		d, diags := decodeDecisionBlock(b, ctx)
+		l.add(diags)
+		if d != nil {
+			l.p.Decisions = append(l.p.Decisions, d)
+		}
+	}
 	decodeEach(&l.p.Outputs, blocks["output"], ctx, l.decodeOutputBlock)
 	l.p.ctx = ctx
 	l.p.Hash = l.hash(fileNames, srcs)
@@ -349,7 +358,7 @@ func (l *loader) declareMisspelt(f *hcl.File) {
 // declare records every declared name and reports duplicates and malformed labels.
 func (l *loader) declare(blocks blocksByType) {
 	first := map[string]*hcl.Block{}
-	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect", "dataset"} {
+	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect", "decision", "dataset"} {
 		for _, b := range blocks[typ] {
 			for i, lab := range b.Labels {
 				if typ == "backend" && i == 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/decide"
 	"github.com/planrun/planrun/ledger/ledgertest"
 )
 
@@ -35,7 +36,15 @@ func htmlTestReport(t *testing.T) Report {
 	if len(charts) != 4 {
 		t.Fatalf("charts = %d, want latency, throughput/latency, VRAM and SLO", len(charts))
 	}
-	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts,
+	// A decision over the rows, with its chart: the page opens with it.
+	ds := []ledger.Decision{decide.Decide(ledger.DecisionSpec{Name: "pick", Objective: ledger.DecisionObjective{Field: "output_tok_s", Maximize: true},
+		Constraints: []ledger.DecisionConstraint{{Field: "memory_gb", Op: "<=", Limit: 5}}}, rows)}
+	dc, err := DecisionCharts(ds, rows)
+	if err != nil || len(dc) != 1 {
+		t.Fatalf("decision charts %d: %v", len(dc), err)
+	}
+	charts = append(charts, dc...)
+	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts, Summary: ledger.Summary{Decisions: ds},
 		Capacities: []ledger.Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: ledger.CapacityFound,
 			TargetPct: 95, Resolution: 1, Levels: 5}}}
 }
@@ -75,10 +84,16 @@ func TestWriteHTML(t *testing.T) {
 		`<tr class="interrupted">`,       // a row that did not end ok stands out
 		"Driver: 580.65",
 		`<p class="plan" id="run">Run 2026-12-01T10-00-00-ab12, started 2026-12-01 10:00:00 UTC</p>`,
+		// The decision first, in words and with its chart.
+		`<section class="decision indeterminate" id="decision-pick">`, "<strong>Indeterminate</strong>: ",
+		`<figure class="chart decision-chart" aria-label="pick: maximize output_tok_s against decode_tok_s`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+	if d, h := strings.Index(page, "<h2>Decision</h2>"), strings.Index(page, "<h2>Results</h2>"); d < 0 || d > h {
+		t.Error("report.html does not open with the decision")
 	}
 	if n := strings.Count(page, "2/30 failed (5xx=1;timeout=1)"); n != 1 {
 		t.Errorf("a note shared by three rows is shown %d times, want once", n)

@@ -3,6 +3,7 @@ package runreport
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,6 +102,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
 		fmt.Fprintf(&b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
 	}
+	decisionSection(&b, r.Language, r.Summary.Decisions, r.Charts)
 	switch {
 	case len(r.Rows) == 0 && len(emb) == 0:
 		fmt.Fprintf(&b, "%s\n\n", lb.none)
@@ -114,9 +116,9 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	}
 	embeddingsTable(&b, emb)
 	capacityList(&b, r.Capacities)
-	if len(r.Charts) > 0 {
+	if charts := slices.DeleteFunc(slices.Clone(r.Charts), isDecisionChart); len(charts) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.charts)
-		for _, c := range r.Charts {
+		for _, c := range charts {
 			fmt.Fprintf(&b, "![%s](%s) ([SVG](%s))\n\n", c.Title, c.PNG, c.File)
 		}
 	}

@@ -30,6 +30,15 @@ func memoryCell(r ledger.Row) string {
 	return fmt.Sprintf("%.*f %s", decimals, gb, memoryLabel(src))
 }
 
+// MemoryShort is the memory figure as the terminal's summary shows it: the table's
+// figure and its source's short name ("0.412 RSS"), "-" when none was read.
+func MemoryShort(r ledger.Row) string {
+	if _, _, ok := r.MemoryGB(); !ok {
+		return "-"
+	}
+	return memoryCell(r)
+}
+
 // memoryLabel shortens a memory source to the word the table shows.
 func memoryLabel(src string) string {
 	switch {
