@@ -48,15 +48,17 @@ decision "floor" {
 }
 decision "none" {
   objective   = maximize(result.output_tok_s)
-  constraints = [result.tpot_p50_ms <= 1]
+  constraints = [result.ttft_p50_s <= 0.01]
 }
 `
 
 // TestDecisionOnScriptedCells is the decision a person would make from cells of known
 // speed: the fast model surely over the slow one; between two alike, indeterminate, with
 // how many more runs would settle it; the slow one where a floor on TPOT rules the fast
-// ones out, each by about 3 ms; none where no model is that fast, each excluded by about
-// its TPOT less 1 ms. The report opens with the decision, and summary.json holds it.
+// ones out, each by about 3 ms; none where no model's first token comes within 10 ms,
+// each excluded by at least the 10 ms its scripted TTFT (20 ms) is over (a busy machine
+// only adds to a TTFT; it can shift a TPOT either way, so no limit is set near one). The
+// report opens with the decision, and summary.json holds it.
 func TestDecisionOnScriptedCells(t *testing.T) {
 	srv := mockserver.New(mockserver.Config{ModelTimings: map[string]mockserver.Timing{
 		"fast-a": {TTFT: 20 * time.Millisecond, TPOT: 2 * time.Millisecond},
@@ -100,12 +102,8 @@ func TestDecisionOnScriptedCells(t *testing.T) {
 		t.Fatalf("none: %s (%s), chose %s", d.Outcome, d.Reason, chosen(d))
 	}
 	for _, c := range d.Candidates {
-		want := 1.0 // 2 ms less the 1 ms limit
-		if strings.HasPrefix(c.Cell, "m/mid/") {
-			want = 9
-		}
-		if c.Status != ledger.CandidateExcluded || math.Abs(float64(c.Checks[0].By)-want) > 1.5 {
-			t.Errorf("none: %s %s by %v, want excluded by about %v ms", c.Cell, c.Status, c.Checks[0].By, want)
+		if by := float64(c.Checks[0].By); c.Status != ledger.CandidateExcluded || by < 0.0099 || by > 1 {
+			t.Errorf("none: %s %s by %v s, want excluded by at least 0.01 s", c.Cell, c.Status, by)
 		}
 	}
 

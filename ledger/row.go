@@ -214,6 +214,8 @@ type Row struct {
 	// server really ran on and served (memory.go).
 	Memory
 	Served
+	// Cost is the cost per million output tokens where the plan gives prices (cost.go).
+	Cost
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -271,6 +273,7 @@ func NewRow() Row {
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
 		Memory: newMemory(),
+		Cost:   newCost(),
 		CI:     newIntervals(),
 	}
 }

@@ -250,6 +250,7 @@ func (l *loader) load(srcs map[string][]byte) {
 	decodeEach(&l.p.Backends, blocks["backend"], ctx, l.decodeBackendBlock)
 	decodeEach(&l.p.Hardware, blocks["hardware"], ctx, l.decodeHardwareBlock)
 	decodeEach(&l.p.Workloads, blocks["workload"], ctx, l.decodeWorkloadBlock)
+	l.add(checkCurrencies(l.p.prices()))
 	l.setRefObjects(ctx)
 	decodeEach(&l.p.Matrices, blocks["matrix"], ctx, l.decodeMatrixBlock)
 	decodeEach(&l.p.References, blocks["reference"], ctx, l.decodeReferenceBlock)
@@ -527,6 +528,18 @@ func quoteList(xs []string) string {
 func standIn[T any](l *loader, v *T) *T {
 	l.p.failed[v] = true
 	return v
+}
+
+// prices are the price blocks of the plan's backends and hardware, in declaration order.
+func (p *Plan) prices() []*Price {
+	var out []*Price
+	for _, b := range p.Backends {
+		out = append(out, b.Price)
+	}
+	for _, h := range p.Hardware {
+		out = append(out, h.Price)
+	}
+	return out
 }
 
 // objectOf is a block's value for references: a stand-in's is known only by name.

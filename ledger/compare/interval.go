@@ -115,7 +115,8 @@ func boundFor(field string, conf float64) (need int, unit string) {
 
 // isAcrossRuns reports whether a figure's interval is across repeat runs (a rate).
 func isAcrossRuns(field string) bool {
-	return strings.HasSuffix(field, "_tok_s") || field == "goodput_requests_s"
+	// A cost from an hourly price moves with the throughput across runs.
+	return strings.HasSuffix(field, "_tok_s") || field == "goodput_requests_s" || field == "cost_per_mtok"
 }
 
 // intervalsOf are the intervals of a figure on both rows and their confidence; ok is
