@@ -41,7 +41,7 @@ var englishDecision = decisionWords{
 	noneWhy:      "no row meets the constraints",
 	noRows:       "no rows to decide among",
 	excluded:     "Excluded", unsure: "Unsettled", notMeasured: "not measured", breaks: "%s %s breaks %s by %s",
-	straddles: "straddles", checkSettle: "about %d %s would settle it", at: "at",
+	straddles: "straddles", checkSettle: "about %d %s would settle it", at: "at ",
 }
 
 var chineseDecision = decisionWords{
@@ -60,7 +60,7 @@ var chineseDecision = decisionWords{
 	noneWhy:      "没有任何行满足约束",
 	noRows:       "没有可供决策的行",
 	excluded:     "排除", unsure: "未定", notMeasured: "未测得", breaks: "%s %s 不满足 %s，差 %s",
-	straddles: "跨过", checkSettle: "约需 %d 次%s可判定", at: "并发",
+	straddles: "跨过", checkSettle: "约需 %d 次%s可判定", at: "",
 }
 
 // decisionView is one decision in words: the lines every format shows.
@@ -96,10 +96,10 @@ func viewDecision(d ledger.Decision, lang string) decisionView {
 	}
 	unit := fieldUnit(d.Objective.Field)
 	if d.Chosen != nil {
-		v.Answer = fmt.Sprintf("%s %s %s %s: %s", w.run, d.Chosen.Name, w.at, d.Chosen.Level(), figureWithInterval(d.Objective.Field, *d.Chosen, unit))
+		v.Answer = fmt.Sprintf("%s %s %s%s: %s", w.run, d.Chosen.Name, w.at, d.Chosen.Level(), figureWithInterval(d.Objective.Field, *d.Chosen, unit))
 	}
 	if d.RunnerUp != nil {
-		v.Runner = fmt.Sprintf("%s: %s %s %s: %s", w.runnerUp, d.RunnerUp.Name, w.at, d.RunnerUp.Level(), figureWithInterval(d.Objective.Field, *d.RunnerUp, unit))
+		v.Runner = fmt.Sprintf("%s: %s %s%s: %s", w.runnerUp, d.RunnerUp.Name, w.at, d.RunnerUp.Level(), figureWithInterval(d.Objective.Field, *d.RunnerUp, unit))
 	}
 	v.Why = decisionWhy(d, w)
 	asked := d.Objective.String()
@@ -126,7 +126,7 @@ func viewDecision(d ledger.Decision, lang string) decisionView {
 		for _, ch := range c.Broken() {
 			why = append(why, checkText(ch, w))
 		}
-		v.Notes = append(v.Notes, fmt.Sprintf("%s: %s %s %s (%s)", label, c.Name, w.at, c.Level(), strings.Join(why, "; ")))
+		v.Notes = append(v.Notes, fmt.Sprintf("%s: %s %s%s (%s)", label, c.Name, w.at, c.Level(), strings.Join(why, "; ")))
 	}
 	return v
 }
@@ -314,10 +314,10 @@ func decisionChart(d ledger.Decision, charts []Chart) (Chart, bool) {
 	return Chart{}, false
 }
 
-// markdownEscape keeps a cell name's characters (q4_K_M's underscores, a glob's *) from
-// turning into emphasis.
+// markdownEscape keeps a glob's * from turning into emphasis (GitHub leaves the
+// underscores inside q4_K_M and output_tok_s as they are).
 func markdownEscape(s string) string {
-	return strings.NewReplacer("_", `\_`, "*", `\*`, "|", `\|`).Replace(s)
+	return strings.NewReplacer("*", `\*`, "|", `\|`).Replace(s)
 }
 
 // DecisionText is a decision as the terminal prints it: the answer and its outcome on

@@ -49,14 +49,14 @@ func TestDecisionSection(t *testing.T) {
 		want []string
 	}{
 		{"", []string{
-			"## Decision\n\n### fastest\n\nRun q8\\_0 at c4: output\\_tok\\_s 100 tokens/s (95–105).\n\n**Sure**: its output\\_tok\\_s interval does not overlap the runner-up's.\n\nRunner-up: q4\\_K\\_M at c4: output\\_tok\\_s 62.0 tokens/s (58.0–66.0).",
-			"Asked: maximize output\\_tok\\_s with memory\\_gb <= 1, over 3 rows.",
+			"## Decision\n\n### fastest\n\nRun q8_0 at c4: output_tok_s 100 tokens/s (95–105).\n\n**Sure**: its output_tok_s interval does not overlap the runner-up's.\n\nRunner-up: q4_K_M at c4: output_tok_s 62.0 tokens/s (58.0–66.0).",
+			"Asked: maximize output_tok_s with memory_gb <= 1, over 3 rows.",
 			"**Sure**: it is the only row that meets the constraints.",
-			"Run q4\\_K\\_M at c4: output\\_tok\\_s 62.0 tokens/s (58.0–66.0).\n\n**Indeterminate**: its output\\_tok\\_s interval overlaps the runner-up's; about ",
+			"Run q4_K_M at c4: output_tok_s 62.0 tokens/s (58.0–66.0).\n\n**Indeterminate**: its output_tok_s interval overlaps the runner-up's; about ",
 			" runs a row would settle it (the rows have 8)",
 			"**None**: no row meets the constraints.",
-			"- Excluded: f16 at c4 (memory\\_gb 0.2 GB breaks <= 0.05 by 0.15 GB)",
-			"- Excluded: q4\\_K\\_M at c4 (memory\\_gb 0.1 GB breaks <= 0.05 by 0.05 GB)",
+			"- Excluded: f16 at c4 (memory_gb 0.2 GB breaks <= 0.05 by 0.15 GB)",
+			"- Excluded: q4_K_M at c4 (memory_gb 0.1 GB breaks <= 0.05 by 0.05 GB)",
 		}},
 		{"zh", []string{"## 决策", "**确定**", "**不确定**", "**无**: 没有任何行满足约束", "次运行才能判定（现有 8）", "不满足 <= 0.05，差 0.15 GB"}},
 	} {

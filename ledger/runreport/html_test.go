@@ -153,8 +153,10 @@ func TestWriteHTMLFigures(t *testing.T) {
 	}
 }
 
-// The Markdown for a PR: the compact table first, each note once above the fold, and
-// every chart as PNG linking its SVG.
+// The Markdown for a PR, as a person reads it: the decision first, then the seed's table
+// unfolded with Notes cells that keep to a verdict and [n] markers, each note once above
+// the fold, and every chart as PNG linking its SVG; the compact table of p50 and p99 is
+// folded with the details.
 func TestWriteMarkdownForPR(t *testing.T) {
 	r := htmlTestReport(t)
 	var b bytes.Buffer
@@ -167,8 +169,21 @@ func TestWriteMarkdownForPR(t *testing.T) {
 		t.Fatalf("nothing folded under <details>:\n%s", md)
 	}
 	top := md[:fold]
-	if !strings.Contains(top, "| Cell | Workload | Load | TTFT p50/p99 (s) | TPOT p50/p99 (ms) | tok/s | Memory (GB) | Verdict |") {
-		t.Errorf("no headline table above the fold:\n%s", top)
+	seed := strings.Index(top, "| Model | Quant | Tool | Hardware | TTFT(s) | TPOT(ms) | Throughput(tok/s) | Memory(GB) | Concurrency | Notes |")
+	if seed < 0 || strings.Index(top, "## Decision") > seed || strings.Index(top, "## Decision") < 0 {
+		t.Errorf("no decision, then the seed's table, above the fold:\n%s", top)
+	}
+	if !strings.Contains(md[fold:], "| Cell | Workload | Load | TTFT p50/p99 (s) | TPOT p50/p99 (ms) | tok/s | Memory (GB) | Verdict |") {
+		t.Errorf("the compact table is not among the details")
+	}
+	for _, line := range strings.Split(top, "\n") {
+		if !strings.HasPrefix(line, "| qwen2.5-7b |") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if notes := cells[len(cells)-1]; len([]rune(notes)) > 60 {
+			t.Errorf("a Notes cell of %d characters: %q", len([]rune(notes)), notes)
+		}
 	}
 	if strings.Contains(top, "Prompt tokens") {
 		t.Errorf("the full table is above the fold:\n%s", top)
