@@ -123,7 +123,6 @@ func WriteMarkdown(w io.Writer, r Report) error {
 		}
 	}
 
-
 	fmt.Fprintf(&b, "## %s\n\n", lb.formulas)
 	folded(&b, lb.open, func() {
 		for _, l := range formulaLines(r.Rows) {

@@ -323,7 +323,7 @@ func TestMarkdownWithoutRows(t *testing.T) {
 	if !strings.HasPrefix(got, "# planrun results\n\nNo results yet.\n\n## How the figures are measured\n\n") {
 		t.Errorf("report without rows starts wrong:\n%s", got)
 	}
-	for _, absent := range []string{"## Results", "## Charts", "### "+english.single, "## Details"} {
+	for _, absent := range []string{"## Results", "## Charts", "### " + english.single, "## Details"} {
 		if strings.Contains(got, absent) {
 			t.Errorf("report without rows has %q:\n%s", absent, got)
 		}
