@@ -102,6 +102,8 @@ type Result struct {
 	// ExpectFailures lists every expect condition that did not hold.
 	ExpectFailures []ExpectFailure
 	Interrupted    bool
+	// Decisions are the answers of the plan's decision blocks over the run's rows.
+	Decisions []ledger.Decision
 }
 
 // Counts returns how many cells ended ok, failed, interrupted and skipped.

@@ -68,6 +68,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if row.PromptTokensRequested == 0 || row.PromptTokensRequested == w.PromptTokens {
 		row.PromptTokensRequested = cellRow(cell, level, rc).PromptTokensRequested
 	}
+	row.SetCost()
 	setVRAM(&row, m.GPU)
 	row.Started, row.Ended = m.Started, m.Ended
 	if rc.Quality != nil {
@@ -132,6 +133,7 @@ func cellRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext) ledger.Row {
 	if cell.Hardware != nil {
 		row.Hardware, row.GPU = cell.Hardware.Name, cell.Hardware.GPU
 	}
+	setPrices(&row, cell)
 	row.Workload, row.Concurrency, row.RequestRate = w.Name, level.Concurrency, level.RequestRate
 	row.MaxTokens = w.MaxTokens
 	row.PromptTokensRequested = w.PromptTokens
@@ -377,4 +379,15 @@ func noteSuffix(n string) string {
 		return ""
 	}
 	return ": " + n
+}
+
+// setPrices gives the row the prices of its backend (per million tokens) and hardware
+// (per hour), from which SetCost makes its cost.
+func setPrices(row *ledger.Row, cell *plan.Cell) {
+	if p := cell.Backend.Price; p != nil {
+		row.PriceInputPerMTok, row.PriceOutputPerMTok, row.Currency = p.InputPerMTok, p.OutputPerMTok, p.Currency
+	}
+	if cell.Hardware != nil && cell.Hardware.Price != nil {
+		row.PricePerHour, row.Currency = cell.Hardware.Price.PerHour, cell.Hardware.Price.Currency
+	}
 }

@@ -508,12 +508,17 @@ func (r *runRecord) writeManifest() error {
 func (r *runRecord) writeReport() error {
 	rows := latestRows(r.res.Rows)
 	sortRows(rows, r.cells)
+	summary := r.summary(rows)
 	charts, err := runreport.WriteCharts(r.res.RunDir, rows, r.vram)
 	if err != nil {
 		r.note("charts: %v", err)
 	}
-	rep := runreport.Report{Title: planName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: charts,
-		Run: r.manifest.RunID, Started: r.manifest.Started, Summary: r.summary(rows)}
+	decided, err := runreport.WriteDecisionCharts(r.res.RunDir, summary.Decisions, rows)
+	if err != nil {
+		r.note("charts: %v", err)
+	}
+	rep := runreport.Report{Title: planName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: append(charts, decided...),
+		Run: r.manifest.RunID, Started: r.manifest.Started, Summary: summary}
 	rep.Language, rep.Percentiles = reportChoices(r.plan.Outputs)
 	for _, c := range r.manifest.Cells {
 		if c.Capacity != nil {
@@ -541,6 +546,8 @@ func (r *runRecord) writeReport() error {
 func (r *runRecord) summary(rows []ledger.Row) ledger.Summary {
 	s := ledger.NewSummary(planName(r.plan), r.manifest, rows)
 	s.Outcome = r.outcome()
+	s.Decisions = decisions(r.plan, rows)
+	r.res.Decisions = s.Decisions
 	for _, f := range r.res.ExpectFailures {
 		s.ExpectFailures = append(s.ExpectFailures, f.String())
 	}

@@ -303,6 +303,7 @@ var columns = func() []column {
 		strCol("k8s_state", func(r *Row) *string { return &r.K8sState }),
 	)
 	c = append(c, qualityColumns()...)
+	c = append(c, costColumns()...)
 	return c
 }()
 

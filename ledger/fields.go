@@ -23,7 +23,8 @@ type ResultField struct {
 }
 
 // ResultFields are the fields of result.*, in the order they are documented.
-var ResultFields = slices.Concat(rowFields, distFields(), figureFields, reasoningFields, embeddingsFields, intervalFields(), qualityFields)
+var ResultFields = slices.Concat(rowFields, distFields(), figureFields, reasoningFields, embeddingsFields, intervalFields(),
+	memoryFields, costFields, qualityFields)
 
 // rowFields say what produced a row.
 var rowFields = []ResultField{

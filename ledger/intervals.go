@@ -165,7 +165,8 @@ var intervalFigures = func() []intervalFigure {
 		rate("output_tok_s", func(c *Intervals) *stats.Interval { return &c.OutputTokS }),
 		rate("goodput_tok_s", func(c *Intervals) *stats.Interval { return &c.GoodputTokS }),
 		rate("goodput_requests_s", func(c *Intervals) *stats.Interval { return &c.GoodputReqS }),
-		rate("slo_attainment_pct", func(c *Intervals) *stats.Interval { return &c.SLOAttainmentPct }))
+		rate("slo_attainment_pct", func(c *Intervals) *stats.Interval { return &c.SLOAttainmentPct }),
+		intervalFigure{"cost_per_mtok", 1, func(r *Row) *stats.Interval { return &r.CostCI }, func(r *Row) *stats.Interval { return &r.CostCI }})
 }()
 
 // intervalColumns are the interval columns, appended after every earlier format's so
@@ -311,6 +312,8 @@ func fieldOf(r *Row, name string) float64 {
 		return r.GoodputReqS
 	case "slo_attainment_pct":
 		return r.SLOAttainmentPct
+	case "cost_per_mtok":
+		return r.CostPerMTok
 	}
 	return math.NaN()
 }

@@ -14,3 +14,14 @@ func (f JSONFloat) MarshalJSON() ([]byte, error) {
 	}
 	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
 }
+
+// UnmarshalJSON reads MarshalJSON's form back: null is NaN (not measured), not 0.
+func (f *JSONFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = JSONFloat(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	*f = JSONFloat(v)
+	return err
+}

@@ -86,6 +86,12 @@ func jobMemoryColumns() []column {
 	}
 }
 
+// memoryFields are result.* names for the memory the tables show, whichever measured it.
+var memoryFields = []ResultField{
+	numField("memory_gb", "GB", "the memory the seed table shows: the GPU's peak (NVML, DCGM) where measured, else the peak RSS of the server's processes, else a Slurm job's MaxRSS", 1,
+		func(r *Row) float64 { gb, _, _ := r.MemoryGB(); return gb }),
+}
+
 // MemoryGB is the row's memory figure as the seed's table shows it, and its source: the
 // GPU's through NVML (or a DCGM exporter) when there is one, else the server's process
 // tree, else a Slurm job's MaxRSS (the whole job, planrun's client included); ok is false

@@ -218,6 +218,8 @@ type Row struct {
 	// Quality is the cell's output drift against its reference (quality.go): the same
 	// on every row of the cell.
 	Quality Quality
+	// Cost is the cost per million output tokens where the plan gives prices (cost.go).
+	Cost
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -275,6 +277,7 @@ func NewRow() Row {
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
 		Memory:  newMemory(),
+		Cost:    newCost(),
 		CI:      newIntervals(),
 		Quality: NewQuality(),
 	}

@@ -36,7 +36,9 @@ type Backend struct {
 	EnsureModel string
 	Timeouts    backends.Timeouts
 	// Server is the plan-managed server this backend talks to, if any.
-	Server    *Server
+	Server *Server
+	// Price is the backend's price list per million tokens; nil when the plan gives none.
+	Price     *Price
 	DeclRange hcl.Range
 }
 
@@ -86,7 +88,7 @@ var backendSchema = func() *hcl.BodySchema {
 			{Name: "url"}, {Name: "api"}, {Name: "api_key_env"}, {Name: "headers"}, {Name: "extra_fields"},
 			{Name: "engine_extensions"}, {Name: "keep_alive"}, {Name: "ensure_model"}, {Name: "server"},
 		},
-		Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "price"}},
 	}
 	for _, n := range secretAttributes {
 		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: n})
@@ -185,6 +187,12 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	}
 
 	for _, tb := range content.Blocks {
+		if tb.Type == "price" {
+			pr, diags := decodePriceBlock(tb, ctx, "backend")
+			l.add(diags)
+			be.Price = pr
+			continue
+		}
 		l.decodeTimeouts(tb, ctx, &be.Timeouts)
 	}
 	if hasErrorsSince(l.diags, before) {

@@ -148,8 +148,15 @@ func sampleResultCtx(ctx *hcl.EvalContext) *hcl.EvalContext {
 // as -only does: such an expect would silently check nothing. A glob that could match
 // a cell of a matrix that failed to decode (named in failed) is not judged.
 func (e *Expect) checkCells(cells []*Cell, failed []string) hcl.Diagnostics {
+	return unmatchedGlobs(e.Cells, e.cellsExpr, cells, failed, fmt.Sprintf("expect %q", e.Name), "check nothing")
+}
+
+// unmatchedGlobs reports each of globs (the list expr) that matches none of cells, as
+// -only does: the block (what) would then do nothing (does). A glob that could match a
+// cell of a matrix that failed to decode (named in failed) is not judged.
+func unmatchedGlobs(globs []string, expr hcl.Expression, cells []*Cell, failed []string, what, does string) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	for i, g := range e.Cells {
+	for i, g := range globs {
 		gs, err := compileGlobs([]string{g})
 		if err != nil || couldMatchMatrix(g, failed) {
 			continue
@@ -161,8 +168,8 @@ func (e *Expect) checkCells(cells []*Cell, failed []string) hcl.Diagnostics {
 		if !found {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError, Summary: "Cells match nothing",
-				Detail:  fmt.Sprintf("The glob %q of expect %q matches no cell, so it would check nothing; run 'planrun plan' to list the cell ids.", g, e.Name),
-				Subject: elemRange(e.cellsExpr, i),
+				Detail:  fmt.Sprintf("The glob %q of %s matches no cell, so it would %s; run 'planrun plan' to list the cell ids.", g, what, does),
+				Subject: elemRange(expr, i),
 			})
 		}
 	}

@@ -31,6 +31,8 @@ type Hardware struct {
 	Pins Pins
 	// Agents, when set, says where the load agents of its cells run (agents.go).
 	Agents *Agents
+	// Price is what the hardware costs per hour; nil when the plan gives none.
+	Price *Price
 }
 
 // Placement says where a hardware block's cells run.
@@ -102,7 +104,7 @@ var hardwareSchema = &hcl.BodySchema{
 		{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
 		{Name: "cpus"}, {Name: "gpus"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "kubernetes"}, {Type: "telemetry"}, {Type: "agents"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "kubernetes"}, {Type: "telemetry"}, {Type: "agents"}, {Type: "price"}},
 }
 
 var slurmSchema = &hcl.BodySchema{
@@ -186,6 +188,10 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			h.Agents = l.decodeAgentsBlock(sb, ctx)
 		case "kubernetes":
 			h.Kubernetes = l.decodeKubernetesBlock(sb, ctx)
+		case "price":
+			pr, diags := decodePriceBlock(sb, ctx, "hardware")
+			l.add(diags)
+			h.Price = pr
 		default:
 			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
 		}

@@ -578,6 +578,9 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 		addDiags(e.checkFigures(cells))
 	}
+	for _, d := range p.Decisions {
+		addDiags(d.checkCells(cells, p.failedMatrices))
+	}
 	if len(p.failedMatrices) == 0 {
 		for _, r := range p.References {
 			addDiags(r.checkCells(cells))

@@ -54,6 +54,7 @@ type Plan struct {
 	Matrices   []*Matrix
 	References []*Reference
 	Expects    []*Expect
+	Decisions  []*Decision
 	Outputs    []*Output
 	// Datasets are the dataset blocks, which workloads name.
 	Datasets []*Dataset
@@ -81,6 +82,7 @@ var rootSchema = &hcl.BodySchema{
 		{Type: "matrix", LabelNames: []string{"name"}},
 		{Type: "reference", LabelNames: []string{"name"}},
 		{Type: "expect", LabelNames: []string{"name"}},
+		{Type: "decision", LabelNames: []string{"name"}},
 		{Type: "output", LabelNames: []string{"kind"}},
 		{Type: "dataset", LabelNames: []string{"name"}},
 	},
@@ -269,10 +271,18 @@ func (l *loader) load(srcs map[string][]byte) {
 	decodeEach(&l.p.Backends, blocks["backend"], ctx, l.decodeBackendBlock)
 	decodeEach(&l.p.Hardware, blocks["hardware"], ctx, l.decodeHardwareBlock)
 	decodeEach(&l.p.Workloads, blocks["workload"], ctx, l.decodeWorkloadBlock)
+	l.add(checkCurrencies(l.p.prices()))
 	l.setRefObjects(ctx)
 	decodeEach(&l.p.Matrices, blocks["matrix"], ctx, l.decodeMatrixBlock)
 	decodeEach(&l.p.References, blocks["reference"], ctx, l.decodeReferenceBlock)
 	decodeEach(&l.p.Expects, blocks["expect"], ctx, l.decodeExpectBlock)
+	for _, b := range blocks["decision"] {
+		d, diags := decodeDecisionBlock(b, ctx)
+		l.add(diags)
+		if d != nil {
+			l.p.Decisions = append(l.p.Decisions, d)
+		}
+	}
 	decodeEach(&l.p.Outputs, blocks["output"], ctx, l.decodeOutputBlock)
 	l.p.ctx = ctx
 	l.p.Hash = l.hash(fileNames, srcs)
@@ -370,7 +380,7 @@ func (l *loader) declareMisspelt(f *hcl.File) {
 // declare records every declared name and reports duplicates and malformed labels.
 func (l *loader) declare(blocks blocksByType) {
 	first := map[string]*hcl.Block{}
-	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect", "dataset"} {
+	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect", "decision", "dataset"} {
 		for _, b := range blocks[typ] {
 			for i, lab := range b.Labels {
 				if typ == "backend" && i == 0 {
@@ -539,6 +549,18 @@ func quoteList(xs []string) string {
 func standIn[T any](l *loader, v *T) *T {
 	l.p.failed[v] = true
 	return v
+}
+
+// prices are the price blocks of the plan's backends and hardware, in declaration order.
+func (p *Plan) prices() []*Price {
+	var out []*Price
+	for _, b := range p.Backends {
+		out = append(out, b.Price)
+	}
+	for _, h := range p.Hardware {
+		out = append(out, h.Price)
+	}
+	return out
 }
 
 // objectOf is a block's value for references: a stand-in's is known only by name.

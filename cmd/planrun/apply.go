@@ -251,10 +251,12 @@ func printSummary(env *Env, res *apply.Result) {
 		return
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CELL\tLEVEL\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tVRAM GB\tOK/REQ\tTOKENS\tSTABILITY\tFIDELITY\tREFERENCE")
+	fmt.Fprintln(tw, "CELL\tLEVEL\tSTATUS\tTTFT p50\tTPOT p50\tTOK/S\tMEMORY GB\tOK/REQ\tTOKENS\tSTABILITY\tFIDELITY\tREFERENCE")
 	embeddings := false
 	for _, r := range res.Rows {
-		vram := fmtNum(r.VRAMPeakGB, 2)
+		// The memory the report's table shows: the GPU's where NVML measured it, else the
+		// server's processes (RSS), with its source.
+		mem := runreport.MemoryShort(r)
 		// Every axis of the level (rate, embeddings inputs), so two levels never print
 		// as one; an embeddings row's throughput is its input tokens/s.
 		tokS := fmtNum(r.OutputTokS, 1)
@@ -262,7 +264,7 @@ func printSummary(env *Env, res *apply.Result) {
 			tokS, embeddings = fmtNum(r.InputTokS, 1)+" in", true
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.CellID, plan.LevelOf(&r), r.Status,
-			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), tokS, vram,
+			fmtSeconds(r.TTFT.P50), fmtMillis(r.TPOT.P50), tokS, mem,
 			r.Succeeded, r.Requests, cmp.Or(r.TokenSource, "-"), r.Stability, runreport.FidelityMark(r), cmp.Or(r.Verdict, "-"))
 	}
 	tw.Flush()
@@ -270,6 +272,12 @@ func printSummary(env *Env, res *apply.Result) {
 		fmt.Fprintln(env.Stdout, "TOK/S \"in\": an embeddings level's input tokens/s (it generates none); its stability is judged on E2E.")
 	}
 	printFailedCells(env, res.Cells)
+	for _, d := range res.Decisions {
+		fmt.Fprintln(env.Stdout)
+		for _, l := range runreport.DecisionText(d) {
+			fmt.Fprintln(env.Stdout, l)
+		}
+	}
 	for _, r := range res.Rows {
 		if r.Stability == "noisy" || r.Stability == "unstable" {
 			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, runreport.StabilityHint)

@@ -115,7 +115,8 @@ func boundFor(field string, conf float64) (need int, unit string) {
 
 // isAcrossRuns reports whether a figure's interval is across repeat runs (a rate).
 func isAcrossRuns(field string) bool {
-	return strings.HasSuffix(field, "_tok_s") || field == "goodput_requests_s"
+	// A cost from an hourly price moves with the throughput across runs.
+	return strings.HasSuffix(field, "_tok_s") || field == "goodput_requests_s" || field == "cost_per_mtok"
 }
 
 // intervalsOf are the intervals of a figure on both rows and their confidence; ok is
@@ -147,4 +148,26 @@ func RequestsToSettle(v, near, edge float64, n int, conf float64) int {
 		t.Op = '<'
 	}
 	return requestsToResolve(t, v, lo, hi, n, 0, conf)
+}
+
+// SettleCount is how many requests (or runs, as unit says: a rate's interval is across
+// repeat runs) a row would need for an interval [lo, hi] around by to clear limit with
+// PlanPower: the rule requestsToResolve applies to a gate's change, for any answer that
+// is a figure against a limit. A decision uses it twice: the change from the chosen row
+// to the runner-up against 0, and a constraint's figure against its limit. requests and
+// runs are what the row (or the smaller of two) measured; an end that is unbounded (NaN
+// or infinite) needs at least what bounds the field first.
+func SettleCount(field string, by, lo, hi, limit float64, requests, runs int, conf float64) (need int, unit string) {
+	bound, unit := boundFor(field, conf)
+	n := requests
+	if unit == "runs" {
+		n = runs
+	}
+	if math.IsNaN(lo) {
+		lo = math.Inf(-1)
+	}
+	if math.IsNaN(hi) {
+		hi = math.Inf(1)
+	}
+	return requestsToResolve(Threshold{Op: '>', Limit: limit}, by, lo, hi, n, bound, conf), unit
 }

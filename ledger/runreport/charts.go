@@ -124,7 +124,11 @@ func chartsOf(figs []*figure) ([]Chart, error) {
 // WriteCharts writes each figure of Charts into dir as SVG and PNG and returns them,
 // for Report.Charts. Each figure is built once, for both formats.
 func WriteCharts(dir string, rows []ledger.Row, vram []VRAMSeries) ([]Chart, error) {
-	figs := figures(rows, vram)
+	return writeFigures(dir, figures(rows, vram))
+}
+
+// writeFigures writes each figure into dir as SVG and PNG and returns them.
+func writeFigures(dir string, figs []*figure) ([]Chart, error) {
 	charts, err := chartsOf(figs)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ func TestMarkdownEmbeddingsOnly(t *testing.T) {
 	if !strings.HasPrefix(got, want) {
 		t.Fatalf("report starts\n%s\nwant\n%s", got, want)
 	}
-	for _, absent := range []string{english.none, "| " + strings.Join(headlineHead[:2], " | ") + " |", english.seedTables, "## " + english.details} {
+	for _, absent := range []string{english.none, "| " + strings.Join(headlineHead[:2], " | ") + " |", "### " + english.single, "## " + english.details} {
 		if strings.Contains(got, absent) {
 			t.Errorf("embeddings-only report has %q:\n%s", absent, got)
 		}

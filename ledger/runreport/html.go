@@ -37,7 +37,16 @@ func WriteHTML(w io.Writer, r Report) error {
 		page.Rows = append(page.Rows, htmlRow{Cells: noteLinks(cells), Status: r.Rows[i].Status})
 	}
 	for _, c := range r.Charts {
-		page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
+		if !isDecisionChart(c) {
+			page.Charts = append(page.Charts, htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)})
+		}
+	}
+	for _, d := range r.Summary.Decisions {
+		hd := htmlDecision{decisionView: viewDecision(d, r.Language)}
+		if c, ok := decisionChart(d, r.Charts); ok {
+			hd.Chart = &htmlChart{Title: c.Title, SVG: inlineSVG(c.SVG)}
+		}
+		page.Decisions = append(page.Decisions, hd)
 	}
 	page.Cells = append(htmlCells(r.Rows, r.Percentiles), embeddingsHTMLCells(emb)...)
 	for _, l := range formulaLines(r.Rows) {
@@ -65,6 +74,7 @@ func noteLinks(cells []string) []template.HTML {
 
 type htmlPage struct {
 	Title, Plan, Run string
+	Decisions        []htmlDecision
 	Head             []string
 	Rows             []htmlRow
 	Notes            []note
@@ -73,6 +83,12 @@ type htmlPage struct {
 	Cells            []htmlCell
 	Formulas         []template.HTML
 	Env              [][2]string
+}
+
+// htmlDecision is a decision in words, with its chart when it has one.
+type htmlDecision struct {
+	decisionView
+	Chart *htmlChart
 }
 
 type htmlRow struct {
@@ -209,13 +225,25 @@ figure svg { max-width: 100%; height: auto; border: 1px solid #eaeef2; }
 details { margin: .4em 0; } summary { cursor: pointer; }
 .about { color: #59636e; margin: .3em 0; }
 code { background: #f6f8fa; padding: 0 .25em; border-radius: 3px; }
+.decision .answer { font-size: 1.15em; font-weight: 600; margin: .3em 0; }
+.decision.sure .outcome strong { color: #1a7f37; } .decision.indeterminate .outcome strong { color: #9a6700; } .decision.none .outcome strong { color: #cf222e; }
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 {{with .Run}}<p class="plan" id="run">{{.}}</p>{{end}}
 {{with .Plan}}<p class="plan">Plan {{.}}</p>{{end}}
-<h2>Results</h2>
+{{with .Decisions}}<h2>Decision</h2>
+{{range .}}<section class="decision {{.Kind}}" id="decision-{{.Name}}">{{if gt (len $.Decisions) 1}}<h3>{{.Name}}</h3>{{end}}
+{{with .Answer}}<p class="answer">{{.}}.</p>{{end}}
+<p class="outcome"><strong>{{.Outcome}}</strong>: {{.Why}}.</p>
+{{with .Runner}}<p>{{.}}.</p>{{end}}
+<p class="about">{{.Asked}}.</p>
+{{with .Notes}}<ul class="excluded">{{range .}}<li>{{.}}</li>
+{{end}}</ul>{{end}}
+{{with .Chart}}<figure class="chart decision-chart" aria-label="{{.Title}}">{{.SVG}}</figure>{{end}}
+</section>
+{{end}}{{end}}<h2>Results</h2>
 {{if .Rows}}<div class="scroll"><table id="headline">
 <thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr class="{{.Status}}">{{range .Cells}}<td>{{.}}</td>{{end}}</tr>

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/decide"
 	"github.com/planrun/planrun/ledger/ledgertest"
 )
 
@@ -35,7 +36,15 @@ func htmlTestReport(t *testing.T) Report {
 	if len(charts) != 4 {
 		t.Fatalf("charts = %d, want latency, throughput/latency, VRAM and SLO", len(charts))
 	}
-	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts,
+	// A decision over the rows, with its chart: the page opens with it.
+	ds := []ledger.Decision{decide.Decide(ledger.DecisionSpec{Name: "pick", Objective: ledger.DecisionObjective{Field: "output_tok_s", Maximize: true},
+		Constraints: []ledger.DecisionConstraint{{Field: "memory_gb", Op: "<=", Limit: 5}}}, rows)}
+	dc, err := DecisionCharts(ds, rows)
+	if err != nil || len(dc) != 1 {
+		t.Fatalf("decision charts %d: %v", len(dc), err)
+	}
+	charts = append(charts, dc...)
+	return Report{Title: "Qwen on one card", Rows: rows, Env: reportEnv(), Charts: charts, Summary: ledger.Summary{Decisions: ds},
 		Capacities: []ledger.Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: ledger.CapacityFound,
 			TargetPct: 95, Resolution: 1, Levels: 5}}}
 }
@@ -75,10 +84,16 @@ func TestWriteHTML(t *testing.T) {
 		`<tr class="interrupted">`,       // a row that did not end ok stands out
 		"Driver: 580.65",
 		`<p class="plan" id="run">Run 2026-12-01T10-00-00-ab12, started 2026-12-01 10:00:00 UTC</p>`,
+		// The decision first, in words and with its chart.
+		`<section class="decision indeterminate" id="decision-pick">`, "<strong>Indeterminate</strong>: ",
+		`<figure class="chart decision-chart" aria-label="pick: maximize output_tok_s against decode_tok_s`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}
+	}
+	if d, h := strings.Index(page, "<h2>Decision</h2>"), strings.Index(page, "<h2>Results</h2>"); d < 0 || d > h {
+		t.Error("report.html does not open with the decision")
 	}
 	if n := strings.Count(page, "2/30 failed (5xx=1;timeout=1)"); n != 1 {
 		t.Errorf("a note shared by three rows is shown %d times, want once", n)
@@ -138,8 +153,10 @@ func TestWriteHTMLFigures(t *testing.T) {
 	}
 }
 
-// The Markdown for a PR: the compact table first, each note once above the fold, and
-// every chart as PNG linking its SVG.
+// The Markdown for a PR, as a person reads it: the decision first, then the seed's table
+// unfolded with Notes cells that keep to a verdict and [n] markers, each note once above
+// the fold, and every chart as PNG linking its SVG; the compact table of p50 and p99 is
+// folded with the details.
 func TestWriteMarkdownForPR(t *testing.T) {
 	r := htmlTestReport(t)
 	var b bytes.Buffer
@@ -152,8 +169,21 @@ func TestWriteMarkdownForPR(t *testing.T) {
 		t.Fatalf("nothing folded under <details>:\n%s", md)
 	}
 	top := md[:fold]
-	if !strings.Contains(top, "| Cell | Workload | Load | TTFT p50/p99 (s) | TPOT p50/p99 (ms) | tok/s | Memory (GB) | Verdict |") {
-		t.Errorf("no headline table above the fold:\n%s", top)
+	seed := strings.Index(top, "| Model | Quant | Tool | Hardware | TTFT(s) | TPOT(ms) | Throughput(tok/s) | Memory(GB) | Concurrency | Notes |")
+	if seed < 0 || strings.Index(top, "## Decision") > seed || strings.Index(top, "## Decision") < 0 {
+		t.Errorf("no decision, then the seed's table, above the fold:\n%s", top)
+	}
+	if !strings.Contains(md[fold:], "| Cell | Workload | Load | TTFT p50/p99 (s) | TPOT p50/p99 (ms) | tok/s | Memory (GB) | Verdict |") {
+		t.Errorf("the compact table is not among the details")
+	}
+	for _, line := range strings.Split(top, "\n") {
+		if !strings.HasPrefix(line, "| qwen2.5-7b |") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if notes := cells[len(cells)-1]; len([]rune(notes)) > 60 {
+			t.Errorf("a Notes cell of %d characters: %q", len([]rune(notes)), notes)
+		}
 	}
 	if strings.Contains(top, "Prompt tokens") {
 		t.Errorf("the full table is above the fold:\n%s", top)

@@ -3,6 +3,7 @@ package runreport
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +41,7 @@ type labels struct {
 	seed                                  []string
 	single, concurrent, details, formulas string
 	env, charts, none                     string
-	results, notes, seedTables, open      string
+	results, notes, cost, open            string
 	// interval and unbounded explain ± and unboundedMark under a table (%g: the
 	// confidence in percent).
 	interval, unbounded string
@@ -60,7 +61,7 @@ var english = labels{
 	none:       "No results yet.",
 	results:    "Results",
 	notes:      "Notes",
-	seedTables: "The seed's tables (single request apart from concurrent)",
+	cost:       "Cost (%s/Mtok)",
 	open:       "show",
 	interval:   "± is the half-width of the figure's %g%% confidence interval, relative to it",
 	unbounded:  "; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would",
@@ -78,17 +79,17 @@ var chinese = labels{
 	none:       "暂无结果。",
 	results:    "结果",
 	notes:      "备注",
-	seedTables: "原表（单请求与并发分开）",
+	cost:       "成本（%s/百万 token）",
 	open:       "展开",
 	interval:   "± 为该指标 %g%% 置信区间的半宽（相对值）",
 	unbounded:  "；%s：请求（吞吐量则为运行次数）太少，无法在 %g%% 置信度下界定，所需数量见该行备注",
 	quality:    "质量",
 }
 
-// WriteMarkdown renders the report for a PR: the compact headline table with its notes
-// listed once, the charts as PNG (linking the SVG), then, folded under <details>, the
-// seed's tables (single-request rows apart from concurrent ones), the metric formulas,
-// the table of every figure and the environment.
+// WriteMarkdown renders the report for a PR: the decision where the plan asks for one,
+// then the seed's tables unfolded (single-request rows apart from concurrent ones, notes
+// as numbered footnotes), the charts as PNG (linking the SVG), and, folded under
+// <details>, the metric formulas, the table of every figure and the environment.
 func WriteMarkdown(w io.Writer, r Report) error {
 	lb := english
 	if r.Language == "zh" {
@@ -98,9 +99,6 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	var emb []ledger.Row
 	r.Rows, emb = splitEmbeddings(r.Rows)
 	writeHeadline(&b, lb, r, emb)
-	if len(r.Rows) > 0 {
-		folded(&b, lb.seedTables, func() { seedTables(&b, lb, r.Rows) })
-	}
 	fmt.Fprintf(&b, "## %s\n\n", lb.formulas)
 	folded(&b, lb.open, func() {
 		for _, l := range formulaLines(r.Rows) {
@@ -110,7 +108,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	})
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", lb.details)
-		folded(&b, lb.open, func() { detailTables(&b, r) })
+		folded(&b, lb.open, func() { detailTables(&b, lb, r) })
 	}
 	fmt.Fprintf(&b, "## %s\n\n", lb.env)
 	folded(&b, lb.open, func() {
@@ -123,9 +121,9 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	return err
 }
 
-// writeHeadline writes what a reader sees first: the title and plan, the results
-// (headline, session and mix tables; embedding rows, emb, apart), the capacities found,
-// and the charts.
+// writeHeadline writes what a reader sees first: the title and plan, the decision, the
+// results (the seed's tables, session and mix tables; embedding rows, emb, apart), the
+// capacities found, and the charts (the decision's chart is drawn in its section).
 func writeHeadline(b *strings.Builder, lb labels, r Report, emb []ledger.Row) {
 	title := r.Title
 	if title == "" {
@@ -135,6 +133,7 @@ func writeHeadline(b *strings.Builder, lb labels, r Report, emb []ledger.Row) {
 	if r.Env.PlanPath != "" || r.Env.PlanHash != "" {
 		fmt.Fprintf(b, "Plan `%s` (%s), planrun %s.\n\n", r.Env.PlanPath, r.Env.PlanHash, r.Env.PlanrunVersion)
 	}
+	decisionSection(b, r.Language, r.Summary.Decisions, r.Charts)
 	switch {
 	case len(r.Rows) == 0 && len(emb) == 0:
 		fmt.Fprintf(b, "%s\n\n", lb.none)
@@ -142,44 +141,24 @@ func writeHeadline(b *strings.Builder, lb labels, r Report, emb []ledger.Row) {
 		fmt.Fprintf(b, "## %s\n\n", lb.results)
 	default:
 		fmt.Fprintf(b, "## %s\n\n", lb.results)
-		headlineTable(b, lb, r.Rows)
+		seedTables(b, lb, r.Rows)
 		sessionTables(b, r.Rows)
 		mixTable(b, r.Rows)
 	}
 	embeddingsTable(b, emb)
 	capacityList(b, r.Capacities)
-	if len(r.Charts) > 0 {
+	if charts := slices.DeleteFunc(slices.Clone(r.Charts), isDecisionChart); len(charts) > 0 {
 		fmt.Fprintf(b, "## %s\n\n", lb.charts)
-		for _, c := range r.Charts {
+		for _, c := range charts {
 			fmt.Fprintf(b, "![%s](%s) ([SVG](%s))\n\n", c.Title, c.PNG, c.File)
 		}
 	}
 }
 
-// seedTables are the seed's tables: single-request rows apart from concurrent ones.
-func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
-	var single, concurrent []ledger.Row
-	for _, row := range rows {
-		if isSingle(row) {
-			single = append(single, row)
-		} else {
-			concurrent = append(concurrent, row)
-		}
-	}
-	for _, part := range []struct {
-		heading string
-		rows    []ledger.Row
-	}{{lb.single, single}, {lb.concurrent, concurrent}} {
-		if len(part.rows) > 0 {
-			fmt.Fprintf(b, "## %s\n\n", part.heading)
-			seedTable(b, lb, part.rows)
-		}
-	}
-}
-
-// detailTables are every figure of every row, then the percentiles, SLOs and reasoning
-// tables where rows have them.
-func detailTables(b *strings.Builder, r Report) {
+// detailTables are the compact headline table, every figure of every row, then the
+// percentiles, SLOs and reasoning tables where rows have them.
+func detailTables(b *strings.Builder, lb labels, r Report) {
+	headlineTable(b, lb, r.Rows)
 	mdtable.Table(b, detailHead, func(add func(...string)) {
 		for _, row := range r.Rows {
 			add(detailCells(row)...)
@@ -218,24 +197,124 @@ func headlineTable(b *strings.Builder, lb labels, rows []ledger.Row) {
 // from concurrent and open-loop rows, as the seed demands.
 func isSingle(r ledger.Row) bool { return r.Concurrency == 1 && !(r.RequestRate > 0) }
 
-func seedTable(b *strings.Builder, lb labels, rows []ledger.Row) {
-	var body [][]string
-	for _, r := range rows {
-		body = append(body, []string{r.Model, r.QuantShown(), r.Tool, hardwareCell(r),
-			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
-			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), concurrency(r), seedNotes(r)})
+// seedTables writes the seed's table, unfolded: single-request rows apart from concurrent
+// ones, each under its heading, with the memory the row measured and, where the plan gives
+// prices, the cost. The Notes column keeps to the row's verdict and [n] markers; the
+// notes themselves are listed once under the tables, each with the rows it applies to by
+// the names a person reads (ledger.CellNames).
+func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
+	var single, concurrent []ledger.Row
+	for _, row := range rows {
+		if isSingle(row) {
+			single = append(single, row)
+		} else {
+			concurrent = append(concurrent, row)
+		}
 	}
-	head, body := withQualityColumn(lb, body, rows)
-	mdtable.TableOf(b, head, body)
-	b.WriteString(intervalLegend(lb, body, []int{4, 5, 6}, rowsConfidence(rows)))
+	names := ledger.CellNames(rows)
+	head := slices.Clone(lb.seed)
+	// Before the Notes column: the drift against the cell's reference, then the cost
+	// of a million output tokens.
+	quality := slices.ContainsFunc(rows, func(r ledger.Row) bool { return r.Quality.Measured() })
+	if quality {
+		head = slices.Insert(head, len(head)-1, lb.quality)
+	}
+	currency, priced := costCurrency(rows)
+	if priced {
+		head = slices.Insert(head, len(head)-1, fmt.Sprintf(lb.cost, currency))
+	}
+	var fn footnotes
+	for _, part := range []struct {
+		heading string
+		rows    []ledger.Row
+	}{{lb.single, single}, {lb.concurrent, concurrent}} {
+		if len(part.rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "### %s\n\n", part.heading)
+		var body [][]string
+		for _, r := range part.rows {
+			mem, why := memoryNote(r)
+			cells := []string{r.Model, r.QuantShown(), r.Tool, hardwareCell(r),
+				withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
+				withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), mem, concurrency(r)}
+			if quality {
+				cells = append(cells, ledger.QualityText(r))
+			}
+			if priced {
+				cells = append(cells, withInterval(r, "cost_per_mtok", r.CostPerMTok, 1, 3))
+			}
+			notes := caveats(r)
+			if why != "" {
+				notes = append(notes, why)
+			}
+			cells = append(cells, fn.cite(seedVerdict(r), notes, names[r.CellID]+" "+loadLabel(r)))
+			body = append(body, cells)
+		}
+		mdtable.TableOf(b, head, body)
+		cols := []int{4, 5, 6}
+		if priced {
+			cols = append(cols, len(head)-2)
+		}
+		b.WriteString(intervalLegend(lb, body, cols, rowsConfidence(part.rows)))
+	}
+	fn.write(b, lb.notes)
 }
 
-// seedNotes is the seed table's notes column: the row's verdict when it says more
-// than "ok", then its caveats.
-func seedNotes(r ledger.Row) string {
-	n := caveats(r)
+// seedVerdict is the seed table's verdict: the row's when it says more than "ok".
+func seedVerdict(r ledger.Row) string {
 	if v := rowVerdict(r); v != ledger.StatusOK {
-		n = append(n, v)
+		return v
 	}
-	return strings.Join(n, "; ")
+	return ""
+}
+
+// footnotes number notes in the order first cited: a note several rows share is one
+// footnote, listed with the rows it applies to.
+type footnotes struct {
+	notes []note
+	index map[string]int
+}
+
+// cite adds the row's notes and returns its Notes cell: the verdict, then [n] for each.
+func (f *footnotes) cite(verdict string, notes []string, row string) string {
+	if f.index == nil {
+		f.index = map[string]int{}
+	}
+	cell := verdict
+	for _, text := range notes {
+		i, ok := f.index[text]
+		if !ok {
+			i = len(f.notes)
+			f.index[text] = i
+			f.notes = append(f.notes, note{Text: text})
+		}
+		if !slices.Contains(f.notes[i].Rows, row) {
+			f.notes[i].Rows = append(f.notes[i].Rows, row)
+		}
+		cell += fmt.Sprintf(" [%d]", i+1)
+	}
+	return strings.TrimSpace(cell)
+}
+
+// write lists the footnotes under a heading word ("Notes").
+func (f *footnotes) write(b *strings.Builder, heading string) {
+	if len(f.notes) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n\n", heading)
+	for i, n := range f.notes {
+		fmt.Fprintf(b, "%d. %s (%s)\n", i+1, mdtable.OneLine(n.Text), strings.Join(n.Rows, ", "))
+	}
+	b.WriteString("\n")
+}
+
+// costCurrency is the currency of the rows' costs, and whether any row has one.
+func costCurrency(rows []ledger.Row) (string, bool) {
+	for _, r := range rows {
+		if r.Priced() {
+			return r.Currency, true
+		}
+	}
+	return "", false
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/decide"
 	"github.com/planrun/planrun/ledger/ledgertest"
 	"github.com/planrun/planrun/stats"
 	"gonum.org/v1/plot"
@@ -75,7 +76,10 @@ func TestWriteMarkdownGolden(t *testing.T) {
 			var b bytes.Buffer
 			rows := reportRows()
 			rows[1].SLOAttainmentPct, rows[1].GoodputReqS, rows[1].GoodputTokS = 90, 0.1125, 31.5
-			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: rows, Env: reportEnv(),
+			// A decision over the rows, which the report opens with.
+			ds := []ledger.Decision{decide.Decide(ledger.DecisionSpec{Name: "pick", Objective: ledger.DecisionObjective{Field: "output_tok_s", Maximize: true},
+				Constraints: []ledger.DecisionConstraint{{Field: "memory_gb", Op: "<=", Limit: 5}}}, rows)}
+			r := Report{Title: "Qwen on one card", Language: tt.lang, Rows: rows, Env: reportEnv(), Summary: ledger.Summary{Decisions: ds},
 				Charts:      []Chart{{Title: "TTFT, TPOT and E2E against load", File: LatencyChartFile, PNG: pngName(LatencyChartFile)}},
 				Percentiles: []int{50, 99},
 				Capacities: []ledger.Capacity{{CellID: "qwen-7b-q4-ollama", Dimension: "concurrency", Value: 6, Bound: ledger.CapacityFound,
@@ -94,8 +98,8 @@ func TestWriteMarkdownProperties(t *testing.T) {
 	var b bytes.Buffer
 	WriteMarkdown(&b, Report{Rows: reportRows(), Env: reportEnv()})
 	md := b.String()
-	single := strings.Index(md, "## Single request")
-	conc := strings.Index(md, "## Concurrent")
+	single := strings.Index(md, "### Single request")
+	conc := strings.Index(md, "### Concurrent")
 	formulas := strings.Index(md, "## How the figures are measured")
 	if single < 0 || conc < single || formulas < conc {
 		t.Fatalf("want single-request table, then concurrent table, then formulas; got order %d %d %d", single, conc, formulas)
@@ -105,7 +109,7 @@ func TestWriteMarkdownProperties(t *testing.T) {
 		t.Errorf("concurrent or open-loop rows in the single-request table:\n%s", singlePart)
 	}
 	for _, want := range []string{"TPOT** = (E2E − TTFT) / (output tokens − 1)", "| 0.820 | 28.0 | 35.0 | 4.50 NVML | 1 |",
-		"2/30 failed (5xx=1;timeout=1)", "noisy: TTFT spread ±17%", "tokens counted from chunks", `a \| pipe`,
+		"2/30 failed (5xx=1;timeout=1)", "noisy: TTFT spread ±17%", "tokens counted from chunks", ". a | pipe (",
 		"no GPU telemetry: NVML library not found", "| — |", "INTERRUPTED", "Driver: 580.65"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
@@ -334,7 +338,7 @@ func TestMarkdownWithoutRows(t *testing.T) {
 	if !strings.HasPrefix(got, "# planrun results\n\nNo results yet.\n\n## How the figures are measured\n\n") {
 		t.Errorf("report without rows starts wrong:\n%s", got)
 	}
-	for _, absent := range []string{"## Results", "## Charts", english.seedTables, "## Details"} {
+	for _, absent := range []string{"## Results", "## Charts", "### " + english.single, "## Details"} {
 		if strings.Contains(got, absent) {
 			t.Errorf("report without rows has %q:\n%s", absent, got)
 		}
@@ -356,7 +360,7 @@ func TestMarkdownSeedTablesOnlyPartsWithRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := b.String()
-		if !strings.Contains(got, "## "+c.has+"\n\n") || strings.Contains(got, "## "+c.hasNot+"\n\n") {
+		if !strings.Contains(got, "### "+c.has+"\n\n") || strings.Contains(got, "### "+c.hasNot+"\n\n") {
 			t.Errorf("concurrency %d: want heading %q and not %q:\n%s", c.conc, c.has, c.hasNot, got)
 		}
 	}

@@ -30,6 +30,27 @@ func memoryCell(r ledger.Row) string {
 	return fmt.Sprintf("%.*f %s", decimals, gb, memoryLabel(src))
 }
 
+// memoryNote is the memory cell of a table whose notes are footnotes: the figure, or
+// "—" with why nothing was read as a note of its own (why is "" when a figure was read).
+func memoryNote(r ledger.Row) (cell, why string) {
+	if _, src, ok := r.MemoryGB(); !ok {
+		if src != "" {
+			return "—", "memory: " + src
+		}
+		return "—", ""
+	}
+	return memoryCell(r), ""
+}
+
+// MemoryShort is the memory figure as the terminal's summary shows it: the table's
+// figure and its source's short name ("0.412 RSS"), "-" when none was read.
+func MemoryShort(r ledger.Row) string {
+	if _, _, ok := r.MemoryGB(); !ok {
+		return "-"
+	}
+	return memoryCell(r)
+}
+
 // memoryLabel shortens a memory source to the word the table shows.
 func memoryLabel(src string) string {
 	switch {

@@ -33,7 +33,12 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 	index := map[string]int{}
 	for _, r := range rows {
 		verdict := rowVerdict(r)
-		for _, text := range caveats(r) {
+		mem, why := memoryNote(r)
+		cav := caveats(r)
+		if why != "" {
+			cav = append(cav, why)
+		}
+		for _, text := range cav {
 			i, ok := index[text]
 			if !ok {
 				i = len(notes)
@@ -46,7 +51,7 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 		body = append(body, []string{r.CellID, mdtable.Dash(r.Workload), concurrency(r),
 			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3) + " / " + withInterval(r, "ttft_p99_s", r.TTFT.P99, 1, 3) + prefixShare(r),
 			withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1) + " / " + withInterval(r, "tpot_p99_ms", r.TPOT.P99, 1000, 1),
-			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), memoryCell(r), verdict})
+			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), mem, verdict})
 	}
 	return body, notes
 }
@@ -94,7 +99,9 @@ func replayed(r ledger.Row) bool { return r.RequestRate == 0 && r.SendLag.N > 0 
 func caveats(r ledger.Row) []string {
 	var n []string
 	if r.Notes != "" {
-		n = append(n, r.Notes)
+		// A row's notes are joined by "; " (apply's buildRow): each is its own note, so
+		// one that many rows share is listed once.
+		n = append(n, strings.Split(r.Notes, "; ")...)
 	}
 	if r.Failed > 0 {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
