@@ -130,7 +130,7 @@ func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware s
 		_, err := fmt.Fprintf(w, "# %s stands for the run apply creates; the namespace is the context's when the block names none.\n", k8sRunID)
 		if err == nil && secrets {
 			_, err = fmt.Fprintf(w, "# apply puts a new random token in each Secret's key %q as it creates it: the agents present it to index 0.\n"+
-				"# The names hash RUN_ID, and the coordinator's port is derived from the Job's name: both differ in each run.\n", kube.TokenKey)
+				"# The names hash RUN_ID, and the lead's port (index 0's) is derived from the Job's name: both differ in each run.\n", kube.TokenKey)
 		}
 		return err
 	}

@@ -322,19 +322,25 @@ func unescape(raw []byte, i int) (rune, int) {
 	case 't':
 		return '\t', i + 2
 	case 'u':
-		r := hex4(raw[i+2 : i+6])
-		if 0xD800 <= r && r < 0xDC00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-			r2 := hex4(raw[i+8 : i+12])
-			if 0xDC00 <= r2 && r2 < 0xE000 {
-				return (r-0xD800)<<10 | (r2 - 0xDC00) + 0x10000, i + 12
-			}
-		}
-		if 0xD800 <= r && r < 0xE000 {
-			return utf8.RuneError, i + 6
-		}
-		return r, i + 6
+		return unicodeEscape(raw, i)
 	}
 	return rune(raw[i+1]), i + 2
+}
+
+// unicodeEscape decodes the \uXXXX escape at raw[i], with the low surrogate's escape
+// after it when it is a high surrogate.
+func unicodeEscape(raw []byte, i int) (rune, int) {
+	r := hex4(raw[i+2 : i+6])
+	if 0xD800 <= r && r < 0xDC00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+		r2 := hex4(raw[i+8 : i+12])
+		if 0xDC00 <= r2 && r2 < 0xE000 {
+			return (r-0xD800)<<10 | (r2 - 0xDC00) + 0x10000, i + 12
+		}
+	}
+	if 0xD800 <= r && r < 0xE000 {
+		return utf8.RuneError, i + 6
+	}
+	return r, i + 6
 }
 
 // StringLen consumes a string and returns the length in bytes of its decoded UTF-8 text
@@ -470,49 +476,64 @@ func (s *Scanner) number() (integral bool) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	if i < len(b) && b[i] == '0' {
-		i++
-	} else if i < len(b) && '1' <= b[i] && b[i] <= '9' {
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-	} else {
-		s.pos = i
-		s.fail("bad number")
-		return false
+	i, ok := intPart(b, i)
+	if !ok {
+		return s.badNumber(i, "bad number")
 	}
 	integral = true
 	if i < len(b) && b[i] == '.' {
 		integral = false
-		i++
-		j := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
+		j := digits(b, i+1)
+		if j == i+1 {
+			return s.badNumber(j, "bad fraction")
 		}
-		if i == j {
-			s.pos = i
-			s.fail("bad fraction")
-			return false
-		}
+		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		integral = false
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			s.pos = i
-			s.fail("bad exponent")
-			return false
+		if i, ok = exponent(b, i+1); !ok {
+			return s.badNumber(i, "bad exponent")
 		}
 	}
 	s.pos = i
 	return integral
+}
+
+// intPart is the index past a number's integer part at i: 0, or digits that do not
+// start with 0. ok is false when there is none.
+func intPart(b []byte, i int) (int, bool) {
+	switch {
+	case i < len(b) && b[i] == '0':
+		return i + 1, true
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		return digits(b, i), true
+	}
+	return i, false
+}
+
+// exponent is the index past an exponent's sign and digits at i (past its e); ok is
+// false when it has no digit.
+func exponent(b []byte, i int) (int, bool) {
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	j := digits(b, i)
+	return j, j > i
+}
+
+// digits is the index past the decimal digits of b from i.
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// badNumber fails the scan at i, a number's bad part.
+func (s *Scanner) badNumber(i int, why string) bool {
+	s.pos = i
+	s.fail(why)
+	return false
 }
 
 // Bool consumes true or false; null gives false.

@@ -227,7 +227,7 @@ func (c *stepping) Now() time.Time {
 // with the agent 37 ms ahead, gives an offset of 37 ms within 3 ms.
 func TestExchangeArithmetic(t *testing.T) {
 	ms := int64(time.Millisecond)
-	// Coordinator time 1000 ms: the ping leaves the agent at its 1037 ms, takes 2 ms to
+	// The lead's time 1000 ms: the ping leaves the agent at its 1037 ms, takes 2 ms to
 	// arrive (1002), the lead answers at 1006, the pong takes 4 ms (1010), read
 	// at the agent's 1047.
 	x := Exchange{T1: 1037 * ms, T2: 1002 * ms, T3: 1006 * ms, T4: 1047 * ms}

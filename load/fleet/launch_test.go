@@ -52,7 +52,7 @@ func freeAddr(t *testing.T) string {
 // Kubernetes Indexed Job at once) and keep dialing it (Wait): once it listens with the
 // token they were given, agents 1 and 2 dial in by themselves, agent 0 is started here
 // as a process, and the three send a level's requests.
-func TestScheduledAgentsDialInOnceTheCoordinatorListens(t *testing.T) {
+func TestScheduledAgentsDialInOnceTheLeadListens(t *testing.T) {
 	t.Setenv("PLANRUN_TEST_AGENT", "1") // agent 0, the process Scheduled starts, is this binary
 	addr := freeAddr(t)
 	const n, token = 3, "the-job-secret"
