@@ -190,7 +190,7 @@ func gatherTeacher(ctx context.Context, b backends.Backend, model string, cfg Co
 		if err != nil {
 			return "no token ids from the server: " + err.Error(), nil
 		}
-		s := b.Do(ctx, backends.Request{Model: model, PromptIDs: ids, MaxTokens: cfg.MaxTokens, Temperature: new(0.0),
+		s := b.Do(ctx, backends.Request{Model: model, PromptIDs: ids, MaxTokens: cfg.MaxTokens, Greedy: true,
 			Seed: &cfg.Seed, TopLogProbs: cfg.TopK, TokenIDs: true, NoStream: true})
 		ref.Requests++
 		if s.Err != nil {
@@ -217,7 +217,7 @@ func gatherTeacher(ctx context.Context, b backends.Backend, model string, cfg Co
 // position's own token (the continuation's) with its log-probability, and the top k.
 func teacherPass(ctx context.Context, b backends.Backend, model string, cfg Config, ids, cont []int, requests *int) ([]backends.TokenLogProbs, string, error) {
 	all := append(append(make([]int, 0, len(ids)+len(cont)), ids...), cont...)
-	s := b.Do(ctx, backends.Request{Model: model, PromptIDs: all, MaxTokens: 1, Temperature: new(0.0), Seed: &cfg.Seed,
+	s := b.Do(ctx, backends.Request{Model: model, PromptIDs: all, MaxTokens: 1, Greedy: true, Seed: &cfg.Seed,
 		PromptLogProbs: cfg.TopK, TokenIDs: true, NoStream: true})
 	*requests++
 	if s.Err != nil {
@@ -251,7 +251,7 @@ func teacherPass(ctx context.Context, b backends.Backend, model string, cfg Conf
 
 // generate is a greedy raw request with the top log-probabilities.
 func generate(model string, cfg Config, prompt string, n int) backends.Request {
-	return backends.Request{Model: model, Prompt: prompt, Raw: true, MaxTokens: n, Temperature: new(0.0), Seed: &cfg.Seed, TopLogProbs: cfg.TopK}
+	return backends.Request{Model: model, Prompt: prompt, Raw: true, MaxTokens: n, Greedy: true, Seed: &cfg.Seed, TopLogProbs: cfg.TopK}
 }
 
 // Measure reads the cell's distributions along every path of ref by ref's method and
