@@ -141,6 +141,12 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 	} else if f := a.quality.figures[refID]; f != nil {
 		lq.FloorSameTop1Pct, lq.FloorKLMean = f.FloorSameTop1Pct, f.FloorKLMean
 	}
+	if ref.Cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d reference continuations cut where the server returned tokens without their log-probabilities", ref.Cut, len(ref.Paths)))
+	}
+	if res.Lost > 0 {
+		notes = append(notes, fmt.Sprintf("%d positions whose token came back without log-probabilities counted as divergences", res.Lost))
+	}
 	if res.Restarts > 0 {
 		notes = append(notes, fmt.Sprintf("%d restarts after a divergence", res.Restarts))
 	}

@@ -21,6 +21,10 @@ type Request struct {
 	// Temperature and Seed are sent when set.
 	Temperature *float64
 	Seed        *int64
+	// Greedy decodes by the logits' argmax alone: temperature 0 and no repetition
+	// penalty (Ollama's repeat_penalty is 1.1 unless told), so each generated token is
+	// its position's most likely one by the log-probabilities the server returns.
+	Greedy bool
 	// NoStream asks for the whole answer in one response (a workload's stream = false):
 	// E2E and token counts are measured, TTFT and TPOT cannot be.
 	NoStream bool

@@ -139,6 +139,9 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	if req.Seed != nil {
 		options["seed"] = *req.Seed
 	}
+	if req.Greedy {
+		options["temperature"], options["repeat_penalty"] = 0, 1
+	}
 	if len(options) > 0 {
 		m["options"] = options
 	}

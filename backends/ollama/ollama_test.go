@@ -108,7 +108,7 @@ func TestRequestBodies(t *testing.T) {
 		// A quality phase's request on a chat backend: the prompt as it is, through
 		// /api/generate's raw, with the top log-probabilities.
 		{"raw_logprobs", backends.Config{}, backends.Request{Model: "tiny", Prompt: "the cat", MaxTokens: 16,
-			Temperature: new(0.0), Seed: &seed, Raw: true, TopLogProbs: 5}},
+			Greedy: true, Seed: &seed, Raw: true, TopLogProbs: 5}},
 		// /api/embed: the inputs and keep_alive, no stream or options.
 		{"embed", backends.Config{API: backends.EmbeddingsAPI, KeepAlive: "1m"}, backends.Request{Model: "tiny", Inputs: []string{"a", "b"}, MaxTokens: 5}},
 	}

@@ -169,6 +169,12 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	if req.Seed != nil {
 		m["seed"] = *req.Seed
 	}
+	if req.Greedy {
+		m["temperature"] = 0
+		if b.cfg.EngineExtensions {
+			m["repetition_penalty"] = 1 // vLLM's default, said so a server's own default cannot differ
+		}
+	}
 	if req.ReasoningEffort != "" {
 		m["reasoning_effort"] = req.ReasoningEffort
 	}

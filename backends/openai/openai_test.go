@@ -182,7 +182,7 @@ func TestRequestBodies(t *testing.T) {
 			Raw: true, TopLogProbs: 5, PromptLogProbs: 5, TokenIDs: true}},
 		{"chat_logprobs", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 4, TopLogProbs: 3}},
 		{"teacher_forced", backends.Config{EngineExtensions: true}, backends.Request{Model: "m", PromptIDs: []int{1, 450, 6635},
-			MaxTokens: 1, NoStream: true, Temperature: &temp, TopLogProbs: 5, PromptLogProbs: 5, TokenIDs: true}},
+			MaxTokens: 1, NoStream: true, Greedy: true, TopLogProbs: 5, PromptLogProbs: 5, TokenIDs: true}},
 		// The Responses API: input messages, max_output_tokens, reasoning.effort, store off.
 		{"responses", backends.Config{API: "responses", EngineExtensions: true}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
 			ForceMaxTokens: true, Temperature: &temp, ReasoningEffort: "high", History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},

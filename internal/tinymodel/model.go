@@ -38,6 +38,12 @@ type Config struct {
 	// Ollama's create --quantize needs (it refuses an all-F32 file as of unknown type).
 	// Off, every tensor is F32.
 	F16 bool
+	// ASCIIOnly holds the byte tokens 0x80–0xFF down as the end of text is held
+	// (holdEOS), so every token the model generates is text of its own. Ollama 0.17.4
+	// drops the log-probabilities, and the text, of a token that is no UTF-8 by itself,
+	// which a random model generates about every other token; a quality phase cannot
+	// place the tokens that follow one.
+	ASCIIOnly bool
 }
 
 // DefaultConfig is the model the tests and the quickstart use: 2 layers of width 64,
@@ -73,6 +79,7 @@ func LargeConfig() Config {
 		ContextLength: 2048,
 		NormEpsilon:   1e-5,
 		F16:           true,
+		ASCIIOnly:     true,
 	}
 }
 

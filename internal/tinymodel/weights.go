@@ -83,6 +83,9 @@ func drawWeights(c Config, ws []llamaWeight, hf bool) [][]float32 {
 		eos = HFEOSID
 	}
 	holdEOS(ws, out, eos)
+	if c.ASCIIOnly && !hf {
+		holdHighBytes(ws, out)
+	}
 	if c.ThinkTags {
 		// </think>, the last token, gets a scaled copy of another token's output row (the
 		// last weight: one row of w.in per token in both layouts), so its logit spreads
@@ -93,6 +96,23 @@ func drawWeights(c Config, ws []llamaWeight, hf bool) [][]float32 {
 		}
 	}
 	return out
+}
+
+// firstByteID is the id of the byte token <0x00>: the 256 byte tokens follow <unk> <s>
+// </s> (Vocabulary).
+const firstByteID = 3
+
+// holdHighBytes gives the byte tokens 0x80–0xFF the end of text's -eosHold on the
+// constant dimension 0 (holdEOS), their other dimensions kept: they stay in every
+// distribution, far below the tokens that are text of their own (Config.ASCIIOnly).
+func holdHighBytes(ws []llamaWeight, out [][]float32) {
+	for i, w := range ws {
+		if w.gguf == "output.weight" {
+			for b := 0x80; b <= 0xFF; b++ {
+				out[i][(firstByteID+b)*w.in] = -eosHold
+			}
+		}
+	}
 }
 
 // eosHold is how far below zero the end-of-sequence logit sits (in units of the

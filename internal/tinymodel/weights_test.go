@@ -7,7 +7,7 @@ import (
 
 // The model holds EOS down (holdEOS): dimension 0 of the residual stream is 1 for every
 // token and no layer writes to it, and only the EOS token's output row reads it, at
-// -eosHold. A real Ollama shows the effect (every request of the Ollama apply test runs
+// -eosHold (and, in an ASCIIOnly GGUF, the high byte tokens' rows). A real Ollama shows the effect (every request of the Ollama apply test runs
 // to its max_tokens); this checks the construction in both layouts.
 func TestEOSIsHeldDown(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,6 +21,9 @@ func TestEOSIsHeldDown(t *testing.T) {
 			tokens, _ = BPEVocabulary()
 		}
 		vocab := len(tokens)
+		if tc.c.ASCIIOnly && !tc.hf && (tokens[firstByteID+0x80] != "<0x80>" || tokens[firstByteID+0xFF] != "<0xFF>") {
+			t.Fatalf("%s: the high byte tokens are not at %d–%d", tc.name, firstByteID+0x80, firstByteID+0xFF)
+		}
 		ws := llamaWeights(tc.c, vocab)
 		out := drawWeights(tc.c, ws, tc.hf)
 		writers := 0
@@ -42,7 +45,7 @@ func TestEOSIsHeldDown(t *testing.T) {
 			case w.gguf == "output.weight":
 				for tok := range w.out {
 					want := float32(0)
-					if tok == tc.eos {
+					if tok == tc.eos || tc.c.ASCIIOnly && !tc.hf && tok >= firstByteID+0x80 && tok <= firstByteID+0xFF {
 						want = -eosHold
 					}
 					if v := out[i][tok*w.in]; v != want {

@@ -111,7 +111,7 @@ func containsFold(xs []string, s string) bool {
 // api, template and all), greedy, and counts the answers the scorer accepts.
 func Accuracy(ctx context.Context, b backends.Backend, model string, items []Item, scorer string, maxTokens int, seed int64) (correct, requests int, err error) {
 	for _, it := range items {
-		s := b.Do(ctx, backends.Request{Model: model, Prompt: it.Prompt, MaxTokens: maxTokens, Temperature: new(0.0), Seed: &seed, KeepText: true})
+		s := b.Do(ctx, backends.Request{Model: model, Prompt: it.Prompt, MaxTokens: maxTokens, Greedy: true, Seed: &seed, KeepText: true})
 		requests++
 		if s.Err != nil {
 			return correct, requests, fmt.Errorf("accuracy item at line %d: %w", it.Line, s.Err)

@@ -83,6 +83,9 @@ type Reference struct {
 	Requests int
 	// Why says why Auto chose follow, when it did.
 	Why string
+	// Cut is the prompts whose continuation the server returned without some tokens'
+	// log-probabilities, kept up to the first such token (complete).
+	Cut int
 }
 
 // Result is a cell measured along a Reference.
@@ -90,8 +93,49 @@ type Result struct {
 	Prompts  []stats.PromptDrift
 	Requests int
 	// Restarts is the follow method's requests after a divergence; Retokenized those
-	// whose prefix the server counted otherwise than the reference's tokens.
-	Restarts, Retokenized int
+	// whose prefix the server counted otherwise than the reference's tokens; Lost the
+	// positions whose token came back without its log-probabilities (complete).
+	Restarts, Retokenized, Lost int
+}
+
+// complete reports whether s has a log-probability for every token it generated (the
+// end-of-text token aside, which servers give none): Ollama 0.17.4 drops, with their
+// text, the log-probabilities of tokens that are no UTF-8 of their own (a lone byte of a
+// multi-byte character), and the later tokens' then sit at the wrong positions. A
+// server that gives no token count is taken at its word.
+func complete(s backends.Sample) bool {
+	if s.TokenSource != backends.TokensServer && s.TokenSource != backends.TokensUsage {
+		return true
+	}
+	n := s.OutputTokens
+	if s.FinishReason == "stop" {
+		n--
+	}
+	return len(s.LogProbs) >= n
+}
+
+// verifiedPrefix is, for a generation that came back incomplete, the longest run of its
+// first tokens that a shorter request returns complete: a binary search over the
+// length, about log2(n) requests. A shorter request's tokens are the same (greedy), and
+// any complete one can be trusted, so a search that misses the longest still returns
+// tokens at their true positions.
+func verifiedPrefix(ctx context.Context, b backends.Backend, model string, cfg Config, prompt string, n int, requests *int) ([]backends.TokenLogProbs, error) {
+	lo, hi := 0, n-1
+	var best []backends.TokenLogProbs
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		s := b.Do(ctx, generate(model, cfg, prompt, mid))
+		*requests++
+		if s.Err != nil {
+			return nil, s.Err
+		}
+		if complete(s) && len(s.LogProbs) >= mid {
+			lo, best = mid, s.LogProbs[:mid]
+		} else {
+			hi = mid - 1
+		}
+	}
+	return best, nil
 }
 
 // Gather runs the reference's own generation of every prompt: teacher where the method
@@ -117,10 +161,18 @@ func Gather(ctx context.Context, b backends.Backend, model string, cfg Config) (
 		if s.Err != nil {
 			return nil, fmt.Errorf("reference continuation: %w", s.Err)
 		}
-		if len(s.LogProbs) == 0 && s.OutputTokens > 0 {
+		if s.LogProbs == nil && s.OutputTokens > 0 {
 			return nil, fmt.Errorf("the server returned no log-probabilities for %d generated tokens (Ollama gives them from 0.12.11)", s.OutputTokens)
 		}
-		ref.Paths = append(ref.Paths, Path{Prompt: p, PromptTokens: s.PromptTokens, Tokens: s.LogProbs})
+		toks := s.LogProbs
+		if !complete(s) {
+			ref.Cut++
+			var err error
+			if toks, err = verifiedPrefix(ctx, b, model, cfg, p, s.OutputTokens, &ref.Requests); err != nil {
+				return nil, fmt.Errorf("reference continuation: %w", err)
+			}
+		}
+		ref.Paths = append(ref.Paths, Path{Prompt: p, PromptTokens: s.PromptTokens, Tokens: toks})
 	}
 	return ref, nil
 }
@@ -138,7 +190,7 @@ func gatherTeacher(ctx context.Context, b backends.Backend, model string, cfg Co
 		if err != nil {
 			return "no token ids from the server: " + err.Error(), nil
 		}
-		s := b.Do(ctx, backends.Request{Model: model, PromptIDs: ids, MaxTokens: cfg.MaxTokens, Temperature: new(0.0),
+		s := b.Do(ctx, backends.Request{Model: model, PromptIDs: ids, MaxTokens: cfg.MaxTokens, Greedy: true,
 			Seed: &cfg.Seed, TopLogProbs: cfg.TopK, TokenIDs: true, NoStream: true})
 		ref.Requests++
 		if s.Err != nil {
@@ -165,7 +217,7 @@ func gatherTeacher(ctx context.Context, b backends.Backend, model string, cfg Co
 // position's own token (the continuation's) with its log-probability, and the top k.
 func teacherPass(ctx context.Context, b backends.Backend, model string, cfg Config, ids, cont []int, requests *int) ([]backends.TokenLogProbs, string, error) {
 	all := append(append(make([]int, 0, len(ids)+len(cont)), ids...), cont...)
-	s := b.Do(ctx, backends.Request{Model: model, PromptIDs: all, MaxTokens: 1, Temperature: new(0.0), Seed: &cfg.Seed,
+	s := b.Do(ctx, backends.Request{Model: model, PromptIDs: all, MaxTokens: 1, Greedy: true, Seed: &cfg.Seed,
 		PromptLogProbs: cfg.TopK, TokenIDs: true, NoStream: true})
 	*requests++
 	if s.Err != nil {
@@ -199,7 +251,7 @@ func teacherPass(ctx context.Context, b backends.Backend, model string, cfg Conf
 
 // generate is a greedy raw request with the top log-probabilities.
 func generate(model string, cfg Config, prompt string, n int) backends.Request {
-	return backends.Request{Model: model, Prompt: prompt, Raw: true, MaxTokens: n, Temperature: new(0.0), Seed: &cfg.Seed, TopLogProbs: cfg.TopK}
+	return backends.Request{Model: model, Prompt: prompt, Raw: true, MaxTokens: n, Greedy: true, Seed: &cfg.Seed, TopLogProbs: cfg.TopK}
 }
 
 // Measure reads the cell's distributions along every path of ref by ref's method and
@@ -237,8 +289,9 @@ func Measure(ctx context.Context, b backends.Backend, model string, ref *Referen
 // follow walks the cell along the reference's path p: generate greedily; at the first
 // token that differs, record the cell's distribution there and send the prompt with the
 // reference's tokens up to and including that position. A cell that stops early (its
-// end-of-text token, which servers return no log-probabilities for) diverges at the
-// next position with no distribution there.
+// end-of-text token, which servers return no log-probabilities for), or whose next
+// token came back without them (complete), diverges at the next position with no
+// distribution there.
 func follow(ctx context.Context, b backends.Backend, model string, cfg Config, p Path, r *Result) ([]backends.TokenLogProbs, error) {
 	n := len(p.Tokens)
 	out := make([]backends.TokenLogProbs, n)
@@ -255,8 +308,16 @@ func follow(ctx context.Context, b backends.Backend, model string, cfg Config, p
 		if pos > 0 && p.PromptTokens > 0 && s.PromptTokens != p.PromptTokens+pos {
 			r.Retokenized++
 		}
-		next, diverged := min(pos+len(s.LogProbs), n), false
-		for j, t := range s.LogProbs[:next-pos] {
+		got := s.LogProbs
+		if !complete(s) {
+			r.Lost++
+			var err error
+			if got, err = verifiedPrefix(ctx, b, model, cfg, p.Prompt+prefix.String(), min(s.OutputTokens, n-pos), &r.Requests); err != nil {
+				return nil, fmt.Errorf("following the reference at token %d: %w", pos+1, err)
+			}
+		}
+		next, diverged := min(pos+len(got), n), false
+		for j, t := range got[:next-pos] {
 			out[pos+j] = t
 			if !t.SameToken(p.Tokens[pos+j].LogProb) {
 				next, diverged = pos+j+1, true

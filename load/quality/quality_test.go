@@ -58,6 +58,9 @@ type fake struct {
 	teacher  bool
 	requests int
 	eosAfter int // the reference stops after this many tokens (0: never early)
+	// drop, as Ollama 0.17.4 does with tokens that are no UTF-8 of their own, leaves a
+	// token's log-probabilities out of the answer while counting it.
+	drop func(tok int) bool
 }
 
 func (f *fake) Kind() string { return "fake" }
@@ -131,10 +134,12 @@ func (f *fake) Do(_ context.Context, req backends.Request) backends.Sample {
 		for _, id := range order[:req.TopLogProbs] {
 			t.Top = append(t.Top, f.entry(id, lps[id], req.TokenIDs))
 		}
-		s.LogProbs = append(s.LogProbs, t)
+		if f.drop == nil || !f.drop(tok) {
+			s.LogProbs = append(s.LogProbs, t)
+		}
 		gen = append(gen, tok)
 	}
-	s.OutputTokens = len(s.LogProbs)
+	s.OutputTokens, s.TokenSource = len(gen)-len(ctx), backends.TokensServer
 	return s
 }
 
@@ -304,4 +309,47 @@ func TestFollowStopsEarly(t *testing.T) {
 	if d.Positions != 6 || d.FirstDivergence != 3 || d.Same != 2 {
 		t.Errorf("%+v: want 6 positions, 2 the same, diverged at 3", d)
 	}
+}
+
+// A server that drops some tokens' log-probabilities (counting the tokens) gives a
+// reference path cut before the first such token, never a shifted one, and a cell whose
+// token there is dropped diverges there with no distribution: the same tokens agree as
+// under full teacher forcing, at the same positions.
+func TestDroppedLogProbs(t *testing.T) {
+	ctx := context.Background()
+	g := slices.Index(vocab, "g")
+	dropG := func(tok int) bool { return tok == g }
+	ref := &fake{drop: dropG}
+	r, err := Gather(ctx, followOnly{ref}, "ref", cfg(Follow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cut == 0 {
+		t.Fatal("no continuation was cut: the test shows nothing")
+	}
+	whole := &fake{}
+	for _, p := range r.Paths {
+		truth := whole.Do(ctx, generate("ref", cfg(Follow), p.Prompt, 12)).LogProbs
+		for i, tok := range p.Tokens {
+			if tok.Token == " g" || tok.Token != truth[i].Token {
+				t.Errorf("prompt %q, position %d: %q, the model generated %q", p.Prompt, i+1, tok.Token, truth[i].Token)
+			}
+		}
+		if len(p.Tokens) < len(truth) && truth[len(p.Tokens)].Token != " g" {
+			t.Errorf("prompt %q cut at %d before %q, not a dropped token", p.Prompt, len(p.Tokens), truth[len(p.Tokens)].Token)
+		}
+	}
+	cell := &fake{m: drifting, drop: dropG}
+	res, err := Measure(ctx, followOnly{cell}, "cell", r, cfg(Follow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range r.Paths {
+		want := stats.ComparePrompt(p.Tokens, exhaustive(drifting, words(p.Prompt), p.Tokens, 4), false)
+		got := res.Prompts[i]
+		if got.Positions != want.Positions || got.Same != want.Same || got.FirstDivergence != want.FirstDivergence {
+			t.Errorf("prompt %q: followed %+v, teacher-forced %+v", p.Prompt, got, want)
+		}
+	}
+	t.Logf("%d of %d continuations cut; %d positions lost in the cell, %d requests", r.Cut, len(r.Paths), res.Lost, res.Requests)
 }
