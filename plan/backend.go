@@ -38,6 +38,8 @@ type Backend struct {
 	// Server is the plan-managed server this backend talks to, if any.
 	Server    *Server
 	DeclRange hcl.Range
+	// urlAt is where the url is given, for a port its server does not listen on.
+	urlAt hcl.Range
 }
 
 // Config is what the backends package needs, with no HCL in it.
@@ -132,6 +134,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 
 	be.URL = rules.DefaultURL
 	if a := attrs["url"]; !isNull(a, ctx) {
+		be.urlAt = a.Expr.Range()
 		if l.decode(a, ctx, &be.URL) {
 			if u, ok := httpURL(be.URL); !ok {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.%s", be.URL, urlSuggestion(be.URL))
