@@ -10,7 +10,11 @@ package apply
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
@@ -137,6 +141,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := planRefuses(o.Cells); err != nil {
+		return nil, err
+	}
 	scheds := schedulers(o)
 	if err := checkSchedulers(o, scheds); err != nil {
 		return nil, err
@@ -218,4 +225,25 @@ func newApplier(o Options, rec *runRecord, tr map[*plan.Workload]*traffic.Worklo
 	rec.recordGPUs(a.tel.Info())
 	a.mgr = servers.NewManager(servers.Options{})
 	return a
+}
+
+// planRefuses runs the plan's own checks (plan.CheckCells, the ones validate runs) over
+// the cells given: what the plan alone refuses is refused here too, before anything
+// starts, and never found by apply after a server has started.
+func planRefuses(cells []*plan.Cell) error {
+	var msgs []string
+	for _, d := range plan.CheckCells(cells) {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		at := ""
+		if d.Subject != nil {
+			at = d.Subject.String() + ": "
+		}
+		msgs = append(msgs, fmt.Sprintf("%s%s: %s", at, d.Summary, d.Detail))
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the plan's checks refuse its cells (nothing was started or sent):\n%s", strings.Join(msgs, "\n"))
 }

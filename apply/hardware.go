@@ -19,9 +19,9 @@ import (
 	"github.com/planrun/planrun/telemetry/procmem"
 )
 
-// checkPins fails a cell whose hardware pins CPUs or GPUs that planrun cannot apply,
-// before anything is started or sent: pins restrict a server planrun starts, so the
-// cell needs a server block, and every core and GPU they name must be on this machine.
+// checkPins fails a cell whose hardware pins CPUs or GPUs that this machine cannot
+// give, before anything is started or sent: every core and GPU they name must be on
+// it. (That pins need a server block is the plan's check.)
 // A gpu name NVML does not see fails the cell too: its rows would name the wrong card.
 func (a *applier) checkPins(cell *plan.Cell) error {
 	hw := cell.Hardware
@@ -40,12 +40,8 @@ func (a *applier) checkPins(cell *plan.Cell) error {
 		}
 	}
 	p := hw.Pins
-	if !p.Pinned() {
-		return nil
-	}
-	if cell.Server == nil {
-		return fmt.Errorf("%s pins cpus or gpus, which apply only to a server planrun starts: give backend %s a server block (no request was sent)",
-			at(p.CPURange), cell.Backend.Addr)
+	if !p.Pinned() || cell.Server == nil {
+		return nil // pins without a server are the plan's to refuse (plan.CheckCells)
 	}
 	if len(p.CPUSet) > 0 {
 		list, have, err := procmem.CPUsAllowed(os.Getpid())

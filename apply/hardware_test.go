@@ -45,13 +45,6 @@ matrix "managed" {
   workload = [workload.w]
   model_id = "mock"
 }
-matrix "unmanaged" {
-  model    = ["tiny"]
-  tool     = [backend.ollama.plain]
-  hardware = [hardware.cpu0]
-  workload = [workload.w]
-  model_id = "mock"
-}
 matrix "impossible" {
   model    = ["tiny"]
   tool     = [backend.ollama.managed]
@@ -84,14 +77,15 @@ func TestPinnedSpec(t *testing.T) {
 	if !strings.Contains(backendKey(c), "num_thread=1") {
 		t.Errorf("backend key %q: a pinned cell needs its own client", backendKey(c))
 	}
-	gpuCell := cells[3]
+	gpuCell := cells[2]
 	if s := pinnedSpec(gpuCell, servers.Spec{Name: "x"}); s.Env["CUDA_VISIBLE_DEVICES"] != "0" || s.Name != "s@gpu" {
 		t.Errorf("gpu pin: %+v", s)
 	}
 }
 
-// TestUnsatisfiablePinsSendNothing: a pinned cell without a server block, a core this
-// machine lacks and a GPU NVML does not see each fail their cell before any request.
+// TestUnsatisfiablePinsSendNothing: a core this machine lacks and a GPU NVML does not
+// see each fail their cell before any request. (Pins on a cell without a server block
+// are the plan's to refuse: TestPlanChecksRefuseBeforeStarting.)
 func TestUnsatisfiablePinsSendNothing(t *testing.T) {
 	mock := mockserver.New(mockserver.Config{})
 	srv := httptest.NewServer(mock)
@@ -104,8 +98,8 @@ func TestUnsatisfiablePinsSendNothing(t *testing.T) {
 	if n := mock.Stats().Requests; n != 0 {
 		t.Errorf("%d generation requests reached the server", n)
 	}
-	want := []string{"give backend ollama.plain a server block", "names CPU 4095", "no GPU telemetry"}
-	if len(res.Rows) != 3 {
+	want := []string{"names CPU 4095", "no GPU telemetry"}
+	if len(res.Rows) != 2 {
 		t.Fatalf("%d rows", len(res.Rows))
 	}
 	for i, r := range res.Rows {
@@ -151,5 +145,25 @@ func TestOversubscribedThreads(t *testing.T) {
 		if got != "" {
 			t.Errorf("%s: %q, want no note", name, got)
 		}
+	}
+}
+
+// TestPlanChecksRefuseBeforeStarting: apply runs the plan's own checks over the cells
+// it is given, so a cell the plan refuses (here pins moved onto a cell without a
+// server, as a caller building cells by hand might) starts nothing and sends nothing.
+func TestPlanChecksRefuseBeforeStarting(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	p, cells := loadPlan(t, pinnedPlan, srv.URL)
+	c := *cells[0]
+	c.Server = nil
+	c.Backend = p.Backends[1] // ollama.plain: no server block
+	res, err := Run(context.Background(), Options{Plan: p, Cells: []*plan.Cell{&c}, NewBackend: newBackend, GPU: gpu.Off(), Progress: &noteRecorder{}})
+	if err == nil || !strings.Contains(err.Error(), "Pins without a server") || !strings.Contains(err.Error(), "plan.hcl:") {
+		t.Fatalf("Run = %v, %v; want the plan's refusal with its line", res, err)
+	}
+	if n := mock.Stats().Requests; n != 0 {
+		t.Errorf("%d requests reached the server", n)
 	}
 }

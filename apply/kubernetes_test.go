@@ -208,8 +208,8 @@ func TestKubernetesJobMatchesLocalRun(t *testing.T) {
 	}
 }
 
-// podURL matches the pod's backend URL up to its port.
-var podURL = regexp.MustCompile(`(backend "openai" "pod" \{\n  url    = "http://127.0.0.1:)\d+/v1`)
+// podURL matches the pod's backend URL up to its port, and the server block it names.
+var podURL = regexp.MustCompile(`(backend "openai" "pod" \{\n  url    = "http://127.0.0.1:)\d+/v1"\n  server = server.pod\n`)
 
 // Each way a pod fails becomes a failed row naming what Kubernetes said, within the
 // stated start timeout, and the run leaves no object behind.
@@ -243,9 +243,10 @@ func TestKubernetesFailures(t *testing.T) {
 				src = strings.Replace(src, `image             = "`+k8stest.Image+`"`, "", 1)
 			}
 			if tc.name == "exit code" {
-				// The pod's backend points at a port nothing listens on: every request
-				// fails, so the cell fails and the agent exits 4.
-				src = podURL.ReplaceAllString(src, "${1}1/v1")
+				// The pod's backend, without its server, points at a port nothing listens
+				// on: every request fails, so the cell fails and the agent exits 4. (With
+				// its server the plan would refuse a url off the server's port.)
+				src = podURL.ReplaceAllString(src, "${1}1/v1\"\n")
 			}
 			start := time.Now()
 			res, err := runK8s(t, context.Background(), src, Options{})

@@ -13,6 +13,7 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
+	"github.com/planrun/planrun/servers/cmdline"
 )
 
 // servedQuant is the quantization a server says it serves for a model, and where that
@@ -40,7 +41,7 @@ func (a *applier) checkQuantization(ctx context.Context, cell *plan.Cell, setup 
 		}
 		a.served[key] = sq
 	}
-	if sq.level == "" || cell.Quantization == "" || sameQuant(cell.Quantization, sq.level) {
+	if sq.level == "" || cell.Quantization == "" || plan.SameQuantization(cell.Quantization, sq.level) {
 		return nil
 	}
 	return fmt.Errorf("the plan declares quantization %q for model %q, but the server serves %s (%s): "+
@@ -111,18 +112,17 @@ func quantFromLog(path string) (servedQuant, bool) {
 	return servedQuant{vllmDtype.FindStringSubmatch(last)[1], "vLLM start-up log dtype= (" + filepath.Base(path) + ")"}, true
 }
 
-// quantFromArgs reads --quantization, else --dtype, from a managed server's command.
+// quantFromArgs reads --quantization, else --dtype, from a managed server's command,
+// as the plan's checks read it (servers/cmdline).
 func quantFromArgs(spec servers.Spec) (servedQuant, bool) {
-	for _, flag := range []string{"--quantization", "-q", "--dtype"} {
-		for i, arg := range spec.Command {
-			v, ok := strings.CutPrefix(arg, flag+"=")
-			if !ok && arg == flag && i+1 < len(spec.Command) {
-				v, ok = spec.Command[i+1], true
-			}
-			if ok && v != "" && v != "auto" {
-				return servedQuant{v, "server " + spec.Name + "'s " + flag + " argument"}, true
-			}
-		}
+	st, ok := cmdline.Read(spec.Command, spec.Env)
+	switch {
+	case !ok:
+		return servedQuant{}, false
+	case st.Quantization != "":
+		return servedQuant{st.Quantization, "server " + spec.Name + "'s --quantization argument"}, true
+	case st.Dtype != "":
+		return servedQuant{st.Dtype, "server " + spec.Name + "'s --dtype argument"}, true
 	}
 	return servedQuant{}, false
 }
@@ -155,27 +155,6 @@ func quantFromConfig(dir string) (servedQuant, bool) {
 	}
 	return servedQuant{}, false
 }
-
-// quantAliases folds the spellings of one format together.
-var quantAliases = map[string]string{
-	"fp16": "f16", "float16": "f16", "half": "f16",
-	"bfloat16": "bf16",
-	"fp32":     "f32", "float32": "f32", "float": "f32",
-	"q4_k": "q4_k_m",
-}
-
-func normQuant(q string) string {
-	q = strings.ToLower(strings.TrimSpace(q))
-	q = strings.TrimPrefix(q, "torch.")
-	if a, ok := quantAliases[q]; ok {
-		return a
-	}
-	return q
-}
-
-// sameQuant reports whether two names mean one quantization ("q4_K_M" and "Q4_K_M",
-// "bf16" and "bfloat16").
-func sameQuant(a, b string) bool { return normQuant(a) == normQuant(b) }
 
 // setServedQuant puts what the server serves into the row: the quantization when the
 // plan declared none (a declared one matched, or the cell would have failed), and

@@ -109,10 +109,11 @@ func (l *loader) decodeAgents(w *Workload, a *hcl.Attribute, ctx *hcl.EvalContex
 // agent with none; a run of fewer requests, or sessions, than agents leaves one with
 // nothing to send; a capacity search over concurrency would try levels below the
 // agents.
-func (l *loader) checkAgents(w *Workload) {
+func checkAgents(w *Workload) hcl.Diagnostics {
+	var rep report
 	n := w.Agents
 	if n <= 1 {
-		return
+		return rep.diags
 	}
 	at := w.agentsAt.Ptr()
 	for i, c := range w.Concurrency {
@@ -121,21 +122,22 @@ func (l *loader) checkAgents(w *Workload) {
 			if len(w.RequestRates) > 0 || w.Replay != nil {
 				what = "requests in flight (its cap)"
 			}
-			l.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
+			rep.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
 				"concurrency %d shares out %s over agents = %d (at %s): an agent would have none. List levels of at least %d, or lower agents.", c, what, n, w.agentsAt, n)
 		}
 	}
 	switch {
 	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < n:
-		l.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than agents",
+		rep.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than agents",
 			"sessions = %d per run over agents = %d (at %s): a session stays on one agent, so an agent would have none. Raise sessions, or lower agents.", w.Session.Sessions, n, w.agentsAt)
 	case w.Session == nil && w.Requests > 0 && w.Requests < n:
-		l.errorf(at, "Fewer requests than agents", "requests = %d per run over agents = %d: an agent would send nothing. Raise requests, or lower agents.", w.Requests, n)
+		rep.errorf(at, "Fewer requests than agents", "requests = %d per run over agents = %d: an agent would send nothing. Raise requests, or lower agents.", w.Requests, n)
 	}
 	if c := w.Capacity; c != nil && !w.SearchesRate() && w.Replay == nil {
-		l.errorf(c.DeclRange.Ptr(), "Capacity search over concurrency with agents",
+		rep.errorf(c.DeclRange.Ptr(), "Capacity search over concurrency with agents",
 			"Workload %q's capacity search bisects the concurrency, down to levels below its agents = %d (at %s), which cannot be shared out. Search a request_rate, or set agents = 1.", w.Name, n, w.agentsAt)
 	}
+	return rep.diags
 }
 
 // checkAgentCells refuses a cell whose hardware's agents block lists hosts for another
@@ -175,20 +177,22 @@ func checkAgentCells(cells []*Cell) hcl.Diagnostics {
 // the agents are tasks of the cell's job, on the nodes Slurm picks; and hosts or a
 // coordinator address on a Kubernetes placement, whose agents are the pods of the cell's
 // Indexed Job and dial its index 0 by the Job's own Service.
-func (l *loader) checkAgentsPlacement(h *Hardware) {
+func checkAgentsPlacement(h *Hardware) hcl.Diagnostics {
+	var rep report
 	if h.Agents != nil && h.Slurm != nil && len(h.Agents.Hosts) > 0 {
-		l.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
+		rep.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
 			"Hardware %q runs its cells as Slurm jobs (its slurm block at %s): its agents are tasks of the cell's job, on the nodes Slurm picks, not hosts listed here.", h.Name, h.Slurm.DeclRange)
 	}
 	if h.Agents == nil || h.Kubernetes == nil {
-		return
+		return rep.diags
 	}
 	if len(h.Agents.Hosts) > 0 {
-		l.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
+		rep.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
 			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents are the pods of the cell's Indexed Job, on the nodes Kubernetes picks, not hosts listed here.", h.Name, h.Kubernetes.DeclRange)
 	}
 	if h.Agents.Coordinator != "" {
-		l.errorf(h.Agents.coordinatorAt.Ptr(), "Conflicting placement",
+		rep.errorf(h.Agents.coordinatorAt.Ptr(), "Conflicting placement",
 			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents dial the cell's coordinator, index 0 of its Indexed Job, by the Job's own headless Service, not an address given here.", h.Name, h.Kubernetes.DeclRange)
 	}
+	return rep.diags
 }

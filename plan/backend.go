@@ -40,6 +40,8 @@ type Backend struct {
 	// Price is the backend's price list per million tokens; nil when the plan gives none.
 	Price     *Price
 	DeclRange hcl.Range
+	// urlAt is where the url is given, for a port its server does not listen on.
+	urlAt hcl.Range
 }
 
 // Config is what the backends package needs, with no HCL in it.
@@ -134,6 +136,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 
 	be.URL = rules.DefaultURL
 	if a := attrs["url"]; !isNull(a, ctx) {
+		be.urlAt = a.Expr.Range()
 		if l.decode(a, ctx, &be.URL) {
 			if u, ok := httpURL(be.URL); !ok {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid backend URL", "url must be an http:// or https:// URL with a host, not %q.%s", be.URL, urlSuggestion(be.URL))

@@ -24,12 +24,6 @@ type absentGroup struct {
 	body hcl.Range
 }
 
-// errorAbsent is errorf for a check whose premise is that the body lacks name.
-func (l *loader) errorAbsent(name string, subject *hcl.Range, summary, format string, args ...any) {
-	l.errorf(subject, summary, format, args...)
-	premise(l.diags[len(l.diags)-1], hcl.Range{}, name)
-}
-
 // premise records on d that it holds only if body (zero: the subject's) lacks all of
 // names; no names records nothing.
 func premise(d *hcl.Diagnostic, body hcl.Range, names ...string) {

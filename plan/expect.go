@@ -74,7 +74,7 @@ func (l *loader) decodeExpectBlock(b *hcl.Block, ctx *hcl.EvalContext) *Expect {
 // evaluated with unknown values of result.*'s types (ledger.ResultFields), so a
 // condition that is not true or false, or misuses a field, fails before any request.
 func (l *loader) checkCondition(expr hcl.Expression, ctx *hcl.EvalContext, s scope) {
-	d := l.checkRefs(expr, s)
+	d := l.names.checkRefs(expr, s, l.p.Files)
 	l.add(d)
 	if d.HasErrors() {
 		return

@@ -179,16 +179,18 @@ type resultRef struct {
 
 // checkGoalFigures refuses a goal over a figure the workload never has: the sweep would
 // stop at its first level with nothing measured.
-func (l *loader) checkGoalFigures(w *Workload) {
+func checkGoalFigures(w *Workload) hcl.Diagnostics {
+	var rep report
 	if w.Goal == nil {
-		return
+		return rep.diags
 	}
 	for _, r := range resultRefs(w.Goal) {
 		if why, missing := w.lacks(r.name); why != "" {
-			l.errorf(r.rng.Ptr(), "Unmeasurable goal", "The goal reads result.%s, which workload %q never has: %s. Every level would miss it.", r.name, w.Name, why)
-			premise(l.diags[len(l.diags)-1], hcl.Range{}, missing...)
+			rep.errorf(r.rng.Ptr(), "Unmeasurable goal", "The goal reads result.%s, which workload %q never has: %s. Every level would miss it.", r.name, w.Name, why)
+			premise(rep.last(), hcl.Range{}, missing...)
 		}
 	}
+	return rep.diags
 }
 
 // checkExpectFigures refuses an expect condition over a figure that a workload of a
@@ -238,14 +240,16 @@ var sloFigures = map[string]string{"ttft_s": "ttft", "tpot_ms": "tpot", "itl_ms"
 
 // checkSLOFigures refuses an slo limit on a figure the workload never has: it could
 // never be met or missed.
-func (l *loader) checkSLOFigures(w *Workload) {
+func checkSLOFigures(w *Workload) hcl.Diagnostics {
+	var rep report
 	for _, name := range []string{"ttft_s", "tpot_ms", "itl_ms", "e2e_s"} {
 		r, ok := w.sloAt[name]
 		if !ok {
 			continue
 		}
 		if why, _ := w.lacks(sloFigures[name]); why != "" {
-			l.errorf(r.Ptr(), "Unmeasurable SLO", "The slo limits %s, which workload %q never has: %s. The limit could never be met or missed.", name, w.Name, why)
+			rep.errorf(r.Ptr(), "Unmeasurable SLO", "The slo limits %s, which workload %q never has: %s. The limit could never be met or missed.", name, w.Name, why)
 		}
 	}
+	return rep.diags
 }

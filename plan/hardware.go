@@ -196,7 +196,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
 		}
 	}
-	l.checkAgentsPlacement(h)
+	l.add(checkAgentsPlacement(h))
 	if sb := seen["slurm"]; sb != nil && a["host"] != nil {
 		l.errorf(sb.DefRange.Ptr(), "Conflicting placement",
 			"A hardware block runs its cells either on a host (host = ..., at %s) or as Slurm jobs (this block), not both: Slurm picks the node.", a["host"].NameRange)

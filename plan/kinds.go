@@ -135,9 +135,11 @@ func nearest(name string, entries []os.DirEntry) string {
 
 // thinkLevel is the error for think given a reasoning level ("high"): think is the
 // on/off switch, the level is reasoning_effort.
-func (l *loader) thinkLevel(a *hcl.Attribute, level string) {
-	l.errorf(a.Expr.Range().Ptr(), "Invalid think",
+func thinkLevel(a *hcl.Attribute, level string) hcl.Diagnostics {
+	var rep report
+	rep.errorf(a.Expr.Range().Ptr(), "Invalid think",
 		"think is the on/off switch (true or false); a level such as %q is set with reasoning_effort: write reasoning_effort = %q instead.", level, level)
+	return rep.diags
 }
 
 // endpointInURL reports a backend url whose path already ends in an endpoint the

@@ -173,11 +173,13 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 		}
 	}
 	if hasErrorsSince(l.diags, before) || len(m.unknown) > 0 {
-		l.checkCellExprs(m, ctx)
+		l.add(checkCellExprs(m, ctx))
 		l.p.failedMatrices = append(l.p.failedMatrices, name)
 		return nil
 	}
-	if !l.checkSize(m) {
+	ok, sizeDiags := checkSize(m)
+	l.add(sizeDiags)
+	if !ok {
 		l.p.failedMatrices = append(l.p.failedMatrices, name)
 		return nil
 	}
@@ -195,7 +197,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 
 // cellExpr checks a per-cell expression's references and keeps it for checkCellExprs.
 func (l *loader) cellExpr(m *Matrix, a *hcl.Attribute) {
-	d := l.checkRefs(a.Expr, scopeMatrix)
+	d := l.names.checkRefs(a.Expr, scopeMatrix, l.p.Files)
 	l.add(d)
 	if !d.HasErrors() {
 		m.cellExprs = append(m.cellExprs, a)
@@ -205,7 +207,8 @@ func (l *loader) cellExpr(m *Matrix, a *hcl.Attribute) {
 // checkCellExprs evaluates the per-cell expressions of a matrix that cannot be
 // expanded with unknown matrix.* values, so their own mistakes are reported in the
 // same run as the mistake that stopped the expansion.
-func (l *loader) checkCellExprs(m *Matrix, ctx *hcl.EvalContext) {
+func checkCellExprs(m *Matrix, ctx *hcl.EvalContext) hcl.Diagnostics {
+	var rep report
 	// The block values are unknown but typed as every cell's are, so a misspelt
 	// attribute (matrix.tool.knd) is reported here too; hardware is null in the cells
 	// of a matrix without a hardware dimension, so it stays untyped there.
@@ -221,13 +224,14 @@ func (l *loader) checkCellExprs(m *Matrix, ctx *hcl.EvalContext) {
 	})}
 	for _, a := range m.cellExprs {
 		v, diags := a.Expr.Value(cellCtx)
-		l.add(diags)
+		rep.add(diags)
 		// A type that can never be a string (an object, a list) is wrong for every cell.
 		if !diags.HasErrors() && a.Name != "server" && v.Type() != cty.DynamicPseudoType && v.Type() != cty.String && convert.GetConversion(v.Type(), cty.String) == nil {
-			l.errorIn(a.Expr, cellCtx, a.Expr.Range().Ptr(), "Invalid "+a.Name,
+			rep.errorIn(a.Expr, cellCtx, a.Expr.Range().Ptr(), "Invalid "+a.Name,
 				"%s must evaluate to a string for every cell; this gives %s.", a.Name, article(v.Type().FriendlyName()))
 		}
 	}
+	return rep.diags
 }
 
 // dimElements evaluates a list of dimension values (or a single value). ok is false
@@ -568,11 +572,7 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 			cells = append(cells, c)
 		}
 	}
-	addDiags(checkSessionBackends(cells))
-	addDiags(checkReasoningBackends(cells))
-	addDiags(checkEmbeddingsBackends(cells))
-	addDiags(checkServerCommands(cells))
-	addDiags(checkAgentCells(cells))
+	addDiags(CheckCells(cells))
 	addDiags(resolveQuality(p, cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))

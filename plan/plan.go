@@ -150,7 +150,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 		dupKeys: map[string]bool{},
 	}
 	l.load(srcs)
-	l.attachValues()
+	attachValues(l.diags, l.evaluated)
 	placeStructure(l.diags, l.p.Files)
 	nameLookalikes(l.diags, l.p.Files)
 	l.diags = dropRepeats(l.diags)
@@ -169,9 +169,9 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 // loader carries the state of one Load: diagnostics accumulate on it so each decode
 // step can carry on after a problem and report everything in one go.
 type loader struct {
+	report // its diagnostics
 	p      *Plan
 	opts   LoadOptions
-	diags  hcl.Diagnostics
 	names  *names
 	parser *hclparse.Parser
 	// localValues are the evaluated locals, by name.
@@ -183,17 +183,6 @@ type loader struct {
 	// evaluated are the expressions with references evaluated so far, with their
 	// contexts, so a message about a value can show the values it was made from.
 	evaluated []evaluation
-}
-
-func (l *loader) add(diags hcl.Diagnostics) { l.diags = append(l.diags, diags...) }
-
-func (l *loader) errorf(subject *hcl.Range, summary, format string, args ...any) {
-	l.diags = append(l.diags, &hcl.Diagnostic{
-		Severity: hcl.DiagError,
-		Summary:  summary,
-		Detail:   fmt.Sprintf(format, args...),
-		Subject:  subject,
-	})
 }
 
 // dropRepeats keeps the first of diagnostics that say the same about the same place:
@@ -227,7 +216,7 @@ func (l *loader) load(srcs map[string][]byte) {
 
 	blocks := blocksByType{}
 	for _, n := range fileNames {
-		f, diags := l.parseFile(n, srcs[n])
+		f, diags := parseFile(l.parser, n, srcs[n])
 		if d := tomlConfig(n, srcs[n], diags); d != nil {
 			l.add(hcl.Diagnostics{d})
 			continue // its HCL parse errors would only say it is not HCL
@@ -245,7 +234,7 @@ func (l *loader) load(srcs map[string][]byte) {
 		l.p.Files[n] = f
 		content, diags := f.Body.Content(rootSchema)
 		l.add(beforeLine(diags, broken))
-		l.declareMisspelt(f)
+		declareMisspelt(f, l.names)
 		for _, b := range content.Blocks {
 			if broken > 0 && bodyEnd(b) >= broken {
 				continue // swallowed by the unterminated string: anything said about it is noise
@@ -256,23 +245,23 @@ func (l *loader) load(srcs map[string][]byte) {
 
 	// Phase 1: declare every name, so references anywhere can be checked (and
 	// misspellings get a did-you-mean) before anything is evaluated.
-	l.declare(blocks)
+	l.add(declareNames(blocks, l.names))
 
 	// Phase 2: variables and locals give the evaluation context.
 	l.decodeVariables(blocks["variable"])
 	l.decodeLocals(blocks["locals"])
-	ctx := l.evalContext()
+	ctx := evalContext(l.p, l.names, l.localValues)
 
 	// Phase 3: the typed blocks, in dependency order: servers before the backends
 	// that name them, everything before the matrices that combine them.
 	decodeEach(&l.p.Servers, blocks["server"], ctx, l.decodeServerBlock)
 	decodeEach(&l.p.Datasets, blocks["dataset"], ctx, l.decodeDatasetBlock)
-	l.setRefObjects(ctx)
+	setRefObjects(ctx, l.p, l.names)
 	decodeEach(&l.p.Backends, blocks["backend"], ctx, l.decodeBackendBlock)
 	decodeEach(&l.p.Hardware, blocks["hardware"], ctx, l.decodeHardwareBlock)
 	decodeEach(&l.p.Workloads, blocks["workload"], ctx, l.decodeWorkloadBlock)
 	l.add(checkCurrencies(l.p.prices()))
-	l.setRefObjects(ctx)
+	setRefObjects(ctx, l.p, l.names)
 	decodeEach(&l.p.Matrices, blocks["matrix"], ctx, l.decodeMatrixBlock)
 	decodeEach(&l.p.References, blocks["reference"], ctx, l.decodeReferenceBlock)
 	decodeEach(&l.p.Expects, blocks["expect"], ctx, l.decodeExpectBlock)
@@ -285,7 +274,7 @@ func (l *loader) load(srcs map[string][]byte) {
 	}
 	decodeEach(&l.p.Outputs, blocks["output"], ctx, l.decodeOutputBlock)
 	l.p.ctx = ctx
-	l.p.Hash = l.hash(fileNames, srcs)
+	l.p.Hash = planHash(fileNames, srcs, l.p.Variables)
 }
 
 // tomlHeader is a TOML table header on a line of its own ("[server]").
@@ -342,7 +331,7 @@ func (p *Plan) noCells() hcl.Diagnostics {
 // (worklaod "w"), under the type meant, without decoding them: references to them are
 // then known but unknown in value, so the misspelt type is the one error, not also
 // every reference to workload.w.
-func (l *loader) declareMisspelt(f *hcl.File) {
+func declareMisspelt(f *hcl.File, n *names) {
 	body, ok := f.Body.(*hclsyntax.Body)
 	if !ok {
 		return
@@ -357,28 +346,29 @@ func (l *loader) declareMisspelt(f *hcl.File) {
 		}
 		switch suggest.Nearest(b.Type, types) {
 		case "variable":
-			l.names.vars[b.Labels[0]] = true
+			n.vars[b.Labels[0]] = true
 		case "workload":
-			l.names.workloads[b.Labels[0]] = true
+			n.workloads[b.Labels[0]] = true
 		case "hardware":
-			l.names.hardware[b.Labels[0]] = true
+			n.hardware[b.Labels[0]] = true
 		case "server":
-			l.names.servers[b.Labels[0]] = true
+			n.servers[b.Labels[0]] = true
 		case "dataset":
-			l.names.datasets[b.Labels[0]] = true
+			n.datasets[b.Labels[0]] = true
 		case "backend":
 			if len(b.Labels) == 2 {
-				if l.names.backends[b.Labels[0]] == nil {
-					l.names.backends[b.Labels[0]] = map[string]bool{}
+				if n.backends[b.Labels[0]] == nil {
+					n.backends[b.Labels[0]] = map[string]bool{}
 				}
-				l.names.backends[b.Labels[0]][b.Labels[1]] = true
+				n.backends[b.Labels[0]][b.Labels[1]] = true
 			}
 		}
 	}
 }
 
-// declare records every declared name and reports duplicates and malformed labels.
-func (l *loader) declare(blocks blocksByType) {
+// declareNames records every declared name and reports duplicates and malformed labels.
+func declareNames(blocks blocksByType, n *names) hcl.Diagnostics {
+	var rep report
 	first := map[string]*hcl.Block{}
 	for _, typ := range []string{"variable", "backend", "server", "hardware", "workload", "matrix", "reference", "expect", "decision", "dataset"} {
 		for _, b := range blocks[typ] {
@@ -387,41 +377,41 @@ func (l *loader) declare(blocks blocksByType) {
 					continue // the kind is checked against the known kinds below
 				}
 				if !validName(lab) {
-					l.errorf(b.LabelRanges[i].Ptr(), "Invalid name",
+					rep.errorf(b.LabelRanges[i].Ptr(), "Invalid name",
 						"A %s name starts with a letter or underscore and holds only letters, digits, underscores and dashes, so it can be referenced; %q is not such a name.", typ, lab)
 				}
 			}
 			key := typ + "." + strings.Join(b.Labels, ".")
 			if prev, dup := first[key]; dup {
-				l.errorf(labelsRange(b), "Duplicate "+typ+" block",
+				rep.errorf(labelsRange(b), "Duplicate "+typ+" block",
 					"A %s named %q was already declared at %s. Names must be unique.", typ, strings.Join(b.Labels, "."), prev.DefRange)
 				continue
 			}
 			first[key] = b
 			switch typ {
 			case "variable":
-				l.names.vars[b.Labels[0]] = true
+				n.vars[b.Labels[0]] = true
 			case "backend":
 				if _, ok := backends.LookupKind(b.Labels[0]); !ok {
-					l.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
+					rep.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
 						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
 					// Its references (backend.olama.o) are known but undecoded: the
 					// misspelt kind is the one mistake, not every place that names it.
-					if l.names.backends[b.Labels[0]] == nil {
-						l.names.backends[b.Labels[0]] = map[string]bool{}
+					if n.backends[b.Labels[0]] == nil {
+						n.backends[b.Labels[0]] = map[string]bool{}
 					}
-					l.names.backends[b.Labels[0]][b.Labels[1]] = true
+					n.backends[b.Labels[0]][b.Labels[1]] = true
 					continue
 				}
-				l.names.backends[b.Labels[0]][b.Labels[1]] = true
+				n.backends[b.Labels[0]][b.Labels[1]] = true
 			case "server":
-				l.names.servers[b.Labels[0]] = true
+				n.servers[b.Labels[0]] = true
 			case "hardware":
-				l.names.hardware[b.Labels[0]] = true
+				n.hardware[b.Labels[0]] = true
 			case "workload":
-				l.names.workloads[b.Labels[0]] = true
+				n.workloads[b.Labels[0]] = true
 			case "dataset":
-				l.names.datasets[b.Labels[0]] = true
+				n.datasets[b.Labels[0]] = true
 			}
 		}
 	}
@@ -429,17 +419,18 @@ func (l *loader) declare(blocks blocksByType) {
 	firstLocal := map[string]*hcl.Attribute{}
 	for _, b := range blocks["locals"] {
 		attrs, diags := b.Body.JustAttributes()
-		l.add(diags)
+		rep.add(diags)
 		for _, a := range attrs {
 			if prev, dup := firstLocal[a.Name]; dup {
-				l.errorf(a.NameRange.Ptr(), "Duplicate local value",
+				rep.errorf(a.NameRange.Ptr(), "Duplicate local value",
 					"A local value named %q was already defined at %s.", a.Name, prev.NameRange)
 				continue
 			}
 			firstLocal[a.Name] = a
-			l.names.locals[a.Name] = true
+			n.locals[a.Name] = true
 		}
 	}
+	return rep.diags
 }
 
 // swallowing are the parse errors after which the rest of a file is read wrongly: a
@@ -498,13 +489,13 @@ func labelsRange(b *hcl.Block) *hcl.Range {
 
 // hash is over the plan's bytes and the resolved variable values, so a changed -var
 // changes the hash even when no file changed.
-func (l *loader) hash(fileNames []string, srcs map[string][]byte) string {
+func planHash(fileNames []string, srcs map[string][]byte, vars []*Variable) string {
 	h := sha256.New()
 	for _, n := range fileNames {
 		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(n), len(srcs[n]))
 		h.Write(srcs[n])
 	}
-	for _, v := range l.p.Variables {
+	for _, v := range vars {
 		b, err := ctyjson.Marshal(v.Value, cty.DynamicPseudoType)
 		if err != nil {
 			b = []byte(v.Value.GoString())
@@ -515,12 +506,12 @@ func (l *loader) hash(fileNames []string, srcs map[string][]byte) string {
 }
 
 // read records a file the plan read while it loaded (Plan.ReadFiles).
-func (l *loader) read(path string) {
+func (p *Plan) read(path string) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	if !slices.Contains(l.p.ReadFiles, path) {
-		l.p.ReadFiles = append(l.p.ReadFiles, path)
+	if !slices.Contains(p.ReadFiles, path) {
+		p.ReadFiles = append(p.ReadFiles, path)
 	}
 }
 

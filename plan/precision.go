@@ -24,6 +24,7 @@ type Precision struct {
 	MaxRequests int
 	MaxDuration time.Duration
 	DeclRange   hcl.Range
+	targetsAt   []hcl.Range // where each target is written
 }
 
 // PrecisionTarget is one figure and the relative half-width its interval must reach.
@@ -101,13 +102,32 @@ func (l *loader) decodePrecisionBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.
 			l.errorf(b.DefRange.Ptr(), "Conflicting blocks", "A replay sends its trace's rows at the trace's times: it cannot keep sending until a figure is precise. Drop the precision block, or replay more of the trace.")
 		case w.Session != nil:
 			l.errorf(b.DefRange.Ptr(), "Conflicting blocks", "A session workload's requests are whole sessions: a precision block cannot stop one part-way.")
-		case w.Embeddings != nil && slices.ContainsFunc(p.Targets, func(t PrecisionTarget) bool { return t.Dist != "e2e" }):
-			l.errorf(b.DefRange.Ptr(), "Unmeasurable precision", "An embeddings workload streams no tokens: only e2e figures (e2e_p50, …) can be held to a precision.")
 		case p.MaxRequests > 0 && w.Requests > p.MaxRequests:
 			l.errorf(b.DefRange.Ptr(), "max_requests below requests", "requests = %d is the first batch a run sends before it judges precision; max_requests = %d must be at least that.", w.Requests, p.MaxRequests)
 		}
+		if !hasErrorsSince(l.diags, n0) {
+			l.add(unmeasurableTargets(w, p))
+		}
 		w.Precision = p
 	}
+}
+
+// unmeasurableTargets refuses a target on a figure the workload never has (TTFT with
+// stream = false, any token figure of an embeddings workload): no run could reach its
+// precision, so every run would send until its cap.
+func unmeasurableTargets(w *Workload, p *Precision) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	for i, t := range p.Targets {
+		if why, _ := w.lacks(t.Figure); why != "" {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError, Summary: "Unmeasurable precision",
+				Detail: fmt.Sprintf("The precision block holds %s to a half-width, but workload %q never has it: %s. Every run would send until its cap (max_requests, max_duration) for nothing; hold an e2e figure instead.",
+					t.Figure, w.Name, why),
+				Subject: p.targetsAt[i].Ptr(),
+			})
+		}
+	}
+	return diags
 }
 
 // decodePrecisionTarget reads one figure = "2%" of a precision block.
@@ -132,6 +152,7 @@ func (l *loader) decodePrecisionTarget(p *Precision, a *hcl.Attribute, ctx *hcl.
 		t.Percentile, _ = strconv.Atoi(strings.TrimPrefix(stat, "p"))
 	}
 	p.Targets = append(p.Targets, t)
+	p.targetsAt = append(p.targetsAt, a.NameRange)
 }
 
 // String is the block as a row's notes cite it: "ttft_p50 ±2%, tpot_p50 ±1%".

@@ -137,15 +137,16 @@ func unsuitablePath(v cty.Value, ty cty.Type) cty.Path {
 // checkSuits reports, on the narrowest item, a value that cannot be decoded into
 // target: a null element, or an element of the wrong type. The summary names the
 // attribute ("Invalid concurrency"), which HCL's "Unsuitable value type" does not.
-func (l *loader) checkSuits(a *hcl.Attribute, ctx *hcl.EvalContext, v cty.Value, target any) bool {
+func checkSuits(a *hcl.Attribute, ctx *hcl.EvalContext, v cty.Value, target any) hcl.Diagnostics {
+	var rep report
 	ty, err := gocty.ImpliedType(target)
 	if err != nil {
-		return true
+		return nil
 	}
 	if p, ok := nullPath(v); ok {
-		l.errorIn(a.Expr, ctx, exprAt(a.Expr, p).Range().Ptr(), "Invalid "+a.Name,
+		rep.errorIn(a.Expr, ctx, exprAt(a.Expr, p).Range().Ptr(), "Invalid "+a.Name,
 			"%s%s is null; each element of %s needs a value.", a.Name, pathString(p), a.Name)
-		return false
+		return rep.diags
 	}
 	if _, err := convert.Convert(v, ty); err != nil {
 		var p cty.Path
@@ -155,20 +156,11 @@ func (l *loader) checkSuits(a *hcl.Attribute, ctx *hcl.EvalContext, v cty.Value,
 		if len(p) == 0 {
 			p = unsuitablePath(v, ty) // convert names the element only in its message
 		}
-		l.errorIn(a.Expr, ctx, exprAt(a.Expr, p).Range().Ptr(), "Invalid "+a.Name,
+		rep.errorIn(a.Expr, ctx, exprAt(a.Expr, p).Range().Ptr(), "Invalid "+a.Name,
 			"%s%s: %s.", a.Name, pathString(p), err.Error())
-		return false
+		return rep.diags
 	}
-	return true
-}
-
-// errorIn records an error about expr's value: the renderer prints the values of the
-// references in expr ("var.tool is null"), so the reader sees why.
-func (l *loader) errorIn(expr hcl.Expression, ctx *hcl.EvalContext, subject *hcl.Range, summary, format string, args ...any) {
-	l.diags = append(l.diags, &hcl.Diagnostic{
-		Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...),
-		Subject: subject, Expression: expr, EvalContext: ctx,
-	})
+	return nil
 }
 
 // traversalText writes a traversal as it is written in a plan: var.tool, server["x"].

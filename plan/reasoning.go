@@ -50,7 +50,7 @@ func (l *loader) decodeReasoning(w *Workload, a hcl.Attributes, ctx *hcl.EvalCon
 	if at := a["think"]; at != nil {
 		var b bool
 		if v, ok := l.eval(at.Expr, ctx, scopePlan); ok && v.Type() == cty.String && slices.Contains(ReasoningEfforts, strings.ToLower(v.AsString())) {
-			l.thinkLevel(at, strings.ToLower(v.AsString()))
+			l.add(thinkLevel(at, strings.ToLower(v.AsString())))
 		} else if l.decode(at, ctx, &b) {
 			w.Reasoning.Think = &b
 			w.Reasoning.ranges["think"] = at.NameRange

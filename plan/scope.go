@@ -55,7 +55,7 @@ var matrixDimensions = []string{"model", "quantization", "tool", "hardware", "wo
 
 // checkRefs reports every reference in expr to something that does not exist or is not
 // available in scope s, with a did-you-mean where a near name exists.
-func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
+func (n *names) checkRefs(expr hcl.Expression, s scope, files map[string]*hcl.File) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	bad := func(t hcl.Traversal, upto int, summary, format string, args ...any) {
 		r := t.SourceRange()
@@ -67,7 +67,7 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 		})
 	}
 	var keys []hcl.Range // bare keys needing quotes: their names are no references
-	if f := l.p.Files[expr.Range().Filename]; f != nil {
+	if f := files[expr.Range().Filename]; f != nil {
 		diags, keys = unquotedKeys(expr, f.Bytes, rootsIn(s))
 	}
 	for _, t := range expr.Variables() {
@@ -92,17 +92,17 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 		}
 		switch root {
 		case "var":
-			if !l.names.vars[name] {
+			if !n.vars[name] {
 				bad(t, 1, "Reference to undeclared variable",
-					"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(l.names.vars))))
+					"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.vars))))
 			}
 		case "local":
-			if !l.names.locals[name] {
+			if !n.locals[name] {
 				bad(t, 1, "Reference to undeclared local value",
-					"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(l.names.locals))))
+					"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.locals))))
 			}
 		case "backend":
-			byName, ok := l.names.backends[name]
+			byName, ok := n.backends[name]
 			if !ok {
 				bad(t, 1, "Unknown backend kind",
 					"A backend is referenced as backend.<kind>.<name>, with kind %s.%s", quoteList(kindNames()), suggestion(name, kindNames()))
@@ -111,7 +111,7 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 			bname := attrStep(t, 2)
 			if bname != "" && !byName[bname] {
 				var all, sameName []string
-				for k, ns := range l.names.backends {
+				for k, ns := range n.backends {
 					for n := range ns {
 						all = append(all, "backend."+k+"."+n)
 						if n == bname {
@@ -127,7 +127,7 @@ func (l *loader) checkRefs(expr hcl.Expression, s scope) hcl.Diagnostics {
 				bad(t, 2, "Reference to undeclared backend", "No backend %q %q is declared.%s", name, bname, hint)
 			}
 		case "server", "hardware", "workload", "dataset":
-			set := map[string]map[string]bool{"server": l.names.servers, "hardware": l.names.hardware, "workload": l.names.workloads, "dataset": l.names.datasets}[root]
+			set := map[string]map[string]bool{"server": n.servers, "hardware": n.hardware, "workload": n.workloads, "dataset": n.datasets}[root]
 			if !set[name] && !set[dottedName(t, set)] {
 				bad(t, 1, "Reference to undeclared "+root,
 					"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
@@ -217,7 +217,7 @@ func (l *loader) eval(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.V
 // value checks expr's references, then evaluates it; ok is false when either failed
 // (the problem is recorded). Null and unknown values are the caller's to judge.
 func (l *loader) value(expr hcl.Expression, ctx *hcl.EvalContext, s scope) (cty.Value, bool) {
-	if d := l.checkRefs(expr, s); d.HasErrors() {
+	if d := l.names.checkRefs(expr, s, l.p.Files); d.HasErrors() {
 		l.add(d)
 		return cty.NilVal, false
 	}
@@ -265,7 +265,11 @@ func (l *loader) decode(a *hcl.Attribute, ctx *hcl.EvalContext, target any) bool
 		return false
 	}
 	v, ok := l.eval(a.Expr, ctx, scopePlan)
-	if !ok || !l.checkSuits(a, ctx, v, target) {
+	if !ok {
+		return false
+	}
+	if d := checkSuits(a, ctx, v, target); d.HasErrors() {
+		l.add(d)
 		return false
 	}
 	d := gohcl.DecodeExpression(hcl.StaticExpr(v, a.Expr.Range()), nil, target)
@@ -295,68 +299,68 @@ func validName(s string) bool { return hclsyntax.ValidIdentifier(s) }
 
 // evalContext builds the plan-wide context: var and local values plus functions. The
 // block objects (backend, server, ...) are added by setRefObjects as they are decoded.
-func (l *loader) evalContext() *hcl.EvalContext {
+func evalContext(p *Plan, n *names, localValues map[string]cty.Value) *hcl.EvalContext {
 	vars := map[string]cty.Value{}
-	for _, v := range l.p.Variables {
+	for _, v := range p.Variables {
 		vars[v.Name] = v.Value
 	}
-	for n := range l.names.vars {
-		if _, ok := vars[n]; !ok {
-			vars[n] = cty.DynamicVal // declared but failed: its problem is already reported
+	for name := range n.vars {
+		if _, ok := vars[name]; !ok {
+			vars[name] = cty.DynamicVal // declared but failed: its problem is already reported
 		}
 	}
 	locals := map[string]cty.Value{}
-	for n, v := range l.localValues {
-		locals[n] = v
+	for name, v := range localValues {
+		locals[name] = v
 	}
-	for n := range l.names.locals {
-		if _, ok := locals[n]; !ok {
-			locals[n] = cty.DynamicVal
+	for name := range n.locals {
+		if _, ok := locals[name]; !ok {
+			locals[name] = cty.DynamicVal
 		}
 	}
 	return &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": cty.ObjectVal(vars), "local": cty.ObjectVal(locals)},
-		Functions: functions(l.p.Dir, l.read),
+		Functions: functions(p.Dir, p.read),
 	}
 }
 
 // setRefObjects (re)builds backend.*, server.*, hardware.* and workload.* from what has
 // been decoded so far. Declared but undecoded blocks are unknown values, so expressions
 // that use them are skipped without a second, confusing error.
-func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
+func setRefObjects(ctx *hcl.EvalContext, p *Plan, n *names) {
 	servers := map[string]cty.Value{}
-	for n := range l.names.servers {
+	for n := range n.servers {
 		servers[n] = cty.DynamicVal
 	}
-	for _, s := range l.p.Servers {
+	for _, s := range p.Servers {
 		servers[s.Name] = s.object()
 	}
 	backendsByKind := map[string]cty.Value{}
-	for kind, ns := range l.names.backends {
+	for kind, ns := range n.backends {
 		objs := map[string]cty.Value{}
 		for n := range ns {
 			objs[n] = cty.DynamicVal
 		}
-		for _, b := range l.p.Backends {
+		for _, b := range p.Backends {
 			if b.Kind == kind {
-				objs[b.Name] = l.p.objectOf(b)
+				objs[b.Name] = p.objectOf(b)
 			}
 		}
 		backendsByKind[kind] = cty.ObjectVal(objs)
 	}
 	hw := map[string]cty.Value{}
-	for n := range l.names.hardware {
+	for n := range n.hardware {
 		hw[n] = cty.DynamicVal
 	}
-	for _, h := range l.p.Hardware {
-		hw[h.Name] = l.p.objectOf(h)
+	for _, h := range p.Hardware {
+		hw[h.Name] = p.objectOf(h)
 	}
 	wl := map[string]cty.Value{}
-	for n := range l.names.workloads {
+	for n := range n.workloads {
 		wl[n] = cty.DynamicVal
 	}
-	for _, w := range l.p.Workloads {
-		wl[w.Name] = l.p.objectOf(w)
+	for _, w := range p.Workloads {
+		wl[w.Name] = p.objectOf(w)
 	}
 	for _, m := range []map[string]cty.Value{servers, hw, wl} {
 		dottedStandIns(m)
@@ -366,11 +370,11 @@ func (l *loader) setRefObjects(ctx *hcl.EvalContext) {
 	ctx.Variables["hardware"] = cty.ObjectVal(hw)
 	ctx.Variables["workload"] = cty.ObjectVal(wl)
 	ds := map[string]cty.Value{}
-	for n := range l.names.datasets {
+	for n := range n.datasets {
 		ds[n] = cty.DynamicVal
 	}
-	for _, d := range l.p.Datasets {
-		ds[d.Name] = l.p.objectOf(d)
+	for _, d := range p.Datasets {
+		ds[d.Name] = p.objectOf(d)
 	}
 	dottedStandIns(ds)
 	ctx.Variables["dataset"] = cty.ObjectVal(ds)

@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +21,10 @@ import (
 type Server struct {
 	servers.Spec
 	DeclRange hcl.Range
-	// commandAt is where the command is given, for what its flags cannot serve.
-	commandAt hcl.Range
+	// commandAt is where the command is given, for what its flags cannot serve;
+	// readyAt the ready url and envAt the env map, for what they contradict.
+	commandAt, readyAt, envAt hcl.Range
+	envExpr                   hcl.Expression
 }
 
 // Default server timings: a vLLM start loads weights and captures CUDA graphs, which
@@ -75,6 +80,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 			decoded := true
 			if v.Type() == cty.String {
 				s.Command = []string{v.AsString()}
+				l.add(oneStringCommand(s.Command[0], a, attrs["args"] != nil, l.resolvePath))
 			} else {
 				decoded = l.decode(a, ctx, &s.Command)
 			}
@@ -92,6 +98,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		}
 	}
 	if a := attrs["env"]; a != nil {
+		s.envAt, s.envExpr = a.Expr.Range(), a.Expr
 		l.decode(a, ctx, &s.Env)
 	}
 	if a := attrs["dir"]; a != nil && l.decode(a, ctx, &s.Dir) {
@@ -129,6 +136,7 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		rc, diags := rb.Body.Content(readySchema)
 		l.add(diags)
 		if a := rc.Attributes["url"]; a != nil && l.decode(a, ctx, &s.ReadyURL) {
+			s.readyAt = a.Expr.Range()
 			if _, ok := httpURL(s.ReadyURL); !ok {
 				l.errorf(a.Expr.Range().Ptr(), "Invalid ready URL", "ready.url is an http:// URL polled until it answers, not %q.%s", s.ReadyURL, urlSuggestion(s.ReadyURL))
 			}
@@ -141,4 +149,32 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		return nil
 	}
 	return s
+}
+
+// oneStringCommand refuses a command given as one string that holds spaces, without
+// args: the server would be started as a program named after the whole line ("vllm
+// serve m"), which does not exist. A path that exists with a space in it is a program.
+func oneStringCommand(cmd string, a *hcl.Attribute, hasArgs bool, resolve func(string) string) hcl.Diagnostics {
+	fields := strings.Fields(cmd)
+	if len(fields) < 2 {
+		return nil
+	}
+	if _, err := os.Stat(resolve(cmd)); err == nil {
+		return nil
+	}
+	quoted := make([]string, len(fields))
+	for i, f := range fields {
+		quoted[i] = strconv.Quote(f)
+	}
+	fix := fmt.Sprintf("command = [%s]", strings.Join(quoted, ", "))
+	if hasArgs {
+		fix = fmt.Sprintf("command = %q with the rest in args", fields[0])
+	}
+	return hcl.Diagnostics{{
+		Severity: hcl.DiagError,
+		Summary:  "Server command is one string",
+		Detail: fmt.Sprintf("command = %q is one string, so planrun would start a program named %q, which does not exist: a command is not run through a shell. Give it as a list, %s.",
+			cmd, cmd, fix),
+		Subject: a.Expr.Range().Ptr(),
+	}}
 }

@@ -31,10 +31,10 @@ func (m *Matrix) combinations() int {
 
 // checkSize notes a large matrix, from its dimensions alone (nothing is expanded), and
 // refuses one too large to expand; false when it is refused.
-func (l *loader) checkSize(m *Matrix) bool {
+func checkSize(m *Matrix) (ok bool, diags hcl.Diagnostics) {
 	n := m.combinations()
 	if n < largeMatrixCells {
-		return true
+		return true, nil
 	}
 	var dims []string
 	for _, d := range []struct {
@@ -46,20 +46,19 @@ func (l *loader) checkSize(m *Matrix) bool {
 		}
 	}
 	if n > maxMatrixCells {
-		l.errorf(m.DeclRange.Ptr(), "Matrix too large",
-			"Matrix %q combines %s: more than %d cells, too many to expand. Split it, or check the lists for a mistake.", m.Name, strings.Join(dims, " × "), maxMatrixCells)
-		return false
+		return false, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Matrix too large",
+			Detail:  fmt.Sprintf("Matrix %q combines %s: more than %d cells, too many to expand. Split it, or check the lists for a mistake.", m.Name, strings.Join(dims, " × "), maxMatrixCells),
+			Subject: m.DeclRange.Ptr()}}
 	}
 	levels := 0
 	for _, w := range m.Workloads {
 		levels += len(w.Levels())
 	}
 	rows := n / len(m.Workloads) * levels
-	l.add(hcl.Diagnostics{{
+	return true, hcl.Diagnostics{{
 		Severity: hcl.DiagWarning, Summary: "Large matrix",
 		Detail: fmt.Sprintf("Matrix %q combines %s: %d cells before excludes, %d result rows at their workloads' levels. Check that this is the run you mean: apply measures every one.",
 			m.Name, strings.Join(dims, " × "), n, rows),
 		Subject: m.DeclRange.Ptr(),
-	}})
-	return true
+	}}
 }

@@ -84,7 +84,7 @@ func (l *loader) decodeSLOBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.EvalCo
 		}
 	}
 	if c := seen["capacity"]; c != nil && w.Capacity != nil {
-		l.checkCapacity(w, c)
+		l.add(checkCapacity(w, c))
 	}
 }
 
@@ -158,31 +158,33 @@ func (l *loader) decodeCapacity(w *Workload, b *hcl.Block, ctx *hcl.EvalContext)
 // checkCapacity holds the capacity search against the rest of the workload: it needs
 // an slo, no goal (both would end the sweep), one concurrency when it searches rates,
 // ascending levels and a whole resolution for concurrency.
-func (l *loader) checkCapacity(w *Workload, b *hcl.Block) {
+func checkCapacity(w *Workload, b *hcl.Block) hcl.Diagnostics {
+	var rep report
 	c := w.Capacity
 	r := b.DefRange.Ptr()
 	switch {
 	case !w.has("slo_attainment_pct"):
-		l.errorAbsent("slo", r, "Capacity search without an slo", "A capacity search measures SLO attainment: add an slo block to workload %q.", w.Name)
+		rep.errorAbsent("slo", r, "Capacity search without an slo", "A capacity search measures SLO attainment: add an slo block to workload %q.", w.Name)
 		if w.sloBody != (hcl.Range{}) { // an slo block whose limits are misspelt or unreadable
-			d := l.diags[len(l.diags)-1]
+			d := rep.last()
 			d.Extra = nil
 			premise(d, w.sloBody, slices.Concat(sloLimits, []string{anyName})...)
 		}
 	case w.Goal != nil:
-		l.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)
+		rep.errorf(r, "Conflicting capacity and goal", "Both end the sweep at the first level that misses them; give workload %q a goal or a capacity block, not both (a goal may read result.slo_attainment_pct).", w.Name)
 	case w.SearchesRate() && len(w.Concurrency) != 1:
-		l.errorf(r, "Capacity search over two loads", "With request_rate the search is over the rate at one concurrency level (the cap on requests in flight); workload %q lists %d.", w.Name, len(w.Concurrency))
+		rep.errorf(r, "Capacity search over two loads", "With request_rate the search is over the rate at one concurrency level (the cap on requests in flight); workload %q lists %d.", w.Name, len(w.Concurrency))
 	case w.SearchesRate() && !slices.IsSorted(w.RequestRates):
-		l.errorf(w.levelAt("request_rate", descending(w.RequestRates)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list request_rate of workload %q from low to high.", b.DefRange, w.Name)
+		rep.errorf(w.levelAt("request_rate", descending(w.RequestRates)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list request_rate of workload %q from low to high.", b.DefRange, w.Name)
 	case !w.SearchesRate() && !slices.IsSorted(w.Concurrency):
-		l.errorf(w.levelAt("concurrency", descending(w.Concurrency)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list concurrency of workload %q from low to high.", b.DefRange, w.Name)
+		rep.errorf(w.levelAt("concurrency", descending(w.Concurrency)), "Capacity search needs ascending levels", "The capacity search (at %s) bisects between the declared levels in order: list concurrency of workload %q from low to high.", b.DefRange, w.Name)
 	case !w.SearchesRate() && c.Resolution != math.Trunc(c.Resolution):
-		l.errorf(r, "Invalid resolution", "Concurrency is searched in whole requests: resolution must be a whole number, not %g.", c.Resolution)
+		rep.errorf(r, "Invalid resolution", "Concurrency is searched in whole requests: resolution must be a whole number, not %g.", c.Resolution)
 	default:
-		return
+		return rep.diags
 	}
 	w.Capacity = nil
+	return rep.diags
 }
 
 // descending is the index of the first level lower than the one before it.

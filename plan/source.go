@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
@@ -15,12 +16,12 @@ import (
 // an unterminated template, or skip it silently in a comment. A character outside
 // strings and comments that is not ASCII is named (strangeCharacters). A parsed file's map
 // literals are checked for keys given twice, which HCL would collapse to the last.
-func (l *loader) parseFile(name string, src []byte) (*hcl.File, hcl.Diagnostics) {
+func parseFile(parser *hclparse.Parser, name string, src []byte) (*hcl.File, hcl.Diagnostics) {
 	if d := encodingError(name, src); d != nil {
 		return nil, hcl.Diagnostics{d}
 	}
 	chars, repaired, lines := strangeCharacters(name, src)
-	f, diags := l.parser.ParseHCL(repaired, name)
+	f, diags := parser.ParseHCL(repaired, name)
 	if len(chars) > 0 {
 		// The characters are the mistakes on their lines; the rest of the file is read
 		// as the user meant it, with each replaced by the ASCII one it stands for.

@@ -20,14 +20,14 @@ type evaluation struct {
 // it was made from ("var.port is 0"), whichever check reported it. A diagnostic's value
 // is the narrowest evaluated expression holding its subject, or the one its subject
 // names on the same line (an attribute's name, blamed for what its value does).
-func (l *loader) attachValues() {
-	for _, d := range l.diags {
+func attachValues(diags hcl.Diagnostics, evaluated []evaluation) {
+	for _, d := range diags {
 		if d.Expression != nil || d.Subject == nil {
 			continue
 		}
 		var best *evaluation
-		for i := range l.evaluated {
-			e := &l.evaluated[i]
+		for i := range evaluated {
+			e := &evaluated[i]
 			r := e.expr.Range()
 			if r.Filename != d.Subject.Filename {
 				continue

@@ -56,7 +56,7 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 	given := l.externalValues()
 	for _, b := range blocks {
 		name := b.Labels[0]
-		if !validName(name) || l.variable(name) != nil {
+		if !validName(name) || l.p.variable(name) != nil {
 			continue // reported by declare
 		}
 		v := &Variable{Name: name, Type: cty.DynamicPseudoType, DeclRange: b.DefRange}
@@ -125,8 +125,8 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 	}
 }
 
-func (l *loader) variable(name string) *Variable {
-	for _, v := range l.p.Variables {
+func (p *Plan) variable(name string) *Variable {
+	for _, v := range p.Variables {
 		if v.Name == name {
 			return v
 		}
@@ -149,7 +149,7 @@ func (l *loader) externalValues() map[string][]rawValue {
 			l.errorf(nil, "Cannot read variables file", "%s", err)
 			continue
 		}
-		f, diags := l.parseFile(path, src)
+		f, diags := parseFile(l.parser, path, src)
 		l.add(diags)
 		if f == nil {
 			continue
@@ -239,7 +239,7 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 		return true
 	}
 	cond := content.Attributes["condition"]
-	if d := l.checkRefs(cond.Expr, scopeVars); d.HasErrors() {
+	if d := l.names.checkRefs(cond.Expr, scopeVars, l.p.Files); d.HasErrors() {
 		l.add(d)
 		return true
 	}
@@ -252,7 +252,7 @@ func (l *loader) checkValidation(v *Variable, b *hcl.Block, valRange *hcl.Range)
 	}
 	ctx := &hcl.EvalContext{
 		Variables: map[string]cty.Value{"var": cty.ObjectVal(map[string]cty.Value{v.Name: v.Value})},
-		Functions: functions(l.p.Dir, l.read),
+		Functions: functions(l.p.Dir, l.p.read),
 	}
 	var msg string
 	l.add(gohcl.DecodeExpression(content.Attributes["error_message"].Expr, nil, &msg))
@@ -300,7 +300,7 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 		}
 	}
 	for n, a := range pending {
-		if d := l.checkRefs(a.Expr, scopeLocals); d.HasErrors() {
+		if d := l.names.checkRefs(a.Expr, scopeLocals, l.p.Files); d.HasErrors() {
 			l.add(d)
 			delete(pending, n)
 		}
@@ -320,7 +320,7 @@ func (l *loader) decodeLocals(blocks []*hcl.Block) {
 			if !ready {
 				continue
 			}
-			ctx := l.evalContext()
+			ctx := evalContext(l.p, l.names, l.localValues)
 			v, diags := a.Expr.Value(ctx)
 			l.add(diags)
 			if diags.HasErrors() {

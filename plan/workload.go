@@ -325,7 +325,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
 	l.decodePrecisionBlocks(w, content.Blocks.OfType("precision"), ctx) // after the session and replay it refuses
 	l.decodeRamp(w, a, ctx)
-	l.checkMeaningful(w, a)
+	l.add(checkMeaningful(w, a))
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
@@ -361,7 +361,7 @@ func (l *loader) decodeRequestContent(w *Workload, a hcl.Attributes, ctx *hcl.Ev
 			if err != nil {
 				l.errorf(pf.Expr.Range().Ptr(), "Cannot read prompt_file", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(path, l.p.Dir))
 			} else {
-				l.read(l.resolvePath(path))
+				l.p.read(l.resolvePath(path))
 			}
 			w.Prompt = string(b)
 		}
@@ -499,56 +499,62 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 // of the workload can give meaning to: a capacity search over a replay with one load (an
 // uncapped replay sends each trace row at its own time, so there is no load to search),
 // and an slo limit or goal on a figure the workload never has (figureNeeds).
-func (l *loader) checkMeaningful(w *Workload, a hcl.Attributes) {
+func checkMeaningful(w *Workload, a hcl.Attributes) hcl.Diagnostics {
+	var rep report
 	if c := w.Capacity; c != nil && w.Replay != nil && len(w.Levels()) < 2 {
 		load := "an uncapped replay"
 		if len(w.Concurrency) == 1 && w.Concurrency[0] > 0 {
 			load = fmt.Sprintf("a replay capped at one concurrency (%d)", w.Concurrency[0])
 		}
-		l.errorf(c.DeclRange.Ptr(), "Capacity search without loads to search",
+		rep.errorf(c.DeclRange.Ptr(), "Capacity search without loads to search",
 			"Workload %q is %s: its trace sets the load, so there is one level and nothing to search. "+
 				"List several concurrency caps (concurrency = [4, 8, 16]) to search the highest cap meeting the target, or drop the capacity block and read slo_attainment_pct.", w.Name, load)
 		w.Capacity = nil
 	}
-	l.checkSLOFigures(w)
-	l.checkGoalFigures(w)
-	l.checkMeasureFigures(w, a["measure"])
-	l.checkLevelsReachable(w, a)
-	l.checkAgents(w)
+	rep.add(checkSLOFigures(w))
+	rep.add(checkGoalFigures(w))
+	rep.add(checkMeasureFigures(w, a["measure"]))
+	rep.add(checkLevelsReachable(w, a))
+	rep.add(checkAgents(w))
+	return rep.diags
 }
 
 // checkLevelsReachable refuses a closed-loop level that a run's requests (or a session
 // workload's sessions) cannot fill: with requests = 8, a level of 16 never has more
 // than 8 in flight, and its row would say 16.
-func (l *loader) checkLevelsReachable(w *Workload, a hcl.Attributes) {
+func checkLevelsReachable(w *Workload, a hcl.Attributes) hcl.Diagnostics {
+	var rep report
 	if len(w.RequestRates) > 0 || w.Replay != nil || len(w.Concurrency) == 0 {
-		return
+		return rep.diags
 	}
 	top := slices.Max(w.Concurrency)
 	switch {
 	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < top:
-		l.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than the concurrency",
+		rep.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than the concurrency",
 			"sessions = %d per run, but concurrency lists %d: at most %d sessions are ever in flight, and the row would say %d. List levels up to %d, or raise sessions.", w.Session.Sessions, top, w.Session.Sessions, top, w.Session.Sessions)
 	case w.Session == nil && w.Requests > 0 && w.Requests < top && a["requests"] != nil:
-		l.errorf(a["requests"].Expr.Range().Ptr(), "Fewer requests than the concurrency",
+		rep.errorf(a["requests"].Expr.Range().Ptr(), "Fewer requests than the concurrency",
 			"requests = %d per run, but concurrency lists %d: a closed loop never has more requests in flight than it sends, and the row would say %d. List levels up to %d, or raise requests.", w.Requests, top, top, w.Requests)
 	}
+	return rep.diags
 }
 
 // checkMeasureFigures refuses a measure the workload never has (ttft on an embeddings
 // workload), by the same table the slo and goal are held to.
-func (l *loader) checkMeasureFigures(w *Workload, m *hcl.Attribute) {
+func checkMeasureFigures(w *Workload, m *hcl.Attribute) hcl.Diagnostics {
+	var rep report
 	if m == nil {
-		return
+		return rep.diags
 	}
 	for i, x := range w.Measure {
 		if x != "ttft" && x != "tpot" {
 			continue
 		}
 		if why, _ := w.lacks(x); why != "" {
-			l.errorf(elemRange(m.Expr, i), "Unmeasurable measure", "measure lists %s, which workload %q never has: %s.", x, w.Name, why)
+			rep.errorf(elemRange(m.Expr, i), "Unmeasurable measure", "measure lists %s, which workload %q never has: %s.", x, w.Name, why)
 		}
 	}
+	return rep.diags
 }
 
 // decodeWorkloadBlocks decodes the blocks inside a workload once its attributes are

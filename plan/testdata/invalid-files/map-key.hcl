@@ -3,10 +3,10 @@ locals {
 }
 backend "ollama" "local" {}
 server "vllm_fp8" {
-  command = ["vllm", "serve"]
+  command = ["vllm", "serve", "--port", "11434"]
 }
 server "vllm_int4" {
-  command = ["vllm", "serve"]
+  command = ["vllm", "serve", "--port", "11434"]
 }
 workload "w" {}
 matrix "m" {

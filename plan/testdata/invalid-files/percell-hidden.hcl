@@ -8,7 +8,7 @@ backend "openai" "vllm" {
   url = "ftp://x" # ERROR: Invalid backend URL
 }
 server "vllm_fp8" {
-  command = ["vllm", "serve"]
+  command = ["vllm", "serve", "--port", "11434"]
 }
 workload "w" {}
 matrix "m" {

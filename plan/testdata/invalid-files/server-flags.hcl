@@ -18,10 +18,10 @@ server "plain" {
 }
 server "short" {
   command = "vllm" # ERROR: Requests longer than --max-model-len ~ up to 2048 prompt + 256 output tokens
-  args    = ["serve", "m", "--max-model-len=2k"]
+  args    = ["serve", "m", "--max-model-len=2k", "--port", "8001"]
 }
 server "lora" {
-  command = ["vllm", "serve", "m", "--served-model-name", "base", "--enable-lora", "--lora-modules", "sql=/ad/sql", "chat=/ad/chat"]
+  command = ["vllm", "serve", "m", "--served-model-name", "base", "--port", "8002", "--enable-lora", "--lora-modules", "sql=/ad/sql", "chat=/ad/chat"]
 }
 workload "mix" {
   models = { base = 2, sql = 1, chat = 1 }

@@ -3,7 +3,7 @@ variable "port" {
   default = 8000
 }
 server "vllm_awq" {
-  command = ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--port", tostring(var.port)]
+  command = ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct-AWQ", "--served-model-name", "qwen2.5-7b", "--port", tostring(var.port)]
   env     = { CUDA_VISIBLE_DEVICES = "0" }
   ready {
     url     = "http://127.0.0.1:${var.port}/health"
@@ -14,7 +14,7 @@ server "vllm_awq" {
 }
 server "vllm_fp8" {
   command     = "vllm"
-  args        = ["serve", "Qwen/Qwen2.5-7B-Instruct", "--quantization", "fp8"]
+  args        = ["serve", "Qwen/Qwen2.5-7B-Instruct", "--served-model-name", "qwen2.5-7b", "--quantization", "fp8"]
   stop_signal = "INT"
   setup       = [["curl", "-s", "http://127.0.0.1:8000/v1/models"]]
 }
