@@ -31,6 +31,7 @@ type note struct {
 // several rows share is listed once, and each row's verdict cites it as [n].
 func headline(rows []ledger.Row) (body [][]string, notes []note) {
 	index := map[string]int{}
+	names := ledger.CellNames(rows)
 	for _, r := range rows {
 		verdict := rowVerdict(r)
 		mem, why := memoryNote(r)
@@ -45,10 +46,10 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 				index[text] = i
 				notes = append(notes, note{Text: text})
 			}
-			notes[i].Rows = append(notes[i].Rows, r.CellID+" "+loadLabel(r))
+			notes[i].Rows = append(notes[i].Rows, names[r.CellID]+" "+loadLabel(r))
 			verdict += fmt.Sprintf(" [%d]", i+1)
 		}
-		body = append(body, []string{r.CellID, mdtable.Dash(r.Workload), concurrency(r),
+		body = append(body, []string{names[r.CellID], mdtable.Dash(r.Workload), concurrency(r),
 			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3) + " / " + withInterval(r, "ttft_p99_s", r.TTFT.P99, 1, 3) + prefixShare(r),
 			withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1) + " / " + withInterval(r, "tpot_p99_ms", r.TPOT.P99, 1000, 1),
 			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), mem, verdict})
