@@ -102,7 +102,7 @@ func caveats(r ledger.Row) []string {
 	if r.Notes != "" {
 		// A row's notes are joined by "; " (apply's buildRow): each is its own note, so
 		// one that many rows share is listed once.
-		n = append(n, strings.Split(r.Notes, "; ")...)
+		n = append(n, splitNotes(r.Notes)...)
 	}
 	if r.Failed > 0 {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
@@ -117,6 +117,28 @@ func caveats(r ledger.Row) []string {
 		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens — %s", r.EarlyStops, r.Requests, EarlyStopHint))
 	}
 	return n
+}
+
+// splitNotes cuts a row's notes where apply joined them, at "; " outside parentheses: a
+// note may hold "; " inside its own parenthesis ("memory 0.169 GB (RSS, 2 processes; PSS
+// beside it)"), which stays one note.
+func splitNotes(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ';':
+			if depth == 0 && strings.HasPrefix(s[i:], "; ") {
+				out = append(out, s[start:i])
+				start = i + 2
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 // StabilityHint explains a noisy or unstable row in one line, where the verdict appears.
