@@ -119,6 +119,19 @@ matrix "cpu2" {
   model_id     = "tiny-${matrix.quantization}"
 }
 
+# The answer the report opens with (docs/decisions.md): the variant, tool, CPU set and load
+# that give one user their tokens fastest (TPOT p50, whose interval 8 requests bound) within
+# a memory budget, with the runner-up and whether the intervals tell them apart.
+decision "pick" {
+  objective = minimize(result.tpot_p50_ms)
+  constraints = [
+    result.memory_gb <= 0.5, # the server's processes (RSS): the variants need 0.10-0.16 GB
+    result.error_rate <= 0,
+    # A quality floor against F16 is one more line once the quality phase measures it:
+    # result.same_top1_pct >= 95,
+  ]
+}
+
 expect "no-errors" {
   condition     = result.error_rate == 0
   error_message = "Some requests failed: see the notes column and the server log."

@@ -153,3 +153,22 @@ func ResultFieldNamed(name string) (ResultField, bool) {
 	}
 	return ResultField{}, false
 }
+
+// Answer is the decision in a few words, for lists across runs: "q8_0 at c4 (sure)",
+// "none".
+func (d Decision) Answer() string {
+	if d.Chosen == nil {
+		return d.Outcome
+	}
+	return fmt.Sprintf("%s at %s (%s)", d.Chosen.Name, d.Chosen.Level(), d.Outcome)
+}
+
+// SameAnswer reports whether two answers of one decision agree: the same outcome, and
+// the same cell and level chosen.
+func SameAnswer(a, b Decision) bool {
+	if a.Outcome != b.Outcome || (a.Chosen == nil) != (b.Chosen == nil) {
+		return false
+	}
+	return a.Chosen == nil || a.Chosen.Cell == b.Chosen.Cell && a.Chosen.Concurrency == b.Chosen.Concurrency &&
+		a.Chosen.RequestRate == b.Chosen.RequestRate
+}

@@ -105,7 +105,11 @@ func runCompare(_ context.Context, env *Env, args []string) int {
 	}
 	deltas := compareRows(rowsA, rowsB)
 	breaches := compare.Gate(deltas, thresholds)
-	if err := a.write(env, deltas, breaches, labelA, labelB, fields); err != nil {
+	var changes []compare.DecisionChange
+	if a.Tools == "" {
+		changes = compare.DecisionChanges(readDecisions(pa), readDecisions(pb))
+	}
+	if err := a.write(env, deltas, breaches, labelA, labelB, fields, changes); err != nil {
 		fmt.Fprintf(env.Stderr, "planrun compare: %v\n", err)
 		return exitError
 	}
@@ -297,7 +301,7 @@ func (a *compareArgs) gateAndFields() ([]compare.Threshold, []string, error) {
 }
 
 // write renders the comparison to -o or stdout.
-func (a *compareArgs) write(env *Env, deltas []compare.Delta, breaches []compare.Breach, la, lb string, fields []string) error {
+func (a *compareArgs) write(env *Env, deltas []compare.Delta, breaches []compare.Breach, la, lb string, fields []string, changes []compare.DecisionChange) error {
 	w := env.Stdout
 	if a.Out != "" {
 		f, err := os.Create(a.Out)
@@ -314,10 +318,38 @@ func (a *compareArgs) write(env *Env, deltas []compare.Delta, breaches []compare
 		if err := compare.WriteCompareMarkdown(w, deltas, la, lb, fields...); err != nil {
 			return err
 		}
-		return compare.WriteBreachesMarkdown(w, breaches)
+		if err := compare.WriteBreachesMarkdown(w, breaches); err != nil {
+			return err
+		}
+		return compare.WriteDecisionChanges(w, changes, true)
 	default:
-		return compare.WriteCompareText(w, deltas, la, lb, fields...)
+		if err := compare.WriteCompareText(w, deltas, la, lb, fields...); err != nil {
+			return err
+		}
+		return compare.WriteDecisionChanges(w, changes, false)
 	}
+}
+
+// readDecisions are the decisions a run directory's summary.json holds (path the
+// directory or its results.csv); none for a ledger, which keeps rows only.
+func readDecisions(path string) []ledger.Decision {
+	dir := path
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		dir = filepath.Dir(path)
+		if filepath.Base(path) != ledger.ResultsFile {
+			return nil
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, ledger.SummaryFile))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	s, err := ledger.ReadSummary(f)
+	if err != nil {
+		return nil
+	}
+	return s.Decisions
 }
 
 // compareRows pairs rows of two result sets. Two sets of one tool each pair up across

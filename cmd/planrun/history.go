@@ -90,7 +90,9 @@ between runs is a new cell: it is never merged, and a note says so.`)
 		err = history.WriteCSV(w, series, fields)
 	default:
 		fmt.Fprintf(w, "%s: %d runs, %d series.\n\n", set.Dir, len(set.Runs), len(series))
-		err = history.WriteText(w, series, fields)
+		if err = history.WriteText(w, series, fields); err == nil {
+			err = history.WriteDecisions(w, history.Decisions(set))
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "planrun history: %v\n", err)

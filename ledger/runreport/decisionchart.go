@@ -49,6 +49,31 @@ type decisionPoint struct {
 // constraints excluded hollow and grey. nil when fewer than two rows can be drawn.
 func decisionFigure(d ledger.Decision, rows []ledger.Row) *figure {
 	axis := decisionAxis(d)
+	pts := decisionPoints(d, rows, axis)
+	if len(pts) < 2 {
+		return nil
+	}
+	f := newFigure(d.Name+": "+d.Objective.String()+" against "+axis+" (each point a level; dashed: the frontier)",
+		DecisionChartPrefix+fileSafe(d.Name)+".svg")
+	p := newPanel("", withUnit(axis), withUnit(d.Objective.Field))
+	p.X.Min = 0
+	f.addStatusGroups(p, pts)
+	if front := frontier(pts, d.Objective.Maximize); len(front) >= 2 {
+		if l, err := plotter.NewLine(front); err == nil {
+			l.LineStyle = draw.LineStyle{Color: palette[0], Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+			p.Add(l)
+			f.legend.Add("frontier", l)
+		}
+	}
+	if l, err := plotter.NewLabels(decisionLabels(d, pts)); err == nil && len(l.XYs) > 0 {
+		p.Add(l)
+	}
+	f.panels = [][]*plot.Plot{{p}}
+	return f
+}
+
+// decisionPoints are d's candidates whose row measured both the objective and axis.
+func decisionPoints(d ledger.Decision, rows []ledger.Row, axis string) []decisionPoint {
 	byKey := map[string]*ledger.Row{}
 	for i := range rows {
 		r := &rows[i]
@@ -60,47 +85,44 @@ func decisionFigure(d ledger.Decision, rows []ledger.Row) *figure {
 		if r == nil {
 			continue
 		}
-		x, y := resultFigure(r, axis), float64(c.Value)
-		if finite(x) && finite(y) {
+		if x, y := resultFigure(r, axis), float64(c.Value); finite(x) && finite(y) {
 			pts = append(pts, decisionPoint{c, x, y})
 		}
 	}
-	if len(pts) < 2 {
-		return nil
-	}
-	xLabel, yLabel := withUnit(axis), withUnit(d.Objective.Field)
-	f := newFigure(d.Name+": "+d.Objective.String()+" against "+axis+" (each point a level; dashed: the frontier)",
-		DecisionChartPrefix+fileSafe(d.Name)+".svg")
-	p := newPanel("", xLabel, yLabel)
-	p.X.Min = 0
-	groups := []struct {
-		name   string
-		status string
-		color  color.RGBA
-		hollow bool
-	}{
-		{"meets the constraints", ledger.CandidateQualified, palette[0], false},
-		{"a constraint unsettled", ledger.CandidateUnsure, palette[1], false},
-		{"excluded by a constraint", ledger.CandidateExcluded, palette[9], true},
-	}
-	for _, g := range groups {
-		var xy plotter.XYs
+	return pts
+}
+
+// statusGroups are how the chart draws candidates by standing: eligible ones solid,
+// excluded ones hollow and grey.
+var statusGroups = []struct {
+	name, status string
+	color        color.RGBA
+	hollow       bool
+}{
+	{"meets the constraints", ledger.CandidateQualified, palette[0], false},
+	{"a constraint unsettled", ledger.CandidateUnsure, palette[1], false},
+	{"excluded by a constraint", ledger.CandidateExcluded, palette[9], true},
+}
+
+// addStatusGroups draws the points of each standing with their objective's intervals
+// as error bars, each standing once in the legend.
+func (f *figure) addStatusGroups(p *plot.Plot, pts []decisionPoint) {
+	for _, g := range statusGroups {
 		var bars errorBars
 		for _, pt := range pts {
 			if pt.c.Status != g.status {
 				continue
 			}
-			xy = append(xy, plotter.XY{X: pt.x, Y: pt.y})
 			e := struct{ Low, High float64 }{}
 			if lo, hi := float64(pt.c.Lo), float64(pt.c.Hi); finite(lo) && finite(hi) && lo <= pt.y && pt.y <= hi {
 				e.Low, e.High = pt.y-lo, hi-pt.y
 			}
 			bars.XYs, bars.YErrors = append(bars.XYs, plotter.XY{X: pt.x, Y: pt.y}), append(bars.YErrors, e)
 		}
-		if len(xy) == 0 {
+		if len(bars.XYs) == 0 {
 			continue
 		}
-		sc, err := plotter.NewScatter(xy)
+		sc, err := plotter.NewScatter(bars.XYs)
 		if err != nil {
 			continue
 		}
@@ -117,27 +139,24 @@ func decisionFigure(d ledger.Decision, rows []ledger.Row) *figure {
 		f.legend.Add(g.name, sc)
 		f.entries++
 	}
-	if front := frontier(pts, d.Objective.Maximize); len(front) >= 2 {
-		if l, err := plotter.NewLine(front); err == nil {
-			l.LineStyle = draw.LineStyle{Color: palette[0], Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
-			p.Add(l)
-			f.legend.Add("frontier", l)
-		}
-	}
+}
+
+// decisionLabels name the chosen row and the runner-up on the chart.
+func decisionLabels(d ledger.Decision, pts []decisionPoint) plotter.XYLabels {
 	var labels plotter.XYLabels
 	for _, pt := range pts {
+		text := ""
 		switch {
 		case d.Chosen != nil && sameLevel(pt.c, *d.Chosen):
-			labels.XYs, labels.Labels = append(labels.XYs, plotter.XY{X: pt.x, Y: pt.y}), append(labels.Labels, " chosen: "+pt.c.Name+" "+pt.c.Level())
+			text = " chosen: " + pt.c.Name + " " + pt.c.Level()
 		case d.RunnerUp != nil && sameLevel(pt.c, *d.RunnerUp):
-			labels.XYs, labels.Labels = append(labels.XYs, plotter.XY{X: pt.x, Y: pt.y}), append(labels.Labels, " runner-up: "+pt.c.Name+" "+pt.c.Level())
+			text = " runner-up: " + pt.c.Name + " " + pt.c.Level()
+		default:
+			continue
 		}
+		labels.XYs, labels.Labels = append(labels.XYs, plotter.XY{X: pt.x, Y: pt.y}), append(labels.Labels, text)
 	}
-	if l, err := plotter.NewLabels(labels); err == nil && len(labels.XYs) > 0 {
-		p.Add(l)
-	}
-	f.panels = [][]*plot.Plot{{p}}
-	return f
+	return labels
 }
 
 // filledCircle is a filled point: eligible rows are solid, excluded ones hollow.

@@ -41,7 +41,7 @@ type labels struct {
 	seed                                  []string
 	single, concurrent, details, formulas string
 	env, charts, none                     string
-	results, notes, cost, open            string
+	results, notes, cost, open, everyRow  string
 	// interval and unbounded explain ± and unboundedMark under a table (%g: the
 	// confidence in percent).
 	interval, unbounded string
@@ -62,6 +62,7 @@ var english = labels{
 	results:    "Results",
 	notes:      "Notes",
 	cost:       "Cost (%s/Mtok)",
+	everyRow:   "Every row",
 	open:       "show",
 	interval:   "± is the half-width of the figure's %g%% confidence interval, relative to it",
 	unbounded:  "; %s: too few requests (or, for tok/s, runs) to bound it at %g%%, and the row's notes say how many would",
@@ -80,6 +81,7 @@ var chinese = labels{
 	results:    "结果",
 	notes:      "备注",
 	cost:       "成本（%s/百万 token）",
+	everyRow:   "所有行",
 	open:       "展开",
 	interval:   "± 为该指标 %g%% 置信区间的半宽（相对值）",
 	unbounded:  "；%s：请求（吞吐量则为运行次数）太少，无法在 %g%% 置信度下界定，所需数量见该行备注",
@@ -223,7 +225,17 @@ func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
 	if priced {
 		head = slices.Insert(head, len(head)-1, fmt.Sprintf(lb.cost, currency))
 	}
-	var fn footnotes
+	notes := map[string][]string{} // level key → the row's notes, its memory's reason among them
+	for _, r := range rows {
+		_, why := memoryNote(r)
+		n := caveats(r)
+		if why != "" {
+			n = append(n, why)
+		}
+		notes[rowKey(r)] = n
+	}
+	common := commonNotes(rows, notes)
+	fn := footnotes{skip: common}
 	for _, part := range []struct {
 		heading string
 		rows    []ledger.Row
@@ -234,7 +246,7 @@ func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
 		fmt.Fprintf(b, "### %s\n\n", part.heading)
 		var body [][]string
 		for _, r := range part.rows {
-			mem, why := memoryNote(r)
+			mem, _ := memoryNote(r)
 			cells := []string{r.Model, r.QuantShown(), r.Tool, hardwareCell(r),
 				withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3), withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1),
 				withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), mem, concurrency(r)}
@@ -244,11 +256,7 @@ func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
 			if priced {
 				cells = append(cells, withInterval(r, "cost_per_mtok", r.CostPerMTok, 1, 3))
 			}
-			notes := caveats(r)
-			if why != "" {
-				notes = append(notes, why)
-			}
-			cells = append(cells, fn.cite(seedVerdict(r), notes, names[r.CellID]+" "+loadLabel(r)))
+			cells = append(cells, fn.cite(seedVerdict(r), notes[rowKey(r)], names[r.CellID]+" "+loadLabel(r)))
 			body = append(body, cells)
 		}
 		mdtable.TableOf(b, head, body)
@@ -258,7 +266,36 @@ func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
 		}
 		b.WriteString(intervalLegend(lb, body, cols, rowsConfidence(part.rows)))
 	}
+	if len(common) > 0 {
+		fmt.Fprintf(b, "%s:\n\n", lb.everyRow)
+		for _, n := range common {
+			fmt.Fprintf(b, "- %s\n", ledger.OneLine(n))
+		}
+		b.WriteString("\n")
+	}
 	fn.write(b, lb.notes)
+}
+
+// rowKey names a row's level within a report: its cell and load.
+func rowKey(r ledger.Row) string { return r.CellID + "\x00" + loadLabel(r) }
+
+// commonNotes are the notes every one of several rows has (the same model source, too
+// few runs for an interval): said once for all, not cited on each row.
+func commonNotes(rows []ledger.Row, notes map[string][]string) []string {
+	if len(rows) < 2 {
+		return nil
+	}
+	var out []string
+	for _, n := range notes[rowKey(rows[0])] {
+		every := true
+		for _, r := range rows[1:] {
+			every = every && slices.Contains(notes[rowKey(r)], n)
+		}
+		if every && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // seedVerdict is the seed table's verdict: the row's when it says more than "ok".
@@ -274,6 +311,7 @@ func seedVerdict(r ledger.Row) string {
 type footnotes struct {
 	notes []note
 	index map[string]int
+	skip  []string // said for every row apart
 }
 
 // cite adds the row's notes and returns its Notes cell: the verdict, then [n] for each.
@@ -283,6 +321,9 @@ func (f *footnotes) cite(verdict string, notes []string, row string) string {
 	}
 	cell := verdict
 	for _, text := range notes {
+		if slices.Contains(f.skip, text) {
+			continue
+		}
 		i, ok := f.index[text]
 		if !ok {
 			i = len(f.notes)

@@ -434,3 +434,35 @@ func TestLatencyChartDrawsIntervals(t *testing.T) {
 		t.Error("the chart's title does not say what the bars are")
 	}
 }
+
+// A row's notes are listed one by one, a note's own "; " inside its parenthesis kept; a
+// note every row has is said once, under "Every row", and cited on none.
+func TestMarkdownNotesSplitAndShared(t *testing.T) {
+	a, b := ledgertest.SampleRow("m/a", 1), ledgertest.SampleRow("m/b", 1)
+	a.Model, b.Model = "a", "b"
+	a.Notes = "no interval for tok/s from 2 runs; memory 0.169 GB (RSS, 2 processes; PSS beside it) is +7%"
+	b.Notes = "no interval for tok/s from 2 runs"
+	a.Failed, b.Failed = 0, 0
+	var md strings.Builder
+	seedTables(&md, english, []ledger.Row{a, b})
+	got := md.String()
+	for _, want := range []string{"Every row:\n\n- no interval for tok/s from 2 runs\n",
+		"1. memory 0.169 GB (RSS, 2 processes; PSS beside it) is +7% (a c1)\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "[1]") != 1 || strings.Contains(got, "[2]") {
+		t.Errorf("want one marker, on a's row only:\n%s", got)
+	}
+	for in, want := range map[string][]string{
+		"x; y":            {"x", "y"},
+		"x (a; b); y":     {"x (a; b)", "y"},
+		"x (a (b; c); d)": {"x (a (b; c); d)"},
+		"unbalanced ); z": {"unbalanced )", "z"},
+	} {
+		if got := splitNotes(in); !slices.Equal(got, want) {
+			t.Errorf("splitNotes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type note struct {
 // several rows share is listed once, and each row's verdict cites it as [n].
 func headline(rows []ledger.Row) (body [][]string, notes []note) {
 	index := map[string]int{}
+	names := ledger.CellNames(rows)
 	for _, r := range rows {
 		verdict := rowVerdict(r)
 		mem, why := memoryNote(r)
@@ -45,10 +46,10 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 				index[text] = i
 				notes = append(notes, note{Text: text})
 			}
-			notes[i].Rows = append(notes[i].Rows, r.CellID+" "+loadLabel(r))
+			notes[i].Rows = append(notes[i].Rows, names[r.CellID]+" "+loadLabel(r))
 			verdict += fmt.Sprintf(" [%d]", i+1)
 		}
-		body = append(body, []string{r.CellID, mdtable.Dash(r.Workload), concurrency(r),
+		body = append(body, []string{names[r.CellID], mdtable.Dash(r.Workload), concurrency(r),
 			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3) + " / " + withInterval(r, "ttft_p99_s", r.TTFT.P99, 1, 3) + prefixShare(r),
 			withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1) + " / " + withInterval(r, "tpot_p99_ms", r.TPOT.P99, 1000, 1),
 			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), mem, verdict})
@@ -101,7 +102,7 @@ func caveats(r ledger.Row) []string {
 	if r.Notes != "" {
 		// A row's notes are joined by "; " (apply's buildRow): each is its own note, so
 		// one that many rows share is listed once.
-		n = append(n, strings.Split(r.Notes, "; ")...)
+		n = append(n, splitNotes(r.Notes)...)
 	}
 	if r.Failed > 0 {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
@@ -116,6 +117,28 @@ func caveats(r ledger.Row) []string {
 		n = append(n, fmt.Sprintf("%d of %d requests stopped before max_tokens — %s", r.EarlyStops, r.Requests, EarlyStopHint))
 	}
 	return n
+}
+
+// splitNotes cuts a row's notes where apply joined them, at "; " outside parentheses: a
+// note may hold "; " inside its own parenthesis ("memory 0.169 GB (RSS, 2 processes; PSS
+// beside it)"), which stays one note.
+func splitNotes(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth = max(depth-1, 0)
+		case ';':
+			if depth == 0 && strings.HasPrefix(s[i:], "; ") {
+				out = append(out, s[start:i])
+				start = i + 2
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 // StabilityHint explains a noisy or unstable row in one line, where the verdict appears.
