@@ -30,6 +30,7 @@ build|cmd:git|git|scripts/build-planrun.sh stamps the commit; the gofmt step lis
 build|file:/etc/ssl/certs/ca-certificates.crt|ca-certificates|the Go module proxy, PyPI
 ollama|file:/usr/include/nlohmann/json.hpp|nlohmann-json3-dev|Ollama'"'"'s llama.cpp (scripts/install-ollama.sh)
 ollama|file:/usr/include/stb/stb_image.h|libstb-dev|Ollama'"'"'s llama.cpp (scripts/install-ollama.sh)
+ollama|cmd:cmake|cmake|Ollama'"'"'s per-ISA CPU libraries, as its releases build them (scripts/install-ollama.sh)
 python|cmd:python3|python3|the vLLM and LiteLLM virtualenvs (scripts/install-vllm.sh, install-litellm.sh)
 python|venv:python3|python3-venv|the vLLM and LiteLLM virtualenvs (scripts/install-vllm.sh, install-litellm.sh)
 vllm|file:/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4|libtcmalloc-minimal4|vLLM on a CPU preloads tcmalloc (scripts/install-vllm.sh)
