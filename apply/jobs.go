@@ -106,26 +106,13 @@ type batchJob struct {
 	rowIdx []int
 	line   string
 	status placement.Status
-	entry  jobEntry // its entry in the manifest (runRecord.job)
+	entry  int // its entry in the manifest (runRecord.job)
 }
 
-// place stamps a row with where the job ran it: Slurm's job id and node, or the
-// Kubernetes Job, pod and node.
+// place stamps a row with where the job ran it: the scheduler, the job, its node and
+// pod.
 func (j *batchJob) place(r *ledger.Row) {
-	if j.entry.kubernetes {
-		r.K8sJob, r.K8sPod, r.K8sNode = j.id, j.status.Pod, j.status.Node
-		return
-	}
-	r.SlurmJob, r.SlurmNode = j.id, j.status.Node
-}
-
-// placeState stamps a row with the job's final state.
-func (j *batchJob) placeState(r *ledger.Row) {
-	if j.entry.kubernetes {
-		r.K8sState = j.status.State
-		return
-	}
-	r.SlurmState = j.status.State
+	r.Batch = ledger.BatchPlace{Scheduler: j.sched.Name(), Job: j.id, Node: j.status.Node, Pod: j.status.Pod}
 }
 
 // jobEvent is what a follower tells the coordinator: the job's latest status, rows that
@@ -188,7 +175,7 @@ func (co *coordinator) submitBatch(ctx context.Context, s placement.Scheduler, c
 			todo, _ := co.rec.pending(c)
 			j.total += len(todo)
 		}
-		j.entry = co.rec.addJob(s.Name(), ledger.BatchJob{Name: job.Name, Hardware: job.Hardware,
+		j.entry = co.rec.addJob(ledger.BatchJob{Scheduler: s.Name(), Name: job.Name, Hardware: job.Hardware,
 			Dir: job.Dir, Cells: job.CellIDs, State: "SUBMITTING"})
 		rows := newJobRows(job.Dir, co.rec.doneLevels()) // before the job can write a row
 		if j.id, err = s.Submit(ctx, job); err != nil {
@@ -324,7 +311,7 @@ func (co *coordinator) endJob(j *batchJob, reason string, interrupted bool) {
 	}
 	for _, i := range j.rowIdx {
 		r := rec.row(i)
-		j.placeState(r)
+		r.Batch.State = j.status.State
 		rec.writeLedgers(*r)
 	}
 	co.settleCells(j, interrupted, why)

@@ -212,7 +212,7 @@ func runFake(t *testing.T, ctx context.Context, f *fakeScheduler, rowsTimeout ti
 func rowsOf(rows []ledger.Row) []string {
 	var out []string
 	for _, r := range rows {
-		out = append(out, fmt.Sprintf("c=%d %s %s job=%s node=%s %s", r.Concurrency, r.Status, r.SlurmState, r.SlurmJob, r.SlurmNode, r.Notes))
+		out = append(out, fmt.Sprintf("c=%d %s %s job=%s node=%s %s", r.Concurrency, r.Status, r.Batch.State, r.Batch.Job, r.Batch.Node, r.Notes))
 	}
 	return out
 }
@@ -244,8 +244,8 @@ func TestJobsPendingRunningCompleted(t *testing.T) {
 	if ok, failed, _, _ := res.Counts(); ok != 1 || failed != 0 {
 		t.Errorf("cells %+v", res.Cells)
 	}
-	if len(m.SlurmJobs) != 1 || m.SlurmJobs[0].ID != "1" || m.SlurmJobs[0].State != "COMPLETED" || m.SlurmJobs[0].Node != "node1" {
-		t.Errorf("manifest jobs %+v", m.SlurmJobs)
+	if len(m.Jobs) != 1 || m.Jobs[0].ID != "1" || m.Jobs[0].State != "COMPLETED" || m.Jobs[0].Node != "node1" {
+		t.Errorf("manifest jobs %+v", m.Jobs)
 	}
 	if len(f.cancels()) != 0 {
 		t.Errorf("cancelled %v", f.cancels())
@@ -256,7 +256,7 @@ func TestJobsPendingRunningCompleted(t *testing.T) {
 		}
 	}
 	ledger, err := ledger.ReadLedger(res.LedgerPath)
-	if err != nil || len(ledger) != 2 || ledger[0].SlurmState != "COMPLETED" {
+	if err != nil || len(ledger) != 2 || ledger[0].Batch.State != "COMPLETED" {
 		t.Errorf("ledger %q, %v", rowsOf(ledger), err)
 	}
 	if samples := readSamples(t, res.RunDir); len(samples) != 1 || samples[0].RunID != m.RunID {
@@ -336,7 +336,7 @@ func TestJobsCancelled(t *testing.T) {
 				t.Fatalf("rows %q, want a failed row per level", rowsOf(res.Rows))
 			}
 			for _, r := range res.Rows {
-				if r.Status != ledger.StatusFailed || r.SlurmState != "CANCELLED" || !strings.Contains(r.Notes, tc.why) {
+				if r.Status != ledger.StatusFailed || r.Batch.State != "CANCELLED" || !strings.Contains(r.Notes, tc.why) {
 					t.Errorf("row %q, want failed, CANCELLED, %q", rowsOf([]ledger.Row{r}), tc.why)
 				}
 			}
@@ -398,13 +398,13 @@ func TestJobsRefused(t *testing.T) {
 		t.Fatalf("rows %q", rowsOf(res.Rows))
 	}
 	for _, r := range res.Rows {
-		if r.Status != ledger.StatusFailed || r.Notes != f.refuse || r.SlurmJob != "" {
+		if r.Status != ledger.StatusFailed || r.Notes != f.refuse || r.Batch.Job != "" {
 			t.Errorf("row %q", rowsOf([]ledger.Row{r}))
 		}
 	}
 	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, "manifest.json"))
-	if err != nil || len(m.SlurmJobs) != 1 || m.SlurmJobs[0].State != "NOT SUBMITTED" {
-		t.Errorf("manifest jobs %+v, %v", m.SlurmJobs, err)
+	if err != nil || len(m.Jobs) != 1 || m.Jobs[0].State != "NOT SUBMITTED" {
+		t.Errorf("manifest jobs %+v, %v", m.Jobs, err)
 	}
 }
 
@@ -443,8 +443,8 @@ func TestCoordinatorWritesTheRunAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Cells) != 1 || m.Cells[0].Status != ledger.StatusOK || m.Ended.IsZero() || len(m.SlurmJobs) != 1 || m.SlurmJobs[0].State != "COMPLETED" {
-		t.Errorf("manifest cells %+v, jobs %+v, ended %v", m.Cells, m.SlurmJobs, m.Ended)
+	if len(m.Cells) != 1 || m.Cells[0].Status != ledger.StatusOK || m.Ended.IsZero() || len(m.Jobs) != 1 || m.Jobs[0].State != "COMPLETED" {
+		t.Errorf("manifest cells %+v, jobs %+v, ended %v", m.Cells, m.Jobs, m.Ended)
 	}
 	if l, err := ledger.ReadLedger(res.LedgerPath); err != nil || len(l) != 2 || l[0].RunID != m.RunID {
 		t.Errorf("ledger %q, %v", rowsOf(l), err)

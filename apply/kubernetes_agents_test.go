@@ -66,10 +66,10 @@ func TestKubernetesAgentsAreTheJobsIndices(t *testing.T) {
 		t.Fatalf("rows %+v", res.Rows)
 	}
 	man := readManifest(t, res.RunDir)
-	if len(man.KubernetesJobs) != 1 {
-		t.Fatalf("manifest kubernetes_jobs %+v", man.KubernetesJobs)
+	if len(man.Jobs) != 1 {
+		t.Fatalf("manifest kubernetes_jobs %+v", man.Jobs)
 	}
-	job := man.KubernetesJobs[0]
+	job := man.Jobs[0]
 	object := job.ID[strings.Index(job.ID, "/")+1:]
 	pods := map[string]bool{}
 	for _, a := range man.Agents {
@@ -100,13 +100,13 @@ func TestKubernetesAgentsAreTheJobsIndices(t *testing.T) {
 	_, cells := loadPlan(t, src, "")
 	for _, row := range res.Rows {
 		t.Logf("c=%d: %s, %d requests, ttft p50 %.1f ms, clock bound %.3f ms, pod %s; %s", row.Concurrency, row.Status, row.Requests,
-			row.TTFT.P50*1e3, row.ClockBoundMs, row.K8sPod, row.Notes)
+			row.TTFT.P50*1e3, row.ClockBoundMs, row.Batch.Pod, row.Notes)
 		if row.Status != ledger.StatusOK || row.Agents != n || !(row.ClockBoundMs > 0) || row.Requests != 60 {
 			t.Fatalf("c=%d: status %s, agents %d, clock bound %v ms, %d requests: want ok from %d agents, a bound, 60 requests",
 				row.Concurrency, row.Status, row.Agents, row.ClockBoundMs, row.Requests, n)
 		}
-		if row.K8sJob != job.ID || !strings.HasPrefix(row.K8sPod, object+"-0-") || row.K8sNode != k8stest.Node || row.K8sState != "COMPLETE" {
-			t.Errorf("c=%d: job %q pod %q node %q state %q: want index 0's pod of %s", row.Concurrency, row.K8sJob, row.K8sPod, row.K8sNode, row.K8sState, job.ID)
+		if row.Batch.Job != job.ID || !strings.HasPrefix(row.Batch.Pod, object+"-0-") || row.Batch.Node != k8stest.Node || row.Batch.State != "COMPLETE" {
+			t.Errorf("c=%d: job %q pod %q node %q state %q: want index 0's pod of %s", row.Concurrency, row.Batch.Job, row.Batch.Pod, row.Batch.Node, row.Batch.State, job.ID)
 		}
 		sent := 0
 		for i := range perAgent {
@@ -185,8 +185,8 @@ func TestKubernetesAgentPodLostFailsTheCell(t *testing.T) {
 			t.Errorf("the row's notes do not say %q", want)
 		}
 	}
-	if row.Status != ledger.StatusFailed || row.Requests != 0 || row.K8sState != "FAILED" {
-		t.Errorf("row %s with %d requests, state %s: want failed, without figures", row.Status, row.Requests, row.K8sState)
+	if row.Status != ledger.StatusFailed || row.Requests != 0 || row.Batch.State != "FAILED" {
+		t.Errorf("row %s with %d requests, state %s: want failed, without figures", row.Status, row.Requests, row.Batch.State)
 	}
 	if cell.Status != ledger.StatusFailed || !strings.Contains(cell.Notes, "agent 1") {
 		t.Errorf("cell %s %q", cell.Status, cell.Notes)

@@ -150,11 +150,11 @@ func TestKubernetesJobMatchesLocalRun(t *testing.T) {
 		if pod.Status != ledger.StatusOK || here.Status != ledger.StatusOK {
 			t.Fatalf("c=%d: cluster %s (%s), here %s (%s)", c, pod.Status, pod.Notes, here.Status, here.Notes)
 		}
-		if pod.K8sPod == "" || pod.K8sNode != k8stest.Node || !strings.HasPrefix(pod.K8sJob, k8stest.Namespace+"/planrun-cluster-1-") || pod.K8sState != "COMPLETE" {
-			t.Errorf("c=%d: the row does not say where it ran: job %q pod %q node %q state %q", c, pod.K8sJob, pod.K8sPod, pod.K8sNode, pod.K8sState)
+		if pod.Batch.Pod == "" || pod.Batch.Node != k8stest.Node || !strings.HasPrefix(pod.Batch.Job, k8stest.Namespace+"/planrun-cluster-1-") || pod.Batch.State != "COMPLETE" {
+			t.Errorf("c=%d: the row does not say where it ran: job %q pod %q node %q state %q", c, pod.Batch.Job, pod.Batch.Pod, pod.Batch.Node, pod.Batch.State)
 		}
-		if here.K8sPod != "" || here.K8sJob != "" {
-			t.Errorf("c=%d: the local row names a pod: %q %q", c, here.K8sJob, here.K8sPod)
+		if here.Batch.Pod != "" || here.Batch.Job != "" {
+			t.Errorf("c=%d: the local row names a pod: %q %q", c, here.Batch.Job, here.Batch.Pod)
 		}
 		// The mock holds TTFT at 50 ms and TPOT at 5 ms wherever it runs: the two rows
 		// agree within the noise of a 2-core machine under load (at a load average of 30,
@@ -189,8 +189,8 @@ func TestKubernetesJobMatchesLocalRun(t *testing.T) {
 		t.Errorf("request records per cell: %v", perCell)
 	}
 	m, err := ledger.ReadManifest(filepath.Join(res.RunDir, ledger.ManifestFile))
-	if err != nil || len(m.KubernetesJobs) != 1 || m.KubernetesJobs[0].Pod == "" || m.KubernetesJobs[0].State != "COMPLETE" {
-		t.Errorf("manifest kubernetes_jobs %+v, %v", m.KubernetesJobs, err)
+	if err != nil || len(m.Jobs) != 1 || m.Jobs[0].Pod == "" || m.Jobs[0].State != "COMPLETE" {
+		t.Errorf("manifest kubernetes_jobs %+v, %v", m.Jobs, err)
 	}
 	if left := leftOver(t, clusterClient(t), res.RunDir); len(left) > 0 {
 		t.Errorf("the run left objects in the cluster: %v", left)
@@ -203,8 +203,8 @@ func TestKubernetesJobMatchesLocalRun(t *testing.T) {
 	}
 	after, _ := ledger.ReadLedgerAll(filepath.Join(again.RunDir, ledger.ResultsFile))
 	m, _ = ledger.ReadManifest(filepath.Join(again.RunDir, ledger.ManifestFile))
-	if len(after) != len(before) || len(m.KubernetesJobs) != 1 {
-		t.Errorf("-resume of a complete run: %d rows then %d, %d jobs in the manifest (want no new row and no new Job)", len(before), len(after), len(m.KubernetesJobs))
+	if len(after) != len(before) || len(m.Jobs) != 1 {
+		t.Errorf("-resume of a complete run: %d rows then %d, %d jobs in the manifest (want no new row and no new Job)", len(before), len(after), len(m.Jobs))
 	}
 }
 
@@ -268,8 +268,8 @@ func TestKubernetesFailures(t *testing.T) {
 						t.Errorf("c=%d: the notes do not name %q: %s", r.Concurrency, w, r.Notes)
 					}
 				}
-				if tc.pod && r.K8sPod == "" || r.K8sJob == "" || r.K8sState != "FAILED" {
-					t.Errorf("c=%d: job %q pod %q state %q", r.Concurrency, r.K8sJob, r.K8sPod, r.K8sState)
+				if tc.pod && r.Batch.Pod == "" || r.Batch.Job == "" || r.Batch.State != "FAILED" {
+					t.Errorf("c=%d: job %q pod %q state %q", r.Concurrency, r.Batch.Job, r.Batch.Pod, r.Batch.State)
 				}
 			}
 			if n != 1 {

@@ -20,10 +20,6 @@ var placements = map[plan.Placement]func(Options) placement.Scheduler{
 	plan.PlaceKubernetes: func(o Options) placement.Scheduler { return kube.NewScheduler(o.Plan, o.Cells) },
 }
 
-// kubernetesScheduler is the Kubernetes scheduler's Name: its rows and manifest entries
-// have columns of their own.
-const kubernetesScheduler = "kubernetes"
-
 // closeSchedulers lets each scheduler release what it still holds for the run (the
 // Kubernetes one deletes the run's objects), however the run ended.
 func closeSchedulers(scheds map[plan.Placement]placement.Scheduler, note func(string, ...any)) {

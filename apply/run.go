@@ -432,12 +432,6 @@ func (r *runRecord) root(key string) string { return r.manifest.ModelRoots[key] 
 
 // Batch jobs: the coordinator's entries in the manifest.
 
-// jobEntry is a batch job's entry in the manifest: its list (by scheduler) and index.
-type jobEntry struct {
-	kubernetes bool
-	i          int
-}
-
 // recordAgents records a cell's load agents in the manifest, in place of any an earlier
 // attempt of the cell (a resumed run's) recorded.
 func (r *runRecord) recordAgents(agents []ledger.AgentRun) {
@@ -449,23 +443,14 @@ func (r *runRecord) recordAgents(agents []ledger.AgentRun) {
 	r.manifest.Agents = append(r.manifest.Agents, agents...)
 }
 
-// addJob lists a batch job of the scheduler in the manifest and returns its entry for job.
-func (r *runRecord) addJob(scheduler string, j ledger.BatchJob) jobEntry {
-	if scheduler == kubernetesScheduler {
-		r.manifest.KubernetesJobs = append(r.manifest.KubernetesJobs, j)
-		return jobEntry{true, len(r.manifest.KubernetesJobs) - 1}
-	}
-	r.manifest.SlurmJobs = append(r.manifest.SlurmJobs, j)
-	return jobEntry{false, len(r.manifest.SlurmJobs) - 1}
+// addJob lists a batch job in the manifest and returns its index there, for job.
+func (r *runRecord) addJob(j ledger.BatchJob) int {
+	r.manifest.Jobs = append(r.manifest.Jobs, j)
+	return len(r.manifest.Jobs) - 1
 }
 
 // job is the manifest's entry of a batch job, to change in place.
-func (r *runRecord) job(e jobEntry) *ledger.BatchJob {
-	if e.kubernetes {
-		return &r.manifest.KubernetesJobs[e.i]
-	}
-	return &r.manifest.SlurmJobs[e.i]
-}
+func (r *runRecord) job(i int) *ledger.BatchJob { return &r.manifest.Jobs[i] }
 
 // mergeNode takes what a batch job's node recorded of its servers and models.
 func (r *runRecord) mergeNode(nm ledger.Manifest) {

@@ -55,8 +55,8 @@ matrix "m" {
 		t.Fatalf("%d rows, want a failed row per level", len(res.Rows))
 	}
 	for _, r := range res.Rows {
-		if r.Status != ledger.StatusFailed || !strings.Contains(r.Notes, "without writing a row") || !strings.Contains(r.Notes, "slurm-"+r.SlurmJob+".out") || r.SlurmState != "CANCELLED" {
-			t.Errorf("c=%d: %s %s %q", r.Concurrency, r.Status, r.SlurmState, r.Notes)
+		if r.Status != ledger.StatusFailed || !strings.Contains(r.Notes, "without writing a row") || !strings.Contains(r.Notes, "slurm-"+r.Batch.Job+".out") || r.Batch.State != "CANCELLED" {
+			t.Errorf("c=%d: %s %s %q", r.Concurrency, r.Status, r.Batch.State, r.Notes)
 		}
 	}
 	if _, failed, _, _ := res.Counts(); failed != 1 {

@@ -248,9 +248,13 @@ var columns = func() []column {
 		floatCol("slo_attainment_pct", 1, func(r *Row) *float64 { return &r.SLOAttainmentPct }),
 		floatCol("goodput_requests_s", 1, func(r *Row) *float64 { return &r.GoodputReqS }),
 		floatCol("goodput_tok_s", 1, func(r *Row) *float64 { return &r.GoodputTokS }),
-		strCol("slurm_job", func(r *Row) *string { return &r.SlurmJob }),
-		strCol("slurm_node", func(r *Row) *string { return &r.SlurmNode }),
-		strCol("slurm_state", func(r *Row) *string { return &r.SlurmState }),
+		// Where a batch scheduler ran the row (BatchPlace); earlier ledgers had a set of
+		// columns per scheduler, which renamedColumns reads into these.
+		strCol("batch_scheduler", func(r *Row) *string { return &r.Batch.Scheduler }),
+		strCol("batch_job", func(r *Row) *string { return &r.Batch.Job }),
+		strCol("batch_node", func(r *Row) *string { return &r.Batch.Node }),
+		strCol("batch_pod", func(r *Row) *string { return &r.Batch.Pod }),
+		strCol("batch_state", func(r *Row) *string { return &r.Batch.State }),
 	)
 	// The client's side of TTFT: connection set-up and send delay.
 	c = append(c,
@@ -295,12 +299,6 @@ var columns = func() []column {
 		intCol("agents", func(r *Row) *int { return &r.Agents }),
 		floatCol("clock_bound_ms", 1, func(r *Row) *float64 { return &r.ClockBoundMs }),
 		floatCol("sketch_error_pct", 1, func(r *Row) *float64 { return &r.SketchErrorPct }),
-	)
-	c = append(c,
-		strCol("k8s_job", func(r *Row) *string { return &r.K8sJob }),
-		strCol("k8s_pod", func(r *Row) *string { return &r.K8sPod }),
-		strCol("k8s_node", func(r *Row) *string { return &r.K8sNode }),
-		strCol("k8s_state", func(r *Row) *string { return &r.K8sState }),
 	)
 	c = append(c, qualityColumns()...)
 	c = append(c, costColumns()...)

@@ -188,6 +188,9 @@ func headerIndex(header []string) (idx []int, ok bool) {
 	}
 	idx = make([]int, len(header))
 	for i, h := range header {
+		if rn, ok := renamedColumns[h]; ok {
+			h = rn.to
+		}
 		ci, known := pos[h]
 		if !known {
 			return nil, false
@@ -196,6 +199,22 @@ func headerIndex(header []string) (idx []int, ok bool) {
 	}
 	return idx, true
 }
+
+// renamedColumns are earlier ledgers' columns read into this version's: a Slurm row's
+// slurm_* and a Kubernetes row's k8s_* became the one batch_* set, the scheduler named
+// by which set a row filled.
+var renamedColumns = map[string]struct{ to, scheduler string }{
+	"slurm_job":   {"batch_job", "slurm"},
+	"slurm_node":  {"batch_node", "slurm"},
+	"slurm_state": {"batch_state", "slurm"},
+	"k8s_job":     {"batch_job", "kubernetes"},
+	"k8s_pod":     {"batch_pod", "kubernetes"},
+	"k8s_node":    {"batch_node", "kubernetes"},
+	"k8s_state":   {"batch_state", "kubernetes"},
+}
+
+// batchSchedulerColumn is where a renamed column's scheduler goes.
+var batchSchedulerColumn = slices.IndexFunc(columns, func(c column) bool { return c.name == "batch_scheduler" })
 
 func describeHeaderDiff(got, want []string) string {
 	if len(got) != len(want) {
@@ -347,7 +366,7 @@ func readAllRows(r io.Reader, name string) ([]Row, error) {
 			return rows, fmt.Errorf("%s: %w", name, err)
 		}
 		if !current {
-			rec = reorder(rec, idx)
+			rec = reorder(rec, header, idx)
 		}
 		row, err := ParseRecord(rec)
 		if err != nil {
@@ -359,12 +378,20 @@ func readAllRows(r io.Reader, name string) ([]Row, error) {
 }
 
 // reorder places the fields of an earlier version's record at this version's column
-// positions; columns it did not have are empty (not measured).
-func reorder(rec []string, idx []int) []string {
+// positions; columns it did not have are empty (not measured). A renamed column's value
+// fills its new column and names its scheduler (the other scheduler's set is empty).
+func reorder(rec, header []string, idx []int) []string {
 	out := make([]string, len(columns))
 	for i, ci := range idx {
-		if i < len(rec) {
+		if i >= len(rec) {
+			continue
+		}
+		rn, renamed := renamedColumns[header[i]]
+		switch {
+		case !renamed:
 			out[ci] = rec[i]
+		case rec[i] != "":
+			out[ci], out[batchSchedulerColumn] = rec[i], rn.scheduler
 		}
 	}
 	return out

@@ -189,10 +189,9 @@ type Manifest struct {
 	Command []string `json:"command,omitempty"`
 	// Servers are the plan-managed servers the run started, by name.
 	Servers map[string]ServerRun `json:"servers,omitempty"`
-	// SlurmJobs are the batch jobs that ran the run's Slurm-placed cells.
-	SlurmJobs []BatchJob `json:"slurm_jobs,omitempty"`
-	// KubernetesJobs are the Jobs that ran the run's Kubernetes-placed cells.
-	KubernetesJobs []BatchJob `json:"kubernetes_jobs,omitempty"`
+	// Jobs are the batch jobs that ran the run's cells placed on a batch scheduler, of
+	// every scheduler, in the order they were submitted.
+	Jobs []BatchJob `json:"jobs,omitempty"`
 	// Agents are the load agents of the cells whose workload has agents > 1, by cell
 	// and index.
 	Agents []AgentRun `json:"agents,omitempty"`
@@ -226,8 +225,10 @@ type ServerRun struct {
 // BatchJob is one batch job of a run (a Slurm job, a Kubernetes Job), as the manifest
 // records it.
 type BatchJob struct {
-	Name     string `json:"name"` // the hardware block, or <hardware>-<n> per cell
-	Hardware string `json:"hardware"`
+	// Scheduler is the scheduler's name: "slurm", "kubernetes".
+	Scheduler string `json:"scheduler"`
+	Name      string `json:"name"` // the hardware block, or <hardware>-<n> per cell
+	Hardware  string `json:"hardware"`
 	// ID is the scheduler's: Slurm's job id, or a Kubernetes Job's namespace/name; empty
 	// when the scheduler refused the job.
 	ID       string   `json:"id,omitempty"`
@@ -262,5 +263,24 @@ func ReadManifest(path string) (Manifest, error) {
 	if err != nil {
 		return m, err
 	}
-	return m, json.Unmarshal(b, &m)
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, err
+	}
+	// Earlier manifests kept a list of jobs per scheduler.
+	var earlier struct {
+		Slurm      []BatchJob `json:"slurm_jobs"`
+		Kubernetes []BatchJob `json:"kubernetes_jobs"`
+	}
+	if err := json.Unmarshal(b, &earlier); err != nil {
+		return m, err
+	}
+	for _, j := range earlier.Slurm {
+		j.Scheduler = "slurm"
+		m.Jobs = append(m.Jobs, j)
+	}
+	for _, j := range earlier.Kubernetes {
+		j.Scheduler = "kubernetes"
+		m.Jobs = append(m.Jobs, j)
+	}
+	return m, nil
 }

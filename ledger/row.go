@@ -133,19 +133,9 @@ type Row struct {
 	// over every request of every run; NaN when the workload has none.
 	SLOAttainmentPct float64
 
-	// Where a Slurm-placed row was measured: the batch job's id, the node it ran on and
-	// the job's final state (COMPLETED, FAILED, CANCELLED, ...); empty for other rows.
-	SlurmJob   string
-	SlurmNode  string
-	SlurmState string
-
-	// Where a Kubernetes-placed row was measured: the Job (namespace/name), the pod and
-	// the node that ran it, and the job's final state (COMPLETE, FAILED, DELETED); empty
-	// for other rows.
-	K8sJob   string
-	K8sPod   string
-	K8sNode  string
-	K8sState string
+	// Batch is where a batch scheduler (Slurm, Kubernetes) ran the row; zero for a row
+	// measured here or on a host.
+	Batch BatchPlace
 
 	// CI are the intervals of the rates, the attainment and the stability figure (the
 	// distributions' are in each Dist's CI).
@@ -360,4 +350,12 @@ func SafeURL(u string) string {
 		p.RawQuery = q.Encode()
 	}
 	return p.String()
+}
+
+// BatchPlace is where a batch scheduler ran a row: the scheduler's name ("slurm",
+// "kubernetes"), its id for the job (Slurm's job id, a Kubernetes Job's namespace/name),
+// the node and, for schedulers that run pods, the pod that ran it, and the job's final
+// state in the scheduler's own words (COMPLETED, FAILED, COMPLETE, DELETED, ...).
+type BatchPlace struct {
+	Scheduler, Job, Node, Pod, State string
 }

@@ -244,10 +244,10 @@ func TestSlurmApplyTwoPartitions(t *testing.T) {
 	}
 	jobs := map[string]string{}
 	for _, r := range rows {
-		if r.Status != ledger.StatusOK || r.SlurmJob == "" || r.SlurmNode != strings.TrimSpace(string(host)) || r.SlurmState != "COMPLETED" {
-			t.Errorf("row %s c=%d: status %s, job %q node %q state %q", r.CellID, r.Concurrency, r.Status, r.SlurmJob, r.SlurmNode, r.SlurmState)
+		if r.Status != ledger.StatusOK || r.Batch.Job == "" || r.Batch.Node != strings.TrimSpace(string(host)) || r.Batch.State != "COMPLETED" {
+			t.Errorf("row %s c=%d: status %s, job %q node %q state %q", r.CellID, r.Concurrency, r.Status, r.Batch.Job, r.Batch.Node, r.Batch.State)
 		}
-		jobs[r.Hardware] = r.SlurmJob
+		jobs[r.Hardware] = r.Batch.Job
 	}
 	if len(jobs) != 2 || jobs["small"] == jobs["large"] {
 		t.Errorf("want one job per hardware block, got %v", jobs)
@@ -311,8 +311,8 @@ func TestSlurmCancelledJobAndMissingPartition(t *testing.T) {
 		byHW[r.Hardware] = append(byHW[r.Hardware], r)
 	}
 	for _, r := range byHW["fast"] {
-		if r.Status != ledger.StatusOK || r.SlurmState != "COMPLETED" {
-			t.Errorf("fast c=%d: %s %s %s", r.Concurrency, r.Status, r.SlurmState, r.Notes)
+		if r.Status != ledger.StatusOK || r.Batch.State != "COMPLETED" {
+			t.Errorf("fast c=%d: %s %s %s", r.Concurrency, r.Status, r.Batch.State, r.Notes)
 		}
 	}
 	failed := 0
@@ -389,7 +389,7 @@ func TestSlurmResumeSkipsCompleteLevels(t *testing.T) {
 			if _, dup := okJob[r.Concurrency]; dup {
 				t.Errorf("c=%d measured twice", r.Concurrency)
 			}
-			okJob[r.Concurrency] = r.SlurmJob
+			okJob[r.Concurrency] = r.Batch.Job
 		}
 	}
 	if len(okJob) != 2 || okJob[1] == okJob[2] || okJob[1] == "" {
@@ -424,7 +424,7 @@ func TestSlurmJobMemory(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Logf("c=%d: job %s: baseline %.4f GB, MaxRSS %.4f GB; server tree peak %.4f GB; %s",
-			r.Concurrency, r.SlurmJob, r.MemJobBaselineGB, r.MemJobPeakGB, r.MemPeakGB, r.MemJobSource)
+			r.Concurrency, r.Batch.Job, r.MemJobBaselineGB, r.MemJobPeakGB, r.MemPeakGB, r.MemJobSource)
 		peak := r.MemJobPeakGB * 1e9
 		limit := r.MemPeakGB*1e9 + float64(bin.Size()) + 200e6
 		if math.IsNaN(peak) || peak < hold || peak > limit {
@@ -434,7 +434,7 @@ func TestSlurmJobMemory(t *testing.T) {
 		if r.MemJobPeakGB < r.MemPeakGB {
 			t.Errorf("c=%d: the job's MaxRSS %.4f GB is below its server tree's peak %.4f GB", r.Concurrency, r.MemJobPeakGB, r.MemPeakGB)
 		}
-		want := "sstat MaxRSS of job step " + r.SlurmJob + ".batch: the whole job (planrun's client and the servers it started), peak since the job started at "
+		want := "sstat MaxRSS of job step " + r.Batch.Job + ".batch: the whole job (planrun's client and the servers it started), peak since the job started at "
 		if !strings.HasPrefix(r.MemJobSource, want) {
 			t.Errorf("c=%d: mem_job_source %q, want it to begin %q", r.Concurrency, r.MemJobSource, want)
 		}
@@ -464,9 +464,9 @@ func TestSlurmAgentsAreTasksOfTheJob(t *testing.T) {
 		t.Logf("c=%d: %s, %d requests, agents %d, clock bound %.3f ms, ttft p50 %.2f ms; %s", r.Concurrency, r.Status, r.Requests, r.Agents,
 			r.ClockBoundMs, r.TTFT.P50*1e3, r.Notes)
 		if r.Status != ledger.StatusOK || r.Requests != 16 || r.Agents != 2 || !(r.ClockBoundMs >= 0) || !(r.TTFT.P50 > 0) ||
-			r.SlurmNode != node || r.SlurmState != "COMPLETED" {
+			r.Batch.Node != node || r.Batch.State != "COMPLETED" {
 			t.Errorf("row c=%d: status %s, %d requests, agents %d, clock bound %v, ttft %v, node %q, state %q", r.Concurrency, r.Status,
-				r.Requests, r.Agents, r.ClockBoundMs, r.TTFT.P50, r.SlurmNode, r.SlurmState)
+				r.Requests, r.Agents, r.ClockBoundMs, r.TTFT.P50, r.Batch.Node, r.Batch.State)
 		}
 	}
 	manifests, _ := filepath.Glob(filepath.Join(dir, "results", "*", "manifest.json"))

@@ -26,7 +26,7 @@ type Env struct {
 	Driver    string `json:"driver,omitempty"`
 	CUDA      string `json:"cuda,omitempty"`
 	Dataset   string `json:"dataset,omitempty"` // name=sha256 of each dataset the run read
-	Host      string `json:"host,omitempty"`    // the Slurm node for a Slurm-placed row
+	Host      string `json:"host,omitempty"`    // the node for a row a batch scheduler ran
 	Command   string `json:"command,omitempty"` // planrun's own command line
 	// Settings are the cell's settings as the run resolved them (the manifest's
 	// cells[].settings: max_tokens, backend.url, ...); nil for a run that did not record
@@ -40,8 +40,10 @@ type Env struct {
 // own columns only).
 func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
 	e := Env{PlanrunVersion: row.Version, PlanHash: row.PlanHash, Tool: row.Tool, GPU: row.GPU, Host: row.Host}
-	if row.SlurmNode != "" {
-		e.Host = row.SlurmNode
+	if row.Batch.Node != "" {
+		// A batch scheduler's row: the node is the machine; Host is the job's own name
+		// for it (a Kubernetes pod's name is new in every run).
+		e.Host = row.Batch.Node
 	}
 	if m == nil {
 		return e

@@ -269,7 +269,7 @@ func seedTables(b *strings.Builder, lb labels, rows []ledger.Row) {
 	if len(common) > 0 {
 		fmt.Fprintf(b, "%s:\n\n", lb.everyRow)
 		for _, n := range common {
-			fmt.Fprintf(b, "- %s\n", ledger.OneLine(n))
+			fmt.Fprintf(b, "- %s\n", mdtable.OneLine(n))
 		}
 		b.WriteString("\n")
 	}
