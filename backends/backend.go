@@ -31,6 +31,9 @@ type Config struct {
 	// APIKeyEnv names the environment variable holding the key; the key itself never
 	// appears in a plan, an output file or a log.
 	APIKeyEnv string
+	// KeyHeader is how the key is sent: KeyBearer (Authorization: Bearer, the default)
+	// or KeyXAPIKey (x-api-key, Anthropic's Messages API).
+	KeyHeader string
 	Headers   map[string]string // extra request headers (no secrets)
 	// ExtraFields are merged into the JSON request body (openai/ollama only; a strict
 	// gateway rejects unknown fields).
@@ -49,6 +52,12 @@ type Config struct {
 	// address's ephemeral ports to the server).
 	SourceAddr string
 }
+
+// The ways a key is sent (Config.KeyHeader).
+const (
+	KeyBearer  = "bearer"
+	KeyXAPIKey = "x-api-key"
+)
 
 // Timeouts bound each phase of a request; zero means no limit for that phase.
 type Timeouts struct {

@@ -30,6 +30,13 @@ type Chunk struct {
 	PromptTokens    int
 	OutputTokens    int
 	ReasoningTokens int
+	// CachedTokens is the part of PromptTokens the server's prefix cache served
+	// (OpenAI's prompt_tokens_details.cached_tokens, the Messages API's
+	// cache_read_input_tokens), set with Tokens.
+	CachedTokens int
+	// Tool is the event's part of a tool call, nil when it carries none. The decoder owns
+	// it and reuses it: valid until its next Next.
+	Tool *ToolPart
 	// Server holds Ollama's done-line timings; nil otherwise.
 	Server *ServerTimings
 	// Inputs is the number of embeddings an embeddings response returned.

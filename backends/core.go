@@ -30,6 +30,7 @@ type Core struct {
 	url      string
 	keyEnv   string
 	key      string
+	keyHdr   string            // Config.KeyHeader
 	headers  map[string]string // the backend's extra headers, for side requests
 }
 
@@ -58,6 +59,7 @@ func NewCore(cfg Config, opts ...Option) *Core {
 		name:     cfg.Name,
 		url:      cfg.URL,
 		keyEnv:   cfg.APIKeyEnv,
+		keyHdr:   cfg.KeyHeader,
 		headers:  cfg.Headers,
 	}
 	if cfg.APIKeyEnv != "" {
@@ -97,11 +99,24 @@ func (c *Core) KeyError() *Error {
 		" is not set: backend " + c.name + " reads its API key from it (api_key_env); export it before running"}
 }
 
-// Authorize adds the Bearer header when the backend has a key.
+// Authorize adds the key's header when the backend has a key: Authorization: Bearer,
+// or x-api-key where the backend sends it so (Config.KeyHeader).
 func (c *Core) Authorize(h http.Header) {
-	if c.key != "" {
+	switch {
+	case c.key == "":
+	case c.keyHdr == KeyXAPIKey:
+		h.Set("X-Api-Key", c.key)
+	default:
 		h.Set("Authorization", "Bearer "+c.key)
 	}
+}
+
+// keyHeaderText is how a person reads the header the key goes in.
+func (c *Core) keyHeaderText() string {
+	if c.keyHdr == KeyXAPIKey {
+		return "`x-api-key: <key>`"
+	}
+	return "`Authorization: Bearer <key>`"
 }
 
 // NewPost builds a streaming POST of a JSON body to url with the backend's extra headers
@@ -231,6 +246,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.Unstreamed = req.NoStream
 	dec := decoderFor(a, req, br)
 	err = c.read(dec, &s, w, rx, req.KeepText)
+	s.finishTools(req.Tools)
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()
 	}
@@ -328,6 +344,9 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			if len(s.ChunkArrivals) == 0 {
 				s.End = at
 			}
+			if err == io.EOF && complete {
+				s.endTools(at)
+			}
 			c.fallbackTokens(s)
 			if err == io.EOF && complete {
 				return nil
@@ -335,17 +354,21 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			return err
 		}
 		w.last.Store(int64(at))
-		if ch.Text > 0 || ch.Reasoning > 0 {
+		tool := ch.Tool != nil && ch.Tool.output()
+		if ch.Text > 0 || ch.Reasoning > 0 || tool {
 			if len(s.ChunkArrivals) == 0 {
 				s.FirstToken = at
 				w.firstToken()
 			}
 			s.ChunkArrivals = append(s.ChunkArrivals, at)
 			s.End = at
+			if (ch.Text > 0 || tool) && s.Chunks+s.ToolChunks == 0 {
+				s.FirstAnswer = at
+			}
+			if tool {
+				s.ToolChunks++
+			}
 			if ch.Text > 0 {
-				if s.Chunks == 0 {
-					s.FirstAnswer = at
-				}
 				s.Chunks++
 				s.TextBytes += ch.Text
 				if text != nil {
@@ -357,14 +380,19 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 				s.ReasoningBytes += ch.Reasoning
 			}
 		}
+		if ch.Tool != nil {
+			s.toolPart(ch.Tool, at)
+		}
 		if ch.FinishReason != "" {
 			s.FinishReason = ch.FinishReason
+			s.endTools(at)
 			complete = true
 		}
 		if ch.Tokens != "" {
 			s.TokenSource = ch.Tokens
 			s.OutputTokens = ch.OutputTokens
 			s.PromptTokens = ch.PromptTokens
+			s.CachedTokens = ch.CachedTokens
 			s.ReasoningTokens = ch.ReasoningTokens
 			s.ReasoningTokenSource = ""
 			if ch.ReasoningTokens > 0 {
@@ -384,6 +412,7 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			if len(s.ChunkArrivals) == 0 {
 				s.End = at
 			}
+			s.endTools(at)
 			c.fallbackTokens(s)
 			return nil
 		}

@@ -103,9 +103,9 @@ func (c *Core) StatusError(resp *http.Response, body []byte) *Error {
 		}
 		if c.keyEnv == "" {
 			e.Message = "the server refused the request (" + code + ") and no key was sent: set api_key_env on backend " +
-				c.name + " to the environment variable holding the key; it is sent as the header `Authorization: Bearer <key>`."
+				c.name + " to the environment variable holding the key; it is sent as the header " + c.keyHeaderText() + "."
 		} else {
-			e.Message = "the server refused the key (" + code + "): it must be sent as the header `Authorization: Bearer <key>`; " +
+			e.Message = "the server refused the key (" + code + "): it must be sent as the header " + c.keyHeaderText() + "; " +
 				"the key was read from $" + c.keyEnv + ": check that it holds a valid key" +
 				map[bool]string{true: " allowed to use this model", false: ""}[resp.StatusCode == http.StatusForbidden] + "."
 		}

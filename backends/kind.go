@@ -15,6 +15,9 @@ type Kind struct {
 	URLRequired bool
 	// DefaultKeyEnv is the variable the key is read from when the plan names none.
 	DefaultKeyEnv string
+	// KeyHeaders are the ways the kind can send its key (Config.KeyHeader), the default
+	// first; a plan chooses with api_key_header. Empty: KeyBearer only.
+	KeyHeaders []string
 	// APIs are the accepted api values; the first is the default.
 	APIs             []string
 	KeepAlive        bool // accepts keep_alive (Ollama's)

@@ -35,8 +35,14 @@ type Request struct {
 	// ReasoningEffort is reasoning_effort ("low", "medium", "high", ...), sent where the
 	// API takes it (Ollama's think takes it as a level); empty leaves the server's default.
 	ReasoningEffort string
-	// Think is Ollama's think switch; nil leaves the server's default.
+	// Think is Ollama's think switch (the Messages API's thinking); nil leaves the
+	// server's default.
 	Think *bool
+	// Tools are the functions the model may call, and ToolChoice whether it must:
+	// ToolChoiceAuto, ToolChoiceRequired, ToolChoiceNone or a tool's name ("" leaves it
+	// to the server). A stream's calls are timed and checked against these (Sample.ToolCalls).
+	Tools      []Tool
+	ToolChoice string
 	// Inputs are the texts of an embeddings request (a backend with api "embeddings").
 	Inputs []string
 	// TopLogProbs, when > 0, asks for each generated token's log-probability with this
@@ -204,7 +210,11 @@ type Sample struct {
 	OutputTokens int         `json:"output_tokens"`
 	TokenSource  TokenSource `json:"token_source,omitempty"`
 	PromptTokens int         `json:"prompt_tokens,omitempty"` // as the server counted them
-	Chunks       int         `json:"chunks"`                  // content chunks
+	// CachedTokens is the part of PromptTokens the server's prefix cache served, as its
+	// usage says (prompt_tokens_details.cached_tokens, cache_read_input_tokens); 0 when
+	// it says none.
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	Chunks       int `json:"chunks"` // content chunks
 	// ReasoningChunks / ReasoningTokens count reasoning (reasoning_content, reasoning,
 	// Ollama's thinking) apart from content; ReasoningTokenSource says where the count
 	// came from: TokensUsage for usage.completion_tokens_details.reasoning_tokens,
@@ -230,6 +240,12 @@ type Sample struct {
 	// PromptTokensAsked is the prompt length the request was built to when it had its
 	// own (a trace row's input length, a drawn length); 0 when it was the level's.
 	PromptTokensAsked int `json:"prompt_tokens_asked,omitempty"`
+	// ToolChunks counts the events that carried part of a tool call (its name or a
+	// fragment of its arguments): generated output like content chunks, in
+	// ChunkArrivals, apart from Chunks.
+	ToolChunks int `json:"tool_chunks,omitempty"`
+	// ToolCalls are the tool calls of the answer, in order.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// Text is the answer's content (reasoning apart), kept only when the request asked
 	// (Request.KeepText); it stays out of requests.jsonl.
 	Text string `json:"-"`
@@ -255,20 +271,21 @@ func (s *Sample) OK() bool { return s.Err == nil }
 // chunks are generated tokens too (usage.completion_tokens counts them), so a reasoning
 // model's first token is its first reasoning chunk.
 func (s *Sample) TTFT() (d time.Duration, ok bool) {
-	return s.FirstToken, s.Chunks+s.ReasoningChunks > 0 && !s.Unstreamed
+	return s.FirstToken, s.Chunks+s.ReasoningChunks+s.ToolChunks > 0 && !s.Unstreamed
 }
 
 // TTFO is the time to the first answer chunk (time to first output token, reasoning
-// excluded); ok is false when no answer content arrived.
+// excluded; a tool call's first part is output); ok is false when no answer content
+// arrived.
 func (s *Sample) TTFO() (d time.Duration, ok bool) {
-	return s.FirstAnswer, s.Chunks > 0 && !s.Unstreamed
+	return s.FirstAnswer, s.Chunks+s.ToolChunks > 0 && !s.Unstreamed
 }
 
 // ReasoningSpan is the time from the first token to the first answer token: how long
 // the model reasoned before it began its answer. ok is false unless both arrived and
 // reasoning came first.
 func (s *Sample) ReasoningSpan() (d time.Duration, ok bool) {
-	if s.ReasoningChunks == 0 || s.Chunks == 0 || s.Unstreamed {
+	if s.ReasoningChunks == 0 || s.Chunks+s.ToolChunks == 0 || s.Unstreamed {
 		return 0, false
 	}
 	return s.FirstAnswer - s.FirstToken, true
@@ -292,7 +309,7 @@ func (s *Sample) E2E() time.Duration { return s.End }
 // TPOT is vLLM's time per output token: (E2E − TTFT) / (output tokens − 1), defined only
 // when more than one token was produced.
 func (s *Sample) TPOT() (d time.Duration, ok bool) {
-	if s.OutputTokens <= 1 || s.Chunks+s.ReasoningChunks == 0 || s.Unstreamed {
+	if s.OutputTokens <= 1 || s.Chunks+s.ReasoningChunks+s.ToolChunks == 0 || s.Unstreamed {
 		return 0, false
 	}
 	return (s.End - s.FirstToken) / time.Duration(s.OutputTokens-1), true
@@ -302,7 +319,7 @@ func (s *Sample) TPOT() (d time.Duration, ok bool) {
 // when more than one answer token was produced. Without reasoning it equals TPOT.
 func (s *Sample) AnswerTPOT() (d time.Duration, ok bool) {
 	n := s.AnswerTokens()
-	if n <= 1 || s.Chunks == 0 || s.Unstreamed {
+	if n <= 1 || s.Chunks+s.ToolChunks == 0 || s.Unstreamed {
 		return 0, false
 	}
 	return (s.End - s.FirstAnswer) / time.Duration(n-1), true

@@ -25,7 +25,10 @@ type Backend struct {
 	// API is the endpoint family: ollama chat|generate, openai/taotoken chat|completions.
 	API string
 	// APIKeyEnv names the environment variable holding the key (never the key).
-	APIKeyEnv        string
+	APIKeyEnv string
+	// KeyHeader is how the key is sent (backends.KeyBearer, backends.KeyXAPIKey): the
+	// api_key_header of a kind that has a choice.
+	KeyHeader        string
 	Headers          map[string]string
 	ExtraFields      map[string]any
 	EngineExtensions bool
@@ -52,6 +55,7 @@ func (b *Backend) Config() backends.Config {
 		URL:              b.URL,
 		API:              b.API,
 		APIKeyEnv:        b.APIKeyEnv,
+		KeyHeader:        b.KeyHeader,
 		Headers:          b.Headers,
 		ExtraFields:      b.ExtraFields,
 		EngineExtensions: b.EngineExtensions,
@@ -89,6 +93,7 @@ var backendSchema = func() *hcl.BodySchema {
 		Attributes: []hcl.AttributeSchema{
 			{Name: "url"}, {Name: "api"}, {Name: "api_key_env"}, {Name: "headers"}, {Name: "extra_fields"},
 			{Name: "engine_extensions"}, {Name: "keep_alive"}, {Name: "ensure_model"}, {Name: "server"},
+			{Name: "api_key_header"},
 		},
 		Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "price"}},
 	}
@@ -184,6 +189,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 	}
 
 	l.decodeKindArguments(attrs, ctx, rules, be)
+	decodeKeyHeader(l, attrs, ctx, rules, be)
 
 	if a := attrs["server"]; a != nil {
 		be.Server = l.serverRef(a.Expr, ctx, scopePlan)

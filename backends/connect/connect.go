@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/anthropic"
 	"github.com/planrun/planrun/backends/ollama"
 	"github.com/planrun/planrun/backends/openai"
 	"github.com/planrun/planrun/backends/taotoken"
@@ -17,6 +18,7 @@ import (
 // Kinds are the backend kinds, one line per adapter package: adding a kind is its
 // package and a line here.
 var Kinds = []backends.Kind{
+	anthropic.Kind,
 	ollama.Kind,
 	openai.Kind,
 	taotoken.Kind,

@@ -23,7 +23,7 @@ type decoder struct {
 	sawData bool
 	// parse reads one event's data: parseChunk for chat and completions, parseEvent for
 	// the Responses API.
-	parse func(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string) error
+	parse EventParser
 }
 
 func newDecoder(r *bufio.Reader) *decoder {
@@ -88,3 +88,15 @@ func (d *decoder) dispatch(c *backends.Chunk) error {
 
 // ResponseID implements backends.ResponseIDer.
 func (d *decoder) ResponseID() string { return d.id }
+
+// EventParser reads one SSE event's data into a chunk; a non-nil id receives the
+// response's id (asked on the first event only).
+type EventParser func(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string) error
+
+// NewEventDecoder is this SSE reader with another protocol's events: what the Messages
+// API's adapter decodes its stream with, so there is one SSE reader.
+func NewEventDecoder(r *bufio.Reader, parse EventParser) backends.Decoder {
+	d := newDecoder(r)
+	d.parse = parse
+	return d
+}

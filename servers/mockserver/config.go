@@ -47,7 +47,7 @@ type Config struct {
 	// accepts any model name: the listings show "mock", and /v1/models a wildcard "*" too.
 	Models []string
 	// APIKey, when set, is required as "Authorization: Bearer <key>" on /v1/* (as vLLM's
-	// --api-key does); otherwise 401.
+	// --api-key does; the Messages API's "x-api-key: <key>" too); otherwise 401.
 	APIKey string
 	// Faults are per-request fault rates.
 	Faults Faults

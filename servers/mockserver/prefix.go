@@ -46,6 +46,7 @@ func (s *Server) prefill(g *generation, t *Truth) time.Duration {
 	if s.cfg.PrefixCache {
 		cached = min(s.prefixes.add(g.p.promptText), g.p.promptTokens)
 	}
+	g.cached = cached
 	if t != nil {
 		t.CachedTokens = cached
 	}

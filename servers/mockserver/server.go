@@ -74,6 +74,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/chat/completions", s.openaiHandler(openaiChat)},
 		{"POST /v1/completions", s.openaiHandler(openaiText)},
 		{"POST /v1/responses", s.responsesHandler()},
+		{"POST /v1/messages", s.messagesHandler()},
 		{"POST /v1/embeddings", s.embeddingsHandler(false)},
 		{"GET /v1/models", s.openaiModels},
 		{"GET /metrics", s.metrics},

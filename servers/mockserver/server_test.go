@@ -124,6 +124,16 @@ func TestGoldenStreams(t *testing.T) {
 		{"ollama-ps", Config{Models: []string{"tiny"}}, "GET", "/api/ps", "", nil},
 		{"ollama-show", Config{}, "POST", "/api/show", `{"model":"mock"}`, nil},
 		{"metrics", Config{QueueSlots: 4}, "GET", "/metrics", "", nil},
+		// The Messages API: a thinking block then a text block, a chunk straddling the two;
+		// the cached prompt words come apart in cache_read_input_tokens.
+		{"messages-stream", Config{TPOT: time.Millisecond, TokensPerChunk: 2, ReasoningTokens: 2, PrefixCache: true}, "POST", "/v1/messages",
+			`{"model":"m","system":"be brief","messages":[{"role":"user","content":"count these five prompt words"}],"stream":true,"max_tokens":5}`, nil},
+		{"messages-nonstream", base, "POST", "/v1/messages",
+			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"two words"}]}],"max_tokens":3}`, nil},
+		{"messages-529", base, "POST", "/v1/messages", `{"model":"m","messages":[],"max_tokens":3,"stream":true}`,
+			map[string]string{"X-Mock-Fault": "503"}},
+		{"messages-401", Config{APIKey: "sekret"}, "POST", "/v1/messages",
+			`{"model":"m","stream":true}`, map[string]string{"X-Api-Key": "wrong"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

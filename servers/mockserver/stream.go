@@ -68,6 +68,7 @@ type generation struct {
 	quotedModel []byte
 
 	prefill time.Duration // added to the first token's due time (Config.PrefillPerToken)
+	cached  int           // prompt tokens the prefix cache held (Config.PrefixCache)
 }
 
 // length decides the output length and finish reason: the request's cap (or
@@ -331,7 +332,9 @@ type refusal struct {
 // one, or X-Mock-Fault's), then says whether the request is refused before admission.
 func (s *Server) screen(w http.ResponseWriter, r *http.Request, g *generation, t *Truth, auth bool,
 	decode func(*http.Request) (params, error)) refusal {
-	if auth && s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+	if auth && s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey &&
+		r.Header.Get("X-Api-Key") != s.cfg.APIKey { // the Messages API's header
+
 		return refusal{http.StatusUnauthorized, "Unauthorized", ""}
 	}
 	p, err := decode(r)

@@ -1,0 +1,177 @@
+package anthropic
+
+// Integration tests against real Messages API servers: the pinned Ollama's /v1/messages
+// and the pinned vLLM CPU build's anthropic entrypoint (served by default beside its
+// OpenAI routes), both on the tiny model. The adapter's token counts must equal the
+// usage the server's own stream carries, read here with a scanner of the test's own.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/internal/testkit/ollamatest"
+	"github.com/planrun/planrun/internal/testkit/vllmtest"
+)
+
+// One real Ollama and one real vLLM per test binary, each started by the first test
+// that needs it and stopped here.
+func TestMain(m *testing.M) {
+	code := ollamatest.Main(m)
+	if err := vllmtest.StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "vllmtest:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// rawUsage is what the server's own stream says, read without the adapter's decoder:
+// message_start's usage, then message_delta's, which replaces what it repeats.
+type rawUsage struct {
+	Input, CacheRead, CacheCreate, Output int
+	deltas, events                        int // content deltas with text, thinking or partial_json; all data events
+	stopped                               bool
+}
+
+func rawMessages(t *testing.T, url string, body []byte) rawUsage {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("raw POST %s: %s", url, resp.Status)
+	}
+	type usage struct {
+		Input       *int `json:"input_tokens"`
+		CacheRead   *int `json:"cache_read_input_tokens"`
+		CacheCreate *int `json:"cache_creation_input_tokens"`
+		Output      *int `json:"output_tokens"`
+	}
+	var u rawUsage
+	take := func(x *usage) {
+		for _, f := range []struct {
+			from *int
+			to   *int
+		}{{x.Input, &u.Input}, {x.CacheRead, &u.CacheRead}, {x.CacheCreate, &u.CacheCreate}, {x.Output, &u.Output}} {
+			if f.from != nil {
+				*f.to = *f.from
+			}
+		}
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data:")
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type    string `json:"type"`
+			Message struct {
+				Usage usage `json:"usage"`
+			} `json:"message"`
+			Usage *usage `json:"usage"`
+		}
+		var d struct {
+			Delta struct {
+				Text        string `json:"text"`
+				Thinking    string `json:"thinking"`
+				PartialJSON string `json:"partial_json"`
+			} `json:"delta"`
+		}
+		if err := json.Unmarshal([]byte(data), &ev); err != nil || json.Unmarshal([]byte(data), &d) != nil {
+			t.Fatalf("raw event %q: %v", data, err)
+		}
+		u.events++
+		switch ev.Type {
+		case "message_start":
+			take(&ev.Message.Usage)
+		case "content_block_delta":
+			if d.Delta.Text+d.Delta.Thinking+d.Delta.PartialJSON != "" {
+				u.deltas++
+			}
+		case "message_delta":
+			if ev.Usage != nil {
+				take(ev.Usage)
+			}
+		case "message_stop":
+			u.stopped = true
+		}
+	}
+	if !u.stopped {
+		t.Fatalf("raw %s: no message_stop", url)
+	}
+	return u
+}
+
+// checkAgainstRaw sends req through b and the same body raw, and holds the sample to
+// the server's usage.
+func checkAgainstRaw(t *testing.T, b *Backend, url string, req backends.Request) backends.Sample {
+	t.Helper()
+	got := b.Do(context.Background(), req)
+	if !got.OK() {
+		t.Fatalf("request failed: %v", got.Err)
+	}
+	body, err := b.Body(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawMessages(t, url+"/v1/messages", body)
+	ttft, _ := got.TTFT()
+	t.Logf("%s: output tokens %d (raw %d), prompt %d cached %d (raw input %d, cache read %d, created %d), %d deltas (raw %d), %d tool calls, TTFT %v, E2E %v, finish %q",
+		req.ID, got.OutputTokens, raw.Output, got.PromptTokens, got.CachedTokens, raw.Input, raw.CacheRead, raw.CacheCreate,
+		len(got.ChunkArrivals), raw.deltas, len(got.ToolCalls), ttft, got.E2E(), got.FinishReason)
+	if got.TokenSource != backends.TokensUsage || got.OutputTokens != raw.Output || got.OutputTokens < 1 {
+		t.Errorf("output tokens %d (%s), the server's usage.output_tokens %d", got.OutputTokens, got.TokenSource, raw.Output)
+	}
+	if want := raw.Input + raw.CacheRead + raw.CacheCreate; got.PromptTokens != want || want <= 0 || got.CachedTokens != raw.CacheRead {
+		t.Errorf("prompt %d cached %d, the server's input %d + cache read %d + created %d", got.PromptTokens, got.CachedTokens, raw.Input, raw.CacheRead, raw.CacheCreate)
+	}
+	if ttft <= 0 || ttft > got.E2E() || got.FinishReason == "" {
+		t.Errorf("TTFT %v, E2E %v, finish %q", ttft, got.E2E(), got.FinishReason)
+	}
+	return got
+}
+
+func TestRealOllamaMessages(t *testing.T) {
+	s := ollamatest.Shared(t)
+	temp := 0.0
+	b := mustNew(t, backends.Config{Name: "anthropic.ollama", URL: s.URL + "/v1"})
+	req := backends.Request{ID: "ollama/messages", Model: s.Model, Prompt: "hello world, the model", MaxTokens: 16, Temperature: &temp}
+	got := checkAgainstRaw(t, b, s.URL, req)
+	if got.Chunks < 1 || len(got.ChunkArrivals) != got.Chunks+got.ReasoningChunks+got.ToolChunks {
+		t.Errorf("%d chunks, %d arrivals", got.Chunks, len(got.ChunkArrivals))
+	}
+	// The probe lists the model through the server's /v1/models and sends one Messages
+	// request.
+	p := b.Probe(context.Background(), []string{s.Model})
+	if !p.OK() || p.UsageReported == nil || !*p.UsageReported {
+		t.Errorf("probe: %+v", p)
+	}
+}
+
+func TestRealVLLMMessages(t *testing.T) {
+	s := vllmtest.Shared(t)
+	temp := 0.0
+	b := mustNew(t, backends.Config{Name: "anthropic.vllm", URL: s.URL + "/v1"})
+	// Several of vLLM's 16-token blocks, so that a repeat has full blocks to find cached.
+	prompt := strings.Repeat("hello world, the model is a fast token server. ", 8)
+	req := backends.Request{ID: "vllm/messages", Model: s.Model, Prompt: prompt, MaxTokens: 16, Temperature: &temp}
+	got := checkAgainstRaw(t, b, s.URL, req)
+	// The same prompt again: vLLM (--enable-prefix-caching) serves its full blocks from
+	// the cache and says so in cache_read_input_tokens.
+	again := checkAgainstRaw(t, b, s.URL, req)
+	t.Logf("cached tokens: first %d, again %d of %d", got.CachedTokens, again.CachedTokens, again.PromptTokens)
+	if again.CachedTokens <= 0 {
+		t.Errorf("the repeated prompt was served %d cached tokens", again.CachedTokens)
+	}
+}
