@@ -135,7 +135,8 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 	if isRef {
 		lq.FloorSameTop1Pct, lq.FloorKLMean = d.SameTop1Pct, d.KL
 		if d.SameTop1Pct < 100 || d.KL > 0 {
-			notes = append(notes, fmt.Sprintf("the engine is not deterministic: a rerun of the reference agreed at %.1f%% of positions, KL %s", d.SameTop1Pct, ledger.FormatFloat(d.KL)))
+			notes = append(notes, fmt.Sprintf("the engine is not deterministic: a rerun of the reference by the same method agreed at %.1f%% of positions, KL %s, a floor every row compared with it carries",
+				d.SameTop1Pct, ledger.FormatFloat(d.KL)))
 		}
 		a.saveReference(cell.ID, ref, lq)
 	} else if f := a.quality.figures[refID]; f != nil {

@@ -1,7 +1,8 @@
 # The quickstart: the seed's table, every column measured on this machine. planrun starts
 # a real Ollama itself, has it make three quantizations of one seeded F16 model (about 25M
 # parameters, written by tools/tinymodel -large), proves each is what Ollama serves
-# (/api/show), measures each variant through Ollama's native API at concurrency 1 and 4
+# (/api/show), measures each variant's drift from F16 (the Quality column), then each
+# through Ollama's native API at concurrency 1 and 4
 # with the server pinned to one CPU, then the smallest again with the server on two CPUs
 # (through /v1 too), with the memory its processes hold (RSS, and PSS beside it) against
 # the seed's estimate. Run it with `make quickstart` (scripts/quickstart.sh),
@@ -108,6 +109,17 @@ matrix "cpu1" {
   hardware     = [hardware.cpu1]
   workload     = [workload.quick]
   model_id     = "tiny-${matrix.quantization}"
+  # The Quality column: each variant against F16 along F16's greedy continuations of 16
+  # seeded prompts, before its timed levels (docs/quality.md). A random model's drift
+  # shows the mechanism, not a real model's loss.
+  quality {
+    reference    = "f16"
+    prompts      = 16
+    prompt_words = 12
+    max_tokens   = 16
+    top_logprobs = 5
+    seed         = 1
+  }
 }
 
 matrix "cpu2" {

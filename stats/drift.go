@@ -22,7 +22,12 @@ const minOther = 1e-12
 // side (1 − the kept tokens' sum). Both distributions are coarse-grained on one
 // partition, so the estimate never exceeds the full KL; it falls short by what the
 // lumped tokens would add. A side whose kept mass rounds past 1 gets no other bucket.
+//
+// Entries that name one token (Ollama writes every byte token that is no UTF-8 of its
+// own as "\ufffd", so several tokens share that text) are one bucket, their
+// probabilities summed: a coarser partition, so still never above the full KL.
 func TopKL(ref, cell []backends.LogProb) float64 {
+	ref, cell = mergeSame(ref), mergeSame(cell)
 	var kl, pKept, qKept float64
 	for _, r := range ref {
 		i := slices.IndexFunc(cell, r.SameToken)
@@ -39,6 +44,29 @@ func TopKL(ref, cell []backends.LogProb) float64 {
 		kl += pOther * math.Log(pOther/math.Max(qOther, minOther))
 	}
 	return math.Max(kl, 0) // rounding can leave a tiny negative where the two agree
+}
+
+// mergeSame sums the probabilities of entries that name the same token; a list
+// without such entries is returned as it is.
+func mergeSame(top []backends.LogProb) []backends.LogProb {
+	dup := false
+	for i := range top {
+		for j := range i {
+			dup = dup || top[i].SameToken(top[j])
+		}
+	}
+	if !dup {
+		return top
+	}
+	out := make([]backends.LogProb, 0, len(top))
+	for _, t := range top {
+		if i := slices.IndexFunc(out, t.SameToken); i >= 0 {
+			out[i].LogProb = math.Log(math.Exp(out[i].LogProb) + math.Exp(t.LogProb))
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // Top1 is the most likely token of a top-k list (the first of equals), and false for
@@ -59,7 +87,7 @@ func Top1(top []backends.LogProb) (backends.LogProb, bool) {
 // PromptDrift is one prompt's comparison along the reference's path.
 type PromptDrift struct {
 	// Positions is the path's length compared; Same the positions where the cell's top
-	// token was the reference's token.
+	// token was the reference's top token.
 	Positions, Same int
 	// FirstDivergence is the 1-based position of the first that was not; Positions + 1
 	// when every one was.
@@ -73,7 +101,8 @@ type PromptDrift struct {
 }
 
 // ComparePrompt compares the cell's distributions along the reference's path with the
-// reference's own. ref[i] is the reference's token at position i with its top-k; cell[i]
+// reference's own. ref[i] is the reference's token at position i with its top-k (whose
+// most likely token the cell's is compared with); cell[i]
 // is the cell's top-k at the same position (after the same prefix). When forced is set,
 // cell[i].LogProb is the cell's log-probability of ref[i]'s token, read teacher-forced,
 // as ref[i].LogProb is the reference's; LogProbDelta is then their mean difference. The
@@ -84,7 +113,14 @@ func ComparePrompt(ref, cell []backends.TokenLogProbs, forced bool) PromptDrift 
 	var klSum, lpSum float64
 	kls := 0
 	for i := range n {
-		if top, ok := Top1(cell[i].Top); ok && top.SameToken(ref[i].LogProb) {
+		// The reference's top token read as the cell's is (teacher-forced or generated),
+		// so the reference against itself agrees even where prefill and decoding round a
+		// near-tie differently; its path token where it returned no top-k.
+		want, ok := Top1(ref[i].Top)
+		if !ok {
+			want = ref[i].LogProb
+		}
+		if top, ok := Top1(cell[i].Top); ok && top.SameToken(want) {
 			d.Same++
 		} else if d.FirstDivergence > n {
 			d.FirstDivergence = i + 1

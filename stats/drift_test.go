@@ -29,6 +29,10 @@ func TestTopKL(t *testing.T) {
 		// The reference keeps all its mass in its list, the cell 0.5 of it on a:
 		// 1·ln(1/0.5).
 		{"whole mass on one side", []backends.LogProb{lp("a", 1)}, []backends.LogProb{lp("a", 0.5)}, math.Ln2},
+		// Two entries with one text (Ollama's "\ufffd" for byte tokens) are one bucket:
+		// p = (0.5+0.25, other 0.25), q = (0.25+0.25, other 0.5).
+		{"one text twice", []backends.LogProb{lp("\ufffd", 0.5), lp("\ufffd", 0.25)}, []backends.LogProb{lp("\ufffd", 0.25), lp("x", 0.2), lp("\ufffd", 0.25)},
+			0.75*math.Log(0.75/0.5) + 0.25*math.Log(0.25/0.5)},
 		// The cell has nothing left for the reference's tail: the tail's log is kept finite.
 		{"cell without tail", []backends.LogProb{lp("a", 0.5)}, []backends.LogProb{lp("a", 1)}, 0.5*math.Log(0.5) + 0.5*math.Log(0.5/minOther)},
 	} {
@@ -84,6 +88,16 @@ func TestComparePrompt(t *testing.T) {
 	// The reference against itself: no drift, no divergence within the path.
 	if d := ComparePrompt(ref, ref, true); d.Same != 4 || d.FirstDivergence != 5 || d.KL != 0 || d.LogProbDelta != 0 {
 		t.Errorf("self: %+v", d)
+	}
+	// Where the reference's own top-k (teacher-forced) puts another token first than its
+	// path's, the cell is held to that top token: read the same way, the reference
+	// against itself agrees.
+	tied := []backends.TokenLogProbs{pos("x", 0.40, lp("y", 0.41), lp("x", 0.40))}
+	if d := ComparePrompt(tied, tied, true); d.Same != 1 {
+		t.Errorf("a near-tie against itself: %+v", d)
+	}
+	if d := ComparePrompt(tied, []backends.TokenLogProbs{pos("x", 0.45, lp("x", 0.45), lp("y", 0.40))}, true); d.Same != 0 || d.FirstDivergence != 1 {
+		t.Errorf("a cell whose top is the path's token but not the reference's top: %+v", d)
 	}
 	// A cell that stopped early is compared over what it returned.
 	if d := ComparePrompt(ref, cell[:1], false); d.Positions != 1 || d.FirstDivergence != 2 {

@@ -239,3 +239,24 @@ func TestPlanShowsModelMix(t *testing.T) {
 		t.Errorf("a plan without a mix lists mixes:\n%s", out)
 	}
 }
+
+// planrun plan lists each cell's quality phase: the reference gathers, the others name
+// the cell they are compared with.
+func TestPlanShowsQuality(t *testing.T) {
+	code, out, errs := runCmd(t, "", "plan", "../../examples/quickstart.hcl")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		"\nQuality (a phase of its own before the cell's levels, one request at a time, greedy):\n",
+		"  cpu1/tiny-25m/f16/ollama.native/cpu1/quick: the reference: gathers its continuations and reruns itself; 16 built-in prompts of 12 words × 16 tokens",
+		"  cpu1/tiny-25m/q4_K_M/ollama.native/cpu1/quick: against cpu1/tiny-25m/f16/ollama.native/cpu1/quick;",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "cpu2/tiny-25m/q4_K_M/ollama.native/cpu2/quick: ") {
+		t.Errorf("a cell without a quality block is listed:\n%s", out)
+	}
+}

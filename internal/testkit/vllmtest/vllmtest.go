@@ -14,6 +14,7 @@
 package vllmtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,6 +81,9 @@ type Options struct {
 	// Dtype, when set, is vLLM's --dtype ("float16"); the checkpoint's own torch_dtype
 	// (bfloat16) otherwise.
 	Dtype string
+	// ReadyTimeout, when set, replaces the 5 minutes a start may take: a test that
+	// starts servers of its own on a loaded machine (a start took 10 minutes at load 30).
+	ReadyTimeout time.Duration
 }
 
 // LoRANames are the adapters a server of Options{LoRA: true} serves, in /v1/models
@@ -146,7 +150,7 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 		Command:      command,
 		Dir:          dir,
 		ReadyURL:     url + "/health",
-		ReadyTimeout: readyTimeout,
+		ReadyTimeout: cmp.Or(o.ReadyTimeout, readyTimeout),
 		StopSignal:   "SIGINT",
 		Grace:        30 * time.Second,
 		Log:          filepath.Join(dir, "vllm.log"),
