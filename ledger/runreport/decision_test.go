@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/planrun/planrun/ledger"
@@ -143,5 +144,36 @@ func TestDecisionChart(t *testing.T) {
 	}
 	if math.IsNaN(resultFigure(&rows[0], "decode_tok_s")) || !math.IsNaN(resultFigure(&rows[0], "no_such")) {
 		t.Error("resultFigure")
+	}
+}
+
+// TestDecisionChartAxes: an objective on a per-user figure is charted against
+// throughput (a TPOT against the decode rate would be one figure twice), and figures
+// spanning more than 50 times go on a log scale.
+func TestDecisionChartAxes(t *testing.T) {
+	min := func(field string) ledger.Decision {
+		return ledger.Decision{DecisionSpec: ledger.DecisionSpec{Objective: ledger.DecisionObjective{Field: field}}}
+	}
+	for field, want := range map[string]string{"tpot_p50_ms": "output_tok_s", "ttft_p99_s": "output_tok_s", "output_tok_s": "decode_tok_s", "memory_gb": "decode_tok_s"} {
+		if got := decisionAxis(min(field)); got != want {
+			t.Errorf("%s charted against %s, want %s", field, got, want)
+		}
+	}
+	pt := func(y float64) decisionPoint {
+		return decisionPoint{c: ledger.Candidate{Lo: ledger.JSONFloat(math.NaN()), Hi: ledger.JSONFloat(math.NaN())}, y: y}
+	}
+	for _, tc := range []struct {
+		ys  []float64
+		log bool
+	}{{[]float64{1.5, 2.4, 900}, true}, {[]float64{10, 400}, false}, {[]float64{0, 900}, false}} {
+		p := newPanel("", "x", "y")
+		var pts []decisionPoint
+		for _, y := range tc.ys {
+			pts = append(pts, pt(y))
+		}
+		logObjective(p, pts)
+		if _, isLog := p.Y.Scale.(plot.LogScale); isLog != tc.log {
+			t.Errorf("%v: log scale %v, want %v", tc.ys, isLog, tc.log)
+		}
 	}
 }

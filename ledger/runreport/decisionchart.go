@@ -10,6 +10,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -25,13 +26,24 @@ const DecisionChartPrefix = "decision-"
 // level's throughput is bought.
 const perUserSpeed = "decode_tok_s"
 
+// perUserFigures start the names of the figures one request sees (its latency, its
+// decode rate): an objective on one of them is charted against throughput instead, the
+// other side of the same trade-off (a TPOT against the decode rate is one figure twice).
+var perUserFigures = []string{"ttft_", "tpot_", "itl_", "e2e_", "decode_"}
+
 // decisionAxis is the figure a decision's chart puts the rows against: the first floor
 // (>=, >) the decision sets on a figure other than its objective and SLO attainment (a
-// quality floor: same-top-1 rate, accuracy), else the per-user decode rate.
+// quality floor: same-top-1 rate, accuracy), else the per-user decode rate, or the
+// level's throughput when the objective is itself a per-user figure.
 func decisionAxis(d ledger.Decision) string {
 	for _, c := range d.Constraints {
 		if (c.Op == ">=" || c.Op == ">") && c.Field != d.Objective.Field && c.Field != "slo_attainment_pct" {
 			return c.Field
+		}
+	}
+	for _, p := range perUserFigures {
+		if strings.HasPrefix(d.Objective.Field, p) {
+			return "output_tok_s"
 		}
 	}
 	return perUserSpeed
@@ -57,6 +69,7 @@ func decisionFigure(d ledger.Decision, rows []ledger.Row) *figure {
 		DecisionChartPrefix+fileSafe(d.Name)+".svg")
 	p := newPanel("", withUnit(axis), withUnit(d.Objective.Field))
 	p.X.Min = 0
+	logObjective(p, pts)
 	f.addStatusGroups(p, pts)
 	if front := frontier(pts, d.Objective.Maximize); len(front) >= 2 {
 		if l, err := plotter.NewLine(front); err == nil {
@@ -65,11 +78,38 @@ func decisionFigure(d ledger.Decision, rows []ledger.Row) *figure {
 			f.legend.Add("frontier", l)
 		}
 	}
-	if l, err := plotter.NewLabels(decisionLabels(d, pts)); err == nil && len(l.XYs) > 0 {
-		p.Add(l)
+	// The chosen row's label above its point, the runner-up's below, so two close
+	// points' labels do not print over each other.
+	for i, labels := range decisionLabels(d, pts) {
+		if l, err := plotter.NewLabels(labels); err == nil && len(labels.XYs) > 0 {
+			for j := range l.TextStyle {
+				l.TextStyle[j].YAlign = [2]text.YAlignment{text.YBottom, text.YTop}[i]
+			}
+			l.Offset = vg.Point{Y: [2]vg.Length{vg.Points(6), vg.Points(-6)}[i]}
+			p.Add(l)
+		}
 	}
 	f.panels = [][]*plot.Plot{{p}}
 	return f
+}
+
+// logObjective puts the objective on a log scale when its figures span more than 50
+// times (a 1 ms TPOT beside a 900 ms one): on a linear axis the rows a decision weighs
+// would sit flat on its floor.
+func logObjective(p *plot.Plot, pts []decisionPoint) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, pt := range pts {
+		for _, v := range []float64{pt.y, float64(pt.c.Lo), float64(pt.c.Hi)} {
+			if finite(v) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+	}
+	if lo <= 0 || hi/lo < 50 {
+		return
+	}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	p.Y.Min, p.Y.Max = lo/1.5, hi*1.5
 }
 
 // decisionPoints are d's candidates whose row measured both the objective and axis.
@@ -141,20 +181,21 @@ func (f *figure) addStatusGroups(p *plot.Plot, pts []decisionPoint) {
 	}
 }
 
-// decisionLabels name the chosen row and the runner-up on the chart.
-func decisionLabels(d ledger.Decision, pts []decisionPoint) plotter.XYLabels {
-	var labels plotter.XYLabels
+// decisionLabels name the chosen row (the first set) and the runner-up (the second) on
+// the chart.
+func decisionLabels(d ledger.Decision, pts []decisionPoint) [2]plotter.XYLabels {
+	var labels [2]plotter.XYLabels
 	for _, pt := range pts {
-		text := ""
+		i, prefix := 0, "chosen: "
 		switch {
 		case d.Chosen != nil && sameLevel(pt.c, *d.Chosen):
-			text = " chosen: " + pt.c.Name + " " + pt.c.Level()
 		case d.RunnerUp != nil && sameLevel(pt.c, *d.RunnerUp):
-			text = " runner-up: " + pt.c.Name + " " + pt.c.Level()
+			i, prefix = 1, "runner-up: "
 		default:
 			continue
 		}
-		labels.XYs, labels.Labels = append(labels.XYs, plotter.XY{X: pt.x, Y: pt.y}), append(labels.Labels, text)
+		labels[i].XYs = append(labels[i].XYs, plotter.XY{X: pt.x, Y: pt.y})
+		labels[i].Labels = append(labels[i].Labels, prefix+pt.c.Name+" "+pt.c.Level())
 	}
 	return labels
 }
