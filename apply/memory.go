@@ -168,7 +168,8 @@ func kvCacheFromLog(path string) (gb float64, note string, ok bool) {
 }
 
 // setServed puts into the row what the cell's server really served and ran on: the
-// quantization it serves, its CPUs and GPUs, and the KV cache a vLLM server reserved.
+// quantization it serves, its CPUs and GPUs, the KV cache a vLLM server reserved, and
+// the build its engine reports, with a note when that lacks extensions the CPU has.
 func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasurement, row *ledger.Row) {
 	a.setServedQuant(cell, row)
 	setServedHardware(row, proc, m.GPU)
@@ -182,4 +183,15 @@ func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasu
 	if note := oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
 		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
 	}
+	if b, ok := proc.Build(); ok {
+		row.EngineBuild = b.String()
+		a.rec.recordBuild(cell.Backend.Addr, row.EngineBuild)
+		if note := b.Note(cpuFlags()); note != "" {
+			row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
+		}
+	}
 }
+
+// cpuFlags are the flags of the CPU the servers planrun starts run on: this machine's
+// (a Slurm or Kubernetes cell's planrun runs on its node). A variable for the tests.
+var cpuFlags = servers.CPUFlags

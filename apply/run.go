@@ -405,6 +405,9 @@ func (r *runRecord) recordStartup(server string, d time.Duration) {
 // recordVersion records the version the server behind a backend reported.
 func (r *runRecord) recordVersion(addr, v string) { setIn(&r.manifest.ServerVersions, addr, v) }
 
+// recordBuild records what the engine of the server behind a backend said its build uses.
+func (r *runRecord) recordBuild(addr, b string) { setIn(&r.manifest.ServerBuilds, addr, b) }
+
 // Models are keyed "<backend address> <model id>".
 
 // recordModel records what an Ollama server showed of a model, and its digest.
@@ -455,6 +458,7 @@ func (r *runRecord) job(i int) *ledger.BatchJob { return &r.manifest.Jobs[i] }
 // mergeNode takes what a batch job's node recorded of its servers and models.
 func (r *runRecord) mergeNode(nm ledger.Manifest) {
 	mergeInto(&r.manifest.ServerVersions, nm.ServerVersions)
+	mergeInto(&r.manifest.ServerBuilds, nm.ServerBuilds)
 	mergeInto(&r.manifest.ModelDigests, nm.ModelDigests)
 	mergeInto(&r.manifest.ModelRoots, nm.ModelRoots)
 	cells := map[string]bool{}

@@ -25,10 +25,15 @@ import (
 // starts: it writes its PID to PLANRUN_TEST_PIDFILE and, with PLANRUN_TEST_DIE_AFTER=n,
 // exits abruptly when generation request n+1 arrives (a server crashing mid-cell). With
 // PLANRUN_TEST_ALLOC=1, a POST to /test/alloc makes it allocate proctest.AllocBytes and
-// hold them resident (a model loaded while the window runs).
+// hold them resident (a model loaded while the window runs). With PLANRUN_TEST_ENGINE_LOG,
+// it first writes that file (a recorded engine start-up log) to stderr, into its log.
 func serveMockChild(addr string) {
 	if f := os.Getenv("PLANRUN_TEST_PIDFILE"); f != "" {
 		os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	if f := os.Getenv("PLANRUN_TEST_ENGINE_LOG"); f != "" {
+		b, _ := os.ReadFile(f)
+		os.Stderr.Write(b)
 	}
 	dieAfter, _ := strconv.Atoi(os.Getenv("PLANRUN_TEST_DIE_AFTER"))
 	cfg := mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: time.Millisecond, RecordTruth: os.Getenv("PLANRUN_TEST_MOCK_TRUTH") != ""}

@@ -27,6 +27,10 @@ type Environment struct {
 
 	// ServerVersions maps a tool ("ollama.local") to the version its server reported.
 	ServerVersions map[string]string `json:"server_versions,omitempty"`
+	// ServerBuilds maps a tool to what the engine of the server planrun started for it
+	// said its build uses (the row's engine_build: the CPU extensions and GPU backends it
+	// reports in its log).
+	ServerBuilds map[string]string `json:"server_builds,omitempty"`
 	// ModelDigests maps "tool model_id" to the model's digest: Ollama's (/api/tags), or,
 	// for an OpenAI-protocol server on this machine that loaded a local checkpoint
 	// directory, planrun's own digest of its config.json and weight files (package

@@ -42,6 +42,10 @@ type Served struct {
 	// plan's label, which compare pairs rows by; the tables show this one where the plan
 	// declares none (QuantShown).
 	QuantizationServed string
+	// EngineBuild is what the server's engine said, as it started, its build uses: the
+	// CPU extensions (and GPU backends) it reports (servers.EngineBuild's String), empty
+	// for a server planrun did not start or whose log does not say.
+	EngineBuild string
 }
 
 // QuantShown is the quantization the tables show: the plan's, else what the server

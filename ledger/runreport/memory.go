@@ -72,7 +72,9 @@ func memoryLabel(src string) string {
 
 // hardwareCell is the seed table's hardware column: the plan's hardware name, then what
 // the server really ran on, the GPUs NVML read and the CPU model with the cores the
-// kernel allowed the server ("cpu1: AMD EPYC, cpus 1").
+// kernel allowed the server, then the build its engine reports ("cpu1: AMD EPYC, cpus 1;
+// ollama CPU … AVX2 … (libggml-cpu-haswell.so)"): the same engine is 10–34× apart
+// between builds, so a figure is read with its build.
 func hardwareCell(r ledger.Row) string {
 	var ran []string
 	if r.GPU != "" {
@@ -84,6 +86,9 @@ func hardwareCell(r ledger.Row) string {
 			cpu = strings.TrimPrefix(cpu+", cpus "+r.CPUsAllowed, ", ")
 		}
 		ran = append(ran, cpu)
+	}
+	if r.EngineBuild != "" {
+		ran = append(ran, r.EngineBuild)
 	}
 	detail := strings.Join(ran, "; ")
 	switch {

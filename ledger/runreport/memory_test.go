@@ -34,15 +34,16 @@ func TestMemoryAndHardwareCells(t *testing.T) {
 	r.VRAMPeakGB = math.NaN()
 
 	for _, c := range []struct {
-		name, gpu, cpu, allowed, want string
+		name, gpu, cpu, allowed, build, want string
 	}{
-		{"cpu1", "", "AMD EPYC", "1", "cpu1: AMD EPYC, cpus 1"},
-		{"", "", "AMD EPYC", "0-1", "AMD EPYC, cpus 0-1"},
-		{"h200", "GPU 0 NVIDIA H200", "AMD EPYC", "0-15", "h200: GPU 0 NVIDIA H200; AMD EPYC, cpus 0-15"},
-		{"rtx", "", "", "", "rtx"},
-		{"", "", "", "3", "cpus 3"},
+		{"cpu1", "", "AMD EPYC", "1", "", "cpu1: AMD EPYC, cpus 1"},
+		{"", "", "AMD EPYC", "0-1", "", "AMD EPYC, cpus 0-1"},
+		{"h200", "GPU 0 NVIDIA H200", "AMD EPYC", "0-15", "", "h200: GPU 0 NVIDIA H200; AMD EPYC, cpus 0-15"},
+		{"rtx", "", "", "", "", "rtx"},
+		{"", "", "", "3", "", "cpus 3"},
+		{"cpu1", "", "Xeon", "1", "ollama CPU AVX AVX2 (libggml-cpu-haswell.so)", "cpu1: Xeon, cpus 1; ollama CPU AVX AVX2 (libggml-cpu-haswell.so)"},
 	} {
-		r.Hardware, r.GPU, r.CPU, r.CPUsAllowed = c.name, c.gpu, c.cpu, c.allowed
+		r.Hardware, r.GPU, r.CPU, r.CPUsAllowed, r.EngineBuild = c.name, c.gpu, c.cpu, c.allowed, c.build
 		if got := hardwareCell(r); got != c.want {
 			t.Errorf("hardwareCell(%+v) = %q, want %q", c, got, c.want)
 		}

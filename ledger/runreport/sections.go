@@ -288,6 +288,9 @@ func envItems(e ledger.Environment) [][2]string {
 	for _, k := range slices.Sorted(maps.Keys(e.ServerVersions)) {
 		item("Server "+k, e.ServerVersions[k])
 	}
+	for _, k := range slices.Sorted(maps.Keys(e.ServerBuilds)) {
+		item("Engine build "+k, e.ServerBuilds[k])
+	}
 	for _, k := range slices.Sorted(maps.Keys(e.ModelDigests)) {
 		if _, ok := e.Models[k]; !ok {
 			item("Model "+k, e.ModelDigests[k])

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/internal/testkit/realserver"
+	"github.com/planrun/planrun/servers"
 )
 
 const maxTokens = 16
@@ -95,6 +96,30 @@ func TestGenerateStreamsTokens(t *testing.T) {
 	}
 	if chunks > evalCount {
 		t.Errorf("%d content chunks for %d tokens: a chunk carries at least one token", chunks, evalCount)
+	}
+	checkBuild(t, s)
+}
+
+// checkBuild reads the build the pinned Ollama reports once its runner has loaded a model
+// (the log's msg=system line) and fails when it lacks a vector level this CPU has: the
+// install must bring the CPU libraries the release loads (issue 47: without them the
+// generic cgo backend decodes 10-34x slower).
+func checkBuild(t *testing.T, s *Server) {
+	t.Helper()
+	log, err := os.ReadFile(s.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, ok := servers.ParseBuild(log)
+	if !ok {
+		t.Fatalf("the server log has no msg=system line after a generation:\n%s", s.LogTail(8<<10))
+	}
+	t.Logf("engine build: %s", b)
+	cpu := servers.CPUFlags()
+	levels := slices.DeleteFunc(b.Missing(cpu), func(x string) bool { return x != "AVX" && x != "AVX2" && x != "AVX512" })
+	if len(levels) > 0 || b.Library == "" && cpu["avx"] {
+		t.Errorf("the pinned Ollama runs without %v, which this CPU has, and loaded CPU library %q (%s): rebuild it with "+
+			"scripts/install-ollama.sh, which installs the CPU libraries into .tools/lib/ollama", levels, b.Library, b.Note(cpu))
 	}
 }
 
