@@ -195,7 +195,7 @@ func (l *loader) checkCellExprs(m *Matrix, ctx *hcl.EvalContext) {
 	// of a matrix without a hardware dimension, so it stays untyped there.
 	hw := cty.DynamicVal
 	if m.hasHardware {
-		hw = cty.UnknownVal((&Hardware{}).object().Type())
+		hw = cty.UnknownVal((&Hardware{kinds: l.opts.Placements}).object().Type())
 	}
 	cellCtx := ctx.NewChild()
 	cellCtx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{
@@ -557,6 +557,7 @@ func (p *Plan) expandCells() ([]*Cell, hcl.Diagnostics) {
 	addDiags(checkEmbeddingsBackends(cells))
 	addDiags(checkServerCommands(cells))
 	addDiags(checkAgentCells(cells))
+	addDiags(checkBatchCells(cells))
 	for _, e := range p.Expects {
 		addDiags(e.checkCells(cells, p.failedMatrices))
 		addDiags(e.checkFigures(cells))

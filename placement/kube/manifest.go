@@ -1,14 +1,5 @@
-// Package kube runs a plan's Kubernetes-placed cells as Indexed Jobs. Each Job's pod runs
-// planrun itself on its cells, from the planrun agent image:
-//
-//	planrun apply -quiet -run-dir /planrun/run -stream -only ID ... -var-file /planrun/input/variables.hcl PLAN
-//
-// with the plan's files, the files it reads and its resolved variables in a ConfigMap the
-// pod mounts. The agent's rows, request records and manifest come back as frames in the
-// pod's log (frames.go), which the coordinator follows through the Kubernetes API and
-// writes into the job's directory, where apply merges them as it merges a Slurm job's.
-// Scheduler is all of that as the placement.Scheduler apply's coordinator follows jobs
-// through; it uses client-go, the ecosystem's own client.
+//go:build !nokube
+
 package kube
 
 import (
@@ -67,7 +58,7 @@ type JobSpec struct {
 	// per_cell block (the default), the hardware block's name for per_hardware.
 	Name     string
 	Hardware string
-	Settings *plan.Kubernetes
+	Settings *Settings
 	CellIDs  []string
 	// RunID is the coordinator's run; Dir the job's directory in its run directory.
 	RunID, Dir string
@@ -93,7 +84,8 @@ func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobS
 	perCell := map[string]int{}
 	for _, c := range cells {
 		h := c.Hardware
-		if h == nil || h.Kubernetes == nil {
+		k := settingsOf(h)
+		if k == nil {
 			continue
 		}
 		if i, ok := byHardware[h.Name]; ok {
@@ -103,13 +95,13 @@ func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobS
 			continue
 		}
 		name := h.Name
-		if h.Kubernetes.Jobs == plan.KubeJobsPerCell {
+		if k.Jobs == JobsPerCell {
 			perCell[h.Name]++
 			name = fmt.Sprintf("%s-%d", h.Name, perCell[h.Name])
 		} else {
 			byHardware[h.Name] = len(jobs)
 		}
-		jobs = append(jobs, JobSpec{Name: name, Hardware: h.Name, Settings: h.Kubernetes, CellIDs: []string{c.ID},
+		jobs = append(jobs, JobSpec{Name: name, Hardware: h.Name, Settings: k, CellIDs: []string{c.ID},
 			RunID: runID, Dir: filepath.Join(runDirPath, "kubernetes", name), ObjectName: objectName(name, runID), Agents: agents(c)})
 	}
 	for i := range jobs {
@@ -120,6 +112,16 @@ func NewJobs(p *plan.Plan, cells []*plan.Cell, runID, runDirPath string) ([]JobS
 		jobs[i].Files, jobs[i].PlanArg = files, planArg
 	}
 	return jobs, nil
+}
+
+// settingsOf is a hardware block's kubernetes settings, nil when it has no kubernetes
+// block.
+func settingsOf(h *plan.Hardware) *Settings {
+	if h == nil || h.Batch == nil {
+		return nil
+	}
+	k, _ := h.Batch.Settings.(*Settings)
+	return k
 }
 
 // agents is how many load agents the cell's workload has.
@@ -270,9 +272,6 @@ func (o Objects) All() []any {
 	}
 	return append(all, o.Job)
 }
-
-// TokenKey is the key of the agents' token in a job's Secret.
-const TokenKey = "token"
 
 // The pod's own address and namespace, from the downward API, for the variables that
 // name the coordinator.
