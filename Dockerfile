@@ -10,7 +10,8 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 # No cgo: the image has no C library (so no NVML in the pod; docs/placements.md says what the rows do).
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /planrun ./cmd/planrun
+# -tags nokube: a pod places no Jobs, so its planrun links no Kubernetes module.
+RUN CGO_ENABLED=0 go build -tags nokube -trimpath -ldflags "-s -w" -o /planrun ./cmd/planrun
 
 FROM scratch
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

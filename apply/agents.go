@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/load/fleet"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -28,18 +28,19 @@ import (
 func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellSetup) (*fleet.Fleet, error) {
 	n := cell.Workload.Agents
 	dir := filepath.Join(a.rec.res.RunDir, "agents", cellDir(cell.ID))
-	launcher, o, shared, err := a.launcher(cell)
+	start, err := a.launcher(cell)
 	if err != nil {
 		return nil, err
 	}
-	o.Agents, o.Launcher, o.LogDir = n, launcher, dir
-	a.info("%s: starting %d load agents (%s)", cell.ID, n, describeLauncher(launcher))
+	o := start.Options
+	o.Agents, o.Launcher, o.LogDir = n, start.Launcher, dir
+	a.info("%s: starting %d load agents (%s)", cell.ID, n, start.Where)
 	f, err := fleet.Start(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("its %d load agents did not start: %w", n, err)
 	}
 	records := ""
-	if shared { // the agents write their own records where this run can read them
+	if start.Shared { // the agents write their own records where this run can read them
 		records = filepath.Join(dir, "agent-%d.jsonl")
 	}
 	if err := f.Assign(ctx, backendConfig(cell), setup.prompts, setup.shapes, a.o.Grace, cell.ID, a.rec.runID(), records,
@@ -53,84 +54,44 @@ func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellS
 // launcher is how the cell's agents start, with the fleet's listening options, and
 // whether the agents share this run's filesystem (their own record files are then
 // kept beside the run's):
-//   - on a Slurm job's node (apply -run-dir inside the job), as the tasks of one srun
-//     step of the job (sbatch asked for the tasks);
-//   - in index 0 of a Kubernetes Indexed Job (apply -run-dir in the pod), as the Job's
-//     indices: agent 0 here, the others the pods Kubernetes started with it;
+//   - inside the batch job a node-side run is in, as its scheduler starts them (Slurm:
+//     the tasks of one srun step of the job; Kubernetes: the indices of the cell's
+//     Indexed Job, agent 0 here);
 //   - on the hosts the hardware's agents block lists, one each, through ssh;
 //   - otherwise as processes on this machine.
-func (a *applier) launcher(cell *plan.Cell) (fleet.Launcher, fleet.Options, bool, error) {
+func (a *applier) launcher(cell *plan.Cell) (placement.Agents, error) {
 	var ag plan.Agents
 	if h := cell.Hardware; h != nil && h.Agents != nil {
 		ag = *h.Agents
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fleet.Options{}, false, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
+		return placement.Agents{}, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
 	}
-	remote := func() fleet.Options {
-		o := fleet.Options{Listen: ":0", Advertise: ag.Coordinator}
-		if o.Advertise == "" {
-			o.Advertise, _ = os.Hostname()
-		}
-		return o
+	remote := fleet.Options{Listen: ":0", Advertise: ag.Coordinator}
+	if remote.Advertise == "" {
+		remote.Advertise, _ = os.Hostname()
 	}
 	cmd := a.o.AgentCommand
 	if len(cmd) == 0 {
 		cmd = []string{self, "agent"}
 	}
 	switch {
-	case a.o.RunDir != "" && os.Getenv("SLURM_JOB_ID") != "" && cell.Hardware != nil && cell.Hardware.Slurm != nil:
-		return fleet.Srun{Srun: []string{"srun"}, Planrun: self}, remote(), true, nil
-	case a.o.RunDir != "" && os.Getenv("JOB_COMPLETION_INDEX") != "" && cell.Hardware != nil && cell.Hardware.Kubernetes != nil:
-		l, o, err := indexedJob(cmd, cell.Hardware.Kubernetes.StartTimeout)
-		return l, o, false, err
+	case a.job != nil:
+		return a.job.Agents(placement.AgentStart{Cell: cell, Command: cmd, Self: self, Remote: remote})
 	case len(ag.Hosts) > 0:
 		bin := ag.PlanrunPath
 		if bin == "" {
 			bin = self
 		}
-		return fleet.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, remote(), false, nil
+		return placement.Agents{Launcher: fleet.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, Options: remote,
+			Where: "ssh to " + strings.Join(ag.Hosts, ", ")}, nil
 	}
 	o := fleet.Options{Advertise: ag.Coordinator}
 	if ag.Coordinator != "" {
 		o.Listen = ":0"
 	}
-	return fleet.Local{Command: cmd}, o, true, nil
-}
-
-// indexedJob is the launcher of a cell's agents in index 0 of its Kubernetes Indexed
-// Job (kube.Objects): the Job's pods are the agents, each its index, started by
-// Kubernetes with this one. The Job's environment says where this coordinator listens
-// (its pod's address and the Job's port), the name the other pods dial it by (the Job's
-// headless Service) and the token they present (from the Job's Secret). Agent 0 runs
-// here, with the coordinator; the others have the kubernetes block's start_timeout (at
-// least the fleet's usual minute) to dial in, since a pod may wait that long for its node.
-func indexedJob(cmd []string, startTimeout time.Duration) (fleet.Launcher, fleet.Options, error) {
-	listen, coordinator, token := os.Getenv(fleet.EnvListen), os.Getenv(fleet.EnvCoordinator), os.Getenv(fleet.EnvToken)
-	if listen == "" || coordinator == "" || token == "" {
-		return nil, fleet.Options{}, fmt.Errorf("this pod of a Kubernetes Indexed Job lacks %s, %s or %s: its Job was not made by planrun apply for a cell of several agents",
-			fleet.EnvListen, fleet.EnvCoordinator, fleet.EnvToken)
-	}
-	host, _, err := net.SplitHostPort(coordinator)
-	if err != nil {
-		return nil, fleet.Options{}, fmt.Errorf("%s=%q: %w", fleet.EnvCoordinator, coordinator, err)
-	}
-	o := fleet.Options{Listen: listen, Advertise: host, Token: token, Connect: max(startTimeout, fleet.ConnectTimeout)}
-	return fleet.Scheduled{Command: cmd, Self: listen, Name: "kubernetes index"}, o, nil
-}
-
-// describeLauncher says where agents start, for the progress note.
-func describeLauncher(l fleet.Launcher) string {
-	switch l := l.(type) {
-	case fleet.SSH:
-		return "ssh to " + strings.Join(l.Hosts, ", ")
-	case fleet.Srun:
-		return "srun tasks of this Slurm job"
-	case fleet.Scheduled:
-		return "the pods of this Kubernetes Indexed Job, agent 0 in this one"
-	}
-	return "processes on this machine"
+	return placement.Agents{Launcher: fleet.Local{Command: cmd}, Options: o, Shared: true, Where: "processes on this machine"}, nil
 }
 
 // agentSources are the source addresses the hardware's agents block gives its agents.

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"github.com/planrun/planrun/load/traffic"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/telemetry/gpu"
@@ -20,8 +21,8 @@ type applier struct {
 	served map[string]servedQuant // what each backend's model is served as (quant.go)
 	// traffic holds each workload's traffic, read before anything is sent (readTraffic).
 	traffic map[*plan.Workload]*traffic.Workload
-	// job is the Slurm job this node-side run is in; nil elsewhere.
-	job *slurmJob
+	// job is the batch job this node-side run is in; nil elsewhere.
+	job placement.InJob
 	// quality is the quality phases' references and figures (quality.go).
 	quality *qualityRun
 }

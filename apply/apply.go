@@ -46,10 +46,9 @@ type Options struct {
 	// plan. Every cell runs on this machine, and the plan's own outputs (CSV ledger,
 	// Markdown, JSONL) are left to the coordinator, which merges the job's rows.
 	RunDir string
-	// SlurmStep is the Slurm job step a node-side run (RunDir) is in ("41.batch", from
-	// SLURM_JOB_ID): every row gets the whole job's memory as sstat reads it. Empty
-	// elsewhere.
-	SlurmStep string
+	// Getenv reads the environment a node-side run's scheduler gave it (the job it is
+	// in: Slurm's SLURM_JOB_ID, Kubernetes' JOB_COMPLETION_INDEX); nil means os.Getenv.
+	Getenv func(string) string
 	// GPU is the telemetry handle; nil opens NVML (which never fails: without a GPU the
 	// rows say why there is no VRAM figure).
 	GPU *gpu.Telemetry
@@ -217,7 +216,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // and CUDA in the run record) and the server manager.
 func newApplier(o Options, rec *runRecord, tr map[*plan.Workload]*traffic.Workload) *applier {
 	a := &applier{o: o, rec: rec, known: newBackendSet(), served: map[string]servedQuant{}, traffic: tr,
-		job: newSlurmJob(o.SlurmStep), quality: newQualityRun(o.Cells)}
+		job: inJob(o), quality: newQualityRun(o.Cells)}
 	a.tel = o.GPU
 	if a.tel == nil {
 		a.tel, a.ownTel = gpu.Open(), true

@@ -46,7 +46,7 @@ func loadPlan(t testing.TB, src, url string, files ...string) (*plan.Plan, []*pl
 // expands its cells.
 func loadPlanFile(t testing.TB, path string, vars ...string) (*plan.Plan, []*plan.Cell) {
 	t.Helper()
-	p, diags := plan.Load(path, plan.LoadOptions{Vars: vars, Getenv: func(string) string { return "" }})
+	p, diags := plan.Load(path, plan.LoadOptions{Vars: vars, Getenv: func(string) string { return "" }, Placements: Placements()})
 	if diags.HasErrors() {
 		t.Fatalf("plan: %v", diags)
 	}

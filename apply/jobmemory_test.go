@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/placement/slurm"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/telemetry/gpu"
 	"github.com/planrun/planrun/telemetry/procmem"
@@ -16,21 +16,22 @@ import (
 // A Slurm job's row says the figure is the whole job's, since when, and whether its
 // peak fell in this level; a failed sstat leaves the reason and no figure.
 func TestJobMemoryColumns(t *testing.T) {
-	start := time.Date(2026, 12, 6, 5, 20, 46, 0, time.UTC)
-	before := slurm.StepMemory{Step: "41.batch", MaxRSS: 300e6, AveRSS: 250e6, Tasks: 1}
+	// As Slurm's scheduler says it (slurm's TestJobMemorySource).
+	source := "sstat MaxRSS of job step 41.batch: the whole job (planrun's client and the servers it started), peak since the job started"
+	before := placement.JobMemory{Peak: 300e6, Resident: 250e6}
 	for _, tc := range []struct {
 		name           string
 		j              jobMemory
 		peak, baseline float64
 		says           []string
 	}{
-		{"peak in this level", jobMemory{Step: "41.batch", Start: start, Before: before, After: slurm.StepMemory{MaxRSS: 400e6}},
+		{"peak in this level", jobMemory{Source: source + " at 2026-12-06T05:20:46Z", Before: before, After: placement.JobMemory{Peak: 400e6}},
 			0.4, 0.25, []string{"sstat MaxRSS of job step 41.batch: the whole job (planrun's client", "since the job started at 2026-12-06T05:20:46Z", "reached during this level"}},
-		{"peak before it", jobMemory{Step: "41.batch", Before: before, After: slurm.StepMemory{MaxRSS: 300e6}},
+		{"peak before it", jobMemory{Source: source, Before: before, After: placement.JobMemory{Peak: 300e6}},
 			0.3, 0.25, []string{"peak since the job started, reached before this level began: this level's own peak is at most this"}},
-		{"no reading at the start", jobMemory{Step: "41.batch", BeforeErr: "sstat: timeout", After: slurm.StepMemory{MaxRSS: 300e6}},
+		{"no reading at the start", jobMemory{Source: source, BeforeErr: "sstat: timeout", After: placement.JobMemory{Peak: 300e6}},
 			0.3, math.NaN(), []string{"not read as the level began (sstat: timeout)"}},
-		{"no reading at the end", jobMemory{Step: "41.batch", Before: before, AfterErr: "sstat reports no memory for step 41.batch"},
+		{"no reading at the end", jobMemory{Source: source, Before: before, AfterErr: "sstat reports no memory for step 41.batch"},
 			math.NaN(), math.NaN(), []string{"none: sstat reports no memory"}},
 	} {
 		row := ledger.NewRow()
@@ -60,7 +61,7 @@ func TestJobMemoryStandsInForTheProcessFigure(t *testing.T) {
 	m := levelMeasurement{Stats: rowSamples(2, 100*time.Millisecond, 32, nil), Started: at, Ended: at.Add(time.Second),
 		GPU:  gpu.Summary{Note: gpu.NoteLibraryNotFound},
 		Proc: procmem.Summary{Note: "no process memory: the server was not started by planrun"},
-		Job:  jobMemory{Step: "41.batch", After: slurm.StepMemory{MaxRSS: 400e6}}}
+		Job:  jobMemory{Source: "sstat MaxRSS of job step 41.batch", After: placement.JobMemory{Peak: 400e6}}}
 	est := gpu.VRAMEstimate{TotalBytes: 160e6}
 	row := buildRow(cells[0], plan.LoadLevel{Concurrency: 1}, m, rowContext{Estimate: &est})
 	if gb, src, ok := row.MemoryGB(); !ok || gb != 0.4 || src != row.MemJobSource {

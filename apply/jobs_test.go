@@ -200,7 +200,7 @@ func runFake(t *testing.T, ctx context.Context, f *fakeScheduler, rowsTimeout ti
 	p, cells := loadPlan(t, fakePlan, "http://127.0.0.1:9")
 	notes := &noteRecorder{}
 	res, err := Run(ctx, Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Off(), ResultsDir: results, Resume: resume,
-		Progress: notes, Schedulers: map[plan.Placement]placement.Scheduler{plan.PlaceSlurm: f},
+		Progress: notes, Schedulers: map[plan.Placement]placement.Scheduler{"slurm": f},
 		Jobs: JobOptions{Poll: 5 * time.Millisecond, RowsTimeout: rowsTimeout}})
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +423,7 @@ func TestCoordinatorWritesTheRunAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.close()
-	co := newCoordinator(rec, map[plan.Placement]placement.Scheduler{plan.PlaceSlurm: f}, o)
+	co := newCoordinator(rec, map[plan.Placement]placement.Scheduler{"slurm": f}, o)
 	if !co.runs(cells[0]) {
 		t.Fatalf("the coordinator does not run the slurm cell")
 	}

@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package apply
 
 import (
@@ -124,7 +126,7 @@ func TestKubernetesAgentsAreTheJobsIndices(t *testing.T) {
 		// as the ledger records it, to the digit.
 		checkRecomputed(t, row, asRecorded(t, recomputeRow(t, cells[0], row, perAgent, nil)))
 	}
-	if left := leftOver(t, clusterClient(t), res.RunDir); len(left) > 0 {
+	if left := leftOver(t, res.RunDir); len(left) > 0 {
 		t.Errorf("the run left objects in the cluster: %v", left)
 	}
 }
@@ -191,7 +193,7 @@ func TestKubernetesAgentPodLostFailsTheCell(t *testing.T) {
 	if cell.Status != ledger.StatusFailed || !strings.Contains(cell.Notes, "agent 1") {
 		t.Errorf("cell %s %q", cell.Status, cell.Notes)
 	}
-	if left := leftOver(t, c, res.RunDir); len(left) > 0 {
+	if left := leftOver(t, res.RunDir); len(left) > 0 {
 		t.Errorf("the run left objects in the cluster: %v", left)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package apply
 
 import (
@@ -114,9 +116,13 @@ func clusterClient(t *testing.T) kubernetes.Interface {
 }
 
 // leftOver lists the Jobs, ConfigMaps, Secrets, Services and pods labelled with the run.
-func leftOver(t *testing.T, c kubernetes.Interface, runDir string) []string {
+func leftOver(t *testing.T, runDir string) []string {
 	t.Helper()
-	left, err := kube.RunObjects(context.Background(), c, k8stest.Namespace, kube.LabelValue(filepath.Base(runDir)), true)
+	cfg, err := clientcmd.BuildConfigFromFlags("", k8stest.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := kube.RunObjects(context.Background(), cfg, k8stest.Namespace, kube.LabelValue(filepath.Base(runDir)), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +198,7 @@ func TestKubernetesJobMatchesLocalRun(t *testing.T) {
 	if err != nil || len(m.Jobs) != 1 || m.Jobs[0].Pod == "" || m.Jobs[0].State != "COMPLETE" {
 		t.Errorf("manifest kubernetes_jobs %+v, %v", m.Jobs, err)
 	}
-	if left := leftOver(t, clusterClient(t), res.RunDir); len(left) > 0 {
+	if left := leftOver(t, res.RunDir); len(left) > 0 {
 		t.Errorf("the run left objects in the cluster: %v", left)
 	}
 
@@ -278,7 +284,7 @@ func TestKubernetesFailures(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Minute {
 				t.Errorf("the failure took %s to show", d)
 			}
-			if left := leftOver(t, clusterClient(t), res.RunDir); len(left) > 0 {
+			if left := leftOver(t, res.RunDir); len(left) > 0 {
 				t.Errorf("the run left objects in the cluster: %v", left)
 			}
 		})
@@ -326,7 +332,7 @@ func TestKubernetesInterruptLeavesNothing(t *testing.T) {
 			if !res.Interrupted {
 				t.Errorf("the run was not interrupted: %+v", res.Cells)
 			}
-			if left := leftOver(t, c, res.RunDir); len(left) > 0 {
+			if left := leftOver(t, res.RunDir); len(left) > 0 {
 				t.Errorf("Ctrl-C left objects in the cluster: %v", left)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/telemetry/gpu"
@@ -24,7 +25,7 @@ type monitor interface {
 
 // levelMonitors are the monitors of one level of the cell, in the order they start and
 // stop: the GPU sampler first, so its window is the runs and no more; the server poller
-// and a Slurm job's sstat last, because their stops ask over the network once more.
+// and the batch job's memory last, because their stops ask over the network once more.
 func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monitor {
 	mons := []monitor{
 		&gpuMonitor{tel: a.telemetryFor(cell), interval: a.o.SampleInterval, proc: proc},
@@ -35,8 +36,8 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 		mons = append(mons, &dcgmMonitor{url: url})
 	}
 	mons = append(mons, &serverMonitor{backend: a.known.built[backendKey(cell)], url: cell.Backend.URL})
-	if a.job != nil {
-		mons = append(mons, &jobMonitor{job: a.job}) // last: sstat asks the controller
+	if j, ok := a.job.(placement.WithJobMemory); ok {
+		mons = append(mons, &jobMonitor{job: j}) // last: Slurm's sstat asks the controller
 	}
 	return mons
 }

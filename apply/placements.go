@@ -2,6 +2,8 @@ package apply
 
 import (
 	"context"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/planrun/planrun/placement"
@@ -10,14 +12,34 @@ import (
 	"github.com/planrun/planrun/plan"
 )
 
-// placements are the batch schedulers apply hands cells to, by the placement of their
-// hardware block; cells of any other placement (local, host) run on this machine. A new
-// scheduler is one package implementing placement.Scheduler and one line here.
-var placements = map[plan.Placement]func(Options) placement.Scheduler{
-	plan.PlaceSlurm: func(o Options) placement.Scheduler {
-		return slurm.NewScheduler(o.Plan.Path, o.Vars, o.VarFiles, plan.SlurmCells(o.Cells))
-	},
-	plan.PlaceKubernetes: func(o Options) placement.Scheduler { return kube.NewScheduler(o.Plan, o.Cells) },
+// placements are the batch schedulers planrun hands cells to, each by the sub-block of a
+// hardware block it owns (slurm { }, kubernetes { }); cells of any other placement
+// (local, host) run on this machine. A new scheduler is one package that exports its
+// placement.Kind, and one entry here.
+var placements = []placement.Kind{slurm.Kind, kube.Kind}
+
+// Placements are the schedulers' blocks, for plan.LoadOptions: a plan is loaded with
+// them wherever it is loaded, so each block is decoded by the scheduler that owns it.
+func Placements() []plan.PlacementKind {
+	out := make([]plan.PlacementKind, len(placements))
+	for i, k := range placements {
+		out[i] = k.Block
+	}
+	return out
+}
+
+// Build says which schedulers this build places cells on, and why it places none on a
+// scheduler its build left out: "slurm, kubernetes", or "slurm; not kubernetes: ...".
+func Build() string {
+	var have, missing []string
+	for _, k := range placements {
+		if k.Missing != "" {
+			missing = append(missing, "not "+k.Block.Name+": "+k.Missing)
+			continue
+		}
+		have = append(have, k.Block.Name)
+	}
+	return strings.Join(append([]string{strings.Join(have, ", ")}, missing...), "; ")
 }
 
 // closeSchedulers lets each scheduler release what it still holds for the run (the
@@ -37,9 +59,34 @@ func schedulers(o Options) map[plan.Placement]placement.Scheduler {
 	if o.Schedulers != nil {
 		return o.Schedulers
 	}
+	setup := placement.Setup{Plan: o.Plan, Cells: o.Cells, Vars: o.Vars, VarFiles: o.VarFiles}
 	m := make(map[plan.Placement]placement.Scheduler, len(placements))
-	for kind, newScheduler := range placements {
-		m[kind] = newScheduler(o)
+	for _, k := range placements {
+		m[plan.Placement(k.Block.Name)] = k.New(setup)
 	}
 	return m
+}
+
+// inJob is the batch job a node-side run (Options.RunDir) runs its cells in, as the
+// scheduler of their hardware's block started it; nil elsewhere, and for a run directory
+// given by hand.
+func inJob(o Options) placement.InJob {
+	if o.RunDir == "" {
+		return nil
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for _, c := range o.Cells {
+		if c.Hardware == nil || c.Hardware.Batch == nil {
+			continue
+		}
+		for _, k := range placements {
+			if k.Block.Name == c.Hardware.Batch.Kind && k.InJob != nil {
+				return k.InJob(getenv)
+			}
+		}
+	}
+	return nil
 }

@@ -141,22 +141,12 @@ func checkAgents(w *Workload) hcl.Diagnostics {
 }
 
 // checkAgentCells refuses a cell whose hardware's agents block lists hosts for another
-// number of agents than its workload's (one agent a host), and a cell of several agents
-// in a Kubernetes Job it would share with other cells (jobs = "per_hardware").
+// number of agents than its workload's (one agent a host).
 func checkAgentCells(cells []*Cell) hcl.Diagnostics {
 	var diags hcl.Diagnostics
 	seen := map[[2]string]bool{}
 	for _, c := range cells {
 		h, w := c.Hardware, c.Workload
-		if h != nil && h.Kubernetes != nil && h.Kubernetes.Jobs == KubeJobsPerHardware && w != nil && w.Agents > 1 &&
-			!seen[[2]string{"kubernetes", h.Name}] {
-			seen[[2]string{"kubernetes", h.Name}] = true
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Agents in a shared Kubernetes Job",
-				Detail: fmt.Sprintf("Workload %q has agents = %d (at %s): on Kubernetes its agents are the indices of its cell's Indexed Job, "+
-					"started with it, so the cell needs a Job of its own, but hardware %q runs all its cells in one Job (jobs = %q). Use jobs = %q (the default).",
-					w.Name, w.Agents, w.agentsAt, h.Name, KubeJobsPerHardware, KubeJobsPerCell),
-				Subject: h.Kubernetes.jobsAt.Ptr()})
-		}
 		if h == nil || h.Agents == nil || len(h.Agents.Hosts) == 0 || w.Agents <= 1 {
 			continue
 		}
@@ -173,26 +163,19 @@ func checkAgentCells(cells []*Cell) hcl.Diagnostics {
 	return diags
 }
 
-// checkAgentsPlacement refuses hosts in the agents block of a Slurm placement: there
-// the agents are tasks of the cell's job, on the nodes Slurm picks; and hosts or a
-// coordinator address on a Kubernetes placement, whose agents are the pods of the cell's
-// Indexed Job and dial its index 0 by the Job's own Service.
-func checkAgentsPlacement(h *Hardware) hcl.Diagnostics {
-	var rep report
-	if h.Agents != nil && h.Slurm != nil && len(h.Agents.Hosts) > 0 {
-		rep.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
-			"Hardware %q runs its cells as Slurm jobs (its slurm block at %s): its agents are tasks of the cell's job, on the nodes Slurm picks, not hosts listed here.", h.Name, h.Slurm.DeclRange)
+// HostsAt is where the block lists its hosts (its declaration when it does not).
+func (a *Agents) HostsAt() hcl.Range { return orRange(a.hostsAt, a.DeclRange) }
+
+// CoordinatorAt is where the block gives the coordinator's address (its declaration
+// when it does not).
+func (a *Agents) CoordinatorAt() hcl.Range { return orRange(a.coordinatorAt, a.DeclRange) }
+
+// AgentsAt is where the workload sets agents.
+func (w *Workload) AgentsAt() hcl.Range { return w.agentsAt }
+
+func orRange(r, or hcl.Range) hcl.Range {
+	if r.Filename == "" {
+		return or
 	}
-	if h.Agents == nil || h.Kubernetes == nil {
-		return rep.diags
-	}
-	if len(h.Agents.Hosts) > 0 {
-		rep.errorf(h.Agents.hostsAt.Ptr(), "Conflicting placement",
-			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents are the pods of the cell's Indexed Job, on the nodes Kubernetes picks, not hosts listed here.", h.Name, h.Kubernetes.DeclRange)
-	}
-	if h.Agents.Coordinator != "" {
-		rep.errorf(h.Agents.coordinatorAt.Ptr(), "Conflicting placement",
-			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents dial the cell's coordinator, index 0 of its Indexed Job, by the Job's own headless Service, not an address given here.", h.Name, h.Kubernetes.DeclRange)
-	}
-	return rep.diags
+	return r
 }

@@ -20,6 +20,7 @@ var cellChecks = []func([]*Cell) hcl.Diagnostics{
 	checkEmbeddingsBackends,
 	checkServerCommands,
 	checkAgentCells,
+	checkBatchCells,
 	checkPinsNeedServer,
 	checkEnvOverridesPins,
 }

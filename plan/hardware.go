@@ -1,18 +1,13 @@
 package plan
 
 import (
-	"regexp"
-	"slices"
-
-	"github.com/planrun/planrun/placement/slurm"
-
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 )
 
 // Hardware is a `hardware "<name>"` block: the machine a cell runs on, as recorded in
 // every result row (the seed's environment columns), and where its cells run: this
-// machine, servers on Host, or Slurm batch jobs (see Placement).
+// machine, servers on Host, or a batch scheduler's jobs (see Placement).
 type Hardware struct {
 	Name, GPU string
 	VRAMGB    float64
@@ -20,11 +15,9 @@ type Hardware struct {
 	CUDA      string
 	Host      string
 	Notes     string
-	// Slurm is set when the block has a slurm sub-block: its cells run as batch jobs.
-	Slurm *Slurm
-	// Kubernetes is set when the block has a kubernetes sub-block: its cells run as
-	// Kubernetes Jobs.
-	Kubernetes *Kubernetes
+	// Batch is set when the block has a batch scheduler's sub-block (slurm { },
+	// kubernetes { }: a PlacementKind's): its cells run as that scheduler's jobs.
+	Batch *Batch
 	// Telemetry names what the host exposes beyond the servers' own endpoints.
 	Telemetry Telemetry
 	// Pins restrict the servers planrun starts for the block's cells (hardware_pin.go).
@@ -33,28 +26,23 @@ type Hardware struct {
 	Agents *Agents
 	// Price is what the hardware costs per hour; nil when the plan gives none.
 	Price *Price
+	// kinds are the placement kinds the plan was loaded with, whose objects its own
+	// object holds.
+	kinds []PlacementKind
 }
 
 // Placement says where a hardware block's cells run.
 type Placement string
 
+// The placements of a hardware block without a scheduler's sub-block; a block with one
+// has the kind's name (PlacementKind.Name).
 const (
-	// PlaceLocal: on this machine, the behaviour of a block with neither host nor slurm.
+	// PlaceLocal: on this machine, the behaviour of a block with neither host nor a
+	// scheduler's block.
 	PlaceLocal Placement = "local"
 	// PlaceHost: against servers on Hardware.Host, measured from this machine.
 	PlaceHost Placement = "host"
-	// PlaceSlurm: as Slurm batch jobs that run planrun on the allocated node.
-	PlaceSlurm Placement = "slurm"
 )
-
-// Slurm is a hardware block's slurm { ... } sub-block: the settings package slurm submits
-// with, and where the block was declared.
-type Slurm struct {
-	slurm.Settings
-	DeclRange hcl.Range
-}
-
-var jobsModes = []string{slurm.JobsPerHardware, slurm.JobsPerCell}
 
 // Telemetry is a hardware block's telemetry { ... } sub-block.
 type Telemetry struct {
@@ -69,65 +57,40 @@ type Telemetry struct {
 	ProcessGroup string
 }
 
-// Placement says where this hardware's cells run: slurm or kubernetes when it has such a
-// block, host when it names a host, local otherwise.
+// Placement says where this hardware's cells run: its scheduler's name when it has a
+// scheduler's block, host when it names a host, local otherwise.
 func (h *Hardware) Placement() Placement {
 	switch {
-	case h.Slurm != nil:
-		return PlaceSlurm
-	case h.Kubernetes != nil:
-		return PlaceKubernetes
+	case h.Batch != nil:
+		return Placement(h.Batch.Kind)
 	case h.Host != "":
 		return PlaceHost
 	}
 	return PlaceLocal
 }
 
-// SlurmCells lists cells as package slurm groups them into jobs: a cell whose hardware is
-// not placed on Slurm goes with no settings.
-func SlurmCells(cells []*Cell) []slurm.Cell {
-	out := make([]slurm.Cell, len(cells))
-	for i, c := range cells {
-		out[i].ID, out[i].Agents = c.ID, c.Workload.Agents
-		if h := c.Hardware; h != nil {
-			out[i].Hardware = h.Name
-			if h.Slurm != nil {
-				out[i].Settings = &h.Slurm.Settings
-			}
-		}
+// hardwareSchema is a hardware block's: its own attributes and blocks, and a block of
+// each placement kind the plan was loaded with.
+func hardwareSchema(kinds []PlacementKind) *hcl.BodySchema {
+	s := &hcl.BodySchema{
+		Attributes: []hcl.AttributeSchema{
+			{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
+			{Name: "cpus"}, {Name: "gpus"},
+		},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "telemetry"}, {Type: "agents"}, {Type: "price"}},
 	}
-	return out
-}
-
-var hardwareSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
-		{Name: "cpus"}, {Name: "gpus"},
-	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "slurm"}, {Type: "kubernetes"}, {Type: "telemetry"}, {Type: "agents"}, {Type: "price"}},
-}
-
-var slurmSchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{
-		{Name: "partition"}, {Name: "gpus"}, {Name: "gres"}, {Name: "constraint"}, {Name: "account"},
-		{Name: "qos"}, {Name: "time"}, {Name: "sbatch_args"}, {Name: "jobs"}, {Name: "planrun_path"},
-	},
+	for _, k := range kinds {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name})
+	}
+	return s
 }
 
 var telemetrySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "dcgm"}, {Name: "process"}, {Name: "process_group"}},
 }
 
-// slurmTime is sbatch's --time syntax: minutes, [days-]hours:minutes[:seconds], or
-// minutes:seconds; "UNLIMITED"/"INFINITE" leave the partition's limit.
-var slurmTime = regexp.MustCompile(`^(\d+|\d+:\d+|\d+:\d+:\d+|\d+-\d+(:\d+(:\d+)?)?|UNLIMITED|INFINITE)$`)
-
 func (h *Hardware) object() cty.Value {
-	s := h.Slurm
-	if s == nil {
-		s = &Slurm{}
-	}
-	return cty.ObjectVal(map[string]cty.Value{
+	attrs := map[string]cty.Value{
 		"ref":       cty.StringVal("hardware." + h.Name),
 		"name":      cty.StringVal(h.Name),
 		"gpu":       cty.StringVal(h.GPU),
@@ -136,14 +99,20 @@ func (h *Hardware) object() cty.Value {
 		"cuda":      cty.StringVal(h.CUDA),
 		"host":      cty.StringVal(h.Host),
 		"placement": cty.StringVal(string(h.Placement())),
-		// Always an object, so expressions over matrix.hardware.slurm.partition work for
-		// every hardware (empty when the block has no slurm block).
-		"slurm": cty.ObjectVal(map[string]cty.Value{
-			"partition": cty.StringVal(s.Partition),
-			"account":   cty.StringVal(s.Account),
-			"qos":       cty.StringVal(s.QOS),
-		}),
-	})
+	}
+	// A kind's object is there for every hardware (empty without its block), so
+	// expressions over matrix.hardware.slurm.partition work for all of them.
+	for _, k := range h.kinds {
+		if k.Object == nil {
+			continue
+		}
+		var s BatchSettings
+		if h.Batch != nil && h.Batch.Kind == k.Name {
+			s = h.Batch.Settings
+		}
+		attrs[k.Name] = k.Object(s)
+	}
+	return cty.ObjectVal(attrs)
 }
 
 func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardware {
@@ -156,8 +125,8 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			return nil
 		}
 	}
-	h := &Hardware{Name: name}
-	content, diags := b.Body.Content(hardwareSchema)
+	h := &Hardware{Name: name, kinds: l.opts.Placements}
+	content, diags := b.Body.Content(hardwareSchema(l.opts.Placements))
 	l.add(diags)
 	before := len(l.diags)
 	a := content.Attributes
@@ -175,6 +144,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 	l.decode(a["notes"], ctx, &h.Notes)
 	l.decodeHardwarePins(a, ctx, h)
 	seen := map[string]*hcl.Block{}
+	var batch []*hcl.Block
 	for _, sb := range content.Blocks {
 		if first := seen[sb.Type]; first != nil {
 			l.errorf(sb.DefRange.Ptr(), "Duplicate "+sb.Type+" block", "A hardware block has at most one %s block; the first is at %s.", sb.Type, first.DefRange)
@@ -182,68 +152,24 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 		}
 		seen[sb.Type] = sb
 		switch sb.Type {
-		case "slurm":
-			h.Slurm = l.decodeSlurmBlock(sb, ctx)
 		case "agents":
 			h.Agents = l.decodeAgentsBlock(sb, ctx)
-		case "kubernetes":
-			h.Kubernetes = l.decodeKubernetesBlock(sb, ctx)
 		case "price":
 			pr, diags := decodePriceBlock(sb, ctx, "hardware")
 			l.add(diags)
 			h.Price = pr
-		default:
+		case "telemetry":
 			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
+		default:
+			batch = append(batch, sb)
 		}
 	}
-	l.add(checkAgentsPlacement(h))
-	if sb := seen["slurm"]; sb != nil && a["host"] != nil {
-		l.errorf(sb.DefRange.Ptr(), "Conflicting placement",
-			"A hardware block runs its cells either on a host (host = ..., at %s) or as Slurm jobs (this block), not both: Slurm picks the node.", a["host"].NameRange)
-	}
-	if kb := seen["kubernetes"]; kb != nil {
-		switch {
-		case seen["slurm"] != nil:
-			l.errorf(kb.DefRange.Ptr(), "Conflicting placement",
-				"A hardware block runs its cells either as Slurm jobs (the slurm block at %s) or as Kubernetes Jobs (this block), not both.", seen["slurm"].DefRange)
-		case a["host"] != nil:
-			l.errorf(kb.DefRange.Ptr(), "Conflicting placement",
-				"A hardware block runs its cells either on a host (host = ..., at %s) or as Kubernetes Jobs (this block), not both: Kubernetes picks the node.", a["host"].NameRange)
-		}
-	}
+	// After the agents block, which a scheduler's block may refuse.
+	l.decodeBatchBlocks(h, batch, a["host"], ctx)
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, h)
 	}
 	return h
-}
-
-func (l *loader) decodeSlurmBlock(b *hcl.Block, ctx *hcl.EvalContext) *Slurm {
-	s := &Slurm{Settings: slurm.Settings{Jobs: slurm.JobsPerHardware}, DeclRange: b.DefRange}
-	content, diags := b.Body.Content(slurmSchema)
-	l.add(diags)
-	a := content.Attributes
-	l.decode(a["partition"], ctx, &s.Partition)
-	l.decode(a["gpus"], ctx, &s.GPUs)
-	l.decode(a["gres"], ctx, &s.GRES)
-	l.decode(a["constraint"], ctx, &s.Constraint)
-	l.decode(a["account"], ctx, &s.Account)
-	l.decode(a["qos"], ctx, &s.QOS)
-	l.decode(a["planrun_path"], ctx, &s.PlanrunPath)
-	if a["gpus"] != nil && a["gres"] != nil {
-		l.errorf(a["gres"].NameRange.Ptr(), "Conflicting arguments",
-			"gpus (at %s) and gres both request GPUs; give one: gpus = \"2\" or gres = \"gpu:2\".", a["gpus"].NameRange)
-	}
-	if l.decode(a["time"], ctx, &s.Time) && !slurmTime.MatchString(s.Time) {
-		l.errorf(a["time"].Expr.Range().Ptr(), "Invalid time",
-			"time is sbatch's time limit: minutes (\"30\"), \"HH:MM:SS\" or \"D-HH:MM:SS\", not %q.", s.Time)
-	}
-	l.decode(a["sbatch_args"], ctx, &s.SbatchArgs)
-	if l.decode(a["jobs"], ctx, &s.Jobs) && !slices.Contains(jobsModes, s.Jobs) {
-		l.errorf(a["jobs"].Expr.Range().Ptr(), "Invalid jobs",
-			"jobs is %q (one batch job runs all this hardware's cells, in plan order) or %q (one job per cell), not %q.%s",
-			slurm.JobsPerHardware, slurm.JobsPerCell, s.Jobs, suggestion(s.Jobs, jobsModes))
-	}
-	return s
 }
 
 func (l *loader) decodeTelemetryBlock(b *hcl.Block, ctx *hcl.EvalContext, t *Telemetry) {

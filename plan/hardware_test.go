@@ -1,15 +1,12 @@
 package plan
 
 import (
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/planrun/planrun/placement/slurm"
 )
 
-// Placement and the slurm settings come out of testdata/valid-files/placement.hcl as
-// written there, with sbatch's defaults where the block says nothing.
+// Placement comes out of testdata/valid-files/placement.hcl as written there (the slurm
+// settings are slurm's to check: its TestBlockSettings).
 func TestHardwarePlacement(t *testing.T) {
 	p, diags := Load("testdata/valid-files/placement.hcl", LoadOptions{Getenv: noEnv, Vars: []string{"partition=gpu"}})
 	if diags.HasErrors() {
@@ -19,7 +16,7 @@ func TestHardwarePlacement(t *testing.T) {
 	for _, h := range p.Hardware {
 		hw[h.Name] = h
 	}
-	for name, want := range map[string]Placement{"laptop": PlaceLocal, "box": PlaceHost, "h200": PlaceSlurm, "a100": PlaceSlurm} {
+	for name, want := range map[string]Placement{"laptop": PlaceLocal, "box": PlaceHost, "h200": "slurm", "a100": "slurm"} {
 		if got := hw[name].Placement(); got != want {
 			t.Errorf("%s: placement %q, want %q", name, got, want)
 		}
@@ -27,18 +24,11 @@ func TestHardwarePlacement(t *testing.T) {
 	if got := hw["box"].Telemetry; got != (Telemetry{DCGM: "http://gpu1.lab:9400/metrics", Process: "http://gpu1.lab:9256/metrics", ProcessGroup: "vllm"}) {
 		t.Errorf("box telemetry = %+v", got)
 	}
-	if hw["laptop"].Slurm != nil || hw["box"].Slurm != nil {
+	if hw["laptop"].Batch != nil || hw["box"].Batch != nil {
 		t.Error("a hardware block without a slurm block has Slurm settings")
 	}
-	h200 := *hw["h200"].Slurm
-	want := Slurm{Settings: slurm.Settings{Partition: "gpu", GPUs: "1", Time: "1:00:00", Account: "bench", SbatchArgs: []string{"--mem=64G"},
-		Jobs: slurm.JobsPerCell}, DeclRange: h200.DeclRange}
-	if !reflect.DeepEqual(h200, want) {
-		t.Errorf("h200 slurm = %+v\nwant %+v", h200, want)
-	}
-	a100 := hw["a100"].Slurm
-	if a100.Jobs != slurm.JobsPerHardware || a100.GRES != "gpu:a100:1" || a100.PlanrunPath != "/shared/bin/planrun" || a100.Constraint != "a100" || a100.QOS != "normal" {
-		t.Errorf("a100 slurm = %+v", a100)
+	if b := hw["h200"].Batch; b == nil || b.Kind != "slurm" || b.Body == nil || b.Settings == nil || b.DeclRange.Start.Line == 0 {
+		t.Errorf("h200's slurm block %+v", b)
 	}
 }
 

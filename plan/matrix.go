@@ -173,7 +173,7 @@ func (l *loader) decodeMatrixBlock(b *hcl.Block, ctx *hcl.EvalContext) *Matrix {
 		}
 	}
 	if hasErrorsSince(l.diags, before) || len(m.unknown) > 0 {
-		l.add(checkCellExprs(m, ctx))
+		l.add(checkCellExprs(m, ctx, l.opts.Placements))
 		l.p.failedMatrices = append(l.p.failedMatrices, name)
 		return nil
 	}
@@ -207,14 +207,14 @@ func (l *loader) cellExpr(m *Matrix, a *hcl.Attribute) {
 // checkCellExprs evaluates the per-cell expressions of a matrix that cannot be
 // expanded with unknown matrix.* values, so their own mistakes are reported in the
 // same run as the mistake that stopped the expansion.
-func checkCellExprs(m *Matrix, ctx *hcl.EvalContext) hcl.Diagnostics {
+func checkCellExprs(m *Matrix, ctx *hcl.EvalContext, kinds []PlacementKind) hcl.Diagnostics {
 	var rep report
 	// The block values are unknown but typed as every cell's are, so a misspelt
 	// attribute (matrix.tool.knd) is reported here too; hardware is null in the cells
 	// of a matrix without a hardware dimension, so it stays untyped there.
 	hw := cty.DynamicVal
 	if m.hasHardware {
-		hw = cty.UnknownVal((&Hardware{}).object().Type())
+		hw = cty.UnknownVal((&Hardware{kinds: kinds}).object().Type())
 	}
 	cellCtx := ctx.NewChild()
 	cellCtx.Variables = map[string]cty.Value{"matrix": cty.ObjectVal(map[string]cty.Value{

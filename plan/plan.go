@@ -34,7 +34,15 @@ type LoadOptions struct {
 	VarFiles []string
 	// Getenv reads PLANRUN_VAR_<name>; nil means os.Getenv.
 	Getenv func(string) string
+	// Placements are the batch schedulers' sub-blocks a hardware block may have, each
+	// decoded by its kind (apply.Placements: Slurm's, Kubernetes'); nil means none,
+	// except in plan's own tests (testPlacements).
+	Placements []PlacementKind
 }
+
+// testPlacements are the kinds plan's own tests load with (placements_test.go sets
+// them): they cannot import the packages that own the blocks, which import plan.
+var testPlacements []PlacementKind
 
 // Plan is a loaded, checked plan. Matrices are expanded on demand by Cells.
 type Plan struct {
@@ -139,6 +147,9 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
+	if opts.Placements == nil {
+		opts.Placements = testPlacements
+	}
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		absDir = dir
@@ -151,7 +162,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	}
 	l.load(srcs)
 	attachValues(l.diags, l.evaluated)
-	placeStructure(l.diags, l.p.Files)
+	placeStructure(l.diags, l.p.Files, schemaTreeWith(l.opts.Placements))
 	nameLookalikes(l.diags, l.p.Files)
 	l.diags = dropRepeats(l.diags)
 	if l.diags.HasErrors() {

@@ -25,10 +25,7 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"backend.timeouts":              timeoutsSchema,
 	"server":                        serverSchema,
 	"server.ready":                  readySchema,
-	"hardware":                      hardwareSchema,
-	"hardware.slurm":                slurmSchema,
-	"hardware.kubernetes":           kubernetesSchema,
-	"hardware.kubernetes.resources": kubeResourcesSchema,
+	"hardware":                      hardwareSchema(nil),
 	"hardware.telemetry":            telemetrySchema,
 	"hardware.agents":               agentsSchema,
 	"workload":                      workloadSchema,
@@ -47,6 +44,26 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"expect":                        expectSchema,
 	"output":                        outputSchema,
 	"dataset":                       datasetSchema,
+}
+
+// schemaTreeWith is schemaTree with the placement kinds a plan was loaded with: each
+// kind's sub-block in the hardware block, and its bodies under hardware.<kind>.
+func schemaTreeWith(kinds []PlacementKind) map[string]*hcl.BodySchema {
+	tree := make(map[string]*hcl.BodySchema, len(schemaTree)+2*len(kinds))
+	for p, s := range schemaTree {
+		tree[p] = s
+	}
+	tree["hardware"] = hardwareSchema(kinds)
+	for _, k := range kinds {
+		for sub, s := range k.Schemas {
+			p := "hardware." + k.Name
+			if sub != "" {
+				p += "." + sub
+			}
+			tree[p] = s
+		}
+	}
+	return tree
 }
 
 // precisionSchema is the names a precision block takes (it is read attribute by
@@ -68,7 +85,7 @@ var (
 // knows: a name near one this body takes (ranked, at most three), where a block or
 // argument of that name belongs when it is written in the wrong body, and whether the
 // name is a block or an argument where it was written with the other's syntax.
-func placeStructure(diags hcl.Diagnostics, files map[string]*hcl.File) {
+func placeStructure(diags hcl.Diagnostics, files map[string]*hcl.File, tree map[string]*hcl.BodySchema) {
 	for _, d := range diags {
 		if d.Subject == nil {
 			continue
@@ -89,7 +106,7 @@ func placeStructure(diags hcl.Diagnostics, files map[string]*hcl.File) {
 		if !ok {
 			continue
 		}
-		if summary, detail := placement(m[1], isBlock, path); detail != "" {
+		if summary, detail := placement(tree, m[1], isBlock, path); detail != "" {
 			d.Summary, d.Detail = summary, detail
 		}
 	}
@@ -97,8 +114,8 @@ func placeStructure(diags hcl.Diagnostics, files map[string]*hcl.File) {
 
 // placement is the summary and detail for name written in the body at path, as a
 // block (isBlock) or an argument; "" when the schema knows nothing better than HCL.
-func placement(name string, isBlock bool, path string) (summary, detail string) {
-	here := schemaTree[path]
+func placement(tree map[string]*hcl.BodySchema, name string, isBlock bool, path string) (summary, detail string) {
+	here := tree[path]
 	if here == nil {
 		return "", ""
 	}
@@ -107,7 +124,7 @@ func placement(name string, isBlock bool, path string) (summary, detail string) 
 		what, summary = "A block", "Unsupported block type"
 	}
 	in := homesText([]string{path}) // "in a workload block", "at the top level of the plan"
-	homes := homesOf(name, isBlock, path)
+	homes := homesOf(tree, name, isBlock, path)
 	switch {
 	case isBlock && hasAttribute(here, name) && len(homes) > 0:
 		return "Misplaced block", fmt.Sprintf("%s belongs %s. %s, %s is an argument (%s = …), not a block.", upper(thing(name, true)), homesText(homes), upper(in), name, name)
@@ -125,7 +142,7 @@ func placement(name string, isBlock bool, path string) (summary, detail string) 
 	case len(homes) > 0:
 		return "Misplaced " + kindWord(isBlock), fmt.Sprintf("%s belongs %s, not %s.", upper(thing(name, isBlock)), homesText(homes), in)
 	}
-	if other := homesOf(name, !isBlock, path); len(other) > 0 {
+	if other := homesOf(tree, name, !isBlock, path); len(other) > 0 {
 		return summary, fmt.Sprintf("%s named %q is not expected %s; %s is %s %s.", what, name, in, name, article(kindWord(!isBlock)), homesText(other))
 	}
 	return "", ""
@@ -150,9 +167,9 @@ func kindWord(isBlock bool) string {
 
 // homesOf are the paths, other than the one given, whose schema has name as a block
 // (isBlock) or an argument.
-func homesOf(name string, isBlock bool, except string) []string {
+func homesOf(tree map[string]*hcl.BodySchema, name string, isBlock bool, except string) []string {
 	var out []string
-	for p, s := range schemaTree {
+	for p, s := range tree {
 		if p == except {
 			continue
 		}

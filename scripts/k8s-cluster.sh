@@ -308,8 +308,9 @@ import_image() { ctr_ images import --snapshotter native "$1" >/dev/null; }
 image() {
   local out="$tools/agent"
   mkdir -p "$out"
-  # Static (no cgo): the image has no C library. build-planrun.sh stamps the commit.
-  CGO_ENABLED=0 "$root/scripts/build-planrun.sh" "$out/planrun"
+  # Static (no cgo): the image has no C library. Without Kubernetes placement (-tags nokube):
+  # a pod places no Jobs. build-planrun.sh stamps the commit.
+  CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -tags=nokube" "$root/scripts/build-planrun.sh" "$out/planrun"
   "$out/planrun" image -binary "$out/planrun" -tag "$agent_tag" -o "$out/planrun-image.tar" >/dev/null
   import_image "$out/planrun-image.tar"
   say "imported the agent image $agent_tag (planrun built from $root)"

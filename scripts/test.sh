@@ -60,6 +60,11 @@ go vet ./...
 step "go build for macOS (darwin/arm64, no cgo)"
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -o /dev/null ./cmd/planrun
 
+# The agent image's build: no Kubernetes placement, no Kubernetes module (cmd/planrun's TestBuildWithoutKubernetes).
+step "go build -tags nokube, and its vet"
+CGO_ENABLED=0 go build -tags nokube -o /dev/null ./cmd/planrun
+go vet -tags nokube ./placement/... ./apply/ ./plan/
+
 # Ollama on an RTX card is often on Windows: the client must build there too.
 step "go build for Windows (windows/amd64)"
 GOOS=windows GOARCH=amd64 go build -o /dev/null ./cmd/planrun

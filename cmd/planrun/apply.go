@@ -16,6 +16,7 @@ import (
 	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
+	"github.com/planrun/planrun/internal/shell"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/runreport"
 	"github.com/planrun/planrun/placement/kube"
@@ -132,7 +133,7 @@ func (a *applyArgs) options(env *Env, p *plan.Plan, cells []*plan.Cell, stop <-c
 		Name:           a.Name,
 		Resume:         a.Resume,
 		RunDir:         a.RunDir,
-		SlurmStep:      slurmStep(a.RunDir, env),
+		Getenv:         env.Getenv,
 		Vars:           a.Vars,
 		VarFiles:       a.VarFiles,
 		GPU:            tel,
@@ -218,7 +219,7 @@ func applyExitCode(err error, res *apply.Result) int {
 // not echoed: a sensitive one would land in a log). Sensitive variables are never
 // saved: the line says to set them again.
 func resumeCommand(fs *flag.FlagSet, dir, planPath string, p *plan.Plan) string {
-	words := []string{"planrun", "apply", "-resume", slurm.ShellQuote(dir)}
+	words := []string{"planrun", "apply", "-resume", shell.Quote(dir)}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "var", "var-file", "resume", "name": // the run directory has its name
@@ -229,10 +230,10 @@ func resumeCommand(fs *flag.FlagSet, dir, planPath string, p *plan.Plan) string 
 			values = *list
 		}
 		for _, v := range values {
-			words = append(words, slurm.ShellQuote("-"+f.Name+"="+v))
+			words = append(words, shell.Quote("-"+f.Name+"="+v))
 		}
 	})
-	cmd := strings.Join(append(words, slurm.ShellQuote(planPath)), " ")
+	cmd := strings.Join(append(words, shell.Quote(planPath)), " ")
 	var sensitive []string
 	for _, v := range p.Variables {
 		if v.Sensitive {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/compare"
 	"github.com/planrun/planrun/ledger/history"
@@ -125,7 +126,7 @@ func planResults(env *Env, path string) string {
 		return path
 	}
 	dir := filepath.Join(filepath.Dir(path), "results")
-	p, diags := plan.Load(path, plan.LoadOptions{Getenv: env.Getenv})
+	p, diags := plan.Load(path, plan.LoadOptions{Getenv: env.Getenv, Placements: apply.Placements()})
 	if diags.HasErrors() || p == nil {
 		return dir
 	}

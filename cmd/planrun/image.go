@@ -19,10 +19,11 @@ const defaultCACerts = "/etc/ssl/certs/ca-certificates.crt"
 
 func runImage(_ context.Context, env *Env, args []string) int {
 	fs := newFlagSet(env, "image", "", `Write the planrun agent image that a hardware block's kubernetes { image = ... } names:
-a statically linked planrun on an empty base (plus a CA bundle), as a docker-archive
+a statically linked planrun, built without Kubernetes placement (a pod places no Jobs),
+on an empty base (plus a CA bundle), as a docker-archive
 tarball, built without a Docker daemon. Load it into the cluster's nodes or push it:
 
-  CGO_ENABLED=0 go build -o planrun-static ./cmd/planrun
+  CGO_ENABLED=0 go build -tags nokube -o planrun-static ./cmd/planrun
   planrun image -binary planrun-static -tag planrun:dev -o planrun-image.tar
   ctr -n k8s.io images import planrun-image.tar      (containerd; or docker/podman load -i)
 

@@ -10,26 +10,18 @@ import (
 	"github.com/planrun/planrun/placement/kube"
 	"github.com/planrun/planrun/placement/slurm"
 	"github.com/planrun/planrun/plan"
-
-	"sigs.k8s.io/yaml"
 )
 
 // runsOn says where a cell runs, as `planrun plan` shows it.
 func runsOn(c *plan.Cell) string {
 	h := c.Hardware
-	if h == nil {
+	switch {
+	case h == nil:
 		return "this machine"
-	}
-	switch h.Placement() {
-	case plan.PlaceHost:
+	case h.Batch != nil:
+		return h.Batch.Settings.String()
+	case h.Host != "":
 		return "host " + h.Host
-	case plan.PlaceSlurm:
-		if h.Slurm.Partition == "" {
-			return "Slurm default partition"
-		}
-		return "Slurm partition " + h.Slurm.Partition
-	case plan.PlaceKubernetes:
-		return h.Kubernetes.String()
 	}
 	return "this machine"
 }
@@ -47,7 +39,7 @@ const slurmRunDir = "RUN_DIR"
 // writeSlurmScripts prints the batch script(s) apply would submit for hardware's cells:
 // one, or one per cell for jobs = "per_cell".
 func writeSlurmScripts(w io.Writer, p *plan.Plan, cells []*plan.Cell, f planFlags, hardware string) error {
-	jobs, err := slurm.NewJobs(p.Path, plan.SlurmCells(cells), f.Vars, f.VarFiles, slurmRunDir)
+	jobs, err := slurm.NewJobs(p.Path, slurm.Cells(cells), f.Vars, f.VarFiles, slurmRunDir)
 	if err != nil {
 		return err
 	}
@@ -70,15 +62,15 @@ func writeSlurmScripts(w io.Writer, p *plan.Plan, cells []*plan.Cell, f planFlag
 		_, err := fmt.Fprintf(w, "# %s stands for the run directory apply creates.\n", slurmRunDir)
 		return err
 	}
-	return notPlaced(p, hardware, names, plan.PlaceSlurm, "Slurm", "slurm")
+	return notPlaced(p, hardware, names, slurm.Name, "Slurm")
 }
 
 // notPlaced says why nothing was printed for hardware: it has no such block (block, its
 // cells run elsewhere), or no selected cell of it runs on the scheduler; others are the
 // scheduler's hardware blocks among the selected cells.
-func notPlaced(p *plan.Plan, hardware string, others []string, place plan.Placement, scheduler, block string) error {
+func notPlaced(p *plan.Plan, hardware string, others []string, block, scheduler string) error {
 	for _, h := range p.Hardware {
-		if h.Name == hardware && h.Placement() != place {
+		if h.Name == hardware && h.Placement() != plan.Placement(block) {
 			return fmt.Errorf("hardware %q has no %s block: its cells run on %s", hardware, block, runsOn(&plan.Cell{Hardware: h}))
 		}
 	}
@@ -93,40 +85,19 @@ func notPlaced(p *plan.Plan, hardware string, others []string, place plan.Placem
 const k8sRunID = "RUN_ID"
 
 // writeK8sManifests prints the objects apply would create for hardware's cells, as YAML
-// documents: a ConfigMap and a Job per cell (or one pair for jobs = "per_hardware"), and
-// for a cell of several load agents the Job's Secret and headless Service too.
+// documents (kube.Manifests).
 func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware string) error {
-	jobs, err := kube.NewJobs(p, cells, k8sRunID, slurmRunDir)
+	docs, secrets, others, err := kube.Manifests(p, cells, hardware, k8sRunID, slurmRunDir)
 	if err != nil {
 		return err
 	}
-	var names []string
-	n := 0
-	secrets := false
-	for _, j := range jobs {
-		if j.Hardware != hardware {
-			if !slices.Contains(names, j.Hardware) {
-				names = append(names, j.Hardware)
-			}
-			continue
+	for i, doc := range docs {
+		if i > 0 {
+			io.WriteString(w, "---\n")
 		}
-		objs := kube.NewObjects(j)
-		if objs.Secret != nil {
-			secrets = true
-		}
-		for _, obj := range objs.All() {
-			b, err := yaml.Marshal(obj)
-			if err != nil {
-				return err
-			}
-			if n > 0 {
-				io.WriteString(w, "---\n")
-			}
-			n++
-			w.Write(b)
-		}
+		w.Write(doc)
 	}
-	if n > 0 {
+	if len(docs) > 0 {
 		_, err := fmt.Fprintf(w, "# %s stands for the run apply creates; the namespace is the context's when the block names none.\n", k8sRunID)
 		if err == nil && secrets {
 			_, err = fmt.Fprintf(w, "# apply puts a new random token in each Secret's key %q as it creates it: the agents present it to index 0.\n"+
@@ -134,19 +105,5 @@ func writeK8sManifests(w io.Writer, p *plan.Plan, cells []*plan.Cell, hardware s
 		}
 		return err
 	}
-	return notPlaced(p, hardware, names, plan.PlaceKubernetes, "Kubernetes", "kubernetes")
-}
-
-// slurmStep is the Slurm job step a node-side apply (-run-dir) runs in, from the
-// environment Slurm gives it: "<job>.batch" in a batch script, "<job>.<step>" under srun;
-// "" elsewhere.
-func slurmStep(runDir string, env *Env) string {
-	job := env.Getenv("SLURM_JOB_ID")
-	if runDir == "" || job == "" {
-		return ""
-	}
-	if step := env.Getenv("SLURM_STEP_ID"); step != "" {
-		return job + "." + step
-	}
-	return job + ".batch"
+	return notPlaced(p, hardware, others, kube.Name, "Kubernetes")
 }

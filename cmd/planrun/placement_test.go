@@ -98,24 +98,6 @@ func TestPlacementExamples(t *testing.T) {
 	}
 }
 
-func TestSlurmStep(t *testing.T) {
-	for _, tc := range []struct {
-		runDir, job, step, want string
-	}{
-		{"/run/slurm/a", "41", "", "41.batch"},
-		{"/run/slurm/a", "41", "0", "41.0"},
-		{"", "41", "", ""},
-		{"/run/slurm/a", "", "", ""},
-	} {
-		env := &Env{Getenv: func(k string) string {
-			return map[string]string{"SLURM_JOB_ID": tc.job, "SLURM_STEP_ID": tc.step}[k]
-		}}
-		if got := slurmStep(tc.runDir, env); got != tc.want {
-			t.Errorf("slurmStep(%q) with job %q step %q = %q, want %q", tc.runDir, tc.job, tc.step, got, tc.want)
-		}
-	}
-}
-
 // -k8s-manifest prints the ConfigMap and the Indexed Job apply would create, sending
 // nothing (no kubeconfig is read), and names what is wrong with the hardware asked for.
 // The fleet cell, of two load agents, is a Job of two completions with its Secret and

@@ -399,12 +399,13 @@ func TestSlurmResumeSkipsCompleteLevels(t *testing.T) {
 
 // A Slurm cell's rows carry the whole job's memory, as sstat read it on the node: the
 // mock server holds 256 MiB from its start, so the job's MaxRSS is at least that, and at
-// least the server tree's own peak read on the same row. Above the tree is planrun's
-// client: its binary, whose pages can all be resident (RSS counts a mapped file's pages
-// in the page cache), and its heap, which moves between levels (a fixed 200 MB over the
-// hold failed once the binary grew to 96 MB: 473 MiB at c=2). So the bound is the tree's
-// peak, the binary's size and 200 MB: wrong by a unit, or the node's memory instead of
-// the job's, it still fails. The source says whose figure it is and since when.
+// least the server tree's own peak read on the same row; above it is planrun's client
+// and the mock's runtime, at most 200 MB. sstat sums the RSS of every process of the
+// step, and RSS counts a process's resident pages of its binary: the client and the
+// mock server are both planrun, so its binary counts twice. That is why the 200 MB
+// failed (473 MiB at c=2) while planrun linked client-go's clientset (96 MB, 58.5 MB of it
+// resident in each process); the build links only the two API groups it calls now.
+// The source says whose figure it is and since when.
 func TestSlurmJobMemory(t *testing.T) {
 	slurmtest.Require(t)
 	slurmtest.RequireAccounting(t)
@@ -418,18 +419,13 @@ func TestSlurmJobMemory(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want 2 levels:\n%s", len(rows), out)
 	}
-	bin, err := os.Stat(planrunBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, r := range rows {
 		t.Logf("c=%d: job %s: baseline %.4f GB, MaxRSS %.4f GB; server tree peak %.4f GB; %s",
 			r.Concurrency, r.Batch.Job, r.MemJobBaselineGB, r.MemJobPeakGB, r.MemPeakGB, r.MemJobSource)
 		peak := r.MemJobPeakGB * 1e9
-		limit := r.MemPeakGB*1e9 + float64(bin.Size()) + 200e6
-		if math.IsNaN(peak) || peak < hold || peak > limit {
-			t.Errorf("c=%d: job MaxRSS %.1f MiB, want at least the %d MiB the server holds and at most %.1f MiB: the server tree's peak %.1f MiB, planrun's binary (%.1f MiB) and 200 MB of client heap",
-				r.Concurrency, peak/(1<<20), hold>>20, limit/(1<<20), r.MemPeakGB*1e9/(1<<20), float64(bin.Size())/(1<<20))
+		if over := peak - hold; math.IsNaN(peak) || over < 0 || over > 200e6 {
+			t.Errorf("c=%d: job MaxRSS %.1f MiB, want at least the %d MiB the server holds and at most 200 MB more (planrun, the mock's runtime)",
+				r.Concurrency, peak/(1<<20), hold>>20)
 		}
 		if r.MemJobPeakGB < r.MemPeakGB {
 			t.Errorf("c=%d: the job's MaxRSS %.4f GB is below its server tree's peak %.4f GB", r.Concurrency, r.MemJobPeakGB, r.MemPeakGB)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -16,7 +17,7 @@ func init() {
 // load loads the plan at path, expands and selects its cells, and prints any
 // diagnostics to stderr. A non-zero code means the caller should return it.
 func (f *planFlags) load(env *Env, path string) (*plan.Plan, []*plan.Cell, int) {
-	p, diags := plan.Load(path, plan.LoadOptions{Vars: f.Vars, VarFiles: f.VarFiles, Getenv: env.Getenv})
+	p, diags := plan.Load(path, plan.LoadOptions{Vars: f.Vars, VarFiles: f.VarFiles, Getenv: env.Getenv, Placements: apply.Placements()})
 	if p != nil {
 		cells, more := p.Cells()
 		diags = append(diags, more...)

@@ -5,14 +5,13 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/ledger"
-	"github.com/planrun/planrun/placement/slurm"
 	"github.com/planrun/planrun/telemetry/procmem"
 	"github.com/planrun/planrun/telemetry/procmem/exporter"
 )
 
 // memoryCell is the seed table's memory column: the measured figure and a short name of
 // its source (NVML for a GPU, PSS or RSS for the server's processes on the CPU, read here
-// or by a process exporter on its host, a Slurm job's MaxRSS), or "—" with the reason
+// or by a process exporter on its host, a batch job's MaxRSS as its scheduler read it), or "—" with the reason
 // nothing was read. Below 1 GB it keeps three decimals, so a tiny model's
 // quantizations still order.
 func memoryCell(r ledger.Row) string {
@@ -27,7 +26,7 @@ func memoryCell(r ledger.Row) string {
 	if gb < 1 {
 		decimals = 3
 	}
-	return fmt.Sprintf("%.*f %s", decimals, gb, memoryLabel(src))
+	return fmt.Sprintf("%.*f %s", decimals, gb, memoryLabel(r, src))
 }
 
 // memoryNote is the memory cell of a table whose notes are footnotes: the figure, or
@@ -51,17 +50,23 @@ func MemoryShort(r ledger.Row) string {
 	return memoryCell(r)
 }
 
-// memoryLabel shortens a memory source to the word the table shows.
-func memoryLabel(src string) string {
+// memoryLabel shortens a memory source to the word the table shows. A batch job's own
+// figure (its scheduler's reading of the whole job: Slurm's sstat) is named after the
+// row's scheduler.
+func memoryLabel(r ledger.Row, src string) string {
 	switch {
+	case src != "" && src == r.MemJobSource:
+		job := "batch job"
+		if s := r.Batch.Scheduler; s != "" {
+			job = strings.ToUpper(s[:1]) + s[1:] + " job"
+		}
+		return "MaxRSS (" + job + ")"
 	case strings.HasPrefix(src, procmem.SourcePSS):
 		return "PSS"
 	case strings.HasPrefix(src, procmem.SourceRSS):
 		return "RSS"
 	case strings.HasPrefix(src, exporter.Source):
 		return "RSS (exporter)"
-	case strings.HasPrefix(src, slurm.MemorySource):
-		return "MaxRSS (Slurm job)"
 	case strings.HasPrefix(src, "dcgm"):
 		return "DCGM"
 	case strings.HasPrefix(src, "nvml"):

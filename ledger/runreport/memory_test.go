@@ -24,6 +24,7 @@ func TestMemoryAndHardwareCells(t *testing.T) {
 		t.Errorf("a remote host's process figure: %q", got)
 	}
 	r.MemPeakGB, r.MemJobPeakGB, r.MemJobSource = math.NaN(), 0.5, "sstat MaxRSS of job step 41.batch: the whole job"
+	r.Batch.Scheduler = "slurm"
 	if got := memoryCell(r); got != "0.500 MaxRSS (Slurm job)" {
 		t.Errorf("a Slurm job's figure: %q", got)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/internal/procgroup"
-	"github.com/planrun/planrun/placement/slurm"
+	"github.com/planrun/planrun/internal/shell"
 )
 
 // Launcher starts a fleet's agents, each the planrun binary in its agent mode told
@@ -194,7 +194,7 @@ func (s SSH) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Process
 		remote := append([]string{"env"}, spec.env(i)...)
 		remote = append(remote, s.Planrun, "agent")
 		for k, a := range remote {
-			remote[k] = slurm.ShellQuote(a)
+			remote[k] = shell.Quote(a)
 		}
 		args := append(append(append([]string(nil), s.SSH[1:]...), host), strings.Join(remote, " "))
 		cmd := exec.Command(s.SSH[0], args...)

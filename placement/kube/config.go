@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package kube
 
 import (
@@ -7,15 +9,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/planrun/planrun/plan"
-
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
 // cluster is a client of the cluster a kubernetes block names.
 type cluster struct {
-	client    kubernetes.Interface
+	api       *api
 	namespace string
 	context   string
 	host      string
@@ -23,7 +22,7 @@ type cluster struct {
 
 // kubeconfigPaths are the files a block's kubeconfig means: its own, or $KUBECONFIG (a
 // list), or ~/.kube/config.
-func kubeconfigPaths(k *plan.Kubernetes) []string {
+func kubeconfigPaths(k *Settings) []string {
 	if k.Kubeconfig != "" {
 		return []string{expandHome(k.Kubeconfig)}
 	}
@@ -50,7 +49,7 @@ func expandHome(p string) string {
 // connect reads the block's kubeconfig and checks that its context exists, before
 // anything is sent; the error names the hardware block, the file and, for a context
 // that is not there, the plan's line and the contexts the file has.
-func connect(hardware string, k *plan.Kubernetes) (*cluster, error) {
+func connect(hardware string, k *Settings) (*cluster, error) {
 	paths := kubeconfigPaths(k)
 	var existing []string
 	for _, p := range paths {
@@ -96,9 +95,9 @@ func connect(hardware string, k *plan.Kubernetes) (*cluster, error) {
 			ns = "default"
 		}
 	}
-	client, err := kubernetes.NewForConfig(rc)
+	a, err := newAPI(rc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: hardware %q: context %q: %w", k.ContextRange, hardware, name, err)
 	}
-	return &cluster{client: client, namespace: ns, context: name, host: rc.Host}, nil
+	return &cluster{api: a, namespace: ns, context: name, host: rc.Host}, nil
 }

@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package kube
 
 import (
@@ -7,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/planrun/planrun/plan"
 )
 
 const twoContexts = `apiVersion: v1
@@ -27,15 +28,15 @@ func TestConnect(t *testing.T) {
 	at := hcl.Range{Filename: "plan.hcl", Start: hcl.Pos{Line: 7, Column: 5}, End: hcl.Pos{Line: 7, Column: 20}}
 	for _, tc := range []struct {
 		name string
-		k    plan.Kubernetes
+		k    Settings
 		env  string
 		want string // "" for no error
 	}{
-		{"context", plan.Kubernetes{Kubeconfig: kc, Context: "lab"}, "", ""},
-		{"wrong context", plan.Kubernetes{Kubeconfig: kc, Context: "staging", ContextRange: at}, "", `plan.hcl:7,5-20: hardware "gpu": context "staging" is not in the kubeconfig ` + kc + " (its contexts: lab, prod)"},
-		{"no current context", plan.Kubernetes{Kubeconfig: kc}, "", "has no current-context: set context (its contexts: lab, prod)"},
-		{"missing file", plan.Kubernetes{Kubeconfig: filepath.Join(dir, "nope")}, "", "there is no kubeconfig: " + filepath.Join(dir, "nope") + " does not exist"},
-		{"KUBECONFIG", plan.Kubernetes{Context: "prod"}, kc, ""},
+		{"context", Settings{Kubeconfig: kc, Context: "lab"}, "", ""},
+		{"wrong context", Settings{Kubeconfig: kc, Context: "staging", ContextRange: at}, "", `plan.hcl:7,5-20: hardware "gpu": context "staging" is not in the kubeconfig ` + kc + " (its contexts: lab, prod)"},
+		{"no current context", Settings{Kubeconfig: kc}, "", "has no current-context: set context (its contexts: lab, prod)"},
+		{"missing file", Settings{Kubeconfig: filepath.Join(dir, "nope")}, "", "there is no kubeconfig: " + filepath.Join(dir, "nope") + " does not exist"},
+		{"KUBECONFIG", Settings{Context: "prod"}, kc, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("KUBECONFIG", tc.env)

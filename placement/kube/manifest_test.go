@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package kube
 
 import (
@@ -55,7 +57,7 @@ func loadTestPlan(t *testing.T) (*plan.Plan, []*plan.Cell) {
 	os.WriteFile(filepath.Join(dir, "prompts", "p.txt"), []byte("hello"), 0o644)
 	os.WriteFile(filepath.Join(dir, "plan.hcl"), []byte(testPlan), 0o644)
 	env := map[string]string{"PLANRUN_VAR_token": "s3cret-token-value"}
-	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Getenv: func(k string) string { return env[k] }})
+	p, diags := plan.Load(filepath.Join(dir, "plan.hcl"), plan.LoadOptions{Getenv: func(k string) string { return env[k] }, Placements: []plan.PlacementKind{Kind.Block}})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}

@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package kube
 
 import (
@@ -17,7 +19,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Scheduler is apply's placement.Scheduler over Kubernetes Jobs, for the cells it was made
@@ -44,13 +46,16 @@ func NewScheduler(p *plan.Plan, cells []*plan.Cell) *Scheduler {
 		specs: map[string]JobSpec{}, runs: map[string]*jobRun{}}
 }
 
-// Name is "kubernetes".
-func (s *Scheduler) Name() string { return "kubernetes" }
+// newScheduler is Kind's New.
+func newScheduler(s placement.Setup) placement.Scheduler { return NewScheduler(s.Plan, s.Cells) }
 
-func (s *Scheduler) settings(hardware string) *plan.Kubernetes {
+// Name is "kubernetes".
+func (s *Scheduler) Name() string { return Name }
+
+func (s *Scheduler) settings(hardware string) *Settings {
 	for _, c := range s.cells {
 		if c.Hardware != nil && c.Hardware.Name == hardware {
-			return c.Hardware.Kubernetes
+			return settingsOf(c.Hardware)
 		}
 	}
 	return nil
@@ -84,8 +89,7 @@ func (s *Scheduler) Check(hardware string) error {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.client.Discovery().ServerVersion()
-		done <- err
+		done <- c.api.serverVersion(context.Background())
 	}()
 	select {
 	case err = <-done:
@@ -156,22 +160,21 @@ func (s *Scheduler) Submit(ctx context.Context, job placement.Job) (string, erro
 		_ = deleteObjects(context.WithoutCancel(ctx), c, spec.ObjectName, withAgents)
 		return "", fmt.Errorf("hardware %q: %s %s: %w", job.Hardware, what, id, err)
 	}
-	core := c.client.CoreV1()
 	cm.Namespace, kj.Namespace = c.namespace, c.namespace
-	if _, err := core.ConfigMaps(c.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if _, err := c.api.configMaps(c.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return fail("creating ConfigMap", err)
 	}
 	if secret != nil {
 		secret.Namespace, svc.Namespace = c.namespace, c.namespace
 		secret.Data = map[string][]byte{TokenKey: []byte(fleet.NewToken())}
-		if _, err := core.Secrets(c.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		if _, err := c.api.secrets(c.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 			return fail("creating Secret", err)
 		}
-		if _, err := core.Services(c.namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		if _, err := c.api.services(c.namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			return fail("creating Service", err)
 		}
 	}
-	created, err := c.client.BatchV1().Jobs(c.namespace).Create(ctx, kj, metav1.CreateOptions{})
+	created, err := c.api.jobs(c.namespace).Create(ctx, kj, metav1.CreateOptions{})
 	if err != nil {
 		return fail("creating Job", err)
 	}
@@ -179,15 +182,15 @@ func (s *Scheduler) Submit(ctx context.Context, job placement.Job) (string, erro
 	// ttlSecondsAfterFinished) deletes them too.
 	owner := []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: created.Name, UID: created.UID}}
 	cm.OwnerReferences = owner
-	if _, err := core.ConfigMaps(c.namespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+	if _, err := c.api.configMaps(c.namespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		return fail("owning by its Job ConfigMap", err)
 	}
 	if secret != nil {
 		secret.OwnerReferences, svc.OwnerReferences = owner, owner
-		if _, err := core.Secrets(c.namespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
+		if _, err := c.api.secrets(c.namespace).Update(ctx, secret, metav1.UpdateOptions{}); err != nil {
 			return fail("owning by its Job Secret", err)
 		}
-		if _, err := core.Services(c.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		if _, err := c.api.services(c.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
 			return fail("owning by its Job Service", err)
 		}
 	}
@@ -273,8 +276,8 @@ var foreground = metav1.DeletePropagationForeground
 // of them nor any of the Job's pods is left. A job of one agent touches no Secret or
 // Service: its user may not be allowed to.
 func deleteObjects(ctx context.Context, c *cluster, name string, agents bool) error {
-	ns, core := c.namespace, c.client.CoreV1()
-	jobs, cms, secrets, svcs := c.client.BatchV1().Jobs(ns), core.ConfigMaps(ns), core.Secrets(ns), core.Services(ns)
+	ns := c.namespace
+	jobs, cms, secrets, svcs := c.api.jobs(ns), c.api.configMaps(ns), c.api.secrets(ns), c.api.services(ns)
 	if err := jobs.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &foreground}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -311,59 +314,66 @@ func deleteObjects(ctx context.Context, c *cluster, name string, agents bool) er
 func deleteRun(ctx context.Context, c *cluster, label string, agents bool) error {
 	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + label}
 	opts := metav1.DeleteOptions{PropagationPolicy: &foreground}
-	core := c.client.CoreV1()
-	if err := c.client.BatchV1().Jobs(c.namespace).DeleteCollection(ctx, opts, sel); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.api.jobs(c.namespace).DeleteCollection(ctx, opts, sel); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	if err := core.ConfigMaps(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.api.configMaps(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	if !agents {
 		return waitGone(ctx, c, sel.LabelSelector, func() (bool, error) {
-			left, err := RunObjects(ctx, c.client, c.namespace, label, false)
+			left, err := runObjects(ctx, c.api, c.namespace, label, false)
 			return len(left) == 0, err
 		})
 	}
-	if err := core.Secrets(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.api.secrets(c.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	// Services cannot be deleted as a collection: one by one.
-	svcs, err := core.Services(c.namespace).List(ctx, sel)
+	svcs, err := c.api.services(c.namespace).List(ctx, sel)
 	if err != nil {
 		return err
 	}
 	for _, svc := range svcs.Items {
-		if err := core.Services(c.namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := c.api.services(c.namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}
 	return waitGone(ctx, c, sel.LabelSelector, func() (bool, error) {
-		left, err := RunObjects(ctx, c.client, c.namespace, label, true)
+		left, err := runObjects(ctx, c.api, c.namespace, label, true)
 		return len(left) == 0, err
 	})
 }
 
 // RunObjects lists the Jobs, ConfigMaps, pods and, with agents, Secrets and Services of
-// the namespace labelled with the run (its label value), as "kind/name".
-func RunObjects(ctx context.Context, client kubernetes.Interface, namespace, runLabel string, agents bool) ([]string, error) {
+// the namespace labelled with the run (its label value), as "kind/name", in the cluster
+// of cfg.
+func RunObjects(ctx context.Context, cfg *rest.Config, namespace, runLabel string, agents bool) ([]string, error) {
+	a, err := newAPI(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return runObjects(ctx, a, namespace, runLabel, agents)
+}
+
+func runObjects(ctx context.Context, a *api, namespace, runLabel string, agents bool) ([]string, error) {
 	sel := metav1.ListOptions{LabelSelector: LabelRun + "=" + runLabel}
 	var left []string
-	jobs, err := client.BatchV1().Jobs(namespace).List(ctx, sel)
+	jobs, err := a.jobs(namespace).List(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range jobs.Items {
 		left = append(left, "job/"+o.Name)
 	}
-	core := client.CoreV1()
-	cms, err := core.ConfigMaps(namespace).List(ctx, sel)
+	cms, err := a.configMaps(namespace).List(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range cms.Items {
 		left = append(left, "configmap/"+o.Name)
 	}
-	pods, err := core.Pods(namespace).List(ctx, sel)
+	pods, err := a.pods(namespace).List(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -373,14 +383,14 @@ func RunObjects(ctx context.Context, client kubernetes.Interface, namespace, run
 	if !agents {
 		return left, nil
 	}
-	secrets, err := core.Secrets(namespace).List(ctx, sel)
+	secrets, err := a.secrets(namespace).List(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range secrets.Items {
 		left = append(left, "secret/"+o.Name)
 	}
-	svcs, err := core.Services(namespace).List(ctx, sel)
+	svcs, err := a.services(namespace).List(ctx, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +405,7 @@ func waitGone(ctx context.Context, c *cluster, podSelector string, gone func() (
 	for {
 		ok, err := gone()
 		if err == nil && ok {
-			pods, perr := c.client.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
+			pods, perr := c.api.pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: podSelector})
 			if perr == nil && len(pods.Items) == 0 {
 				return nil
 			}

@@ -1,3 +1,5 @@
+//go:build !nokube
+
 package kube
 
 import (
@@ -114,7 +116,7 @@ func (r *jobRun) watch() (final placement.Status, streaming bool) {
 	logs := r.logs // nil once read to the end, so the poll waits again
 	logsDone := false
 	for {
-		job, err := r.c.client.BatchV1().Jobs(r.c.namespace).Get(r.ctx, r.spec.ObjectName, metav1.GetOptions{})
+		job, err := r.c.api.jobs(r.c.namespace).Get(r.ctx, r.spec.ObjectName, metav1.GetOptions{})
 		switch {
 		case r.ctx.Err() != nil:
 			return placement.Status{ID: r.id, Phase: placement.Failed, State: stateDeleted, Why: "deleted by planrun (cancelled)"}, streaming
@@ -171,7 +173,7 @@ func (r *jobRun) finish(st placement.Status) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if r.spec.Agents > 1 {
-		if list, err := r.c.client.CoreV1().Pods(r.c.namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + r.spec.ObjectName}); err == nil {
+		if list, err := r.c.api.pods(r.c.namespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + r.spec.ObjectName}); err == nil {
 			for _, p := range list.Items {
 				if i, err := strconv.Atoi(p.Labels[batchv1.JobCompletionIndexAnnotation]); err == nil && i > 0 && (started(&p) || terminated(&p) != nil) {
 					r.saveAgentLog(i, p.Name)
@@ -205,7 +207,7 @@ func (r *jobRun) sleep(logs <-chan struct{}) bool {
 // agent indices' pods, which a job of several agents has, are looked at as they go (look),
 // and the log of one that ended is saved.
 func (r *jobRun) pods() map[int]*corev1.Pod {
-	list, err := r.c.client.CoreV1().Pods(r.c.namespace).List(r.ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + r.spec.ObjectName})
+	list, err := r.c.api.pods(r.c.namespace).List(r.ctx, metav1.ListOptions{LabelSelector: batchv1.JobNameLabel + "=" + r.spec.ObjectName})
 	out := map[int]*corev1.Pod{}
 	if err != nil {
 		return out
@@ -339,7 +341,7 @@ func (r *jobRun) saveAgentLog(i int, pod string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := r.c.client.CoreV1().Pods(r.c.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+	b, err := r.c.api.podLog(r.c.namespace, pod, false).DoRaw(ctx)
 	if err != nil || os.WriteFile(filepath.Join(r.spec.Dir, agentLogName(i)), b, 0o644) != nil {
 		return
 	}
@@ -470,7 +472,7 @@ func (r *jobRun) readLogs(pod string) {
 	seen := 0
 	last := "" // the last error written to the log file, not repeated every poll
 	for r.ctx.Err() == nil {
-		req := r.c.client.CoreV1().Pods(r.c.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true})
+		req := r.c.api.podLog(r.c.namespace, pod, true)
 		stream, err := req.Stream(r.ctx)
 		if err == nil {
 			r.rcv.skip = seen
@@ -482,7 +484,7 @@ func (r *jobRun) readLogs(pod string) {
 			last = err.Error()
 			fmt.Fprintf(r.log, "planrun: reading the pod's log through the API server: %v\n", err)
 		}
-		p, gerr := r.c.client.CoreV1().Pods(r.c.namespace).Get(r.ctx, pod, metav1.GetOptions{})
+		p, gerr := r.c.api.pods(r.c.namespace).Get(r.ctx, pod, metav1.GetOptions{})
 		if apierrors.IsNotFound(gerr) || gerr == nil && terminated(p) != nil && err == nil {
 			return
 		}

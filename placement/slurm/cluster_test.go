@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/internal/shell"
 	"github.com/planrun/planrun/internal/testkit/proctest"
 	"github.com/planrun/planrun/internal/testkit/slurmtest"
 )
@@ -27,7 +28,7 @@ func stubJob(t testing.TB, partition, body string) JobSpec {
 	t.Helper()
 	dir := t.TempDir()
 	stub := filepath.Join(dir, "planrun-stub")
-	src := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + ShellQuote(dir) + "/args.txt\n" + body + "\n"
+	src := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + shell.Quote(dir) + "/args.txt\n" + body + "\n"
 	if err := os.WriteFile(stub, []byte(src), 0o755); err != nil {
 		t.Fatal(err)
 	}

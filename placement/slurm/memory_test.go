@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/internal/shell"
 	"github.com/planrun/planrun/internal/testkit/proctest"
 	"github.com/planrun/planrun/internal/testkit/slurmtest"
 )
@@ -39,7 +40,7 @@ func TestClusterStepMemory(t *testing.T) {
 	slurmtest.Require(t)
 	slurmtest.RequireAccounting(t)
 	ctx := watchContext(t)
-	job := stubJob(t, "small", `(echo go; sleep 60) | PLANRUN_PROCTEST_ALLOCATOR=1 `+ShellQuote(os.Args[0])+` -test.run='^$'`)
+	job := stubJob(t, "small", `(echo go; sleep 60) | PLANRUN_PROCTEST_ALLOCATOR=1 `+shell.Quote(os.Args[0])+` -test.run='^$'`)
 	id, err := submit(ctx, job)
 	if err != nil {
 		t.Fatal(err)

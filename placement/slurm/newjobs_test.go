@@ -14,7 +14,7 @@ import (
 // Cells go into jobs in plan order: one per hardware block, one per cell for per_cell;
 // cells placed locally or on a host are not Slurm's.
 func TestNewJobs(t *testing.T) {
-	p, diags := plan.Load("../../plan/testdata/valid-files/placement.hcl", plan.LoadOptions{Getenv: func(string) string { return "" }})
+	p, diags := plan.Load("../../plan/testdata/valid-files/placement.hcl", plan.LoadOptions{Getenv: func(string) string { return "" }, Placements: []plan.PlacementKind{slurm.Kind.Block}})
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
@@ -22,7 +22,7 @@ func TestNewJobs(t *testing.T) {
 	// Two more a100 cells through a second matrix would need another file; duplicate
 	// the one we have to see grouping.
 	cells = append(cells, cells...)
-	jobs, err := slurm.NewJobs("../../plan/testdata/valid-files/placement.hcl", plan.SlurmCells(cells), []string{"partition=large"}, nil, "/runs/r1")
+	jobs, err := slurm.NewJobs("../../plan/testdata/valid-files/placement.hcl", slurm.Cells(cells), []string{"partition=large"}, nil, "/runs/r1")
 	if err != nil {
 		t.Fatal(err)
 	}

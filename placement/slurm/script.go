@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/planrun/planrun/internal/shell"
 )
 
 // NodeRunDirFlag is the apply flag that names the job's run directory on the node.
@@ -130,7 +132,7 @@ func Script(job JobSpec) string {
 	for _, opt := range sbatchOptions(job) {
 		fmt.Fprintf(&b, "#SBATCH %s\n", opt)
 	}
-	dir := ShellQuote(job.Dir)
+	dir := shell.Quote(job.Dir)
 	// The marker proves the node writes where the coordinator reads; a node that cannot
 	// says so in the log, which the coordinator then names.
 	fmt.Fprintf(&b, "if ! printf '%%s %%s\\n' \"$SLURM_JOB_ID\" \"$(hostname -s)\" > %s/%s; then\n", dir, markerFile)
@@ -148,7 +150,7 @@ func Script(job JobSpec) string {
 	}
 	args = append(args, job.PlanPath)
 	for i, a := range args {
-		args[i] = ShellQuote(a)
+		args[i] = shell.Quote(a)
 	}
 	fmt.Fprintf(&b, "exec %s\n", strings.Join(args, " "))
 	return b.String()
@@ -182,12 +184,4 @@ func sbatchOptions(job JobSpec) []string {
 		opts = append(opts, "--export=ALL")
 	}
 	return append(opts, s.SbatchArgs...)
-}
-
-// ShellQuote quotes s for bash when it holds anything but plain path characters.
-func ShellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

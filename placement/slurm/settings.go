@@ -1,8 +1,8 @@
 package slurm
 
 // Settings are a hardware block's slurm { ... } settings, as sbatch options. Empty
-// strings are options left to the cluster's defaults. plan.Slurm embeds them, with where
-// the block was declared.
+// strings are options left to the cluster's defaults. Kind decodes them from the block
+// (block.go); plan keeps them as the hardware's Batch.Settings.
 type Settings struct {
 	Partition  string
 	GPUs       string // --gpus, e.g. "1" or "h200:2"

@@ -1,11 +1,16 @@
-package plan
+package kube
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/planrun/planrun/plan"
 )
+
+// loadOptions load a plan with this package's block, and no environment.
+var loadOptions = plan.LoadOptions{Getenv: func(string) string { return "" }, Placements: []plan.PlacementKind{Kind.Block}}
 
 const kubePlan = `
 variable "gpus" { default = 1 }
@@ -47,17 +52,17 @@ matrix "m" {
 // quantity strings, relative kubeconfig paths resolve against the plan, and the block
 // places its cells on Kubernetes.
 func TestKubernetesBlock(t *testing.T) {
-	p, diags := LoadFiles("/plans", map[string][]byte{"/plans/plan.hcl": []byte(kubePlan)}, LoadOptions{Getenv: noEnv})
+	p, diags := plan.LoadFiles("/plans", map[string][]byte{"/plans/plan.hcl": []byte(kubePlan)}, loadOptions)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
 	h := p.Hardware[0]
-	if h.Placement() != PlaceKubernetes {
+	if h.Placement() != Name {
 		t.Fatalf("placement %q", h.Placement())
 	}
-	k := *h.Kubernetes
+	k := *h.Batch.Settings.(*Settings)
 	secs := int64(60)
-	want := Kubernetes{
+	want := Settings{
 		Kubeconfig: "/plans/kube/config", Context: "lab", Namespace: "bench", Image: "registry.lab/planrun:1.4",
 		PullPolicy: "IfNotPresent", ServiceAccount: "planrun-agent",
 		NodeSelector: map[string]string{"nvidia.com/gpu.product": "NVIDIA-H200"},
@@ -65,7 +70,7 @@ func TestKubernetesBlock(t *testing.T) {
 			{Key: "spot", Value: "yes", Seconds: &secs}},
 		Requests: map[string]string{"cpu": "2", "memory": "4Gi"}, Limits: map[string]string{"memory": "8Gi", "nvidia.com/gpu": "1"},
 		HostNetwork: true, Labels: map[string]string{"team": "inference"}, Annotations: map[string]string{"owner": "Bench team <bench@lab>"},
-		EnvFromSecrets: []string{"planrun-keys"}, Jobs: KubeJobsPerHardware, TTL: 30 * time.Minute,
+		EnvFromSecrets: []string{"planrun-keys"}, Jobs: JobsPerHardware, TTL: 30 * time.Minute,
 		StartTimeout: 90 * time.Second, DeclRange: k.DeclRange, ContextRange: k.ContextRange, jobsAt: k.jobsAt,
 	}
 	if !reflect.DeepEqual(k, want) {
@@ -83,43 +88,13 @@ func TestKubernetesBlock(t *testing.T) {
 func TestKubernetesDefaults(t *testing.T) {
 	src := strings.Replace(kubePlan, kubePlan[strings.Index(kubePlan, "  kubernetes {"):strings.Index(kubePlan, "workload \"w\"")],
 		"  kubernetes { image = \"planrun:dev\" }\n}\n", 1)
-	p, diags := LoadFiles("/plans", map[string][]byte{"/plans/plan.hcl": []byte(src)}, LoadOptions{Getenv: noEnv})
+	p, diags := plan.LoadFiles("/plans", map[string][]byte{"/plans/plan.hcl": []byte(src)}, loadOptions)
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	k := p.Hardware[0].Kubernetes
-	if k.Jobs != KubeJobsPerCell || k.TTL != DefaultKubeTTL || k.StartTimeout != DefaultKubeStartTimeout ||
+	k := p.Hardware[0].Batch.Settings.(*Settings)
+	if k.Jobs != JobsPerCell || k.TTL != DefaultTTL || k.StartTimeout != DefaultStartTimeout ||
 		k.Kubeconfig != "" || k.Namespace != "" || k.HostNetwork || k.PullPolicy != "" {
 		t.Errorf("defaults: %+v", k)
-	}
-}
-
-// The files a plan reads while it loads are recorded, once each.
-func TestReadFiles(t *testing.T) {
-	src := `
-backend "openai" "vllm" { url = "http://127.0.0.1:8000/v1" }
-workload "w" { prompt_file = "prompt.txt" }
-workload "w2" { prompt = "${file("prompt.txt")} ${file("extra.txt")}" }
-matrix "m" {
-  model    = ["x"]
-  tool     = [backend.openai.vllm]
-  workload = [workload.w]
-}
-`
-	dir := t.TempDir()
-	write := func(name, s string) {
-		if err := writeFile(dir+"/"+name, s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("plan.hcl", src)
-	write("prompt.txt", "hello")
-	write("extra.txt", "more")
-	p, diags := Load(dir+"/plan.hcl", LoadOptions{Getenv: noEnv})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	if want := []string{dir + "/prompt.txt", dir + "/extra.txt"}; !reflect.DeepEqual(p.ReadFiles, want) {
-		t.Errorf("ReadFiles = %v, want %v", p.ReadFiles, want)
 	}
 }
