@@ -310,6 +310,7 @@ var columns = func() []column {
 		strCol("k8s_node", func(r *Row) *string { return &r.K8sNode }),
 		strCol("k8s_state", func(r *Row) *string { return &r.K8sState }),
 	)
+	c = append(c, agenticColumns()...)
 	return c
 }()
 

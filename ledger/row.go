@@ -214,6 +214,8 @@ type Row struct {
 	// server really ran on and served (memory.go).
 	Memory
 	Served
+	// Agentic are the tool calls' figures and the prefix cache's (agentic.go).
+	Agentic
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -270,8 +272,9 @@ func NewRow() Row {
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
-		Memory: newMemory(),
-		CI:     newIntervals(),
+		Memory:  newMemory(),
+		CI:      newIntervals(),
+		Agentic: newAgentic(),
 	}
 }
 
@@ -316,6 +319,7 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InputsTotal, r.InputTokens = p.Inputs, p.InputTokens
 		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
 	}
+	r.setAgentic(p)
 	r.setIntervals(s)
 }
 

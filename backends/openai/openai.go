@@ -143,6 +143,7 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	}
 	if b.chat {
 		m["messages"] = req.Messages()
+		toolFields(m, req)
 	} else {
 		m["prompt"] = req.Prompt
 	}

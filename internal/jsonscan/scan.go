@@ -583,3 +583,19 @@ func (s *Scanner) Peek() byte {
 	}
 	return s.peek()
 }
+
+// Raw consumes any value, validating it, and returns its bytes as they stand in the
+// input (valid while the input is): a value kept whole, such as Ollama's tool-call
+// arguments object.
+func (s *Scanner) Raw() []byte {
+	if s.err != nil {
+		return nil
+	}
+	s.ws()
+	start := s.pos
+	s.skip(0)
+	if s.err != nil {
+		return nil
+	}
+	return s.buf[start:s.pos]
+}

@@ -77,6 +77,9 @@ type Options struct {
 	// DefaultLoRA, seeds 2, 3, ...): --enable-lora --lora-modules NAME=DIR ...
 	// --max-lora-rank and --max-loras for all of them at once.
 	LoRA bool
+	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache) and
+	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details).
+	Agentic bool
 }
 
 // LoRANames are the adapters a server of Options{LoRA: true} serves, in /v1/models
@@ -128,6 +131,11 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 	if o.Pooling {
 		command = append(command, "--runner", "pooling", "--convert", "embed")
 	}
+	var env map[string]string
+	if o.Agentic {
+		command = append(command, "--enable-prompt-tokens-details")
+		env = map[string]string{"VLLM_SERVER_DEV_MODE": "1"}
+	}
 	if o.LoRA {
 		args, err := loraArgs(dir, c)
 		if err != nil {
@@ -144,6 +152,7 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 		StopSignal:   "SIGINT",
 		Grace:        30 * time.Second,
 		Log:          filepath.Join(dir, "vllm.log"),
+		Env:          env,
 	}
 	p, err := servers.Start(context.Background(), spec, servers.Options{})
 	if err != nil {
@@ -171,6 +180,7 @@ var (
 	sharedReasoning = sharedWith(Options{Reasoning: true})
 	sharedPooling   = sharedWith(Options{Pooling: true})
 	sharedLoRA      = sharedWith(Options{LoRA: true})
+	sharedAgentic   = sharedWith(Options{Agentic: true})
 )
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
@@ -189,6 +199,9 @@ func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(
 // SharedLoRA is Shared for a server of Options{LoRA: true}.
 func SharedLoRA(t testing.TB) *Server { t.Helper(); return sharedLoRA.Get(t) }
 
+// SharedAgentic is Shared for a server of Options{Agentic: true}.
+func SharedAgentic(t testing.TB) *Server { t.Helper(); return sharedAgentic.Get(t) }
+
 // Main runs the package's tests and then stops the shared servers: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
 func Main(m *testing.M) int {
@@ -203,5 +216,5 @@ func Main(m *testing.M) int {
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
 func StopShared() error {
-	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop(), sharedLoRA.Stop())
+	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop(), sharedLoRA.Stop(), sharedAgentic.Stop())
 }
