@@ -92,6 +92,8 @@ type cellSetup struct {
 	// is set once one of its agents failed a level.
 	fleet      *fleet.Fleet
 	agentFault bool
+	// levels counts the cell's levels measured so far (prepareCache).
+	levels int
 }
 
 // errInterrupted is prepareCell's answer when the run was interrupted while the cell's

@@ -86,6 +86,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		opts.Enough, lv.MaxRequests = watch.Enough, p.RunRequests()
 		defer watch.stop()
 	}
+	m.Cache = a.prepareCache(ctx, cell, setup, level, &lv)
 	res := a.runMonitored(ctx, setup, lv, opts, a.levelMonitors(cell, setup.proc), &m)
 	m.Ended = a.o.Now()
 	if setup.fleet != nil {

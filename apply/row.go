@@ -97,6 +97,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	notes = append(notes, sketchNotes(&row, m.Stats.Pooled)...)
 	notes = append(notes, phaseWarnings(row)...)
 	notes = append(notes, reasoningNotes(cell, row)...)
+	notes = append(notes, cacheNotes(w, &row, m.Cache)...)
 	if note := judgeFidelity(w, level, &row, m); note != "" {
 		notes = append(notes, note)
 	}
@@ -349,6 +350,8 @@ type levelMeasurement struct {
 	AgentFault string
 	// PortNote says which client ran out of source ports ("" when none did).
 	PortNote string
+	// Cache is what was done to the server's prefix cache before the level (cache.go).
+	Cache cacheOutcome
 }
 
 // maxSendLag is, in open loop and trace replay, the most any request was sent behind its

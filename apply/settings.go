@@ -143,6 +143,11 @@ func (s settings) workload(w *plan.Workload) {
 	for _, m := range w.Models {
 		s.setFloat("models."+m.Name, m.Weight)
 	}
+	for _, t := range w.Tools.Tools {
+		schema, _ := json.Marshal(t.Parameters)
+		s.set("tool."+t.Name, string(schema))
+	}
+	s.set("tool_choice", w.Tools.Choice)
 	s.blocks(w)
 }
 

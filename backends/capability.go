@@ -82,3 +82,10 @@ type DueCaller interface {
 type Tokenizer interface {
 	Tokenize(ctx context.Context, model, text string) ([]int, error)
 }
+
+// PrefixCacheResetter is a server whose prefix cache planrun can empty before a level
+// (a workload's prefix_cache = "reset"): vLLM's /reset_prefix_cache (served in its dev
+// mode), Ollama by unloading and reloading the model. An error says why it could not.
+type PrefixCacheResetter interface {
+	ResetPrefixCache(ctx context.Context, model string) error
+}

@@ -34,9 +34,9 @@ type Chunk struct {
 	// (OpenAI's prompt_tokens_details.cached_tokens, the Messages API's
 	// cache_read_input_tokens), set with Tokens.
 	CachedTokens int
-	// Tool is the event's part of a tool call, nil when it carries none. The decoder owns
-	// it and reuses it: valid until its next Next.
-	Tool *ToolPart
+	// Tools are the event's parts of tool calls (an OpenAI delta can carry several calls'),
+	// none when it carries none; valid until the decoder's next Next.
+	Tools []ToolPart
 	// Server holds Ollama's done-line timings; nil otherwise.
 	Server *ServerTimings
 	// Inputs is the number of embeddings an embeddings response returned.

@@ -247,6 +247,7 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	dec := decoderFor(a, req, br)
 	err = c.read(dec, &s, w, rx, req.KeepText)
 	s.finishTools(req.Tools)
+	s.ToolsOffered = len(req.Tools)
 	if id, ok := dec.(ResponseIDer); ok {
 		s.ResponseID = id.ResponseID()
 	}
@@ -354,7 +355,7 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 			return err
 		}
 		w.last.Store(int64(at))
-		tool := ch.Tool != nil && ch.Tool.output()
+		tool := toolOutput(ch.Tools)
 		if ch.Text > 0 || ch.Reasoning > 0 || tool {
 			if len(s.ChunkArrivals) == 0 {
 				s.FirstToken = at
@@ -380,8 +381,8 @@ func (c *Core) stream(dec Decoder, s *Sample, w *watch, rx rxTimer, text *[]byte
 				s.ReasoningBytes += ch.Reasoning
 			}
 		}
-		if ch.Tool != nil {
-			s.toolPart(ch.Tool, at)
+		for i := range ch.Tools {
+			s.toolPart(&ch.Tools[i], at)
 		}
 		if ch.FinishReason != "" {
 			s.FinishReason = ch.FinishReason

@@ -244,8 +244,10 @@ type Sample struct {
 	// fragment of its arguments): generated output like content chunks, in
 	// ChunkArrivals, apart from Chunks.
 	ToolChunks int `json:"tool_chunks,omitempty"`
-	// ToolCalls are the tool calls of the answer, in order.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCalls are the tool calls of the answer, in order; ToolsOffered is how many
+	// tools the request offered (Request.Tools).
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	ToolsOffered int        `json:"tools_offered,omitempty"`
 	// Text is the answer's content (reasoning apart), kept only when the request asked
 	// (Request.KeepText); it stays out of requests.jsonl.
 	Text string `json:"-"`

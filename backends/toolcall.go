@@ -20,6 +20,31 @@ type Tool struct {
 	Parameters map[string]any `json:"parameters,omitempty"`
 }
 
+// FunctionTool is a tool in the shape OpenAI's chat API and Ollama's /api/chat take:
+// {"type":"function","function":{name, description, parameters}}.
+type FunctionTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		Parameters  map[string]any `json:"parameters"`
+	} `json:"function"`
+}
+
+// FunctionTools are tools in FunctionTool's shape; a tool without parameters gets an
+// empty object schema.
+func FunctionTools(tools []Tool) []FunctionTool {
+	ts := make([]FunctionTool, len(tools))
+	for i, t := range tools {
+		ts[i].Type = "function"
+		ts[i].Function.Name, ts[i].Function.Description, ts[i].Function.Parameters = t.Name, t.Description, t.Parameters
+		if ts[i].Function.Parameters == nil {
+			ts[i].Function.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+	}
+	return ts
+}
+
 // The tool choices a request can make besides naming a tool (Request.ToolChoice).
 const (
 	ToolChoiceAuto     = "auto"     // the model decides
@@ -28,8 +53,8 @@ const (
 )
 
 // ToolPart is one stream event's part of a tool call: the call's start (its id and
-// name), a fragment of its arguments, or its end. A decoder owns the ToolPart it
-// points a Chunk at and reuses it, so it is valid until the decoder's next Next.
+// name), a fragment of its arguments, or its end. Its bytes are the decoder's, valid
+// until its next Next.
 type ToolPart struct {
 	// Index is the call's number in the answer, from 0.
 	Index int
@@ -46,9 +71,16 @@ type ToolPart struct {
 	End bool
 }
 
-// output reports whether the part carries generated output (a name or arguments), which
+// toolOutput reports whether parts carry generated output (a name or arguments), which
 // times TTFT and ITL as content does; a bare end carries none.
-func (p *ToolPart) output() bool { return len(p.Name)+len(p.Args) > 0 }
+func toolOutput(parts []ToolPart) bool {
+	for i := range parts {
+		if len(parts[i].Name)+len(parts[i].Args) > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // ToolCall is one tool call of an answer, as the stream carried it.
 type ToolCall struct {

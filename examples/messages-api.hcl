@@ -44,6 +44,3 @@ matrix "messages" {
   workload = [workload.chat]
   model_id = matrix.model
 }
-
-output "csv" { path = "results/messages-api.csv" }
-output "markdown" { path = "results/messages-api.md" }

@@ -303,6 +303,7 @@ var columns = func() []column {
 	c = append(c, qualityColumns()...)
 	c = append(c, costColumns()...)
 	c = append(c, strCol("engine_build", func(r *Row) *string { return &r.EngineBuild }))
+	c = append(c, agenticColumns()...)
 	return c
 }()
 

@@ -24,7 +24,7 @@ type ResultField struct {
 
 // ResultFields are the fields of result.*, in the order they are documented.
 var ResultFields = slices.Concat(rowFields, distFields(), figureFields, reasoningFields, embeddingsFields, intervalFields(),
-	memoryFields, costFields, qualityFields)
+	memoryFields, costFields, qualityFields, agenticFields)
 
 // rowFields say what produced a row.
 var rowFields = []ResultField{
@@ -46,7 +46,7 @@ var rowFields = []ResultField{
 // units the ledger uses (TTFT and E2E in s, TPOT and ITL in ms).
 func distFields() []ResultField {
 	var out []ResultField
-	for _, d := range slices.Concat(LatencyDists, reasoningDists) {
+	for _, d := range slices.Concat(LatencyDists, reasoningDists, toolDists) {
 		stat := []struct {
 			name, doc string
 			get       func(*stats.Dist) float64

@@ -280,7 +280,7 @@ func rowIntervals(rows []Row) []RowIntervals {
 		}
 		ri := RowIntervals{CellID: r.CellID, Concurrency: r.Concurrency, RequestRate: JSONFloat(r.RequestRate),
 			Confidence: r.CI.Confidence, Figures: map[string]stats.Interval{}}
-		for _, d := range slices.Concat(rowDists, reasoningDists) {
+		for _, d := range slices.Concat(rowDists, reasoningDists, toolDists) {
 			x := d.Get(r)
 			if x.CI == nil || math.IsNaN(x.P50) {
 				continue

@@ -210,6 +210,8 @@ type Row struct {
 	Quality Quality
 	// Cost is the cost per million output tokens where the plan gives prices (cost.go).
 	Cost
+	// Agentic are the tool calls' figures and the prefix cache's (agentic.go).
+	Agentic
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -270,6 +272,7 @@ func NewRow() Row {
 		Cost:    newCost(),
 		CI:      newIntervals(),
 		Quality: NewQuality(),
+		Agentic: newAgentic(),
 	}
 }
 
@@ -314,6 +317,7 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InputsTotal, r.InputTokens = p.Inputs, p.InputTokens
 		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
 	}
+	r.setAgentic(p)
 	r.setIntervals(s)
 }
 

@@ -88,6 +88,12 @@ type Workload struct {
 	Ramp time.Duration
 	// Reasoning holds the reasoning controls (reasoning_effort, think).
 	Reasoning Reasoning
+	// Tools are the functions every request offers the model, and tool_choice (tool
+	// blocks).
+	Tools Tools
+	// PrefixCache is what is done to the server's prefix cache before each level:
+	// PrefixCacheKeep (nothing), PrefixCacheReset or PrefixCacheBust.
+	PrefixCache string
 	// Embeddings, when set, makes the workload embeddings requests (embeddings block).
 	Embeddings *Embeddings
 	// Models, when set, spread the requests over several model names by weight (models
@@ -237,8 +243,10 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 		{Name: "fidelity_tolerance_pct"}, {Name: "fidelity_lag_ms"}, {Name: "ramp"},
 		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"}, {Name: "confidence"}, {Name: "agents"},
+		{Name: "tool_choice"}, {Name: "prefix_cache"},
 	},
-	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}, {Type: "precision"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}, {Type: "precision"},
+		{Type: "tool", LabelNames: []string{"name"}}},
 }
 
 func (w *Workload) object() cty.Value {
@@ -317,6 +325,8 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeFidelityLag(w, a["fidelity_lag_ms"], ctx)
 	l.decodeConfidence(w, a["confidence"], ctx)
 	l.decodeReasoning(w, a, ctx)
+	decodeTools(l, w, content.Blocks.OfType("tool"), a, ctx)
+	decodePrefixCache(l, w, a, ctx)
 	l.decodeModelMix(w, a["models"], ctx)
 	l.decodeAgents(w, a["agents"], ctx)
 	l.decodeWorkloadBlocks(w, content.Blocks, ctx)

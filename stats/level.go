@@ -172,6 +172,8 @@ type Summary struct {
 	// Delivered is the load the requests put on the server: in flight over time, and the
 	// paced requests' rate against their schedule's.
 	Delivered Delivered `json:"delivered"`
+	// Agentic are the tool calls' figures and the prefix cache's share of the prompts.
+	Agentic
 }
 
 // accumulate is an Accumulator fed the samples.
@@ -206,6 +208,7 @@ type Accumulator struct {
 	ttfo, span, tpotAns   valueStore
 	reasoningSources      map[backends.TokenSource]bool
 	load                  loadStore
+	agentic               agenticStore
 }
 
 // perRequest are the stores of the figures taken once per request.
@@ -270,6 +273,7 @@ func (a *Accumulator) addSample(s *backends.Sample) {
 	}
 	a.e2e.add(s.E2E().Seconds())
 	a.addReasoning(s)
+	a.addAgentic(s)
 	a.l.Inputs += s.Inputs
 	a.l.OutputTokens += s.OutputTokens
 	a.chunks += s.Chunks
@@ -371,6 +375,7 @@ func (a *Accumulator) merge(o *Accumulator) {
 	}
 	a.lag.merge(&o.lag)
 	a.load.merge(&o.load)
+	a.mergeAgentic(o)
 	a.chunks += o.chunks
 	a.itlRequests += o.itlRequests
 	a.promptSum += o.promptSum
@@ -438,6 +443,7 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.TTFO, l.ReasoningSpan, l.AnswerTPOT = a.ttfo.dist(), a.span.dist(), a.tpotAns.dist()
 	l.ReasoningTokenSource = sourceOf(a.reasoningSources)
 	a.setIntervals(&l)
+	a.agenticSummary(&l, l.Confidence)
 	if l.Inputs > 0 {
 		l.InputTokens = a.promptSum
 		l.InputsPerSec = ratio(float64(l.Inputs), windowSeconds)

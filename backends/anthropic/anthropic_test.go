@@ -43,8 +43,8 @@ var weather = backends.Tool{Name: "get_weather", Description: "The weather at a 
 	"required":   []any{"location"},
 }}
 
-// TestRecordedStreams replays streams in the Messages API's documented shapes byte for
-// byte through a real HTTP server: thinking then text (with a ping between, and cached
+// TestRecordedStreams replays streams in the Messages API's documented shapes, and one
+// recorded from Ollama, byte for byte through a real HTTP server: thinking then text (with a ping between, and cached
 // input tokens), and text then a tool call whose arguments come in input_json_delta
 // fragments.
 func TestRecordedStreams(t *testing.T) {
@@ -56,6 +56,10 @@ func TestRecordedStreams(t *testing.T) {
 		calls                             []string // name: args
 	}{
 		{"thinking_text.sse", 2, 2, 0, 31, 2060, 2048, 17, "stop", "27 + 15 = **42**\n", nil},
+		// Recorded from the pinned Ollama's /v1/messages (tiny model): 8 tokens in 2
+		// deltas, and message_start's input_tokens (6, an estimate) replaced by
+		// message_delta's count (21).
+		{"ollama_messages.sse", 2, 0, 0, 8, 21, 0, 5, "length", " oren", nil},
 		// The tool_use block's start (its name) and the three non-empty fragments; the
 		// empty first fragment carries nothing.
 		{"tool_use.sse", 1, 0, 4, 89, 472, 0, 30, "tool_calls", "Okay, let's check the weather.",

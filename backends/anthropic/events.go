@@ -18,7 +18,7 @@ type stream struct {
 	// block that is not a tool_use.
 	calls []int
 	tools int
-	part  backends.ToolPart
+	part  [1]backends.ToolPart // the chunk's Tools, reused
 }
 
 // event is the parts of one stream event the adapter reads, as raw bytes valid while
@@ -84,8 +84,7 @@ func (st *stream) apply(ev *event, c *backends.Chunk) error {
 		st.setBlock(ev.index, string(ev.blockType) == "tool_use")
 		switch string(ev.blockType) {
 		case "tool_use":
-			st.part = backends.ToolPart{Index: st.calls[ev.index], ID: ev.id, Name: ev.name}
-			c.Tool = &st.part
+			c.Tools = st.tool(backends.ToolPart{Index: st.calls[ev.index], ID: ev.id, Name: ev.name})
 		case "text":
 			c.Text, c.Content = ev.textLen, ev.text
 		case "thinking":
@@ -99,14 +98,12 @@ func (st *stream) apply(ev *event, c *backends.Chunk) error {
 			c.Reasoning = ev.thinking
 		case "input_json_delta":
 			if call := st.call(ev.index); call >= 0 {
-				st.part = backends.ToolPart{Index: call, Args: ev.partial}
-				c.Tool = &st.part
+				c.Tools = st.tool(backends.ToolPart{Index: call, Args: ev.partial})
 			}
 		}
 	case "content_block_stop":
 		if call := st.call(ev.index); call >= 0 {
-			st.part = backends.ToolPart{Index: call, End: true}
-			c.Tool = &st.part
+			c.Tools = st.tool(backends.ToolPart{Index: call, End: true})
 		}
 	case "message_delta":
 		if len(ev.stop) > 0 {
@@ -125,6 +122,12 @@ func (st *stream) apply(ev *event, c *backends.Chunk) error {
 			string(ev.errType) + "): " + ev.errMsg}
 	}
 	return nil
+}
+
+// tool is p as a chunk's Tools, in the stream's own array (no allocation per event).
+func (st *stream) tool(p backends.ToolPart) []backends.ToolPart {
+	st.part[0] = p
+	return st.part[:]
 }
 
 // setBlock records content block index as a tool call or not.
@@ -348,7 +351,7 @@ func (d *wholeDecoder) ResponseID() string { return d.id }
 func (d *wholeDecoder) Next(c *backends.Chunk) error {
 	if d.done {
 		if d.next < len(d.parts) {
-			c.Tool = &d.parts[d.next]
+			c.Tools = d.parts[d.next : d.next+1]
 			d.next++
 			c.Done = d.next == len(d.parts)
 			return nil

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/backends/openai"
 	"github.com/planrun/planrun/internal/testkit/ollamatest"
 	"github.com/planrun/planrun/internal/testkit/vllmtest"
 )
@@ -173,5 +174,50 @@ func TestRealVLLMMessages(t *testing.T) {
 	t.Logf("cached tokens: first %d, again %d of %d", got.CachedTokens, again.CachedTokens, again.PromptTokens)
 	if again.CachedTokens <= 0 {
 		t.Errorf("the repeated prompt was served %d cached tokens", again.CachedTokens)
+	}
+}
+
+// TestRealVLLMAgentic: vLLM in dev mode with prompt token details. A repeated prompt's
+// cached tokens are the server's (OpenAI's prompt_tokens_details and the Messages API's
+// cache_read_input_tokens alike), /reset_prefix_cache empties the cache (the repeat after
+// it has none cached), and tool_choice "required" forces a call from the random model
+// whose name and JSON arguments the adapter reads, timed, on both protocols.
+func TestRealVLLMAgentic(t *testing.T) {
+	s := vllmtest.SharedAgentic(t)
+	temp := 0.0
+	ctx := context.Background()
+	b := mustNew(t, backends.Config{Name: "anthropic.vllm", URL: s.URL + "/v1"})
+	prompt := strings.Repeat("the agent reads this context again and again. ", 8)
+	req := backends.Request{ID: "vllm/cache", Model: s.Model, Prompt: prompt, MaxTokens: 4, Temperature: &temp}
+	checkAgainstRaw(t, b, s.URL, req)
+	warm := checkAgainstRaw(t, b, s.URL, req)
+	if err := b.ResetPrefixCache(ctx, s.Model); err != nil {
+		t.Fatal(err)
+	}
+	cold := checkAgainstRaw(t, b, s.URL, req)
+	t.Logf("cached tokens: warm %d, after the reset %d, of %d", warm.CachedTokens, cold.CachedTokens, warm.PromptTokens)
+	if warm.CachedTokens <= 0 || cold.CachedTokens != 0 {
+		t.Errorf("cached tokens warm %d, after the reset %d: want some, then none", warm.CachedTokens, cold.CachedTokens)
+	}
+
+	weather := backends.Tool{Name: "get_weather", Parameters: map[string]any{"type": "object", "required": []any{"city"},
+		"properties": map[string]any{"city": map[string]any{"type": "string", "maxLength": 12}}}}
+	call := backends.Request{ID: "vllm/tool", Model: s.Model, Prompt: "What is the weather in Oslo?", MaxTokens: 48,
+		Temperature: &temp, Tools: []backends.Tool{weather}, ToolChoice: backends.ToolChoiceRequired}
+	got := checkAgainstRaw(t, b, s.URL, call)
+	first, done, ok := got.ToolCallTimes()
+	t.Logf("messages tool call: %+v, first %v done %v", got.ToolCalls, first, done)
+	if !got.ToolCalled() || got.ToolCalls[0].Name != "get_weather" || !ok || !got.ToolCalls[0].ArgsJSON || first <= 0 || done < first {
+		t.Errorf("tool_choice required: calls %+v (times ok %v)", got.ToolCalls, ok)
+	}
+	oa, err := openai.New(backends.Config{Name: "openai.vllm", URL: s.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = oa.Do(ctx, call)
+	first, done, ok = got.ToolCallTimes()
+	t.Logf("openai tool call: %+v, first %v done %v, %d tokens, %d tool chunks, err %v", got.ToolCalls, first, done, got.OutputTokens, got.ToolChunks, got.Err)
+	if !got.OK() || !got.ToolCalled() || got.ToolCalls[0].Name != "get_weather" || !ok || !got.ToolCalls[0].ArgsJSON || got.TokenSource != backends.TokensUsage {
+		t.Errorf("openai tool_choice required: calls %+v (times ok %v), error %v", got.ToolCalls, ok, got.Err)
 	}
 }

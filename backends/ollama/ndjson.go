@@ -56,6 +56,8 @@ func parseLine(sc *jsonscan.Scanner, line []byte, c *backends.Chunk) error {
 						msgRaw, msgText, _ = sc.StringRaw()
 					case "thinking":
 						msgThinking, _ = sc.StringLen()
+					case "tool_calls":
+						c.Tools = parseToolCalls(sc, c.Tools[:0])
 					default:
 						sc.Skip()
 					}

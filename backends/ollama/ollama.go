@@ -123,6 +123,9 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		m["prompt"], m["raw"] = req.Prompt, true
 	case b.chat:
 		m["messages"] = req.Messages()
+		if len(req.Tools) > 0 { // Ollama has no tool_choice: the model decides
+			m["tools"] = backends.FunctionTools(req.Tools)
+		}
 	default:
 		m["prompt"] = req.Prompt
 	}

@@ -65,11 +65,11 @@ func parseChunk(sc *jsonscan.Scanner, data []byte, c *backends.Chunk, id *string
 // usageKeys name a usage object's counts: chat and completions call them
 // prompt_tokens, completion_tokens and completion_tokens_details; the Responses API
 // input_tokens, output_tokens and output_tokens_details.
-type usageKeys struct{ prompt, output, details string }
+type usageKeys struct{ prompt, output, details, promptDetails string }
 
 var (
-	chatUsage      = usageKeys{"prompt_tokens", "completion_tokens", "completion_tokens_details"}
-	responsesUsage = usageKeys{"input_tokens", "output_tokens", "output_tokens_details"}
+	chatUsage      = usageKeys{"prompt_tokens", "completion_tokens", "completion_tokens_details", "prompt_tokens_details"}
+	responsesUsage = usageKeys{"input_tokens", "output_tokens", "output_tokens_details", "input_tokens_details"}
 )
 
 // parseUsage reads a usage object by u's names (comparisons, not a switch on a converted
@@ -83,6 +83,8 @@ func parseUsage(sc *jsonscan.Scanner, c *backends.Chunk, u usageKeys) {
 		case string(key) == u.output:
 			n, _ := sc.Int()
 			c.OutputTokens = int(n)
+		case string(key) == u.promptDetails:
+			c.CachedTokens = cachedTokens(sc)
 		case string(key) == u.details:
 			c.ReasoningTokens = 0
 			if sc.Object() {
@@ -105,6 +107,7 @@ func parseUsage(sc *jsonscan.Scanner, c *backends.Chunk, u usageKeys) {
 type message struct {
 	content, reasoningContent, reasoning int
 	raw                                  []byte
+	tools                                []backends.ToolPart // tool_calls, rare: allocated when present
 }
 
 func (m message) text() int     { return m.content }
@@ -121,6 +124,8 @@ func parseMessage(sc *jsonscan.Scanner) (m message) {
 			m.reasoningContent, _ = sc.StringLen()
 		case "reasoning":
 			m.reasoning, _ = sc.StringLen()
+		case "tool_calls":
+			m.tools = parseToolCalls(sc, m.tools)
 		default:
 			sc.Skip()
 		}
@@ -173,6 +178,7 @@ func parseChoice(sc *jsonscan.Scanner, c *backends.Chunk) error {
 		}
 	}
 	c.Reasoning += delta.thinking() + msg.thinking()
+	c.Tools = append(append(c.Tools, delta.tools...), msg.tools...)
 	if finish != "" {
 		c.FinishReason = finish
 	}

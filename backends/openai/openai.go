@@ -150,6 +150,7 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 		m["prompt"] = req.Prompt
 	default:
 		m["messages"] = req.Messages()
+		toolFields(m, req)
 	}
 	b.logProbFields(m, req, completions)
 	m["stream"] = !req.NoStream

@@ -40,6 +40,13 @@ type wholeResponse struct {
 			Content          string `json:"content"`
 			ReasoningContent string `json:"reasoning_content"`
 			Reasoning        string `json:"reasoning"`
+			ToolCalls        []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason   string                     `json:"finish_reason"`
 		LogProbs       json.RawMessage            `json:"logprobs"`
@@ -51,6 +58,9 @@ type wholeResponse struct {
 		CompletionTokensDetails *struct {
 			ReasoningTokens int `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error *answerError `json:"error"`
 }
@@ -104,11 +114,18 @@ func (d *wholeDecoder) Next(c *backends.Chunk) error {
 			}
 			c.PromptLogProbs = lp
 		}
+		for i, tc := range ch.Message.ToolCalls {
+			c.Tools = append(c.Tools, backends.ToolPart{Index: i, ID: escaped(tc.ID), Name: escaped(tc.Function.Name),
+				Args: escaped(tc.Function.Arguments), End: true})
+		}
 	}
 	if v.Usage != nil {
 		c.Tokens, c.PromptTokens, c.OutputTokens = backends.TokensUsage, v.Usage.PromptTokens, v.Usage.CompletionTokens
 		if d := v.Usage.CompletionTokensDetails; d != nil {
 			c.ReasoningTokens = d.ReasoningTokens
+		}
+		if d := v.Usage.PromptTokensDetails; d != nil {
+			c.CachedTokens = d.CachedTokens
 		}
 	}
 	c.Done = true

@@ -560,21 +560,6 @@ func (s *Scanner) Skip() {
 	s.skip(0)
 }
 
-// Raw consumes any value, validating it, and returns its bytes (valid until the next
-// Reset): for a rare field a decoder hands to encoding/json rather than scan itself
-// (nil when the value is invalid).
-func (s *Scanner) Raw() []byte {
-	if s.peek() == 0 && s.err == nil {
-		s.fail("unexpected end")
-	}
-	start := s.pos
-	s.skip(0)
-	if s.err != nil {
-		return nil
-	}
-	return s.buf[start:s.pos]
-}
-
 func (s *Scanner) skip(depth int) {
 	if s.err != nil {
 		return
@@ -618,4 +603,21 @@ func (s *Scanner) Peek() byte {
 		return 0
 	}
 	return s.peek()
+}
+
+// Raw consumes any value, validating it, and returns its bytes as they stand in the
+// input (valid until the next Reset; nil when the value is invalid): a value kept whole,
+// such as Ollama's tool-call arguments object, or a rare field a decoder hands to
+// encoding/json rather than scan itself.
+func (s *Scanner) Raw() []byte {
+	if s.err != nil {
+		return nil
+	}
+	s.ws()
+	start := s.pos
+	s.skip(0)
+	if s.err != nil {
+		return nil
+	}
+	return s.buf[start:s.pos]
 }

@@ -37,6 +37,11 @@ type Prompts struct {
 	// level resends another's prompts to a prefix-caching server (the shared texts
 	// above stay as they are: their lengths are what the plan asked for).
 	Marker string
+	// Nonce, when set, leads every prompt, shared texts included (a workload's
+	// prefix_cache = "bust"): a level's requests still share their prefixes with each
+	// other, but none with a level or run of planrun before it, whose entries in a
+	// server's prefix cache then match nothing.
+	Nonce string
 	// Fit turns a drawn prompt length into filler words (see FitTokens); requests with a
 	// Shape are built with it.
 	Fit Fit
@@ -57,6 +62,13 @@ func (p *Prompts) For(id string) string { return p.Shaped(id, Shape{}) }
 // HashIDs or a PrefixTokens prefix starts with its shared text, and the request's unique
 // marker follows it (a marker first would defeat a prefix cache).
 func (p *Prompts) Shaped(id string, sh Shape) string {
+	if p.Nonce != "" {
+		return "[" + p.Nonce + "] " + p.shaped(id, sh)
+	}
+	return p.shaped(id, sh)
+}
+
+func (p *Prompts) shaped(id string, sh Shape) string {
 	switch {
 	case len(sh.HashIDs) > 0 || sh.PrefixTokens > 0:
 		return p.sharedPrompt(id, sh)

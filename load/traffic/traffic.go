@@ -55,6 +55,8 @@ func (t *Workload) Request(modelID string) backends.Request {
 		NoStream:        !w.Stream,
 		ReasoningEffort: w.Reasoning.Effort,
 		Think:           w.Reasoning.Think,
+		Tools:           w.Tools.Tools,
+		ToolChoice:      w.Tools.Choice,
 	}
 }
 

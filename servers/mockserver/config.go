@@ -61,7 +61,9 @@ type Config struct {
 	PrefillPerToken time.Duration
 	// PrefixCache keeps the word prefixes of every prompt received: a prompt's leading
 	// words that an earlier prompt began with are cached (Truth.CachedTokens), and cost
-	// no prefill, as on a server with prefix caching.
+	// no prefill, as on a server with prefix caching. The usage then says how many
+	// (prompt_tokens_details.cached_tokens; the Messages API's cache_read_input_tokens
+	// always), and POST /reset_prefix_cache empties it.
 	PrefixCache bool
 	// Version is what /version and /api/version report; empty means Version(). A test of
 	// results across time sets it to play a server upgrade.
@@ -77,6 +79,13 @@ type Config struct {
 	// ReasoningUsage adds usage.completion_tokens_details.reasoning_tokens (OpenAI's);
 	// off, the usage counts all output tokens together, as vLLM's does.
 	ReasoningUsage bool
+	// ToolCallRate is the share of streamed chat requests offering tools with
+	// tool_choice auto (or none given) whose answer is a call of the first tool, drawn
+	// from Seed and the request number; "required", "any" or a named tool always call
+	// (the named one), "none" never. A call's generated tokens are its arguments'
+	// value, {"<first string property>":"<tokens>"}, on the same schedule as text. 0: an
+	// auto request answers in text.
+	ToolCallRate float64
 	// HoldBytes is memory the server allocates and keeps resident from New on, standing
 	// for a model's weights, so a memory figure read from its process (locally, through a
 	// process exporter, or as a Slurm job's MaxRSS) has a known part. 0: none.
@@ -179,6 +188,9 @@ func (c Config) Validate() error {
 	}
 	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 || c.HoldBytes < 0 {
 		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens, and held memory must not be negative")
+	}
+	if c.ToolCallRate < 0 || c.ToolCallRate > 1 {
+		return fmt.Errorf("tool call rate %g is not in [0, 1]", c.ToolCallRate)
 	}
 	switch c.ReasoningField {
 	case "", "reasoning_content", "reasoning":

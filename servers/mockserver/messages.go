@@ -92,6 +92,13 @@ func (e messagesEncoder) begin(b []byte, g *generation) []byte {
 	b = e.event(b, "ping")
 	b = append(b, "}\n\n"...)
 	b = e.event(b, "content_block_start")
+	if g.tool != nil {
+		b = append(b, `,"index":0,"content_block":{"type":"tool_use","id":"toolu_`...)
+		b = append(b, g.quotedID[1:]...)
+		b = append(b, `,"name":`...)
+		b = append(b, g.quotedToolName()...)
+		return append(b, `,"input":{}}}`+"\n\n"...)
+	}
 	if g.reasoning > 0 {
 		return append(b, `,"index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`+"\n\n"...)
 	}
@@ -99,6 +106,12 @@ func (e messagesEncoder) begin(b []byte, g *generation) []byte {
 }
 
 func (e messagesEncoder) chunk(b []byte, g *generation, from, to int, _ bool, _ time.Time) []byte {
+	if g.tool != nil {
+		b = e.event(b, "content_block_delta")
+		b = append(b, `,"index":0,"delta":{"type":"input_json_delta","partial_json":"`...)
+		b = appendArgs(b, g, from, to, true)
+		return append(b, "\"}}\n\n"...)
+	}
 	rFrom, rTo, aFrom, aTo := g.split(from, to)
 	if rTo > rFrom {
 		b = e.event(b, "content_block_delta")
@@ -127,7 +140,10 @@ func (e messagesEncoder) chunk(b []byte, g *generation, from, to int, _ bool, _ 
 
 // stopReason is the Messages API's name for g's finish.
 func (messagesEncoder) stopReason(g *generation) string {
-	if g.finish == "length" {
+	switch {
+	case g.tool != nil:
+		return "tool_use"
+	case g.finish == "length":
 		return "max_tokens"
 	}
 	return "end_turn"
@@ -135,7 +151,7 @@ func (messagesEncoder) stopReason(g *generation) string {
 
 func (e messagesEncoder) end(b []byte, g *generation, _ time.Time) []byte {
 	last := textIndex(g)
-	if g.reasoning >= g.tokens {
+	if g.reasoning >= g.tokens || g.tool != nil {
 		last = 0 // all reasoning: the thinking block is the last
 	}
 	b = e.event(b, "content_block_stop")

@@ -75,11 +75,17 @@ func appendThinking(b []byte, g *generation, from, to int) []byte {
 }
 
 func (e ollamaEncoder) chunk(b []byte, g *generation, from, to int, _ bool, now time.Time) []byte {
+	if g.tool != nil && to < g.tokens {
+		return b // Ollama sends a call whole, once parsed: nothing before its last token
+	}
 	b = append(b, `{"model":`...)
 	b = append(b, g.quotedModel...)
 	b = append(b, `,"created_at":"`...)
 	b = now.UTC().AppendFormat(b, time.RFC3339Nano)
 	_, _, aFrom, aTo := g.split(from, to)
+	if g.tool != nil {
+		return appendOllamaToolCall(b, g, to)
+	}
 	if e.kind == ollamaChat {
 		b = append(b, `","message":{"role":"assistant","content":"`...)
 		b = appendTokens(b, aFrom, aTo)
@@ -113,13 +119,17 @@ func (g *generation) metrics(end time.Time) api.Metrics {
 // types, so the field order is Ollama's. Once per request, so json.Marshal is fine here.
 func (e ollamaEncoder) final(b []byte, g *generation, now time.Time, text, thinking string) []byte {
 	var v any
+	reason := g.finish
+	if g.tool != nil {
+		reason = "stop" // Ollama says nothing of a call in done_reason
+	}
 	if e.kind == ollamaChat {
 		v = api.ChatResponse{Model: g.p.model, CreatedAt: now.UTC(),
 			Message: api.Message{Role: "assistant", Content: text, Thinking: thinking},
-			Done:    true, DoneReason: g.finish, Metrics: g.metrics(now)}
+			Done:    true, DoneReason: reason, Metrics: g.metrics(now)}
 	} else {
 		v = api.GenerateResponse{Model: g.p.model, CreatedAt: now.UTC(), Response: text, Thinking: thinking,
-			Done: true, DoneReason: g.finish, Metrics: g.metrics(now)}
+			Done: true, DoneReason: reason, Metrics: g.metrics(now)}
 	}
 	out, _ := json.Marshal(v)
 	b = append(b, out...)

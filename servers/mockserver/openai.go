@@ -24,6 +24,8 @@ type openaiEncoder struct {
 	reasoningField string
 	// reasoningUsage adds completion_tokens_details.reasoning_tokens to the usage.
 	reasoningUsage bool
+	// cachedUsage adds prompt_tokens_details.cached_tokens (Config.PrefixCache).
+	cachedUsage bool
 }
 
 type openaiRequest struct {
@@ -78,7 +80,7 @@ func contentHead(raw json.RawMessage) string {
 }
 
 func (s *Server) openaiHandler(kind openaiKind) http.HandlerFunc {
-	enc := openaiEncoder{kind: kind, reasoningField: s.cfg.ReasoningField, reasoningUsage: s.cfg.ReasoningUsage}
+	enc := openaiEncoder{kind: kind, reasoningField: s.cfg.ReasoningField, reasoningUsage: s.cfg.ReasoningUsage, cachedUsage: s.cfg.PrefixCache}
 	return func(w http.ResponseWriter, r *http.Request) {
 		s.generate(w, r, enc, true, func(r *http.Request) (params, error) {
 			var req openaiRequest
@@ -160,7 +162,11 @@ func (e openaiEncoder) chunk(b []byte, g *generation, from, to int, last bool, _
 	b = e.head(b, g)
 	if e.kind == openaiChat {
 		b = append(b, `,"choices":[{"index":0,"delta":{`...)
-		b = e.appendDelta(b, g, from, to)
+		if g.tool != nil {
+			b = appendToolDelta(b, g, from, to)
+		} else {
+			b = e.appendDelta(b, g, from, to)
+		}
 		b = append(b, `},"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `,"choices":[{"index":0,"text":"`...)
@@ -196,6 +202,12 @@ func (e openaiEncoder) appendUsage(b []byte, g *generation) []byte {
 	b = strconv.AppendInt(b, int64(g.p.promptTokens+g.tokens), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.tokens), 10)
+	if e.cachedUsage {
+		// vLLM's --enable-prompt-tokens-details: the prompt tokens its cache served.
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(g.cached), 10)
+		b = append(b, '}')
+	}
 	if e.reasoningUsage && g.reasoning > 0 {
 		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 		b = strconv.AppendInt(b, int64(g.reasoning), 10)
@@ -283,4 +295,21 @@ func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
 			Root: m, MaxModelLen: contextLength})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// appendToolDelta writes a chat delta's tool_calls for tokens [from, to) of g's call, as
+// vLLM does: the first carries the call's id, type and name.
+func appendToolDelta(b []byte, g *generation, from, to int) []byte {
+	b = append(b, `"tool_calls":[{"index":0,`...)
+	if from == 0 {
+		b = append(b, `"id":"call_`...)
+		b = append(b, g.quotedID[1:]...)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = append(b, g.quotedToolName()...)
+		b = append(b, `,"arguments":"`...)
+	} else {
+		b = append(b, `"function":{"arguments":"`...)
+	}
+	b = appendArgs(b, g, from, to, true)
+	return append(b, `"}}]`...)
 }

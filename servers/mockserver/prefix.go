@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -84,3 +85,17 @@ func contentText(raw json.RawMessage) string {
 }
 
 func plainText(s string) string { return s }
+
+// reset empties the cache, as vLLM's /reset_prefix_cache does.
+func (c *prefixCache) reset() {
+	c.mu.Lock()
+	c.seen = nil
+	c.mu.Unlock()
+}
+
+// resetPrefixCache serves POST /reset_prefix_cache: {"success": true}, as vLLM's dev
+// router answers.
+func (s *Server) resetPrefixCache(w http.ResponseWriter, r *http.Request) {
+	s.prefixes.reset()
+	writeJSON(w, http.StatusOK, map[string]bool{"success": true})
+}

@@ -87,6 +87,7 @@ func (s *Server) routes() []route {
 		{"GET /api/version", s.versionHandler},
 		{"GET /version", s.versionHandler},
 		{"GET /health", func(w http.ResponseWriter, r *http.Request) {}},
+		{"POST /reset_prefix_cache", s.resetPrefixCache},
 		{"GET /mock/truth", s.truthHandler},
 		{"GET /{$}", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("Ollama is running")) }},
 	}

@@ -132,6 +132,19 @@ func TestGoldenStreams(t *testing.T) {
 			`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"two words"}]}],"max_tokens":3}`, nil},
 		{"messages-529", base, "POST", "/v1/messages", `{"model":"m","messages":[],"max_tokens":3,"stream":true}`,
 			map[string]string{"X-Mock-Fault": "503"}},
+		// Tool calls: the tokens are the call's arguments, on the same schedule.
+		{"openai-chat-tool-call", Config{TPOT: time.Millisecond, TokensPerChunk: 2}, "POST", "/v1/chat/completions",
+			`{"model":"m","messages":[{"role":"user","content":"weather?"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":3,` +
+				`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"days":{"type":"integer"},"city":{"type":"string"}}}}}],"tool_choice":"required"}`, nil},
+		{"messages-tool-use", Config{TPOT: time.Millisecond, TokensPerChunk: 2}, "POST", "/v1/messages",
+			`{"model":"m","messages":[{"role":"user","content":"weather?"}],"stream":true,"max_tokens":3,` +
+				`"tools":[{"name":"now","input_schema":{"type":"object"}},{"name":"get_weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}}}}],"tool_choice":{"type":"tool","name":"get_weather"}}`, nil},
+		{"ollama-chat-tool-call", Config{TPOT: time.Millisecond, ToolCallRate: 1}, "POST", "/api/chat",
+			`{"model":"m","messages":[{"role":"user","content":"weather?"}],"options":{"num_predict":3},` +
+				`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}]}`, nil},
+		{"openai-chat-tool-none", Config{TPOT: time.Millisecond, ToolCallRate: 1}, "POST", "/v1/chat/completions",
+			`{"model":"m","messages":[{"role":"user","content":"weather?"}],"stream":true,"max_tokens":2,` +
+				`"tools":[{"type":"function","function":{"name":"get_weather"}}],"tool_choice":"none"}`, nil},
 		{"messages-401", Config{APIKey: "sekret"}, "POST", "/v1/messages",
 			`{"model":"m","stream":true}`, map[string]string{"X-Api-Key": "wrong"}},
 	}

@@ -22,6 +22,7 @@ type params struct {
 	ignoreEOS    bool // vLLM extension
 	minTokens    int  // vLLM extension
 	messages     int  // chat messages in the request (0 for a bare prompt)
+	tools        toolRequest
 }
 
 // encoder renders one protocol. Streaming methods append to b so one pooled buffer per
@@ -66,6 +67,9 @@ type generation struct {
 	created     int64     // unix seconds, for OpenAI's "created"
 	quotedID    []byte    // JSON strings, rendered once per request
 	quotedModel []byte
+
+	// tool is the call the answer is, nil for a text answer (Config.choose).
+	tool *toolCall
 
 	prefill time.Duration // added to the first token's due time (Config.PrefillPerToken)
 	cached  int           // prompt tokens the prefix cache held (Config.PrefixCache)
@@ -166,6 +170,7 @@ type promptText interface{ string | json.RawMessage }
 
 // request is the part of a generation request both protocols share.
 type request[T promptText] struct {
+	toolRequest
 	Model    string `json:"model"`
 	Messages []struct {
 		Content T `json:"content"`
@@ -203,7 +208,7 @@ func (q *request[T]) decode(r *http.Request, body any, chat, whole bool, tx text
 // params gives the model and the prompt's word count and head: from a chat's messages, or
 // else from the prompt.
 func (q *request[T]) params(chat bool, tx texts[T]) (params, error) {
-	p := params{model: q.Model}
+	p := params{model: q.Model, tools: q.toolRequest}
 	if q.Model == "" {
 		return p, errors.New("model is required")
 	}
@@ -269,7 +274,16 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 
 	g.tokens, g.finish = s.cfg.length(g.p)
-	if enc.reasons() {
+	if callsTools(enc) && g.p.stream {
+		g.tool = s.cfg.choose(g.p.tools, g.n)
+	}
+	switch {
+	case g.tool != nil:
+		g.finish = "tool_calls"
+		if t != nil {
+			t.ToolCall = g.tool.name
+		}
+	case enc.reasons():
 		g.reasoning = min(s.cfg.ReasoningTokens, g.tokens)
 	}
 	g.created = g.received.Unix()

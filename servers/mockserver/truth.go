@@ -44,6 +44,9 @@ type Truth struct {
 	CachedTokens int
 	OutputTokens int
 	FinishReason string
+	// ToolCall is the tool the answer called (its tokens its arguments), "" for a text
+	// answer.
+	ToolCall string
 	// Chunks are the content chunks in order. A non-streaming response is one chunk.
 	Chunks []ChunkTruth
 	// Complete is true when the stream ended the way the protocol ends it ([DONE], or

@@ -84,6 +84,9 @@ type Options struct {
 	// ReadyTimeout, when set, replaces the 5 minutes a start may take: a test that
 	// starts servers of its own on a loaded machine (a start took 10 minutes at load 30).
 	ReadyTimeout time.Duration
+	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache) and
+	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details).
+	Agentic bool
 }
 
 // LoRANames are the adapters a server of Options{LoRA: true} serves, in /v1/models
@@ -138,6 +141,11 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 	if o.Pooling {
 		command = append(command, "--runner", "pooling", "--convert", "embed")
 	}
+	var env map[string]string
+	if o.Agentic {
+		command = append(command, "--enable-prompt-tokens-details")
+		env = map[string]string{"VLLM_SERVER_DEV_MODE": "1"}
+	}
 	if o.LoRA {
 		args, err := loraArgs(dir, c)
 		if err != nil {
@@ -154,6 +162,7 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 		StopSignal:   "SIGINT",
 		Grace:        30 * time.Second,
 		Log:          filepath.Join(dir, "vllm.log"),
+		Env:          env,
 	}
 	p, err := servers.Start(context.Background(), spec, servers.Options{})
 	if err != nil {
@@ -181,6 +190,7 @@ var (
 	sharedReasoning = sharedWith(Options{Reasoning: true})
 	sharedPooling   = sharedWith(Options{Pooling: true})
 	sharedLoRA      = sharedWith(Options{LoRA: true})
+	sharedAgentic   = sharedWith(Options{Agentic: true})
 )
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
@@ -199,6 +209,9 @@ func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(
 // SharedLoRA is Shared for a server of Options{LoRA: true}.
 func SharedLoRA(t testing.TB) *Server { t.Helper(); return sharedLoRA.Get(t) }
 
+// SharedAgentic is Shared for a server of Options{Agentic: true}.
+func SharedAgentic(t testing.TB) *Server { t.Helper(); return sharedAgentic.Get(t) }
+
 // Main runs the package's tests and then stops the shared servers: TestMain's body,
 // os.Exit(vllmtest.Main(m)).
 func Main(m *testing.M) int {
@@ -213,5 +226,5 @@ func Main(m *testing.M) int {
 // StopShared stops the shared server if a test started it, for a TestMain that also
 // runs another helper's Main (one TestMain per test binary).
 func StopShared() error {
-	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop(), sharedLoRA.Stop())
+	return errors.Join(shared.Stop(), sharedReasoning.Stop(), sharedPooling.Stop(), sharedLoRA.Stop(), sharedAgentic.Stop())
 }
