@@ -109,7 +109,7 @@ func (n *names) checkRefs(expr hcl.Expression, s scope, files map[string]*hcl.Fi
 				continue
 			}
 			bname := attrStep(t, 2)
-			if bname != "" && !byName[bname] {
+			if bname != "" && !byName[bname] && !byName[dottedName(t, 2, byName)] {
 				var all, sameName []string
 				for k, ns := range n.backends {
 					for n := range ns {
@@ -128,7 +128,7 @@ func (n *names) checkRefs(expr hcl.Expression, s scope, files map[string]*hcl.Fi
 			}
 		case "server", "hardware", "workload", "dataset":
 			set := map[string]map[string]bool{"server": n.servers, "hardware": n.hardware, "workload": n.workloads, "dataset": n.datasets}[root]
-			if !set[name] && !set[dottedName(t, set)] {
+			if !set[name] && !set[dottedName(t, 1, set)] {
 				bad(t, 1, "Reference to undeclared "+root,
 					"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
 			}
@@ -156,12 +156,13 @@ func (n *names) checkRefs(expr hcl.Expression, s scope, files map[string]*hcl.Fi
 	return diags
 }
 
-// dottedName is the name a traversal spells with its dots when that name is in set:
+// dottedName is the name a traversal spells with its dots from step from on, when that
+// name is in set:
 // workload.short.prompts names a workload declared "short.prompts", an invalid name
 // reported where it is declared, so the reference is no second mistake.
-func dottedName(t hcl.Traversal, set map[string]bool) string {
-	name := attrStep(t, 1)
-	for i := 2; attrStep(t, i) != ""; i++ {
+func dottedName(t hcl.Traversal, from int, set map[string]bool) string {
+	name := attrStep(t, from)
+	for i := from + 1; attrStep(t, i) != ""; i++ {
 		name += "." + attrStep(t, i)
 		if set[name] {
 			return name
@@ -346,6 +347,7 @@ func setRefObjects(ctx *hcl.EvalContext, p *Plan, n *names) {
 				objs[b.Name] = p.objectOf(b)
 			}
 		}
+		dottedStandIns(objs)
 		backendsByKind[kind] = cty.ObjectVal(objs)
 	}
 	hw := map[string]cty.Value{}
