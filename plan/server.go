@@ -110,26 +110,15 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		s.Log = l.resolvePath(s.Log)
 	}
 	if a := attrs["stop_signal"]; a != nil && l.decode(a, ctx, &s.StopSignal) {
-		sig := strings.ToUpper(s.StopSignal)
-		if !strings.HasPrefix(sig, "SIG") {
-			sig = "SIG" + sig
-		}
-		if !slices.Contains(stopSignals, sig) {
-			l.errorf(a.Expr.Range().Ptr(), "Invalid stop_signal", "stop_signal is one of %s, not %q.%s", quoteList(stopSignals), s.StopSignal, suggestion(sig, stopSignals))
-		}
-		s.StopSignal = sig
+		var d hcl.Diagnostics
+		s.StopSignal, d = stopSignal(a, s.StopSignal)
+		l.add(d)
 	}
 	if a := attrs["grace"]; a != nil {
 		l.duration(a, ctx, &s.Grace)
 	}
 	if a := attrs["setup"]; a != nil && l.decode(a, ctx, &s.Setup) {
-		for i, c := range s.Setup {
-			if len(c) == 0 {
-				l.errorf(a.Expr.Range().Ptr(), "Empty setup command", "Each setup entry is a command list such as [\"ollama\", \"pull\", \"qwen2.5:7b\"].")
-				break
-			}
-			l.add(programWithSpaces(fmt.Sprintf("setup[%d]", i), c, elemRange(a.Expr, i), l.resolvePath))
-		}
+		l.add(checkSetup(a, s.Setup, l.resolvePath))
 	}
 	for i, rb := range content.Blocks {
 		if i > 0 {
@@ -152,6 +141,34 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		return nil
 	}
 	return s
+}
+
+// stopSignal is a stop_signal as the server manager takes it ("INT" is SIGINT), and
+// the error for one it does not know.
+func stopSignal(a *hcl.Attribute, given string) (string, hcl.Diagnostics) {
+	sig := strings.ToUpper(given)
+	if !strings.HasPrefix(sig, "SIG") {
+		sig = "SIG" + sig
+	}
+	if slices.Contains(stopSignals, sig) {
+		return sig, nil
+	}
+	var rep report
+	rep.errorf(a.Expr.Range().Ptr(), "Invalid stop_signal", "stop_signal is one of %s, not %q.%s", quoteList(stopSignals), given, suggestion(sig, stopSignals))
+	return sig, rep.diags
+}
+
+// checkSetup refuses an empty setup command, and one whose program is a whole line.
+func checkSetup(a *hcl.Attribute, setup [][]string, resolve func(string) string) hcl.Diagnostics {
+	var rep report
+	for i, c := range setup {
+		if len(c) == 0 {
+			rep.errorf(a.Expr.Range().Ptr(), "Empty setup command", "Each setup entry is a command list such as [\"ollama\", \"pull\", \"qwen2.5:7b\"].")
+			break
+		}
+		rep.add(programWithSpaces(fmt.Sprintf("setup[%d]", i), c, elemRange(a.Expr, i), resolve))
+	}
+	return rep.diags
 }
 
 // programWithSpaces refuses a command whose program holds spaces (command = "vllm
