@@ -66,8 +66,12 @@ func (l *loader) decodeAgentsBlock(b *hcl.Block, ctx *hcl.EvalContext) *Agents {
 			seen[host] = true
 		}
 	}
-	if s := a["ssh"]; s != nil && l.decode(s, ctx, &ag.SSH) && len(ag.SSH) == 0 {
-		l.errorf(s.Expr.Range().Ptr(), "Invalid ssh", "ssh is the command that reaches a host, such as [\"ssh\", \"-o\", \"BatchMode=yes\"]; it cannot be empty.")
+	if s := a["ssh"]; s != nil && l.decode(s, ctx, &ag.SSH) {
+		if len(ag.SSH) == 0 {
+			l.errorf(s.Expr.Range().Ptr(), "Invalid ssh", "ssh is the command that reaches a host, such as [\"ssh\", \"-o\", \"BatchMode=yes\"]; it cannot be empty.")
+		} else {
+			l.add(programWithSpaces("ssh", ag.SSH, s.Expr.Range().Ptr(), func(p string) string { return p }))
+		}
 	}
 	l.decode(a["planrun_path"], ctx, &ag.PlanrunPath)
 	if c := a["coordinator"]; c != nil && l.decode(c, ctx, &ag.Coordinator) {

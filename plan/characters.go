@@ -29,7 +29,11 @@ type lookalike struct {
 
 // fullWidth is how a Chinese (or Japanese, Korean) input method in full-width mode
 // types punctuation: the fix is its half-width mode.
-const fullWidth = "a Chinese input method in full-width mode (全角) types it: switch to half-width (半角, often Shift+Space) or type the ASCII character"
+const fullWidth = "a Chinese input method in full-width mode (全角) types it: switch to half-width (半角, often Shift+Space) or type the ASCII character. 中文输入法全角模式下输入的符号：请切换到半角（通常按 Shift+空格）后重新输入。"
+
+// curly is how curly double quotes are typed: Chinese punctuation mode, or a word
+// processor.
+const curly = "a Chinese input method's Chinese punctuation (中文标点) or a word processor or chat program curls straight quotes. 请切换到英文标点后重新输入引号。"
 
 // lookalikes are the characters people type for ASCII ones, by code point; the
 // full-width forms U+FF01–U+FF5E are derived from ASCII (lookalikeOf).
@@ -43,8 +47,8 @@ var lookalikes = map[rune]lookalike{
 	0x3000: {"IDEOGRAPHIC SPACE", " ", fullWidth},
 	0x200B: {"ZERO WIDTH SPACE", "", "it is pasted from a web page or a document and cannot be seen"},
 	0xFEFF: {"BYTE ORDER MARK", "", ""},
-	0x201C: {"LEFT DOUBLE QUOTATION MARK", `"`, "a word processor or chat program curls straight quotes"},
-	0x201D: {"RIGHT DOUBLE QUOTATION MARK", `"`, "a word processor or chat program curls straight quotes"},
+	0x201C: {"LEFT DOUBLE QUOTATION MARK", `"`, curly},
+	0x201D: {"RIGHT DOUBLE QUOTATION MARK", `"`, curly},
 	0x2018: {"LEFT SINGLE QUOTATION MARK", `"`, "a word processor curls quotes; strings in a plan take straight double quotes"},
 	0x2019: {"RIGHT SINGLE QUOTATION MARK", `"`, "a word processor curls quotes; strings in a plan take straight double quotes"},
 	0x3001: {"IDEOGRAPHIC COMMA", ",", fullWidth},
@@ -227,13 +231,16 @@ func charactersText(first rune, fs []strangeChar) string {
 			hints = append(hints, "names")
 		}
 	}
-	text := "Outside strings and comments a plan is ASCII. This line has " + strings.Join(parts, "; ") + "."
+	text := "Outside strings and comments a plan is ASCII (字符串和注释之外只能使用 ASCII 字符). This line has " + strings.Join(parts, "; ") + "."
 	for _, h := range hints {
 		if h == "names" {
 			text += " A name (a block's argument, a reference) is ASCII letters, digits, _ and -: put other text in a quoted string."
 			continue
 		}
-		text += " " + strings.ToUpper(h[:1]) + h[1:] + "."
+		text += " " + strings.ToUpper(h[:1]) + h[1:]
+		if !strings.HasSuffix(h, "。") {
+			text += "."
+		}
 	}
 	return text
 }

@@ -64,7 +64,9 @@ func (l *loader) decodeExpectBlock(b *hcl.Block, ctx *hcl.EvalContext) *Expect {
 			l.errorf(a.Expr.Range().Ptr(), "Invalid cell glob", "%s", err)
 		}
 	}
-	if hasErrorsSince(l.diags, before) {
+	// Without a condition (its absence is HCL's required-argument error) there is
+	// nothing to check, and the checks over cells must not read one.
+	if hasErrorsSince(l.diags, before) || e.Condition == nil {
 		return nil
 	}
 	return e

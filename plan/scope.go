@@ -54,19 +54,12 @@ const (
 var matrixDimensions = []string{"model", "quantization", "tool", "hardware", "workload"}
 
 // checkRefs reports every reference in expr to something that does not exist or is not
-// available in scope s, with a did-you-mean where a near name exists.
+// available in scope s, with a did-you-mean where a near name exists; and each map key
+// written bare that HCL would read as an expression (nvidia.com/gpu), whose names are
+// then no references.
 func (n *names) checkRefs(expr hcl.Expression, s scope, files map[string]*hcl.File) hcl.Diagnostics {
 	var diags hcl.Diagnostics
-	bad := func(t hcl.Traversal, upto int, summary, format string, args ...any) {
-		r := t.SourceRange()
-		if upto < len(t) {
-			r = hcl.RangeBetween(t[0].SourceRange(), t[upto].SourceRange())
-		}
-		diags = append(diags, &hcl.Diagnostic{
-			Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: &r,
-		})
-	}
-	var keys []hcl.Range // bare keys needing quotes: their names are no references
+	var keys []hcl.Range
 	if f := files[expr.Range().Filename]; f != nil {
 		diags, keys = unquotedKeys(expr, f.Bytes, rootsIn(s))
 	}
@@ -74,94 +67,119 @@ func (n *names) checkRefs(expr hcl.Expression, s scope, files map[string]*hcl.Fi
 		if inAny(t.SourceRange(), keys) {
 			continue
 		}
-		root := t.RootName()
-		allowed := rootsIn(s)
-		if !slices.Contains(allowed, root) {
-			if slices.Contains(allRoots, root) {
-				bad(t, 0, "Reference not available here",
-					"%s.* cannot be used here; this expression may reference %s.", root, quoteList(allowed))
-			} else {
-				bad(t, 0, "Unknown variable",
-					"There is no variable named %q.%s", root, suggestion(root, allowed))
-			}
-			continue
-		}
-		name := attrStep(t, 1)
-		if name == "" {
-			continue // a whole-object reference such as var or backend.ollama: left to evaluation
-		}
-		switch root {
-		case "var":
-			if !n.vars[name] {
-				bad(t, 1, "Reference to undeclared variable",
-					"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.vars))))
-			}
-		case "local":
-			if !n.locals[name] {
-				bad(t, 1, "Reference to undeclared local value",
-					"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.locals))))
-			}
-		case "backend":
-			byName, ok := n.backends[name]
-			if !ok {
-				bad(t, 1, "Unknown backend kind",
-					"A backend is referenced as backend.<kind>.<name>, with kind %s.%s", quoteList(kindNames()), suggestion(name, kindNames()))
-				continue
-			}
-			bname := attrStep(t, 2)
-			if bname != "" && !byName[bname] {
-				var all, sameName []string
-				for k, ns := range n.backends {
-					for n := range ns {
-						all = append(all, "backend."+k+"."+n)
-						if n == bname {
-							sameName = append(sameName, "backend."+k+"."+n)
-						}
-					}
-				}
-				hint := suggestion("backend."+name+"."+bname, all)
-				if len(sameName) > 0 { // the name is right, the kind is not: far by edits, near in meaning
-					sort.Strings(sameName)
-					hint = fmt.Sprintf(" Backend %q is declared as %s. Did you mean %s?", bname, quoteList(sameName), sameName[0])
-				}
-				bad(t, 2, "Reference to undeclared backend", "No backend %q %q is declared.%s", name, bname, hint)
-			}
-		case "server", "hardware", "workload", "dataset":
-			set := map[string]map[string]bool{"server": n.servers, "hardware": n.hardware, "workload": n.workloads, "dataset": n.datasets}[root]
-			if !set[name] && !set[dottedName(t, set)] {
-				bad(t, 1, "Reference to undeclared "+root,
-					"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
-			}
-		case "matrix":
-			if !slices.Contains(matrixDimensions, name) {
-				bad(t, 1, "Unknown matrix dimension",
-					"matrix has the attributes %s.%s", quoteList(matrixDimensions), suggestion(name, matrixDimensions))
-			}
-		case "result":
-			if !slices.Contains(ResultVariables, name) {
-				what := "An expect condition"
-				if s == scopeGoal {
-					what = "A goal"
-				}
-				// The near names say it; without one, where the figures are listed (over
-				// a hundred names are no hint).
-				hint := suggestion(name, ResultVariables)
-				if hint == "" {
-					hint = " The figures are listed in docs/plan.md (expect) and ledger/fields.go."
-				}
-				bad(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
-			}
+		if d := n.refProblem(t, s); d != nil {
+			diags = append(diags, d)
 		}
 	}
 	return diags
 }
 
-// dottedName is the name a traversal spells with its dots when that name is in set:
+// refError is the error for a traversal that is wrong up to its step upto.
+func refError(t hcl.Traversal, upto int, summary, format string, args ...any) *hcl.Diagnostic {
+	r := t.SourceRange()
+	if upto < len(t) {
+		r = hcl.RangeBetween(t[0].SourceRange(), t[upto].SourceRange())
+	}
+	return &hcl.Diagnostic{Severity: hcl.DiagError, Summary: summary, Detail: fmt.Sprintf(format, args...), Subject: &r}
+}
+
+// refProblem is what is wrong with one reference in scope s, or nil.
+func (n *names) refProblem(t hcl.Traversal, s scope) *hcl.Diagnostic {
+	root, allowed := t.RootName(), rootsIn(s)
+	switch {
+	case !slices.Contains(allowed, root) && slices.Contains(allRoots, root):
+		return refError(t, 0, "Reference not available here",
+			"%s.* cannot be used here; this expression may reference %s.", root, quoteList(allowed))
+	case !slices.Contains(allowed, root):
+		return refError(t, 0, "Unknown variable", "There is no variable named %q.%s", root, suggestion(root, allowed))
+	}
+	name := attrStep(t, 1)
+	if name == "" {
+		return nil // a whole-object reference such as var or backend.ollama: left to evaluation
+	}
+	switch root {
+	case "var":
+		if !n.vars[name] {
+			return refError(t, 1, "Reference to undeclared variable",
+				"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.vars))))
+		}
+	case "local":
+		if !n.locals[name] {
+			return refError(t, 1, "Reference to undeclared local value",
+				"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.locals))))
+		}
+	case "backend":
+		return n.backendRefProblem(t, name)
+	case "server", "hardware", "workload", "dataset":
+		set := map[string]map[string]bool{"server": n.servers, "hardware": n.hardware, "workload": n.workloads, "dataset": n.datasets}[root]
+		if !set[name] && !set[dottedName(t, 1, set)] {
+			return refError(t, 1, "Reference to undeclared "+root,
+				"No %s %q is declared.%s", root, name, suggestion(name, slices.Sorted(maps.Keys(set))))
+		}
+	case "matrix":
+		if !slices.Contains(matrixDimensions, name) {
+			return refError(t, 1, "Unknown matrix dimension",
+				"matrix has the attributes %s.%s", quoteList(matrixDimensions), suggestion(name, matrixDimensions))
+		}
+	case "result":
+		return resultRefProblem(t, name, s)
+	}
+	return nil
+}
+
+// backendRefProblem is what is wrong with backend.<kind>.<name>, or nil.
+func (n *names) backendRefProblem(t hcl.Traversal, kind string) *hcl.Diagnostic {
+	byName, ok := n.backends[kind]
+	if !ok {
+		return refError(t, 1, "Unknown backend kind",
+			"A backend is referenced as backend.<kind>.<name>, with kind %s.%s", quoteList(kindNames()), suggestion(kind, kindNames()))
+	}
+	bname := attrStep(t, 2)
+	if bname == "" || byName[bname] || byName[dottedName(t, 2, byName)] {
+		return nil
+	}
+	var all, sameName []string
+	for k, ns := range n.backends {
+		for name := range ns {
+			all = append(all, "backend."+k+"."+name)
+			if name == bname {
+				sameName = append(sameName, "backend."+k+"."+name)
+			}
+		}
+	}
+	hint := suggestion("backend."+kind+"."+bname, all)
+	if len(sameName) > 0 { // the name is right, the kind is not: far by edits, near in meaning
+		sort.Strings(sameName)
+		hint = fmt.Sprintf(" Backend %q is declared as %s. Did you mean %s?", bname, quoteList(sameName), sameName[0])
+	}
+	return refError(t, 2, "Reference to undeclared backend", "No backend %q %q is declared.%s", kind, bname, hint)
+}
+
+// resultRefProblem is what is wrong with result.<name> in a condition or goal, or nil.
+func resultRefProblem(t hcl.Traversal, name string, s scope) *hcl.Diagnostic {
+	if slices.Contains(ResultVariables, name) {
+		return nil
+	}
+	what := "An expect condition"
+	if s == scopeGoal {
+		what = "A goal"
+	}
+	// The near names say it; without one, where the figures are listed (over a hundred
+	// names are no hint).
+	hint := suggestion(name, ResultVariables)
+	if hint == "" {
+		hint = " The figures are listed in docs/plan.md (expect) and ledger/fields.go."
+	}
+	return refError(t, 1, "Unknown result value", "%s can use result.<figure>, and there is no %q.%s", what, name, hint)
+}
+
+// dottedName is the name a traversal spells with its dots from step from on, when that
+// name is in set:
 // workload.short.prompts names a workload declared "short.prompts", an invalid name
 // reported where it is declared, so the reference is no second mistake.
-func dottedName(t hcl.Traversal, set map[string]bool) string {
-	name := attrStep(t, 1)
-	for i := 2; attrStep(t, i) != ""; i++ {
+func dottedName(t hcl.Traversal, from int, set map[string]bool) string {
+	name := attrStep(t, from)
+	for i := from + 1; attrStep(t, i) != ""; i++ {
 		name += "." + attrStep(t, i)
 		if set[name] {
 			return name
@@ -346,6 +364,7 @@ func setRefObjects(ctx *hcl.EvalContext, p *Plan, n *names) {
 				objs[b.Name] = p.objectOf(b)
 			}
 		}
+		dottedStandIns(objs)
 		backendsByKind[kind] = cty.ObjectVal(objs)
 	}
 	hw := map[string]cty.Value{}

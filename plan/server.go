@@ -80,7 +80,6 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 			decoded := true
 			if v.Type() == cty.String {
 				s.Command = []string{v.AsString()}
-				l.add(oneStringCommand(s.Command[0], a, attrs["args"] != nil, l.resolvePath))
 			} else {
 				decoded = l.decode(a, ctx, &s.Command)
 			}
@@ -97,6 +96,9 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 			s.Command = append(s.Command, args...)
 		}
 	}
+	if len(s.Command) > 0 {
+		l.add(programWithSpaces("command", s.Command, s.commandAt.Ptr(), l.resolvePath))
+	}
 	if a := attrs["env"]; a != nil {
 		s.envAt, s.envExpr = a.Expr.Range(), a.Expr
 		l.decode(a, ctx, &s.Env)
@@ -108,25 +110,15 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 		s.Log = l.resolvePath(s.Log)
 	}
 	if a := attrs["stop_signal"]; a != nil && l.decode(a, ctx, &s.StopSignal) {
-		sig := strings.ToUpper(s.StopSignal)
-		if !strings.HasPrefix(sig, "SIG") {
-			sig = "SIG" + sig
-		}
-		if !slices.Contains(stopSignals, sig) {
-			l.errorf(a.Expr.Range().Ptr(), "Invalid stop_signal", "stop_signal is one of %s, not %q.%s", quoteList(stopSignals), s.StopSignal, suggestion(sig, stopSignals))
-		}
-		s.StopSignal = sig
+		var d hcl.Diagnostics
+		s.StopSignal, d = stopSignal(a, s.StopSignal)
+		l.add(d)
 	}
 	if a := attrs["grace"]; a != nil {
 		l.duration(a, ctx, &s.Grace)
 	}
 	if a := attrs["setup"]; a != nil && l.decode(a, ctx, &s.Setup) {
-		for _, c := range s.Setup {
-			if len(c) == 0 {
-				l.errorf(a.Expr.Range().Ptr(), "Empty setup command", "Each setup entry is a command list such as [\"ollama\", \"pull\", \"qwen2.5:7b\"].")
-				break
-			}
-		}
+		l.add(checkSetup(a, s.Setup, l.resolvePath))
 	}
 	for i, rb := range content.Blocks {
 		if i > 0 {
@@ -151,30 +143,55 @@ func (l *loader) decodeServerBlock(b *hcl.Block, ctx *hcl.EvalContext) *Server {
 	return s
 }
 
-// oneStringCommand refuses a command given as one string that holds spaces, without
-// args: the server would be started as a program named after the whole line ("vllm
-// serve m"), which does not exist. A path that exists with a space in it is a program.
-func oneStringCommand(cmd string, a *hcl.Attribute, hasArgs bool, resolve func(string) string) hcl.Diagnostics {
-	fields := strings.Fields(cmd)
+// stopSignal is a stop_signal as the server manager takes it ("INT" is SIGINT), and
+// the error for one it does not know.
+func stopSignal(a *hcl.Attribute, given string) (string, hcl.Diagnostics) {
+	sig := strings.ToUpper(given)
+	if !strings.HasPrefix(sig, "SIG") {
+		sig = "SIG" + sig
+	}
+	if slices.Contains(stopSignals, sig) {
+		return sig, nil
+	}
+	var rep report
+	rep.errorf(a.Expr.Range().Ptr(), "Invalid stop_signal", "stop_signal is one of %s, not %q.%s", quoteList(stopSignals), given, suggestion(sig, stopSignals))
+	return sig, rep.diags
+}
+
+// checkSetup refuses an empty setup command, and one whose program is a whole line.
+func checkSetup(a *hcl.Attribute, setup [][]string, resolve func(string) string) hcl.Diagnostics {
+	var rep report
+	for i, c := range setup {
+		if len(c) == 0 {
+			rep.errorf(a.Expr.Range().Ptr(), "Empty setup command", "Each setup entry is a command list such as [\"ollama\", \"pull\", \"qwen2.5:7b\"].")
+			break
+		}
+		rep.add(programWithSpaces(fmt.Sprintf("setup[%d]", i), c, elemRange(a.Expr, i), resolve))
+	}
+	return rep.diags
+}
+
+// programWithSpaces refuses a command whose program holds spaces (command = "vllm
+// serve m", or a list of one such string) unless a file of that name exists: no shell
+// runs it, so the program would be one named after the whole line. The fix given is
+// the list it means.
+func programWithSpaces(what string, argv []string, subject *hcl.Range, resolve func(string) string) hcl.Diagnostics {
+	fields := strings.Fields(argv[0])
 	if len(fields) < 2 {
 		return nil
 	}
-	if _, err := os.Stat(resolve(cmd)); err == nil {
+	if _, err := os.Stat(resolve(argv[0])); err == nil {
 		return nil
 	}
-	quoted := make([]string, len(fields))
-	for i, f := range fields {
-		quoted[i] = strconv.Quote(f)
-	}
-	fix := fmt.Sprintf("command = [%s]", strings.Join(quoted, ", "))
-	if hasArgs {
-		fix = fmt.Sprintf("command = %q with the rest in args", fields[0])
+	var quoted []string
+	for _, f := range append(fields, argv[1:]...) {
+		quoted = append(quoted, strconv.Quote(f))
 	}
 	return hcl.Diagnostics{{
 		Severity: hcl.DiagError,
-		Summary:  "Server command is one string",
-		Detail: fmt.Sprintf("command = %q is one string, so planrun would start a program named %q, which does not exist: a command is not run through a shell. Give it as a list, %s.",
-			cmd, cmd, fix),
-		Subject: a.Expr.Range().Ptr(),
+		Summary:  "Command is one string",
+		Detail: fmt.Sprintf("%s runs the program %q, which does not exist: a command is not run through a shell, so its words must be separate strings. Give it as a list: %s = [%s].",
+			what, argv[0], what, strings.Join(quoted, ", ")),
+		Subject: subject,
 	}}
 }

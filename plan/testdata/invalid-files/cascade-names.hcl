@@ -5,6 +5,9 @@
 backend "openai" "v" {
   url = "http://127.0.0.1:8000/v1"
 }
+backend "openai" "lab.v" { # ERROR: Invalid name
+  url = "http://127.0.0.1:8001/v1"
+}
 dataset "d" {
   fromat = "jsonl" # ERROR: Unsupported argument ~ Did you mean "format"?
   path   = "../../../examples/data/trace.jsonl"
@@ -28,7 +31,7 @@ workload "searched" {
 }
 matrix "chat" {
   modle    = ["m"] # ERROR: Unsupported argument ~ Did you mean "model"?
-  tool     = [backend.openai.v]
+  tool     = [backend.openai.v, backend.openai.lab.v]
   workload = [workload.long.prompts, workload.talk, workload.searched]
 }
 matrix "two words" { # ERROR: Invalid name

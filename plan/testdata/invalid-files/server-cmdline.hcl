@@ -2,7 +2,7 @@
 # quantization, port, tensor-parallel size) and held against its cells, its ready check
 # and its hardware, whether it is given as a list or as a program and args.
 server "line" {
-  command = "vllm serve Qwen/Qwen2.5-0.5B --port 8100" # ERROR: Server command is one string ~ command = ["vllm", "serve", "Qwen/Qwen2.5-0.5B", "--port", "8100"]
+  command = "vllm serve Qwen/Qwen2.5-0.5B --port 8100" # ERROR: Command is one string ~ command = ["vllm", "serve", "Qwen/Qwen2.5-0.5B", "--port", "8100"]
 }
 server "awq" {
   command = "vllm"
@@ -31,6 +31,10 @@ server "ollama" {
 }
 server "mock" {
   command = ["planrun", "mock-server", "-addr", "127.0.0.1:18000"]
+  setup = [
+    ["curl", "-s", "http://127.0.0.1:18000/v1/models"],
+    ["curl -s http://127.0.0.1:18000/health"], # ERROR: Command is one string ~ setup[1] = ["curl", "-s", "http://127.0.0.1:18000/health"]
+  ]
   ready {
     url = "http://gpu-node-7:9000/health" # another host: its port may be a proxy's, not checked
   }

@@ -14,9 +14,9 @@ server "vllm_awq" {
 }
 server "vllm_fp8" {
   command     = "vllm"
-  args        = ["serve", "Qwen/Qwen2.5-7B-Instruct", "--served-model-name", "qwen2.5-7b", "--quantization", "fp8"]
+  args        = ["serve", "Qwen/Qwen2.5-7B-Instruct", "--served-model-name", "qwen2.5-7b", "--quantization", "fp8", "--port", tostring(var.port)]
   stop_signal = "INT"
-  setup       = [["curl", "-s", "http://127.0.0.1:8000/v1/models"]]
+  setup       = [["curl", "-s", "http://127.0.0.1:${var.port}/v1/models"]]
 }
 server "ollama" {
   command = ["ollama", "serve"]
