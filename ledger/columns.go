@@ -304,6 +304,7 @@ var columns = func() []column {
 	)
 	c = append(c, qualityColumns()...)
 	c = append(c, costColumns()...)
+	c = append(c, spreadColumns()...)
 	return c
 }()
 
