@@ -304,6 +304,7 @@ var columns = func() []column {
 	c = append(c, costColumns()...)
 	c = append(c, strCol("engine_build", func(r *Row) *string { return &r.EngineBuild }))
 	c = append(c, agenticColumns()...)
+	c = append(c, spreadColumns()...)
 	return c
 }()
 

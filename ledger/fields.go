@@ -39,7 +39,8 @@ var rowFields = []ResultField{
 	intField("requests", "measured requests", func(r *Row) int { return r.Requests }),
 	intField("failed", "failed requests", func(r *Row) int { return r.Failed }),
 	numField("error_rate", "", "failed / requests", 1, errorRate),
-	strField("stability", "stable, unstable or the spread's verdict", func(r *Row) string { return r.Stability }),
+	strField("stability", "stable, noisy, unstable or single-run: the worst headline figure's spread across runs", func(r *Row) string { return r.Stability }),
+	strField("stability_figure", "the figure stability judged worst: ttft (e2e for embeddings), tpot or throughput", func(r *Row) string { return r.StabilityFigure }),
 }
 
 // distFields are p50, p90, p95, p99, mean and std of each latency distribution, in the

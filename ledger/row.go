@@ -103,8 +103,11 @@ type Row struct {
 	ClientCPUPct   float64
 	ClientLagP99Ms float64
 
+	// Stability is the seed's verdict on the worst headline figure's spread across runs
+	// (Spreads has each), StabilitySpread that spread.
 	Stability       string
 	StabilitySpread float64 // fraction: 0.12 is 12%
+	Spreads
 
 	// Goodput, NaN when the workload has no slo: the median across runs of the
 	// requests/s and output tokens/s of the requests that met every limit.
@@ -273,6 +276,7 @@ func NewRow() Row {
 		CI:      newIntervals(),
 		Quality: NewQuality(),
 		Agentic: newAgentic(),
+		Spreads: newSpreads(),
 	}
 }
 
@@ -299,7 +303,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.PromptTokensRequested = p.PromptTokensRequested
 	r.PromptTokensActual = p.PromptTokensActual
 	r.EarlyStops = p.EarlyStops
-	r.Stability, r.StabilitySpread = string(s.Stability), s.Spread
+	r.setSpreads(s)
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct

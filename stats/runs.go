@@ -31,12 +31,16 @@ type Runs struct {
 	// Its Failures map is nil and its TokenSource, ITLRelativeError and RelativeError are
 	// Pooled's: they do not have medians.
 	Median Summary `json:"median"`
-	// Spread is max |run median TTFT − m| / m, where m is the median of the run median
-	// TTFTs (NaN with fewer than two runs that measured a TTFT); an embeddings level's
-	// runs have no TTFT, so their median E2E stands in.
-	Spread float64 `json:"spread"`
-	// Stability is the verdict on Spread.
-	Stability Stability `json:"stability"`
+	// Spreads are the headline figures' spreads across runs, each judged by the seed's
+	// rule: the runs' median TTFT (an embeddings level's median E2E: it has no TTFT),
+	// median TPOT and output throughput, in that order.
+	Spreads []FigureSpread `json:"spreads"`
+	// Spread and Stability are the worst of Spreads (the largest spread, which has the
+	// worst verdict), and StabilityFigure names its figure; Spread is NaN and Stability
+	// SingleRun when no figure has two runs to judge.
+	Spread          float64   `json:"spread"`
+	Stability       Stability `json:"stability"`
+	StabilityFigure string    `json:"stability_figure"`
 	// Across are the intervals of the figures across runs (the median run's).
 	Across AcrossRuns `json:"across_runs"`
 }
@@ -85,7 +89,8 @@ func SummarizeRuns(runs []MeasuredRun, t Target) Runs {
 	r.Median = medianLevel(r.PerRun)
 	r.Median.TokenSource, r.Median.ReasoningTokenSource = r.Pooled.TokenSource, r.Pooled.ReasoningTokenSource
 	r.Median.ITLRelativeError, r.Median.RelativeError = r.Pooled.ITLRelativeError, r.Pooled.RelativeError
-	r.Stability, r.Spread = StabilityOf(medians)
+	r.Spreads = figureSpreads(r.PerRun, medians)
+	r.Stability, r.Spread, r.StabilityFigure = Worst(r.Spreads)
 	r.Across = acrossRuns(r.PerRun, medians, t.confidence())
 	// A median of the runs' own intervals means nothing: the pooled ones stand.
 	r.Median.SLOAttainmentCI, r.Median.Confidence = r.Pooled.SLOAttainmentCI, r.Pooled.Confidence
@@ -123,6 +128,60 @@ func stabilityFigure(l Summary) float64 {
 		return l.E2E.P50
 	}
 	return l.TTFT.P50
+}
+
+// The headline figures stability judges, as FigureSpread names them.
+const (
+	FigureTTFT       = "ttft"
+	FigureE2E        = "e2e" // an embeddings level's, in TTFT's place
+	FigureTPOT       = "tpot"
+	FigureThroughput = "throughput"
+)
+
+// FigureSpread is one headline figure's spread across runs and its verdict
+// (StabilityOf's).
+type FigureSpread struct {
+	Figure    string    `json:"figure"`
+	Spread    float64   `json:"spread"`
+	Stability Stability `json:"stability"`
+}
+
+// figureSpreads judges each headline figure across the runs; first are the runs'
+// stability figures (median TTFT or E2E, stabilityFigure's).
+func figureSpreads(per []Summary, first []float64) []FigureSpread {
+	name := FigureTTFT
+	if len(per) > 0 && math.IsNaN(per[0].TTFT.P50) && per[0].Inputs > 0 {
+		name = FigureE2E
+	}
+	of := func(figure string, vs []float64) FigureSpread {
+		st, sp := StabilityOf(vs)
+		return FigureSpread{Figure: figure, Spread: sp, Stability: st}
+	}
+	tpot := make([]float64, len(per))
+	tput := make([]float64, len(per))
+	for i, l := range per {
+		tpot[i], tput[i] = l.TPOT.P50, l.OutputTokS
+	}
+	return []FigureSpread{of(name, first), of(FigureTPOT, tpot), of(FigureThroughput, tput)}
+}
+
+// Worst is the worst verdict of the figures' (unstable, then noisy, then stable; a
+// figure without two runs to judge counts for nothing), its spread and its figure's
+// name: of two figures with the same verdict, the larger spread. SingleRun, NaN and ""
+// when no figure was judged.
+func Worst(figs []FigureSpread) (Stability, float64, string) {
+	rank := map[Stability]int{Stable: 1, Noisy: 2, Unstable: 3}
+	st, spread, name := SingleRun, math.NaN(), ""
+	for _, f := range figs {
+		r := rank[f.Stability]
+		if r == 0 {
+			continue
+		}
+		if r > rank[st] || (r == rank[st] && f.Spread > spread) {
+			st, spread, name = f.Stability, f.Spread, f.Figure
+		}
+	}
+	return st, spread, name
 }
 
 // medianLevel takes the median across levels of every number in a Summary: each
@@ -168,7 +227,8 @@ func medianFields(dst reflect.Value, src []reflect.Value) {
 	}
 }
 
-// Stability is the verdict on run-to-run spread of median TTFT (the seed's rule).
+// Stability is the verdict on a figure's run-to-run spread (the seed's rule, which it
+// states for median TTFT and planrun holds every headline figure to).
 type Stability string
 
 const (
@@ -188,7 +248,7 @@ const (
 	UnstableAbove = 0.30
 )
 
-// StabilityOf judges per-run median TTFTs: spread = max |mᵢ − m| / m with m the median
+// StabilityOf judges one figure's per-run values (e.g. median TTFTs): spread = max |mᵢ − m| / m with m the median
 // of the mᵢ; spread ≤ 10% is stable, > 30% unstable, otherwise noisy. NaN entries (runs
 // without a TTFT) are ignored; fewer than two remaining gives SingleRun and NaN.
 func StabilityOf(runMedians []float64) (Stability, float64) {

@@ -229,8 +229,10 @@ func TestSummarizeRuns(t *testing.T) {
 	if len(r.PerRun) != 3 {
 		t.Fatalf("per run = %d levels, want 3", len(r.PerRun))
 	}
-	if r.Stability != Unstable || !near(r.Spread, 1) {
-		t.Errorf("stability = %q spread %v, want unstable 1", r.Stability, r.Spread)
+	// TTFT's spread is 100%; throughput's (10, 10, 30 tok/s) 200%, the worst.
+	if r.Stability != Unstable || !near(r.Spread, 2) || r.StabilityFigure != FigureThroughput || !near(r.Spreads[0].Spread, 1) {
+		t.Errorf("stability = %q spread %v of %q (spreads %+v), want unstable 2 of throughput, TTFT's 1",
+			r.Stability, r.Spread, r.StabilityFigure, r.Spreads)
 	}
 	// Run throughputs 10, 10, 30 tok/s → median 10; pooled 120 tokens / 6 s = 20.
 	if !near(r.Median.OutputTokS, 10) {

@@ -55,14 +55,17 @@ func TestStatsToLedgerExact(t *testing.T) {
 		{"output tok/s", got.OutputTokS, 150}, {"requests/s", got.RequestsPerSec, 1.5},
 		{"tokens/chunk", got.TokensPerChunk, 400.0 / 351}, {"prompt actual", got.PromptTokensActual, 128},
 		// Run median TTFTs 0.11 and 0.12 s: m = 0.115, spread 0.005/0.115.
-		{"spread", got.StabilitySpread, 0.005 / 0.115},
+		{"ttft spread", got.TTFTSpread, 0.005 / 0.115},
+		// Run throughputs 200 and 100 tok/s: m = 150, spread 50/150, the worst figure.
+		{"spread", got.StabilitySpread, 50.0 / 150}, {"output spread", got.OutputSpread, 50.0 / 150},
 	} {
 		if math.Abs(c.got-c.want) > 1e-6*math.Max(1, math.Abs(c.want)) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
 	if got.Requests != 5 || got.Failed != 1 || got.Failures["5xx"] != 1 || got.EarlyStops != 1 || got.Runs != 2 ||
-		got.OutputTokens != 400 || got.TokenSource != "usage" || got.Stability != "stable" {
+		got.OutputTokens != 400 || got.TokenSource != "usage" || got.Stability != "unstable" ||
+		got.StabilityFigure != "throughput" {
 		t.Errorf("counts: %+v", got)
 	}
 }

@@ -108,7 +108,7 @@ func caveats(r ledger.Row) []string {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
 	}
 	if r.Stability == "noisy" || r.Stability == "unstable" {
-		n = append(n, fmt.Sprintf("%s: TTFT spread ±%s%% — %s", r.Stability, mdtable.Num(r.StabilitySpread, 100, 0), StabilityHint))
+		n = append(n, fmt.Sprintf("%s: %s spread ±%s%% — %s", r.Stability, StabilityFigureName(r), mdtable.Num(r.StabilitySpread, 100, 0), StabilityHint))
 	}
 	if r.TokenSource == "chunks" || r.TokenSource == "mixed" {
 		n = append(n, "tokens counted from "+r.TokenSource)
@@ -142,8 +142,20 @@ func splitNotes(s string) []string {
 }
 
 // StabilityHint explains a noisy or unstable row in one line, where the verdict appears.
-const StabilityHint = "the runs' median TTFTs differ by more than 10% (unstable: 30%); one run is not " +
+const StabilityHint = "the runs' median TTFT, median TPOT or throughput differ by more than 10% (unstable: 30%); one run is not " +
 	"typical: rerun on a quieter machine or with more repeat_runs before comparing"
+
+// StabilityFigureName is how the report names the figure a row's stability verdict is
+// on: TTFT for a ledger that judged no other.
+func StabilityFigureName(r ledger.Row) string {
+	switch r.StabilityFigure {
+	case "", "ttft":
+		return "TTFT"
+	case "throughput":
+		return "throughput"
+	}
+	return strings.ToUpper(r.StabilityFigure)
+}
 
 // EarlyStopHint explains early stops in one line, where they appear.
 const EarlyStopHint = "the server ended them (end of sequence) before the length asked, so their TPOT and " +
@@ -220,7 +232,7 @@ func stability(r ledger.Row) string {
 	if math.IsNaN(r.StabilitySpread) {
 		return r.Stability
 	}
-	return fmt.Sprintf("%s (±%s%%)", r.Stability, mdtable.Num(r.StabilitySpread, 100, 1))
+	return fmt.Sprintf("%s (%s ±%s%%)", r.Stability, StabilityFigureName(r), mdtable.Num(r.StabilitySpread, 100, 1))
 }
 
 // How ITL percentiles are taken, from the stats package's constants.
@@ -243,7 +255,7 @@ func formulaLines(rows []ledger.Row) []string {
 		"**Memory without a GPU** — the RSS of the server's process tree (a server planrun started), sampled during the measured window: baseline before load, peak during load (the table's figure, marked RSS), with PSS from smaps_rollup beside it and the seed's estimate (params × bits per weight + KV cache + overhead) with the difference in %.",
 		"Percentiles (p50/p90/p99) are over every successful request of every measured run, by linear interpolation between closest ranks (numpy's default). Warm-up requests are discarded; failed requests are counted by class, not timed.",
 		"ITL percentiles are exact up to " + itlExactNote + " gaps per run, and the per-request figures' up to " + itlExactNote + " requests per run; beyond that they come from a DDSketch with ≤ " + itlErrorNote + " relative error (count, mean, min and max stay exact).",
-		"**Stability** — spread = max |run median TTFT − m| / m, m = median of the run medians: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs.",
+		"**Stability** — spread = max |run figure − m| / m, m = median of the runs' figures, for each of median TTFT, median TPOT and throughput: ≤ 10% stable, > 30% unstable, otherwise noisy; single-run when fewer than two runs; the row shows the worst figure.",
 		fidelityFormula,
 	}
 	if slices.ContainsFunc(rows, func(r ledger.Row) bool { return r.SharedPrefixPct > 0 }) {

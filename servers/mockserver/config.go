@@ -23,6 +23,11 @@ type Config struct {
 	// above, as a gateway routing each name to its own server would (or LoRA adapters of
 	// different cost); nil: every model has TTFT and TPOT.
 	ModelTimings map[string]Timing
+	// Phases change TTFT and TPOT part way through: from request number From on (the
+	// server numbers generation requests from 1 as they arrive), the phase's timing in
+	// place of the two above, the last phase begun winning, as a server another tenant
+	// starts sharing during a benchmark. ModelTimings still win for their models.
+	Phases []Phase
 	// Jitter adds a uniform offset in [−Jitter, +Jitter] to TTFT and to every token gap,
 	// drawn from Seed and the request number (gaps never go below zero).
 	Jitter time.Duration
@@ -97,6 +102,12 @@ type Config struct {
 
 // Timing is one model's scripted TTFT and TPOT (Config.ModelTimings).
 type Timing struct{ TTFT, TPOT time.Duration }
+
+// Phase is the timing from request number From on (Config.Phases).
+type Phase struct {
+	From uint64
+	Timing
+}
 
 // Faults are the probabilities (0..1, summing to at most 1) that a generation request
 // fails in each way. Which request gets which fault follows from Config.Seed and the
@@ -184,6 +195,11 @@ func (c Config) Validate() error {
 	for m, t := range c.ModelTimings {
 		if t.TTFT < 0 || t.TPOT < 0 {
 			return fmt.Errorf("model %q: ttft and tpot must not be negative", m)
+		}
+	}
+	for _, p := range c.Phases {
+		if p.TTFT < 0 || p.TPOT < 0 {
+			return fmt.Errorf("phase from request %d: ttft and tpot must not be negative", p.From)
 		}
 	}
 	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 || c.HoldBytes < 0 {

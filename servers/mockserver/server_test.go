@@ -516,3 +516,28 @@ func TestHoldBytesIsResident(t *testing.T) {
 		t.Error("a negative HoldBytes passed Validate")
 	}
 }
+
+func TestSchedulePhases(t *testing.T) {
+	ms := time.Millisecond
+	cfg := Config{TTFT: 5 * ms, TPOT: ms, Phases: []Phase{{From: 3, Timing: Timing{TTFT: 5 * ms, TPOT: 4 * ms}},
+		{From: 5, Timing: Timing{TTFT: 7 * ms, TPOT: 2 * ms}}}}
+	tests := []struct {
+		n    uint64
+		want []time.Duration
+	}{
+		{1, []time.Duration{5 * ms, 6 * ms, 7 * ms}},
+		{2, []time.Duration{5 * ms, 6 * ms, 7 * ms}},
+		{3, []time.Duration{5 * ms, 9 * ms, 13 * ms}},
+		{4, []time.Duration{5 * ms, 9 * ms, 13 * ms}},
+		{5, []time.Duration{7 * ms, 9 * ms, 11 * ms}},
+		{9, []time.Duration{7 * ms, 9 * ms, 11 * ms}},
+	}
+	for _, tt := range tests {
+		if got := cfg.Schedule(tt.n, 3); !slices.Equal(got, tt.want) {
+			t.Errorf("request %d: schedule %v, want %v", tt.n, got, tt.want)
+		}
+	}
+	if err := (Config{Phases: []Phase{{From: 2, Timing: Timing{TPOT: -ms}}}}).Validate(); err == nil {
+		t.Error("a phase's negative TPOT validated")
+	}
+}

@@ -96,10 +96,16 @@ func (c Config) length(p params) (int, string) {
 }
 
 // tokenGap is the scripted time before token i of request n for model: TTFT for the
-// first, TPOT after that (the model's own where ModelTimings has it), each moved by
-// seeded jitter.
+// first, TPOT after that (the phase's where Phases has begun, the model's own where
+// ModelTimings has it), each moved by seeded jitter.
 func (c Config) tokenGap(model string, n uint64, i int) time.Duration {
 	ttft, tpot := c.TTFT, c.TPOT
+	var from uint64
+	for _, p := range c.Phases {
+		if n >= p.From && p.From >= from {
+			ttft, tpot, from = p.TTFT, p.TPOT, p.From
+		}
+	}
 	if t, ok := c.ModelTimings[model]; ok {
 		ttft, tpot = t.TTFT, t.TPOT
 	}
