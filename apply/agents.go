@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/placement"
@@ -105,19 +104,6 @@ func agentSources(cell *plan.Cell) []string {
 // cellDir is a cell's id as one directory name.
 func cellDir(id string) string { return strings.ReplaceAll(id, "/", "_") }
 
-// agentRows sets a row's agent figures: how many agents sent it and the error bar of
-// its figures that compare their clocks (send lag, arrival order, delivered rate, the
-// window), with a note that says so.
-func agentRows(row *ledger.Row, m levelMeasurement) []string {
-	if m.AgentCount <= 1 {
-		return nil
-	}
-	row.Agents = m.AgentCount
-	row.ClockBoundMs = float64(m.ClockBound) / float64(time.Millisecond)
-	return []string{fmt.Sprintf("%d load agents: send lag, arrival order, delivered rate and the window compare their clocks, each ± %s ms (the largest clock bound, drift included)",
-		m.AgentCount, millis(m.ClockBound.Seconds()))}
-}
-
 // agentFidelity names the agents whose own share was client-bound: their client
 // saturated (selfcheck), or their share of the load fell short by more than the
 // tolerance while their own cap or slots had room (the client's own shortfall, as
@@ -181,17 +167,4 @@ func shareShortfall(w *plan.Workload, level plan.LoadLevel, n int, al fleet.Agen
 		return ""
 	}
 	return fmt.Sprintf("delivered %s %s of its share's %s (%.1f%% short)", fig(got), unit, fig(asked), shortfall*100)
-}
-
-// agentFaultRow is the row of a level a load agent failed: no figures, for the load the
-// other agents delivered is not the load asked, and a failed row without requests, so
-// -resume runs the whole level again. Their requests are in requests.jsonl.
-func agentFaultRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, m levelMeasurement) ledger.Row {
-	sent := m.Stats.Pooled.Requests
-	row := unmeasuredRow(cell, level, rc, m.AgentFault, m.Started)
-	row.Ended = m.Ended
-	row.Agents = m.AgentCount
-	row.Notes += fmt.Sprintf("; the level's %d load agents were stopped, and the %d measured requests they had finished are in requests.jsonl but in no figure: "+
-		"a load short of an agent is not the load asked (-resume runs the level again)", m.AgentCount, sent)
-	return row
 }

@@ -64,10 +64,10 @@ func closedLoopSlots(w *plan.Workload, level plan.LoadLevel) int {
 	return level.Concurrency
 }
 
-// judgeFidelity sets the row's fidelity verdict, from the load it delivered against the
-// load asked, from how late it was sent, and from the client's self-check, and returns
-// the note that says why a row is not ok ("" when it is, or when nothing was measured
-// to judge). The first that holds:
+// judgeFidelity is the row's fidelity verdict, from the load it delivered against the
+// load asked, from how late it was sent, and from the client's self-check, with the
+// note that says why a row is not ok (none when it is, or when nothing was measured to
+// judge). The first that holds:
 //   - client-bound: the client itself was the limit: it saturated (selfcheck's
 //     Saturated), or the delivered load fell short by more than the tolerance and the
 //     shortfall was its own (loadOfRow's clientShare);
@@ -81,16 +81,16 @@ func closedLoopSlots(w *plan.Workload, level plan.LoadLevel) int {
 //
 // A shortfall comes first because it is the larger fault: a short level was late too,
 // and its note says so.
-func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m levelMeasurement) string {
+func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m levelMeasurement) fidelity {
 	if !m.Monitored || m.Interrupted || row.Requests == 0 {
-		return ""
+		return fidelity{}
 	}
 	l := loadOfRow(w, level, row)
 	shortfall := math.NaN()
 	if l.asked > 0 && !math.IsNaN(l.delivered) {
 		shortfall = 1 - l.delivered/l.asked
 	}
-	row.FidelityShortfallPct = shortfall * 100
+	f := fidelity{judged: true, shortfallPct: shortfall * 100}
 	tol := w.FidelityTolerance
 	short := shortfall > tol+1e-9
 	late := lateOfRow(w, level, row)
@@ -107,29 +107,37 @@ func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m le
 	}
 	switch {
 	case saturated != "":
-		row.Fidelity = ledger.FidelityClientBound
-		note := "fidelity client-bound: " + saturated
+		f.verdict, f.note = ledger.FidelityClientBound, "fidelity client-bound: "+saturated
 		if short {
-			note += "; " + l.describe(shortfall, tol)
+			f.note += "; " + l.describe(shortfall, tol)
 		}
-		return note + agentShort + late.also()
+		f.note += agentShort + late.also()
 	case short && l.clientShare:
-		row.Fidelity = ledger.FidelityClientBound
-		return "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote() + agentShort + late.also()
+		f.verdict = ledger.FidelityClientBound
+		f.note = "fidelity client-bound: " + l.describe(shortfall, tol) + ", and the client, not the server, held it back" + l.capNote() + agentShort + late.also()
 	case agentShort != "":
 		// The sum held, but a share did not: the level's timing is not the one asked
 		// where that agent's requests went.
-		row.Fidelity = ledger.FidelityClientBound
-		return "fidelity client-bound" + agentShort + " (the level's sum was " + l.describe(shortfall, tol) + ")" + late.also()
+		f.verdict = ledger.FidelityClientBound
+		f.note = "fidelity client-bound" + agentShort + " (the level's sum was " + l.describe(shortfall, tol) + ")" + late.also()
 	case short:
-		row.Fidelity = ledger.FidelityShort
-		return "fidelity short: " + l.describe(shortfall, tol) + l.capNote() + late.also()
+		f.verdict, f.note = ledger.FidelityShort, "fidelity short: "+l.describe(shortfall, tol)+l.capNote()+late.also()
 	case late.late:
-		row.Fidelity = ledger.FidelityLate
-		return "fidelity late: " + late.describe() + late.blame(l, row)
+		f.verdict, f.note = ledger.FidelityLate, "fidelity late: "+late.describe()+late.blame(l, row)
+	default:
+		f.verdict = ledger.FidelityOK
 	}
-	row.Fidelity = ledger.FidelityOK
-	return ""
+	return f
+}
+
+// fidelity is judgeFidelity's verdict on a level (ledger.FidelityOK, ...), how far the
+// load delivered fell short of the load asked, and the note that says why a level is not
+// ok; judged is false where nothing was measured to judge.
+type fidelity struct {
+	judged       bool
+	verdict      string
+	shortfallPct float64
+	note         string
 }
 
 // lateness is how late a level's requests went out: a paced level's send lag, or a

@@ -402,7 +402,9 @@ func TestClosedLoopShortfallIsTheClientsOnlyAsFarAsItsTurnaround(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			row := ledger.NewRow()
 			row.Requests, row.InFlightHeld, row.InFlightIdle = 100, c.held, c.idle
-			note := judgeFidelity(w, level, &row, levelMeasurement{Monitored: true})
+			f := judgeFidelity(w, level, &row, levelMeasurement{Monitored: true})
+			row.Fidelity = f.verdict
+			note := f.note
 			if row.Fidelity != c.want || !strings.Contains(note, c.note) {
 				t.Errorf("held %v, idle %v: fidelity %q, note %q; want %q with %q", c.held, c.idle, row.Fidelity, note, c.want, c.note)
 			}
@@ -541,7 +543,9 @@ func TestFidelityLateVerdict(t *testing.T) {
 			row.Requests, row.InFlightHeld, row.InFlightIdle = 100, 4, 0
 			row.RateScheduled, row.RateDelivered, row.InFlightMax = 10, 10, 3
 			c.set(&row)
-			note := judgeFidelity(c.w, c.level, &row, levelMeasurement{Monitored: true})
+			f := judgeFidelity(c.w, c.level, &row, levelMeasurement{Monitored: true})
+			row.Fidelity = f.verdict
+			note := f.note
 			if row.Fidelity != c.want || !strings.Contains(note, c.note) {
 				t.Errorf("fidelity %q, note %q; want %q with %q", row.Fidelity, note, c.want, c.note)
 			}

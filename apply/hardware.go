@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/telemetry/gpu"
@@ -159,28 +158,6 @@ func withNumThread(extra map[string]any, n int) map[string]any {
 	}
 	out["options"] = opts
 	return out
-}
-
-// setServedHardware fills the row's environment from what the server really ran on:
-// the CPU model and the cores the kernel allowed its processes (the union of their
-// Cpus_allowed_list: vLLM pinned keeps its engine core and its API server on different
-// cores), and the GPUs the level's sampler read, named and indexed as NVML has them.
-func setServedHardware(row *ledger.Row, proc *servers.Process, g gpu.Summary) {
-	row.CPU = procmem.CPUModel()
-	pids := []int{os.Getpid()} // without a managed server, planrun's own: the machine's
-	if proc != nil {
-		pids = proc.GroupPIDs()
-	}
-	if list, err := procmem.GroupCPUsAllowed(pids); err == nil {
-		row.CPUsAllowed = list
-	}
-	if row.GPU == "" && len(g.Devices) > 0 {
-		var names []string
-		for _, d := range g.Devices {
-			names = append(names, fmt.Sprintf("GPU %d %s", d.Index, d.Name))
-		}
-		row.GPU = strings.Join(names, ", ")
-	}
 }
 
 // backendConfig is the cell's backend configuration with num_thread for a CPU-pinned

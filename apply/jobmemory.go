@@ -2,10 +2,7 @@ package apply
 
 import (
 	"context"
-	"fmt"
-	"math"
 
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/placement"
 )
 
@@ -44,30 +41,4 @@ func readJobMemory(ctx context.Context, j placement.WithJobMemory) (placement.Jo
 		return mem, err.Error()
 	}
 	return mem, ""
-}
-
-// setJobMemory fills the row's job memory columns, saying what the figure covers and
-// whether its peak fell in this level.
-func setJobMemory(row *ledger.Row, j jobMemory) {
-	if j.Source == "" {
-		return
-	}
-	if j.AfterErr != "" {
-		row.MemJobSource = "none: " + j.AfterErr
-		return
-	}
-	row.MemJobPeakGB = float64(j.After.Peak) / 1e9
-	var when string
-	switch {
-	case j.BeforeErr != "":
-		row.MemJobBaselineGB = math.NaN()
-		when = "not read as the level began (" + j.BeforeErr + "), so it may have been reached before it"
-	case j.After.Peak > j.Before.Peak:
-		row.MemJobBaselineGB = float64(j.Before.Resident) / 1e9
-		when = "reached during this level"
-	default:
-		row.MemJobBaselineGB = float64(j.Before.Resident) / 1e9
-		when = "reached before this level began: this level's own peak is at most this"
-	}
-	row.MemJobSource = fmt.Sprintf("%s, %s", j.Source, when)
 }

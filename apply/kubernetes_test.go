@@ -248,6 +248,11 @@ func TestKubernetesFailures(t *testing.T) {
 			if tc.name == "image" {
 				src = strings.Replace(src, `image             = "`+k8stest.Image+`"`, "", 1)
 			}
+			if tc.name == "oom" {
+				// The pod's mock server holds 64 MiB, over the limit whatever planrun's own
+				// size (the agent image's build without Kubernetes stays under 10 MiB).
+				src = strings.Replace(src, `"-tpot", "5ms"]`, `"-tpot", "5ms", "-hold-mb", "64"]`, 1)
+			}
 			if tc.name == "exit code" {
 				// The pod's backend, without its server, points at a port nothing listens
 				// on: every request fails, so the cell fails and the agent exits 4. (With

@@ -3,14 +3,11 @@ package apply
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
@@ -89,54 +86,6 @@ func (a *applier) estimateOverhead(cell *plan.Cell) float64 {
 	return cpuOverheadBytes
 }
 
-// setProcessMemory fills the row's process-memory columns from the level's sampler, the
-// server's own figures (Ollama's /api/ps size), and the difference between the
-// measured memory and the seed's estimate, and returns notes that explain them.
-func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []string {
-	var notes []string
-	p := m.Proc
-	row.MemSource = p.Note
-	if p.Note == "" && p.Ticks > 0 {
-		peak, src := p.Peak()
-		row.MemPeakGB = float64(peak) / 1e9
-		row.MemBaselineGB = float64(p.Baseline()) / 1e9
-		procs := "processes"
-		if p.MaxProcesses == 1 {
-			procs = "process"
-		}
-		row.MemSource = fmt.Sprintf("%s, %d %s", src, p.MaxProcesses, procs)
-		if p.HasPSS {
-			row.MemPSSPeakGB = float64(p.PeakPSS) / 1e9
-			if p.Origin != "" {
-				row.MemSource += "; PSS beside it (the exporter's proportionalResident)"
-			} else {
-				row.MemSource += "; PSS beside it (smaps_rollup)"
-			}
-		}
-		if p.Failures > 0 {
-			notes = append(notes, fmt.Sprintf("process memory: %d of %d readings failed (last: %s)", p.Failures, p.Failures+p.Ticks, p.LastError))
-		}
-		if p.BaselineLate {
-			notes = append(notes, "process memory: the window's first reading failed, so mem_baseline_gb is the first that answered, under load")
-		}
-	}
-	for _, sm := range m.Server.Models {
-		if backends.SameModel(sm.Name, cell.ModelID) && sm.SizeBytes > 0 {
-			row.ServerSizeGB = float64(sm.SizeBytes) / 1e9
-		}
-	}
-	// Held against the estimate: the server's own memory, never a Slurm job's (the
-	// client's is in it too).
-	if gb, src, ok := row.MemoryGB(); ok && row.VRAMEstimateGB > 0 && (src != row.MemJobSource || math.IsNaN(row.MemJobPeakGB)) {
-		row.MemEstimateDiffPct = 100 * (gb - row.VRAMEstimateGB) / row.VRAMEstimateGB
-		if math.IsNaN(row.VRAMPeakGB) {
-			notes = append(notes, fmt.Sprintf("memory %.3f GB (%s) is %+.0f%% against the seed's estimate %.3f GB (weights + KV cache + %.2f GB CPU overhead)",
-				gb, src, row.MemEstimateDiffPct, row.VRAMEstimateGB, cpuOverheadBytes/1e9))
-		}
-	}
-	return notes
-}
-
 // vLLM's CPU worker logs the KV cache it set aside ("Explicitly set (1.0/20.96) GiB for
 // KV cache on node 0") and the engine its size in tokens ("CPU KV cache size: 1,048,576
 // tokens").
@@ -166,32 +115,3 @@ func kvCacheFromLog(path string) (gb float64, note string, ok bool) {
 	}
 	return gib * (1 << 30) / 1e9, note, true
 }
-
-// setServed puts into the row what the cell's server really served and ran on: the
-// quantization it serves, its CPUs and GPUs, the KV cache a vLLM server reserved, and
-// the build its engine reports, with a note when that lacks extensions the CPU has.
-func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasurement, row *ledger.Row) {
-	a.setServedQuant(cell, row)
-	setServedHardware(row, proc, m.GPU)
-	if proc == nil {
-		return
-	}
-	if gb, note, ok := kvCacheFromLog(proc.LogPath()); ok {
-		row.KVCacheGB = gb
-		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
-	}
-	if note := oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
-		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
-	}
-	if b, ok := proc.Build(); ok {
-		row.EngineBuild = b.String()
-		a.rec.recordBuild(cell.Backend.Addr, row.EngineBuild)
-		if note := b.Note(cpuFlags()); note != "" {
-			row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
-		}
-	}
-}
-
-// cpuFlags are the flags of the CPU the servers planrun starts run on: this machine's
-// (a Slurm or Kubernetes cell's planrun runs on its node). A variable for the tests.
-var cpuFlags = servers.CPUFlags

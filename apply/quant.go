@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/servers/cmdline"
@@ -156,25 +155,3 @@ func quantFromConfig(dir string) (servedQuant, bool) {
 	return servedQuant{}, false
 }
 
-// setServedQuant puts what the server serves into the row: the quantization when the
-// plan declared none (a declared one matched, or the cell would have failed), and
-// where it was read.
-func (a *applier) setServedQuant(cell *plan.Cell, row *ledger.Row) {
-	sq, ok := a.served[backendKey(cell)+" "+cell.ModelID]
-	if !ok {
-		return
-	}
-	// An undeclared quantization is not filled into the row's quantization: compare
-	// pairs rows by it, and two servers that state it differently (F16, bfloat16) or not
-	// at all would no longer pair. The served value is in quantization_served, which the
-	// tables show, and in the notes.
-	row.QuantizationSource, row.QuantizationServed = sq.source, sq.level
-	note := "quantization " + sq.level + " from " + sq.source
-	if sq.level == "" {
-		note = "quantization " + notStated
-	}
-	if row.Notes != "" {
-		note += "; " + row.Notes
-	}
-	row.Notes = note
-}

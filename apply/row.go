@@ -98,8 +98,11 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	notes = append(notes, phaseWarnings(row)...)
 	notes = append(notes, reasoningNotes(cell, row)...)
 	notes = append(notes, cacheNotes(w, &row, m.Cache)...)
-	if note := judgeFidelity(w, level, &row, m); note != "" {
-		notes = append(notes, note)
+	if f := judgeFidelity(w, level, &row, m); f.judged {
+		row.Fidelity, row.FidelityShortfallPct = f.verdict, f.shortfallPct
+		if f.note != "" {
+			notes = append(notes, f.note)
+		}
 	}
 	switch {
 	case m.Interrupted:

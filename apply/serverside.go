@@ -3,92 +3,14 @@ package apply
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
 	"github.com/planrun/planrun/backends"
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/telemetry/gpu"
 	"github.com/planrun/planrun/telemetry/serverstats"
 )
-
-// serverFigures fills the row's server-side memory figures, GPU energy and the seed's
-// VRAM estimate (est, nil when there is none), and returns notes that explain them.
-func serverFigures(cell *plan.Cell, row *ledger.Row, g gpu.Summary, s serverstats.Report, est *gpu.VRAMEstimate) []string {
-	var notes []string
-	var ollamaSize, ollamaVRAM int64
-	for _, m := range s.Models {
-		if backends.SameModel(m.Name, cell.ModelID) {
-			ollamaSize, ollamaVRAM = m.SizeBytes, m.SizeVRAMBytes
-			row.ServerVRAMGB = float64(m.SizeVRAMBytes) / 1e9
-			if m.SizeVRAMBytes == 0 {
-				notes = append(notes, "Ollama runs this model on the CPU (size_vram 0)")
-			} else if m.Offloaded() {
-				notes = append(notes, fmt.Sprintf("Ollama keeps part of the model in CPU memory (size %.2f GB, size_vram %.2f GB): partial offload slows decoding",
-					float64(m.SizeBytes)/1e9, float64(m.SizeVRAMBytes)/1e9))
-			}
-		}
-	}
-	if s.KVCacheUsage.N > 0 {
-		row.KVCachePeakPct = s.KVCacheUsage.Peak * 100
-	}
-	notes = append(notes, vllmFigures(row, s)...)
-	if j, ok := g.EnergyJ(); ok {
-		row.EnergyJ = j
-		if tpj, ok := g.TokensPerJoule(row.OutputTokens); ok {
-			row.TokensPerJoule = tpj
-		}
-	}
-
-	if est == nil {
-		return notes
-	}
-	row.VRAMEstimateGB = est.TotalBytes / 1e9
-	measured := uint64(0)
-	if !math.IsNaN(row.VRAMProcessGB) {
-		measured = uint64(row.VRAMProcessGB * 1e9)
-	} else if !math.IsNaN(row.VRAMPeakGB) {
-		measured = uint64(row.VRAMPeakGB * 1e9)
-	}
-	if measured > 0 {
-		gc := gpu.GapContext{Server: serverKind(cell), OllamaSize: ollamaSize, OllamaSizeVRAM: ollamaVRAM,
-			MemoryAPI: g.MemoryAPI, GPUMemoryUtilization: s.GPUMemoryUtilization}
-		if len(g.Devices) > 0 {
-			gc.CardTotalBytes = g.Devices[0].TotalBytes
-		}
-		if gap := gpu.ExplainGap(*est, measured, gc); gap != "" {
-			notes = append(notes, gap)
-		}
-	}
-	return notes
-}
-
-// vllmFigures puts what vLLM's /metrics counted over the window into the row: the
-// prefix-cache hit rate, and the means of its own TTFT, TPOT and E2E histograms, with a
-// note setting them beside planrun's means of the same requests.
-func vllmFigures(row *ledger.Row, s serverstats.Report) []string {
-	if s.PrefixCacheQueries > 0 {
-		row.PrefixCacheHitPct = 100 * s.PrefixCacheHits / s.PrefixCacheQueries
-	}
-	l := s.ServerLatency
-	if l.TTFT.Count == 0 {
-		return nil
-	}
-	row.ServerTTFTMeanS, row.ServerTPOTMeanMs, row.ServerE2EMeanS = l.TTFT.Mean(), 1000*l.TPOT.Mean(), l.E2E.Mean()
-	note := fmt.Sprintf("vLLM's own /metrics over %.0f requests: TTFT mean %.4f s (planrun %.4f), TPOT mean %.2f ms (planrun %.2f), E2E mean %.4f s (planrun %.4f)",
-		l.TTFT.Count, row.ServerTTFTMeanS, row.TTFT.Mean, row.ServerTPOTMeanMs, 1000*row.TPOT.Mean, row.ServerE2EMeanS, row.E2E.Mean)
-	if l.HTTP.Count > 0 {
-		row.ServerHTTPMeanS = l.HTTP.Mean()
-		// The engine's clocks leave out the HTTP front end; the HTTP layer's does not,
-		// so its excess over the engine's E2E is time a client sees that vLLM's TTFT
-		// and E2E histograms do not hold.
-		note += fmt.Sprintf("; its HTTP layer %.4f s over %.0f requests, %.1f ms more than the engine's E2E (the front end: parsing, template, tokenization, streaming)",
-			row.ServerHTTPMeanS, l.HTTP.Count, 1000*(row.ServerHTTPMeanS-row.ServerE2EMeanS))
-	}
-	return []string{note}
-}
 
 // serverKind is how the VRAM-gap explanation names the cell's server software, as its
 // backend kind declares.
@@ -167,27 +89,5 @@ func (a *applier) checkHardware() {
 			a.note("hardware %q: %s", hw.Name, w)
 			a.rec.warn(fmt.Sprintf("hardware %q: %s", hw.Name, w))
 		}
-	}
-}
-
-// setVRAMSources fills the VRAM columns NVML left empty from the other sources, and
-// says in vram_source where each figure came from: NVML (set by setVRAM), the DCGM
-// exporter, Ollama's /api/ps (server_vram_gb), or none for a remote host without
-// telemetry.
-func setVRAMSources(cell *plan.Cell, row *ledger.Row, m levelMeasurement) {
-	if !math.IsNaN(row.VRAMPeakGB) {
-		return // NVML measured it
-	}
-	switch {
-	case len(m.DCGM.GPUs) > 0:
-		row.VRAMPeakGB = float64(m.DCGM.PeakUsedBytes()) / 1e9
-		row.VRAMSource = "dcgm exporter " + m.DCGM.URL + " (framebuffer used, peak)"
-	case m.DCGM.URL != "":
-		row.VRAMSource = fmt.Sprintf("none: dcgm exporter %s gave no reading (%s)", m.DCGM.URL, m.DCGM.LastError)
-	case cell.Hardware != nil && !isLocalHost(cell.Hardware.Host):
-		row.VRAMSource = "none: remote host " + cell.Hardware.Host + " without telemetry (add telemetry { dcgm = URL })"
-	}
-	if row.ServerVRAMGB > 0 {
-		row.VRAMSource += "; server_vram_gb from ollama /api/ps"
 	}
 }

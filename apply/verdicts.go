@@ -3,7 +3,6 @@ package apply
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -12,34 +11,7 @@ import (
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/stats"
 )
-
-// holdAgainstReferences sets the row's reference verdict: for every matching reference
-// block, each published range against the row's figure ("ttft_s within; output_tok_s
-// below"). A figure that was not measured gets no verdict.
-func holdAgainstReferences(p *plan.Plan, cell *plan.Cell, row *ledger.Row) {
-	var names, verdicts []string
-	for _, ref := range p.References {
-		if !ref.Matches(cell) {
-			continue
-		}
-		names = append(names, ref.Name)
-		metrics := make([]string, 0, len(ref.Ranges))
-		for m := range ref.Ranges {
-			metrics = append(metrics, m)
-		}
-		sort.Strings(metrics)
-		for _, m := range metrics {
-			r := ref.Ranges[m]
-			if v := stats.Reference(ledger.ReferenceFigure(row, m), r[0], r[1]); v != "" {
-				verdicts = append(verdicts, fmt.Sprintf("%s %s", m, v))
-			}
-		}
-	}
-	row.Reference = strings.Join(names, ", ")
-	row.Verdict = strings.Join(verdicts, "; ")
-}
 
 // expectFailures evaluates every expect block that applies to the row's cell, and
 // returns those whose condition did not hold.

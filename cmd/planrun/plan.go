@@ -240,7 +240,7 @@ type cellJSON struct {
 	Seed           *int64    `json:"seed,omitempty"`
 	Server         string    `json:"server,omitempty"`
 	Notes          string    `json:"notes,omitempty"`
-	// Placement is local, host or slurm; RunsOn says it as the table does.
+	// Placement is local, host or the scheduler's name (slurm, kubernetes); RunsOn says it as the table does.
 	Placement string `json:"placement"`
 	RunsOn    string `json:"runs_on"`
 	// PromptLength and OutputLength say how drawn lengths are drawn ("normal(...)",

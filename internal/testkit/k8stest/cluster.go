@@ -12,6 +12,7 @@
 package k8stest
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,14 +21,18 @@ import (
 	"github.com/planrun/planrun/internal/testkit/testcluster"
 )
 
-// The cluster as the tests use it: its context, its namespace, the agent image that
-// `scripts/k8s-cluster.sh start` imports (built from this checkout) and its one node.
+// The cluster as the tests use it: its context, its namespace and its one node.
 const (
 	Context   = "planrun"
 	Namespace = "planrun"
-	Image     = "planrun:dev"
 	Node      = "planrun-node"
 )
+
+// Image is the agent image `scripts/k8s-cluster.sh start` imports (built from this
+// checkout): planrun:dev, or the tag PLANRUN_K8S_IMAGE names for the script too, so that
+// a checkout's tests can run its own image on a cluster another checkout started
+// (PLANRUN_K8S_IMAGE=TAG scripts/k8s-cluster.sh image imports it).
+var Image = cmp.Or(os.Getenv("PLANRUN_K8S_IMAGE"), "planrun:dev")
 
 var cluster = &testcluster.Cluster{
 	Script: "scripts/k8s-cluster.sh", DirEnv: "PLANRUN_K8S_DIR", Dir: "/tmp/planrun-k8s",
