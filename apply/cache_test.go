@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -128,5 +129,33 @@ func TestPrefixCacheControlExample(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s: prefix_cache %q, want %q (all %v)", k, got[k], v, got)
 		}
+	}
+}
+
+// A level sent by load agents busts the cache as one process does: every agent's
+// prompts lead with the level's one nonce, and no two levels share one.
+func TestPrefixCacheBustWithAgents(t *testing.T) {
+	url, truths := truthMock(t)
+	p, cells := agentsLoadPlan(t, url, 2, "bust", "concurrency = [2, 4]\n  requests = 8\n  warmup_runs = 0\n  repeat_runs = 1\n  prefix_cache = \"bust\"")
+	res, err := Run(context.Background(), agentOptions(t, p, cells))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if r.PrefixCache != "bust" || r.Succeeded != r.Requests || r.Agents != 2 {
+			t.Errorf("c=%d: prefix_cache %q, %d/%d ok, %d agents", r.Concurrency, r.PrefixCache, r.Succeeded, r.Requests, r.Agents)
+		}
+	}
+	// A busted prompt is "[nonce] [marker] ..."; the probe and calibration requests
+	// before the levels carry no nonce.
+	nonces, busted := map[string]int{}, 0
+	for _, s := range truths() {
+		if len(s.Prompt) > 20 && s.Prompt[0] == '[' && s.Prompt[17:20] == "] [" {
+			nonces[s.Prompt[:18]]++
+			busted++
+		}
+	}
+	if len(nonces) != 2 || busted != 16 {
+		t.Errorf("nonces %v on %d requests: want one per level on each of its 8 requests", nonces, busted)
 	}
 }

@@ -445,7 +445,7 @@ func (a *agentSide) arm(ctx context.Context, r run) error {
 	}
 	lv := a.level.Spec
 	p := *a.cell.Prompts
-	p.Marker = a.level.Marker
+	p.Marker, p.Nonce = a.level.Marker, a.level.Nonce
 	lv.Prompts, lv.Shapes = &p, a.cell.Shapes
 	lv.Share = executor.Share{Index: a.cfg.Index, Of: a.cfg.Of}
 	if r.Warmup {

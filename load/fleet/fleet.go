@@ -410,7 +410,7 @@ func (f *Fleet) RunLevel(ctx context.Context, lv executor.LevelSpec, opts execut
 	}
 	l := level{Spec: lv, Replay: lv.Trace != nil, Concurrency: lv.Concurrency, RequestRate: lv.RequestRate}
 	if lv.Prompts != nil {
-		l.Marker = lv.Prompts.Marker
+		l.Marker, l.Nonce = lv.Prompts.Marker, lv.Prompts.Nonce
 	}
 	if err := f.broadcast(kindLevel, l); err != nil {
 		return res, levels, err

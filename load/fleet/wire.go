@@ -86,6 +86,7 @@ type cell struct {
 type level struct {
 	Spec        executor.LevelSpec `json:"spec"`
 	Marker      string             `json:"marker"`
+	Nonce       string             `json:"nonce,omitempty"` // the level's prefix_cache = "bust" nonce
 	Replay      bool               `json:"replay,omitempty"`
 	Concurrency int                `json:"concurrency"`
 	RequestRate float64            `json:"request_rate,omitempty"`
