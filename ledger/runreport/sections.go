@@ -121,7 +121,8 @@ func caveats(r ledger.Row) []string {
 
 // splitNotes cuts a row's notes where apply joined them, at "; " outside parentheses: a
 // note may hold "; " inside its own parenthesis ("memory 0.169 GB (RSS, 2 processes; PSS
-// beside it)"), which stays one note.
+// beside it)"), which stays one note, as does one whose next clause begins "and " (a
+// fidelity verdict's "client-bound: …; and late: …").
 func splitNotes(s string) []string {
 	var out []string
 	depth, start := 0, 0
@@ -132,7 +133,7 @@ func splitNotes(s string) []string {
 		case ')':
 			depth = max(depth-1, 0)
 		case ';':
-			if depth == 0 && strings.HasPrefix(s[i:], "; ") {
+			if depth == 0 && strings.HasPrefix(s[i:], "; ") && !strings.HasPrefix(s[i:], "; and ") {
 				out = append(out, s[start:i])
 				start = i + 2
 			}
