@@ -43,8 +43,9 @@ type Backend struct {
 	// Price is the backend's price list per million tokens; nil when the plan gives none.
 	Price     *Price
 	DeclRange hcl.Range
-	// urlAt is where the url is given, for a port its server does not listen on.
-	urlAt hcl.Range
+	// urlAt is where the url is given, for a port its server does not listen on;
+	// extraAt where extra_fields are, for a setting that overrides the hardware's pins.
+	urlAt, extraAt hcl.Range
 }
 
 // Config is what the backends package needs, with no HCL in it.
@@ -215,6 +216,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 func (l *loader) decodeKindArguments(attrs hcl.Attributes, ctx *hcl.EvalContext, rules backends.Kind, be *Backend) {
 	kind := be.Kind
 	if a := attrs["extra_fields"]; a != nil {
+		be.extraAt = a.Expr.Range()
 		if !rules.ExtraFields {
 			l.errorf(a.NameRange.Ptr(), "Unsupported argument", "A %s backend is strict: the gateway rejects request fields it does not know, so extra_fields is not allowed.", kind)
 		} else if v, ok := l.eval(a.Expr, ctx, scopePlan); ok {

@@ -23,6 +23,7 @@ var cellChecks = []func([]*Cell) hcl.Diagnostics{
 	checkBatchCells,
 	checkPinsNeedServer,
 	checkEnvOverridesPins,
+	checkThreadsOverridePins,
 }
 
 // CheckCells runs every check of cellChecks over cells, in order.
@@ -101,4 +102,27 @@ func envKeyRange(s *Server, key string) hcl.Range {
 		return s.envAt
 	}
 	return *keyRange(s.envExpr, key)
+}
+
+// checkThreadsOverridePins warns when an Ollama backend's own options.num_thread
+// differs from the cores its cell's hardware pins: apply sets one thread per pinned
+// core only where the plan sets none, so the engine would run that many threads on the
+// pinned cores, waiting on each other (or leaving cores idle).
+func checkThreadsOverridePins(cells []*Cell) hcl.Diagnostics {
+	f := newFindings()
+	for _, c := range cells {
+		hw, be := c.Hardware, c.Backend
+		if hw == nil || be == nil || be.Kind != "ollama" || len(hw.Pins.CPUSet) == 0 || c.Server == nil {
+			continue
+		}
+		opts, _ := be.ExtraFields["options"].(map[string]any)
+		n, ok := opts["num_thread"].(float64)
+		if !ok || int(n) == len(hw.Pins.CPUSet) {
+			continue
+		}
+		f.say(hcl.DiagWarning, be.extraAt, "num_thread overrides the pinned cores",
+			fmt.Sprintf("hardware %q pins %d core(s) (cpus = %q)", hw.Name, len(hw.Pins.CPUSet), hw.Pins.CPUs),
+			fmt.Sprintf(", but backend %s sets options.num_thread = %g itself, which apply keeps: Ollama would run %g threads on them. Drop num_thread and apply sets one per pinned core.", be.Addr, n, n))
+	}
+	return f.diags()
 }
