@@ -29,11 +29,21 @@ var serverChecks = []serverCheck{
 // it listens on.
 func checkServerCommands(cells []*Cell) hcl.Diagnostics {
 	f := newFindings()
+	type read struct {
+		st cmdline.Stated
+		ok bool
+	}
+	byServer := map[*Server]read{} // one read per server, however many cells it serves
 	for _, c := range cells {
 		if c.Server == nil || c.Workload == nil || c.Backend == nil || len(c.Server.Command) == 0 || strings.ContainsAny(c.Server.Command[0], " \t") {
 			continue // a command given as one string is refused as such: its flags are unread
 		}
-		st, ok := cmdline.Read(c.Server.Command, c.Server.Env)
+		r, seen := byServer[c.Server]
+		if !seen {
+			r.st, r.ok = cmdline.Read(c.Server.Command, c.Server.Env)
+			byServer[c.Server] = r
+		}
+		st, ok := r.st, r.ok
 		if !ok {
 			continue
 		}

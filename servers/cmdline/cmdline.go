@@ -44,6 +44,9 @@ type Stated struct {
 	MaxModelLenText string
 	// TensorParallel is the GPUs one replica spans (0: not given).
 	TensorParallel int
+	// Wrapper: the program is a script named after the engine (run-vllm.sh), which may
+	// add flags of its own, so no default is assumed: Port is only a port given.
+	Wrapper bool
 }
 
 // setter applies a flag's values to what is stated.
@@ -73,7 +76,10 @@ type engine struct {
 	args  func(cmd []string) ([]string, bool)
 	flags []flag
 	// modelFirst: a first argument that is no flag is the model (vllm serve MODEL).
-	modelFirst  bool
+	modelFirst bool
+	// exact reports whether the program is the engine's own (or a wrapper known to
+	// pass its arguments through), not only named after it; nil: always.
+	exact       func(cmd []string) bool
 	defaultPort int
 	strictNames bool
 	env         func(s *Stated, env map[string]string)
@@ -87,8 +93,8 @@ func Read(cmd []string, env map[string]string) (Stated, bool) {
 		if !ok {
 			continue
 		}
-		s := Stated{Engine: e.name, StrictNames: e.strictNames}
-		if e.defaultPort > 0 {
+		s := Stated{Engine: e.name, StrictNames: e.strictNames, Wrapper: e.exact != nil && !e.exact(cmd)}
+		if e.defaultPort > 0 && !s.Wrapper {
 			s.Port, s.PortFrom = e.defaultPort, "the default"
 		}
 		if e.env != nil {

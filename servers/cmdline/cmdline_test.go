@@ -35,6 +35,11 @@ func TestRead(t *testing.T) {
 			Stated{Engine: "mock-server", Host: "127.0.0.1", Port: 18000, PortFrom: "-addr", Served: []string{"a", "b"}, StrictNames: true}, true},
 		{"litellm", []string{"litellm", "--config", "c.yaml", "--port", "4001"}, nil,
 			Stated{Engine: "litellm", Port: 4001, PortFrom: "--port"}, true},
+		{"a script named after vLLM: no default port", []string{"./run-vllm.sh", "--served-model-name", "m"}, nil,
+			Stated{Engine: "vllm", Served: []string{"m"}, StrictNames: true, Wrapper: true}, true},
+		{"a script named after vLLM, its port given", []string{"./run-vllm.sh", "--port", "8001"}, nil,
+			Stated{Engine: "vllm", StrictNames: true, Wrapper: true, Port: 8001, PortFrom: "--port"}, true},
+		{"a script named after Ollama", []string{"./my-ollama", "serve"}, nil, Stated{Engine: "ollama", Wrapper: true}, true},
 		{"a shell line says nothing", []string{"/bin/sh", "-c", "vllm serve m"}, nil, Stated{}, false},
 		{"empty", nil, nil, Stated{}, false},
 	} {

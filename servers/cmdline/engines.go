@@ -26,6 +26,9 @@ var vllm = engine{
 		}
 		return args, true
 	},
+	exact: func(cmd []string) bool {
+		return program(cmd) == "vllm" || program(cmd) == "vllm-serve" || slices.ContainsFunc(cmd, func(a string) bool { return strings.HasPrefix(a, "vllm.entrypoints") })
+	},
 	modelFirst:  true,
 	defaultPort: 8000,
 	strictNames: true,
@@ -90,7 +93,8 @@ var llamaServer = engine{
 
 // ollama is `ollama serve`: its address comes from OLLAMA_HOST.
 var ollama = engine{
-	name: "ollama",
+	name:  "ollama",
+	exact: func(cmd []string) bool { return program(cmd) == "ollama" },
 	args: func(cmd []string) ([]string, bool) {
 		return nil, strings.Contains(program(cmd), "ollama") && len(cmd) > 1 && cmd[1] == "serve"
 	},
