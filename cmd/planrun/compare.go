@@ -313,7 +313,7 @@ func (a *compareArgs) write(env *Env, deltas []compare.Delta, breaches []compare
 	}
 	switch {
 	case a.JSON:
-		return compare.WriteCompareJSON(w, deltas, la, lb, breaches)
+		return compare.WriteCompareJSON(w, deltas, la, lb, breaches, changes...)
 	case a.Markdown:
 		if err := compare.WriteCompareMarkdown(w, deltas, la, lb, fields...); err != nil {
 			return err

@@ -60,6 +60,10 @@ func TestDecisionAcrossRuns(t *testing.T) {
 	if want := `decision "fastest" changed: A a at c1 (indeterminate) → B b at c1 (indeterminate)`; code != exitOK || !strings.Contains(out, want) {
 		t.Errorf("compare: exit %d, want %q in\n%s\n%s", code, want, out, errs)
 	}
+	code, out, errs = runCmd(t, "", "compare", "-json", runs[0], runs[1])
+	if want := `"decisions": [`; code != exitOK || !strings.Contains(out, want) || !strings.Contains(out, `"changed": true`) {
+		t.Errorf("compare -json: exit %d, want the decisions, changed:\n%s\n%s", code, out, errs)
+	}
 	code, out, errs = runCmd(t, "", "compare", runs[1], runs[1])
 	if want := `decision "fastest": unchanged, b at c1 (indeterminate)`; !strings.Contains(out, want) {
 		t.Errorf("compare with itself: exit %d, want %q in\n%s\n%s", code, want, out, errs)

@@ -393,14 +393,25 @@ type jsonBreach struct {
 }
 
 // WriteCompareJSON writes one JSON object: the two sides' labels, every row with every
-// CompareFields figure (A, B, Δ%; null when not measured) and the breaches of the gate.
-func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Breach) error {
+// CompareFields figure (A, B, Δ%; null when not measured), the breaches of the gate and
+// the decisions of the two runs (DecisionChanges; omitted when neither side has any).
+func WriteCompareJSON(w io.Writer, deltas []Delta, la, lb string, breaches []Breach, changes ...DecisionChange) error {
+	type jsonDecision struct {
+		Name    string           `json:"name"`
+		Changed bool             `json:"changed"`
+		A       *ledger.Decision `json:"a"`
+		B       *ledger.Decision `json:"b"`
+	}
 	out := struct {
-		A        string       `json:"a"`
-		B        string       `json:"b"`
-		Rows     []jsonDelta  `json:"rows"`
-		Breaches []jsonBreach `json:"breaches"`
+		A         string         `json:"a"`
+		B         string         `json:"b"`
+		Rows      []jsonDelta    `json:"rows"`
+		Breaches  []jsonBreach   `json:"breaches"`
+		Decisions []jsonDecision `json:"decisions,omitempty"`
 	}{A: la, B: lb, Rows: []jsonDelta{}, Breaches: []jsonBreach{}}
+	for _, c := range changes {
+		out.Decisions = append(out.Decisions, jsonDecision{c.Name, c.Changed, c.A, c.B})
+	}
 	for _, d := range deltas {
 		jd := jsonDelta{Model: d.Key.Model, Quantization: d.Key.Quantization, Hardware: d.Key.Hardware,
 			Workload: d.Key.Workload, Concurrency: d.Key.Concurrency, RequestRate: ledger.JSONFloat(d.Key.RequestRate),

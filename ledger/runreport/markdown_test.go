@@ -456,10 +456,11 @@ func TestMarkdownNotesSplitAndShared(t *testing.T) {
 		t.Errorf("want one marker, on a's row only:\n%s", got)
 	}
 	for in, want := range map[string][]string{
-		"x; y":            {"x", "y"},
-		"x (a; b); y":     {"x (a; b)", "y"},
-		"x (a (b; c); d)": {"x (a (b; c); d)"},
-		"unbalanced ); z": {"unbalanced )", "z"},
+		"x; y":                     {"x", "y"},
+		"x (a; b); y":              {"x (a; b)", "y"},
+		"x (a (b; c); d)":          {"x (a (b; c); d)"},
+		"unbalanced ); z":          {"unbalanced )", "z"},
+		"short: x; and late: y; z": {"short: x; and late: y", "z"},
 	} {
 		if got := splitNotes(in); !slices.Equal(got, want) {
 			t.Errorf("splitNotes(%q) = %q, want %q", in, got, want)
