@@ -41,7 +41,7 @@ type Options struct {
 	Name string
 	// Resume is a run directory to continue: levels already complete there are skipped.
 	Resume string
-	// RunDir is the run directory of a Slurm job's node side (planrun apply -run-dir): it
+	// RunDir is the run directory of a batch job's node side (planrun apply -run-dir): it
 	// is used as is, created when missing and resumed when it holds a manifest of this
 	// plan. Every cell runs on this machine, and the plan's own outputs (CSV ledger,
 	// Markdown, JSONL) are left to the coordinator, which merges the job's rows.
@@ -61,10 +61,10 @@ type Options struct {
 	// Vars and VarFiles are the -var and -var-file values the plan was loaded with: a
 	// Slurm job loads the same plan with the same values on its node.
 	Vars, VarFiles []string
-	// Jobs tunes how batch jobs (Slurm's) are followed.
+	// Jobs tunes how batch jobs are followed.
 	Jobs JobOptions
 	// Schedulers run the cells of the placements they are given for, as batch jobs;
-	// nil means the registered ones (placements.go): Slurm's.
+	// nil means the registered ones (placements.go).
 	Schedulers map[plan.Placement]placement.Scheduler
 	// Progress receives what happens; nil reports nothing.
 	Progress Progress

@@ -37,7 +37,7 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 	}
 	mons = append(mons, &serverMonitor{backend: a.known.built[backendKey(cell)], url: cell.Backend.URL})
 	if j, ok := a.job.(placement.WithJobMemory); ok {
-		mons = append(mons, &jobMonitor{job: j}) // last: Slurm's sstat asks the controller
+		mons = append(mons, &jobMonitor{job: j}) // last: Slurm's sstat, for one, asks the controller
 	}
 	return mons
 }

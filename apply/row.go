@@ -331,7 +331,7 @@ type levelMeasurement struct {
 	Monitored bool
 	GPU       gpu.Summary
 	Proc      procmem.Summary // the server's process tree (memory.go)
-	Job       jobMemory       // the Slurm job's, on its node (jobmemory.go)
+	Job       jobMemory       // the batch job's, on its node (jobmemory.go)
 	Server    serverstats.Report
 	// DCGM is the hardware's DCGM exporter over the window; empty when it names none.
 	DCGM   serverstats.Report

@@ -34,10 +34,10 @@ type runRecord struct {
 	note  func(format string, args ...any)
 
 	res      *Result
-	ledger   *ledger.Ledger // the CSV ledger; nil on a Slurm job's node (the coordinator merges its rows)
+	ledger   *ledger.Ledger // the CSV ledger; nil on a batch job's node (the coordinator merges its rows)
 	runCSV   *ledger.Ledger // the run directory's results.csv
 	requests *ledger.RequestLog
-	declared map[string][]string // the output blocks' paths by kind (none on a Slurm node)
+	declared map[string][]string // the output blocks' paths by kind (none on a job's node)
 	manifest ledger.Manifest
 	host     string                  // the machine the rows are measured on
 	done     map[levelKey]ledger.Row // resumed levels already complete
@@ -46,7 +46,7 @@ type runRecord struct {
 
 // openRun opens the run's files: the CSV ledger first (a ledger refused, e.g. for
 // another header, leaves no empty run directory behind), then the run directory (new,
-// resumed with Options.Resume, or a Slurm job's Options.RunDir), the plan's copy, the
+// resumed with Options.Resume, or a batch job's Options.RunDir), the plan's copy, the
 // run's CSV and the request log. On any failure it closes what it opened.
 func openRun(o Options, now func() time.Time, note func(string, ...any)) (rec *runRecord, err error) {
 	r := &runRecord{plan: o.Plan, cells: o.Cells, now: now, note: note, res: &Result{}, done: map[levelKey]ledger.Row{}}
@@ -69,7 +69,7 @@ func openRun(o Options, now func() time.Time, note func(string, ...any)) (rec *r
 	started := now()
 	runDir, resume := o.Resume, o.Resume
 	if o.RunDir != "" {
-		// A Slurm job's node: the directory is used as is, and resumed (as -resume
+		// A batch job's node: the directory is used as is, and resumed (as -resume
 		// would) when an earlier attempt of the job left a manifest there.
 		runDir = o.RunDir
 		if err := os.MkdirAll(runDir, 0o755); err != nil {
@@ -291,7 +291,7 @@ func (r *runRecord) hold(row ledger.Row) int {
 // row is the run's row i, to change before it is written.
 func (r *runRecord) row(i int) *ledger.Row { return &r.res.Rows[i] }
 
-// writeLedgers writes a row to the CSV ledger and the run's CSV. A Slurm node has no
+// writeLedgers writes a row to the CSV ledger and the run's CSV. A batch job's node has no
 // ledger: the coordinator merges its rows.
 func (r *runRecord) writeLedgers(row ledger.Row) {
 	if r.ledger != nil {
