@@ -249,7 +249,7 @@ func TestPlanShowsQuality(t *testing.T) {
 	}
 	for _, want := range []string{
 		"\nQuality (a phase of its own before the cell's levels, one request at a time, greedy):\n",
-		"  cpu1/tiny-25m/f16/ollama.native/cpu1/quick: the reference: gathers its continuations and reruns itself; 16 built-in prompts of 12 words × 16 tokens",
+		"  cpu1/tiny-25m/f16/ollama.native/cpu1/quick: the reference: gathers its continuations and reruns itself; 12 built-in prompts of 12 words × 12 tokens",
 		"  cpu1/tiny-25m/q4_K_M/ollama.native/cpu1/quick: against cpu1/tiny-25m/f16/ollama.native/cpu1/quick;",
 	} {
 		if !strings.Contains(out, want) {
