@@ -89,6 +89,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if m.Monitored {
 		setClient(&row, m)
 		notes = append(notes, clientWarnings(row, m)...)
+		notes = append(notes, setInside(&row, m)...)
 	}
 	notes = append(notes, agentRows(&row, m)...)
 	if m.PortNote != "" {
@@ -349,6 +350,8 @@ type levelMeasurement struct {
 	AgentFault string
 	// PortNote says which client ran out of source ports ("" when none did).
 	PortNote string
+	// Window is what the window's own monitors saw (window.go).
+	Window windowMeasurement
 }
 
 // maxSendLag is, in open loop and trace replay, the most any request was sent behind its

@@ -305,6 +305,7 @@ var columns = func() []column {
 	c = append(c, qualityColumns()...)
 	c = append(c, costColumns()...)
 	c = append(c, spreadColumns()...)
+	c = append(c, insideColumns()...)
 	return c
 }()
 

@@ -223,6 +223,8 @@ type Row struct {
 	Quality Quality
 	// Cost is the cost per million output tokens where the plan gives prices (cost.go).
 	Cost
+	// Inside is what happened inside the measured window besides the requests (window.go).
+	Inside
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -284,6 +286,7 @@ func NewRow() Row {
 		CI:      newIntervals(),
 		Quality: NewQuality(),
 		Spreads: newSpreads(),
+		Inside:  newInside(),
 	}
 }
 
@@ -311,6 +314,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.PromptTokensActual = p.PromptTokensActual
 	r.EarlyStops = p.EarlyStops
 	r.setSpreads(s)
+	r.setSteady(s)
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct
