@@ -68,7 +68,7 @@ type Delivered struct {
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
 // paced requests the first and last due times. A pooled store also keeps the merged
 // runs' time at each in-flight count, since their spans lie in different windows.
-// It keeps 24 bytes per request of the run up to its limit, and then a timeline of
+// It keeps 40 bytes per request of the run up to its limit, and then a timeline of
 // bounded size (timeline.go).
 type loadStore struct {
 	spans    []span
@@ -99,12 +99,17 @@ type loadStore struct {
 // none), and where its output tokens came: its first token and last content chunk (unix
 // ns; 0 without a first token), how many, and whether it met the SLO.
 type span struct {
-	start, end  int64
-	slot        int32
-	tokens      int32
-	first, last int64
+	start, end int64
+	slot       int32
+	tokens     int32
+	// first and last are µs after start (kept small: 40 bytes a span, not 48); a
+	// request longer than 71 minutes has its token times cut there
+	first, last uint32
 	good        bool
 }
+
+// micros is d ns as µs after a start, at most 71 minutes.
+func micros(d int64) uint32 { return uint32(min(max(d/1e3, 0), math.MaxUint32)) }
 
 // tokenSpan is where a request's output tokens came (span's).
 type tokenSpan struct {
@@ -118,7 +123,8 @@ func (s *loadStore) add(start time.Time, end time.Time, slot int, tok tokenSpan)
 		if len(s.spans) < cmp.Or(s.limit, ITLExactGaps) {
 			sp := span{start: start.UnixNano(), end: end.UnixNano(), slot: int32(slot), tokens: int32(tok.tokens), good: tok.good}
 			if !tok.first.IsZero() {
-				sp.first, sp.last = tok.first.UnixNano(), tok.last.UnixNano()
+				// +1 µs: 0 is "no first token"
+				sp.first, sp.last = micros(tok.first.Sub(start).Nanoseconds())+1, micros(tok.last.Sub(start).Nanoseconds())+1
 			}
 			s.spans = append(s.spans, sp)
 			return
@@ -255,8 +261,8 @@ func (sp span) tokensWithin(from, to int64) float64 {
 	if sp.tokens <= 0 {
 		return 0
 	}
-	first, last, rest := sp.first, sp.last, float64(sp.tokens-1)
-	if first == 0 {
+	first, last, rest := sp.start+int64(sp.first-1)*1e3, sp.start+int64(sp.last-1)*1e3, float64(sp.tokens-1)
+	if sp.first == 0 {
 		first, last, rest = sp.start, sp.end, float64(sp.tokens)
 	} else if first >= from && first < to {
 		return 1 + rest*spreadWithin(first, last, from, to)
