@@ -30,6 +30,7 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 	mons := []monitor{
 		&gpuMonitor{tel: a.telemetryFor(cell), interval: a.o.SampleInterval, proc: proc},
 		newProcMonitor(cell, proc),
+		newCPUMonitor(cell, proc),
 		&clientMonitor{},
 	}
 	if url := dcgmURL(cell); url != "" {

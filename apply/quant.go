@@ -154,4 +154,3 @@ func quantFromConfig(dir string) (servedQuant, bool) {
 	}
 	return servedQuant{}, false
 }
-

@@ -89,6 +89,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 	if m.Monitored {
 		setClient(&row, m)
 		notes = append(notes, clientWarnings(row, m)...)
+		notes = append(notes, setInside(&row, m)...)
 	}
 	notes = append(notes, agentRows(&row, m)...)
 	if m.PortNote != "" {
@@ -355,6 +356,8 @@ type levelMeasurement struct {
 	PortNote string
 	// Cache is what was done to the server's prefix cache before the level (cache.go).
 	Cache cacheOutcome
+	// Window is what the window's own monitors saw (window.go).
+	Window windowMeasurement
 }
 
 // maxSendLag is, in open loop and trace replay, the most any request was sent behind its

@@ -305,6 +305,7 @@ var columns = func() []column {
 	c = append(c, strCol("engine_build", func(r *Row) *string { return &r.EngineBuild }))
 	c = append(c, agenticColumns()...)
 	c = append(c, spreadColumns()...)
+	c = append(c, insideColumns()...)
 	return c
 }()
 

@@ -215,6 +215,8 @@ type Row struct {
 	Cost
 	// Agentic are the tool calls' figures and the prefix cache's (agentic.go).
 	Agentic
+	// Inside is what happened inside the measured window besides the requests (window.go).
+	Inside
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -277,6 +279,7 @@ func NewRow() Row {
 		Quality: NewQuality(),
 		Agentic: newAgentic(),
 		Spreads: newSpreads(),
+		Inside:  newInside(),
 	}
 }
 
@@ -304,6 +307,7 @@ func (r *Row) SetStats(s stats.Runs) {
 	r.PromptTokensActual = p.PromptTokensActual
 	r.EarlyStops = p.EarlyStops
 	r.setSpreads(s)
+	r.setSteady(s)
 	r.SLOAttainmentPct, r.GoodputReqS, r.GoodputTokS = p.SLOAttainment*100, m.GoodputReqS, m.GoodputTokS
 	r.Turns, r.Sessions = p.Turns, p.Sessions
 	r.SharedPrefixPct = p.SharedPrefixPct

@@ -51,12 +51,24 @@ type Delivered struct {
 	// requests' start stamps. Both NaN without two paced requests.
 	RateScheduled float64 `json:"rate_scheduled_per_s"`
 	RateDelivered float64 `json:"rate_delivered_per_s"`
+	// SteadyOutputTokS and SteadyGoodputTokS are the output tokens/s (of every
+	// successful request, and of those that met the SLO) over the steady window alone:
+	// a closed loop's held span (from its Target.Concurrency-th start to its last start,
+	// every slot busy), a paced run's from its first request's end (the pipeline full)
+	// to its last send (the rate still held). A request's tokens count where they came:
+	// its first at its first token, the rest spread evenly to its last chunk. Over merged
+	// runs, Σ tokens / Σ steady seconds. NaN when the window is empty (no more requests
+	// than slots), past the exact store's limit (the requests folded into a timeline),
+	// and SteadyGoodputTokS without an SLO. SteadySeconds is the window's length.
+	SteadyOutputTokS  float64 `json:"steady_output_tok_s"`
+	SteadyGoodputTokS float64 `json:"steady_goodput_tok_s"`
+	SteadySeconds     float64 `json:"steady_s"`
 }
 
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
 // paced requests the first and last due times. A pooled store also keeps the merged
 // runs' time at each in-flight count, since their spans lie in different windows.
-// It keeps 24 bytes per request of the run up to its limit, and then a timeline of
+// It keeps 40 bytes per request of the run up to its limit, and then a timeline of
 // bounded size (timeline.go).
 type loadStore struct {
 	spans    []span
@@ -70,6 +82,10 @@ type loadStore struct {
 	heldSecs float64    // Σ length of those spans
 	ramp     float64    // the longest ramp of merged runs, seconds; NaN: none
 	turn     valueStore // the turnarounds of merged runs
+	// Σ output tokens (all, good) inside the steady windows of merged runs and their
+	// length; steadyLost when some merged run had none to give (folded)
+	steadyTok, steadyGood, steadySecs float64
+	steadyLost                        bool
 
 	paced              int
 	dueMin, dueMax     time.Duration
@@ -79,17 +95,38 @@ type loadStore struct {
 	concurrency        int
 }
 
-// span is one request: its start stamp and body end (unix ns), and its closed-loop
-// slot (0: none).
+// span is one request: its start stamp and body end (unix ns), its closed-loop slot (0:
+// none), and where its output tokens came: its first token and last content chunk (unix
+// ns; 0 without a first token), how many, and whether it met the SLO.
 type span struct {
 	start, end int64
-	slot       int
+	slot       int32
+	tokens     int32
+	// first and last are µs after start (kept small: 40 bytes a span, not 48); a
+	// request longer than 71 minutes has its token times cut there
+	first, last uint32
+	good        bool
 }
 
-func (s *loadStore) add(start time.Time, end time.Time, slot int) {
+// micros is d ns as µs after a start, at most 71 minutes.
+func micros(d int64) uint32 { return uint32(min(max(d/1e3, 0), math.MaxUint32)) }
+
+// tokenSpan is where a request's output tokens came (span's).
+type tokenSpan struct {
+	first, last time.Time // zero first: no first token stamped
+	tokens      int
+	good        bool
+}
+
+func (s *loadStore) add(start time.Time, end time.Time, slot int, tok tokenSpan) {
 	if s.tl == nil {
 		if len(s.spans) < cmp.Or(s.limit, ITLExactGaps) {
-			s.spans = append(s.spans, span{start.UnixNano(), end.UnixNano(), slot})
+			sp := span{start: start.UnixNano(), end: end.UnixNano(), slot: int32(slot), tokens: int32(tok.tokens), good: tok.good}
+			if !tok.first.IsZero() {
+				// +1 µs: 0 is "no first token"
+				sp.first, sp.last = micros(tok.first.Sub(start).Nanoseconds())+1, micros(tok.last.Sub(start).Nanoseconds())+1
+			}
+			s.spans = append(s.spans, sp)
 			return
 		}
 		s.fold()
@@ -108,9 +145,9 @@ func (s *loadStore) fold() {
 	})
 	for _, sp := range s.spans {
 		s.tl.add(sp.start, sp.end, 0, nil)
-		if sp.slot > 0 {
-			if e, ok := s.tl.last[sp.slot]; !ok || sp.end > e {
-				s.tl.last[sp.slot] = sp.end
+		if sl := int(sp.slot); sl > 0 {
+			if e, ok := s.tl.last[sl]; !ok || sp.end > e {
+				s.tl.last[sl] = sp.end
 			}
 		}
 	}
@@ -144,11 +181,17 @@ type runLoad struct {
 	hist                         []int64
 	heldBusy, heldIdle, heldSecs float64
 	ramp                         float64
+	// the steady window's output tokens (all, good) and length; steadyLost when the
+	// run's spans were folded, so they cannot be told
+	steadyTok, steadyGood, steadySecs float64
+	steadyLost                        bool
 }
 
 func (s *loadStore) histogram() runLoad {
 	if s.tl != nil {
-		return s.tl.runLoad()
+		r := s.tl.runLoad()
+		r.steadyLost = true
+		return r
 	}
 	r := runLoad{ramp: math.NaN()}
 	if len(s.spans) == 0 {
@@ -194,7 +237,48 @@ func (s *loadStore) histogram() runLoad {
 	}
 	r.heldIdle = s.turnaround(heldFrom, heldTo)
 	r.heldSecs = float64(heldTo-heldFrom) / 1e9
+	from, to := heldFrom, heldTo
+	if s.concurrency == 0 && s.paced > 0 {
+		from, to = slices.Min(ends), starts[len(starts)-1]
+	}
+	if to > from {
+		r.steadySecs = float64(to-from) / 1e9
+		for _, sp := range s.spans {
+			n := sp.tokensWithin(from, to)
+			r.steadyTok += n
+			if sp.good {
+				r.steadyGood += n
+			}
+		}
+	}
 	return r
+}
+
+// tokensWithin is how many of the request's output tokens came within [from, to): its
+// first at its first token, the rest spread evenly from there to its last chunk (a
+// request without a first token stamped: all over its span).
+func (sp span) tokensWithin(from, to int64) float64 {
+	if sp.tokens <= 0 {
+		return 0
+	}
+	first, last, rest := sp.start+int64(sp.first-1)*1e3, sp.start+int64(sp.last-1)*1e3, float64(sp.tokens-1)
+	if sp.first == 0 {
+		first, last, rest = sp.start, sp.end, float64(sp.tokens)
+	} else if first >= from && first < to {
+		return 1 + rest*spreadWithin(first, last, from, to)
+	}
+	return rest * spreadWithin(first, last, from, to)
+}
+
+// spreadWithin is the part of (a, b] within [from, to); for a = b, whether a is in it.
+func spreadWithin(a, b, from, to int64) float64 {
+	if b <= a {
+		if a >= from && a < to {
+			return 1
+		}
+		return 0
+	}
+	return overlap(a, b, from, to) * 1e9 / float64(b-a)
 }
 
 // turnaround is the seconds the closed loop's slots stood idle within [from, to): in
@@ -225,7 +309,7 @@ func (s *loadStore) turnarounds(into *valueStore) {
 func (s *loadStore) eachTurnaround(f func(end, next int64)) {
 	slices.SortFunc(s.spans, func(a, b span) int {
 		if a.slot != b.slot {
-			return a.slot - b.slot
+			return int(a.slot - b.slot)
 		}
 		return cmpInt64(a.start, b.start)
 	})
@@ -275,6 +359,10 @@ func (s *loadStore) merge(o *loadStore) {
 	s.heldBusy += r.heldBusy + o.heldBusy
 	s.heldIdle += r.heldIdle + o.heldIdle
 	s.heldSecs += r.heldSecs + o.heldSecs
+	s.steadyTok += r.steadyTok + o.steadyTok
+	s.steadyGood += r.steadyGood + o.steadyGood
+	s.steadySecs += r.steadySecs + o.steadySecs
+	s.steadyLost = s.steadyLost || r.steadyLost || o.steadyLost
 	s.turn.merge(&o.turn)
 	o.turnarounds(&s.turn)
 	due, start, gaps := o.pacedSpans()
@@ -336,6 +424,12 @@ func (s *loadStore) delivered() Delivered {
 	}
 	due, start, gaps := s.pacedSpans()
 	d.RateScheduled, d.RateDelivered = ratio(float64(gaps), due), ratio(float64(gaps), start)
+	d.SteadySeconds = r.steadySecs + s.steadySecs
+	d.SteadyOutputTokS, d.SteadyGoodputTokS = math.NaN(), math.NaN()
+	if !r.steadyLost && !s.steadyLost {
+		d.SteadyOutputTokS = ratio(r.steadyTok+s.steadyTok, d.SteadySeconds)
+		d.SteadyGoodputTokS = ratio(r.steadyGood+s.steadyGood, d.SteadySeconds)
+	}
 	return d
 }
 

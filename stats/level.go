@@ -238,7 +238,14 @@ func (a *Accumulator) Add(ev executor.Event) {
 // addSample counts one finished request's sample; s is not retained.
 func (a *Accumulator) addSample(s *backends.Sample) {
 	a.window.extend(s.Start, s.Start.Add(s.End))
-	a.load.add(s.Start, s.Start.Add(max(s.BodyEnd, s.End)), s.Slot)
+	var tok tokenSpan
+	if s.OK() {
+		tok = tokenSpan{tokens: s.OutputTokens, good: !a.t.SLO.IsZero() && a.t.SLO.Meets(s)}
+		if _, ok := s.TTFT(); ok {
+			tok.first, tok.last = s.Start.Add(s.FirstToken), s.Start.Add(s.End)
+		}
+	}
+	a.load.add(s.Start, s.Start.Add(max(s.BodyEnd, s.End)), s.Slot, tok)
 	a.l.Requests++
 	a.addSLO(s)
 	if s.Connect > 0 {
@@ -430,6 +437,9 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	l.RequestsPerSec = ratio(float64(l.Succeeded), windowSeconds)
 	l.TokensPerChunk = ratio(float64(l.OutputTokens), float64(a.chunks))
 	a.setSLO(&l, windowSeconds)
+	if a.t.SLO.IsZero() {
+		l.Delivered.SteadyGoodputTokS = math.NaN()
+	}
 	if a.sessions != nil {
 		l.Turns, l.Sessions = a.sessions.summaries(a.t.Turns)
 	}

@@ -280,8 +280,12 @@ func printSummary(env *Env, res *apply.Result) {
 		}
 	}
 	for _, r := range res.Rows {
-		if r.Stability == "noisy" || r.Stability == "unstable" {
-			fmt.Fprintf(env.Stdout, "%s: %s.\n", r.Stability, runreport.StabilityHint)
+		if r.Stability == "noisy" || r.Stability == "unstable" || r.Contention == ledger.ContentionContended {
+			verdict := r.Stability
+			if verdict != "noisy" && verdict != "unstable" {
+				verdict = r.Contention
+			}
+			fmt.Fprintf(env.Stdout, "%s: %s.\n", verdict, runreport.StabilityAdvice(r))
 			break
 		}
 	}

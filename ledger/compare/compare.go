@@ -183,6 +183,7 @@ func Compare(a, b []ledger.Row) []Delta {
 			d.Figures = append(d.Figures, Figure{f.Name, f.Unit, change(fieldFloat(f, ra), fieldFloat(f, rb))})
 		}
 		notes = append(notes, fidelityNotes(d)...)
+		notes = append(notes, unsettled(d)...)
 		if d.A != nil && d.B != nil && min(d.A.Succeeded, d.B.Succeeded) < MinConclusiveRequests {
 			d.TooFew = true
 			notes = append(notes, fmt.Sprintf("too few requests to conclude (%d vs %d)", d.A.Succeeded, d.B.Succeeded))

@@ -166,3 +166,49 @@ func TestCompareNotesFidelity(t *testing.T) {
 		t.Fatalf("notes %q", d[0].Notes)
 	}
 }
+
+// A contended row is noted, and a breach on it says so, as an unstable one's does.
+func TestUnsettledRowsAreNamed(t *testing.T) {
+	base := func(stability, contention string, share float64) ledger.Row {
+		r := ledgertest.SampleRow("c", 4)
+		r.Stability, r.Contention, r.NeighbourCPUPct = stability, contention, share
+		return r
+	}
+	tests := []struct {
+		name string
+		a, b ledger.Row
+		want string
+	}{
+		{"both settled", base("stable", "quiet", 2), base("noisy", "", math.NaN()), ""},
+		{"B unstable", base("stable", "quiet", 2), base("unstable", "quiet", 3), "B unstable"},
+		{"B contended", base("stable", "quiet", 2), base("stable", "contended", 45), "B contended 45%"},
+		{"A contended and unstable", base("unstable", "contended", 61.4), base("stable", "", math.NaN()), "A contended 61%"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.b.OutputTokS = tt.a.OutputTokS * 0.5
+			d := Compare([]ledger.Row{tt.a}, []ledger.Row{tt.b})
+			if len(d) != 1 {
+				t.Fatalf("%d deltas", len(d))
+			}
+			if got := strings.Join(unsettled(d[0]), ", "); got != tt.want {
+				t.Errorf("unsettled %q, want %q", got, tt.want)
+			}
+			if tt.want != "" && !strings.Contains(d[0].Notes, tt.want) {
+				t.Errorf("notes %q lack %q", d[0].Notes, tt.want)
+			}
+			th, err := ParseThreshold("output_tok_s<-10%")
+			if err != nil {
+				t.Fatal(err)
+			}
+			br := Gate(d, []Threshold{th})
+			if len(br) != 1 || br[0].Verdict == Pass {
+				t.Fatalf("breaches %+v, want the halved throughput", br)
+			}
+			if line := br[0].String(); strings.Contains(line, "may be the machine's") != (tt.want != "") ||
+				!strings.Contains(line, tt.want) {
+				t.Errorf("breach %q for %q", line, tt.want)
+			}
+		})
+	}
+}

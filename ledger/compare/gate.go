@@ -113,6 +113,9 @@ type Breach struct {
 	Confidence float64
 	// NeedUnit is what Need counts: "requests" a side, or "runs" for a rate across runs.
 	NeedUnit string
+	// Unsettled names a side whose row is unstable or contended ("B contended 45%"):
+	// its verdict stands, and its line says the change may be the machine's.
+	Unsettled string
 }
 
 var percentileName = regexp.MustCompile(`_p(\d+)_`)
@@ -137,7 +140,9 @@ func RequestsToConcludeAt(field string, conf float64) int {
 	return need
 }
 
-func (b Breach) String() string {
+func (b Breach) String() string { return b.text() + unsettledSuffix(b.Unsettled) }
+
+func (b Breach) text() string {
 	if math.IsNaN(b.Change.B) {
 		return fmt.Sprintf("%s: %s was %s in A and not measured in B (%s)", b.Row, b.Threshold.Field,
 			strconv.FormatFloat(b.Change.A, 'g', 4, 64), b.Threshold.Text)
@@ -209,6 +214,7 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 		have := min(d.A.Succeeded, d.B.Succeeded)
 		for _, t := range ts {
 			if b, ok := gateIntervals(d, t, have); ok {
+				b.Unsettled = unsettledOf(d)
 				if b.Verdict != Pass {
 					out = append(out, b)
 				}
@@ -221,6 +227,7 @@ func Gate(deltas []Delta, ts []Threshold) []Breach {
 				b := Breach{Row: d.Name(), Threshold: t, Change: c, By: by, Have: have, Need: RequestsToConclude(t.Field), NeedUnit: "requests",
 					Lo: math.NaN(), Hi: math.NaN()}
 				b.Inconclusive = !lost && on == ""
+				b.Unsettled = unsettledOf(d)
 				if on != t.Field {
 					b.JudgedOn = on
 				}

@@ -52,7 +52,7 @@ func headline(rows []ledger.Row) (body [][]string, notes []note) {
 		body = append(body, []string{names[r.CellID], mdtable.Dash(r.Workload), concurrency(r),
 			withInterval(r, "ttft_p50_s", r.TTFT.P50, 1, 3) + " / " + withInterval(r, "ttft_p99_s", r.TTFT.P99, 1, 3) + prefixShare(r),
 			withInterval(r, "tpot_p50_ms", r.TPOT.P50, 1000, 1) + " / " + withInterval(r, "tpot_p99_ms", r.TPOT.P99, 1000, 1),
-			withInterval(r, "output_tok_s", r.OutputTokS, 1, 1), mem, verdict})
+			throughputCell(r), mem, verdict})
 	}
 	return body, notes
 }
@@ -108,7 +108,7 @@ func caveats(r ledger.Row) []string {
 		n = append(n, fmt.Sprintf("%d/%d failed (%s)", r.Failed, r.Requests, ledger.FormatFailures(r.Failures)))
 	}
 	if r.Stability == "noisy" || r.Stability == "unstable" {
-		n = append(n, fmt.Sprintf("%s: %s spread ±%s%% — %s", r.Stability, StabilityFigureName(r), mdtable.Num(r.StabilitySpread, 100, 0), StabilityHint))
+		n = append(n, fmt.Sprintf("%s: %s spread ±%s%% — %s", r.Stability, StabilityFigureName(r), mdtable.Num(r.StabilitySpread, 100, 0), StabilityAdvice(r)))
 	}
 	if r.TokenSource == "chunks" || r.TokenSource == "mixed" {
 		n = append(n, "tokens counted from "+r.TokenSource)
@@ -146,6 +146,20 @@ func splitNotes(s string) []string {
 const StabilityHint = "the runs' median TTFT, median TPOT or throughput differ by more than 10% (unstable: 30%); one run is not " +
 	"typical: rerun on a quieter machine or with more repeat_runs before comparing"
 
+// StabilityAdvice is the advice on a noisy or unstable row: StabilityHint, or where the
+// row was contended (other processes took the server's cores during its window) that,
+// with the share they took, which is the first thing to look at.
+func StabilityAdvice(r ledger.Row) string {
+	if r.Contention == ledger.ContentionContended {
+		return fmt.Sprintf(ContendedHint, r.NeighbourCPUPct)
+	}
+	return StabilityHint
+}
+
+// ContendedHint is StabilityAdvice on a contended row, with the neighbours' share in %.
+const ContendedHint = "other processes used %.0f%% of the server's cores during the window (contended): check the " +
+	"background processes first, or pin them to other cores, then rerun"
+
 // StabilityFigureName is how the report names the figure a row's stability verdict is
 // on: TTFT for a ledger that judged no other.
 func StabilityFigureName(r ledger.Row) string {
@@ -174,7 +188,7 @@ func detailCells(r ledger.Row) []string {
 		tri(r.TPOT.P50, r.TPOT.P90, r.TPOT.P99, 1000, 1),
 		mdtable.Num(r.ITL.P50, 1000, 1) + " / " + mdtable.Num(r.ITL.P99, 1000, 1),
 		mdtable.Num(r.E2E.P50, 1, 2) + " / " + mdtable.Num(r.E2E.P99, 1, 2),
-		mdtable.Num(r.OutputTokS, 1, 1), mdtable.Num(r.RequestsPerSec, 1, 3), mdtable.Num(r.DecodeRate.P50, 1, 1),
+		throughputCell(r), mdtable.Num(r.RequestsPerSec, 1, 3), mdtable.Num(r.DecodeRate.P50, 1, 1),
 		mdtable.Dash(ledger.FormatFailures(r.Failures)),
 		fmt.Sprintf("%d (%s, %s)", r.OutputTokens, mdtable.Dash(r.TokenSource), mdtable.Num(r.TokensPerChunk, 1, 2)),
 		fmt.Sprintf("%d → %s", r.PromptTokensRequested, mdtable.Num(r.PromptTokensActual, 1, 1)),
@@ -230,10 +244,14 @@ func stability(r ledger.Row) string {
 	if r.Stability == "" {
 		return "—"
 	}
-	if math.IsNaN(r.StabilitySpread) {
-		return r.Stability
+	s := r.Stability
+	if !math.IsNaN(r.StabilitySpread) {
+		s = fmt.Sprintf("%s (%s ±%s%%)", r.Stability, StabilityFigureName(r), mdtable.Num(r.StabilitySpread, 100, 1))
 	}
-	return fmt.Sprintf("%s (%s ±%s%%)", r.Stability, StabilityFigureName(r), mdtable.Num(r.StabilitySpread, 100, 1))
+	if r.Contention == ledger.ContentionContended {
+		s += fmt.Sprintf(" · contended %s%%", mdtable.Num(r.NeighbourCPUPct, 1, 0))
+	}
+	return s
 }
 
 // How ITL percentiles are taken, from the stats package's constants.
@@ -261,6 +279,9 @@ func formulaLines(rows []ledger.Row) []string {
 	}
 	if slices.ContainsFunc(rows, func(r ledger.Row) bool { return r.SharedPrefixPct > 0 }) {
 		lines = append(lines, sharedPrefixFormula)
+	}
+	if slices.ContainsFunc(rows, func(r ledger.Row) bool { return !math.IsNaN(r.SteadyOutputTokS) }) {
+		lines = append(lines, steadyFormula)
 	}
 	seen := map[string]bool{}
 	var sources []string
