@@ -1,15 +1,11 @@
 package stats
 
-import (
-	"math"
-
-	"github.com/DataDog/sketches-go/ddsketch"
-)
+import "math"
 
 // ITLRelativeError bounds the relative error of percentiles once a run has more values
 // of a figure than ITLExactGaps (inter-chunk gaps, or requests for the per-request
 // figures): they then come from a DDSketch, whose quantiles are within this fraction of
-// the value at that rank. Count, mean, min and max stay exact.
+// the value at that rank (sketch.go). Count, mean, min and max stay exact.
 const ITLRelativeError = 0.01
 
 // ITLExactGaps is how many values of a figure a run (or the pool of a level's runs)
@@ -19,12 +15,12 @@ const ITLRelativeError = 0.01
 const ITLExactGaps = 1 << 20
 
 // valueStore holds one figure's values (ITL gaps, or one value per request): exactly up
-// to a limit, then in a mergeable DDSketch.
+// to a limit, then in a mergeable sketch (sketch.go).
 type valueStore struct {
 	exact  []float64
-	sketch *ddsketch.DDSketchWithExactSummaryStatistics // nil while exact
-	sumSq  float64                                      // Σ v² of the sketched values, for Std
-	limit  int                                          // 0: ITLExactGaps (tests lower it)
+	sketch *sketch  // nil while exact
+	sumSq  float64 // Σ v² of the sketched values, for Std
+	limit  int     // 0: ITLExactGaps (tests lower it)
 }
 
 func (s *valueStore) max() int {
@@ -42,18 +38,15 @@ func (s *valueStore) add(v float64) {
 		}
 		s.spill()
 	}
-	s.sketch.Add(v) // a duration or rate is never NaN, the only value Add refuses
+	s.sketch.add(v, 1)
 	s.sumSq += v * v
 }
 
 // spill moves the exact values into a new sketch.
 func (s *valueStore) spill() {
-	sk, err := ddsketch.NewDefaultDDSketchWithExactSummaryStatistics(ITLRelativeError)
-	if err != nil {
-		panic(err) // only for an accuracy outside (0, 1), which ITLRelativeError is not
-	}
+	sk := newSketch(ITLRelativeError)
 	for _, v := range s.exact {
-		sk.Add(v)
+		sk.add(v, 1)
 		s.sumSq += v * v
 	}
 	s.sketch, s.exact = sk, nil
@@ -77,12 +70,12 @@ func (s *valueStore) merge(o *valueStore) {
 		s.spill()
 	}
 	if o.sketch != nil {
-		s.sketch.MergeWith(o.sketch)
+		s.sketch.merge(o.sketch)
 		s.sumSq += o.sumSq
 		return
 	}
 	for _, v := range o.exact {
-		s.sketch.Add(v)
+		s.sketch.add(v, 1)
 		s.sumSq += v * v
 	}
 }
@@ -93,11 +86,10 @@ func (s *valueStore) dist() Dist {
 	if s.sketch == nil {
 		return NewDist(s.exact)
 	}
-	q, _ := s.sketch.GetValuesAtQuantiles([]float64{0.50, 0.90, 0.95, 0.99})
-	lo, _ := s.sketch.GetMinValue()
-	hi, _ := s.sketch.GetMaxValue()
-	n := s.sketch.GetCount()
-	mean := s.sketch.GetSum() / n
+	sk := s.sketch
+	q := []float64{sk.quantile(0.50), sk.quantile(0.90), sk.quantile(0.95), sk.quantile(0.99)}
+	lo, hi, n := sk.lo, sk.hi, sk.n
+	mean := sk.sum / n
 	// Σv²/n − mean² can dip below zero by rounding when every value is alike.
 	std := math.Sqrt(math.Max(0, s.sumSq/n-mean*mean))
 	return Dist{N: int(n), P50: q[0], P90: q[1], P99: q[3], Mean: mean, Min: lo, Max: hi, P95: q[2], Std: std}
@@ -119,10 +111,7 @@ func (s *valueStore) ci(conf float64, draws int) *DistCI {
 		at := func(rank int) float64 { return s.exact[rankIndex(rank, draws, m)] }
 		return distCI(draws, d.Mean, d.Std, conf, at)
 	}
-	at := func(rank int) float64 {
-		v, _ := s.sketch.GetValueAtQuantile(float64(rank) / float64(draws+1))
-		return v
-	}
+	at := func(rank int) float64 { return s.sketch.quantile(float64(rank) / float64(draws+1)) }
 	c := distCI(draws, d.Mean, d.Std, conf, at)
 	for _, iv := range []*Interval{&c.P50, &c.P90, &c.P95, &c.P99} {
 		iv.Lo *= 1 - ITLRelativeError
@@ -146,5 +135,5 @@ func (s *valueStore) count() int {
 	if s.sketch == nil {
 		return len(s.exact)
 	}
-	return int(s.sketch.GetCount())
+	return int(s.sketch.n)
 }
