@@ -18,7 +18,7 @@ const ITLExactGaps = 1 << 20
 // to a limit, then in a mergeable sketch (sketch.go).
 type valueStore struct {
 	exact  []float64
-	sketch *sketch  // nil while exact
+	sketch *sketch // nil while exact
 	sumSq  float64 // Σ v² of the sketched values, for Std
 	limit  int     // 0: ITLExactGaps (tests lower it)
 }
