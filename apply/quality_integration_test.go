@@ -20,12 +20,14 @@ import (
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/runreport"
 	"github.com/planrun/planrun/telemetry/gpu"
+	"github.com/planrun/planrun/telemetry/procmem"
 )
 
 const qualityPlan = `
 variable "ollama" { type = string }
 variable "dir"    { type = string }
 variable "port"   { type = number }
+variable "cpus"   { type = string }
 locals {
   host   = "127.0.0.1:${var.port}"
   quants = ["f16", "q8_0", "q4_K_M"]
@@ -52,6 +54,9 @@ backend "ollama" "native" {
   server       = server.ollama
   ensure_model = "check"
 }
+# One core, and Ollama's num_thread 1 with it: two llama.cpp threads on a busy 2-core
+# machine wait on each other, and the phase took 38 minutes unpinned at load 35.
+hardware "pinned" { cpus = var.cpus }
 workload "w" {
   prompt_tokens = 16
   max_tokens    = 4
@@ -64,6 +69,7 @@ matrix "q" {
   model        = ["tiny-25m"]
   quantization = local.quants
   tool         = [backend.ollama.native]
+  hardware     = [hardware.pinned]
   workload     = [workload.w]
   model_id     = "tiny-${matrix.quantization}"
   quality {
@@ -89,9 +95,13 @@ func TestRealOllamaQualityDrift(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
+	_, cores, err := procmem.CPUsAllowed(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(t.TempDir(), "plan.hcl")
 	os.WriteFile(path, []byte(qualityPlan), 0o644)
-	p, cells := loadPlanFile(t, path, "ollama="+bin, "dir="+dir, "port="+strconv.Itoa(port))
+	p, cells := loadPlanFile(t, path, "ollama="+bin, "dir="+dir, "port="+strconv.Itoa(port), "cpus="+strconv.Itoa(cores[len(cores)-1]))
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Progress: &noteRecorder{}})
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func TestRealVLLMFloat16AgainstBFloat16(t *testing.T) {
 	ctx := context.Background()
 	cfg := Config{Prompts: Prompts(8, 12, 1), MaxTokens: 16, TopK: 5, Seed: 1, Method: Auto}
 	start := func(dtype string) (*vllmtest.Server, backends.Backend) {
-		s, err := vllmtest.StartServerWith(t.TempDir(), vllmtest.Options{Dtype: dtype, ReadyTimeout: 15 * time.Minute})
+		s, err := vllmtest.StartServerWith(t.TempDir(), vllmtest.Options{Dtype: dtype, Eager: true, ReadyTimeout: 15 * time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

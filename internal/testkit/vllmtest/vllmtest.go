@@ -81,6 +81,9 @@ type Options struct {
 	// Dtype, when set, is vLLM's --dtype ("float16"); the checkpoint's own torch_dtype
 	// (bfloat16) otherwise.
 	Dtype string
+	// Eager runs without torch.compile (--enforce-eager): a start in seconds rather than
+	// minutes of compiling, for a test whose figures do not depend on speed.
+	Eager bool
 	// ReadyTimeout, when set, replaces the 5 minutes a start may take: a test that
 	// starts servers of its own on a loaded machine (a start took 10 minutes at load 30).
 	ReadyTimeout time.Duration
@@ -134,6 +137,9 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 		"--max-model-len", strconv.Itoa(MaxModelLen), "--enable-prefix-caching"}
 	if o.Reasoning {
 		command = append(command, "--reasoning-parser", "deepseek_r1")
+	}
+	if o.Eager {
+		command = append(command, "--enforce-eager")
 	}
 	if o.Dtype != "" {
 		command = append(command, "--dtype", o.Dtype)
