@@ -55,6 +55,7 @@ func (c *cpuMonitor) stop(m *levelMeasurement) {
 // notes that explain them.
 func setInside(row *ledger.Row, m levelMeasurement) []string {
 	var notes []string
+	row.SteadySliceCVPct = sliceCV(m.Stats.PerRun)
 	if cpu := m.Window.CPU; cpu.Note == "" && cpu.N > 0 {
 		row.ServerCPUPct, row.NeighbourCPUPct = cpu.ServerPct, cpu.OthersPct
 		row.Contention = ledger.ContentionQuiet

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/stats"
 	"github.com/planrun/planrun/telemetry/gpu"
 )
 
@@ -344,5 +346,75 @@ matrix "m" {
 	// makes no token yet, and a loaded machine delays some requests more than others.
 	if share < 0.03 || math.Abs(lower-share) > max(0.03, share/4) {
 		t.Fatalf("the whole window's %.1f tok/s is %.1f%% below steady; %.1f%% of the slots' time was ramp and drain", r.OutputTokS, 100*lower, 100*share)
+	}
+}
+
+// The timeline file of a run gives the row's steady figure back: per run, Σ the steady
+// slices' tokens / Σ their length; the row's is the median across runs.
+func TestTimelineFileRecomputesTheSteadyFigure(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: 2 * time.Millisecond}))
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = uniform(5, 40)
+  concurrency   = [1, 3]
+  requests      = 24
+  warmup_runs   = 0
+  repeat_runs   = 3
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+}
+`, srv.URL)
+	res, _ := runSamples(t, p, cells)
+	f, err := os.Open(filepath.Join(res.RunDir, TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(lines) < 2 || !slices.Equal(lines[0], timelineHeader) {
+		t.Fatalf("%d lines, err %v, header %v", len(lines), err, lines[0])
+	}
+	col := map[string]int{}
+	for i, c := range lines[0] {
+		col[c] = i
+	}
+	f64 := func(l []string, c string) float64 {
+		v, err := strconv.ParseFloat(l[col[c]], 64)
+		if err != nil {
+			t.Fatalf("%s %q: %v", c, l[col[c]], err)
+		}
+		return v
+	}
+	type key struct{ conc, run string }
+	tok, secs := map[key]float64{}, map[key]float64{}
+	started := map[string]int{}
+	for _, l := range lines[1:] {
+		started[l[col["concurrency"]]] += int(f64(l, "started"))
+		if l[col["steady"]] == "true" {
+			k := key{l[col["concurrency"]], l[col["run"]]}
+			tok[k] += f64(l, "output_tokens")
+			secs[k] += f64(l, "to_s") - f64(l, "from_s")
+		}
+	}
+	for _, r := range res.Rows {
+		c := strconv.Itoa(r.Concurrency)
+		var perRun []float64
+		for run := range 3 {
+			k := key{c, strconv.Itoa(run)}
+			perRun = append(perRun, tok[k]/secs[k])
+		}
+		got := stats.Median(perRun)
+		t.Logf("c=%s: runs %v → %.3f tok/s; the row's steady %.3f (whole window %.3f), slices' CV %.1f%%", c, perRun, got,
+			r.SteadyOutputTokS, r.OutputTokS, r.SteadySliceCVPct)
+		if math.IsNaN(got) || math.Abs(got-r.SteadyOutputTokS) > 1e-4*r.SteadyOutputTokS || started[c] != 72 {
+			t.Fatalf("c=%s: the timeline gives %v tok/s from %d requests, the row %v from 72", c, got, started[c], r.SteadyOutputTokS)
+		}
 	}
 }

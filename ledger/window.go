@@ -17,6 +17,10 @@ type Inside struct {
 	// without a steady window (no more requests than slots). SteadySeconds is the
 	// window's length (the median run's).
 	SteadyOutputTokS, SteadyGoodputTokS, SteadySeconds float64
+	// SteadySliceCVPct is how even the steady window was: the coefficient of variation,
+	// in %, of the output tok/s of its timeline's slices (timeline.csv), every run's
+	// together; NaN without two steady slices.
+	SteadySliceCVPct float64
 	// ServerCPUPct and NeighbourCPUPct are the shares of the server's allowed cores
 	// (CPUsAllowed; 100 = all of them, the whole window) that its own process tree and
 	// other processes used, planrun's own client counted apart; NaN where planrun does
@@ -35,7 +39,8 @@ const (
 
 func newInside() Inside {
 	nan := math.NaN()
-	return Inside{ServerCPUPct: nan, NeighbourCPUPct: nan, SteadyOutputTokS: nan, SteadyGoodputTokS: nan, SteadySeconds: nan}
+	return Inside{ServerCPUPct: nan, NeighbourCPUPct: nan, SteadyOutputTokS: nan, SteadyGoodputTokS: nan, SteadySeconds: nan,
+		SteadySliceCVPct: nan}
 }
 
 // setSteady sets the row's steady-state figures from its level's runs.
@@ -67,6 +72,7 @@ func insideColumns() []column {
 		floatCol("steady_output_tok_s", 1, func(r *Row) *float64 { return &r.SteadyOutputTokS }),
 		floatCol("steady_goodput_tok_s", 1, func(r *Row) *float64 { return &r.SteadyGoodputTokS }),
 		floatCol("steady_s", 1, func(r *Row) *float64 { return &r.SteadySeconds }),
+		floatCol("steady_slice_cv_pct", 1, func(r *Row) *float64 { return &r.SteadySliceCVPct }),
 		floatCol("server_cpu_pct", 1, func(r *Row) *float64 { return &r.ServerCPUPct }),
 		floatCol("neighbour_cpu_pct", 1, func(r *Row) *float64 { return &r.NeighbourCPUPct }),
 		strCol("contention", func(r *Row) *string { return &r.Contention }),
