@@ -84,7 +84,9 @@ func (s *loadStore) timeline(r runLoad) *Timeline {
 	t := &Timeline{Origin: time.Unix(0, origin), Resolution: float64(res) / 1e9, Slices: make([]Slice, n)}
 	ttfts := make([][]float64, n)
 	// index is the slice holding instant x (the last for x = end).
-	index := func(x int64) int { return min(max(sort.Search(len(edges), func(i int) bool { return edges[i] > x })-1, 0), n-1) }
+	index := func(x int64) int {
+		return min(max(sort.Search(len(edges), func(i int) bool { return edges[i] > x })-1, 0), n-1)
+	}
 	busy := make([]float64, n)
 	for _, sp := range s.spans {
 		i := index(sp.start)
