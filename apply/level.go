@@ -192,9 +192,7 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 		}
 	}
 	holdAgainstReferences(a.o.Plan, cell, row)
-	if err := writeTimeline(a.rec.res.RunDir, cell, level, m); err != nil {
-		a.note("%s %s: the timeline: %v", cell.ID, level, err)
-	}
+	a.recordTimeline(cell, level, m)
 
 	a.rec.flushRequests()
 	if row.Requests > 0 || row.Status != ledger.StatusInterrupted {

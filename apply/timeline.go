@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/runreport"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/stats"
 	"github.com/planrun/planrun/telemetry/gpu"
@@ -25,6 +26,25 @@ const TimelineFile = "timeline.csv"
 var timelineHeader = []string{"cell_id", "concurrency", "request_rate", "run", "resolution_s", "from_s", "to_s", "steady",
 	"started", "finished", "in_flight", "output_tokens", "output_tok_s", "ttft_p50_s", "ttft_max_s",
 	"server_cpu_cores", "other_cpu_cores", "gpu_used_gb", "gpu_util_pct", "gpu_power_w"}
+
+// recordTimeline writes the level's timelines to the run directory's timeline file and
+// adds them to the report's timeline chart.
+func (a *applier) recordTimeline(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement) {
+	if err := writeTimeline(a.rec.res.RunDir, cell, level, m); err != nil {
+		a.note("%s %s: the timeline: %v", cell.ID, level, err)
+	}
+	s := runreport.TimelineSeries{Label: cell.ID + " " + cell.Workload.LevelName(level)}
+	for _, l := range m.Stats.PerRun {
+		var pts []runreport.TimelinePoint
+		if tl := l.Delivered.Timeline; tl != nil {
+			for _, sl := range tl.Slices {
+				pts = append(pts, runreport.TimelinePoint{Seconds: (sl.From + sl.To) / 2, TokS: sl.OutputTokS(), InFlight: sl.InFlight, Steady: sl.Steady})
+			}
+		}
+		s.Runs = append(s.Runs, pts)
+	}
+	a.rec.timeline = append(a.rec.timeline, s)
+}
 
 // writeTimeline appends the level's runs' timelines to the run directory's timeline file
 // (its header first when new).

@@ -372,6 +372,9 @@ matrix "m" {
 }
 `, srv.URL)
 	res, _ := runSamples(t, p, cells)
+	if _, err := os.Stat(filepath.Join(res.RunDir, "timeline.svg")); err != nil {
+		t.Errorf("no timeline chart: %v", err)
+	}
 	f, err := os.Open(filepath.Join(res.RunDir, TimelineFile))
 	if err != nil {
 		t.Fatal(err)
