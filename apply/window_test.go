@@ -421,3 +421,83 @@ matrix "m" {
 		}
 	}
 }
+
+// An open loop above the mock's capacity (2 queue slots, a request holding one for
+// 20 ms + 19 × 5 ms: about 17 requests/s) queues without bound and is over-saturated;
+// one well below it is not.
+func TestOverSaturatedOpenLoop(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 5 * time.Millisecond, QueueSlots: 2}))
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = 20
+  concurrency   = 64
+  request_rate  = [8, 40]
+  arrival       = "constant"
+  requests      = 40
+  warmup_runs   = 0
+  repeat_runs   = 1
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+}
+`, srv.URL)
+	res, _ := runSamples(t, p, cells)
+	if len(res.Rows) != 2 {
+		t.Fatalf("%d rows", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		over := r.RequestRate > 17
+		t.Logf("%g req/s: %q, TTFT slope %.3f s/s, in flight %.2f/s", r.RequestRate, r.Saturation, r.TTFTSlope, r.InFlightSlope)
+		if (r.Saturation == ledger.SaturationOver) != over {
+			t.Errorf("%g req/s: saturation %q, want over-saturated %v (notes: %s)", r.RequestRate, r.Saturation, over, r.Notes)
+		}
+		if over && !strings.Contains(r.Notes, "over-saturated: over the ") {
+			t.Errorf("notes %q", r.Notes)
+		}
+	}
+}
+
+// An over-saturated level decides nothing in a capacity search: neither met nor missed,
+// so the search bisects between the levels that did decide.
+func TestCapacitySearchSkipsOverSaturatedLevels(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
+		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(rate, attainmentPct float64, saturation string) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
+		r.Saturation = saturation
+		return r
+	}
+	tests := []struct {
+		name string
+		at8  string
+		want float64
+	}{
+		{"8/s settled and missed: between 1 and 8", "", 4.5},
+		{"8/s over-saturated: between 1 and 16", ledger.SaturationOver, 8.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ""), row(8, 20, tt.at8), row(16, 20, "")})
+			next, more := s.next()
+			if !more || next.RequestRate != tt.want {
+				t.Fatalf("next = %+v, %v; want %v", next, more, tt.want)
+			}
+		})
+	}
+	// Every level above the met one over-saturated: the capacity is at least the met one.
+	s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ""), row(8, 20, ledger.SaturationOver), row(16, 20, ledger.SaturationOver)})
+	if _, more := s.next(); more {
+		t.Error("the search went on with nothing above to bound it")
+	}
+	if c := s.answer(); c == nil || c.Bound != ledger.CapacityAtLeast || c.Value != 1 {
+		t.Errorf("answer %+v, want at least 1", c)
+	}
+}

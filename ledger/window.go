@@ -26,10 +26,21 @@ type Inside struct {
 	// other processes used, planrun's own client counted apart; NaN where planrun does
 	// not know the server's processes (it did not start the server).
 	ServerCPUPct, NeighbourCPUPct float64
+	// Saturation is SaturationOver when an open loop's or replay's TTFT climbed or its
+	// requests in flight grew through its sending span (stats.Saturation's test, in some
+	// run): its load is above what the server serves, and its figures are of a queue
+	// that had not settled; empty otherwise. TTFTSlope (seconds of TTFT per second) and
+	// InFlightSlope (requests per second) are the slopes tested, the median across runs;
+	// NaN for a closed loop.
+	Saturation               string
+	TTFTSlope, InFlightSlope float64
 	// Contention is ContentionContended when NeighbourCPUPct is above the stated
 	// threshold (procmem.ContendedAbove), ContentionQuiet below it, empty unmeasured.
 	Contention string
 }
+
+// SaturationOver marks an over-saturated row.
+const SaturationOver = "over-saturated"
 
 // Contention verdicts of a Row.
 const (
@@ -40,7 +51,7 @@ const (
 func newInside() Inside {
 	nan := math.NaN()
 	return Inside{ServerCPUPct: nan, NeighbourCPUPct: nan, SteadyOutputTokS: nan, SteadyGoodputTokS: nan, SteadySeconds: nan,
-		SteadySliceCVPct: nan}
+		SteadySliceCVPct: nan, TTFTSlope: nan, InFlightSlope: nan}
 }
 
 // setSteady sets the row's steady-state figures from its level's runs.
@@ -73,6 +84,9 @@ func insideColumns() []column {
 		floatCol("steady_goodput_tok_s", 1, func(r *Row) *float64 { return &r.SteadyGoodputTokS }),
 		floatCol("steady_s", 1, func(r *Row) *float64 { return &r.SteadySeconds }),
 		floatCol("steady_slice_cv_pct", 1, func(r *Row) *float64 { return &r.SteadySliceCVPct }),
+		strCol("saturation", func(r *Row) *string { return &r.Saturation }),
+		floatCol("ttft_slope_s_per_s", 1, func(r *Row) *float64 { return &r.TTFTSlope }),
+		floatCol("in_flight_slope_per_s", 1, func(r *Row) *float64 { return &r.InFlightSlope }),
 		floatCol("server_cpu_pct", 1, func(r *Row) *float64 { return &r.ServerCPUPct }),
 		floatCol("neighbour_cpu_pct", 1, func(r *Row) *float64 { return &r.NeighbourCPUPct }),
 		strCol("contention", func(r *Row) *string { return &r.Contention }),
@@ -87,6 +101,8 @@ var insideFields = []ResultField{
 		func(r *Row) float64 { return r.SteadyGoodputTokS }),
 	numField("neighbour_cpu_pct", "%", "share of the server's allowed cores other processes used during the window (planrun's client apart)", 1,
 		func(r *Row) float64 { return r.NeighbourCPUPct }),
+	strField("saturation", "over-saturated when an open loop's TTFT climbed or its requests in flight grew through the run, else empty",
+		func(r *Row) string { return r.Saturation }),
 	strField("contention", "contended when other processes used more than 10% of the server's cores, quiet below, empty unmeasured",
 		func(r *Row) string { return r.Contention }),
 }

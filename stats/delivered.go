@@ -66,6 +66,9 @@ type Delivered struct {
 	// Timeline is one run's window in slices (timeline.go); nil for runs pooled or
 	// medians taken, and past the exact store's limit.
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Saturation is a paced run's over-saturation test (saturation.go); nil for a
+	// closed loop and, as Timeline, for pooled runs and medians.
+	Saturation *Saturation `json:"saturation,omitempty"`
 }
 
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
@@ -431,6 +434,7 @@ func (s *loadStore) delivered() Delivered {
 	d.RateScheduled, d.RateDelivered = ratio(float64(gaps), due), ratio(float64(gaps), start)
 	if len(s.spans) > 0 && len(s.hist) == 0 { // one run's own spans: its timeline
 		d.Timeline = s.timeline(r)
+		d.Saturation = s.saturation(d.Timeline)
 	}
 	d.SteadySeconds = r.steadySecs + s.steadySecs
 	d.SteadyOutputTokS, d.SteadyGoodputTokS = math.NaN(), math.NaN()
