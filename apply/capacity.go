@@ -29,6 +29,9 @@ type capacitySearch struct {
 	// target (a late level decides nothing); fidelity is each level's verdict.
 	clientBound []bool
 	fidelity    []string
+	// saturated marks over-saturated levels: their queue had not settled, so their
+	// figures depend on the run's length, and they decide nothing either way.
+	saturated []bool
 	// attainment is each level's SLO attainment interval (unbounded for a row from
 	// before intervals).
 	attainment []stats.Interval
@@ -49,6 +52,7 @@ func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
 	s.levels = append(s.levels, lv)
 	s.met = append(s.met, meetsCapacity(s.w, row))
 	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound || row.Fidelity == ledger.FidelityLate)
+	s.saturated = append(s.saturated, row.Saturation == ledger.SaturationOver)
 	s.fidelity = append(s.fidelity, row.Fidelity)
 	iv := stats.Unbounded(0)
 	if row.CI.Confidence > 0 && row.Status != ledger.StatusInterrupted {
@@ -65,7 +69,7 @@ func (s *capacitySearch) setRange(c *ledger.Capacity) {
 	for i, iv := range s.attainment {
 		load := loadOf(s.w, s.levels[i])
 		switch {
-		case !iv.Bounded() || s.clientBound[i]:
+		case !iv.Bounded() || s.clientBound[i] || s.saturated[i]:
 		case iv.Lo >= target:
 			c.RangeLo = max(c.RangeLo, load)
 		case iv.Hi < target:
@@ -88,7 +92,7 @@ func (s *capacitySearch) setRange(c *ledger.Capacity) {
 // none. Client-bound levels count as neither met nor missed.
 func (s *capacitySearch) bounds() (met, missed, client *plan.LoadLevel) {
 	for i := range s.levels {
-		if s.met[i] && !s.clientBound[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
+		if s.met[i] && !s.clientBound[i] && !s.saturated[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
 			met = &s.levels[i]
 		}
 	}
@@ -101,6 +105,7 @@ func (s *capacitySearch) bounds() (met, missed, client *plan.LoadLevel) {
 	}
 	for i := range s.levels {
 		switch {
+		case s.saturated[i]:
 		case s.clientBound[i]:
 			client = lowest(i, client)
 		case !s.met[i]:

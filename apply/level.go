@@ -193,6 +193,7 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 		}
 	}
 	holdAgainstReferences(a.o.Plan, cell, row)
+	a.recordTimeline(cell, level, m)
 
 	a.rec.flushRequests()
 	if row.Requests > 0 || row.Status != ledger.StatusInterrupted {

@@ -42,6 +42,7 @@ type runRecord struct {
 	host     string                  // the machine the rows are measured on
 	done     map[levelKey]ledger.Row // resumed levels already complete
 	vram     []runreport.VRAMSeries  // the VRAM chart's traces
+	timeline []runreport.TimelineSeries
 }
 
 // openRun opens the run's files: the CSV ledger first (a ledger refused, e.g. for
@@ -506,6 +507,11 @@ func (r *runRecord) writeReport() error {
 	if err != nil {
 		r.note("charts: %v", err)
 	}
+	inside, err := runreport.WriteTimelineCharts(r.res.RunDir, r.timeline)
+	if err != nil {
+		r.note("charts: %v", err)
+	}
+	charts = append(charts, inside...)
 	rep := runreport.Report{Title: planName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: append(charts, decided...),
 		Run: r.manifest.RunID, Started: r.manifest.Started, Summary: summary}
 	rep.Language, rep.Percentiles = reportChoices(r.plan.Outputs)

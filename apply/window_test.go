@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"math"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/servers/mockserver"
+	"github.com/planrun/planrun/stats"
 	"github.com/planrun/planrun/telemetry/gpu"
 )
 
@@ -344,5 +346,158 @@ matrix "m" {
 	// makes no token yet, and a loaded machine delays some requests more than others.
 	if share < 0.03 || math.Abs(lower-share) > max(0.03, share/4) {
 		t.Fatalf("the whole window's %.1f tok/s is %.1f%% below steady; %.1f%% of the slots' time was ramp and drain", r.OutputTokS, 100*lower, 100*share)
+	}
+}
+
+// The timeline file of a run gives the row's steady figure back: per run, Σ the steady
+// slices' tokens / Σ their length; the row's is the median across runs.
+func TestTimelineFileRecomputesTheSteadyFigure(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: 2 * time.Millisecond}))
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = uniform(5, 40)
+  concurrency   = [1, 3]
+  requests      = 24
+  warmup_runs   = 0
+  repeat_runs   = 3
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+}
+`, srv.URL)
+	res, _ := runSamples(t, p, cells)
+	if _, err := os.Stat(filepath.Join(res.RunDir, "timeline.svg")); err != nil {
+		t.Errorf("no timeline chart: %v", err)
+	}
+	f, err := os.Open(filepath.Join(res.RunDir, TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(lines) < 2 || !slices.Equal(lines[0], timelineHeader) {
+		t.Fatalf("%d lines, err %v, header %v", len(lines), err, lines[0])
+	}
+	col := map[string]int{}
+	for i, c := range lines[0] {
+		col[c] = i
+	}
+	f64 := func(l []string, c string) float64 {
+		v, err := strconv.ParseFloat(l[col[c]], 64)
+		if err != nil {
+			t.Fatalf("%s %q: %v", c, l[col[c]], err)
+		}
+		return v
+	}
+	type key struct{ conc, run string }
+	tok, secs := map[key]float64{}, map[key]float64{}
+	started := map[string]int{}
+	for _, l := range lines[1:] {
+		started[l[col["concurrency"]]] += int(f64(l, "started"))
+		if l[col["steady"]] == "true" {
+			k := key{l[col["concurrency"]], l[col["run"]]}
+			tok[k] += f64(l, "output_tokens")
+			secs[k] += f64(l, "to_s") - f64(l, "from_s")
+		}
+	}
+	for _, r := range res.Rows {
+		c := strconv.Itoa(r.Concurrency)
+		var perRun []float64
+		for run := range 3 {
+			k := key{c, strconv.Itoa(run)}
+			perRun = append(perRun, tok[k]/secs[k])
+		}
+		got := stats.Median(perRun)
+		t.Logf("c=%s: runs %v → %.3f tok/s; the row's steady %.3f (whole window %.3f), slices' CV %.1f%%", c, perRun, got,
+			r.SteadyOutputTokS, r.OutputTokS, r.SteadySliceCVPct)
+		if math.IsNaN(got) || math.Abs(got-r.SteadyOutputTokS) > 1e-4*r.SteadyOutputTokS || started[c] != 72 {
+			t.Fatalf("c=%s: the timeline gives %v tok/s from %d requests, the row %v from 72", c, got, started[c], r.SteadyOutputTokS)
+		}
+	}
+}
+
+// An open loop above the mock's capacity (2 queue slots, a request holding one for
+// 20 ms + 19 × 5 ms: about 17 requests/s) queues without bound and is over-saturated;
+// one well below it is not.
+func TestOverSaturatedOpenLoop(t *testing.T) {
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 5 * time.Millisecond, QueueSlots: 2}))
+	defer srv.Close()
+	p, cells := loadPlan(t, `
+variable "url" { type = string }
+backend "openai" "mock" { url = "${var.url}/v1" }
+workload "w" {
+  prompt_tokens = 8
+  max_tokens    = 20
+  concurrency   = 64
+  request_rate  = [8, 40]
+  arrival       = "constant"
+  requests      = 40
+  warmup_runs   = 0
+  repeat_runs   = 1
+}
+matrix "m" {
+  model    = ["mock"]
+  tool     = [backend.openai.mock]
+  workload = [workload.w]
+}
+`, srv.URL)
+	res, _ := runSamples(t, p, cells)
+	if len(res.Rows) != 2 {
+		t.Fatalf("%d rows", len(res.Rows))
+	}
+	for _, r := range res.Rows {
+		over := r.RequestRate > 17
+		t.Logf("%g req/s: %q, TTFT slope %.3f s/s, in flight %.2f/s", r.RequestRate, r.Saturation, r.TTFTSlope, r.InFlightSlope)
+		if (r.Saturation == ledger.SaturationOver) != over {
+			t.Errorf("%g req/s: saturation %q, want over-saturated %v (notes: %s)", r.RequestRate, r.Saturation, over, r.Notes)
+		}
+		if over && !strings.Contains(r.Notes, "over-saturated: over the ") {
+			t.Errorf("notes %q", r.Notes)
+		}
+	}
+}
+
+// An over-saturated level decides nothing in a capacity search: neither met nor missed,
+// so the search bisects between the levels that did decide.
+func TestCapacitySearchSkipsOverSaturatedLevels(t *testing.T) {
+	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
+		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
+	cell := &plan.Cell{ID: "c", Workload: w}
+	row := func(rate, attainmentPct float64, saturation string) ledger.Row {
+		r := ledger.NewRow()
+		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
+		r.Saturation = saturation
+		return r
+	}
+	tests := []struct {
+		name string
+		at8  string
+		want float64
+	}{
+		{"8/s settled and missed: between 1 and 8", "", 4.5},
+		{"8/s over-saturated: between 1 and 16", ledger.SaturationOver, 8.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ""), row(8, 20, tt.at8), row(16, 20, "")})
+			next, more := s.next()
+			if !more || next.RequestRate != tt.want {
+				t.Fatalf("next = %+v, %v; want %v", next, more, tt.want)
+			}
+		})
+	}
+	// Every level above the met one over-saturated: the capacity is at least the met one.
+	s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ""), row(8, 20, ledger.SaturationOver), row(16, 20, ledger.SaturationOver)})
+	if _, more := s.next(); more {
+		t.Error("the search went on with nothing above to bound it")
+	}
+	if c := s.answer(); c == nil || c.Bound != ledger.CapacityAtLeast || c.Value != 1 {
+		t.Errorf("answer %+v, want at least 1", c)
 	}
 }

@@ -17,15 +17,30 @@ type Inside struct {
 	// without a steady window (no more requests than slots). SteadySeconds is the
 	// window's length (the median run's).
 	SteadyOutputTokS, SteadyGoodputTokS, SteadySeconds float64
+	// SteadySliceCVPct is how even the steady window was: the coefficient of variation,
+	// in %, of the output tok/s of its timeline's slices (timeline.csv), every run's
+	// together; NaN without two steady slices.
+	SteadySliceCVPct float64
 	// ServerCPUPct and NeighbourCPUPct are the shares of the server's allowed cores
 	// (CPUsAllowed; 100 = all of them, the whole window) that its own process tree and
 	// other processes used, planrun's own client counted apart; NaN where planrun does
 	// not know the server's processes (it did not start the server).
 	ServerCPUPct, NeighbourCPUPct float64
+	// Saturation is SaturationOver when an open loop's or replay's TTFT climbed or its
+	// requests in flight grew through its sending span (stats.Saturation's test, in some
+	// run): its load is above what the server serves, and its figures are of a queue
+	// that had not settled; empty otherwise. TTFTSlope (seconds of TTFT per second) and
+	// InFlightSlope (requests per second) are the slopes tested, the median across runs;
+	// NaN for a closed loop.
+	Saturation               string
+	TTFTSlope, InFlightSlope float64
 	// Contention is ContentionContended when NeighbourCPUPct is above the stated
 	// threshold (procmem.ContendedAbove), ContentionQuiet below it, empty unmeasured.
 	Contention string
 }
+
+// SaturationOver marks an over-saturated row.
+const SaturationOver = "over-saturated"
 
 // Contention verdicts of a Row.
 const (
@@ -35,7 +50,8 @@ const (
 
 func newInside() Inside {
 	nan := math.NaN()
-	return Inside{ServerCPUPct: nan, NeighbourCPUPct: nan, SteadyOutputTokS: nan, SteadyGoodputTokS: nan, SteadySeconds: nan}
+	return Inside{ServerCPUPct: nan, NeighbourCPUPct: nan, SteadyOutputTokS: nan, SteadyGoodputTokS: nan, SteadySeconds: nan,
+		SteadySliceCVPct: nan, TTFTSlope: nan, InFlightSlope: nan}
 }
 
 // setSteady sets the row's steady-state figures from its level's runs.
@@ -67,6 +83,10 @@ func insideColumns() []column {
 		floatCol("steady_output_tok_s", 1, func(r *Row) *float64 { return &r.SteadyOutputTokS }),
 		floatCol("steady_goodput_tok_s", 1, func(r *Row) *float64 { return &r.SteadyGoodputTokS }),
 		floatCol("steady_s", 1, func(r *Row) *float64 { return &r.SteadySeconds }),
+		floatCol("steady_slice_cv_pct", 1, func(r *Row) *float64 { return &r.SteadySliceCVPct }),
+		strCol("saturation", func(r *Row) *string { return &r.Saturation }),
+		floatCol("ttft_slope_s_per_s", 1, func(r *Row) *float64 { return &r.TTFTSlope }),
+		floatCol("in_flight_slope_per_s", 1, func(r *Row) *float64 { return &r.InFlightSlope }),
 		floatCol("server_cpu_pct", 1, func(r *Row) *float64 { return &r.ServerCPUPct }),
 		floatCol("neighbour_cpu_pct", 1, func(r *Row) *float64 { return &r.NeighbourCPUPct }),
 		strCol("contention", func(r *Row) *string { return &r.Contention }),
@@ -81,6 +101,8 @@ var insideFields = []ResultField{
 		func(r *Row) float64 { return r.SteadyGoodputTokS }),
 	numField("neighbour_cpu_pct", "%", "share of the server's allowed cores other processes used during the window (planrun's client apart)", 1,
 		func(r *Row) float64 { return r.NeighbourCPUPct }),
+	strField("saturation", "over-saturated when an open loop's TTFT climbed or its requests in flight grew through the run, else empty",
+		func(r *Row) string { return r.Saturation }),
 	strField("contention", "contended when other processes used more than 10% of the server's cores, quiet below, empty unmeasured",
 		func(r *Row) string { return r.Contention }),
 }

@@ -63,6 +63,12 @@ type Delivered struct {
 	SteadyOutputTokS  float64 `json:"steady_output_tok_s"`
 	SteadyGoodputTokS float64 `json:"steady_goodput_tok_s"`
 	SteadySeconds     float64 `json:"steady_s"`
+	// Timeline is one run's window in slices (timeline.go); nil for runs pooled or
+	// medians taken, and past the exact store's limit.
+	Timeline *Timeline `json:"timeline,omitempty"`
+	// Saturation is a paced run's over-saturation test (saturation.go); nil for a
+	// closed loop and, as Timeline, for pooled runs and medians.
+	Saturation *Saturation `json:"saturation,omitempty"`
 }
 
 // loadStore gathers what Delivered needs: the span of every request of a run, and for
@@ -185,6 +191,7 @@ type runLoad struct {
 	// run's spans were folded, so they cannot be told
 	steadyTok, steadyGood, steadySecs float64
 	steadyLost                        bool
+	steadyFrom, steadyTo              int64 // unix ns; equal when there is no steady window
 }
 
 func (s *loadStore) histogram() runLoad {
@@ -242,6 +249,7 @@ func (s *loadStore) histogram() runLoad {
 		from, to = slices.Min(ends), starts[len(starts)-1]
 	}
 	if to > from {
+		r.steadyFrom, r.steadyTo = from, to
 		r.steadySecs = float64(to-from) / 1e9
 		for _, sp := range s.spans {
 			n := sp.tokensWithin(from, to)
@@ -424,6 +432,10 @@ func (s *loadStore) delivered() Delivered {
 	}
 	due, start, gaps := s.pacedSpans()
 	d.RateScheduled, d.RateDelivered = ratio(float64(gaps), due), ratio(float64(gaps), start)
+	if len(s.spans) > 0 && len(s.hist) == 0 { // one run's own spans: its timeline
+		d.Timeline = s.timeline(r)
+		d.Saturation = s.saturation(d.Timeline)
+	}
 	d.SteadySeconds = r.steadySecs + s.steadySecs
 	d.SteadyOutputTokS, d.SteadyGoodputTokS = math.NaN(), math.NaN()
 	if !r.steadyLost && !s.steadyLost {

@@ -81,3 +81,61 @@ func TestSteadyThroughput(t *testing.T) {
 		}
 	})
 }
+
+// A run's timeline: 100 ms slices (a short window), cut again at the steady window's
+// ends, holding every request's start, end, time in flight and tokens once; its steady
+// slices give the steady figure back.
+func TestTimelineSlices(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	req := func(from, slot, ttft int) *backends.Sample {
+		return &backends.Sample{Start: t0.Add(ms(from)), FirstToken: ms(ttft), End: ms(100), Slot: slot,
+			OutputTokens: 10, Chunks: 10, TokenSource: backends.TokensUsage}
+	}
+	a := NewAccumulator(Target{Concurrency: 2})
+	// As TestSteadyThroughput's closed loop, the request at 150 ms with a TTFT of 30 ms.
+	for _, s := range []*backends.Sample{req(0, 1, 10), req(100, 1, 10), req(200, 1, 10), req(50, 2, 10), req(150, 2, 30), req(250, 2, 10)} {
+		a.addSample(s)
+	}
+	l := a.Summary(Window{})
+	tl := l.Delivered.Timeline
+	if tl == nil || !tl.Origin.Equal(t0) || tl.Resolution != 0.1 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	// Edges: 0, 50 (steady from), 100, 200, 250 (steady to), 300, 350 ms.
+	var edges []float64
+	var started, finished int
+	var tokens, busy float64
+	for _, s := range tl.Slices {
+		edges = append(edges, s.From)
+		started, finished, tokens, busy = started+s.Started, finished+s.Finished, tokens+s.OutputTokens, busy+s.InFlight*(s.To-s.From)
+	}
+	want := []float64{0, 0.05, 0.1, 0.2, 0.25, 0.3}
+	if len(edges) != len(want) {
+		t.Fatalf("slices from %v, want %v", edges, want)
+	}
+	for i := range want {
+		if !near(edges[i], want[i]) {
+			t.Fatalf("slices from %v, want %v", edges, want)
+		}
+	}
+	if started != 6 || finished != 6 || !near(tokens, 60) || !near(busy, 0.6) {
+		t.Errorf("started %d, finished %d, tokens %v, busy %v s; want 6, 6, 60, 0.6", started, finished, tokens, busy)
+	}
+	steady := 0
+	for _, s := range tl.Slices {
+		if s.Steady {
+			steady++
+		}
+	}
+	if steady != 3 || !near(tl.SteadyOutputTokS(), l.Delivered.SteadyOutputTokS) {
+		t.Errorf("%d steady slices giving %v tok/s, want 3 giving the run's %v", steady, tl.SteadyOutputTokS(), l.Delivered.SteadyOutputTokS)
+	}
+	// The slice [100, 200) saw the requests started at 100 and 150 (TTFT 10 and 30 ms).
+	if s := tl.Slices[2]; s.Started != 2 || !near(s.TTFTP50, 0.02) || !near(s.TTFTMax, 0.03) || !near(s.InFlight, 2) {
+		t.Errorf("slice %+v, want 2 started, TTFT p50 0.02 max 0.03, 2 in flight", s)
+	}
+	if r := SummarizeRuns([]MeasuredRun{{Acc: a}}, Target{Concurrency: 2}); r.Pooled.Delivered.Timeline != nil || r.Median.Delivered.Timeline != nil {
+		t.Error("a pooled or median summary has a timeline: it is each run's own")
+	}
+}

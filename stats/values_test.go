@@ -118,7 +118,7 @@ func nanFree(r Runs) Runs {
 	return r
 }
 
-// noNaN sets every NaN float under ptr (through structs and pointers) to -1, so
+// noNaN sets every NaN float under ptr (through structs, pointers and slices) to -1, so
 // reflect.DeepEqual can compare what holds NaN for "none".
 func noNaN(ptr any) {
 	var walk func(reflect.Value)
@@ -131,6 +131,10 @@ func noNaN(ptr any) {
 		case reflect.Pointer:
 			if !v.IsNil() {
 				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
 			}
 		case reflect.Struct:
 			for i := 0; i < v.NumField(); i++ {

@@ -65,3 +65,20 @@ func TestThroughputCellSaysWhichFigure(t *testing.T) {
 		t.Error("no formula for the steady figure")
 	}
 }
+
+// The timeline chart draws a strip per level that has slices, and nothing without.
+func TestTimelineChart(t *testing.T) {
+	if f := timelineFigure(nil); f != nil {
+		t.Error("a chart without timelines")
+	}
+	pts := []TimelinePoint{{0.05, 100, 1, false}, {0.15, 300, 3, true}, {0.25, 310, 3, true}, {0.35, 90, 1, false}}
+	levels := []TimelineSeries{{Label: "c c3", Runs: [][]TimelinePoint{pts, pts}}, {Label: "empty"}}
+	dir := t.TempDir()
+	charts, err := WriteTimelineCharts(dir, levels)
+	if err != nil || len(charts) != 1 || charts[0].File != TimelineChartFile || !strings.Contains(string(charts[0].SVG), "c c3: output tok/s") {
+		t.Fatalf("charts %d, err %v", len(charts), err)
+	}
+	if f := timelineFigure(levels); len(f.panels) != 1 || len(f.panels[0]) != 2 || f.entries != 2 {
+		t.Errorf("%d strips, %d legend entries: want one strip of two panels, a line per run", len(f.panels), f.entries)
+	}
+}

@@ -47,7 +47,9 @@ type CPUSummary struct {
 	// part of its allowed cores that are the server's: the kernel does not say which
 	// core ran it), and the rest of the cores' busy time, which other processes used.
 	ServerPct, ClientPct, OthersPct float64
-	// Series is each interval's shares, in order.
+	// Start is when the sampling began (the points' At are after it); Series is each
+	// interval's shares, in order.
+	Start  time.Time
 	Series []CPUPoint
 	// Note says why there is no figure ("" when there is one).
 	Note string
@@ -305,7 +307,7 @@ func (s *CPUSampler) Stop() CPUSummary {
 		s.read()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		sum := CPUSummary{Cores: formatCPUList(s.cores), N: len(s.cores), Series: s.series}
+		sum := CPUSummary{Cores: formatCPUList(s.cores), N: len(s.cores), Start: s.start, Series: s.series}
 		total, busy := s.last.total-s.first.total, s.last.busy-s.first.busy
 		if total == 0 {
 			sum.Note = "no CPU share: the window was shorter than the kernel's clock tick"
