@@ -19,7 +19,7 @@ type Saturation struct {
 	Over bool `json:"over_saturated"`
 	// TTFTSlope is seconds of TTFT per second of the run, TTFTClimb seconds over the
 	// span; InFlightSlope requests per second, InFlightClimb requests over the span.
-	TTFTSlope, TTFTSlopeLo, TTFTSlopeHi, TTFTClimb             float64
+	TTFTSlope, TTFTSlopeLo, TTFTSlopeHi, TTFTClimb                 float64
 	InFlightSlope, InFlightSlopeLo, InFlightSlopeHi, InFlightClimb float64
 	// Seconds is the sending span.
 	Seconds float64
