@@ -134,7 +134,11 @@ func checkAgainstRaw(t *testing.T, b *Backend, url string, req backends.Request)
 	if got.TokenSource != backends.TokensUsage || got.OutputTokens != raw.Output || got.OutputTokens < 1 {
 		t.Errorf("output tokens %d (%s), the server's usage.output_tokens %d", got.OutputTokens, got.TokenSource, raw.Output)
 	}
-	if want := raw.Input + raw.CacheRead + raw.CacheCreate; got.PromptTokens != want || want <= 0 || got.CachedTokens != raw.CacheRead {
+	// The raw request follows ours with the same body, so its cache is at least as warm:
+	// a cold request of ours (none cached) leaves its blocks for the raw one to find. Where
+	// ours found some cached, both found the same full blocks.
+	cachedOK := got.CachedTokens == raw.CacheRead || got.CachedTokens == 0
+	if want := raw.Input + raw.CacheRead + raw.CacheCreate; got.PromptTokens != want || want <= 0 || !cachedOK {
 		t.Errorf("prompt %d cached %d, the server's input %d + cache read %d + created %d", got.PromptTokens, got.CachedTokens, raw.Input, raw.CacheRead, raw.CacheCreate)
 	}
 	if ttft <= 0 || ttft > got.E2E() || got.FinishReason == "" {
@@ -164,8 +168,9 @@ func TestRealVLLMMessages(t *testing.T) {
 	s := vllmtest.Shared(t)
 	temp := 0.0
 	b := mustNew(t, backends.Config{Name: "anthropic.vllm", URL: s.URL + "/v1"})
-	// Several of vLLM's 16-token blocks, so that a repeat has full blocks to find cached.
-	prompt := strings.Repeat("hello world, the model is a fast token server. ", 8)
+	// Over two of the CPU build's 128-token cache blocks (a 103-token prompt had none to
+	// find cached), within the server's 512-token context.
+	prompt := strings.Repeat("hello world, the model is a fast token server. ", 24)
 	req := backends.Request{ID: "vllm/messages", Model: s.Model, Prompt: prompt, MaxTokens: 16, Temperature: &temp}
 	got := checkAgainstRaw(t, b, s.URL, req)
 	// The same prompt again: vLLM (--enable-prefix-caching) serves its full blocks from
