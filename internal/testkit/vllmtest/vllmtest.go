@@ -88,8 +88,9 @@ type Options struct {
 	// ReadyTimeout, when set, replaces the 5 minutes a start may take: a test that
 	// starts servers of its own on a loaded machine (a start took 10 minutes at load 30).
 	ReadyTimeout time.Duration
-	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache) and
-	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details).
+	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache),
+	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details) and
+	// takes forced tool calls (--enable-auto-tool-choice --tool-call-parser hermes).
 	Agentic bool
 }
 
@@ -150,7 +151,9 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 	}
 	var env map[string]string
 	if o.Agentic {
-		command = append(command, "--enable-prompt-tokens-details")
+		// tool_choice "required" or a named tool: guided decoding, but vLLM 0.32 answers 400
+		// unless a tool-call parser is loaded, which it does only with auto tool choice on.
+		command = append(command, "--enable-prompt-tokens-details", "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
 		env = map[string]string{"VLLM_SERVER_DEV_MODE": "1"}
 	}
 	if o.LoRA {
