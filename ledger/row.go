@@ -217,6 +217,8 @@ type Row struct {
 	Agentic
 	// Inside is what happened inside the measured window besides the requests (window.go).
 	Inside
+	// Energy is what the tokens drew from the hardware's power meter (energy.go).
+	Energy
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -280,6 +282,7 @@ func NewRow() Row {
 		Agentic: newAgentic(),
 		Spreads: newSpreads(),
 		Inside:  newInside(),
+		Energy:  newEnergy(),
 	}
 }
 
