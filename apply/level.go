@@ -88,6 +88,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	}
 	m.Cache = a.prepareCache(ctx, cell, setup, level, &lv)
 	res := a.runMonitored(ctx, setup, lv, opts, a.levelMonitors(cell, setup.proc), &m)
+	m.Window.Runs = runWindows(res)
 	m.Ended = a.o.Now()
 	if setup.fleet != nil {
 		m.AgentCount, m.ClockBound = cell.Workload.Agents, setup.fleet.Bound()

@@ -9,6 +9,7 @@ import (
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/telemetry/power"
 	"github.com/planrun/planrun/telemetry/procmem"
 )
 
@@ -16,6 +17,10 @@ import (
 // of the server's allowed cores.
 type windowMeasurement struct {
 	CPU procmem.CPUSummary
+	// Power is the hardware's power meter over the window (energy.go), and Runs the
+	// measured runs' windows its energy is read over.
+	Power power.Trace
+	Runs  []stats.Window
 }
 
 // cpuMonitor follows the server's allowed cores through the window: how much of them
