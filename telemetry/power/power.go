@@ -11,7 +11,6 @@ package power
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -156,8 +155,8 @@ func (m *Meter) read(ctx context.Context) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return // Stop cut a reading short: not the meter's failure
+		if ctx.Err() != nil {
+			return // Stop cut a reading short (a command killed, a query cancelled): not the meter's failure
 		}
 		m.trace.Failed++
 		m.trace.LastError = err.Error()
