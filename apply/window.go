@@ -21,6 +21,8 @@ type windowMeasurement struct {
 	// measured runs' windows its energy is read over.
 	Power power.Trace
 	Runs  []stats.Window
+	// Stopped says which runs stop_when_saturated stopped early ("" when none).
+	Stopped string
 }
 
 // cpuMonitor follows the server's allowed cores through the window: how much of them
@@ -64,6 +66,12 @@ func setInside(row *ledger.Row, m levelMeasurement) []string {
 	row.SteadySliceCVPct = sliceCV(m.Stats.PerRun)
 	if note := setSaturation(row, m.Stats.PerRun); note != "" {
 		notes = append(notes, note)
+	}
+	if note := setQueueTime(row, m.Server.ServerLatency.Queue); note != "" {
+		notes = append(notes, note)
+	}
+	if m.Window.Stopped != "" {
+		notes = append(notes, m.Window.Stopped)
 	}
 	if cpu := m.Window.CPU; cpu.Note == "" && cpu.N > 0 {
 		row.ServerCPUPct, row.NeighbourCPUPct = cpu.ServerPct, cpu.OthersPct
