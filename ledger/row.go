@@ -92,8 +92,9 @@ type Row struct {
 	// ServerHTTPMeanS is the mean time the server's HTTP layer spent on the same
 	// requests, arrival to last byte: the engine's E2E plus its front end.
 	ServerHTTPMeanS float64
-	// EnergyJ is the GPU energy over the measured window; TokensPerJoule divides the
-	// output tokens by it.
+	// EnergyJ is the GPU energy over the level's monitored span (NVML); TokensPerJoule
+	// is output tokens per joule of the hardware's power meter, each run over its own
+	// window, the median across runs (Energy, energy.go).
 	EnergyJ        float64
 	TokensPerJoule float64
 
