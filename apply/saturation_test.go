@@ -10,11 +10,11 @@ import (
 	"github.com/planrun/planrun/servers/mockserver"
 )
 
-// stop_when_saturated: an open loop above the mock's capacity (2 queue slots, a
-// request holding one for 20 ms + 19 × 5 ms: about 17 requests/s) is stopped early,
+// stop_when_saturated: an open loop above the mock's capacity (4 queue slots, a
+// request holding one for 20 ms + 19 × 5 ms: about 35 requests/s) is stopped early,
 // marked over-saturated and says so; one well below it sends all its requests.
 func TestStopWhenSaturated(t *testing.T) {
-	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 5 * time.Millisecond, QueueSlots: 2}))
+	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 5 * time.Millisecond, QueueSlots: 4}))
 	defer srv.Close()
 	p, cells := loadPlan(t, `
 variable "url" { type = string }
@@ -23,7 +23,7 @@ workload "over" {
   prompt_tokens       = 8
   max_tokens          = 20
   concurrency         = 512
-  request_rate        = 60
+  request_rate        = 120
   arrival             = "constant"
   requests            = 240
   warmup_runs         = 0
@@ -52,14 +52,14 @@ matrix "m" {
 		t.Fatalf("%d rows", len(res.Rows))
 	}
 	for _, r := range res.Rows {
-		over := r.RequestRate > 17
+		over := r.RequestRate > 35
 		stopped := strings.Contains(r.Notes, "stopped early, over-saturated (stop_when_saturated): run 1 after ")
 		t.Logf("%g req/s: %d requests, %q, stopped %v", r.RequestRate, r.Requests, r.Saturation, stopped)
 		if over != stopped || over != (r.Saturation == ledger.SaturationOver) {
 			t.Errorf("%g req/s: stopped %v, saturation %q; want both %v (notes: %s)", r.RequestRate, stopped, r.Saturation, over, r.Notes)
 		}
-		// 240 requests at 60/s take 4 s to send; the test stops them once 24 have
-		// finished, about 1.4 s in at 17/s.
+		// 240 requests at 120/s take 2 s to send; the test stops them once 24 have
+		// finished, about 0.7 s in at 35/s.
 		if over && r.Requests >= 240 || !over && r.Requests != 32 {
 			t.Errorf("%g req/s: %d requests sent", r.RequestRate, r.Requests)
 		}
