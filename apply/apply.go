@@ -54,6 +54,9 @@ type Options struct {
 	GPU *gpu.Telemetry
 	// SampleInterval is the GPU sampling interval (gpu.DefaultInterval when zero).
 	SampleInterval time.Duration
+	// PowercapRoot is where a rapl power source reads RAPL's counters
+	// (power.SysfsPowercap when empty): a test's fake tree.
+	PowercapRoot string
 	// Grace is how long in-flight requests may finish after an interrupt.
 	Grace time.Duration
 	// Stop cancels in-flight requests at once (a second Ctrl-C).

@@ -86,8 +86,11 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		opts.Enough, lv.MaxRequests = watch.Enough, p.RunRequests()
 		defer watch.stop()
 	}
+	sat := watchSaturation(w, sink, &opts) // after the precision watch, whose Enough it joins
+	defer sat.stop()
 	m.Cache = a.prepareCache(ctx, cell, setup, level, &lv)
 	res := a.runMonitored(ctx, setup, lv, opts, a.levelMonitors(cell, setup.proc), &m)
+	m.Window.Runs, m.Window.Stopped = runWindows(res), sat.note()
 	m.Ended = a.o.Now()
 	if setup.fleet != nil {
 		m.AgentCount, m.ClockBound = cell.Workload.Agents, setup.fleet.Bound()

@@ -32,6 +32,7 @@ func (a *applier) levelMonitors(cell *plan.Cell, proc *servers.Process) []monito
 		newProcMonitor(cell, proc),
 		newCPUMonitor(cell, proc),
 		&clientMonitor{},
+		a.newPowerMonitor(cell), // after the GPU sampler, whose ticks an nvml meter reads
 	}
 	if url := dcgmURL(cell); url != "" {
 		mons = append(mons, &dcgmMonitor{url: url})

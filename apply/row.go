@@ -90,6 +90,7 @@ func buildRow(cell *plan.Cell, level plan.LoadLevel, m levelMeasurement, rc rowC
 		setClient(&row, m)
 		notes = append(notes, clientWarnings(row, m)...)
 		notes = append(notes, setInside(&row, m)...)
+		notes = append(notes, setEnergy(cell, &row, m)...)
 	}
 	notes = append(notes, agentRows(&row, m)...)
 	if m.PortNote != "" {

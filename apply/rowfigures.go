@@ -219,10 +219,7 @@ func serverFigures(cell *plan.Cell, row *ledger.Row, g gpu.Summary, s serverstat
 	}
 	notes = append(notes, vllmFigures(row, s)...)
 	if j, ok := g.EnergyJ(); ok {
-		row.EnergyJ = j
-		if tpj, ok := g.TokensPerJoule(row.OutputTokens); ok {
-			row.TokensPerJoule = tpj
-		}
+		row.EnergyJ = j // tokens per joule is each run's own (energy.go)
 	}
 
 	if est == nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
+	"github.com/planrun/planrun/telemetry/power"
 	"github.com/planrun/planrun/telemetry/procmem"
 )
 
@@ -16,6 +17,12 @@ import (
 // of the server's allowed cores.
 type windowMeasurement struct {
 	CPU procmem.CPUSummary
+	// Power is the hardware's power meter over the window (energy.go), and Runs the
+	// measured runs' windows its energy is read over.
+	Power power.Trace
+	Runs  []stats.Window
+	// Stopped says which runs stop_when_saturated stopped early ("" when none).
+	Stopped string
 }
 
 // cpuMonitor follows the server's allowed cores through the window: how much of them
@@ -59,6 +66,12 @@ func setInside(row *ledger.Row, m levelMeasurement) []string {
 	row.SteadySliceCVPct = sliceCV(m.Stats.PerRun)
 	if note := setSaturation(row, m.Stats.PerRun); note != "" {
 		notes = append(notes, note)
+	}
+	if note := setQueueTime(row, m.Server.ServerLatency.Queue); note != "" {
+		notes = append(notes, note)
+	}
+	if m.Window.Stopped != "" {
+		notes = append(notes, m.Window.Stopped)
 	}
 	if cpu := m.Window.CPU; cpu.Note == "" && cpu.N > 0 {
 		row.ServerCPUPct, row.NeighbourCPUPct = cpu.ServerPct, cpu.OthersPct

@@ -17,7 +17,8 @@ type Cost struct {
 	Currency                              string
 	// CostPerMTok is the cost of a million output tokens: the token prices, the input
 	// tokens sent for them included (PromptTokensActual × Succeeded per OutputTokens),
-	// plus the hardware's hour over the output tokens it made in an hour at OutputTokS.
+	// plus the hardware's hour over the output tokens it made in an hour at OutputTokS,
+	// plus their energy at the power block's price per kWh (EnergyCostPerMTok).
 	// NaN without a price, or without the figure a price needs.
 	CostPerMTok float64
 	// CostCI is its interval: the hour's share moves with the interval of OutputTokS
@@ -39,7 +40,8 @@ func (c Cost) Priced() bool {
 // prices and figures; the row keeps NaN where it has no price or no output tokens.
 func (r *Row) SetCost() {
 	r.CostPerMTok, r.CostCI = math.NaN(), stats.Unbounded(0)
-	if !r.Priced() || r.OutputTokens <= 0 {
+	r.setEnergyCost()
+	if !(r.Priced() || !math.IsNaN(r.PricePerKWh)) || r.OutputTokens <= 0 {
 		return
 	}
 	tokens, ok := 0.0, false // the token prices' share: exact, no interval
@@ -69,6 +71,15 @@ func (r *Row) SetCost() {
 		cost += hour
 		// Higher throughput, lower cost: the interval's ends swap.
 		iv = stats.Interval{Lo: tokens + perMTok(r.CI.OutputTokS.Hi), Hi: tokens + perMTok(r.CI.OutputTokS.Lo), Need: r.CI.OutputTokS.Need}
+		ok = true
+	}
+	if !math.IsNaN(r.PricePerKWh) { // the energy's share (energy.go): a kWh price with no energy measured leaves no cost
+		e := r.EnergyCostPerMTok
+		if math.IsNaN(e) {
+			return
+		}
+		cost += e
+		iv = stats.Interval{Lo: iv.Lo + r.EnergyCostCI.Lo, Hi: iv.Hi + r.EnergyCostCI.Hi, Need: max(iv.Need, r.EnergyCostCI.Need)}
 		ok = true
 	}
 	if ok {

@@ -24,7 +24,7 @@ type ResultField struct {
 
 // ResultFields are the fields of result.*, in the order they are documented.
 var ResultFields = slices.Concat(rowFields, distFields(), figureFields, reasoningFields, embeddingsFields, intervalFields(),
-	memoryFields, costFields, qualityFields, agenticFields, insideFields)
+	memoryFields, costFields, qualityFields, agenticFields, insideFields, energyFields)
 
 // rowFields say what produced a row.
 var rowFields = []ResultField{

@@ -92,8 +92,9 @@ type Row struct {
 	// ServerHTTPMeanS is the mean time the server's HTTP layer spent on the same
 	// requests, arrival to last byte: the engine's E2E plus its front end.
 	ServerHTTPMeanS float64
-	// EnergyJ is the GPU energy over the measured window; TokensPerJoule divides the
-	// output tokens by it.
+	// EnergyJ is the GPU energy over the level's monitored span (NVML); TokensPerJoule
+	// is output tokens per joule of the hardware's power meter, each run over its own
+	// window, the median across runs (Energy, energy.go).
 	EnergyJ        float64
 	TokensPerJoule float64
 
@@ -217,6 +218,8 @@ type Row struct {
 	Agentic
 	// Inside is what happened inside the measured window besides the requests (window.go).
 	Inside
+	// Energy is what the tokens drew from the hardware's power meter (energy.go).
+	Energy
 }
 
 // LateBy is the figure a late verdict is judged on, and its name: a paced row's send lag
@@ -280,6 +283,7 @@ func NewRow() Row {
 		Agentic: newAgentic(),
 		Spreads: newSpreads(),
 		Inside:  newInside(),
+		Energy:  newEnergy(),
 	}
 }
 

@@ -132,7 +132,7 @@ func columnUnit(c column) string {
 	}
 	n := strings.TrimSuffix(strings.TrimSuffix(c.name, "_lo"), "_hi")
 	for _, u := range []struct{ suffix, unit string }{
-		{"_per_mtok", "per Mtok"}, {"_per_hour", "per hour"}, {"_tok_s", "tok/s"}, {"_per_s", "1/s"}, {"requests_s", "1/s"}, {"inputs_s", "inputs/s"}, {"_ms", "ms"}, {"_s", "s"},
+		{"_per_mtok", "per Mtok"}, {"_per_hour", "per hour"}, {"_per_kwh", "per kWh"}, {"_w", "W"}, {"_tok_s", "tok/s"}, {"_per_s", "1/s"}, {"requests_s", "1/s"}, {"inputs_s", "inputs/s"}, {"_ms", "ms"}, {"_s", "s"},
 		{"inputs", "inputs"}, {"inputs_per_request", "inputs"}, {"_per_input", "tokens"},
 		{"_gb", "GB"}, {"_pct", "%"}, {"_j", "J"}, {"_per_joule", "tok/J"}, {"_per_chunk", "tok/chunk"},
 		{"tokens", "tokens"}, {"tokens_requested", "tokens"}, {"tokens_actual", "tokens"},

@@ -37,6 +37,11 @@ type Inside struct {
 	// Contention is ContentionContended when NeighbourCPUPct is above the stated
 	// threshold (procmem.ContendedAbove), ContentionQuiet below it, empty unmeasured.
 	Contention string
+	// ServerQueueMeanS is the mean time the window's requests waited in the server's
+	// queue before it first scheduled them, by the server's own histogram (vLLM's
+	// request_queue_time_seconds); NaN where the server exposes none. A closed loop past
+	// the server's slots shows it here.
+	ServerQueueMeanS float64
 }
 
 // SaturationOver marks an over-saturated row.
@@ -51,7 +56,7 @@ const (
 func newInside() Inside {
 	nan := math.NaN()
 	return Inside{ServerCPUPct: nan, NeighbourCPUPct: nan, SteadyOutputTokS: nan, SteadyGoodputTokS: nan, SteadySeconds: nan,
-		SteadySliceCVPct: nan, TTFTSlope: nan, InFlightSlope: nan}
+		SteadySliceCVPct: nan, TTFTSlope: nan, InFlightSlope: nan, ServerQueueMeanS: nan}
 }
 
 // setSteady sets the row's steady-state figures from its level's runs.
@@ -90,6 +95,7 @@ func insideColumns() []column {
 		floatCol("server_cpu_pct", 1, func(r *Row) *float64 { return &r.ServerCPUPct }),
 		floatCol("neighbour_cpu_pct", 1, func(r *Row) *float64 { return &r.NeighbourCPUPct }),
 		strCol("contention", func(r *Row) *string { return &r.Contention }),
+		floatCol("server_queue_mean_s", 1, func(r *Row) *float64 { return &r.ServerQueueMeanS }),
 	}
 }
 
@@ -105,4 +111,6 @@ var insideFields = []ResultField{
 		func(r *Row) string { return r.Saturation }),
 	strField("contention", "contended when other processes used more than 10% of the server's cores, quiet below, empty unmeasured",
 		func(r *Row) string { return r.Contention }),
+	numField("server_queue_mean_s", "s", "mean time the requests waited in the server's queue before it scheduled them (vLLM's request_queue_time_seconds)", 1,
+		func(r *Row) float64 { return r.ServerQueueMeanS }),
 }

@@ -24,8 +24,11 @@ type Hardware struct {
 	Pins Pins
 	// Agents, when set, says where the load agents of its cells run (agents.go).
 	Agents *Agents
-	// Price is what the hardware costs per hour; nil when the plan gives none.
+	// Price is what the hardware costs per hour (and per kWh); nil when the plan gives
+	// none.
 	Price *Price
+	// Power is the meter of the hardware's energy (power.go); nil without a power block.
+	Power *Power
 	// kinds are the placement kinds the plan was loaded with, whose objects its own
 	// object holds.
 	kinds []PlacementKind
@@ -77,7 +80,7 @@ func hardwareSchema(kinds []PlacementKind) *hcl.BodySchema {
 			{Name: "gpu"}, {Name: "vram_gb"}, {Name: "driver"}, {Name: "cuda"}, {Name: "host"}, {Name: "notes"},
 			{Name: "cpus"}, {Name: "gpus"},
 		},
-		Blocks: []hcl.BlockHeaderSchema{{Type: "telemetry"}, {Type: "agents"}, {Type: "price"}},
+		Blocks: []hcl.BlockHeaderSchema{{Type: "telemetry"}, {Type: "agents"}, {Type: "price"}, {Type: "power"}},
 	}
 	for _, k := range kinds {
 		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: k.Name})
@@ -145,6 +148,7 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 	l.decodeHardwarePins(a, ctx, h)
 	seen := map[string]*hcl.Block{}
 	var batch []*hcl.Block
+	var power *hcl.Block
 	for _, sb := range content.Blocks {
 		if first := seen[sb.Type]; first != nil {
 			l.errorf(sb.DefRange.Ptr(), "Duplicate "+sb.Type+" block", "A hardware block has at most one %s block; the first is at %s.", sb.Type, first.DefRange)
@@ -160,9 +164,14 @@ func (l *loader) decodeHardwareBlock(b *hcl.Block, ctx *hcl.EvalContext) *Hardwa
 			h.Price = pr
 		case "telemetry":
 			l.decodeTelemetryBlock(sb, ctx, &h.Telemetry)
+		case "power":
+			power = sb
 		default:
 			batch = append(batch, sb)
 		}
+	}
+	if power != nil { // after the price block, whose currency a price_per_kwh shares
+		h.Power = l.decodePowerBlock(power, ctx, h)
 	}
 	// After the agents block, which a scheduler's block may refuse.
 	l.decodeBatchBlocks(h, batch, a["host"], ctx)

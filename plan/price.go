@@ -17,9 +17,12 @@ import (
 type Price struct {
 	InputPerMTok, OutputPerMTok float64
 	PerHour                     float64
-	Currency                    string
-	DeclRange                   hcl.Range
-	currencyRange               hcl.Range
+	// PerKWh is what a kWh of the hardware's power meter costs (its power block's
+	// price_per_kwh); NaN when not given.
+	PerKWh        float64
+	Currency      string
+	DeclRange     hcl.Range
+	currencyRange hcl.Range
 }
 
 // priceAttributes are what a price block of each owner takes: a gateway sells tokens, a
@@ -39,7 +42,7 @@ var currencyCode = regexp.MustCompile(`^[A-Za-z]{1,12}$`)
 
 // decodePriceBlock decodes a price block of a backend or a hardware block (owner).
 func decodePriceBlock(b *hcl.Block, ctx *hcl.EvalContext, owner string) (*Price, hcl.Diagnostics) {
-	p := &Price{InputPerMTok: math.NaN(), OutputPerMTok: math.NaN(), PerHour: math.NaN(), DeclRange: b.DefRange}
+	p := &Price{InputPerMTok: math.NaN(), OutputPerMTok: math.NaN(), PerHour: math.NaN(), PerKWh: math.NaN(), DeclRange: b.DefRange}
 	content, diags := b.Body.Content(priceSchema)
 	allowed := priceAttributes[owner]
 	targets := map[string]*float64{"input_per_mtok": &p.InputPerMTok, "output_per_mtok": &p.OutputPerMTok, "per_hour": &p.PerHour}
@@ -75,15 +78,10 @@ func decodePriceBlock(b *hcl.Block, ctx *hcl.EvalContext, owner string) (*Price,
 		given++
 	}
 	if a := content.Attributes["currency"]; a != nil {
-		v, d := a.Expr.Value(ctx)
+		c, d := decodeCurrency(a, ctx)
 		diags = append(diags, d...)
 		if !d.HasErrors() {
-			if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || !currencyCode.MatchString(v.AsString()) {
-				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid currency",
-					Detail: "currency names the prices' currency, as a code such as \"USD\" or \"CNY\".", Subject: a.Expr.Range().Ptr()})
-			} else {
-				p.Currency, p.currencyRange = v.AsString(), a.Expr.Range()
-			}
+			p.Currency, p.currencyRange = c, a.Expr.Range()
 		}
 	}
 	if given == 0 && !diags.HasErrors() {
@@ -94,6 +92,19 @@ func decodePriceBlock(b *hcl.Block, ctx *hcl.EvalContext, owner string) (*Price,
 		return nil, diags
 	}
 	return p, diags
+}
+
+// decodeCurrency reads a currency attribute: a code such as "USD".
+func decodeCurrency(a *hcl.Attribute, ctx *hcl.EvalContext) (string, hcl.Diagnostics) {
+	v, diags := a.Expr.Value(ctx)
+	if diags.HasErrors() {
+		return "", diags
+	}
+	if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || !currencyCode.MatchString(v.AsString()) {
+		return "", append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid currency",
+			Detail: "currency names the prices' currency, as a code such as \"USD\" or \"CNY\".", Subject: a.Expr.Range().Ptr()})
+	}
+	return v.AsString(), diags
 }
 
 // checkCurrencies holds every price of a plan to one currency: a cell's cost adds its

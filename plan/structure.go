@@ -27,6 +27,7 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"server.ready":        readySchema,
 	"hardware":            hardwareSchema(nil),
 	"hardware.telemetry":  telemetrySchema,
+	"hardware.power":      powerSchema,
 	"hardware.agents":     agentsSchema,
 	"workload":            workloadSchema,
 	"workload.timeouts":   timeoutsSchema,

@@ -82,6 +82,10 @@ type Workload struct {
 	// may be before a row's fidelity is late (fidelity_lag_ms; default 1 ms, see
 	// DefaultFidelityLag).
 	FidelityLag time.Duration
+	// StopWhenSaturated stops a paced level's run early once its requests so far test
+	// over-saturated (stop_when_saturated; stats.Saturation's test): its queue grows
+	// without bound, and more of the run adds only waiting.
+	StopWhenSaturated bool
 	// Ramp spreads a closed loop's start over this long (ramp): the slots start evenly
 	// over it, and what they send before it is over is not measured, so the slots do not
 	// start in one burst. 0: every slot starts at once.
@@ -243,7 +247,7 @@ var workloadSchema = &hcl.BodySchema{
 		{Name: "arrival"}, {Name: "force_max_tokens"}, {Name: "goal"}, {Name: "dataset"}, {Name: "stream"},
 		{Name: "fidelity_tolerance_pct"}, {Name: "fidelity_lag_ms"}, {Name: "ramp"},
 		{Name: "reasoning_effort"}, {Name: "think"}, {Name: "models"}, {Name: "confidence"}, {Name: "agents"},
-		{Name: "tool_choice"}, {Name: "prefix_cache"},
+		{Name: "tool_choice"}, {Name: "prefix_cache"}, {Name: "stop_when_saturated"},
 	},
 	Blocks: []hcl.BlockHeaderSchema{{Type: "timeouts"}, {Type: "slo"}, {Type: "capacity"}, {Type: "prefix"}, {Type: "session"}, {Type: "replay"}, {Type: "embeddings"}, {Type: "precision"},
 		{Type: "tool", LabelNames: []string{"name"}}},
@@ -333,6 +337,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	l.decodeSession(w, content.Blocks, a, ctx)
 	l.decodeEmbeddings(w, content.Blocks.OfType("embeddings"), a, ctx)
 	l.decodeReplay(w, content.Blocks.OfType("replay"), a, ctx)
+	l.decodeStopWhenSaturated(w, a["stop_when_saturated"], ctx)         // after request_rate and replay
 	l.decodePrecisionBlocks(w, content.Blocks.OfType("precision"), ctx) // after the session and replay it refuses
 	l.decodeRamp(w, a, ctx)
 	l.add(checkMeaningful(w, a))

@@ -12,7 +12,7 @@ import (
 // requests in flight grow for as long as the run sends. Each is a least-squares slope
 // against time over the run's sending span (first start to last start) with its 95%
 // t-interval, and the climb it makes over the span; the run is over-saturated when
-// either slope's interval lies above zero and its climb is more than SaturationMargin of
+// both slopes' intervals lie above zero and each climb is more than SaturationMargin of
 // the run's level (the median TTFT; the mean in flight over the span). A steady server
 // shows slopes about zero, or a climb within the margin.
 type Saturation struct {
@@ -99,7 +99,10 @@ func (s *loadStore) saturation(tl *Timeline) *Saturation {
 	}
 	out.InFlightSlope, out.InFlightSlopeLo, out.InFlightSlopeHi = slopeInterval(x, y)
 	out.InFlightClimb = out.InFlightSlope * out.Seconds
-	out.Over = out.TTFTSlopeLo > 0 && out.TTFTClimb > SaturationMargin*ttftLevel ||
+	// Both: a queue growing without bound holds each request longer before its first
+	// token and holds more requests at once. TTFT drifting alone at a steady load is a
+	// server slowing (another process on its cores), not a queue.
+	out.Over = out.TTFTSlopeLo > 0 && out.TTFTClimb > SaturationMargin*ttftLevel &&
 		out.InFlightSlopeLo > 0 && out.InFlightClimb > SaturationMargin*mean
 	return out
 }

@@ -24,8 +24,9 @@ func TestSlopeInterval(t *testing.T) {
 	}
 }
 
-// An open loop whose TTFT climbs with time (its queue grows) is over-saturated; one whose
-// TTFT only jitters about a level is not, nor is one whose climb is within the margin.
+// An open loop whose TTFT climbs with time as its requests in flight grow (its queue
+// grows) is over-saturated; one whose TTFT only jitters about a level is not, nor is one
+// whose climb is within the margin, nor one whose TTFT climbs at a steady number in flight.
 func TestSaturation(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	run := func(ttft func(i int, at float64) float64) *Saturation {
@@ -48,6 +49,15 @@ func TestSaturation(t *testing.T) {
 		{"queue grows: TTFT +0.5 s a second", func(_ int, at float64) float64 { return 0.05 + 0.5*at }, true},
 		{"a slight drift within the margin", func(_ int, at float64) float64 { return 0.1 + 0.01*at }, false},
 	}
+	// TTFT climbing while each request still ends 0.5 s after its start: after the first
+	// half second, the same number in flight throughout (a slower prefill, not a growing
+	// queue). Ten seconds, so the pipeline's filling is a small part of the span.
+	slower := run2(t0, func(at float64) (time.Duration, time.Duration) {
+		return time.Duration((0.05 + 0.04*at) * 1e9), 500 * time.Millisecond
+	})
+	if slower == nil || slower.Over || slower.TTFTSlopeLo <= 0 {
+		t.Errorf("TTFT climbing at a steady number in flight: %+v, want a TTFT slope above zero and not over-saturated", slower)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := run(tt.ttft)
@@ -61,4 +71,18 @@ func TestSaturation(t *testing.T) {
 	if s := closed.Summary(Window{}).Delivered.Saturation; s != nil {
 		t.Errorf("a closed loop has a saturation test %+v", s)
 	}
+}
+
+// run2 is a paced run of 1000 requests every 10 ms whose first token and end (after
+// the start) are at(start seconds).
+func run2(t0 time.Time, at func(float64) (first, end time.Duration)) *Saturation {
+	a := NewAccumulator(Target{})
+	for i := range 1000 {
+		s0 := float64(i) * 0.01
+		first, end := at(s0)
+		s := &backends.Sample{Start: t0.Add(time.Duration(s0 * 1e9)), FirstToken: first, End: end,
+			OutputTokens: 10, Chunks: 10, TokenSource: backends.TokensUsage}
+		a.Add(executor.Event{Sample: s, Paced: true, Scheduled: time.Duration(s0 * 1e9)})
+	}
+	return a.Summary(Window{}).Delivered.Saturation
 }

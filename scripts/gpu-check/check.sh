@@ -21,4 +21,26 @@ cp "$out"/on/*/results.csv "$out/results-on.csv" 2>/dev/null
 cp "$out"/off/*/results.csv "$out/results-off.csv" 2>/dev/null
 cp "$out"/on/*/report.md "$out/report-on.md" 2>/dev/null
 rm -rf "$out/on" "$out/off"
-tail -n 15 "$out/apply-on.log" "$out/apply-off.log"
+# Energy per token (issue 51): planrun's rows beside nvidia-smi's mean power.draw over the run.
+python3 - "$out" > "$out/energy.txt" 2>&1 <<'PY'
+import csv, sys
+out = sys.argv[1]
+try:
+    rows = list(csv.DictReader(open(out + "/results-on.csv")))
+except OSError as e:
+    sys.exit(f"no results-on.csv: {e}")
+for r in rows:
+    print(r["concurrency"], "energy_source=" + r.get("energy_source", "(no column)"),
+          "J/token=" + r.get("energy_per_token_j", ""), "tok/J=" + r.get("tokens_per_joule", ""),
+          "W=" + r.get("power_mean_w", ""), "gpu_energy_j=" + r.get("gpu_energy_j", ""))
+watts = []
+for line in open(out + "/smi.csv"):
+    f = [x.strip() for x in line.split(",")]
+    try:
+        watts.append(float(f[-1].split()[0]))
+    except (ValueError, IndexError):
+        pass
+if watts:
+    print(f"nvidia-smi power.draw over the whole check: mean {sum(watts)/len(watts):.1f} W, max {max(watts):.1f} W, {len(watts)} samples")
+PY
+tail -n 15 "$out/apply-on.log" "$out/apply-off.log" "$out/energy.txt"

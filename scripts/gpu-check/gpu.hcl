@@ -7,6 +7,11 @@ backend "openai" "gpu" {
 hardware "h200" {
   gpu     = "NVIDIA H200"
   vram_gb = 141
+  # Energy per token through NVML's total-energy counter (issue 51): energy_source must
+  # say "total energy, energy counter" on a Volta or later card.
+  power {
+    source = "nvml"
+  }
 }
 
 workload "check" {

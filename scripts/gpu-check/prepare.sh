@@ -6,7 +6,8 @@
 #
 # check.sh starts ../shared/gpu/openai_gpu_server.py (a random-weight Llama on the GPU),
 # runs planrun apply with NVML sampling on and off, samples nvidia-smi every 100 ms
-# beside it, and leaves the results in $OUT (apply logs, CSVs, smi.csv).
+# beside it, and leaves the results in $OUT (apply logs, CSVs, smi.csv, and energy.txt: each
+# row's energy per token from NVML's energy counter beside nvidia-smi's power draw).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"

@@ -20,11 +20,14 @@ type Server struct {
 	mux   *http.ServeMux
 	slots chan struct{} // nil when QueueSlots is 0
 
-	requests  atomic.Uint64 // generation requests, numbers them
-	running   atomic.Int64
-	waiting   atomic.Int64
-	promptTok atomic.Int64
-	outTok    atomic.Int64
+	requests atomic.Uint64 // generation requests, numbers them
+	running  atomic.Int64
+	waiting  atomic.Int64
+	// queued sums the admitted requests' waits for a slot, in ns, and counts them:
+	// vLLM's request_queue_time_seconds.
+	queuedNs, queuedN atomic.Int64
+	promptTok         atomic.Int64
+	outTok            atomic.Int64
 
 	prefixes prefixCache
 
@@ -202,9 +205,12 @@ func (s *Server) modelNames() []string {
 func (s *Server) admit(ctx context.Context) (release func(), ok bool) {
 	if s.slots != nil {
 		s.waiting.Add(1)
+		t0 := s.cfg.clock.Now()
 		select {
 		case s.slots <- struct{}{}:
 			s.waiting.Add(-1)
+			s.queuedNs.Add(int64(s.cfg.clock.Now().Sub(t0)))
+			s.queuedN.Add(1)
 		case <-ctx.Done():
 			s.waiting.Add(-1)
 			return nil, false

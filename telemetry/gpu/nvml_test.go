@@ -346,6 +346,16 @@ func TestEnergy(t *testing.T) {
 			if ok != (tc.wantSource != "") || j != tc.wantJ {
 				t.Errorf("Summary.EnergyJ = %v, %v", j, ok)
 			}
+			// The counter is kept per tick, so a part of the window has its own energy.
+			for k, p := range d.Series {
+				want := uint64(0)
+				if tc.wantSource == EnergyCounter {
+					want = uint64(5_000_000 + 1_000_000*k)
+				}
+				if p.EnergyMilliJ != want {
+					t.Errorf("tick %d: energy counter %d mJ, want %d", k, p.EnergyMilliJ, want)
+				}
+			}
 			if tc.powerRet == nvml.SUCCESS && (d.PowerPeakW != 300 || d.PowerMeanW != 200) {
 				t.Errorf("power peak %v mean %v, want 300 and 200", d.PowerPeakW, d.PowerMeanW)
 			}

@@ -14,6 +14,10 @@ type Point struct {
 	GPUUtil      uint32        `json:"gpu_util_pct"`
 	MemUtil      uint32        `json:"mem_util_pct"`
 	PowerMilliW  uint32        `json:"power_mw"`
+	// EnergyMilliJ is the GPU's total energy counter (millijoules since the driver
+	// loaded), 0 where it has none: per tick, so the energy of any part of the window
+	// can be read from it (package power).
+	EnergyMilliJ uint64 `json:"energy_mj,omitempty"`
 }
 
 // ProcessMemory is one process's memory on one GPU over the window.
@@ -238,6 +242,9 @@ func (s *Sampler) tick(now time.Time) {
 		if mw, ok := s.r.power(i); ok {
 			p.PowerMilliW = mw
 			st.powerOK = true
+		}
+		if st.energyOK {
+			p.EnergyMilliJ, _ = s.r.energy(i)
 		}
 		var ok bool
 		s.procBuf, ok = s.r.processes(i, s.procBuf)

@@ -83,11 +83,12 @@ func TestParseVLLMMetrics(t *testing.T) {
 			body: fixture(t, "vllm-0.32.0-cpu.metrics"),
 			want: VLLMStats{KVCacheMetric: "vllm:kv_cache_usage_perc", GPUMemoryUtilization: 0.92, PrefixCacheHits: 128, PrefixCacheQueries: 520,
 				Latency: VLLMLatency{
-					TTFT: Histogram{Sum: 0.14598774909973145, Count: 5},
-					TPOT: Histogram{Sum: 0.021467948999998043, Count: 5},
-					ITL:  Histogram{Sum: 0.04466081300051883, Count: 11},
-					E2E:  Histogram{Sum: 0.1902906894683838, Count: 5},
-					HTTP: Histogram{Sum: 0.21441665299880697, Count: 5},
+					TTFT:  Histogram{Sum: 0.14598774909973145, Count: 5},
+					TPOT:  Histogram{Sum: 0.021467948999998043, Count: 5},
+					ITL:   Histogram{Sum: 0.04466081300051883, Count: 11},
+					E2E:   Histogram{Sum: 0.1902906894683838, Count: 5},
+					HTTP:  Histogram{Sum: 0.21441665299880697, Count: 5},
+					Queue: Histogram{Sum: 0.00022477799939224496, Count: 5},
 				}},
 		},
 		{

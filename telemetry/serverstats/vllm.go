@@ -39,13 +39,16 @@ type Histogram struct {
 // template, tokenization, SSE encoding and the socket write). HTTP does: the server's HTTP
 // layer's time for each generation request, from its request's arrival to the response's
 // last byte (http_request_duration_seconds of the Prometheus instrumentator vLLM mounts).
-// HTTP − E2E is what the front end added to each request.
+// HTTP − E2E is what the front end added to each request. Queue is the time each request
+// waited in the engine's queue before it was first scheduled (request_queue_time_seconds):
+// what a load past the server's slots costs in TTFT.
 type VLLMLatency struct {
-	TTFT Histogram `json:"ttft"`
-	TPOT Histogram `json:"tpot"`
-	ITL  Histogram `json:"itl"`
-	E2E  Histogram `json:"e2e"`
-	HTTP Histogram `json:"http"`
+	TTFT  Histogram `json:"ttft"`
+	TPOT  Histogram `json:"tpot"`
+	ITL   Histogram `json:"itl"`
+	E2E   Histogram `json:"e2e"`
+	HTTP  Histogram `json:"http"`
+	Queue Histogram `json:"queue"`
 }
 
 // httpDuration is the instrumentator's per-handler histogram; generationHandlers are the
@@ -66,6 +69,7 @@ var vllmHistograms = []struct {
 	{"vllm:request_time_per_output_token_seconds", func(l *VLLMLatency) *Histogram { return &l.TPOT }},
 	{"vllm:inter_token_latency_seconds", func(l *VLLMLatency) *Histogram { return &l.ITL }},
 	{"vllm:e2e_request_latency_seconds", func(l *VLLMLatency) *Histogram { return &l.E2E }},
+	{"vllm:request_queue_time_seconds", func(l *VLLMLatency) *Histogram { return &l.Queue }},
 	{httpDuration, func(l *VLLMLatency) *Histogram { return &l.HTTP }},
 }
 
