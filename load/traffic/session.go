@@ -12,7 +12,23 @@ func sessionSpec(w *plan.Workload, level plan.LoadLevel) *executor.SessionSpec {
 	if s == nil {
 		return nil
 	}
-	return &executor.SessionSpec{Turns: s.Turns, ThinkTime: s.ThinkTime, Sessions: s.SessionsPerRun(level.Concurrency)}
+	return &executor.SessionSpec{Turns: s.Turns, ThinkTime: s.ThinkTime, Sessions: s.SessionsPerRun(level.Concurrency),
+		Agent: agentSpec(w)}
+}
+
+// agentSpec is the executor's agent loop of a workload's sessions; nil without an agent
+// block. Its draws follow the workload's seed.
+func agentSpec(w *plan.Workload) *executor.AgentSpec {
+	a := w.Session.Agent
+	if a == nil {
+		return nil
+	}
+	results := make([]executor.ToolResult, len(a.Results))
+	for i, r := range a.Results {
+		results[i] = executor.ToolResult{Tool: r.Tool, Content: r.Content}
+	}
+	return &executor.AgentSpec{MaxSteps: a.MaxSteps, ToolLatencyMs: a.ToolLatencyMs, ResultTokens: a.ResultTokens,
+		Results: results, Seed: uint64(seed(w))}
 }
 
 // SessionTurns is the turns of the workload's sessions; 0 without a session block.
