@@ -306,6 +306,7 @@ var columns = func() []column {
 	c = append(c, agenticColumns()...)
 	c = append(c, spreadColumns()...)
 	c = append(c, insideColumns()...)
+	c = append(c, agentLoopColumns()...)
 	return c
 }()
 

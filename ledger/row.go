@@ -215,6 +215,8 @@ type Row struct {
 	Cost
 	// Agentic are the tool calls' figures and the prefix cache's (agentic.go).
 	Agentic
+	// AgentLoop are an agent loop's per-task figures (agentloop.go).
+	AgentLoop
 	// Inside is what happened inside the measured window besides the requests (window.go).
 	Inside
 }
@@ -273,13 +275,14 @@ func NewRow() Row {
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
-		Memory:  newMemory(),
-		Cost:    newCost(),
-		CI:      newIntervals(),
-		Quality: NewQuality(),
-		Agentic: newAgentic(),
-		Spreads: newSpreads(),
-		Inside:  newInside(),
+		Memory:    newMemory(),
+		Cost:      newCost(),
+		CI:        newIntervals(),
+		Quality:   NewQuality(),
+		Agentic:   newAgentic(),
+		AgentLoop: newAgentLoop(),
+		Spreads:   newSpreads(),
+		Inside:    newInside(),
 	}
 }
 
@@ -326,6 +329,7 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
 	}
 	r.setAgentic(p)
+	r.setAgentLoop(p)
 	r.setIntervals(s)
 }
 
