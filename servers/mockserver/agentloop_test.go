@@ -71,3 +71,15 @@ func TestScriptedToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// A user's prompt after the results starts a new task: its count starts again.
+func TestScriptedToolCallsPerTask(t *testing.T) {
+	body := `{"model":"m","messages":[{"role":"user","content":"find it"},` +
+		`{"role":"assistant","content":"","tool_calls":[{"id":"c","type":"function","function":{"name":"search","arguments":"{}"}}]},` +
+		`{"role":"tool","tool_call_id":"c","content":"r"},{"role":"assistant","content":"done"},{"role":"user","content":"and next?"}],` +
+		`"stream":true,"max_tokens":3,"tools":[{"type":"function","function":{"name":"search"}}]}`
+	_, s := serve(t, Config{ToolCalls: 1}, "POST", "/v1/chat/completions", body, nil)
+	if tr := s.Truths(); len(tr) != 1 || tr[0].ToolCall != "search" {
+		t.Errorf("truth %+v: want the new task's first step to call", tr)
+	}
+}

@@ -92,8 +92,8 @@ type Config struct {
 	// auto request answers in text.
 	ToolCallRate float64
 	// ToolCalls scripts an agent loop: a streamed chat request offering tools whose
-	// conversation carries fewer than ToolCalls tools' results (tool role messages, the
-	// Messages API's tool_result blocks) calls a tool, whatever tool_choice says short of
+	// conversation carries fewer than ToolCalls tools' results since its last user
+	// prompt (tool role messages, the Messages API's tool_result blocks) calls a tool, whatever tool_choice says short of
 	// "none"; one that carries ToolCalls answers in text. So a loop that answers every
 	// call takes ToolCalls + 1 steps. 0: ToolCallRate and tool_choice decide.
 	ToolCalls int

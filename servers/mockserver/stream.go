@@ -23,8 +23,9 @@ type params struct {
 	minTokens    int  // vLLM extension
 	messages     int  // chat messages in the request (0 for a bare prompt)
 	tools        toolRequest
-	// toolResults counts the tools' results the conversation carries (tool role
-	// messages, tool_result blocks): Config.ToolCalls answers in text once it has enough.
+	// toolResults counts the tools' results the conversation carries since its last
+	// user prompt (tool role messages, tool_result blocks): Config.ToolCalls answers in
+	// text once it has enough.
 	toolResults int
 }
 
@@ -233,9 +234,14 @@ func (q *request[T]) params(chat bool, tx texts[T]) (params, error) {
 	p.messages = len(q.Messages)
 	for i, m := range q.Messages {
 		p.promptTokens += tx.words(m.Content)
-		p.toolResults += tx.results(m.Content)
-		if m.Role == "tool" {
+		// A user's prompt starts a new task: the results before it were another's.
+		switch r := tx.results(m.Content); {
+		case m.Role == "tool":
 			p.toolResults++
+		case r > 0:
+			p.toolResults += r
+		case m.Role == "user":
+			p.toolResults = 0
 		}
 		if i == 0 {
 			p.promptHead = tx.head(m.Content)
