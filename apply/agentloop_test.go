@@ -128,3 +128,36 @@ func TestAgentLoopExample(t *testing.T) {
 		}
 	}
 }
+
+// examples/agent-replay.hcl replays its SWE-agent trajectory on the mock, on OpenAI
+// chat and Messages alike: every session sends the recording's four steps, each step's
+// prompt and cached tokens are the server's, every later step finds the earlier steps'
+// prompt in the cache, and each waits the recorded tool time before it.
+func TestAgentReplayExample(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: 200 * time.Microsecond, PrefixCache: true, RecordTruth: true})
+	srv := httptest.NewServer(mock)
+	defer srv.Close()
+	p, cells := loadPlanFile(t, "../examples/agent-replay.hcl", "url="+srv.URL+"/v1")
+	res, recs := runSamples(t, p, cells)
+	recorded := []time.Duration{412 * time.Millisecond, 87 * time.Millisecond, 1934 * time.Millisecond} // the tool times before steps 2-4
+	if len(recs) != 2*2*4*4 {
+		t.Fatalf("%d requests, want 2 backends × 2 runs × 4 sessions × 4 steps", len(recs))
+	}
+	for _, r := range recs {
+		tr, ok := mock.Truth(r.RequestID)
+		if !ok || r.Err != nil || r.PromptTokens != tr.PromptTokens || r.CachedTokens != tr.CachedTokens {
+			t.Fatalf("%s: truth %v, error %v, prompt %d cached %d; the server counted %d and %d", r.ID, ok, r.Err, r.PromptTokens, r.CachedTokens, tr.PromptTokens, tr.CachedTokens)
+		}
+		if (r.Step > 1) != (tr.CachedTokens > 0) {
+			t.Errorf("%s (step %d): %d of %d prompt tokens cached", r.ID, r.Step, tr.CachedTokens, tr.PromptTokens)
+		}
+		if r.Step > 1 && r.ToolWait < recorded[r.Step-2] {
+			t.Errorf("%s: %v in tools, less than the recorded %v", r.ID, r.ToolWait, recorded[r.Step-2])
+		}
+	}
+	for _, row := range res.Rows {
+		if row.AgentTasks != 8 || row.AgentAnswered != 8 || row.AgentSteps.Mean != 4 || row.AgentToolTime.Min < 2.433 || !(row.AgentCacheHit.Min > 50) {
+			t.Errorf("%s: %d tasks (%d answered), %v steps, tool time %+v, cache hit %+v", row.CellID, row.AgentTasks, row.AgentAnswered, row.AgentSteps.Mean, row.AgentToolTime, row.AgentCacheHit)
+		}
+	}
+}

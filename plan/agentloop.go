@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
@@ -25,8 +26,12 @@ type AgentLoop struct {
 	// ResultTokens is a generated result's length in tokens (default 64).
 	ResultTokens dataset.Length
 	// Results are the results_file's: a call gets one for its tool (or for any tool).
-	Results   []ToolResult
-	DeclRange hcl.Range
+	Results []ToolResult
+	// Trajectories are the recorded tasks a replay sends in place of the model's own
+	// calls (SWE-agent .traj files: dataset.ReadTrajectory), matched by the trajectories
+	// glob, in name order; session i of a run replays file i mod their number.
+	Trajectories []string
+	DeclRange    hcl.Range
 }
 
 // ToolResult is one line of an agent block's results_file: a tool's answer, for calls
@@ -41,7 +46,7 @@ const defaultResultTokens = 64
 
 var agentSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "max_steps", Required: true}, {Name: "tool_latency_ms"},
-		{Name: "result_tokens"}, {Name: "results_file"}},
+		{Name: "result_tokens"}, {Name: "results_file"}, {Name: "trajectories"}},
 }
 
 // decodeAgentLoop reads a session block's agent block, if any, and refuses a loop that
@@ -74,6 +79,11 @@ func (l *loader) decodeAgentLoop(w *Workload, s *Session, blocks hcl.Blocks, ctx
 			l.errorf(f.NameRange.Ptr(), "Conflicting arguments", "Give result_tokens or results_file, not both (result_tokens is at %s): a result is generated to a length or taken from the file.", r.NameRange)
 		}
 		ag.Results = l.toolResults(f, ctx, w)
+	}
+	if tr := a["trajectories"]; tr != nil {
+		ag.Trajectories = l.trajectories(tr, ctx, a, s)
+		s.Agent = ag
+		return // the recording drives the steps: no tool need be offered
 	}
 	switch {
 	case len(w.Tools.Tools) == 0:
@@ -129,4 +139,35 @@ func (l *loader) toolResults(f *hcl.Attribute, ctx *hcl.EvalContext, w *Workload
 		l.errorf(f.Expr.Range().Ptr(), "Empty results_file", "%s holds no result: each line is {\"tool\": \"<name>\", \"content\": \"<text>\"}.", path)
 	}
 	return out
+}
+
+// trajectories reads an agent block's trajectories glob (relative to the plan) and
+// checks each file is a SWE-agent trajectory planrun can replay. A replay's steps and
+// tool times are the recording's, so a generated result or latency beside it is refused,
+// and so is more than one turn (a recorded task is the session's one turn).
+func (l *loader) trajectories(tr *hcl.Attribute, ctx *hcl.EvalContext, a hcl.Attributes, s *Session) []string {
+	for _, n := range []string{"tool_latency_ms", "result_tokens", "results_file"} {
+		if c := a[n]; c != nil {
+			l.errorf(c.NameRange.Ptr(), "Conflicting arguments", "%s cannot go with trajectories (at %s): a replayed task's steps, results and tool times are the recording's.", n, tr.NameRange)
+		}
+	}
+	if s.Turns > 1 {
+		l.errorf(tr.NameRange.Ptr(), "Replay of more than one turn", "A replayed trajectory is its session's one turn: set turns = 1 in the session block (it is %d).", s.Turns)
+	}
+	var glob string
+	if !l.decode(tr, ctx, &glob) {
+		return nil
+	}
+	paths, err := filepath.Glob(l.resolvePath(glob))
+	if err != nil || len(paths) == 0 {
+		l.errorf(tr.Expr.Range().Ptr(), "No trajectories", "trajectories = %q matches no file (relative to the plan): it names SWE-agent .traj files.", glob)
+		return nil
+	}
+	for _, p := range paths {
+		if _, err := dataset.ReadTrajectory(p); err != nil {
+			l.errorf(tr.Expr.Range().Ptr(), "Invalid trajectory", "%v.", err)
+			return nil
+		}
+	}
+	return paths
 }

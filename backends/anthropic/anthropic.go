@@ -117,7 +117,11 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	m := make(map[string]any, 8+len(b.cfg.ExtraFields))
 	maps.Copy(m, b.cfg.ExtraFields)
 	m["model"] = req.Model
-	m["messages"] = messagesOf(req.Messages())
+	msgs, system := messagesOf(req.Messages())
+	m["messages"] = msgs
+	if system != "" {
+		m["system"] = system
+	}
 	m["stream"] = !req.NoStream
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {

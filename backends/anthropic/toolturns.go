@@ -21,11 +21,17 @@ type block struct {
 // messagesOf is a conversation as the Messages API takes it. Plain messages keep their
 // string content; an assistant message with tool calls becomes its text and tool_use
 // blocks, and the tools' results that follow it become one user message of
-// tool_result blocks (the API has no tool role).
-func messagesOf(msgs []backends.Message) []message {
-	out := make([]message, 0, len(msgs))
+// tool_result blocks (the API has no tool role). System messages (a replayed agent's)
+// go apart, joined, as the API's top-level system.
+func messagesOf(msgs []backends.Message) (out []message, system string) {
+	out = make([]message, 0, len(msgs))
 	for i, m := range msgs {
 		switch {
+		case m.Role == roleSystem:
+			if system != "" {
+				system += "\n\n"
+			}
+			system += m.Content
 		case m.Role == backends.RoleTool:
 			r := block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Content}
 			if n := len(out); n > 0 && out[n-1].Role == backends.RoleUser {
@@ -48,5 +54,8 @@ func messagesOf(msgs []backends.Message) []message {
 			out = append(out, message{Role: m.Role, Content: m.Content})
 		}
 	}
-	return out
+	return out, system
 }
+
+// roleSystem is a system message's role, which the Messages API takes as a field.
+const roleSystem = "system"

@@ -30,6 +30,9 @@ type AgentSpec struct {
 	// Seed makes the draws repeatable: one stream per session, turn and step, whatever
 	// order the sessions run in.
 	Seed uint64
+	// Tasks, when set, are recorded tasks replayed in place of the model's own calls
+	// (AgentTask): session i of a run replays task i mod len(Tasks) as its one turn.
+	Tasks []AgentTask `json:",omitempty"`
 }
 
 // ToolResult is a tool's answer taken from a dataset: for calls of Tool ("" for any

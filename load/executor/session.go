@@ -39,6 +39,9 @@ type turn struct {
 	agent *agentStep
 	// prompts make a tool result's text (AgentSpec.result).
 	prompts *Prompts
+	// recorded, when set, is the whole conversation a replayed task's step sends
+	// (AgentSpec.Tasks), in place of the turn's prompt and history.
+	recorded []backends.Message
 }
 
 // finish is request s on its way to the drain, with its send time against its schedule
@@ -52,7 +55,8 @@ func (t *turn) finish(s backends.Sample, shared int, p paced) finished {
 			f.newPrompt = s.PromptTokens - t.carried
 		}
 		if t.agent != nil {
-			f.step, f.toolWait, f.stepLimit = t.agent.step, t.agent.toolWait, t.agent.limit && s.ToolCalled()
+			// A replayed task's limit cuts the recording short whatever the model answered.
+			f.step, f.toolWait, f.stepLimit = t.agent.step, t.agent.toolWait, t.agent.limit && (s.ToolCalled() || t.recorded != nil)
 		}
 	}
 	return f
@@ -65,8 +69,14 @@ func (t *turn) apply(req *backends.Request) {
 	if t == nil {
 		return
 	}
+	session := req.ID
 	if t.agent != nil && t.agent.step > 1 {
 		req.Prompt, req.ID = "", req.ID+"/step"+strconv.Itoa(t.agent.step)
+	}
+	if t.recorded != nil {
+		t.applyRecorded(req, session)
+		t.prompt = req.Prompt
+		return
 	}
 	t.prompt, req.History, req.KeepText = req.Prompt, t.history, t.keepText
 }
@@ -78,7 +88,13 @@ func (t *turn) apply(req *backends.Request) {
 func runSessions(ctx context.Context, clk backends.Clock, start time.Time, lv LevelSpec, slots int, wg *sync.WaitGroup, send func(paced, *turn, slotted) backends.Sample) {
 	sessions := lv
 	sessions.Requests, sessions.Ramp = lv.Session.Sessions, 0
-	closedLoop(ctx, clk, start, sessions, slots, wg, func(i int, _ slotted) { converse(ctx, clk, lv.Session, lv.Prompts, i, send) })
+	closedLoop(ctx, clk, start, sessions, slots, wg, func(i int, _ slotted) {
+		if a := lv.Session.Agent; a != nil && len(a.Tasks) > 0 {
+			replayTask(ctx, clk, lv.Session, lv.Prompts, i, send)
+			return
+		}
+		converse(ctx, clk, lv.Session, lv.Prompts, i, send)
+	})
 }
 
 // converse runs session i (from 0) turn by turn until its last turn, a failed turn, or

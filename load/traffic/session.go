@@ -1,6 +1,12 @@
 package traffic
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+
+	"github.com/planrun/planrun/backends"
+	"github.com/planrun/planrun/load/dataset"
 	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
 )
@@ -28,7 +34,51 @@ func agentSpec(w *plan.Workload) *executor.AgentSpec {
 		results[i] = executor.ToolResult{Tool: r.Tool, Content: r.Content}
 	}
 	return &executor.AgentSpec{MaxSteps: a.MaxSteps, ToolLatencyMs: a.ToolLatencyMs, ResultTokens: a.ResultTokens,
-		Results: results, Seed: uint64(seed(w))}
+		Results: results, Seed: uint64(seed(w)), Tasks: agentTasks(a.Trajectories)}
+}
+
+// agentTasks are the recorded trajectories as the executor replays them; plan read each
+// once already, so a file that fails now has changed since: it is left out. nil without.
+func agentTasks(paths []string) []executor.AgentTask {
+	var out []executor.AgentTask
+	for _, p := range paths {
+		tr, err := dataset.ReadTrajectory(p)
+		if err != nil {
+			continue
+		}
+		task := executor.AgentTask{Name: filepath.Base(p)}
+		for _, st := range tr.Steps {
+			task.Steps = append(task.Steps, executor.AgentTaskStep{Messages: traceMessages(st.Messages), ToolTime: st.ToolTime})
+		}
+		out = append(out, task)
+	}
+	return out
+}
+
+// traceMessages are recorded messages as the adapters send them.
+func traceMessages(in []dataset.TraceMessage) []backends.Message {
+	out := make([]backends.Message, len(in))
+	for i, m := range in {
+		out[i] = backends.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for j, c := range m.ToolCalls {
+			tc := backends.ToolCall{Index: j, ID: c.ID, Name: c.Name, Args: c.Args}
+			tc.ArgsJSON = json.Valid([]byte(c.Args)) && strings.HasPrefix(strings.TrimSpace(c.Args), "{")
+			out[i].ToolCalls = append(out[i].ToolCalls, tc)
+		}
+	}
+	// A result names its call's tool (Ollama answers by name).
+	names := map[string]string{}
+	for _, m := range out {
+		for _, c := range m.ToolCalls {
+			names[c.ID] = c.Name
+		}
+	}
+	for i := range out {
+		if out[i].Role == backends.RoleTool {
+			out[i].ToolName = names[out[i].ToolCallID]
+		}
+	}
+	return out
 }
 
 // SessionTurns is the turns of the workload's sessions; 0 without a session block.

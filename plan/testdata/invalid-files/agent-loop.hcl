@@ -59,3 +59,36 @@ matrix "m" {
   tool     = [backend.openai.o]
   workload = [workload.a, workload.b, workload.c, workload.d, workload.e]
 }
+workload "f" {
+  session {
+    turns = 2
+    agent {
+      max_steps       = 4
+      trajectories    = "../../../examples/data/swe-agent/*.traj" # ERROR: Replay of more than one turn
+      tool_latency_ms = 5 # ERROR: Conflicting arguments
+    }
+  }
+}
+workload "g" {
+  session {
+    turns = 1
+    agent {
+      max_steps    = 4
+      trajectories = "nowhere/*.traj" # ERROR: No trajectories
+    }
+  }
+}
+workload "h" {
+  session {
+    turns = 1
+    agent {
+      max_steps    = 4
+      trajectories = "agent-results.jsonl" # ERROR: Invalid trajectory
+    }
+  }
+}
+matrix "r" {
+  model    = ["a"]
+  tool     = [backend.openai.o]
+  workload = [workload.f, workload.g, workload.h]
+}
