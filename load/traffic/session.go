@@ -91,10 +91,20 @@ func SessionTurns(w *plan.Workload) int {
 
 // sessionPrompt is the longest prompt of the workload's requests when the longest turn
 // sends in tokens and gets out back: a session's last turn carries every earlier turn
-// of its session too, prompt and answer.
+// of its session too, prompt and answer; an agent loop's last step every earlier step's
+// answer (its calls) and results, at the longest drawn result. (A replay's recorded
+// conversations are what they are: not counted.)
 func sessionPrompt(w *plan.Workload, in, out int) int {
-	if w.Session == nil {
+	s := w.Session
+	if s == nil {
 		return in
 	}
-	return w.Session.Turns*in + (w.Session.Turns-1)*out
+	if a := s.Agent; a != nil && len(a.Trajectories) == 0 {
+		step := out + a.ResultTokens.Max
+		for _, r := range a.Results {
+			step = max(step, out+len(strings.Fields(r.Content))*2) // a word is rarely more than 2 tokens
+		}
+		return s.Turns*in + (s.Turns*a.MaxSteps-1)*step
+	}
+	return s.Turns*in + (s.Turns-1)*out
 }
