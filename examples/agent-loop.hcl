@@ -12,9 +12,9 @@
 #   planrun apply examples/agent-loop.hcl
 #
 # On vLLM (0.32 here), tool_choice = "required" or a tool's name forces a call from any
-# model by guided decoding, but the server must run with --tool-call-parser (any, e.g.
-# hermes; "auto" also needs --enable-auto-tool-choice); such a loop runs to max_steps,
-# as nothing lets a forced model stop. Ollama takes tools but no tool_choice: the model
+# model by guided decoding, but the server must run with --enable-auto-tool-choice and
+# --tool-call-parser (any, e.g. hermes); such a loop runs to max_steps, as nothing lets a
+# forced model stop. Ollama takes tools but no tool_choice: the model
 # decides. With a results_file (JSON Lines of {"tool": "<name>", "content": "<text>"})
 # in place of result_tokens, each call gets a result drawn from the file for its tool.
 

@@ -87,8 +87,12 @@ type Options struct {
 	// ReadyTimeout, when set, replaces the 5 minutes a start may take: a test that
 	// starts servers of its own on a loaded machine (a start took 10 minutes at load 30).
 	ReadyTimeout time.Duration
-	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache) and
-	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details).
+	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache),
+	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details) and can
+	// be made to call tools: the pinned vLLM refuses tool_choice "required" or a named
+	// tool unless it has a tool parser, which it loads only with both
+	// --enable-auto-tool-choice and --tool-call-parser (any; hermes needs no special
+	// token), though guided decoding, not the parser, then makes the call.
 	Agentic bool
 }
 
@@ -149,7 +153,7 @@ func StartServerWith(dir string, o Options) (*Server, error) {
 	}
 	var env map[string]string
 	if o.Agentic {
-		command = append(command, "--enable-prompt-tokens-details")
+		command = append(command, "--enable-prompt-tokens-details", "--enable-auto-tool-choice", "--tool-call-parser", "hermes")
 		env = map[string]string{"VLLM_SERVER_DEV_MODE": "1"}
 	}
 	if o.LoRA {
@@ -196,7 +200,7 @@ var (
 	sharedReasoning = sharedWith(Options{Reasoning: true})
 	sharedPooling   = sharedWith(Options{Pooling: true})
 	sharedLoRA      = sharedWith(Options{LoRA: true})
-	sharedAgentic   = sharedWith(Options{Agentic: true})
+	sharedAgentic   = sharedWith(Options{Agentic: true, Eager: true}) // no figure of its tests depends on speed
 )
 
 // Shared returns the test binary's real vLLM, starting it on first use; a package
@@ -215,7 +219,7 @@ func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(
 // SharedLoRA is Shared for a server of Options{LoRA: true}.
 func SharedLoRA(t testing.TB) *Server { t.Helper(); return sharedLoRA.Get(t) }
 
-// SharedAgentic is Shared for a server of Options{Agentic: true}.
+// SharedAgentic is Shared for a server of Options{Agentic: true, Eager: true}.
 func SharedAgentic(t testing.TB) *Server { t.Helper(); return sharedAgentic.Get(t) }
 
 // Main runs the package's tests and then stops the shared servers: TestMain's body,
