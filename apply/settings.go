@@ -165,6 +165,12 @@ func (s settings) blocks(w *plan.Workload) {
 		s.setInt("session.turns", x.Turns)
 		s.setDuration("session.think_time", x.ThinkTime)
 		s.setInt("session.sessions", x.Sessions)
+		if a := x.Agent; a != nil {
+			s.setInt("session.agent.max_steps", a.MaxSteps)
+			s.set("session.agent.tool_latency_ms", a.ToolLatencyMs.String())
+			s.set("session.agent.result_tokens", a.ResultTokens.String())
+			s.setInt("session.agent.results", len(a.Results))
+		}
 	}
 	if x := w.Prefix; x != nil {
 		s.setInt("prefix.tokens", x.Tokens)

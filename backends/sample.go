@@ -1,6 +1,8 @@
 package backends
 
 import (
+	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -93,14 +95,64 @@ type Request struct {
 // format stays what it was when messages were maps: keys in sorted order.)
 type Message struct {
 	Content string `json:"content"`
-	Role    string `json:"role"` // "user" or "assistant"
+	Role    string `json:"role"` // RoleUser, RoleAssistant or RoleTool
+	// ToolCalls are the calls an assistant message made (an agent loop's step), sent back
+	// as the model made them. Each adapter writes them in its protocol's shape
+	// (ToolMessages), never as these fields.
+	ToolCalls []ToolCall `json:"-"`
+	// ToolCallID and ToolName name the call a RoleTool message is the result of.
+	ToolCallID string `json:"-"`
+	ToolName   string `json:"-"`
 }
 
-// Messages is the chat messages of req: its History, then Prompt as the user's message.
+// The roles of a conversation's messages.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	// RoleTool is a tool's result, answering an assistant message's call.
+	RoleTool = "tool"
+)
+
+// Messages is the chat messages of req: its History, then Prompt as the user's message;
+// a history that ends in tools' results (an agent loop's next step) with no Prompt is
+// sent as it is, for the model to go on from them.
 func (r *Request) Messages() []Message {
 	out := make([]Message, 0, len(r.History)+1)
 	out = append(out, r.History...)
-	return append(out, Message{Role: "user", Content: r.Prompt})
+	if r.Prompt == "" && len(r.History) > 0 && r.History[len(r.History)-1].Role == RoleTool {
+		return out
+	}
+	return append(out, Message{Role: RoleUser, Content: r.Prompt})
+}
+
+// ToolMessages reports whether msgs carry a tool call or a tool's result, which each
+// protocol writes in its own shape; without them a chat's messages are the plain
+// {content, role} pairs.
+func ToolMessages(msgs []Message) bool {
+	for i := range msgs {
+		if len(msgs[i].ToolCalls) > 0 || msgs[i].Role == RoleTool {
+			return true
+		}
+	}
+	return false
+}
+
+// CallID is the id a call is answered under: the server's own, else one made from the
+// call's place in the conversation (Ollama's calls carry none).
+func (tc *ToolCall) CallID(msg int) string {
+	if tc.ID != "" {
+		return tc.ID
+	}
+	return "call_" + strconv.Itoa(msg) + "_" + strconv.Itoa(tc.Index)
+}
+
+// ArgsObject is the call's arguments as a JSON object for a protocol that takes them as
+// one (Ollama, the Messages API): "{}" when they do not parse as one.
+func (tc *ToolCall) ArgsObject() json.RawMessage {
+	if tc.ArgsJSON && tc.Args != "" {
+		return json.RawMessage(tc.Args)
+	}
+	return json.RawMessage("{}")
 }
 
 // TokenSource says where Sample.OutputTokens came from.

@@ -307,6 +307,7 @@ var columns = func() []column {
 	c = append(c, spreadColumns()...)
 	c = append(c, insideColumns()...)
 	c = append(c, energyColumns()...)
+	c = append(c, agentLoopColumns()...)
 	return c
 }()
 

@@ -216,6 +216,8 @@ type Row struct {
 	Cost
 	// Agentic are the tool calls' figures and the prefix cache's (agentic.go).
 	Agentic
+	// AgentLoop are an agent loop's per-task figures (agentloop.go).
+	AgentLoop
 	// Inside is what happened inside the measured window besides the requests (window.go).
 	Inside
 	// Energy is what the tokens drew from the hardware's power meter (energy.go).
@@ -276,14 +278,15 @@ func NewRow() Row {
 		SharedPrefixPct: nan, InFlightMean: nan, InFlightP99: nan, InFlightMax: nan, InFlightHeld: nan, InFlightIdle: nan,
 		RateScheduled: nan, RateDelivered: nan, FidelityShortfallPct: nan, RampSeconds: nan,
 		InputsPerSec: nan, InputTokS: nan, ClockBoundMs: nan, SketchErrorPct: nan,
-		Memory:  newMemory(),
-		Cost:    newCost(),
-		CI:      newIntervals(),
-		Quality: NewQuality(),
-		Agentic: newAgentic(),
-		Spreads: newSpreads(),
-		Inside:  newInside(),
-		Energy:  newEnergy(),
+		Memory:    newMemory(),
+		Cost:      newCost(),
+		CI:        newIntervals(),
+		Quality:   NewQuality(),
+		Agentic:   newAgentic(),
+		AgentLoop: newAgentLoop(),
+		Spreads:   newSpreads(),
+		Inside:    newInside(),
+		Energy:    newEnergy(),
 	}
 }
 
@@ -330,6 +333,7 @@ func (r *Row) SetStats(s stats.Runs) {
 		r.InputsPerSec, r.InputTokS = m.InputsPerSec, m.InputTokS
 	}
 	r.setAgentic(p)
+	r.setAgentLoop(p)
 	r.setIntervals(s)
 }
 

@@ -19,6 +19,9 @@ type SessionFigures struct {
 	DurationP50        JSONFloat     `json:"duration_p50_s"`
 	DurationP90        JSONFloat     `json:"duration_p90_s"`
 	PerTurn            []TurnFigures `json:"per_turn"`
+	// AgentLoop are the sessions' agent loops' figures, per task and per step; absent
+	// without an agent block.
+	AgentLoop *AgentLoopFigures `json:"agent_loop,omitempty"`
 }
 
 // TurnFigures are one turn index's figures in summary.json (null: not measured).
@@ -44,7 +47,7 @@ func sessionFigures(rows []Row) []SessionFigures {
 		f := SessionFigures{CellID: r.CellID, Concurrency: r.Concurrency, RequestRate: r.RequestRate, Turns: s.Turns,
 			Sessions: s.Sessions, Completed: s.Completed, TurnsNotSent: s.TurnsNotSent,
 			TurnsCompletedMean: JSONFloat(s.TurnsCompleted.Mean), DurationP50: JSONFloat(s.Duration.P50), DurationP90: JSONFloat(s.Duration.P90),
-			PerTurn: make([]TurnFigures, 0, len(r.Turns))}
+			PerTurn: make([]TurnFigures, 0, len(r.Turns)), AgentLoop: agentLoopFigures(&r)}
 		for _, t := range r.Turns {
 			f.PerTurn = append(f.PerTurn, turnFigures(t))
 		}

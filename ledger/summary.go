@@ -139,7 +139,7 @@ func columnUnit(c column) string {
 		{"concurrency", "requests in flight"}, {"runs", "runs"},
 		{"requests", "requests"}, {"succeeded", "requests"}, {"failed", "requests"}, {"stops", "requests"},
 		{"connections", "connections"}, {"_in_flight", "requests in flight"}, {"agents", "agents"},
-		{"_nats", "nats"}, {"prompts", "prompts"}, {"_top_logprobs", "tokens"},
+		{"_nats", "nats"}, {"prompts", "prompts"}, {"_top_logprobs", "tokens"}, {"_tasks", "tasks"}, {"_steps", "steps"},
 	} {
 		if strings.HasSuffix(n, u.suffix) {
 			return u.unit

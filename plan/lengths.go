@@ -45,6 +45,12 @@ func lengthFunc(kind string, params ...string) function.Function {
 // decodeLength reads prompt_tokens or max_tokens: a number, a distribution function's
 // object, or "dataset" (each request's length from its dataset row).
 func (l *loader) decodeLength(a *hcl.Attribute, ctx *hcl.EvalContext, dst *dataset.Length) {
+	l.decodeDrawn(a, ctx, dst, "tokens")
+}
+
+// decodeDrawn reads a number of units, or a distribution function's object drawing one
+// (or "dataset" where a dataset row has it).
+func (l *loader) decodeDrawn(a *hcl.Attribute, ctx *hcl.EvalContext, dst *dataset.Length, unit string) {
 	if a == nil {
 		return
 	}
@@ -71,7 +77,7 @@ func (l *loader) decodeLength(a *hcl.Attribute, ctx *hcl.EvalContext, dst *datas
 	}
 	if err != nil {
 		l.errorf(a.Expr.Range().Ptr(), "Invalid "+a.Name,
-			"%s is a number of tokens, uniform(min, max), normal(mean, stddev, min, max), lognormal(mu, sigma, min, max) or \"dataset\": %s.", a.Name, err)
+			"%s is a number of %s, uniform(min, max), normal(mean, stddev, min, max), lognormal(mu, sigma, min, max) or \"dataset\": %s.", a.Name, unit, err)
 	}
 }
 

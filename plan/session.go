@@ -17,7 +17,9 @@ type Session struct {
 	// ThinkTime is the pause between an answer and the session's next turn.
 	ThinkTime time.Duration
 	// Sessions is the number of sessions of one run; 0 means one per concurrency slot.
-	Sessions  int
+	Sessions int
+	// Agent, when set, drives each turn by the model's tool calls (an agent block).
+	Agent     *AgentLoop
 	DeclRange hcl.Range
 	// sessionsAt is where sessions is set, for a level it cannot fill.
 	sessionsAt hcl.Range
@@ -25,6 +27,7 @@ type Session struct {
 
 var sessionSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "turns", Required: true}, {Name: "think_time"}, {Name: "sessions"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "agent"}},
 }
 
 // SessionsPerRun is the number of sessions in one run at a concurrency level.
@@ -84,6 +87,7 @@ func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes,
 			l.errorf(at.NameRange.Ptr(), "Conflicting arguments", "%s cannot be used with a session block (at %s): %s", c.name, b.DefRange, c.why)
 		}
 	}
+	l.decodeAgentLoop(w, s, content.Blocks.OfType("agent"), ctx)
 	w.Session = s
 }
 

@@ -140,6 +140,9 @@ type Summary struct {
 	// session (Accumulator.AddTurn); absent otherwise, and in Runs.Median.
 	Turns    []TurnSummary   `json:"turns,omitempty"`
 	Sessions *SessionSummary `json:"sessions,omitempty"`
+	// AgentLoop is a session workload's agent loops' figures, per task and per step
+	// (executor.AgentSpec); absent otherwise, and in Runs.Median.
+	AgentLoop *AgentLoopSummary `json:"agent_loop,omitempty"`
 	// SharedPrefixTokens is Σ prompt tokens that were a prefix an earlier request of the
 	// run already sent (AddSharedPrefix), and SharedPrefixPct its share of the server's
 	// prompt token counts, in % (NaN when the server counted none).
@@ -202,8 +205,9 @@ type Accumulator struct {
 	promptSum, promptN    int
 	askedSum, askedN      int // the prompt lengths asked of requests that had their own
 	sources               map[backends.TokenSource]bool
-	window                Window        // spanned by the samples added
-	sessions              *sessionStore // nil until AddTurn
+	window                Window          // spanned by the samples added
+	sessions              *sessionStore   // nil until AddTurn
+	agentLoop             *agentLoopStore // nil until an agent loop's step
 	lag                   valueStore
 	ttfo, span, tpotAns   valueStore
 	reasoningSources      map[backends.TokenSource]bool
@@ -225,8 +229,14 @@ func NewAccumulator(t Target) *Accumulator {
 // its session turn, its shared prefix and its schedule. ev is not retained.
 func (a *Accumulator) Add(ev executor.Event) {
 	a.addSample(ev.Sample)
-	if ev.Turn > 0 {
+	switch {
+	case ev.Step > 1 && a.sessions != nil:
+		a.sessions.stepOfTurn(ev.Session, ev.Sample)
+	case ev.Turn > 0:
 		a.addTurn(ev.Session, ev.Turn, ev.Sample)
+	}
+	if ev.Step > 0 {
+		a.addStep(ev)
 	}
 	a.addSharedPrefix(ev.Sample, ev.SharedPrefixTokens)
 	if ev.Paced {
@@ -380,6 +390,12 @@ func (a *Accumulator) merge(o *Accumulator) {
 		}
 		a.sessions.merge(o.sessions, a.t.Turns)
 	}
+	if o.agentLoop != nil {
+		if a.agentLoop == nil {
+			a.agentLoop = &agentLoopStore{}
+		}
+		a.agentLoop.merge(o.agentLoop)
+	}
 	a.lag.merge(&o.lag)
 	a.load.merge(&o.load)
 	a.mergeAgentic(o)
@@ -442,6 +458,9 @@ func (a *Accumulator) level(windowSeconds float64) Summary {
 	}
 	if a.sessions != nil {
 		l.Turns, l.Sessions = a.sessions.summaries(a.t.Turns)
+	}
+	if a.agentLoop != nil {
+		l.AgentLoop = a.agentLoop.summary()
 	}
 	l.PromptTokensRequested = a.t.PromptTokens
 	if a.askedN > 0 { // requests with their own lengths (a trace, a dataset): what they asked

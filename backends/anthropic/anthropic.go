@@ -98,10 +98,11 @@ func New(cfg backends.Config, opts ...backends.Option) (*Backend, error) {
 // CallsDue implements backends.DueCaller: the timing core calls Request.Due.
 func (b *Backend) CallsDue() {}
 
-// message is one Messages API message: content as a string.
+// message is one Messages API message: content as a string, or as blocks where it holds
+// tool calls or tools' results (messagesOf).
 type message struct {
 	Role    string `json:"role"`
-	Content string `json:"content"`
+	Content any    `json:"content"`
 }
 
 // tool is a Messages API tool.
@@ -116,11 +117,11 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	m := make(map[string]any, 8+len(b.cfg.ExtraFields))
 	maps.Copy(m, b.cfg.ExtraFields)
 	m["model"] = req.Model
-	msgs := make([]message, 0, len(req.History)+1)
-	for _, h := range req.Messages() {
-		msgs = append(msgs, message{Role: h.Role, Content: h.Content})
-	}
+	msgs, system := messagesOf(req.Messages())
 	m["messages"] = msgs
+	if system != "" {
+		m["system"] = system
+	}
 	m["stream"] = !req.NoStream
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {

@@ -327,6 +327,11 @@ func TestRequestBodies(t *testing.T) {
 		{"no_max_tokens", backends.Config{}, backends.Request{Model: "m", Prompt: "hi"}},
 		{"history_think", backends.Config{ExtraFields: map[string]any{"top_k": 5}}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 2048, Think: &yes,
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
+		// An agent loop's later step: the calls and their results in the protocol's shape.
+		{"agent_step", backends.Config{}, backendtest.AgentStep("m")},
+		// A replayed agent's system message is the API's top-level system.
+		{"system", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8,
+			History: []backends.Message{{Role: "system", Content: "be brief"}}}},
 		{"no_think", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8, Think: &no}},
 		{"tools_required", backends.Config{}, backends.Request{Model: "m", Prompt: "weather?", MaxTokens: 64,
 			Tools: []backends.Tool{weather, {Name: "now"}}, ToolChoice: backends.ToolChoiceRequired}},

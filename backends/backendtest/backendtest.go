@@ -264,3 +264,21 @@ func BenchChunkPath(b *testing.B, be backends.Backend, req backends.Request, chu
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/chunk")
 	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/n, "allocs/chunk")
 }
+
+// AgentStep is an agent loop's later step as every adapter's request-body test sends
+// it: the user's prompt, an assistant message of text with two calls (one under the
+// server's id, one without, as Ollama's come), their results, then a call without
+// text and its result; no prompt of its own. What each protocol makes of it is
+// golden.
+func AgentStep(model string) backends.Request {
+	return backends.Request{Model: model, MaxTokens: 32, History: []backends.Message{
+		{Role: backends.RoleUser, Content: "find it"},
+		{Role: backends.RoleAssistant, Content: "looking", ToolCalls: []backends.ToolCall{
+			{Index: 0, ID: "call_a", Name: "search", Args: `{"q":"it"}`, ArgsJSON: true},
+			{Index: 1, Name: "search", Args: `{"q":"more"}`, ArgsJSON: true}}},
+		{Role: backends.RoleTool, ToolCallID: "call_a", ToolName: "search", Content: "result a"},
+		{Role: backends.RoleTool, ToolCallID: "call_1_1", ToolName: "search", Content: "result \"b\""},
+		{Role: backends.RoleAssistant, ToolCalls: []backends.ToolCall{{Index: 0, ID: "call_c", Name: "open", Args: `not json`}}},
+		{Role: backends.RoleTool, ToolCallID: "call_c", ToolName: "open", Content: "result c"},
+	}}
+}

@@ -122,7 +122,7 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	case req.Raw:
 		m["prompt"], m["raw"] = req.Prompt, true
 	case b.chat:
-		m["messages"] = req.Messages()
+		m["messages"] = chatMessages(req)
 		if len(req.Tools) > 0 { // Ollama has no tool_choice: the model decides
 			m["tools"] = backends.FunctionTools(req.Tools)
 		}

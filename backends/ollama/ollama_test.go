@@ -100,6 +100,8 @@ func TestRequestBodies(t *testing.T) {
 			backends.Request{Model: "tiny", Prompt: "hi", MaxTokens: 32, Temperature: &temp, Seed: &seed}},
 		{"generate", backends.Config{API: "generate"}, backends.Request{Model: "tiny", Prompt: "hi"}},
 		// A session's later turn: the history goes ahead of the prompt, in order.
+		// An agent loop's later step: the calls and their results in the protocol's shape.
+		{"agent_step", backends.Config{}, backendtest.AgentStep("tiny")},
 		{"chat_history", backends.Config{}, backends.Request{Model: "tiny", Prompt: "and then?",
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}}},
 		// think: the switch, or else the effort as a level (gpt-oss's).

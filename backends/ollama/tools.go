@@ -1,6 +1,8 @@
 package ollama
 
 import (
+	"encoding/json"
+
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/internal/jsonscan"
 )
@@ -46,4 +48,39 @@ func parseToolCalls(sc *jsonscan.Scanner, parts []backends.ToolPart) []backends.
 		parts = append(parts, p)
 	}
 	return parts
+}
+
+// chatMessage is a chat message in Ollama's shape with its tool parts: an assistant's
+// tool_calls (arguments as a JSON object), or a tool's result under its tool_name.
+type chatMessage struct {
+	Content   string         `json:"content"`
+	Role      string         `json:"role"`
+	ToolCalls []chatToolCall `json:"tool_calls,omitempty"`
+	ToolName  string         `json:"tool_name,omitempty"`
+}
+
+type chatToolCall struct {
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatMessages is req's messages as /api/chat takes them: the plain pairs, unless a
+// message is a tool call or a tool's result (an agent loop's step).
+func chatMessages(req backends.Request) any {
+	msgs := req.Messages()
+	if !backends.ToolMessages(msgs) {
+		return msgs
+	}
+	out := make([]chatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = chatMessage{Content: m.Content, Role: m.Role, ToolName: m.ToolName}
+		for _, tc := range m.ToolCalls {
+			var c chatToolCall
+			c.Function.Name, c.Function.Arguments = tc.Name, tc.ArgsObject()
+			out[i].ToolCalls = append(out[i].ToolCalls, c)
+		}
+	}
+	return out
 }

@@ -149,7 +149,7 @@ func (b *Backend) Body(req backends.Request) ([]byte, error) {
 	case completions:
 		m["prompt"] = req.Prompt
 	default:
-		m["messages"] = req.Messages()
+		m["messages"] = chatMessages(req)
 		toolFields(m, req)
 	}
 	b.logProbFields(m, req, completions)

@@ -171,6 +171,8 @@ func TestRequestBodies(t *testing.T) {
 		{"chat_force_no_engine", backends.Config{}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 16, ForceMaxTokens: true}},
 		{"completions", backends.Config{API: "completions"}, backends.Request{Model: "m", Prompt: "hi", MaxTokens: 8}},
 		// A session's later turn: the history goes ahead of the prompt, in order.
+		// An agent loop's later step: the calls and their results in the protocol's shape.
+		{"agent_step", backends.Config{}, backendtest.AgentStep("m")},
 		{"chat_history", backends.Config{}, backends.Request{Model: "m", Prompt: "and then?", MaxTokens: 8,
 			History: []backends.Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello \"you\""}}}},
 		// A workload's reasoning_effort goes as it is; Ollama's think has no OpenAI field.

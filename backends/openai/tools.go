@@ -90,3 +90,40 @@ func cachedTokens(sc *jsonscan.Scanner) int {
 	}
 	return n
 }
+
+// chatMessage is a chat message in OpenAI's shape with its tool parts: an assistant's
+// tool_calls (arguments as a JSON string), or a tool's result under its tool_call_id.
+type chatMessage struct {
+	Content    string         `json:"content"`
+	Role       string         `json:"role"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatMessages is req's messages as a chat body carries them: the plain pairs, unless a
+// message is a tool call or a tool's result (an agent loop's step).
+func chatMessages(req backends.Request) any {
+	msgs := req.Messages()
+	if !backends.ToolMessages(msgs) {
+		return msgs
+	}
+	out := make([]chatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = chatMessage{Content: m.Content, Role: m.Role, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			c := chatToolCall{ID: tc.CallID(i), Type: "function"}
+			c.Function.Name, c.Function.Arguments = tc.Name, string(tc.ArgsObject()) // a server may parse them back
+			out[i].ToolCalls = append(out[i].ToolCalls, c)
+		}
+	}
+	return out
+}

@@ -46,6 +46,7 @@ Send 'X-Mock-Fault: <fault>' on a request to force one fault.
 	fs.BoolVar(&c.ReasoningUsage, "reasoning-usage", false, "report usage.completion_tokens_details.reasoning_tokens")
 	fs.BoolVar(&c.PrefixCache, "prefix-cache", false, "keep a prefix cache of the prompts received: cached words cost no prefill, the usage says how many (POST /reset_prefix_cache empties it)")
 	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", 0, "prefill time per prompt word the prefix cache does not hold, added to TTFT")
+	fs.IntVar(&c.ToolCalls, "tool-calls", 0, "script an agent loop: chat requests offering tools call one until their conversation carries this many tool results since its last user prompt, then answer in text")
 	fs.Float64Var(&c.ToolCallRate, "tool-call-rate", 0, "share of chat requests offering tools (tool_choice auto) answered with a call of the first tool; required or a named tool always call")
 	fs.IntVar(&c.QueueSlots, "queue-slots", 0, "at most N requests decode at once, others wait; 0: unbounded")
 	fs.StringVar(&models, "models", "", "comma-separated model names served; empty accepts any")

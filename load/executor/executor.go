@@ -118,6 +118,14 @@ type Event struct {
 	// prompt and answer (turn 1: all of them). It holds the turn's own new prompt and the
 	// chat template's tokens around the two new messages. 0 when the server counted none.
 	NewPromptTokens int `json:"new_prompt_tokens,omitempty"`
+	// Step is the request's step in its turn's agent loop, from 1 (SessionSpec.Agent); 0
+	// outside one. ToolWait is the time the turn spent in tools just before this step
+	// (between the last step's answer and this request): client time, never the
+	// server's. StepLimit is set on a turn's last step when its answer still called a tool
+	// and the turn had no steps left.
+	Step      int           `json:"step,omitempty"`
+	ToolWait  time.Duration `json:"tool_wait_ns,omitempty"`
+	StepLimit bool          `json:"step_limit,omitempty"`
 	// SharedPrefixTokens are the request's prompt tokens of a prefix group or hash
 	// blocks that an earlier request of its run already sent (Sent.Add).
 	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
@@ -492,7 +500,7 @@ func drain(sink <-chan toDrain, run *RunResult, opts Options) {
 		}
 		if opts.OnRequest != nil {
 			opts.OnRequest(Event{Run: run.Index, Warmup: run.Warmup, Sample: s, SharedPrefixTokens: f.sharedPrefix,
-				Session: f.session, Turn: f.turn, NewPromptTokens: f.newPrompt, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n, Ramp: f.ramp})
+				Session: f.session, Turn: f.turn, NewPromptTokens: f.newPrompt, Step: f.step, ToolWait: f.toolWait, StepLimit: f.stepLimit, Paced: f.timed, Scheduled: f.at, SendLag: f.lag, Index: f.n, Ramp: f.ramp})
 		}
 	}
 }

@@ -41,6 +41,10 @@ type finished struct {
 	sharedPrefix  int
 	session, turn int
 	newPrompt     int
+	// step, toolWait and stepLimit place a request in its agent loop (Event.Step).
+	step      int
+	toolWait  time.Duration
+	stepLimit bool
 }
 
 // pacer sends requests at their offsets from its start, read on clk, with at most slots

@@ -91,6 +91,12 @@ type Config struct {
 	// value, {"<first string property>":"<tokens>"}, on the same schedule as text. 0: an
 	// auto request answers in text.
 	ToolCallRate float64
+	// ToolCalls scripts an agent loop: a streamed chat request offering tools whose
+	// conversation carries fewer than ToolCalls tools' results since its last user
+	// prompt (tool role messages, the Messages API's tool_result blocks) calls a tool, whatever tool_choice says short of
+	// "none"; one that carries ToolCalls answers in text. So a loop that answers every
+	// call takes ToolCalls + 1 steps. 0: ToolCallRate and tool_choice decide.
+	ToolCalls int
 	// HoldBytes is memory the server allocates and keeps resident from New on, standing
 	// for a model's weights, so a memory figure read from its process (locally, through a
 	// process exporter, or as a Slurm job's MaxRSS) has a known part. 0: none.
@@ -204,6 +210,9 @@ func (c Config) Validate() error {
 	}
 	if c.EOSAt < 0 || c.QueueSlots < 0 || c.TokensPerChunk < 0 || c.OutputTokens < 0 || c.ReasoningTokens < 0 || c.HoldBytes < 0 {
 		return fmt.Errorf("eos-at, queue slots, tokens per chunk, output and reasoning tokens, and held memory must not be negative")
+	}
+	if c.ToolCalls < 0 {
+		return fmt.Errorf("tool calls %d is negative", c.ToolCalls)
 	}
 	if c.ToolCallRate < 0 || c.ToolCallRate > 1 {
 		return fmt.Errorf("tool call rate %g is not in [0, 1]", c.ToolCallRate)

@@ -49,13 +49,11 @@ func countContentWords(raw json.RawMessage) int {
 	if json.Unmarshal(raw, &s) == nil {
 		return countWords(s)
 	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
+	var parts []contentPart
 	if json.Unmarshal(raw, &parts) == nil {
 		n := 0
 		for _, p := range parts {
-			n += countWords(p.Text)
+			n += countWords(p.Text) + countContentWords(p.result())
 		}
 		return n
 	}

@@ -73,15 +73,49 @@ func contentText(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
+	var parts []contentPart
 	json.Unmarshal(raw, &parts)
-	texts := make([]string, len(parts))
-	for i, p := range parts {
-		texts[i] = p.Text
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+		if r := p.result(); r != nil {
+			texts = append(texts, contentText(r))
+		}
 	}
 	return strings.Join(texts, " ")
+}
+
+// contentPart is a part of a message's content: a text, or (the Messages API) a
+// tool_result block, whose content is a string or parts in turn.
+type contentPart struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Content json.RawMessage `json:"content"`
+}
+
+// result is a tool_result part's content; nil for any other part.
+func (p contentPart) result() json.RawMessage {
+	if p.Type != "tool_result" {
+		return nil
+	}
+	return p.Content
+}
+
+// countToolResults is the tool_result parts of a Messages API content.
+func countToolResults(raw json.RawMessage) int {
+	var parts []contentPart
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range parts {
+		if p.Type == "tool_result" {
+			n++
+		}
+	}
+	return n
 }
 
 func plainText(s string) string { return s }

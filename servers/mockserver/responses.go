@@ -31,16 +31,9 @@ func (s *Server) responsesHandler() http.HandlerFunc {
 			}
 			q := request[json.RawMessage]{Model: req.Model, Prompt: req.Input}
 			chat := false
-			var msgs []struct {
-				Content json.RawMessage `json:"content"`
-			}
+			var msgs []message[json.RawMessage]
 			if json.Unmarshal(req.Input, &msgs) == nil {
-				chat = true
-				for _, m := range msgs {
-					q.Messages = append(q.Messages, struct {
-						Content json.RawMessage `json:"content"`
-					}{m.Content})
-				}
+				chat, q.Messages = true, msgs
 			}
 			p, err := q.params(chat, contentTexts)
 			p.stream, p.maxTokens, p.includeUsage = req.Stream, req.MaxOutputTokens, true

@@ -23,6 +23,10 @@ type params struct {
 	minTokens    int  // vLLM extension
 	messages     int  // chat messages in the request (0 for a bare prompt)
 	tools        toolRequest
+	// toolResults counts the tools' results the conversation carries since its last
+	// user prompt (tool role messages, tool_result blocks): Config.ToolCalls answers in
+	// text once it has enough.
+	toolResults int
 }
 
 // encoder renders one protocol. Streaming methods append to b so one pooled buffer per
@@ -177,24 +181,29 @@ type promptText interface{ string | json.RawMessage }
 // request is the part of a generation request both protocols share.
 type request[T promptText] struct {
 	toolRequest
-	Model    string `json:"model"`
-	Messages []struct {
-		Content T `json:"content"`
-	} `json:"messages"`
-	Prompt T `json:"prompt"`
+	Model    string       `json:"model"`
+	Messages []message[T] `json:"messages"`
+	Prompt   T            `json:"prompt"`
+}
+
+// message is a chat message: its content, and its role (a tool's result is "tool").
+type message[T promptText] struct {
+	Content T      `json:"content"`
+	Role    string `json:"role"`
 }
 
 // texts reads one protocol's texts of type T: a text's words (the mock's tokens), its
 // head, and the whole text.
 type texts[T promptText] struct {
-	words func(T) int
-	head  func(T) string
-	text  func(T) string
+	words   func(T) int
+	head    func(T) string
+	text    func(T) string
+	results func(T) int // tools' results inside a content (the Messages API's blocks)
 }
 
 var (
-	plainTexts   = texts[string]{countWords, head, plainText}
-	contentTexts = texts[json.RawMessage]{countContentWords, contentHead, contentText}
+	plainTexts   = texts[string]{countWords, head, plainText, func(string) int { return 0 }}
+	contentTexts = texts[json.RawMessage]{countContentWords, contentHead, contentText, countToolResults}
 )
 
 // decode reads a generation request's body into body, the protocol's request that
@@ -225,6 +234,15 @@ func (q *request[T]) params(chat bool, tx texts[T]) (params, error) {
 	p.messages = len(q.Messages)
 	for i, m := range q.Messages {
 		p.promptTokens += tx.words(m.Content)
+		// A user's prompt starts a new task: the results before it were another's.
+		switch r := tx.results(m.Content); {
+		case m.Role == "tool":
+			p.toolResults++
+		case r > 0:
+			p.toolResults += r
+		case m.Role == "user":
+			p.toolResults = 0
+		}
 		if i == 0 {
 			p.promptHead = tx.head(m.Content)
 		}
@@ -281,7 +299,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 
 	g.tokens, g.finish = s.cfg.length(g.p)
 	if callsTools(enc) && g.p.stream {
-		g.tool = s.cfg.choose(g.p.tools, g.n)
+		g.tool = s.cfg.choose(g.p.tools, g.n, g.p.toolResults)
 	}
 	switch {
 	case g.tool != nil:

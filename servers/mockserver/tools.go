@@ -44,11 +44,13 @@ type toolRequest struct {
 	ToolChoice json.RawMessage `json:"tool_choice"`
 }
 
-// choose decides whether request n calls a tool and which: tool_choice "none" never,
-// "required" / "any" / a named tool always (the named one), otherwise (auto, or none
-// given) with probability Config.ToolCallRate drawn from the seed, the first tool. nil:
-// no call, a text answer.
-func (c Config) choose(q toolRequest, n uint64) *toolCall {
+// choose decides whether request n, whose conversation carries results tools'
+// results, calls a tool and which: tool_choice "none" never; with Config.ToolCalls, while
+// results are fewer than it, whatever else tool_choice says (the named tool, else the
+// first), and never after; else "required" / "any" / a named tool always (the named
+// one), otherwise (auto, or none given) with probability Config.ToolCallRate drawn from
+// the seed, the first tool. nil: no call, a text answer.
+func (c Config) choose(q toolRequest, n uint64, results int) *toolCall {
 	if len(q.Tools) == 0 {
 		return nil
 	}
@@ -64,9 +66,13 @@ func (c Config) choose(q toolRequest, n uint64) *toolCall {
 		word = named.Type
 	}
 	pick := q.Tools[0]
-	switch word {
-	case "none":
+	switch {
+	case word == "none":
 		return nil
+	case c.ToolCalls > 0 && results >= c.ToolCalls:
+		return nil
+	}
+	switch word {
 	case "required", "any":
 	case "tool", "function":
 		want := named.Name + named.Function.Name
@@ -76,6 +82,9 @@ func (c Config) choose(q toolRequest, n uint64) *toolCall {
 		}
 		pick = q.Tools[i]
 	default: // auto
+		if c.ToolCalls > 0 {
+			break
+		}
 		if unitFloat(mix(c.Seed, n, toolDraw)) >= c.ToolCallRate {
 			return nil
 		}

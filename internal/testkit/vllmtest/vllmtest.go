@@ -85,12 +85,15 @@ type Options struct {
 	// Eager runs without torch.compile (--enforce-eager): a start in seconds rather than
 	// minutes of compiling, for a test whose figures do not depend on speed.
 	Eager bool
-	// ReadyTimeout, when set, replaces the 5 minutes a start may take: a test that
+	// ReadyTimeout, when set, replaces the 10 minutes a start may take: a test that
 	// starts servers of its own on a loaded machine (a start took 10 minutes at load 30).
 	ReadyTimeout time.Duration
 	// Agentic serves the dev routes (VLLM_SERVER_DEV_MODE=1: /reset_prefix_cache),
-	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details) and
-	// takes forced tool calls (--enable-auto-tool-choice --tool-call-parser hermes).
+	// reports cached prompt tokens in the usage (--enable-prompt-tokens-details) and can
+	// be made to call tools: the pinned vLLM refuses tool_choice "required" or a named
+	// tool unless it has a tool parser, which it loads only with both
+	// --enable-auto-tool-choice and --tool-call-parser (any; hermes needs no special
+	// token), though guided decoding, not the parser, then makes the call.
 	Agentic bool
 }
 
@@ -222,7 +225,7 @@ func SharedPooling(t testing.TB) *Server { t.Helper(); return sharedPooling.Get(
 // SharedLoRA is Shared for a server of Options{LoRA: true}.
 func SharedLoRA(t testing.TB) *Server { t.Helper(); return sharedLoRA.Get(t) }
 
-// SharedAgentic is Shared for a server of Options{Agentic: true}.
+// SharedAgentic is Shared for a server of Options{Agentic: true, Eager: true}.
 func SharedAgentic(t testing.TB) *Server { t.Helper(); return sharedAgentic.Get(t) }
 
 // Main runs the package's tests and then stops the shared servers: TestMain's body,
