@@ -320,3 +320,85 @@ func holdAgainstReferences(p *plan.Plan, cell *plan.Cell, row *ledger.Row) {
 	row.Reference = strings.Join(names, ", ")
 	row.Verdict = strings.Join(verdicts, "; ")
 }
+
+// setInside fills the row's window figures from the window's monitors and returns the
+// notes that explain them.
+func setInside(row *ledger.Row, m levelMeasurement) []string {
+	var notes []string
+	row.SteadySliceCVPct = sliceCV(m.Stats.PerRun)
+	if note := setSaturation(row, m.Stats.PerRun); note != "" {
+		notes = append(notes, note)
+	}
+	if cpu := m.Window.CPU; cpu.Note == "" && cpu.N > 0 {
+		row.ServerCPUPct, row.NeighbourCPUPct = cpu.ServerPct, cpu.OthersPct
+		row.Contention = ledger.ContentionQuiet
+		if cpu.Contended() {
+			row.Contention = ledger.ContentionContended
+			notes = append(notes, fmt.Sprintf("contended: other processes used %.0f%% of the server's cores (%s) during the window, "+
+				"above the %.0f%% a row tolerates (the server %.0f%%, planrun's client %.0f%%)",
+				cpu.OthersPct, cpu.Cores, procmem.ContendedAbove, cpu.ServerPct, cpu.ClientPct))
+		}
+	}
+	return notes
+}
+
+// setSaturation marks the row over-saturated when some run's over-saturation test says
+// so, with the median slopes, and returns the note that says what climbed.
+func setSaturation(row *ledger.Row, runs []stats.Summary) string {
+	var ttft, inFlight []float64
+	var worst *stats.Saturation
+	for _, l := range runs {
+		s := l.Delivered.Saturation
+		if s == nil {
+			continue
+		}
+		ttft, inFlight = append(ttft, s.TTFTSlope), append(inFlight, s.InFlightSlope)
+		if s.Over && (worst == nil || s.TTFTClimb > worst.TTFTClimb) {
+			worst = s
+		}
+	}
+	row.TTFTSlope, row.InFlightSlope = stats.Median(ttft), stats.Median(inFlight)
+	if worst == nil {
+		return ""
+	}
+	row.Saturation = ledger.SaturationOver
+	return fmt.Sprintf("over-saturated: over the %.1f s the run sent, TTFT climbed %.3f s (slope %.3f s/s, 95%% interval %.3f to %.3f) and "+
+		"requests in flight %+.1f (%.2f/s, %.2f to %.2f): the load is above what the server serves, its queue had not settled, "+
+		"so its figures depend on how long the run was; it decides nothing in a capacity search",
+		worst.Seconds, worst.TTFTClimb, worst.TTFTSlope, worst.TTFTSlopeLo, worst.TTFTSlopeHi,
+		worst.InFlightClimb, worst.InFlightSlope, worst.InFlightSlopeLo, worst.InFlightSlopeHi)
+}
+
+// cacheNotes puts on the row what was done to the cache, and says so when a level with
+// nothing done was measured on a cache warmed before it: the server's usage says its
+// cache served more of the prompts than the level's own requests shared with each
+// other, or an earlier level of the cell sent the same shared texts.
+func cacheNotes(w *plan.Workload, row *ledger.Row, c cacheOutcome) []string {
+	row.PrefixCache = c.Done
+	var notes []string
+	if c.Failed != "" {
+		notes = append(notes, "prefix cache not reset: "+c.Failed)
+	}
+	if c.Done != "" {
+		return notes
+	}
+	shared := row.SharedPrefixPct
+	if math.IsNaN(shared) {
+		shared = 0
+	}
+	// The level's own earlier runs (warm-up, repeats) send its shared texts again by
+	// design; only where they cannot explain the excess does it say the cache was warm.
+	ownRuns := sharesAcrossLevels(w) && (w.WarmupRuns > 0 || w.RepeatRuns > 1)
+	var why string
+	switch {
+	case c.Earlier && sharesAcrossLevels(w):
+		why = "an earlier level of this cell sent the same shared texts (prefix groups, a trace's hash blocks or one shared prompt), and nothing emptied the cache since"
+	case w.Session == nil && !ownRuns && row.CacheHitPct > shared+1: // NaN (no cached count) is never above
+		why = fmt.Sprintf("the server's usage says its cache served %.1f%% of the prompt tokens, more than the %.1f%% this level's requests shared with each other", row.CacheHitPct, shared)
+	}
+	if why == "" {
+		return notes
+	}
+	row.PrefixCache = ledger.PrefixCacheWarm
+	return append(notes, "prefix cache warm: "+why+"; TTFT here is a warm cache's, not a cold prefill's (prefix_cache = \"reset\" or \"bust\" measures it cold)")
+}
