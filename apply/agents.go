@@ -67,7 +67,7 @@ func (a *applier) launcher(cell *plan.Cell) (placement.Agents, error) {
 	if err != nil {
 		return placement.Agents{}, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
 	}
-	remote := fleet.Options{Listen: ":0", Advertise: ag.Coordinator}
+	remote := fleet.Options{Listen: ":0", Advertise: ag.Lead}
 	if remote.Advertise == "" {
 		remote.Advertise, _ = os.Hostname()
 	}
@@ -86,8 +86,8 @@ func (a *applier) launcher(cell *plan.Cell) (placement.Agents, error) {
 		return placement.Agents{Launcher: fleet.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, Options: remote,
 			Where: "ssh to " + strings.Join(ag.Hosts, ", ")}, nil
 	}
-	o := fleet.Options{Advertise: ag.Coordinator}
-	if ag.Coordinator != "" {
+	o := fleet.Options{Advertise: ag.Lead}
+	if ag.Lead != "" {
 		o.Listen = ":0"
 	}
 	return placement.Agents{Launcher: fleet.Local{Command: cmd}, Options: o, Shared: true, Where: "processes on this machine"}, nil

@@ -98,7 +98,7 @@ func judgeFidelity(w *plan.Workload, level plan.LoadLevel, row *ledger.Row, m le
 	var agentShort string // the agents whose own share fell short for want of their client
 	if m.AgentCount > 1 {
 		// The agents sent the level: each one's client is its own, and the load is the
-		// sum of their shares. The coordinator only merged their records.
+		// sum of their shares. The lead only merged their records.
 		sat, sh := agentFidelity(w, level, m, meanTPOT(*row))
 		saturated = strings.Join(sat, "; ")
 		if len(sh) > 0 {

@@ -87,7 +87,7 @@ func TestKubernetesAgentsAreTheJobsIndices(t *testing.T) {
 		t.Fatalf("manifest agents %+v, want %d", man.Agents, n)
 	}
 	// The records, as index 0 merged them into requests.jsonl, each with its agent and
-	// its start already on the coordinator's clock.
+	// its start already on the lead's clock.
 	var cell = res.Cells[0].ID
 	perAgent := make([][]ledger.RequestRecord, n)
 	for _, r := range readSamples(t, res.RunDir) {
