@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply/fidelity"
+	"github.com/planrun/planrun/apply/pins"
+	"github.com/planrun/planrun/apply/served"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
@@ -33,7 +36,7 @@ func agentRows(row *ledger.Row, m levelMeasurement) []string {
 	row.Agents = m.AgentCount
 	row.ClockBoundMs = float64(m.ClockBound) / float64(time.Millisecond)
 	return []string{fmt.Sprintf("%d load agents: send lag, arrival order, delivered rate and the window compare their clocks, each ± %s ms (the largest clock bound, drift included)",
-		m.AgentCount, millis(m.ClockBound.Seconds()))}
+		m.AgentCount, fidelity.Millis(m.ClockBound.Seconds()))}
 }
 
 // agentFaultRow is the row of a level a load agent failed: no figures, for the load the
@@ -154,11 +157,11 @@ func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasu
 	if proc == nil {
 		return
 	}
-	if gb, note, ok := kvCacheFromLog(proc.LogPath()); ok {
+	if gb, note, ok := served.KVCacheFromLog(proc.LogPath()); ok {
 		row.KVCacheGB = gb
 		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
 	}
-	if note := oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
+	if note := pins.Oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
 		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
 	}
 	if b, ok := proc.Build(); ok {
@@ -186,10 +189,10 @@ func (a *applier) setServedQuant(cell *plan.Cell, row *ledger.Row) {
 	// pairs rows by it, and two servers that state it differently (F16, bfloat16) or not
 	// at all would no longer pair. The served value is in quantization_served, which the
 	// tables show, and in the notes.
-	row.QuantizationSource, row.QuantizationServed = sq.source, sq.level
-	note := "quantization " + sq.level + " from " + sq.source
-	if sq.level == "" {
-		note = "quantization " + notStated
+	row.QuantizationSource, row.QuantizationServed = sq.Source, sq.Level
+	note := "quantization " + sq.Level + " from " + sq.Source
+	if sq.Level == "" {
+		note = "quantization " + served.NotStated
 	}
 	if row.Notes != "" {
 		note += "; " + row.Notes
