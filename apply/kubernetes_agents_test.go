@@ -37,7 +37,8 @@ func k8sAgentsPlan(t *testing.T, n int, workload string) (string, int) {
 	src := k8sPlan(t, "", fmt.Sprintf("agents = %d\n  %s", n, workload))
 	src = src[:strings.Index(src, `matrix "here"`)] // the cluster's cell alone: the agents are its pods
 	m := podURL.FindStringSubmatch(src)
-	port, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(m[0], m[1]), "/v1"))
+	digits, _, _ := strings.Cut(strings.TrimPrefix(m[0], m[1]), "/v1") // m[0] runs on to the server line
+	port, err := strconv.Atoi(digits)
 	if err != nil {
 		t.Fatalf("the pod's port in %q: %v", m[0], err)
 	}
