@@ -111,18 +111,9 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 		peak, src := p.Peak()
 		row.MemPeakGB = float64(peak) / 1e9
 		row.MemBaselineGB = float64(p.Baseline()) / 1e9
-		procs := "processes"
-		if p.MaxProcesses == 1 {
-			procs = "process"
-		}
-		row.MemSource = fmt.Sprintf("%s, %d %s", src, p.MaxProcesses, procs)
+		row.MemSource = procMemSource(p, src)
 		if p.HasPSS {
 			row.MemPSSPeakGB = float64(p.PeakPSS) / 1e9
-			if p.Origin != "" {
-				row.MemSource += "; PSS beside it (the exporter's proportionalResident)"
-			} else {
-				row.MemSource += "; PSS beside it (smaps_rollup)"
-			}
 		}
 		if p.Failures > 0 {
 			notes = append(notes, fmt.Sprintf("process memory: %d of %d readings failed (last: %s)", p.Failures, p.Failures+p.Ticks, p.LastError))
@@ -146,6 +137,24 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 		}
 	}
 	return notes
+}
+
+// procMemSource is mem_source for a process tree's figures: where its peak was read
+// (src), over how many processes, and where the PSS beside it came from.
+func procMemSource(p procmem.Summary, src string) string {
+	procs := "processes"
+	if p.MaxProcesses == 1 {
+		procs = "process"
+	}
+	out := fmt.Sprintf("%s, %d %s", src, p.MaxProcesses, procs)
+	switch {
+	case !p.HasPSS:
+	case p.Origin != "":
+		out += "; PSS beside it (the exporter's proportionalResident)"
+	default:
+		out += "; PSS beside it (smaps_rollup)"
+	}
+	return out
 }
 
 // setServed puts into the row what the cell's server really served and ran on: the

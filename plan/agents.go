@@ -120,16 +120,7 @@ func checkAgents(w *Workload) hcl.Diagnostics {
 		return rep.diags
 	}
 	at := w.agentsAt.Ptr()
-	for i, c := range w.Concurrency {
-		if c > 0 && c < n {
-			what := "slots"
-			if len(w.RequestRates) > 0 || w.Replay != nil {
-				what = "requests in flight (its cap)"
-			}
-			rep.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
-				"concurrency %d shares out %s over agents = %d (at %s): an agent would have none. List levels of at least %d, or lower agents.", c, what, n, w.agentsAt, n)
-		}
-	}
+	checkAgentSlots(w, &rep)
 	switch {
 	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < n:
 		rep.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than agents",
@@ -165,6 +156,22 @@ func checkAgentCells(cells []*Cell) hcl.Diagnostics {
 			Subject: h.Agents.hostsAt.Ptr()})
 	}
 	return diags
+}
+
+// checkAgentSlots refuses a concurrency level below the workload's agents: an agent
+// would have no slot (or no share of a paced level's cap).
+func checkAgentSlots(w *Workload, rep *report) {
+	n := w.Agents
+	for i, c := range w.Concurrency {
+		if c > 0 && c < n {
+			what := "slots"
+			if len(w.RequestRates) > 0 || w.Replay != nil {
+				what = "requests in flight (its cap)"
+			}
+			rep.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
+				"concurrency %d shares out %s over agents = %d (at %s): an agent would have none. List levels of at least %d, or lower agents.", c, what, n, w.agentsAt, n)
+		}
+	}
 }
 
 // HostsAt is where the block lists its hosts (its declaration when it does not).

@@ -290,8 +290,13 @@ func printSummary(env *Env, res *apply.Result) {
 			break
 		}
 	}
+	printFailureClasses(env, res.Rows)
+}
+
+// printFailureClasses sums the rows' failed requests by class, if any failed.
+func printFailureClasses(env *Env, rows []ledger.Row) {
 	failures := map[string]int{}
-	for _, r := range res.Rows {
+	for _, r := range rows {
 		for class, n := range r.Failures {
 			failures[class] += n
 		}
