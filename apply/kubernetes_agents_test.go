@@ -37,8 +37,7 @@ func k8sAgentsPlan(t *testing.T, n int, workload string) (string, int) {
 	src := k8sPlan(t, "", fmt.Sprintf("agents = %d\n  %s", n, workload))
 	src = src[:strings.Index(src, `matrix "here"`)] // the cluster's cell alone: the agents are its pods
 	m := podURL.FindStringSubmatch(src)
-	digits, _, _ := strings.Cut(strings.TrimPrefix(m[0], m[1]), "/v1") // m[0] runs on to the server line
-	port, err := strconv.Atoi(digits)
+	port, err := strconv.Atoi(m[2])
 	if err != nil {
 		t.Fatalf("the pod's port in %q: %v", m[0], err)
 	}
@@ -88,7 +87,7 @@ func TestKubernetesAgentsAreTheJobsIndices(t *testing.T) {
 		t.Fatalf("manifest agents %+v, want %d", man.Agents, n)
 	}
 	// The records, as index 0 merged them into requests.jsonl, each with its agent and
-	// its start already on the lead's clock.
+	// its start already on the coordinator's clock.
 	var cell = res.Cells[0].ID
 	perAgent := make([][]ledger.RequestRecord, n)
 	for _, r := range readSamples(t, res.RunDir) {

@@ -215,7 +215,7 @@ func TestKubernetesJobMatchesLocalRun(t *testing.T) {
 }
 
 // podURL matches the pod's backend URL up to its port, and the server block it names.
-var podURL = regexp.MustCompile(`(backend "openai" "pod" \{\n  url    = "http://127.0.0.1:)\d+/v1"\n  server = server.pod\n`)
+var podURL = regexp.MustCompile(`(backend "openai" "pod" \{\n  url    = "http://127.0.0.1:)(\d+)/v1"\n  server = server.pod\n`)
 
 // Each way a pod fails becomes a failed row naming what Kubernetes said, within the
 // stated start timeout, and the run leaves no object behind.

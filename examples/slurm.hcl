@@ -102,6 +102,10 @@ backend "ollama" "tiny" {
   url          = "http://127.0.0.1:11501"
   server       = server.ollama
   ensure_model = "check"
+  # One llama.cpp thread: with a thread per core (Ollama's default) on a 2-core node that
+  # runs anything else, the threads wait on each other at every step (a TPOT of 310 ms
+  # at concurrency 1 here at load 10-13, where one thread takes a few ms).
+  extra_fields = { options = { num_thread = 1 } }
 }
 
 workload "quick" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/apply"
 	"github.com/planrun/planrun/plan"
 )
 
@@ -85,7 +86,7 @@ func TestExamplesUseWhatTheirStepLeaves(t *testing.T) {
 	for _, f := range examples {
 		name := filepath.Base(f)
 		t.Run(name, func(t *testing.T) {
-			p, diags := plan.Load(f, plan.LoadOptions{Getenv: func(string) string { return "" }})
+			p, diags := plan.Load(f, plan.LoadOptions{Getenv: func(string) string { return "" }, Placements: apply.Placements()})
 			if diags.HasErrors() {
 				t.Fatal(diags)
 			}
