@@ -3,14 +3,11 @@ package apply
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/planrun/planrun/load/executor"
+	"github.com/planrun/planrun/apply/pins"
 	"github.com/planrun/planrun/load/fleet"
 	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
@@ -42,7 +39,7 @@ func (a *applier) startAgents(ctx context.Context, cell *plan.Cell, setup *cellS
 	if start.Shared { // the agents write their own records where this run can read them
 		records = filepath.Join(dir, "agent-%d.jsonl")
 	}
-	if err := f.Assign(ctx, backendConfig(cell), setup.prompts, setup.shapes, a.o.Grace, cell.ID, a.rec.runID(), records,
+	if err := f.Assign(ctx, pins.BackendConfig(cell), setup.prompts, setup.shapes, a.o.Grace, cell.ID, a.rec.runID(), records,
 		agentSources(cell)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("its load agents could not take the cell: %w", err)
@@ -67,7 +64,7 @@ func (a *applier) launcher(cell *plan.Cell) (placement.Agents, error) {
 	if err != nil {
 		return placement.Agents{}, fmt.Errorf("cannot find planrun's own path for its agents: %w", err)
 	}
-	remote := fleet.Options{Listen: ":0", Advertise: ag.Coordinator}
+	remote := fleet.Options{Listen: ":0", Advertise: ag.Lead}
 	if remote.Advertise == "" {
 		remote.Advertise, _ = os.Hostname()
 	}
@@ -86,8 +83,8 @@ func (a *applier) launcher(cell *plan.Cell) (placement.Agents, error) {
 		return placement.Agents{Launcher: fleet.SSH{SSH: ag.SSH, Hosts: ag.Hosts, Planrun: bin}, Options: remote,
 			Where: "ssh to " + strings.Join(ag.Hosts, ", ")}, nil
 	}
-	o := fleet.Options{Advertise: ag.Coordinator}
-	if ag.Coordinator != "" {
+	o := fleet.Options{Advertise: ag.Lead}
+	if ag.Lead != "" {
 		o.Listen = ":0"
 	}
 	return placement.Agents{Launcher: fleet.Local{Command: cmd}, Options: o, Shared: true, Where: "processes on this machine"}, nil
@@ -103,68 +100,3 @@ func agentSources(cell *plan.Cell) []string {
 
 // cellDir is a cell's id as one directory name.
 func cellDir(id string) string { return strings.ReplaceAll(id, "/", "_") }
-
-// agentFidelity names the agents whose own share was client-bound: their client
-// saturated (selfcheck), or their share of the load fell short by more than the
-// tolerance while their own cap or slots had room (the client's own shortfall, as
-// judgeFidelity reads a whole level's).
-func agentFidelity(w *plan.Workload, level plan.LoadLevel, m levelMeasurement, meanTPOT time.Duration) (saturated, short []string) {
-	for _, al := range m.Agents {
-		name := fmt.Sprintf("agent %d (%s)", al.Index, al.Where)
-		if al.Client != nil {
-			if why := al.Client.Saturated(meanTPOT); why != "" {
-				saturated = append(saturated, name+": "+why)
-			}
-		}
-		if note := shareShortfall(w, level, m.AgentCount, al); note != "" {
-			short = append(short, name+" "+note)
-		}
-	}
-	return saturated, short
-}
-
-// shareShortfall is the note of an agent whose share of the load fell short by more
-// than the tolerance for want of its own client ("" otherwise): a paced share whose
-// rate fell short while its cap never filled, or a closed loop's share whose slots
-// stood idle in the client.
-func shareShortfall(w *plan.Workload, level plan.LoadLevel, n int, al fleet.AgentLevel) string {
-	if len(al.Loads) == 0 || w.Session != nil {
-		return ""
-	}
-	mean := func(f func(fleet.Load) float64) float64 {
-		var vs []float64
-		for _, l := range al.Loads {
-			if v := f(l); !math.IsNaN(v) {
-				vs = append(vs, v)
-			}
-		}
-		if len(vs) == 0 {
-			return math.NaN()
-		}
-		s := 0.0
-		for _, v := range vs {
-			s += v
-		}
-		return s / float64(len(vs))
-	}
-	slots := executor.Share{Index: al.Index, Of: n}.Slots(level.Concurrency)
-	var asked, got float64
-	var unit string
-	ownFault := false
-	if level.RequestRate > 0 || w.Replay != nil {
-		asked, got, unit = mean(func(l fleet.Load) float64 { return l.RateScheduled }), mean(func(l fleet.Load) float64 { return l.RateDelivered }), "requests/s"
-		ownFault = slots == 0 || slices.MaxFunc(al.Loads, func(a, b fleet.Load) int { return int(a.InFlightMax - b.InFlightMax) }).InFlightMax < float64(slots)
-	} else {
-		asked, got, unit = float64(slots), mean(func(l fleet.Load) float64 { return l.InFlightHeld }), "in flight"
-		idle := mean(func(l fleet.Load) float64 { return l.IdleHeld })
-		ownFault = !math.IsNaN(idle) && (asked-got-idle)/asked <= w.FidelityTolerance+1e-9
-	}
-	if !(asked > 0) || math.IsNaN(got) {
-		return ""
-	}
-	shortfall := 1 - got/asked
-	if shortfall <= w.FidelityTolerance+1e-9 || !ownFault {
-		return ""
-	}
-	return fmt.Sprintf("delivered %s %s of its share's %s (%.1f%% short)", fig(got), unit, fig(asked), shortfall*100)
-}

@@ -19,14 +19,14 @@ import (
 )
 
 var (
-	coordRequests = flag.Int("coordinator.requests", 1_000_000, "requests BenchmarkCoordinatorRSS merges")
-	coordAgents   = flag.Int("coordinator.agents", 4, "agents BenchmarkCoordinatorRSS merges from")
-	coordTokens   = flag.Int("coordinator.tokens", 16, "output tokens (chunks) of each BenchmarkCoordinatorRSS request")
+	leadRequests = flag.Int("lead.requests", 1_000_000, "requests BenchmarkLeadRSS merges")
+	leadAgents   = flag.Int("lead.agents", 4, "agents BenchmarkLeadRSS merges from")
+	leadTokens   = flag.Int("lead.tokens", 16, "output tokens (chunks) of each BenchmarkLeadRSS request")
 )
 
 // instant answers every request at once with a stream of tokens chunks 1 µs apart: an
-// agent that sends as fast as its process can make records, so that the coordinator,
-// not a server, sets the pace of BenchmarkCoordinatorRSS. (Test code: the agents of
+// agent that sends as fast as its process can make records, so that the lead,
+// not a server, sets the pace of BenchmarkLeadRSS. (Test code: the agents of
 // this benchmark are this test binary with PLANRUN_TEST_AGENT_BACKEND=instant.)
 type instant struct {
 	backends.Backend
@@ -46,8 +46,8 @@ func (b instant) Do(_ context.Context, req backends.Request) backends.Sample {
 	return s
 }
 
-// BenchmarkCoordinatorRSS measures what a coordinator holds while it merges the records
-// of -coordinator.requests requests from -coordinator.agents agents (processes: this
+// BenchmarkLeadRSS measures what a lead holds while it merges the records
+// of -lead.requests requests from -lead.agents agents (processes: this
 // test binary in its agent mode, answering at once): the real fleet reading and moving
 // every record, and the level's real sink (each record encoded as a requests.jsonl line,
 // then discarded; statistics accumulated; one measured run). It reports this process's
@@ -55,19 +55,19 @@ func (b instant) Do(_ context.Context, req backends.Request) backends.Sample {
 // percentiles fold into sketches and the in-flight load into a timeline, so it must
 // stop growing.
 //
-//	go test -run '^$' -bench CoordinatorRSS -benchtime 1x -timeout 1h ./apply/ -coordinator.requests 10000000
-func BenchmarkCoordinatorRSS(b *testing.B) {
-	n, tokens := *coordRequests, *coordTokens
+//	go test -run '^$' -bench LeadRSS -benchtime 1x -timeout 1h ./apply/ -lead.requests 10000000
+func BenchmarkLeadRSS(b *testing.B) {
+	n, tokens := *leadRequests, *leadTokens
 	os.Setenv("PLANRUN_TEST_AGENT", "1")
 	os.Setenv("PLANRUN_TEST_AGENT_BACKEND", fmt.Sprintf("instant:%d", tokens))
 	defer os.Unsetenv("PLANRUN_TEST_AGENT")
 	defer os.Unsetenv("PLANRUN_TEST_AGENT_BACKEND")
 	for b.Loop() {
-		f, err := fleet.Start(context.Background(), fleet.Options{Agents: *coordAgents, Launcher: fleet.Local{Command: []string{os.Args[0]}}, LogDir: b.TempDir()})
+		f, err := fleet.Start(context.Background(), fleet.Options{Agents: *leadAgents, Launcher: fleet.Local{Command: []string{os.Args[0]}}, LogDir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		p := &executor.Prompts{Words: 4, Salt: "coordinator"}
+		p := &executor.Prompts{Words: 4, Salt: "lead"}
 		if err := f.Assign(context.Background(), backends.Config{Kind: "openai", Name: "openai.instant", URL: "http://127.0.0.1:1/v1"}, p, nil, 0,
 			"bench", "bench", "", nil); err != nil {
 			f.Close()
@@ -99,7 +99,7 @@ func BenchmarkCoordinatorRSS(b *testing.B) {
 			b.Fatalf("%d of %d merged", sum.Pooled.Succeeded, n)
 		}
 		b.Logf("%d records from %d agents in %s (%.0f/s); RSS before %d MB, at %s; TTFT p50 %v (relative error %v), ITL over %d gaps, in flight mean %.1f (resolution %v s)",
-			n, *coordAgents, took.Round(time.Millisecond), float64(n)/took.Seconds(), base/1024, strings.Join(curve, ", "),
+			n, *leadAgents, took.Round(time.Millisecond), float64(n)/took.Seconds(), base/1024, strings.Join(curve, ", "),
 			sum.Pooled.TTFT.P50, sum.Pooled.RelativeError, sum.Pooled.ITL.N, sum.Pooled.Delivered.InFlightMean, sum.Pooled.Delivered.Resolution)
 		b.ReportMetric(float64(n)/took.Seconds(), "records/s")
 	}

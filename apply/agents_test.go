@@ -71,7 +71,7 @@ func serveTestAgent() int {
 		}
 		if tokens, ok := strings.CutPrefix(os.Getenv("PLANRUN_TEST_AGENT_BACKEND"), "instant:"); ok {
 			n, _ := strconv.Atoi(tokens)
-			b = instant{Backend: b, tokens: n} // BenchmarkCoordinatorRSS's
+			b = instant{Backend: b, tokens: n} // BenchmarkLeadRSS's
 		}
 		if rps > 0 {
 			b = &capped{Backend: b, gap: time.Duration(float64(time.Second) / rps)}
@@ -214,7 +214,7 @@ func readAgentRecords(t *testing.T, runDir string, cell *plan.Cell, n int) [][]l
 }
 
 // The merged row's figures are exactly what the agents' own records give, recomputed
-// here from their files: each record moved onto the coordinator's clock by its
+// here from their files: each record moved onto the lead's clock by its
 // agent's offset as the manifest records it, grouped by level and run, summarised as
 // one process's would be. Percentiles and rates must be identical; means, sums in
 // another order, within 1e-12.
@@ -260,7 +260,7 @@ func TestAgentsMergedFiguresRecomputeFromTheirRecords(t *testing.T) {
 }
 
 // recomputeRow is the row one process would give from the agents' records of the row's
-// level (perAgent[i] agent i's), each record's start moved onto the coordinator's clock by
+// level (perAgent[i] agent i's), each record's start moved onto the lead's clock by
 // its agent's offset (offsets, by index; none for records moved already): grouped by
 // run, summarised as one process's.
 func recomputeRow(t *testing.T, cell *plan.Cell, row ledger.Row, perAgent [][]ledger.RequestRecord, offsets map[int]time.Duration) ledger.Row {
@@ -497,7 +497,7 @@ func TestAgentsSendTheSameRequests(t *testing.T) {
 
 // A trace replayed by four agents, one of whose clocks reads 37 ms ahead (a test hook):
 //   - the exchange recovers each offset within its stated bound;
-//   - the coordinator moves the agent's records back: every agent's requests reach
+//   - the lead moves the agent's records back: every agent's requests reach
 //     the server (its kernel's arrival stamps, on the same machine's clock) a fraction
 //     of a millisecond after their corrected start, never before it by more than the
 //     bound, where the skewed agent's own file says 37 ms earlier;
@@ -685,7 +685,7 @@ func (c *cancelAfter) Request(_ *plan.Cell, _ plan.LoadLevel, ev executor.Event)
 	}
 }
 
-// A precision block over agents: the coordinator watches the merged records and, once
+// A precision block over agents: the lead watches the merged records and, once
 // the figure is as precise as asked, tells every agent the run has enough; they stop
 // well before the cap. Were the word not passed on, the agents would send all 4,000.
 func TestAgentsStopWhenPreciseEnough(t *testing.T) {

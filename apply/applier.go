@@ -1,6 +1,8 @@
 package apply
 
 import (
+	"github.com/planrun/planrun/apply/qualityphase"
+	"github.com/planrun/planrun/apply/served"
 	"github.com/planrun/planrun/load/traffic"
 	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
@@ -18,13 +20,13 @@ type applier struct {
 	ownTel bool
 	mgr    *servers.Manager
 	known  backendSet
-	served map[string]servedQuant // what each backend's model is served as (quant.go)
+	served map[string]served.Quant // what each backend's model is served as (quant.go, package served)
 	// traffic holds each workload's traffic, read before anything is sent (readTraffic).
 	traffic map[*plan.Workload]*traffic.Workload
 	// job is the batch job this node-side run is in; nil elsewhere.
 	job placement.InJob
-	// quality is the quality phases' references and figures (quality.go).
-	quality *qualityRun
+	// quality is the quality phases' references and figures (package qualityphase).
+	quality *qualityphase.Phase
 }
 
 func (a *applier) close() {

@@ -16,6 +16,9 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/planrun/planrun/apply/qualityphase"
+	"github.com/planrun/planrun/apply/rundir"
+	"github.com/planrun/planrun/apply/served"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/executor"
@@ -37,7 +40,7 @@ type Options struct {
 	// <plan dir>/results.
 	ResultsDir string
 	// Name replaces the plan's file name in the new run directory's name
-	// (<name>-<start time>); it must pass CheckRunName.
+	// (<name>-<start time>); it must pass rundir.CheckName.
 	Name string
 	// Resume is a run directory to continue: levels already complete there are skipped.
 	Resume string
@@ -139,7 +142,7 @@ func (r *Result) Counts() (ok, failed, interrupted, skipped int) {
 // their rows, and the applier runs the other cells here. Both write through the record.
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Name != "" {
-		if err := CheckRunName(o.Name); err != nil {
+		if err := rundir.CheckName(o.Name); err != nil {
 			return nil, err
 		}
 	}
@@ -218,8 +221,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // newApplier opens NVML unless the caller gave a handle (recording the GPUs, the driver
 // and CUDA in the run record) and the server manager.
 func newApplier(o Options, rec *runRecord, tr map[*plan.Workload]*traffic.Workload) *applier {
-	a := &applier{o: o, rec: rec, known: newBackendSet(), served: map[string]servedQuant{}, traffic: tr,
-		job: inJob(o), quality: newQualityRun(o.Cells)}
+	a := &applier{o: o, rec: rec, known: newBackendSet(), served: map[string]served.Quant{}, traffic: tr,
+		job: inJob(o)}
+	a.quality = qualityphase.New(o.Cells, rec.res.RunDir, a.note, a.info)
 	a.tel = o.GPU
 	if a.tel == nil {
 		a.tel, a.ownTel = gpu.Open(), true

@@ -2,165 +2,11 @@ package apply
 
 import (
 	"context"
-	"math"
-	"slices"
 
+	"github.com/planrun/planrun/apply/capacity"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
-	"github.com/planrun/planrun/stats"
 )
-
-// meetsCapacity reports whether the row's SLO attainment reaches the capacity target.
-// An interrupted level proves nothing, so it does not meet it.
-func meetsCapacity(w *plan.Workload, row ledger.Row) bool {
-	return row.Status != ledger.StatusInterrupted && !math.IsNaN(row.SLOAttainmentPct) &&
-		row.SLOAttainmentPct >= w.Capacity.TargetPct
-}
-
-// capacitySearch is the state of one cell's capacity search: every level measured so
-// far (declared or bisected, this run or a resumed one) and whether it met the target.
-type capacitySearch struct {
-	w      *plan.Workload
-	cellID string
-	levels []plan.LoadLevel
-	met    []bool
-	// clientBound marks levels whose fidelity was client-bound or late: the client, not
-	// the server, limited them or their timing, so they neither met nor missed the
-	// target (a late level decides nothing); fidelity is each level's verdict.
-	clientBound []bool
-	fidelity    []string
-	// saturated marks over-saturated levels: their queue had not settled, so their
-	// figures depend on the run's length, and they decide nothing either way.
-	saturated []bool
-	// attainment is each level's SLO attainment interval (unbounded for a row from
-	// before intervals).
-	attainment []stats.Interval
-}
-
-// newCapacitySearch starts the cell's search from the rows already recorded.
-func newCapacitySearch(cell *plan.Cell, rows []ledger.Row) *capacitySearch {
-	s := &capacitySearch{w: cell.Workload, cellID: cell.ID}
-	for _, r := range rows {
-		if r.CellID == cell.ID && r.Status != ledger.StatusInterrupted {
-			s.judge(rowKey(r).level, r)
-		}
-	}
-	return s
-}
-
-func (s *capacitySearch) judge(lv plan.LoadLevel, row ledger.Row) {
-	s.levels = append(s.levels, lv)
-	s.met = append(s.met, meetsCapacity(s.w, row))
-	s.clientBound = append(s.clientBound, row.Fidelity == ledger.FidelityClientBound || row.Fidelity == ledger.FidelityLate)
-	s.saturated = append(s.saturated, row.Saturation == ledger.SaturationOver)
-	s.fidelity = append(s.fidelity, row.Fidelity)
-	iv := stats.Unbounded(0)
-	if row.CI.Confidence > 0 && row.Status != ledger.StatusInterrupted {
-		iv = row.CI.SLOAttainmentPct
-	}
-	s.attainment = append(s.attainment, iv)
-}
-
-// setRange says which levels' attainment intervals straddle the target, and the range
-// they leave the capacity in: above the highest level whose whole interval met it, below
-// the lowest whose whole interval missed it (client-bound levels decide nothing).
-func (s *capacitySearch) setRange(c *ledger.Capacity) {
-	target := s.w.Capacity.TargetPct
-	for i, iv := range s.attainment {
-		load := loadOf(s.w, s.levels[i])
-		switch {
-		case !iv.Bounded() || s.clientBound[i] || s.saturated[i]:
-		case iv.Lo >= target:
-			c.RangeLo = max(c.RangeLo, load)
-		case iv.Hi < target:
-			if c.RangeHi == 0 || load < c.RangeHi {
-				c.RangeHi = load
-			}
-		default:
-			c.Undecided = append(c.Undecided, load)
-		}
-	}
-	slices.Sort(c.Undecided)
-	if len(c.Undecided) == 0 {
-		c.RangeLo, c.RangeHi = 0, 0
-	}
-}
-
-// bounds are the highest level that met the target and the lowest above it that
-// missed it; nil where there is none.
-// missed it, and the lowest client-bound level above the met one; nil where there is
-// none. Client-bound levels count as neither met nor missed.
-func (s *capacitySearch) bounds() (met, missed, client *plan.LoadLevel) {
-	for i := range s.levels {
-		if s.met[i] && !s.clientBound[i] && !s.saturated[i] && (met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)) {
-			met = &s.levels[i]
-		}
-	}
-	lowest := func(i int, cur *plan.LoadLevel) *plan.LoadLevel {
-		above := met == nil || loadOf(s.w, s.levels[i]) > loadOf(s.w, *met)
-		if above && (cur == nil || loadOf(s.w, s.levels[i]) < loadOf(s.w, *cur)) {
-			return &s.levels[i]
-		}
-		return cur
-	}
-	for i := range s.levels {
-		switch {
-		case s.saturated[i]:
-		case s.clientBound[i]:
-			client = lowest(i, client)
-		case !s.met[i]:
-			missed = lowest(i, missed)
-		}
-	}
-	return met, missed, client
-}
-
-// clientLimited reports whether the client, not the server, bounds the search: a
-// client-bound level lies below the lowest level that missed the target (or none did).
-func (s *capacitySearch) clientLimited(missed, client *plan.LoadLevel) bool {
-	return client != nil && (missed == nil || loadOf(s.w, *client) < loadOf(s.w, *missed))
-}
-
-// next is the level to measure next; false once the bounds are the resolution apart. A
-// client-bound level stands in for the upper bound, so the search looks below it.
-func (s *capacitySearch) next() (plan.LoadLevel, bool) {
-	met, missed, client := s.bounds()
-	if s.clientLimited(missed, client) {
-		missed = client
-	}
-	if met == nil || missed == nil {
-		return plan.LoadLevel{}, false
-	}
-	return s.w.Capacity.Between(*met, *missed, s.w.SearchesRate())
-}
-
-// answer is the search's result; nil when no level was measured.
-func (s *capacitySearch) answer() *ledger.Capacity {
-	met, missed, client := s.bounds()
-	c := &ledger.Capacity{CellID: s.cellID, Dimension: s.w.CapacityDimension(), TargetPct: s.w.Capacity.TargetPct,
-		Resolution: s.w.Capacity.Resolution, Levels: len(s.levels), Bound: ledger.CapacityFound}
-	switch {
-	case s.clientLimited(missed, client):
-		// Never a capacity the client limited: the answer says where the client gave out.
-		c.Bound, c.ClientBoundAt = ledger.CapacityClientBound, loadOf(s.w, *client)
-		if i := s.index(*client); i >= 0 && s.fidelity[i] == ledger.FidelityLate {
-			c.ClientFidelity = ledger.FidelityLate
-		}
-		if met != nil {
-			c.Value = loadOf(s.w, *met)
-		}
-	case met == nil && missed == nil:
-		return nil
-	case met == nil:
-		c.Bound, c.Value = ledger.CapacityBelow, loadOf(s.w, *missed)
-	case missed == nil:
-		c.Bound, c.Value = ledger.CapacityAtLeast, loadOf(s.w, *met)
-	default:
-		c.Value = loadOf(s.w, *met)
-	}
-	s.setRange(c)
-	return c
-}
 
 // searchCapacity finishes the cell's capacity search once its declared levels ran (up
 // to the first that missed the target): it bisects between the highest level that met
@@ -168,11 +14,11 @@ func (s *capacitySearch) answer() *ledger.Capacity {
 // apart, and returns the answer. Each level it runs counts towards the cell's status
 // st; when interrupted it returns nil and st says so.
 func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *cellSetup, st *ledger.CellStatus) *ledger.Capacity {
-	s := newCapacitySearch(cell, a.rec.rows())
+	s := capacity.New(cell, a.rec.rows())
 	for {
-		lv, more := s.next()
+		lv, more := s.Next()
 		if !more {
-			return s.answer()
+			return s.Answer()
 		}
 		if ctx.Err() != nil {
 			st.Status = ledger.StatusInterrupted
@@ -183,18 +29,8 @@ func (a *applier) searchCapacity(ctx context.Context, cell *plan.Cell, setup *ce
 		if row.Status == ledger.StatusInterrupted {
 			return nil
 		}
-		s.judge(lv, row)
+		s.Judge(lv, row)
 	}
-}
-
-// index is the position of level lv among the levels judged; -1 when it is not one.
-func (s *capacitySearch) index(lv plan.LoadLevel) int {
-	for i := range s.levels {
-		if s.levels[i] == lv {
-			return i
-		}
-	}
-	return -1
 }
 
 // capacityPending reports whether the cell's capacity search has levels left to
@@ -203,14 +39,6 @@ func (a *applier) capacityPending(cell *plan.Cell) bool {
 	if cell.Workload.Capacity == nil {
 		return false
 	}
-	_, more := newCapacitySearch(cell, a.rec.rows()).next()
+	_, more := capacity.New(cell, a.rec.rows()).Next()
 	return more
-}
-
-// loadOf is the level's load in the dimension the capacity search varies.
-func loadOf(w *plan.Workload, lv plan.LoadLevel) float64 {
-	if w.SearchesRate() {
-		return lv.RequestRate
-	}
-	return float64(lv.Concurrency)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply/capacity"
+	"github.com/planrun/planrun/apply/pins"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/executor"
@@ -22,7 +24,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 	if len(todo) == 0 && !a.capacityPending(cell) {
 		a.note("%s: already complete in %s, skipped", cell.ID, a.rec.res.RunDir)
 		if cell.Workload.Capacity != nil {
-			st.Capacity = newCapacitySearch(cell, a.rec.rows()).answer()
+			st.Capacity = capacity.New(cell, a.rec.rows()).Answer()
 		}
 		return st
 	}
@@ -52,7 +54,7 @@ func (a *applier) runCell(ctx context.Context, cell *plan.Cell) ledger.CellStatu
 		return st
 	}
 
-	a.runQuality(ctx, cell, setup) // at concurrency 1, apart from the timed levels
+	a.quality.Run(ctx, cell, setup.backend) // at concurrency 1, apart from the timed levels
 	for _, lv := range todo {
 		if ctx.Err() != nil {
 			st.Status = ledger.StatusInterrupted
@@ -109,7 +111,7 @@ func (a *applier) prepareCell(ctx context.Context, cell *plan.Cell) (*cellSetup,
 		return nil, err
 	}
 	if cell.Server != nil {
-		spec := pinnedSpec(cell, cell.Server.Spec)
+		spec := pins.Spec(cell, cell.Server.Spec)
 		if cur := a.mgr.Current(); cur == nil || cur.Name() != spec.Name {
 			a.info("starting server %q: %s", spec.Name, strings.Join(spec.Command, " "))
 		}
@@ -183,7 +185,7 @@ func (a *applier) backend(cell *plan.Cell) (backends.Backend, error) {
 	if b, ok := a.known.built[key]; ok {
 		return b, nil
 	}
-	b, err := a.o.NewBackend(backendConfig(cell))
+	b, err := a.o.NewBackend(pins.BackendConfig(cell))
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", cell.Backend.Addr, err)
 	}

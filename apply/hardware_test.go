@@ -2,14 +2,12 @@ package apply
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/planrun/planrun/apply/pins"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
@@ -57,28 +55,28 @@ matrix "impossible" {
 func TestPinnedSpec(t *testing.T) {
 	_, cells := loadPlan(t, pinnedPlan, "http://127.0.0.1:1")
 	c := cells[0]
-	spec := pinnedSpec(c, c.Server.Spec)
+	spec := pins.Spec(c, c.Server.Spec)
 	if spec.Name != "s@cpu0" || !reflect.DeepEqual(spec.CPUs, []int{0}) || spec.Env["VLLM_CPU_OMP_THREADS_BIND"] != "0" || spec.Env["KEEP"] != "1" {
 		t.Errorf("pinned spec %+v", spec)
 	}
 	if _, ok := c.Server.Spec.Env["VLLM_CPU_OMP_THREADS_BIND"]; ok {
 		t.Error("pinning changed the plan's own server block")
 	}
-	if n := pinnedThreads(c); n != 1 {
+	if n := pins.Threads(c); n != 1 {
 		t.Errorf("num_thread %d, want 1 for one core", n)
 	}
-	cfg := backendConfig(c)
+	cfg := pins.BackendConfig(c)
 	if opts, _ := cfg.ExtraFields["options"].(map[string]any); opts["num_thread"] != 1 {
 		t.Errorf("extra fields %v: want options.num_thread = 1", cfg.ExtraFields)
 	}
-	if got := withNumThread(map[string]any{"options": map[string]any{"num_thread": 8, "num_ctx": 512}}, 1); got["options"].(map[string]any)["num_thread"] != 8 {
+	if got := pins.WithNumThread(map[string]any{"options": map[string]any{"num_thread": 8, "num_ctx": 512}}, 1); got["options"].(map[string]any)["num_thread"] != 8 {
 		t.Errorf("a plan's own num_thread was overridden: %v", got)
 	}
 	if !strings.Contains(backendKey(c), "num_thread=1") {
 		t.Errorf("backend key %q: a pinned cell needs its own client", backendKey(c))
 	}
 	gpuCell := cells[2]
-	if s := pinnedSpec(gpuCell, servers.Spec{Name: "x"}); s.Env["CUDA_VISIBLE_DEVICES"] != "0" || s.Name != "s@gpu" {
+	if s := pins.Spec(gpuCell, servers.Spec{Name: "x"}); s.Env["CUDA_VISIBLE_DEVICES"] != "0" || s.Name != "s@gpu" {
 		t.Errorf("gpu pin: %+v", s)
 	}
 }
@@ -105,45 +103,6 @@ func TestUnsatisfiablePinsSendNothing(t *testing.T) {
 	for i, r := range res.Rows {
 		if r.Status != ledger.StatusFailed || !strings.Contains(r.Notes, want[i]) || !strings.Contains(r.Notes, "plan.hcl:") {
 			t.Errorf("row %d: %s %s, want failed with %q and the plan's line", i, r.Status, r.Notes, want[i])
-		}
-	}
-}
-
-// A pinned cell whose Ollama runner logged more threads than the cores the server was
-// allowed says so on its row, and names the protocol when it could not set num_thread;
-// a runner within its cores, an unpinned cell and a log without the count say nothing.
-func TestOversubscribedThreads(t *testing.T) {
-	dir, n := t.TempDir(), 0
-	log := func(s string) string {
-		n++
-		p := filepath.Join(dir, fmt.Sprintf("ollama-%d.log", n))
-		os.WriteFile(p, []byte(s), 0o644)
-		return p
-	}
-	twoThenOne := log(`load request="{... NumThreads:2 ...}"` + "\n" + `load request="{... NumThreads:1 ...}"` + "\n")
-	oneThenTwo := log(`load request="{... NumThreads:1 ...}"` + "\n" + `load request="{... NumThreads:2 ...}"` + "\n")
-	none := log("no load logged\n")
-	pinned := &plan.Hardware{Name: "cpu1", Pins: plan.Pins{CPUSet: []int{1}}}
-	v1 := &plan.Cell{Backend: &plan.Backend{Kind: "openai"}, Hardware: pinned}
-	native := &plan.Cell{Backend: &plan.Backend{Kind: "ollama"}, Hardware: pinned}
-	unpinned := &plan.Cell{Backend: &plan.Backend{Kind: "openai"}, Hardware: &plan.Hardware{Name: "box"}}
-
-	got := oversubscribed(v1, oneThenTwo, "1")
-	if !strings.Contains(got, "ran 2 threads on the 1 core(s) it was allowed (1)") || !strings.Contains(got, "the openai protocol cannot set Ollama's num_thread") {
-		t.Errorf("v1 cell after a 2-thread load: %q", got)
-	}
-	if got := oversubscribed(native, oneThenTwo, "1"); !strings.Contains(got, "ran 2 threads") || strings.Contains(got, "protocol") {
-		t.Errorf("native cell after a 2-thread load: %q", got)
-	}
-	for name, got := range map[string]string{
-		"the newest load within the cores": oversubscribed(v1, twoThenOne, "1"),
-		"two threads on two cores":         oversubscribed(v1, oneThenTwo, "0-1"),
-		"unpinned":                         oversubscribed(unpinned, oneThenTwo, "1"),
-		"no count logged":                  oversubscribed(v1, none, "1"),
-		"no log":                           oversubscribed(v1, filepath.Join(dir, "absent.log"), "1"),
-	} {
-		if got != "" {
-			t.Errorf("%s: %q, want no note", name, got)
 		}
 	}
 }

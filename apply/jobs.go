@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply/verdict"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/placement"
 	"github.com/planrun/planrun/plan"
@@ -233,7 +234,7 @@ func (co *coordinator) merge(ev jobEvent) {
 		j.place(&r)
 		j.rowIdx = append(j.rowIdx, rec.hold(r))
 		if c := j.cell(r.CellID); c != nil && r.Status != ledger.StatusInterrupted {
-			rec.expectFailed(expectFailures(rec.plan, c, r))
+			rec.expectFailed(verdict.Expects(rec.plan, c, r))
 		}
 	}
 	if line := fmt.Sprintf("%s, rows %d of %d", j.status.Line(j.job.Name), len(j.rowIdx), j.total); line != j.line {

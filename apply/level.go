@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/planrun/planrun/apply/precision"
+	"github.com/planrun/planrun/apply/verdict"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/runreport"
@@ -79,12 +81,16 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		}
 	}
 	opts := a.executorOptions(setup.proc, sink)
-	var watch *precisionWatch
+	var watch *precision.Watch
 	if p := w.Precision; p != nil {
-		watch = newPrecisionWatch(p, lv.Requests, level.Concurrency, sink, a.o.Now)
-		sink.consumers = append(sink.consumers, watch.add) // after addRun, which it reads
+		watch = precision.NewWatch(p, lv.Requests, level.Concurrency, sink.runSummary)
+		sink.consumers = append(sink.consumers, func(ev executor.Event) { // after addRun, which it reads
+			if measured(ev) {
+				watch.Add(ev.Run)
+			}
+		})
 		opts.Enough, lv.MaxRequests = watch.Enough, p.RunRequests()
-		defer watch.stop()
+		defer watch.Stop()
 	}
 	sat := watchSaturation(w, sink, &opts) // after the precision watch, whose Enough it joins
 	defer sat.stop()
@@ -112,7 +118,7 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 	m.Models = modelFigures(w, sink.models, sink.target)
 	m.Interrupted = res.Interrupted
 	if watch != nil {
-		m.PrecisionNote = watch.note(m.Stats.Pooled, m.Interrupted)
+		m.PrecisionNote = watch.Note(m.Stats.Pooled, m.Interrupted)
 	}
 	if sink.firstErr != nil {
 		m.FirstError = sink.firstErr.Error()
@@ -202,7 +208,7 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 	if row.Requests > 0 || row.Status != ledger.StatusInterrupted {
 		a.rec.append(*row)
 		if row.Status != ledger.StatusInterrupted {
-			a.rec.expectFailed(expectFailures(a.o.Plan, cell, *row))
+			a.rec.expectFailed(verdict.Expects(a.o.Plan, cell, *row))
 		}
 	}
 	if a.o.Progress != nil {

@@ -2,10 +2,6 @@ package apply
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/planrun/planrun/ledger"
@@ -84,34 +80,4 @@ func (a *applier) estimateOverhead(cell *plan.Cell) float64 {
 		return gpu.DefaultOverheadBytes
 	}
 	return cpuOverheadBytes
-}
-
-// vLLM's CPU worker logs the KV cache it set aside ("Explicitly set (1.0/20.96) GiB for
-// KV cache on node 0") and the engine its size in tokens ("CPU KV cache size: 1,048,576
-// tokens").
-var (
-	vllmKVGiB    = regexp.MustCompile(`set \(([0-9.]+)/[0-9.]+\) GiB for KV cache`)
-	vllmKVTokens = regexp.MustCompile(`KV cache size: ([0-9,]+) tokens`)
-)
-
-// kvCacheFromLog reads the KV cache a vLLM server reserved from its log: GB, and a note
-// with its size in tokens; ok is false when the log says neither.
-func kvCacheFromLog(path string) (gb float64, note string, ok bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, "", false
-	}
-	gibs := vllmKVGiB.FindAllSubmatch(b, -1)
-	if len(gibs) == 0 {
-		return 0, "", false
-	}
-	gib, err := strconv.ParseFloat(string(gibs[len(gibs)-1][1]), 64) // the newest start
-	if err != nil {
-		return 0, "", false
-	}
-	note = fmt.Sprintf("vLLM reserved %.2f GiB of KV cache (its start-up log)", gib)
-	if toks := vllmKVTokens.FindAllSubmatch(b, -1); len(toks) > 0 {
-		note += ", " + string(toks[len(toks)-1][1]) + " tokens"
-	}
-	return gib * (1 << 30) / 1e9, note, true
 }

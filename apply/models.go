@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/planrun/planrun/apply/pins"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
@@ -155,7 +156,7 @@ func loopback(u string) bool {
 // backendKey names a cell's backend client: one backend block serves several hosts when
 // a matrix url gives each cell its own URL, and each host needs its own client.
 func backendKey(cell *plan.Cell) string {
-	if n := pinnedThreads(cell); n > 0 {
+	if n := pins.Threads(cell); n > 0 {
 		return fmt.Sprintf("%s %s num_thread=%d", cell.Backend.Addr, cell.Backend.URL, n) // hardware.go
 	}
 	return cell.Backend.Addr + " " + cell.Backend.URL

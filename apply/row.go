@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply/fidelity"
+	"github.com/planrun/planrun/apply/verdict"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/executor"
@@ -30,7 +32,7 @@ type rowContext struct {
 	Calibration executor.Calibration
 	// Estimate is the seed's VRAM estimate for the level; nil when there is none.
 	Estimate *gpu.VRAMEstimate
-	// Quality is the cell's quality figures (quality.go); nil without a quality phase.
+	// Quality is the cell's quality figures (qualityphase); nil without a quality phase.
 	Quality *ledger.Quality
 }
 
@@ -39,7 +41,7 @@ type rowContext struct {
 func (a *applier) rowContext(ctx context.Context, cell *plan.Cell, level plan.LoadLevel, cal executor.Calibration, m levelMeasurement) rowContext {
 	rc := a.rec.rowContext()
 	rc.ModelNote, rc.Calibration = a.modelNote(cell), cal
-	rc.Quality = a.quality.of(cell.ID)
+	rc.Quality = a.quality.Of(cell.ID)
 	ctxLen := 0
 	for _, sm := range m.Server.Models {
 		if backends.SameModel(sm.Name, cell.ModelID) {
@@ -165,18 +167,18 @@ func unmeasuredRow(cell *plan.Cell, level plan.LoadLevel, rc rowContext, reason 
 // have shaped the row's figures: each agent's, named, when agents sent the level.
 func clientWarnings(row ledger.Row, m levelMeasurement) []string {
 	if m.AgentCount <= 1 {
-		return m.Client.Warnings(meanTPOT(row), m.maxSendLag())
+		return m.Client.Warnings(fidelity.MeanTPOT(row), m.maxSendLag())
 	}
 	var out []string
 	for _, al := range m.Agents {
 		if al.Client != nil {
-			for _, w := range al.Client.Warnings(meanTPOT(row), 0) {
+			for _, w := range al.Client.Warnings(fidelity.MeanTPOT(row), 0) {
 				out = append(out, fmt.Sprintf("agent %d: %s", al.Index, w))
 			}
 		}
 	}
 	// The send lag is the level's, over every agent: said once.
-	return append(out, selfcheck.Report{}.Warnings(meanTPOT(row), m.maxSendLag())...)
+	return append(out, selfcheck.Report{}.Warnings(fidelity.MeanTPOT(row), m.maxSendLag())...)
 }
 
 // setClient sets the row's client self-check figures: this process's, or, when agents
@@ -215,7 +217,7 @@ func sketchNotes(row *ledger.Row, p stats.Summary) []string {
 		what = append(what, fmt.Sprintf("ITL within ±%g%%", p.ITLRelativeError*100))
 	}
 	if r := p.Delivered.Resolution; r > 0 {
-		what = append(what, fmt.Sprintf("the in-flight p99 and most, and the held span's ends, at %s ms resolution (the in-flight mean stays exact)", millis(r)))
+		what = append(what, fmt.Sprintf("the in-flight p99 and most, and the held span's ends, at %s ms resolution (the in-flight mean stays exact)", fidelity.Millis(r)))
 	}
 	if len(what) == 0 {
 		return nil
@@ -292,7 +294,7 @@ func judgeGoal(w *plan.Workload, row *ledger.Row) string {
 	if diags.HasErrors() {
 		return "goal missed: " + strings.TrimSpace(diags.Error())
 	}
-	return "goal missed: " + describeValues(w.Goal, ledger.ResultValues(row))
+	return "goal missed: " + verdict.Describe(w.Goal, ledger.ResultValues(row))
 }
 
 // setVRAM fills the row's VRAM columns from the sampler's summary: totals over the GPUs

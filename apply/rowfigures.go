@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply/fidelity"
+	"github.com/planrun/planrun/apply/pins"
+	"github.com/planrun/planrun/apply/served"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
@@ -33,7 +36,7 @@ func agentRows(row *ledger.Row, m levelMeasurement) []string {
 	row.Agents = m.AgentCount
 	row.ClockBoundMs = float64(m.ClockBound) / float64(time.Millisecond)
 	return []string{fmt.Sprintf("%d load agents: send lag, arrival order, delivered rate and the window compare their clocks, each ± %s ms (the largest clock bound, drift included)",
-		m.AgentCount, millis(m.ClockBound.Seconds()))}
+		m.AgentCount, fidelity.Millis(m.ClockBound.Seconds()))}
 }
 
 // agentFaultRow is the row of a level a load agent failed: no figures, for the load the
@@ -108,18 +111,9 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 		peak, src := p.Peak()
 		row.MemPeakGB = float64(peak) / 1e9
 		row.MemBaselineGB = float64(p.Baseline()) / 1e9
-		procs := "processes"
-		if p.MaxProcesses == 1 {
-			procs = "process"
-		}
-		row.MemSource = fmt.Sprintf("%s, %d %s", src, p.MaxProcesses, procs)
+		row.MemSource = procMemSource(p, src)
 		if p.HasPSS {
 			row.MemPSSPeakGB = float64(p.PeakPSS) / 1e9
-			if p.Origin != "" {
-				row.MemSource += "; PSS beside it (the exporter's proportionalResident)"
-			} else {
-				row.MemSource += "; PSS beside it (smaps_rollup)"
-			}
 		}
 		if p.Failures > 0 {
 			notes = append(notes, fmt.Sprintf("process memory: %d of %d readings failed (last: %s)", p.Failures, p.Failures+p.Ticks, p.LastError))
@@ -145,6 +139,24 @@ func setProcessMemory(cell *plan.Cell, row *ledger.Row, m levelMeasurement) []st
 	return notes
 }
 
+// procMemSource is mem_source for a process tree's figures: where its peak was read
+// (src), over how many processes, and where the PSS beside it came from.
+func procMemSource(p procmem.Summary, src string) string {
+	procs := "processes"
+	if p.MaxProcesses == 1 {
+		procs = "process"
+	}
+	out := fmt.Sprintf("%s, %d %s", src, p.MaxProcesses, procs)
+	switch {
+	case !p.HasPSS:
+	case p.Origin != "":
+		out += "; PSS beside it (the exporter's proportionalResident)"
+	default:
+		out += "; PSS beside it (smaps_rollup)"
+	}
+	return out
+}
+
 // setServed puts into the row what the cell's server really served and ran on: the
 // quantization it serves, its CPUs and GPUs, the KV cache a vLLM server reserved, and
 // the build its engine reports, with a note when that lacks extensions the CPU has.
@@ -154,11 +166,11 @@ func (a *applier) setServed(cell *plan.Cell, proc *servers.Process, m levelMeasu
 	if proc == nil {
 		return
 	}
-	if gb, note, ok := kvCacheFromLog(proc.LogPath()); ok {
+	if gb, note, ok := served.KVCacheFromLog(proc.LogPath()); ok {
 		row.KVCacheGB = gb
 		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
 	}
-	if note := oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
+	if note := pins.Oversubscribed(cell, proc.LogPath(), row.CPUsAllowed); note != "" {
 		row.Notes = strings.TrimPrefix(row.Notes+"; "+note, "; ")
 	}
 	if b, ok := proc.Build(); ok {
@@ -186,10 +198,10 @@ func (a *applier) setServedQuant(cell *plan.Cell, row *ledger.Row) {
 	// pairs rows by it, and two servers that state it differently (F16, bfloat16) or not
 	// at all would no longer pair. The served value is in quantization_served, which the
 	// tables show, and in the notes.
-	row.QuantizationSource, row.QuantizationServed = sq.source, sq.level
-	note := "quantization " + sq.level + " from " + sq.source
-	if sq.level == "" {
-		note = "quantization " + notStated
+	row.QuantizationSource, row.QuantizationServed = sq.Source, sq.Level
+	note := "quantization " + sq.Level + " from " + sq.Source
+	if sq.Level == "" {
+		note = "quantization " + served.NotStated
 	}
 	if row.Notes != "" {
 		note += "; " + row.Notes
@@ -316,4 +328,92 @@ func holdAgainstReferences(p *plan.Plan, cell *plan.Cell, row *ledger.Row) {
 	}
 	row.Reference = strings.Join(names, ", ")
 	row.Verdict = strings.Join(verdicts, "; ")
+}
+
+// setInside fills the row's window figures from the window's monitors and returns the
+// notes that explain them.
+func setInside(row *ledger.Row, m levelMeasurement) []string {
+	var notes []string
+	row.SteadySliceCVPct = sliceCV(m.Stats.PerRun)
+	if note := setSaturation(row, m.Stats.PerRun); note != "" {
+		notes = append(notes, note)
+	}
+	if note := setQueueTime(row, m.Server.ServerLatency.Queue); note != "" {
+		notes = append(notes, note)
+	}
+	if m.Window.Stopped != "" {
+		notes = append(notes, m.Window.Stopped)
+	}
+	if cpu := m.Window.CPU; cpu.Note == "" && cpu.N > 0 {
+		row.ServerCPUPct, row.NeighbourCPUPct = cpu.ServerPct, cpu.OthersPct
+		row.Contention = ledger.ContentionQuiet
+		if cpu.Contended() {
+			row.Contention = ledger.ContentionContended
+			notes = append(notes, fmt.Sprintf("contended: other processes used %.0f%% of the server's cores (%s) during the window, "+
+				"above the %.0f%% a row tolerates (the server %.0f%%, planrun's client %.0f%%)",
+				cpu.OthersPct, cpu.Cores, procmem.ContendedAbove, cpu.ServerPct, cpu.ClientPct))
+		}
+	}
+	return notes
+}
+
+// setSaturation marks the row over-saturated when some run's over-saturation test says
+// so, with the median slopes, and returns the note that says what climbed.
+func setSaturation(row *ledger.Row, runs []stats.Summary) string {
+	var ttft, inFlight []float64
+	var worst *stats.Saturation
+	for _, l := range runs {
+		s := l.Delivered.Saturation
+		if s == nil {
+			continue
+		}
+		ttft, inFlight = append(ttft, s.TTFTSlope), append(inFlight, s.InFlightSlope)
+		if s.Over && (worst == nil || s.TTFTClimb > worst.TTFTClimb) {
+			worst = s
+		}
+	}
+	row.TTFTSlope, row.InFlightSlope = stats.Median(ttft), stats.Median(inFlight)
+	if worst == nil {
+		return ""
+	}
+	row.Saturation = ledger.SaturationOver
+	return fmt.Sprintf("over-saturated: over the %.1f s the run sent, TTFT climbed %.3f s (slope %.3f s/s, 95%% interval %.3f to %.3f) and "+
+		"requests in flight %+.1f (%.2f/s, %.2f to %.2f): the load is above what the server serves, its queue had not settled, "+
+		"so its figures depend on how long the run was; it decides nothing in a capacity search",
+		worst.Seconds, worst.TTFTClimb, worst.TTFTSlope, worst.TTFTSlopeLo, worst.TTFTSlopeHi,
+		worst.InFlightClimb, worst.InFlightSlope, worst.InFlightSlopeLo, worst.InFlightSlopeHi)
+}
+
+// cacheNotes puts on the row what was done to the cache, and says so when a level with
+// nothing done was measured on a cache warmed before it: the server's usage says its
+// cache served more of the prompts than the level's own requests shared with each
+// other, or an earlier level of the cell sent the same shared texts.
+func cacheNotes(w *plan.Workload, row *ledger.Row, c cacheOutcome) []string {
+	row.PrefixCache = c.Done
+	var notes []string
+	if c.Failed != "" {
+		notes = append(notes, "prefix cache not reset: "+c.Failed)
+	}
+	if c.Done != "" {
+		return notes
+	}
+	shared := row.SharedPrefixPct
+	if math.IsNaN(shared) {
+		shared = 0
+	}
+	// The level's own earlier runs (warm-up, repeats) send its shared texts again by
+	// design; only where they cannot explain the excess does it say the cache was warm.
+	ownRuns := sharesAcrossLevels(w) && (w.WarmupRuns > 0 || w.RepeatRuns > 1)
+	var why string
+	switch {
+	case c.Earlier && sharesAcrossLevels(w):
+		why = "an earlier level of this cell sent the same shared texts (prefix groups, a trace's hash blocks or one shared prompt), and nothing emptied the cache since"
+	case w.Session == nil && !ownRuns && row.CacheHitPct > shared+1: // NaN (no cached count) is never above
+		why = fmt.Sprintf("the server's usage says its cache served %.1f%% of the prompt tokens, more than the %.1f%% this level's requests shared with each other", row.CacheHitPct, shared)
+	}
+	if why == "" {
+		return notes
+	}
+	row.PrefixCache = ledger.PrefixCacheWarm
+	return append(notes, "prefix cache warm: "+why+"; TTFT here is a warm cache's, not a cold prefill's (prefix_cache = \"reset\" or \"bust\" measures it cold)")
 }

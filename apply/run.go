@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/planrun/planrun/apply/cellsettings"
+	"github.com/planrun/planrun/apply/rundir"
+	"github.com/planrun/planrun/apply/verdict"
 	"github.com/planrun/planrun/internal/version"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/ledger/runreport"
@@ -89,7 +92,7 @@ func openRun(o Options, now func() time.Time, note func(string, ...any)) (rec *r
 		}
 	}
 	if runDir == "" {
-		if runDir, err = newRunDir(resultsDir, runName(o), started); err != nil {
+		if runDir, err = rundir.New(resultsDir, rundir.Name(o.Name, o.Plan), started); err != nil {
 			return nil, fmt.Errorf("creating the run directory: %w", err)
 		}
 	}
@@ -108,11 +111,11 @@ func openRun(o Options, now func() time.Time, note func(string, ...any)) (rec *r
 		}
 	}
 	if r.manifest.RunID == "" { // a new run, or one from before run ids
-		r.manifest.RunID = newRunID(runDir)
+		r.manifest.RunID = rundir.ID(runDir)
 	}
 	if o.Resume == "" {
-		r.manifest.Command = redactCommand(o.Command, o.Plan.Variables)
-		files, vars, err := copyPlan(o.Plan, runDir)
+		r.manifest.Command = rundir.RedactCommand(o.Command, o.Plan.Variables)
+		files, vars, err := rundir.CopyPlan(o.Plan, runDir)
 		if err != nil {
 			return nil, fmt.Errorf("copying the plan into the run directory: %w", err)
 		}
@@ -270,7 +273,7 @@ func (r *runRecord) runID() string { return r.manifest.RunID }
 
 // rowContext is the part of a row's context that is the same for every row of the run.
 func (r *runRecord) rowContext() rowContext {
-	return rowContext{Plan: planName(r.plan), PlanPath: r.plan.Path, PlanHash: r.plan.Hash, Version: version.String(),
+	return rowContext{Plan: rundir.PlanName(r.plan), PlanPath: r.plan.Path, PlanHash: r.plan.Hash, Version: version.String(),
 		RunID: r.manifest.RunID, Host: r.host}
 }
 
@@ -485,7 +488,7 @@ func (r *runRecord) writeManifest() error {
 	for i := range r.manifest.Cells {
 		for _, c := range r.cells {
 			if c.ID == r.manifest.Cells[i].ID {
-				r.manifest.Cells[i].Settings = cellSettings(c)
+				r.manifest.Cells[i].Settings = cellsettings.Of(c)
 			}
 		}
 	}
@@ -512,7 +515,7 @@ func (r *runRecord) writeReport() error {
 		r.note("charts: %v", err)
 	}
 	charts = append(charts, inside...)
-	rep := runreport.Report{Title: planName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: append(charts, decided...),
+	rep := runreport.Report{Title: rundir.PlanName(r.plan), Rows: rows, Env: r.manifest.Environment, Charts: append(charts, decided...),
 		Run: r.manifest.RunID, Started: r.manifest.Started, Summary: summary}
 	rep.Language, rep.Percentiles = reportChoices(r.plan.Outputs)
 	for _, c := range r.manifest.Cells {
@@ -539,9 +542,9 @@ func (r *runRecord) writeReport() error {
 
 // summary is summary.json's document: the run's plan, environment, cells and rows.
 func (r *runRecord) summary(rows []ledger.Row) ledger.Summary {
-	s := ledger.NewSummary(planName(r.plan), r.manifest, rows)
+	s := ledger.NewSummary(rundir.PlanName(r.plan), r.manifest, rows)
 	s.Outcome = r.outcome()
-	s.Decisions = decisions(r.plan, rows)
+	s.Decisions = verdict.Decisions(r.plan, rows)
 	r.res.Decisions = s.Decisions
 	for _, f := range r.res.ExpectFailures {
 		s.ExpectFailures = append(s.ExpectFailures, f.String())

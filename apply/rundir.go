@@ -1,104 +1,11 @@
 package apply
 
 import (
-	"cmp"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
-	"time"
 
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 )
-
-// The run directory holds what is needed to repeat the run: the plan's files, the
-// variables' values and each plan-managed server's command line, beside the results.
-const (
-	planCopyDir = "plan"
-	// VariablesFile holds the run's variable values as a -var-file (sensitive ones left
-	// out): -resume reads it, so the plan hashes as it did.
-	VariablesFile = "variables.hcl"
-	redacted      = "(sensitive)"
-)
-
-// newRunID names a run: its directory's name (its start time) and a random suffix, so
-// runs started in the same second on two machines still differ.
-func newRunID(runDir string) string {
-	var b [4]byte
-	rand.Read(b[:])
-	return filepath.Base(runDir) + "-" + hex.EncodeToString(b[:])
-}
-
-// copyPlan copies the plan's files into the run directory and writes the variables'
-// values as a -var-file, sensitive ones left out; it returns the copies' paths in the
-// run directory and the values, for the manifest.
-func copyPlan(p *plan.Plan, dir string) (files []string, vars map[string]string, err error) {
-	if err := os.MkdirAll(filepath.Join(dir, planCopyDir), 0o755); err != nil {
-		return nil, nil, err
-	}
-	names := make([]string, 0, len(p.Files))
-	for name := range p.Files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		rel := filepath.Join(planCopyDir, filepath.Base(name))
-		if err := writeFile(filepath.Join(dir, rel), p.Files[name].Bytes); err != nil {
-			return nil, nil, err
-		}
-		files = append(files, rel)
-	}
-	vars, text := variableValues(p.Variables)
-	return files, vars, writeFile(filepath.Join(dir, VariablesFile), text)
-}
-
-// variableValues returns each variable's value as HCL text (redacted when sensitive),
-// for the manifest, and the -var-file text that loads the plan with them.
-func variableValues(vars []*plan.Variable) (map[string]string, []byte) {
-	return plan.ValuesFile(vars, "# The variables of this run: planrun apply -var-file "+VariablesFile+" plan/", redacted)
-}
-
-func writeFile(path string, data []byte) error {
-	return ledger.WriteFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// redactCommand returns args with the value of each -var that sets a sensitive variable
-// replaced, in either form ("-var", "name=value" or "-var=name=value").
-func redactCommand(args []string, vars []*plan.Variable) []string {
-	sensitive := map[string]bool{}
-	for _, v := range vars {
-		sensitive[v.Name] = v.Sensitive
-	}
-	redact := func(assign string) string {
-		name, _, ok := strings.Cut(assign, "=")
-		if ok && sensitive[strings.TrimSpace(name)] {
-			return name + "=" + redacted
-		}
-		return assign
-	}
-	out := slices.Clone(args)
-	for i, arg := range out {
-		flag := strings.TrimLeft(arg, "-")
-		switch {
-		case arg == flag: // an operand
-		case flag == "var" && i+1 < len(out):
-			out[i+1] = redact(out[i+1])
-		case strings.HasPrefix(flag, "var="):
-			out[i] = arg[:len(arg)-len(flag)] + "var=" + redact(strings.TrimPrefix(flag, "var="))
-		}
-	}
-	return out
-}
 
 // setIn sets (*m)[k] = v, making the map first: the manifest's maps stay nil (and out
 // of manifest.json) until a run has something to put in them.
@@ -107,76 +14,6 @@ func setIn[M ~map[K]V, K comparable, V any](m *M, k K, v V) {
 		*m = M{}
 	}
 	(*m)[k] = v
-}
-
-// newRunDir creates the run's directory, named for the run (the plan's file name, or
-// -name) and its start time, as <name>-2006-01-02T15-04-05; a second run in the same
-// second gets a suffix rather than mixing its files with the first's.
-func newRunDir(parent, name string, started time.Time) (string, error) {
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", err
-	}
-	base := filepath.Join(parent, name+"-"+started.UTC().Format(RunTimeLayout))
-	dir := base
-	for i := 2; ; i++ {
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", err
-		}
-		dir = fmt.Sprintf("%s-%d", base, i)
-	}
-}
-
-// RunTimeLayout is the start time in a run directory's name.
-const RunTimeLayout = "2006-01-02T15-04-05"
-
-// CheckRunName says why name cannot name run directories (apply -name): it must be a
-// plain file name, so the run directory stays inside the results directory.
-func CheckRunName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("the run name is empty")
-	case len(name) > 64:
-		return fmt.Errorf("the run name %q is longer than 64 characters", name)
-	case name[0] == '.' || name[0] == '-':
-		return fmt.Errorf("the run name %q starts with %q: use a letter or digit first", name, name[:1])
-	}
-	for _, r := range name {
-		if !safeNameRune(r) {
-			return fmt.Errorf("the run name %q holds %q: use letters, digits, '.', '_' and '-' only", name, r)
-		}
-	}
-	return nil
-}
-
-func safeNameRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
-}
-
-// runName is the name part of the run's directory: Options.Name, or the plan's file
-// name with any character unsafe in a file name replaced by '-'.
-func runName(o Options) string {
-	if o.Name != "" {
-		return o.Name
-	}
-	name := strings.TrimLeft(strings.Map(func(r rune) rune {
-		if safeNameRune(r) {
-			return r
-		}
-		return '-'
-	}, planName(o.Plan)), ".-")
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	return cmp.Or(name, "run")
-}
-
-func planName(p *plan.Plan) string {
-	base := filepath.Base(p.Path)
-	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // reportChoices are the reports' language and percentiles: the choice of the last

@@ -112,6 +112,15 @@ func (s *levelSink) addPortLimit(ev executor.Event) {
 	s.portLimited[k]++
 }
 
+// runSummary is measured run i's figures so far (its window's); false before its first
+// measured request.
+func (s *levelSink) runSummary(i int) (stats.Summary, bool) {
+	if i >= len(s.runs) {
+		return stats.Summary{}, false
+	}
+	return s.runs[i].Summary(s.runs[i].Window()), true
+}
+
 // portNote says which client ran out of source ports, and how many requests it lost.
 func portNote(limited map[int]int) string {
 	var parts []string

@@ -61,7 +61,7 @@ func TestLevelSink(t *testing.T) {
 func TestLevelSinkNamesAnAgentOutOfPorts(t *testing.T) {
 	var buf bytes.Buffer
 	rl := ledger.NewRequestLog(&buf)
-	s := newLevelSink(rl, ledger.RequestRecord{CellID: "c", Host: "coordinator"}, stats.Target{}, nil)
+	s := newLevelSink(rl, ledger.RequestRecord{CellID: "c", Host: "lead"}, stats.Target{}, nil)
 	s.hosts = []string{"client-a", "client-b"}
 	one := 1
 	refused := &backends.Error{Class: backends.ErrOther, Message: "dial tcp 127.0.0.1:38000: connect: cannot assign requested address"}
@@ -84,7 +84,7 @@ func TestLevelSinkNamesAnAgentOutOfPorts(t *testing.T) {
 	if err != nil || len(recs) != 5 {
 		t.Fatalf("%d records: %v", len(recs), err)
 	}
-	for i, want := range []string{"client-b", "client-b", "client-b", "coordinator", "client-b"} {
+	for i, want := range []string{"client-b", "client-b", "client-b", "lead", "client-b"} {
 		if recs[i].Host != want {
 			t.Errorf("record %d: host %q, want %q (its agent's)", i, recs[i].Host, want)
 		}

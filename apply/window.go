@@ -2,10 +2,8 @@ package apply
 
 import (
 	"context"
-	"fmt"
 	"os"
 
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
 	"github.com/planrun/planrun/stats"
@@ -57,58 +55,4 @@ func (c *cpuMonitor) stop(m *levelMeasurement) {
 		return
 	}
 	m.Window.CPU = c.sampler.Stop()
-}
-
-// setInside fills the row's window figures from the window's monitors and returns the
-// notes that explain them.
-func setInside(row *ledger.Row, m levelMeasurement) []string {
-	var notes []string
-	row.SteadySliceCVPct = sliceCV(m.Stats.PerRun)
-	if note := setSaturation(row, m.Stats.PerRun); note != "" {
-		notes = append(notes, note)
-	}
-	if note := setQueueTime(row, m.Server.ServerLatency.Queue); note != "" {
-		notes = append(notes, note)
-	}
-	if m.Window.Stopped != "" {
-		notes = append(notes, m.Window.Stopped)
-	}
-	if cpu := m.Window.CPU; cpu.Note == "" && cpu.N > 0 {
-		row.ServerCPUPct, row.NeighbourCPUPct = cpu.ServerPct, cpu.OthersPct
-		row.Contention = ledger.ContentionQuiet
-		if cpu.Contended() {
-			row.Contention = ledger.ContentionContended
-			notes = append(notes, fmt.Sprintf("contended: other processes used %.0f%% of the server's cores (%s) during the window, "+
-				"above the %.0f%% a row tolerates (the server %.0f%%, planrun's client %.0f%%)",
-				cpu.OthersPct, cpu.Cores, procmem.ContendedAbove, cpu.ServerPct, cpu.ClientPct))
-		}
-	}
-	return notes
-}
-
-// setSaturation marks the row over-saturated when some run's over-saturation test says
-// so, with the median slopes, and returns the note that says what climbed.
-func setSaturation(row *ledger.Row, runs []stats.Summary) string {
-	var ttft, inFlight []float64
-	var worst *stats.Saturation
-	for _, l := range runs {
-		s := l.Delivered.Saturation
-		if s == nil {
-			continue
-		}
-		ttft, inFlight = append(ttft, s.TTFTSlope), append(inFlight, s.InFlightSlope)
-		if s.Over && (worst == nil || s.TTFTClimb > worst.TTFTClimb) {
-			worst = s
-		}
-	}
-	row.TTFTSlope, row.InFlightSlope = stats.Median(ttft), stats.Median(inFlight)
-	if worst == nil {
-		return ""
-	}
-	row.Saturation = ledger.SaturationOver
-	return fmt.Sprintf("over-saturated: over the %.1f s the run sent, TTFT climbed %.3f s (slope %.3f s/s, 95%% interval %.3f to %.3f) and "+
-		"requests in flight %+.1f (%.2f/s, %.2f to %.2f): the load is above what the server serves, its queue had not settled, "+
-		"so its figures depend on how long the run was; it decides nothing in a capacity search",
-		worst.Seconds, worst.TTFTClimb, worst.TTFTSlope, worst.TTFTSlopeLo, worst.TTFTSlopeHi,
-		worst.InFlightClimb, worst.InFlightSlope, worst.InFlightSlopeLo, worst.InFlightSlopeHi)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/planrun/planrun/apply/capacity"
 	"github.com/planrun/planrun/internal/procgroup"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/servers"
@@ -486,19 +487,19 @@ func TestCapacitySearchSkipsOverSaturatedLevels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ""), row(8, 20, tt.at8), row(16, 20, "")})
-			next, more := s.next()
+			s := capacity.New(cell, []ledger.Row{row(1, 100, ""), row(8, 20, tt.at8), row(16, 20, "")})
+			next, more := s.Next()
 			if !more || next.RequestRate != tt.want {
 				t.Fatalf("next = %+v, %v; want %v", next, more, tt.want)
 			}
 		})
 	}
 	// Every level above the met one over-saturated: the capacity is at least the met one.
-	s := newCapacitySearch(cell, []ledger.Row{row(1, 100, ""), row(8, 20, ledger.SaturationOver), row(16, 20, ledger.SaturationOver)})
-	if _, more := s.next(); more {
+	s := capacity.New(cell, []ledger.Row{row(1, 100, ""), row(8, 20, ledger.SaturationOver), row(16, 20, ledger.SaturationOver)})
+	if _, more := s.Next(); more {
 		t.Error("the search went on with nothing above to bound it")
 	}
-	if c := s.answer(); c == nil || c.Bound != ledger.CapacityAtLeast || c.Value != 1 {
+	if c := s.Answer(); c == nil || c.Bound != ledger.CapacityAtLeast || c.Value != 1 {
 		t.Errorf("answer %+v, want at least 1", c)
 	}
 }

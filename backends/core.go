@@ -161,19 +161,7 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bufSiz
 // Sample.Err with their class.
 func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	s.ID = req.ID
-	defer func() {
-		// Last of all: after the body is closed and the read buffer pooled, unless the
-		// kernel stamped the read that brought the body's end.
-		if !s.Start.IsZero() && s.BodyEnd == 0 {
-			s.BodyEnd = max(c.clock.Now().Sub(s.Start), s.End)
-		}
-		if s.Err != nil {
-			if ctx.Err() == nil {
-				a.Explain(ctx, s.Err, req)
-			}
-			s.Err.Message = redact(s.Err.Message, c.key)
-		}
-	}()
+	defer c.finish(ctx, a, &req, &s)
 	if e := c.KeyError(); e != nil {
 		s.Start = c.stamp(&req)
 		s.Err = e
@@ -260,6 +248,21 @@ func (c *Core) Do(ctx context.Context, a Adapter, req Request) (s Sample) {
 	io.CopyN(io.Discard, br, 64<<10)
 	s.BodyEnd = bodyEnd(rx, &s, w.since())
 	return s
+}
+
+// finish is Do's last step, after the body is closed and the read buffer pooled: the
+// body's end, unless the kernel stamped the read that brought it, and a failure
+// explained by the adapter and stripped of the key.
+func (c *Core) finish(ctx context.Context, a Adapter, req *Request, s *Sample) {
+	if !s.Start.IsZero() && s.BodyEnd == 0 {
+		s.BodyEnd = max(c.clock.Now().Sub(s.Start), s.End)
+	}
+	if s.Err != nil {
+		if ctx.Err() == nil {
+			a.Explain(ctx, s.Err, *req)
+		}
+		s.Err.Message = redact(s.Err.Message, c.key)
+	}
 }
 
 // kernelStamps is the connection's kernel receive stamps, or nil. Stamps are the kernel's

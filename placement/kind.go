@@ -50,7 +50,7 @@ type AgentStart struct {
 	Command []string
 	Self    string
 	// Remote are the fleet's listening options for agents on other machines: every
-	// address, advertised as the agents block's coordinator or this machine's name.
+	// address, advertised as the agents block's lead or this machine's name.
 	Remote fleet.Options
 }
 

@@ -21,21 +21,21 @@ type Agents struct {
 	SSH []string
 	// PlanrunPath is the planrun binary on the hosts (default: this one's path).
 	PlanrunPath string
-	// Coordinator is the address the agents dial this planrun at (default: this
+	// Lead is the address the agents dial this planrun, their lead, at (default: this
 	// machine's host name for hosts and Slurm tasks, 127.0.0.1 for local agents).
-	Coordinator string
+	Lead string
 	// SourceAddresses are the local addresses the agents' connections to the server
 	// bind, agent i the i-th (127.0.0.2, 127.0.0.3, ... on one machine: each address
 	// has its own ephemeral ports to the server).
 	SourceAddresses []string
 	DeclRange       hcl.Range
 	hostsAt         hcl.Range
-	coordinatorAt   hcl.Range
+	leadAt          hcl.Range
 }
 
 var agentsSchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
-		{Name: "hosts"}, {Name: "ssh"}, {Name: "planrun_path"}, {Name: "coordinator"}, {Name: "source_addresses"},
+		{Name: "hosts"}, {Name: "ssh"}, {Name: "planrun_path"}, {Name: "lead"}, {Name: leadBefore}, {Name: "source_addresses"},
 	},
 }
 
@@ -74,10 +74,10 @@ func (l *loader) decodeAgentsBlock(b *hcl.Block, ctx *hcl.EvalContext) *Agents {
 		}
 	}
 	l.decode(a["planrun_path"], ctx, &ag.PlanrunPath)
-	if c := a["coordinator"]; c != nil && l.decode(c, ctx, &ag.Coordinator) {
-		ag.coordinatorAt = c.Expr.Range()
-		if why := hostProblem(ag.Coordinator); why != "" || ag.Coordinator == "" {
-			l.errorf(c.Expr.Range().Ptr(), "Invalid coordinator", "coordinator is the host name or address the agents dial this planrun at, such as \"10.0.0.5\", not %q.", ag.Coordinator)
+	if c := l.leadAttribute(a); c != nil && l.decode(c, ctx, &ag.Lead) {
+		ag.leadAt = c.Expr.Range()
+		if why := hostProblem(ag.Lead); why != "" || ag.Lead == "" {
+			l.errorf(c.Expr.Range().Ptr(), "Invalid "+c.Name, "%s is the host name or address the agents dial this planrun (their lead) at, such as \"10.0.0.5\", not %q.", c.Name, ag.Lead)
 		}
 	}
 	if s := a["source_addresses"]; s != nil && l.decode(s, ctx, &ag.SourceAddresses) {
@@ -120,16 +120,7 @@ func checkAgents(w *Workload) hcl.Diagnostics {
 		return rep.diags
 	}
 	at := w.agentsAt.Ptr()
-	for i, c := range w.Concurrency {
-		if c > 0 && c < n {
-			what := "slots"
-			if len(w.RequestRates) > 0 || w.Replay != nil {
-				what = "requests in flight (its cap)"
-			}
-			rep.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
-				"concurrency %d shares out %s over agents = %d (at %s): an agent would have none. List levels of at least %d, or lower agents.", c, what, n, w.agentsAt, n)
-		}
-	}
+	checkAgentSlots(w, &rep)
 	switch {
 	case w.Session != nil && w.Session.Sessions > 0 && w.Session.Sessions < n:
 		rep.errorf(w.Session.sessionsAt.Ptr(), "Fewer sessions than agents",
@@ -167,12 +158,28 @@ func checkAgentCells(cells []*Cell) hcl.Diagnostics {
 	return diags
 }
 
+// checkAgentSlots refuses a concurrency level below the workload's agents: an agent
+// would have no slot (or no share of a paced level's cap).
+func checkAgentSlots(w *Workload, rep *report) {
+	n := w.Agents
+	for i, c := range w.Concurrency {
+		if c > 0 && c < n {
+			what := "slots"
+			if len(w.RequestRates) > 0 || w.Replay != nil {
+				what = "requests in flight (its cap)"
+			}
+			rep.errorf(w.levelAt("concurrency", i), "Fewer slots than agents",
+				"concurrency %d shares out %s over agents = %d (at %s): an agent would have none. List levels of at least %d, or lower agents.", c, what, n, w.agentsAt, n)
+		}
+	}
+}
+
 // HostsAt is where the block lists its hosts (its declaration when it does not).
 func (a *Agents) HostsAt() hcl.Range { return orRange(a.hostsAt, a.DeclRange) }
 
-// CoordinatorAt is where the block gives the coordinator's address (its declaration
-// when it does not).
-func (a *Agents) CoordinatorAt() hcl.Range { return orRange(a.coordinatorAt, a.DeclRange) }
+// LeadAt is where the block gives the lead's address (its declaration when it does
+// not).
+func (a *Agents) LeadAt() hcl.Range { return orRange(a.leadAt, a.DeclRange) }
 
 // AgentsAt is where the workload sets agents.
 func (w *Workload) AgentsAt() hcl.Range { return w.agentsAt }
@@ -182,4 +189,26 @@ func orRange(r, or hcl.Range) hcl.Range {
 		return or
 	}
 	return r
+}
+
+// leadBefore is the agents block's name for lead before "coordinator" came to mean the
+// batch-job coordinator alone: still read, with a warning, so that older plans load.
+const leadBefore = "coordinator"
+
+// leadAttribute is the agents block's lead, or its older name with a warning that says
+// to rename it; both at once is an error.
+func (l *loader) leadAttribute(a hcl.Attributes) *hcl.Attribute {
+	lead, old := a["lead"], a[leadBefore]
+	switch {
+	case old == nil:
+		return lead
+	case lead != nil:
+		l.errorf(old.NameRange.Ptr(), "Conflicting arguments",
+			"%s is the older name of lead (at %s): give lead alone.", leadBefore, lead.NameRange)
+		return lead
+	}
+	l.add(hcl.Diagnostics{{Severity: hcl.DiagWarning, Summary: "Deprecated argument",
+		Detail:  leadBefore + " is now called lead (the planrun the agents dial); rename it: " + leadBefore + " will stop being read.",
+		Subject: old.NameRange.Ptr()}})
+	return old
 }

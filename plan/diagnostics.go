@@ -91,19 +91,25 @@ func writeSnippet(w io.Writer, src []byte, s *hcl.Range, paint func(string, stri
 		if n == s.End.Line && s.End.Column > startCol {
 			endCol = s.End.Column
 		}
-		var under strings.Builder
-		for i, r := range []rune(line) {
-			if i >= startCol-1 {
-				break
-			}
-			if r == '\t' {
-				under.WriteRune('\t')
-			} else {
-				under.WriteRune(' ')
-			}
-		}
-		fmt.Fprintf(w, "%s | %s%s\n", pad, under.String(), paint("1;31", strings.Repeat("^", max(endCol-startCol, 1))))
+		fmt.Fprintf(w, "%s | %s%s\n", pad, indentTo(line, startCol), paint("1;31", strings.Repeat("^", max(endCol-startCol, 1))))
 	}
+}
+
+// indentTo is the blank before column col of line, its tabs kept so that marks under
+// the line line up with it.
+func indentTo(line string, col int) string {
+	var under strings.Builder
+	for i, r := range []rune(line) {
+		if i >= col-1 {
+			break
+		}
+		if r == '\t' {
+			under.WriteRune('\t')
+		} else {
+			under.WriteRune(' ')
+		}
+	}
+	return under.String()
 }
 
 // writeValues prints the values of the references in the diagnostic's expression, as

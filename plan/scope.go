@@ -98,16 +98,8 @@ func (n *names) refProblem(t hcl.Traversal, s scope) *hcl.Diagnostic {
 		return nil // a whole-object reference such as var or backend.ollama: left to evaluation
 	}
 	switch root {
-	case "var":
-		if !n.vars[name] {
-			return refError(t, 1, "Reference to undeclared variable",
-				"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.vars))))
-		}
-	case "local":
-		if !n.locals[name] {
-			return refError(t, 1, "Reference to undeclared local value",
-				"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.locals))))
-		}
+	case "var", "local":
+		return n.valueRefProblem(t, root, name)
 	case "backend":
 		return n.backendRefProblem(t, name)
 	case "server", "hardware", "workload", "dataset":
@@ -123,6 +115,20 @@ func (n *names) refProblem(t hcl.Traversal, s scope) *hcl.Diagnostic {
 		}
 	case "result":
 		return resultRefProblem(t, name, s)
+	}
+	return nil
+}
+
+// valueRefProblem is the error of a reference to a variable or local value the plan
+// does not declare; nil when it does.
+func (n *names) valueRefProblem(t hcl.Traversal, root, name string) *hcl.Diagnostic {
+	switch {
+	case root == "var" && !n.vars[name]:
+		return refError(t, 1, "Reference to undeclared variable",
+			"No variable %q is declared; declare it with a variable block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.vars))))
+	case root == "local" && !n.locals[name]:
+		return refError(t, 1, "Reference to undeclared local value",
+			"No local value %q is defined in a locals block.%s", name, suggestion(name, slices.Sorted(maps.Keys(n.locals))))
 	}
 	return nil
 }

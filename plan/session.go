@@ -43,15 +43,7 @@ func (s *Session) SessionsPerRun(level int) int {
 // own answers), a shared prefix or prefix groups (the history is the session's own
 // shared prefix) and a fixed requests count (requests per run are sessions × turns).
 func (l *loader) decodeSession(w *Workload, blocks hcl.Blocks, a hcl.Attributes, ctx *hcl.EvalContext) {
-	var found, prefixes []*hcl.Block
-	for _, b := range blocks {
-		switch b.Type {
-		case "session":
-			found = append(found, b)
-		case "prefix":
-			prefixes = append(prefixes, b)
-		}
-	}
+	found, prefixes := blocks.OfType("session"), blocks.OfType("prefix")
 	if len(found) == 0 {
 		return
 	}

@@ -477,17 +477,7 @@ func (l *loader) decodeFidelityLag(w *Workload, fl *hcl.Attribute, ctx *hcl.Eval
 // which may be drawn from a distribution or taken from that dataset.
 func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalContext) {
 	if d := a["dataset"]; d != nil {
-		if v, ok := l.eval(d.Expr, ctx, scopePlan); ok {
-			name, _ := refName(v, "dataset.")
-			for _, ds := range l.p.Datasets {
-				if ds.Name == name {
-					w.Dataset = ds
-				}
-			}
-			if w.Dataset == nil {
-				l.errorf(d.Expr.Range().Ptr(), "Invalid dataset", "dataset names a dataset block, as dataset.<name>.")
-			}
-		}
+		l.decodeWorkloadDataset(w, d, ctx)
 	}
 	for _, x := range []struct {
 		name string
@@ -507,6 +497,23 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 		} else if w.Dataset == nil {
 			l.errorAbsent("dataset", at.Expr.Range().Ptr(), "Invalid "+x.name, "%s = \"dataset\" takes lengths from the workload's dataset, and this workload names none.", x.name)
 		}
+	}
+}
+
+// decodeWorkloadDataset reads the workload's dataset: a reference to a dataset block.
+func (l *loader) decodeWorkloadDataset(w *Workload, d *hcl.Attribute, ctx *hcl.EvalContext) {
+	v, ok := l.eval(d.Expr, ctx, scopePlan)
+	if !ok {
+		return
+	}
+	name, _ := refName(v, "dataset.")
+	for _, ds := range l.p.Datasets {
+		if ds.Name == name {
+			w.Dataset = ds
+		}
+	}
+	if w.Dataset == nil {
+		l.errorf(d.Expr.Range().Ptr(), "Invalid dataset", "dataset names a dataset block, as dataset.<name>.")
 	}
 }
 

@@ -31,7 +31,7 @@ func parseAgent(env *Env, args []string) (*agentArgs, error) {
 agents = N). planrun apply starts its agents itself (local processes, ssh to the hosts
 listed, srun tasks of a Slurm job); a batch scheduler that starts them instead gives
 each its lead (the planrun that runs the cell), index, count and token with these flags or the environment:
-`+fleet.EnvCoordinator+`, `+fleet.EnvIndex+` (else SLURM_PROCID or JOB_COMPLETION_INDEX),
+`+fleet.EnvLead+`, `+fleet.EnvIndex+` (else SLURM_PROCID or JOB_COMPLETION_INDEX),
 `+fleet.EnvCount+` and `+fleet.EnvToken+`. The agent dials its lead, measures its
 clock against it and sends what it is told; it exits when the lead says bye.
 API keys come from the agent's own environment, never from the lead.
@@ -41,7 +41,8 @@ API keys come from the agent's own environment, never from the lead.
 is every pod of a Kubernetes Indexed Job: index 0 runs planrun COMMAND ARGS (the cell's
 apply, which coordinates the agents and runs agent 0 itself), the other indices are
 agents that dial it.`)
-	fs.StringVar(&c.Coordinator, "coordinator", "", "the lead's `host:port`: the planrun that runs the cell")
+	fs.StringVar(&c.Lead, "lead-addr", "", "the lead's `host:port`: the planrun that runs the cell")
+	fs.StringVar(&c.Lead, "coordinator", "", "the name -lead-addr had before; deprecated")
 	fs.IntVar(&c.Index, "index", -1, "this agent's index, from 0")
 	fs.IntVar(&c.Of, "agents", 0, "how many agents share the cell")
 	fs.StringVar(&c.Token, "token", "", "the run's token (prefer "+fleet.EnvToken+": a flag shows in ps)")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/planrun/planrun/apply"
+	"github.com/planrun/planrun/apply/rundir"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/backends/connect"
 	"github.com/planrun/planrun/internal/shell"
@@ -84,7 +85,7 @@ Second Ctrl-C: cancel at once.
 		// The run's own variables, so that the plan hashes as it did; -var and -var-file
 		// given now still win, and sensitive values (never saved) come from them or the
 		// environment.
-		if saved := filepath.Join(a.Resume, apply.VariablesFile); isFile(saved) {
+		if saved := filepath.Join(a.Resume, rundir.VariablesFile); isFile(saved) {
 			a.VarFiles = append(stringList{saved}, a.VarFiles...)
 		}
 	}
@@ -289,8 +290,13 @@ func printSummary(env *Env, res *apply.Result) {
 			break
 		}
 	}
+	printFailureClasses(env, res.Rows)
+}
+
+// printFailureClasses sums the rows' failed requests by class, if any failed.
+func printFailureClasses(env *Env, rows []ledger.Row) {
 	failures := map[string]int{}
-	for _, r := range res.Rows {
+	for _, r := range rows {
 		for class, n := range r.Failures {
 			failures[class] += n
 		}
@@ -364,7 +370,7 @@ func (a *applyArgs) checkName(env *Env) (int, bool) {
 	if a.Name == "" {
 		return exitOK, true
 	}
-	err := apply.CheckRunName(a.Name)
+	err := rundir.CheckName(a.Name)
 	if err == nil && (a.Resume != "" || a.RunDir != "") {
 		err = errors.New("-name names a new run directory; -resume and -run-dir continue one that has its name")
 	}

@@ -67,7 +67,14 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 		}
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	printPlan(env.Stdout, cells, sum)
+	return exitOK
+}
+
+// printPlan is plan's table of cells, its mixes, quality phases and server schedule,
+// and the totals.
+func printPlan(out io.Writer, cells []*plan.Cell, sum planSummary) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tBACKEND\tMODEL_ID\tQUANT\tHARDWARE\tWORKLOAD\tCONCURRENCY\tSERVER\tRUNS ON\tRATE/S")
 	for _, c := range cells {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Backend.Addr, c.ModelID, cmp.Or(c.Quantization, "-"),
@@ -75,12 +82,12 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 			rates(c.Workload.RequestRates))
 	}
 	tw.Flush()
-	printMixes(env.Stdout, cells)
-	printQuality(env.Stdout, cells)
+	printMixes(out, cells)
+	printQuality(out, cells)
 	if sched := serverSchedule(cells); len(sched) > 0 {
-		fmt.Fprintln(env.Stdout, "\nServers (one at a time; consecutive cells that name the same server reuse it):")
+		fmt.Fprintln(out, "\nServers (one at a time; consecutive cells that name the same server reuse it):")
 		for _, u := range sched {
-			fmt.Fprintf(env.Stdout, "  %s\n", u)
+			fmt.Fprintf(out, "  %s\n", u)
 		}
 	}
 	levels := plural(sum.Levels, "concurrency level", "concurrency levels")
@@ -91,9 +98,8 @@ func runPlan(_ context.Context, env *Env, args []string) int {
 	if sum.Replays > 0 {
 		replays = fmt.Sprintf(", plus the rows of %d %s, counted when apply reads the trace", sum.Replays, plural(sum.Replays, "trace replay", "trace replays"))
 	}
-	fmt.Fprintf(env.Stdout, "\nPlan: %d %s, %d %s, %d measured %s%s.\n", sum.Cells, plural(sum.Cells, "cell", "cells"),
+	fmt.Fprintf(out, "\nPlan: %d %s, %d %s, %d measured %s%s.\n", sum.Cells, plural(sum.Cells, "cell", "cells"),
 		sum.Levels, levels, sum.Requests, plural(sum.Requests, "request", "requests"), replays)
-	return exitOK
 }
 
 // printQuality lists the cells with a quality phase and what each is compared with.

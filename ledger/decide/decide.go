@@ -196,20 +196,9 @@ func check(k ledger.DecisionConstraint, r *ledger.Row) ledger.Check {
 		ch.Verdict = ledger.CheckNotMeasured
 		return ch
 	}
-	meets := func(x float64) bool {
-		switch k.Op {
-		case "<=":
-			return x <= k.Limit
-		case "<":
-			return x < k.Limit
-		case ">=":
-			return x >= k.Limit
-		}
-		return x > k.Limit
-	}
 	upper := k.Op == "<=" || k.Op == "<" // a ceiling: the interval's top must meet it
 	ch.Verdict = ledger.CheckFail
-	if meets(v) {
+	if meets(k, v) {
 		ch.Verdict = ledger.CheckPass
 	}
 	if has {
@@ -219,9 +208,9 @@ func check(k ledger.DecisionConstraint, r *ledger.Row) ledger.Check {
 			worst, best = iv.Lo, iv.Hi
 		}
 		switch {
-		case !math.IsNaN(worst) && meets(worst):
+		case !math.IsNaN(worst) && meets(k, worst):
 			ch.Verdict = ledger.CheckPass
-		case !math.IsNaN(best) && !meets(best):
+		case !math.IsNaN(best) && !meets(k, best):
 			ch.Verdict = ledger.CheckFail
 		default:
 			ch.Verdict = ledger.CheckIndeterminate
@@ -236,6 +225,19 @@ func check(k ledger.DecisionConstraint, r *ledger.Row) ledger.Check {
 		ch.By = ledger.JSONFloat(v - k.Limit)
 	}
 	return ch
+}
+
+// meets says whether x meets the constraint's limit.
+func meets(k ledger.DecisionConstraint, x float64) bool {
+	switch k.Op {
+	case "<=":
+		return x <= k.Limit
+	case "<":
+		return x < k.Limit
+	case ">=":
+		return x >= k.Limit
+	}
+	return x > k.Limit
 }
 
 // Figure is the row's figure for the result.* field name, NaN when it is not measured

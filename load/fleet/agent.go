@@ -44,10 +44,10 @@ import (
 // that numbers its tasks gives the index its own way: Slurm's SLURM_PROCID, a
 // Kubernetes Indexed Job's JOB_COMPLETION_INDEX.
 const (
-	EnvCoordinator = "PLANRUN_AGENT_COORDINATOR" // host:port the agent dials: its lead
-	EnvIndex       = "PLANRUN_AGENT_INDEX"       // the agent's index, from 0
-	EnvCount       = "PLANRUN_AGENT_COUNT"       // how many agents share the cell
-	EnvToken       = "PLANRUN_AGENT_TOKEN"       // the run's token, which the lead checks
+	EnvLead  = "PLANRUN_AGENT_LEAD"  // host:port the agent dials: its lead
+	EnvIndex = "PLANRUN_AGENT_INDEX" // the agent's index, from 0
+	EnvCount = "PLANRUN_AGENT_COUNT" // how many agents share the cell
+	EnvToken = "PLANRUN_AGENT_TOKEN" // the run's token, which the lead checks
 	// EnvWait is how long the agent keeps dialing a lead that does not answer
 	// yet (a Go duration): a scheduler that starts every index of a job at once starts
 	// the agents before their lead listens.
@@ -60,6 +60,11 @@ const (
 	// agents (index 0 of a Kubernetes Indexed Job: its pod's address and the Job's port).
 	EnvListen = "PLANRUN_AGENT_LISTEN"
 )
+
+// envLeadBefore is EnvLead's name before "coordinator" came to mean the batch-job
+// coordinator alone: read when EnvLead is unset, so a script that starts agents itself
+// keeps working.
+const envLeadBefore = "PLANRUN_AGENT_COORDINATOR"
 
 // indexEnv are the variables an agent's index is read from, in order.
 var indexEnv = []string{EnvIndex, "SLURM_PROCID", "JOB_COMPLETION_INDEX"}
@@ -74,8 +79,8 @@ const RoundTrips = 16
 
 // Config is what an agent runs with.
 type Config struct {
-	// Coordinator is the lead's host:port (named as the flag and EnvCoordinator are).
-	Coordinator string
+	// Lead is the lead's host:port: agent 0's, the planrun that runs the cell.
+	Lead string
 	// Index is the agent's index (from 0) of Of agents.
 	Index, Of int
 	// Token is the run's token: the lead refuses an agent without it.
@@ -95,12 +100,12 @@ type Config struct {
 	Log io.Writer
 }
 
-// Env fills what the flags left unset from the environment (EnvCoordinator, EnvIndex
+// Env fills what the flags left unset from the environment (EnvLead, EnvIndex
 // or a scheduler's own index, EnvCount, EnvToken, EnvWait, SLURMD_NODENAME or EnvNode,
 // EnvPod), and says what is still missing.
 func (c *Config) Env(getenv func(string) string) error {
-	if c.Coordinator == "" {
-		c.Coordinator = getenv(EnvCoordinator)
+	if c.Lead == "" {
+		c.Lead = cmp.Or(getenv(EnvLead), getenv(envLeadBefore))
 	}
 	if c.Token == "" {
 		c.Token = getenv(EnvToken)
@@ -115,8 +120,8 @@ func (c *Config) Env(getenv func(string) string) error {
 		c.Pod = getenv(EnvPod)
 	}
 	switch {
-	case c.Coordinator == "":
-		return fmt.Errorf("no lead to dial: give -coordinator HOST:PORT or set %s", EnvCoordinator)
+	case c.Lead == "":
+		return fmt.Errorf("no lead to dial: give -lead-addr HOST:PORT or set %s", EnvLead)
 	case c.Of <= 0:
 		return fmt.Errorf("no agent count: give -agents N or set %s", EnvCount)
 	case c.Index < 0 || c.Index >= c.Of:
@@ -284,9 +289,9 @@ func (a *agentSide) dialOnce(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	nc, err := d.DialContext(dctx, "tcp", a.cfg.Coordinator)
+	nc, err := d.DialContext(dctx, "tcp", a.cfg.Lead)
 	if err != nil {
-		return nil, fmt.Errorf("dialing the lead at %s: %w", a.cfg.Coordinator, err)
+		return nil, fmt.Errorf("dialing the lead at %s: %w", a.cfg.Lead, err)
 	}
 	return nc, nil
 }

@@ -133,7 +133,7 @@ func Start(ctx context.Context, o Options) (*Fleet, error) {
 	if o.Advertise != "" {
 		host = o.Advertise
 	}
-	f.procs, err = o.Launcher.Launch(ctx, Launch{N: o.Agents, Coordinator: net.JoinHostPort(host, port), Token: f.token, LogDir: o.LogDir}, f.exits)
+	f.procs, err = o.Launcher.Launch(ctx, Launch{N: o.Agents, Lead: net.JoinHostPort(host, port), Token: f.token, LogDir: o.LogDir}, f.exits)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("agents could not be started: %w", err)

@@ -43,7 +43,7 @@ func (l *inProcess) Launch(ctx context.Context, spec Launch, exits chan<- Exit) 
 		}
 	}
 	for i := range spec.N {
-		cfg := Config{Coordinator: spec.Coordinator, Index: i, Of: spec.N, Token: spec.Token, NewBackend: connect.New, Log: io.Discard}
+		cfg := Config{Lead: spec.Lead, Index: i, Of: spec.N, Token: spec.Token, NewBackend: connect.New, Log: io.Discard}
 		if l.clocks != nil {
 			cfg.Clock = l.clocks(i)
 		}
@@ -264,7 +264,7 @@ func TestCombineSelfChecks(t *testing.T) {
 // must split, time and record the requests.
 func TestFleetRefusesAnotherBuild(t *testing.T) {
 	other := &inProcess{serve: func(ctx context.Context, cfg Config) error {
-		nc, err := net.Dial("tcp", cfg.Coordinator)
+		nc, err := net.Dial("tcp", cfg.Lead)
 		if err != nil {
 			return err
 		}

@@ -17,26 +17,26 @@ import (
 )
 
 // Launcher starts a fleet's agents, each the planrun binary in its agent mode told
-// its coordinator, token, index and count through the environment (Env).
+// its lead, token, index and count through the environment (Env).
 type Launcher interface {
 	// Launch starts l.N agents and returns their processes; each process's end goes to
 	// exits.
 	Launch(ctx context.Context, l Launch, exits chan<- Exit) (*Processes, error)
 }
 
-// Launch is what a launcher starts: N agents dialing Coordinator with Token, their
+// Launch is what a launcher starts: N agents dialing Lead with Token, their
 // logs in LogDir.
 type Launch struct {
-	N           int
-	Coordinator string
-	Token       string
-	LogDir      string
+	N      int
+	Lead   string
+	Token  string
+	LogDir string
 }
 
 // env is the environment that tells agent i (or, with i < 0, every agent, which reads
-// its index from its scheduler) its coordinator, token and count.
+// its index from its scheduler) its lead, token and count.
 func (l Launch) env(i int) []string {
-	env := []string{EnvCoordinator + "=" + l.Coordinator, EnvToken + "=" + l.Token, EnvCount + "=" + strconv.Itoa(l.N)}
+	env := []string{EnvLead + "=" + l.Lead, EnvToken + "=" + l.Token, EnvCount + "=" + strconv.Itoa(l.N)}
 	if i >= 0 {
 		env = append(env, EnvIndex+"="+strconv.Itoa(i))
 	}
@@ -105,7 +105,7 @@ func logTail(path string) string {
 }
 
 // start runs cmd, its output to logPath, in its own process group (so a terminal's
-// Ctrl-C reaches the coordinator alone, which stops the agents itself) that dies with
+// Ctrl-C reaches the lead alone, which stops the agents itself) that dies with
 // this process; its end goes to exits as agent i's (-1: every agent's).
 func (p *Processes) start(cmd *exec.Cmd, i int, logPath string, exits chan<- Exit) error {
 	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
@@ -175,7 +175,7 @@ func (l Local) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Proce
 
 // SSH starts agent i on Hosts[i] through SSH (its command and options, e.g. ssh -o
 // BatchMode=yes), running Planrun there with the agent's environment on its command
-// line. The host must reach the coordinator's advertised address, and hold the API
+// line. The host must reach the lead's advertised address, and hold the API
 // keys the backend names in its own environment: they are never sent.
 type SSH struct {
 	SSH     []string
@@ -239,9 +239,9 @@ func (s Srun) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Proces
 
 // Scheduled is the launcher of agents that a batch scheduler starts itself, as the
 // indices of one job, all at once (a Kubernetes Indexed Job: index I's pod runs agent I,
-// which dials the coordinator for as long as its EnvWait). The coordinator runs in
+// which dials the lead for as long as its EnvWait). The lead runs in
 // index 0, so agent 0 is started here, a local process as Local starts one, dialing Self
-// (the address the coordinator listens on); nothing is started for the others, and no
+// (the address the lead listens on); nothing is started for the others, and no
 // process of theirs can be seen from here: one that does not dial in within the fleet's
 // Connect, or whose connection ends, fails the cell named by its index (Name I). The
 // fleet's Token must be the one the scheduler gave the agents.
@@ -254,7 +254,7 @@ type Scheduled struct {
 func (s Scheduled) Launch(_ context.Context, spec Launch, exits chan<- Exit) (*Processes, error) {
 	self := spec
 	if s.Self != "" {
-		self.Coordinator = s.Self
+		self.Lead = s.Self
 	}
 	p := &Processes{where: make([]string, spec.N), logs: make([]string, spec.N)}
 	cmd, logPath, err := p.startLocal(s.Command, self, 0, exits)

@@ -64,7 +64,7 @@ func TestScheduledAgentsDialInOnceTheLeadListens(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := Serve(ctx, Config{Coordinator: addr, Index: i, Of: n, Token: token, Wait: time.Minute, Pod: fmt.Sprintf("job-%d-x", i),
+			err := Serve(ctx, Config{Lead: addr, Index: i, Of: n, Token: token, Wait: time.Minute, Pod: fmt.Sprintf("job-%d-x", i),
 				Node: "node-a", NewBackend: connect.New, Log: io.Discard})
 			if errors.Is(err, ErrBye) {
 				err = nil
@@ -124,7 +124,7 @@ func TestScheduledAgentThatNeverDialsIn(t *testing.T) {
 	}
 
 	start := time.Now()
-	err = Serve(context.Background(), Config{Coordinator: freeAddr(t), Index: 1, Of: 2, Token: "t", Wait: 2 * time.Second,
+	err = Serve(context.Background(), Config{Lead: freeAddr(t), Index: 1, Of: 2, Token: "t", Wait: 2 * time.Second,
 		NewBackend: connect.New, Log: io.Discard})
 	if err == nil || !strings.Contains(err.Error(), "connection refused (dialed for 2s)") || time.Since(start) < time.Second {
 		t.Fatalf("err %v after %s, want the dial refused, given up after its wait", err, time.Since(start))
@@ -134,7 +134,7 @@ func TestScheduledAgentThatNeverDialsIn(t *testing.T) {
 // The environment a Kubernetes pod gives an agent: its index from the Job, how long to
 // wait, its pod and node from the downward API.
 func TestConfigFromAPodsEnvironment(t *testing.T) {
-	env := map[string]string{EnvCoordinator: "job-0.job.ns.svc:20001", EnvCount: "3", EnvToken: "t", "JOB_COMPLETION_INDEX": "2",
+	env := map[string]string{EnvLead: "job-0.job.ns.svc:20001", EnvCount: "3", EnvToken: "t", "JOB_COMPLETION_INDEX": "2",
 		EnvWait: "1h", EnvPod: "job-2-abcde", EnvNode: "node-b"}
 	cfg := Config{Index: -1}
 	if err := cfg.Env(func(k string) string { return env[k] }); err != nil {

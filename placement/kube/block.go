@@ -102,7 +102,7 @@ var (
 )
 
 // decode decodes a kubernetes block, and refuses an agents block that lists hosts or a
-// coordinator address beside it: a cell's agents are the pods of its Indexed Job, which
+// lead address beside it: a cell's agents are the pods of its Indexed Job, which
 // dial its index 0 by the Job's own Service.
 func decode(b *plan.BatchDecoder) plan.BatchSettings {
 	k := &Settings{Jobs: JobsPerCell, TTL: DefaultTTL, StartTimeout: DefaultStartTimeout,
@@ -176,7 +176,7 @@ func decode(b *plan.BatchDecoder) plan.BatchSettings {
 	return k
 }
 
-// checkAgents refuses hosts or a coordinator address in the hardware's agents block: its
+// checkAgents refuses hosts or a lead address in the hardware's agents block: its
 // agents are the pods of the cell's Indexed Job and dial its index 0 by the Job's own
 // Service.
 func checkAgents(b *plan.BatchDecoder) {
@@ -188,9 +188,9 @@ func checkAgents(b *plan.BatchDecoder) {
 		b.Errorf(h.Agents.HostsAt().Ptr(), "Conflicting placement",
 			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents are the pods of the cell's Indexed Job, on the nodes Kubernetes picks, not hosts listed here.", h.Name, b.Block.DefRange)
 	}
-	if h.Agents.Coordinator != "" {
-		b.Errorf(h.Agents.CoordinatorAt().Ptr(), "Conflicting placement",
-			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents dial the cell's coordinator, index 0 of its Indexed Job, by the Job's own headless Service, not an address given here.", h.Name, b.Block.DefRange)
+	if h.Agents.Lead != "" {
+		b.Errorf(h.Agents.LeadAt().Ptr(), "Conflicting placement",
+			"Hardware %q runs its cells as Kubernetes Jobs (its kubernetes block at %s): its agents dial the cell's lead, index 0 of its Indexed Job, by the Job's own headless Service, not an address given here.", h.Name, b.Block.DefRange)
 	}
 }
 

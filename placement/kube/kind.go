@@ -40,20 +40,20 @@ func inJob(getenv func(string) string) placement.InJob {
 }
 
 // Agents are the cell's Job's indices (NewObjects): agent 0 here, the others the pods
-// Kubernetes started with this one. The Job's environment says where this coordinator
+// Kubernetes started with this one. The Job's environment says where this lead
 // listens (its pod's address and the Job's port), the name the other pods dial it by
 // (the Job's headless Service) and the token they present (from the Job's Secret). The
 // others have the kubernetes block's start_timeout (at least the fleet's usual minute)
 // to dial in, since a pod may wait that long for its node.
 func (indexedJob) Agents(a placement.AgentStart) (placement.Agents, error) {
-	listen, coordinator, token := os.Getenv(fleet.EnvListen), os.Getenv(fleet.EnvCoordinator), os.Getenv(fleet.EnvToken)
-	if listen == "" || coordinator == "" || token == "" {
+	listen, lead, token := os.Getenv(fleet.EnvListen), os.Getenv(fleet.EnvLead), os.Getenv(fleet.EnvToken)
+	if listen == "" || lead == "" || token == "" {
 		return placement.Agents{}, fmt.Errorf("this pod of a Kubernetes Indexed Job lacks %s, %s or %s: its Job was not made by planrun apply for a cell of several agents",
-			fleet.EnvListen, fleet.EnvCoordinator, fleet.EnvToken)
+			fleet.EnvListen, fleet.EnvLead, fleet.EnvToken)
 	}
-	host, _, err := net.SplitHostPort(coordinator)
+	host, _, err := net.SplitHostPort(lead)
 	if err != nil {
-		return placement.Agents{}, fmt.Errorf("%s=%q: %w", fleet.EnvCoordinator, coordinator, err)
+		return placement.Agents{}, fmt.Errorf("%s=%q: %w", fleet.EnvLead, lead, err)
 	}
 	start := DefaultStartTimeout
 	if h := a.Cell.Hardware; h != nil && h.Batch != nil {

@@ -247,11 +247,11 @@ func ExitClass(code int32) string {
 	return "planrun crashed"
 }
 
-// CoordinatorPort is the port index 0 of a job of several agents listens on: one of
+// LeadPort is the port index 0 of a job of several agents listens on: one of
 // 20000-29999 (below Linux's ephemeral ports), derived from the job's object name, so
-// that the coordinators of two jobs whose pods share a node's network (host_network)
+// that the leads of two jobs whose pods share a node's network (host_network)
 // rarely meet on one port; one that does finds it taken and fails its cell, saying so.
-func CoordinatorPort(objectName string) int {
+func LeadPort(objectName string) int {
 	h := fnv.New32a()
 	h.Write([]byte(objectName))
 	return 20000 + int(h.Sum32()%10000)

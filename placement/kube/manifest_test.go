@@ -173,7 +173,7 @@ func TestObjectsOfSeveralAgents(t *testing.T) {
 		o.Service.Spec.Selector["batch.kubernetes.io/job-name"] != name || o.Service.Labels[LabelRun] == "" {
 		t.Errorf("subdomain %q, service %+v", pod.Subdomain, o.Service)
 	}
-	port := CoordinatorPort(name)
+	port := LeadPort(name)
 	if port < 20000 || port >= 30000 || o.Service.Spec.Ports[0].Port != int32(port) {
 		t.Errorf("port %d, the Service's %+v", port, o.Service.Spec.Ports)
 	}
@@ -192,15 +192,15 @@ func TestObjectsOfSeveralAgents(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"PLANRUN_AGENT_COORDINATOR": fmt.Sprintf("%s-0.%s.$(PLANRUN_POD_NAMESPACE).svc:%d", name, name, port),
-		"PLANRUN_AGENT_LISTEN":      fmt.Sprintf("$(PLANRUN_POD_IP):%d", port),
-		"PLANRUN_AGENT_COUNT":       "3",
-		"PLANRUN_AGENT_TOKEN":       "secret " + name + " token",
-		"PLANRUN_AGENT_WAIT":        "1h0m0s",
-		"PLANRUN_POD_IP":            "field status.podIP",
-		"PLANRUN_POD_NAMESPACE":     "field metadata.namespace",
-		"PLANRUN_AGENT_POD":         "field metadata.name",
-		"PLANRUN_AGENT_NODE":        "field spec.nodeName",
+		"PLANRUN_AGENT_LEAD":    fmt.Sprintf("%s-0.%s.$(PLANRUN_POD_NAMESPACE).svc:%d", name, name, port),
+		"PLANRUN_AGENT_LISTEN":  fmt.Sprintf("$(PLANRUN_POD_IP):%d", port),
+		"PLANRUN_AGENT_COUNT":   "3",
+		"PLANRUN_AGENT_TOKEN":   "secret " + name + " token",
+		"PLANRUN_AGENT_WAIT":    "1h0m0s",
+		"PLANRUN_POD_IP":        "field status.podIP",
+		"PLANRUN_POD_NAMESPACE": "field metadata.namespace",
+		"PLANRUN_AGENT_POD":     "field metadata.name",
+		"PLANRUN_AGENT_NODE":    "field spec.nodeName",
 	}
 	for k, v := range want {
 		if env[k] != v {

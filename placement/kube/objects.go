@@ -45,7 +45,7 @@ func (o Objects) All() []any {
 }
 
 // The pod's own address and namespace, from the downward API, for the variables that
-// name the coordinator.
+// name the lead.
 const (
 	envPodIP        = "PLANRUN_POD_IP"
 	envPodNamespace = "PLANRUN_POD_NAMESPACE"
@@ -202,21 +202,21 @@ func newAgentsSecret(meta metav1.ObjectMeta) *corev1.Secret {
 // newAgentsService is the headless Service that names the job's pods, so that the agents
 // dial index 0 by name.
 func newAgentsService(spec JobSpec, meta metav1.ObjectMeta) *corev1.Service {
-	port := int32(CoordinatorPort(spec.ObjectName))
+	port := int32(LeadPort(spec.ObjectName))
 	return &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{batchv1.JobNameLabel: spec.ObjectName},
 			// The DNS names exist from the moment the pods have addresses: the agents
 			// dial index 0 before anything could call it ready.
 			PublishNotReadyAddresses: true,
-			Ports:                    []corev1.ServicePort{{Name: "coordinator", Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}},
+			Ports:                    []corev1.ServicePort{{Name: "lead", Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}},
 		}}
 }
 
 // agentsEnv tells every pod of a job of n agents where index 0 listens and is reached,
 // how many agents there are, how long to wait, and the token (from the Secret).
 func agentsEnv(spec JobSpec, n int32) []corev1.EnvVar {
-	port := CoordinatorPort(spec.ObjectName)
+	port := LeadPort(spec.ObjectName)
 	field := func(path string) *corev1.EnvVarSource {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
 	}
@@ -226,7 +226,7 @@ func agentsEnv(spec JobSpec, n int32) []corev1.EnvVar {
 		{Name: fleet.EnvPod, ValueFrom: field("metadata.name")},
 		{Name: fleet.EnvNode, ValueFrom: field("spec.nodeName")},
 		{Name: fleet.EnvCount, Value: strconv.Itoa(int(n))},
-		{Name: fleet.EnvCoordinator, Value: fmt.Sprintf("%s-0.%s.$(%s).svc:%d", spec.ObjectName, spec.ObjectName, envPodNamespace, port)},
+		{Name: fleet.EnvLead, Value: fmt.Sprintf("%s-0.%s.$(%s).svc:%d", spec.ObjectName, spec.ObjectName, envPodNamespace, port)},
 		{Name: fleet.EnvListen, Value: fmt.Sprintf("$(%s):%d", envPodIP, port)},
 		{Name: fleet.EnvWait, Value: AgentWait.String()},
 		{Name: fleet.EnvToken, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{

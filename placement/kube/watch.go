@@ -279,7 +279,7 @@ func (r *jobRun) waiting(pods map[int]*corev1.Pod) (int, string, bool) {
 // agentName names index i of a job of several agents.
 func agentName(i int) string {
 	if i == 0 {
-		return "index 0 (the coordinator, agent 0)"
+		return "index 0 (the lead, agent 0)"
 	}
 	return fmt.Sprintf("index %d (agent %d)", i, i)
 }

@@ -89,7 +89,7 @@ func TestIndexZeroEndsTheJob(t *testing.T) {
 	deleted.DeletionTimestamp = &at
 	r.look(map[int]*corev1.Pod{0: pod(0, running), 1: deleted, 2: pod(2, exited(0))})
 	st := r.observe(job, map[int]*corev1.Pod{0: pod(0, exited(4)), 2: pod(2, exited(0))}) // index 1's pod is gone by now
-	want := "index 0 (the coordinator, agent 0): pod job-0-aaaaa: container planrun terminated Error with exit code 4 (a cell failed); " +
+	want := "index 0 (the lead, agent 0): pod job-0-aaaaa: container planrun terminated Error with exit code 4 (a cell failed); " +
 		"index 1 (agent 1): pod job-1-bbbbb on node-a deleted at 2026-01-02T03:04:05Z, container planrun terminated Error with exit code 130 (interrupted)"
 	if st.Phase != placement.Failed || st.State != stateFailed || st.ExitCode != "4" || st.Why != want {
 		t.Errorf("failed: %+v\nwant why %q", st, want)

@@ -298,18 +298,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 
 	g.tokens, g.finish = s.cfg.length(g.p)
-	if callsTools(enc) && g.p.stream {
-		g.tool = s.cfg.choose(g.p.tools, g.n, g.p.toolResults)
-	}
-	switch {
-	case g.tool != nil:
-		g.finish = "tool_calls"
-		if t != nil {
-			t.ToolCall = g.tool.name
-		}
-	case enc.reasons():
-		g.reasoning = min(s.cfg.ReasoningTokens, g.tokens)
-	}
+	s.shape(g, enc, t)
 	g.created = g.received.Unix()
 	g.quotedID, g.quotedModel = quote(g.id), quote(g.p.model)
 	s.promptTok.Add(int64(g.p.promptTokens))
@@ -340,6 +329,23 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, enc encoder, a
 	}
 	if t != nil {
 		t.Complete = true
+	}
+}
+
+// shape decides what the generation answers beside its tokens: a tool call (a streamed
+// request offering tools, to an API that calls them) or reasoning tokens first.
+func (s *Server) shape(g *generation, enc encoder, t *Truth) {
+	if callsTools(enc) && g.p.stream {
+		g.tool = s.cfg.choose(g.p.tools, g.n, g.p.toolResults)
+	}
+	switch {
+	case g.tool != nil:
+		g.finish = "tool_calls"
+		if t != nil {
+			t.ToolCall = g.tool.name
+		}
+	case enc.reasons():
+		g.reasoning = min(s.cfg.ReasoningTokens, g.tokens)
 	}
 }
 

@@ -14,7 +14,7 @@ hardware "clients" {
     hosts        = ["client-a", "client-b", "client-c", "client-d"]
     ssh          = ["ssh", "-o", "BatchMode=yes", "-l", "bench"]
     planrun_path = "/opt/planrun/bin/planrun"
-    coordinator  = "10.0.0.5"
+    lead         = "10.0.0.5"
   }
 }
 

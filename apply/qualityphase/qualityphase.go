@@ -1,4 +1,9 @@
-package apply
+// Package qualityphase is a run's quality phase: before a cell's timed levels, a
+// reference cell gathers its continuations and compares a rerun of itself with them
+// (the floor), and any other cell is measured along its reference's (load/quality),
+// into the figures its rows carry; the references are kept in the run directory for a
+// resumed run.
+package qualityphase
 
 import (
 	"context"
@@ -11,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/planrun/planrun/apply/rundir"
+	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/dataset"
 	"github.com/planrun/planrun/load/quality"
@@ -18,10 +25,13 @@ import (
 	"github.com/planrun/planrun/stats"
 )
 
-// qualityRun is the quality phase's state across a run: each reference's continuations,
+// Phase is the quality phase's state across a run: each reference's continuations,
 // gathered in the reference cell's own phase, and each cell's figures, which its rows
-// carry (buildRow via rowContext).
-type qualityRun struct {
+// carry.
+type Phase struct {
+	runDir     string // where references are kept; "" keeps none
+	note, info func(format string, args ...any)
+
 	// blocks maps a reference cell's id to the quality block of the cells compared
 	// with it (the first such cell's, in plan order): a reference in a matrix without
 	// a quality block of its own still gathers.
@@ -31,8 +41,10 @@ type qualityRun struct {
 	items   map[string][]quality.Item // accuracy files, read once
 }
 
-func newQualityRun(cells []*plan.Cell) *qualityRun {
-	q := &qualityRun{blocks: map[string]*plan.Quality{}, refs: map[string]*quality.Reference{},
+// New is the phase of a run of cells whose run directory is runDir; note says what
+// went wrong, info what went as planned.
+func New(cells []*plan.Cell, runDir string, note, info func(format string, args ...any)) *Phase {
+	q := &Phase{runDir: runDir, note: note, info: info, blocks: map[string]*plan.Quality{}, refs: map[string]*quality.Reference{},
 		figures: map[string]*ledger.Quality{}, items: map[string][]quality.Item{}}
 	for _, c := range cells {
 		if c.Quality != nil && q.blocks[c.QualityReference] == nil {
@@ -42,13 +54,13 @@ func newQualityRun(cells []*plan.Cell) *qualityRun {
 	return q
 }
 
-// of is the cell's quality figures; nil without a quality phase (or a run without
+// Of is the cell's quality figures; nil without a quality phase (or a run without
 // quality state: an applier built by a test).
-func (q *qualityRun) of(cellID string) *ledger.Quality {
-	if q == nil {
+func (p *Phase) Of(cellID string) *ledger.Quality {
+	if p == nil {
 		return nil
 	}
-	return q.figures[cellID]
+	return p.figures[cellID]
 }
 
 // qualityConfig is what a block sends: its prompts (built in, or drawn from its dataset), greedy.
@@ -68,59 +80,59 @@ func qualityConfig(q *plan.Quality) (quality.Config, error) {
 	return cfg, nil
 }
 
-// runQuality is a cell's quality phase, before its timed levels: a reference gathers
+// Run is a cell's quality phase, before its timed levels: a reference gathers
 // its continuations and compares a rerun of itself with them (the floor); any other
 // cell is measured along its reference's. Failures are the figures' notes: the timed
 // levels run either way.
-func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSetup) {
-	if a.quality == nil {
+func (p *Phase) Run(ctx context.Context, cell *plan.Cell, b backends.Backend) {
+	if p == nil {
 		return
 	}
-	isRef := a.quality.blocks[cell.ID] != nil
+	isRef := p.blocks[cell.ID] != nil
 	q := cell.Quality
 	if isRef {
-		q = a.quality.blocks[cell.ID]
+		q = p.blocks[cell.ID]
 	}
 	if q == nil {
 		return
 	}
 	lq := ledger.NewQuality()
 	lq.Reference, lq.TopK, lq.Confidence = q.Reference, q.TopLogProbs, cell.Workload.Confidence
-	a.quality.figures[cell.ID] = &lq
+	p.figures[cell.ID] = &lq
 	fail := func(err error) {
 		lq.Notes = "quality not measured: " + err.Error()
-		a.note("%s: %s", cell.ID, lq.Notes)
+		p.note("%s: %s", cell.ID, lq.Notes)
 	}
 	cfg, err := qualityConfig(q)
 	if err != nil {
 		fail(err)
 		return
 	}
-	a.info("%s: quality phase (%d prompts × %d tokens, top %d log-probabilities)", cell.ID, len(cfg.Prompts), cfg.MaxTokens, cfg.TopK)
+	p.info("%s: quality phase (%d prompts × %d tokens, top %d log-probabilities)", cell.ID, len(cfg.Prompts), cfg.MaxTokens, cfg.TopK)
 	var notes []string
 	refID := cell.QualityReference
 	if isRef {
 		refID = cell.ID
-		ref, err := quality.Gather(ctx, setup.backend, cell.ModelID, cfg)
+		ref, err := quality.Gather(ctx, b, cell.ModelID, cfg)
 		if err != nil {
 			fail(fmt.Errorf("gathering the reference: %w", err))
 			return
 		}
-		a.quality.refs[cell.ID] = ref
+		p.refs[cell.ID] = ref
 		lq.Requests += ref.Requests
 		if ref.Why != "" {
 			notes = append(notes, "followed, not teacher-forced: "+ref.Why)
 		}
 	}
-	ref := a.quality.refs[refID]
+	ref := p.refs[refID]
 	if ref == nil {
-		ref = a.loadReference(refID)
+		ref = p.loadReference(refID)
 	}
 	if ref == nil {
 		fail(fmt.Errorf("the reference %s has no continuations in this run (its cell failed, or was complete when the run resumed)", refID))
 		return
 	}
-	res, err := quality.Measure(ctx, setup.backend, cell.ModelID, ref, cfg)
+	res, err := quality.Measure(ctx, b, cell.ModelID, ref, cfg)
 	lq.Requests += res.Requests
 	if err != nil {
 		fail(err)
@@ -138,8 +150,8 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 			notes = append(notes, fmt.Sprintf("the engine is not deterministic: a rerun of the reference by the same method agreed at %.1f%% of positions, KL %s, a floor every row compared with it carries",
 				d.SameTop1Pct, ledger.FormatFloat(d.KL)))
 		}
-		a.saveReference(cell.ID, ref, lq)
-	} else if f := a.quality.figures[refID]; f != nil {
+		p.saveReference(cell.ID, ref, lq)
+	} else if f := p.figures[refID]; f != nil {
 		lq.FloorSameTop1Pct, lq.FloorKLMean = f.FloorSameTop1Pct, f.FloorKLMean
 	}
 	if ref.Cut > 0 {
@@ -156,7 +168,7 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 	}
 	notes = append(notes, "KL over the top "+fmt.Sprint(cfg.TopK)+" with each side's rest lumped: an estimate, never above the full KL")
 	if q.Accuracy != nil {
-		if note := a.accuracy(ctx, cell, setup, q, &lq); note != "" {
+		if note := p.accuracy(ctx, cell, b, q, &lq); note != "" {
 			notes = append(notes, note)
 		}
 	}
@@ -164,17 +176,17 @@ func (a *applier) runQuality(ctx context.Context, cell *plan.Cell, setup *cellSe
 }
 
 // accuracy scores the cell on the block's accuracy file; a note says what went wrong.
-func (a *applier) accuracy(ctx context.Context, cell *plan.Cell, setup *cellSetup, q *plan.Quality, lq *ledger.Quality) string {
+func (p *Phase) accuracy(ctx context.Context, cell *plan.Cell, b backends.Backend, q *plan.Quality, lq *ledger.Quality) string {
 	acc := q.Accuracy
-	items, ok := a.quality.items[acc.Path]
+	items, ok := p.items[acc.Path]
 	if !ok {
 		var err error
 		if items, err = quality.ReadItems(acc.Path, acc.Scorer); err != nil {
 			return "accuracy not measured: " + err.Error()
 		}
-		a.quality.items[acc.Path] = items
+		p.items[acc.Path] = items
 	}
-	correct, n, err := quality.Accuracy(ctx, setup.backend, cell.ModelID, items, acc.Scorer, acc.MaxTokens, q.Seed)
+	correct, n, err := quality.Accuracy(ctx, b, cell.ModelID, items, acc.Scorer, acc.MaxTokens, q.Seed)
 	lq.Requests += n
 	if err != nil {
 		return "accuracy not measured: " + err.Error()
@@ -196,38 +208,38 @@ type savedReference struct {
 
 // referencePath is where a reference cell's continuations are kept: quality/ under the
 // run directory, one file per reference cell.
-func (a *applier) referencePath(cellID string) string {
+func (p *Phase) referencePath(cellID string) string {
 	sum := sha256.Sum256([]byte(cellID))
-	return filepath.Join(a.rec.res.RunDir, "quality", "reference-"+hex.EncodeToString(sum[:8])+".json")
+	return filepath.Join(p.runDir, "quality", "reference-"+hex.EncodeToString(sum[:8])+".json")
 }
 
 // saveReference keeps the reference for a resumed run; failing to is a note, not a
 // failure (this run has it in memory).
-func (a *applier) saveReference(cellID string, ref *quality.Reference, lq ledger.Quality) {
-	if a.rec == nil || a.rec.res == nil || a.rec.res.RunDir == "" {
+func (p *Phase) saveReference(cellID string, ref *quality.Reference, lq ledger.Quality) {
+	if p.runDir == "" {
 		return
 	}
-	path := a.referencePath(cellID)
+	path := p.referencePath(cellID)
 	data, err := json.Marshal(savedReference{CellID: cellID, Reference: ref,
 		FloorPct: ledger.JSONFloat(lq.FloorSameTop1Pct), FloorKL: ledger.JSONFloat(lq.FloorKLMean)})
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
 	}
 	if err == nil {
-		err = writeFile(path, data)
+		err = rundir.WriteFile(path, data)
 	}
 	if err != nil {
-		a.note("%s: the quality reference was not kept for a resumed run: %v", cellID, err)
+		p.note("%s: the quality reference was not kept for a resumed run: %v", cellID, err)
 	}
 }
 
 // loadReference reads a reference an earlier attempt of this run kept, with its floor;
 // nil when there is none.
-func (a *applier) loadReference(cellID string) *quality.Reference {
-	if a.rec == nil || a.rec.res == nil || a.rec.res.RunDir == "" {
+func (p *Phase) loadReference(cellID string) *quality.Reference {
+	if p.runDir == "" {
 		return nil
 	}
-	data, err := os.ReadFile(a.referencePath(cellID))
+	data, err := os.ReadFile(p.referencePath(cellID))
 	if err != nil {
 		return nil
 	}
@@ -235,11 +247,11 @@ func (a *applier) loadReference(cellID string) *quality.Reference {
 	if json.Unmarshal(data, &s) != nil || s.CellID != cellID || s.Reference == nil {
 		return nil
 	}
-	a.quality.refs[cellID] = s.Reference
-	if a.quality.figures[cellID] == nil {
+	p.refs[cellID] = s.Reference
+	if p.figures[cellID] == nil {
 		f := ledger.NewQuality()
 		f.FloorSameTop1Pct, f.FloorKLMean = float64(s.FloorPct), float64(s.FloorKL)
-		a.quality.figures[cellID] = &f
+		p.figures[cellID] = &f
 	}
 	return s.Reference
 }

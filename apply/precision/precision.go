@@ -1,4 +1,9 @@
-package apply
+// Package precision stops a level's measured runs once a workload's precision block is
+// met: after each batch of a run's measured requests it reads the run's intervals and,
+// when every figure the block names is within its half-width (with a margin to spare),
+// closes the run's Enough channel (executor.Options.Enough); max_duration closes it
+// too. It then says, for the row, how each run ended and how precise the row is.
+package precision
 
 import (
 	"fmt"
@@ -7,28 +12,26 @@ import (
 	"sync"
 	"time"
 
-	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/stats"
 )
 
-// precisionWatch stops each measured run of a level with a precision block once the
-// block's figures are as precise as asked (with stopMargin to spare): every batch of measured requests it reads the
-// run's intervals from the sink's accumulator and, when all are within their
-// half-widths, closes the run's Enough channel (executor.Options.Enough). max_duration
-// closes it too. The sink calls add on one goroutine; Enough is asked on another.
-type precisionWatch struct {
-	p     *plan.Precision
-	batch int // measured requests between two looks
-	sink  *levelSink
-	now   func() time.Time
+// Watch stops each measured run of a level with a precision block once the block's
+// figures are as precise as asked (with stopMargin to spare): every batch of measured
+// requests it reads the run's summary and, when all are within their half-widths,
+// closes the run's Enough channel (executor.Options.Enough). max_duration closes it
+// too. Add is called on one goroutine; Enough is asked on another.
+type Watch struct {
+	p       *plan.Precision
+	batch   int                                 // measured requests between two looks
+	summary func(run int) (stats.Summary, bool) // a run's figures so far; false: none yet
 
 	mu   sync.Mutex
-	runs []*precisionRun
+	runs []*run
 }
 
-// precisionRun is what the watch knows of one measured run.
-type precisionRun struct {
+// run is what the watch knows of one measured run.
+type run struct {
 	enough   chan struct{}
 	closed   bool
 	measured int
@@ -41,19 +44,21 @@ type precisionRun struct {
 	timer    *time.Timer
 }
 
-func newPrecisionWatch(p *plan.Precision, firstBatch, concurrency int, sink *levelSink, now func() time.Time) *precisionWatch {
-	return &precisionWatch{p: p, batch: max(firstBatch, concurrency, 1), sink: sink, now: now}
+// NewWatch watches the runs of a level of concurrency whose first batch of requests
+// (the level's requests) is firstBatch; summary gives a run's figures so far.
+func NewWatch(p *plan.Precision, firstBatch, concurrency int, summary func(run int) (stats.Summary, bool)) *Watch {
+	return &Watch{p: p, batch: max(firstBatch, concurrency, 1), summary: summary}
 }
 
-func (w *precisionWatch) run(i int) *precisionRun {
+func (w *Watch) run(i int) *run {
 	for len(w.runs) <= i {
-		w.runs = append(w.runs, &precisionRun{enough: make(chan struct{})})
+		w.runs = append(w.runs, &run{enough: make(chan struct{})})
 	}
 	return w.runs[i]
 }
 
 // Enough is executor.Options.Enough: the run's channel, with its max_duration started.
-func (w *precisionWatch) Enough(i int) <-chan struct{} {
+func (w *Watch) Enough(i int) <-chan struct{} {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := w.run(i)
@@ -70,20 +75,21 @@ func (w *precisionWatch) Enough(i int) <-chan struct{} {
 	return r.enough
 }
 
-// add is the sink's consumer: after each batch of a run's measured requests, it looks.
-func (w *precisionWatch) add(ev executor.Event) {
-	if !measured(ev) {
-		return
-	}
+// Add counts one measured request of run i (warm-up and ramp requests are not
+// measured): after each batch of them, it looks.
+func (w *Watch) Add(i int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := w.run(ev.Run)
+	r := w.run(i)
 	r.measured++
-	if r.closed || r.measured%w.batch != 0 || ev.Run >= len(w.sink.runs) {
+	if r.closed || r.measured%w.batch != 0 {
 		return
 	}
-	acc := w.sink.runs[ev.Run]
-	if widths := precisionWidths(w.p, acc.Summary(acc.Window())); precise(w.p, widths) {
+	s, ok := w.summary(i)
+	if !ok {
+		return
+	}
+	if widths := precisionWidths(w.p, s); precise(w.p, widths) {
 		r.reached, r.closed, r.widths = r.measured, true, widths
 		if r.timer != nil {
 			r.timer.Stop()
@@ -92,8 +98,8 @@ func (w *precisionWatch) add(ev executor.Event) {
 	}
 }
 
-// stop releases the runs' timers once the level is over.
-func (w *precisionWatch) stop() {
+// Stop releases the runs' timers once the level is over.
+func (w *Watch) Stop() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, r := range w.runs {
@@ -152,10 +158,10 @@ func precisionDist(l *stats.Summary, name string) *stats.Dist {
 	return nil
 }
 
-// note says, for the row, how the runs ended and how precise the row's figures (over
+// Note says, for the row, how the runs ended and how precise the row's figures (over
 // every run's requests) are: "precision ttft_p50 ±2%: reached in the run, after 820
 // requests (the row: ttft_p50 ±1.9%)", or which cap ended them.
-func (w *precisionWatch) note(pooled stats.Summary, interrupted bool) string {
+func (w *Watch) Note(pooled stats.Summary, interrupted bool) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var ends []string

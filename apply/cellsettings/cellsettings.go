@@ -1,4 +1,7 @@
-package apply
+// Package cellsettings is a cell's settings as the plan resolved them, by the plan's
+// own attribute names, for the manifest: two runs of a cell can then be told apart by
+// what each asked for, not only by the plan's text.
+package cellsettings
 
 import (
 	"encoding/json"
@@ -15,11 +18,11 @@ import (
 	"github.com/planrun/planrun/plan"
 )
 
-// cellSettings are the cell's settings as the plan resolved them, by the plan's own
+// Of is the cell's settings as the plan resolved them, by the plan's own
 // attribute names (backend ones under "backend."), for the manifest: two runs of a cell
 // can then be told apart by what each asked for, not only by the plan's text. Unset
 // settings are left out; header values and keys never appear, only their names.
-func cellSettings(c *plan.Cell) map[string]string {
+func Of(c *plan.Cell) map[string]string {
 	s := settings{}
 	s.set("model", c.Model)
 	s.set("model_id", c.ModelID)

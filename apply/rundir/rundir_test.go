@@ -1,4 +1,4 @@
-package apply
+package rundir
 
 import (
 	"strings"
@@ -17,11 +17,11 @@ func TestRedactCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		in := strings.Fields(tt.in)
-		if got := strings.Join(redactCommand(in, vars), " "); got != tt.want {
+		if got := strings.Join(RedactCommand(in, vars), " "); got != tt.want {
 			t.Errorf("%s\n got %s\nwant %s", tt.in, got, tt.want)
 		}
 		if strings.Join(in, " ") != tt.in {
-			t.Errorf("redactCommand changed its argument: %v", in)
+			t.Errorf("RedactCommand changed its argument: %v", in)
 		}
 	}
 }

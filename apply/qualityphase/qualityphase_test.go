@@ -1,4 +1,4 @@
-package apply
+package qualityphase
 
 import (
 	"math"
@@ -12,7 +12,8 @@ import (
 // A reference kept in the run directory reads back whole, with its floor, for a run
 // resumed after its reference cell was complete; an unmeasured floor stays unmeasured.
 func TestReferenceKeptForResume(t *testing.T) {
-	a := &applier{rec: &runRecord{res: &Result{RunDir: t.TempDir()}}, quality: newQualityRun(nil)}
+	dir := t.TempDir()
+	a := New(nil, dir, t.Logf, t.Logf)
 	ref := &quality.Reference{Method: quality.Follow, Requests: 3, Paths: []quality.Path{{Prompt: "the cat", PromptTokens: 3,
 		Tokens: []backends.TokenLogProbs{{LogProb: backends.LogProb{Token: " sat", ID: -1, LogProb: -0.5},
 			Top: []backends.LogProb{{Token: " sat", ID: -1, LogProb: -0.5}, {Token: " ran", ID: -1, LogProb: -1.25}}}}}}}
@@ -20,13 +21,13 @@ func TestReferenceKeptForResume(t *testing.T) {
 	lq.FloorSameTop1Pct = 93.75
 	a.saveReference("m/f16", ref, lq)
 
-	b := &applier{rec: a.rec, quality: newQualityRun(nil)}
+	b := New(nil, dir, t.Logf, t.Logf)
 	got := b.loadReference("m/f16")
 	if got == nil || got.Method != quality.Follow || len(got.Paths) != 1 || got.Paths[0].Tokens[0].Top[1].LogProb != -1.25 ||
 		got.Paths[0].PromptTokens != 3 {
 		t.Fatalf("read back %+v", got)
 	}
-	f := b.quality.of("m/f16")
+	f := b.Of("m/f16")
 	if f == nil || f.FloorSameTop1Pct != 93.75 || !math.IsNaN(f.FloorKLMean) {
 		t.Errorf("floor read back %+v", f)
 	}

@@ -1,14 +1,17 @@
-package apply
+package cellsettings
 
 import (
 	"reflect"
 	"testing"
+
+	_ "github.com/planrun/planrun/backends/connect" // the backend kinds the plan names
+	"github.com/planrun/planrun/plan"
 )
 
 // A cell's recorded settings are the plan's resolved values by attribute name: set
 // ones only, header names without their values.
 func TestCellSettings(t *testing.T) {
-	_, cells := loadPlan(t, `
+	cells := loadCells(t, `
 variable "url" { type = string }
 variable "mt" {
   type    = number
@@ -35,8 +38,8 @@ matrix "m" {
   workload = [workload.w]
   model_id = "tiny-id"
 }
-`, "http://127.0.0.1:8000")
-	got := cellSettings(cells[0])
+`)
+	got := Of(cells[0])
 	want := map[string]string{
 		"model": "tiny", "model_id": "tiny-id", "tool": "openai.vllm", "workload": "w",
 		"backend.url": "http://127.0.0.1:8000/v1", "backend.api": "chat", "backend.headers": "X-Team",
@@ -55,7 +58,22 @@ matrix "m" {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	if !reflect.DeepEqual(got, cellSettings(cells[0])) {
+	if !reflect.DeepEqual(got, Of(cells[0])) {
 		t.Error("two readings of one cell differ")
 	}
+}
+
+// loadCells loads a plan whose url variable is a local server's, and expands its cells.
+func loadCells(t *testing.T, src string) []*plan.Cell {
+	t.Helper()
+	p, diags := plan.LoadFiles(t.TempDir(), map[string][]byte{"plan.hcl": []byte(src)},
+		plan.LoadOptions{Vars: []string{"url=http://127.0.0.1:8000"}, Getenv: func(string) string { return "" }})
+	if diags.HasErrors() {
+		t.Fatalf("plan: %v", diags)
+	}
+	cells, diags := p.Cells()
+	if diags.HasErrors() {
+		t.Fatalf("cells: %v", diags)
+	}
+	return cells
 }
