@@ -14,7 +14,10 @@ import (
 type Cost struct {
 	PriceInputPerMTok, PriceOutputPerMTok float64
 	PricePerHour                          float64
-	Currency                              string
+	// PricePerKWh is the price of a kWh of the hardware's power meter (its power
+	// block's price_per_kwh): the energy's share of the cost (energy.go).
+	PricePerKWh float64
+	Currency    string
 	// CostPerMTok is the cost of a million output tokens: the token prices, the input
 	// tokens sent for them included (PromptTokensActual × Succeeded per OutputTokens),
 	// plus the hardware's hour over the output tokens it made in an hour at OutputTokS,
@@ -28,12 +31,12 @@ type Cost struct {
 
 func newCost() Cost {
 	nan := math.NaN()
-	return Cost{PriceInputPerMTok: nan, PriceOutputPerMTok: nan, PricePerHour: nan, CostPerMTok: nan, CostCI: stats.Unbounded(0)}
+	return Cost{PriceInputPerMTok: nan, PriceOutputPerMTok: nan, PricePerHour: nan, PricePerKWh: nan, CostPerMTok: nan, CostCI: stats.Unbounded(0)}
 }
 
 // Priced reports whether the row was given any price.
 func (c Cost) Priced() bool {
-	return !math.IsNaN(c.PriceInputPerMTok) || !math.IsNaN(c.PriceOutputPerMTok) || !math.IsNaN(c.PricePerHour)
+	return !math.IsNaN(c.PriceInputPerMTok) || !math.IsNaN(c.PriceOutputPerMTok) || !math.IsNaN(c.PricePerHour) || !math.IsNaN(c.PricePerKWh)
 }
 
 // SetCost computes the row's cost per million output tokens and its interval from its
@@ -41,7 +44,7 @@ func (c Cost) Priced() bool {
 func (r *Row) SetCost() {
 	r.CostPerMTok, r.CostCI = math.NaN(), stats.Unbounded(0)
 	r.setEnergyCost()
-	if !(r.Priced() || !math.IsNaN(r.PricePerKWh)) || r.OutputTokens <= 0 {
+	if !r.Priced() || r.OutputTokens <= 0 {
 		return
 	}
 	tokens, ok := 0.0, false // the token prices' share: exact, no interval

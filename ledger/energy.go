@@ -20,10 +20,8 @@ type Energy struct {
 	// tokens' window (its joules over its seconds).
 	EnergyPerTokenJ float64
 	PowerMeanW      float64
-	// PricePerKWh is the hardware's price of a kWh (its power block's price_per_kwh),
-	// NaN without one; EnergyCostPerMTok what a million output tokens' energy costs at
-	// it, in Currency, also counted in CostPerMTok.
-	PricePerKWh       float64
+	// EnergyCostPerMTok is what a million output tokens' energy costs at the hardware's
+	// PricePerKWh (Cost's), in Currency, also counted in CostPerMTok.
 	EnergyCostPerMTok float64
 	// The intervals across runs, at the row's confidence.
 	EnergyPerTokenCI, TokensPerJouleCI, PowerMeanCI, EnergyCostCI stats.Interval
@@ -31,7 +29,7 @@ type Energy struct {
 
 func newEnergy() Energy {
 	nan := math.NaN()
-	return Energy{EnergyPerTokenJ: nan, PowerMeanW: nan, PricePerKWh: nan, EnergyCostPerMTok: nan,
+	return Energy{EnergyPerTokenJ: nan, PowerMeanW: nan, EnergyCostPerMTok: nan,
 		EnergyPerTokenCI: stats.Unbounded(0), TokensPerJouleCI: stats.Unbounded(0), PowerMeanCI: stats.Unbounded(0), EnergyCostCI: stats.Unbounded(0)}
 }
 
