@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,30 @@ func TestAgentReplayExample(t *testing.T) {
 		if row.AgentTasks != 8 || row.AgentAnswered != 8 || row.AgentSteps.Mean != 4 || row.AgentToolTime.Min < 2.433 || !(row.AgentCacheHit.Min > 50) {
 			t.Errorf("%s: %d tasks (%d answered), %v steps, tool time %+v, cache hit %+v", row.CellID, row.AgentTasks, row.AgentAnswered, row.AgentSteps.Mean, row.AgentToolTime, row.AgentCacheHit)
 		}
+	}
+}
+
+// On Ollama's /api/chat the loop goes the same way: the calls go back as an assistant's
+// tool_calls with object arguments and the results as tool messages by tool name, which
+// the mock counts, so each turn takes its three steps.
+func TestAgentLoopOllama(t *testing.T) {
+	srv := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: 200 * time.Microsecond, ToolCalls: 2, RecordTruth: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	src := strings.NewReplacer(`backend "openai" "mock" { url = "${var.url}/v1" }`, `backend "ollama" "mock" { url = var.url }`,
+		`backend "anthropic" "mock" { url = "${var.url}/v1" }`, "", "backend.openai.mock, backend.anthropic.mock", "backend.ollama.mock").Replace(agentPlan)
+	p, cells := loadPlan(t, src, hs.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(recs) != 2*3*2*3 || len(res.Rows) != 1 {
+		t.Fatalf("%d requests, %d rows: want 36 requests (3 steps a turn), one row", len(recs), len(res.Rows))
+	}
+	for _, r := range recs {
+		tr, ok := srv.Truth(r.RequestID)
+		if !ok || r.Err != nil || (r.Step < 3) != (tr.ToolCall != "") || r.PromptTokens != tr.PromptTokens {
+			t.Errorf("%s step %d: error %v, prompt %d; the server called %q, counted %d", r.ID, r.Step, r.Err, r.PromptTokens, tr.ToolCall, tr.PromptTokens)
+		}
+	}
+	if row := res.Rows[0]; row.AgentTasks != 12 || row.AgentAnswered != 12 || row.AgentSteps.Mean != 3 {
+		t.Errorf("%d tasks, %d answered, %v steps", row.AgentTasks, row.AgentAnswered, row.AgentSteps.Mean)
 	}
 }
