@@ -1,14 +1,18 @@
 package apply
 
 import (
+	"encoding/json"
 	"math"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/servers/mockserver"
 )
 
@@ -105,6 +109,19 @@ func TestAgentLoopAgainstTruth(t *testing.T) {
 	rows, err := ledger.ReadLedger(res.LedgerPath)
 	if err != nil || len(rows) != 2 || rows[0].AgentTasks != tasks || math.Abs(rows[0].AgentToolSharePct-res.Rows[0].AgentToolSharePct) > 1e-5 {
 		t.Fatalf("ledger: %d rows, %v", len(rows), err)
+	}
+	// summary.json holds each step's figures, valid against its schema.
+	sum, err := os.ReadFile(filepath.Join(res.RunDir, ledger.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarytest.Validate(t, ledger.SummarySchema, sum)
+	var back struct {
+		Sessions []ledger.SessionFigures `json:"sessions"`
+	}
+	if err := json.Unmarshal(sum, &back); err != nil || len(back.Sessions) != 2 || back.Sessions[0].AgentLoop == nil ||
+		len(back.Sessions[0].AgentLoop.PerStep) != steps || back.Sessions[0].AgentLoop.PerStep[1].CachedTokensMean <= 0 {
+		t.Errorf("summary.json sessions %+v (%v): want each row's agent loop with 3 steps, step 2's cached tokens", back.Sessions, err)
 	}
 	for _, col := range []string{"agent_tasks", "agent_mean_steps", "agent_tool_share_pct", "agent_cache_hit_p50_pct"} {
 		if !slices.Contains(ledger.Header(), col) {
