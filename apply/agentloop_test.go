@@ -1,13 +1,18 @@
 package apply
 
 import (
+	"encoding/json"
 	"math"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/planrun/planrun/ledger"
+	"github.com/planrun/planrun/ledger/summarytest"
 	"github.com/planrun/planrun/servers/mockserver"
 )
 
@@ -105,6 +110,19 @@ func TestAgentLoopAgainstTruth(t *testing.T) {
 	if err != nil || len(rows) != 2 || rows[0].AgentTasks != tasks || math.Abs(rows[0].AgentToolSharePct-res.Rows[0].AgentToolSharePct) > 1e-5 {
 		t.Fatalf("ledger: %d rows, %v", len(rows), err)
 	}
+	// summary.json holds each step's figures, valid against its schema.
+	sum, err := os.ReadFile(filepath.Join(res.RunDir, ledger.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarytest.Validate(t, ledger.SummarySchema, sum)
+	var back struct {
+		Sessions []ledger.SessionFigures `json:"sessions"`
+	}
+	if err := json.Unmarshal(sum, &back); err != nil || len(back.Sessions) != 2 || back.Sessions[0].AgentLoop == nil ||
+		len(back.Sessions[0].AgentLoop.PerStep) != steps || back.Sessions[0].AgentLoop.PerStep[1].CachedTokensMean <= 0 {
+		t.Errorf("summary.json sessions %+v (%v): want each row's agent loop with 3 steps, step 2's cached tokens", back.Sessions, err)
+	}
 	for _, col := range []string{"agent_tasks", "agent_mean_steps", "agent_tool_share_pct", "agent_cache_hit_p50_pct"} {
 		if !slices.Contains(ledger.Header(), col) {
 			t.Errorf("CSV header lacks %s", col)
@@ -159,5 +177,30 @@ func TestAgentReplayExample(t *testing.T) {
 		if row.AgentTasks != 8 || row.AgentAnswered != 8 || row.AgentSteps.Mean != 4 || row.AgentToolTime.Min < 2.433 || !(row.AgentCacheHit.Min > 50) {
 			t.Errorf("%s: %d tasks (%d answered), %v steps, tool time %+v, cache hit %+v", row.CellID, row.AgentTasks, row.AgentAnswered, row.AgentSteps.Mean, row.AgentToolTime, row.AgentCacheHit)
 		}
+	}
+}
+
+// On Ollama's /api/chat the loop goes the same way: the calls go back as an assistant's
+// tool_calls with object arguments and the results as tool messages by tool name, which
+// the mock counts, so each turn takes its three steps.
+func TestAgentLoopOllama(t *testing.T) {
+	srv := mockserver.New(mockserver.Config{TTFT: 2 * time.Millisecond, TPOT: 200 * time.Microsecond, ToolCalls: 2, RecordTruth: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	src := strings.NewReplacer(`backend "openai" "mock" { url = "${var.url}/v1" }`, `backend "ollama" "mock" { url = var.url }`,
+		`backend "anthropic" "mock" { url = "${var.url}/v1" }`, "", "backend.openai.mock, backend.anthropic.mock", "backend.ollama.mock").Replace(agentPlan)
+	p, cells := loadPlan(t, src, hs.URL)
+	res, recs := runSamples(t, p, cells)
+	if len(recs) != 2*3*2*3 || len(res.Rows) != 1 {
+		t.Fatalf("%d requests, %d rows: want 36 requests (3 steps a turn), one row", len(recs), len(res.Rows))
+	}
+	for _, r := range recs {
+		tr, ok := srv.Truth(r.RequestID)
+		if !ok || r.Err != nil || (r.Step < 3) != (tr.ToolCall != "") || r.PromptTokens != tr.PromptTokens {
+			t.Errorf("%s step %d: error %v, prompt %d; the server called %q, counted %d", r.ID, r.Step, r.Err, r.PromptTokens, tr.ToolCall, tr.PromptTokens)
+		}
+	}
+	if row := res.Rows[0]; row.AgentTasks != 12 || row.AgentAnswered != 12 || row.AgentSteps.Mean != 3 {
+		t.Errorf("%d tasks, %d answered, %v steps", row.AgentTasks, row.AgentAnswered, row.AgentSteps.Mean)
 	}
 }

@@ -81,8 +81,12 @@ func (p *progress) StartLevel(cell *plan.Cell, level plan.LoadLevel, requests in
 	fmt.Fprintf(p.w, "%s: %d requests (warm-up included)\n", p.label, requests)
 }
 
+// Request counts a finished request. An agent loop's task counts once, at its first
+// step, as the level's total (sessions × turns) does; a later step's failure fails it.
 func (p *progress) Request(_ *plan.Cell, _ plan.LoadLevel, ev executor.Event) {
-	p.done.Add(1)
+	if ev.Step <= 1 {
+		p.done.Add(1)
+	}
 	if ev.Sample.Err != nil {
 		p.failed.Add(1)
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/planrun/planrun/backends"
@@ -74,4 +75,56 @@ func (t *turn) applyRecorded(req *backends.Request, id string) {
 	} else {
 		req.History, req.Prompt = msgs, ""
 	}
+}
+
+// A replayed task travels to load agents as JSON (LevelSpec), and a Message keeps its
+// tool parts out of JSON (each adapter writes them in its own shape): a step is written
+// with them whole.
+type wireMessage struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	ToolName   string     `json:"tool_name,omitempty"`
+}
+
+type wireCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id,omitempty"`
+	Name     string `json:"name"`
+	Args     string `json:"args"`
+	ArgsJSON bool   `json:"args_json,omitempty"`
+}
+
+type wireStep struct {
+	Messages []wireMessage `json:"messages"`
+	ToolTime time.Duration `json:"tool_time_ns"`
+}
+
+// MarshalJSON writes the step with its messages' tool calls and results.
+func (s AgentTaskStep) MarshalJSON() ([]byte, error) {
+	w := wireStep{ToolTime: s.ToolTime, Messages: make([]wireMessage, len(s.Messages))}
+	for i, m := range s.Messages {
+		w.Messages[i] = wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName}
+		for _, c := range m.ToolCalls {
+			w.Messages[i].ToolCalls = append(w.Messages[i].ToolCalls, wireCall{c.Index, c.ID, c.Name, c.Args, c.ArgsJSON})
+		}
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a step MarshalJSON wrote.
+func (s *AgentTaskStep) UnmarshalJSON(b []byte) error {
+	var w wireStep
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	s.ToolTime, s.Messages = w.ToolTime, make([]backends.Message, len(w.Messages))
+	for i, m := range w.Messages {
+		s.Messages[i] = backends.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName}
+		for _, c := range m.ToolCalls {
+			s.Messages[i].ToolCalls = append(s.Messages[i].ToolCalls, backends.ToolCall{Index: c.Index, ID: c.ID, Name: c.Name, Args: c.Args, ArgsJSON: c.ArgsJSON})
+		}
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +72,21 @@ func TestAgentReplay(t *testing.T) {
 	}
 	if markers["run0/req0"] == markers["run0/req2"] {
 		t.Errorf("sessions 1 and 3 replay one task behind one marker %q", markers["run0/req0"])
+	}
+}
+
+// A level travels to load agents as JSON: a replayed task's calls and results go whole.
+func TestAgentTaskJSON(t *testing.T) {
+	task := recordedTask("a", 3)
+	b, err := json.Marshal(LevelSpec{Session: &SessionSpec{Turns: 1, Agent: &AgentSpec{MaxSteps: 3, Tasks: []AgentTask{task}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back LevelSpec
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := back.Session.Agent.Tasks; !reflect.DeepEqual(got, []AgentTask{task}) {
+		t.Errorf("after JSON:\n%+v\nwant\n%+v", got, []AgentTask{task})
 	}
 }
