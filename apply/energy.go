@@ -2,11 +2,7 @@ package apply
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
 
-	"github.com/planrun/planrun/ledger"
 	"github.com/planrun/planrun/load/executor"
 	"github.com/planrun/planrun/plan"
 	"github.com/planrun/planrun/stats"
@@ -77,55 +73,4 @@ func runWindows(res executor.Result) []stats.Window {
 		out[i] = stats.Window{Start: r.Start, End: r.End}
 	}
 	return out
-}
-
-// setEnergy fills the row's energy figures from the meter's trace, each run over its own
-// window, and its energy cost at the hardware's price per kWh; it returns the notes that
-// say where the figures came from, or why there are none.
-func setEnergy(cell *plan.Cell, row *ledger.Row, m levelMeasurement) (notes []string) {
-	if hw := cell.Hardware; hw != nil && hw.Price != nil {
-		row.PricePerKWh = hw.Price.PerKWh
-	}
-	defer row.SetCost()
-	tr := m.Window.Power
-	if !math.IsNaN(row.PricePerKWh) {
-		defer func() {
-			if math.IsNaN(row.EnergyPerTokenJ) {
-				notes = append(notes, "no cost per million tokens: the hardware's price_per_kwh needs an energy figure")
-			}
-		}()
-	}
-	switch {
-	case tr.Source == "" && tr.Note == "":
-		return notes // no meter, and no GPU that reports energy
-	case tr.Note != "":
-		row.EnergySource = "none: " + strings.TrimPrefix(tr.Note, "no energy: ")
-		return append(notes, tr.Note)
-	}
-	var runs []ledger.RunEnergy
-	uncovered := 0
-	for i, w := range m.Window.Runs {
-		if i >= len(m.Stats.PerRun) {
-			break
-		}
-		e := ledger.RunEnergy{Joules: math.NaN(), Seconds: w.Seconds(), OutputTokens: m.Stats.PerRun[i].OutputTokens}
-		if j, ok := tr.Energy(w.Start, w.End); ok {
-			e.Joules = j
-		} else {
-			uncovered++
-		}
-		runs = append(runs, e)
-	}
-	row.SetEnergy(tr.Source+", "+tr.Method, runs, m.Stats.Across.Confidence)
-	if !math.IsNaN(row.EnergyPerTokenJ) {
-		notes = append(notes, fmt.Sprintf("energy from %s (%s, read every %v) over each run's window: %.4g J per output token, %.4g tokens/J, %.4g W",
-			tr.Source, tr.Method, tr.Interval, row.EnergyPerTokenJ, row.TokensPerJoule, row.PowerMeanW))
-	}
-	if uncovered > 0 {
-		notes = append(notes, fmt.Sprintf("the power meter's readings did not cover %d of %d runs' windows: they have no energy figure", uncovered, len(runs)))
-	}
-	if tr.Failed > 0 {
-		notes = append(notes, fmt.Sprintf("%d of the power meter's readings failed (last: %s)", tr.Failed, tr.LastError))
-	}
-	return notes
 }

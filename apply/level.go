@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/planrun/planrun/apply/precision"
+	"github.com/planrun/planrun/apply/saturation"
 	"github.com/planrun/planrun/apply/verdict"
 	"github.com/planrun/planrun/backends"
 	"github.com/planrun/planrun/ledger"
@@ -93,10 +94,10 @@ func (a *applier) measure(ctx context.Context, cell *plan.Cell, setup *cellSetup
 		defer watch.Stop()
 	}
 	sat := watchSaturation(w, sink, &opts) // after the precision watch, whose Enough it joins
-	defer sat.stop()
+	defer sat.Stop()
 	m.Cache = a.prepareCache(ctx, cell, setup, level, &lv)
 	res := a.runMonitored(ctx, setup, lv, opts, a.levelMonitors(cell, setup.proc), &m)
-	m.Window.Runs, m.Window.Stopped = runWindows(res), sat.note()
+	m.Window.Runs, m.Window.Stopped = runWindows(res), sat.Note()
 	m.Ended = a.o.Now()
 	if setup.fleet != nil {
 		m.AgentCount, m.ClockBound = cell.Workload.Agents, setup.fleet.Bound()
@@ -220,4 +221,20 @@ func (a *applier) record(cell *plan.Cell, level plan.LoadLevel, m levelMeasureme
 // pending level. Nothing was measured, so no reference or expectation is held against it.
 func (a *applier) recordUnmeasured(cell *plan.Cell, level plan.LoadLevel, reason string) {
 	a.rec.append(unmeasuredRow(cell, level, a.rec.rowContext(), reason, a.o.Now()))
+}
+
+// watchSaturation is the level's stop_when_saturated watch, fed by the sink and joined
+// to opts.Enough; nil when the workload does not ask.
+func watchSaturation(w *plan.Workload, sink *levelSink, opts *executor.Options) *saturation.Watch {
+	if !w.StopWhenSaturated {
+		return nil
+	}
+	sat := saturation.NewWatch(sink.runSummary)
+	sink.consumers = append(sink.consumers, func(ev executor.Event) { // after addRun, which it reads
+		if measured(ev) {
+			sat.Add(ev.Run)
+		}
+	})
+	opts.Enough = sat.Either(opts.Enough)
+	return sat
 }

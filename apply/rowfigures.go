@@ -417,3 +417,79 @@ func cacheNotes(w *plan.Workload, row *ledger.Row, c cacheOutcome) []string {
 	row.PrefixCache = ledger.PrefixCacheWarm
 	return append(notes, "prefix cache warm: "+why+"; TTFT here is a warm cache's, not a cold prefill's (prefix_cache = \"reset\" or \"bust\" measures it cold)")
 }
+
+// queueShown is the share of the mean TTFT the server's queue time must reach for the
+// row's notes to name it.
+const queueShown = 0.10
+
+// setQueueTime puts the server's own queue time over the window (vLLM's
+// request_queue_time_seconds: arrival to first scheduling) on the row, and returns a
+// note when it is a large part of the TTFT: a closed loop past the server's slots, or
+// an open loop above its capacity, waits there.
+func setQueueTime(row *ledger.Row, q serverstats.Histogram) string {
+	if q.Count == 0 {
+		return ""
+	}
+	row.ServerQueueMeanS = q.Mean()
+	ttft := row.TTFT.Mean
+	if math.IsNaN(ttft) || ttft <= 0 || row.ServerQueueMeanS < queueShown*ttft {
+		return ""
+	}
+	why := "the load is above what the server's slots serve at once"
+	if row.RequestRate == 0 {
+		why = fmt.Sprintf("concurrency %d is past the server's slots", row.Concurrency)
+	}
+	return fmt.Sprintf("queueing: requests waited a mean %.4f s in the server's queue before it scheduled them (its request_queue_time_seconds over %.0f requests), %.0f%% of the mean TTFT: %s",
+		row.ServerQueueMeanS, q.Count, 100*row.ServerQueueMeanS/ttft, why)
+}
+
+// setEnergy fills the row's energy figures from the meter's trace, each run over its own
+// window, and its energy cost at the hardware's price per kWh; it returns the notes that
+// say where the figures came from, or why there are none.
+func setEnergy(cell *plan.Cell, row *ledger.Row, m levelMeasurement) (notes []string) {
+	if hw := cell.Hardware; hw != nil && hw.Price != nil {
+		row.PricePerKWh = hw.Price.PerKWh
+	}
+	defer row.SetCost()
+	tr := m.Window.Power
+	if !math.IsNaN(row.PricePerKWh) {
+		defer func() {
+			if math.IsNaN(row.EnergyPerTokenJ) {
+				notes = append(notes, "no cost per million tokens: the hardware's price_per_kwh needs an energy figure")
+			}
+		}()
+	}
+	switch {
+	case tr.Source == "" && tr.Note == "":
+		return notes // no meter, and no GPU that reports energy
+	case tr.Note != "":
+		row.EnergySource = "none: " + strings.TrimPrefix(tr.Note, "no energy: ")
+		return append(notes, tr.Note)
+	}
+	var runs []ledger.RunEnergy
+	uncovered := 0
+	for i, w := range m.Window.Runs {
+		if i >= len(m.Stats.PerRun) {
+			break
+		}
+		e := ledger.RunEnergy{Joules: math.NaN(), Seconds: w.Seconds(), OutputTokens: m.Stats.PerRun[i].OutputTokens}
+		if j, ok := tr.Energy(w.Start, w.End); ok {
+			e.Joules = j
+		} else {
+			uncovered++
+		}
+		runs = append(runs, e)
+	}
+	row.SetEnergy(tr.Source+", "+tr.Method, runs, m.Stats.Across.Confidence)
+	if !math.IsNaN(row.EnergyPerTokenJ) {
+		notes = append(notes, fmt.Sprintf("energy from %s (%s, read every %v) over each run's window: %.4g J per output token, %.4g tokens/J, %.4g W",
+			tr.Source, tr.Method, tr.Interval, row.EnergyPerTokenJ, row.TokensPerJoule, row.PowerMeanW))
+	}
+	if uncovered > 0 {
+		notes = append(notes, fmt.Sprintf("the power meter's readings did not cover %d of %d runs' windows: they have no energy figure", uncovered, len(runs)))
+	}
+	if tr.Failed > 0 {
+		notes = append(notes, fmt.Sprintf("%d of the power meter's readings failed (last: %s)", tr.Failed, tr.LastError))
+	}
+	return notes
+}

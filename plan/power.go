@@ -70,6 +70,20 @@ func (l *loader) decodePowerBlock(b *hcl.Block, ctx *hcl.EvalContext, h *Hardwar
 			l.errorf(a[name].NameRange.Ptr(), "Unsupported argument", "%s belongs to source = %q; a %s power source does not take it.", name, src, p.Source)
 		}
 	}
+	l.decodePowerSource(b, a, ctx, p)
+	if a["interval"] != nil && l.duration(a["interval"], ctx, &p.Interval) && p.Interval < minPowerInterval {
+		l.errorf(a["interval"].Expr.Range().Ptr(), "Invalid interval", "interval is how often the meter is read, at least %v; %v would read it faster than a meter updates.", minPowerInterval, p.Interval)
+	}
+	l.decodePowerPrice(a, ctx, h, p)
+	if hasErrorsSince(l.diags, before) {
+		return nil
+	}
+	return p
+}
+
+// decodePowerSource reads what p's source needs: a command's program, a Prometheus
+// source's url and query.
+func (l *loader) decodePowerSource(b *hcl.Block, a hcl.Attributes, ctx *hcl.EvalContext, p *Power) {
 	switch p.Source {
 	case PowerCommand:
 		if a["command"] == nil {
@@ -90,14 +104,6 @@ func (l *loader) decodePowerBlock(b *hcl.Block, ctx *hcl.EvalContext, h *Hardwar
 			l.errorf(a["query"].Expr.Range().Ptr(), "Invalid query", "query is PromQL giving watts (or an exporter's metric name); it is empty.")
 		}
 	}
-	if a["interval"] != nil && l.duration(a["interval"], ctx, &p.Interval) && p.Interval < minPowerInterval {
-		l.errorf(a["interval"].Expr.Range().Ptr(), "Invalid interval", "interval is how often the meter is read, at least %v; %v would read it faster than a meter updates.", minPowerInterval, p.Interval)
-	}
-	l.decodePowerPrice(a, ctx, h, p)
-	if hasErrorsSince(l.diags, before) {
-		return nil
-	}
-	return p
 }
 
 // decodePowerPrice reads price_per_kwh and its currency into p and h's price.
