@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,30 @@ func loraArgs(dir string, base tinymodel.Config) ([]string, error) {
 // --enable-prefix-caching and --max-model-len MaxModelLen, plus o's additions. The caller
 // must call Stop.
 func StartServerWith(dir string, o Options) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := startServer(dir, o)
+		if err == nil || attempt == 3 || !portTaken(dir) {
+			return s, err
+		}
+		// FreePort's port is free when it answers, not when vLLM binds it some seconds
+		// later: another test's server or a client's ephemeral port may take it first
+		// (CI's run of 2026-12-07 lost three tests to "Address already in use").
+		fmt.Fprintf(os.Stderr, "vllmtest: the port was taken before vLLM bound it (attempt %d): starting again on another\n", attempt)
+		log := filepath.Join(dir, "vllm.log") // the server appends: keep this attempt's apart
+		if err := os.Rename(log, fmt.Sprintf("%s.%d", log, attempt)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// portTaken reports whether the server in dir exited because its port was taken.
+func portTaken(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "vllm.log"))
+	return err == nil && strings.Contains(string(b), "Address already in use")
+}
+
+// startServer is one attempt of StartServerWith, on a port free when it asks.
+func startServer(dir string, o Options) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
