@@ -294,7 +294,7 @@ workload "w" {
   max_tokens    = uniform(5, 150)
   concurrency   = 4
   ramp          = "400ms"
-  requests      = 40
+  requests      = 80
   warmup_runs   = 0
   repeat_runs   = 1
 }
@@ -312,7 +312,10 @@ matrix "m" {
 			starts = append(starts, rec.Start)
 		}
 	}
-	if len(starts) != 40 || r.Succeeded != 40 {
+	// 80 requests make a window of about 7 s: a chunk read some tens of milliseconds late
+	// at either end of the steady window moves its figure by a fraction of the 1% (with
+	// 40, a 3.4 s window, one such delay on a quiet machine made 1.1%).
+	if len(starts) != 80 || r.Succeeded != 80 {
 		t.Fatalf("%d measured requests, %d succeeded", len(starts), r.Succeeded)
 	}
 	slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
