@@ -419,6 +419,13 @@ func (co *coordinator) follow(ctx context.Context, j *batchJob, jr *jobRows) {
 			ev.rows = append(rows, jr.next()...)
 			break
 		}
+		// Judged on what was just read, not after the wait below: a coordinator held up
+		// past RowsTimeout (a loaded machine) would otherwise cancel a job it last saw
+		// pending, or whose new rows it had not yet read.
+		if time.Since(lastRow) > so.RowsTimeout {
+			cancelFor(fmt.Sprintf("%s job %s of hardware %q ran %s on %s without writing a row: cancelled (see %s)",
+				j.sched.Name(), j.id, j.job.Hardware, so.RowsTimeout, st.Node, j.log))
+		}
 		events <- jobEvent{job: j, status: st, rows: rows}
 		select {
 		case err := <-shared:
@@ -429,10 +436,6 @@ func (co *coordinator) follow(ctx context.Context, j *batchJob, jr *jobRows) {
 			ev.interrupted = true
 			cancelFor(ev.reason)
 		case <-time.After(so.Poll):
-			if time.Since(lastRow) > so.RowsTimeout {
-				cancelFor(fmt.Sprintf("%s job %s of hardware %q ran %s on %s without writing a row: cancelled (see %s)",
-					j.sched.Name(), j.id, j.job.Hardware, so.RowsTimeout, st.Node, j.log))
-			}
 		}
 	}
 	ev.status, ev.done = st, true
