@@ -115,7 +115,8 @@ type htmlTable struct {
 }
 
 // htmlCells groups the rows by cell, in order of first appearance, each with its table
-// of every figure, its percentile table and, when its workload has an slo, its SLO table.
+// of every figure, its percentile table and, where its rows have them, its SLO,
+// reasoning, model mix, session, agent-loop, tool-call, prefix-cache and energy tables.
 func htmlCells(rows []ledger.Row, pcts []int) []htmlCell {
 	var cells []htmlCell
 	var levels [][]ledger.Row
@@ -151,6 +152,7 @@ func htmlCells(rows []ledger.Row, pcts []int) []htmlCell {
 			cells[i].Tables = append(cells[i].Tables, mix)
 		}
 		cells[i].Tables = append(cells[i].Tables, sessionHTMLTables(rs)...)
+		cells[i].Tables = append(cells[i].Tables, figureHTMLTables(rs)...)
 	}
 	return cells
 }

@@ -25,6 +25,9 @@ func htmlTestReport(t *testing.T) Report {
 	}
 	rows[0].GoodputReqS, rows[0].GoodputTokS = 0.1125, 31.5
 	rows[0].Notes = "<b>not bold</b>"
+	// One level with every figure table (Energy, Agent loops, Tool calls, Prefix cache), so
+	// the page is checked with them too.
+	rows[1].Energy, rows[1].AgentLoop, rows[1].Agentic = energyRow().Energy, agentRow().AgentLoop, agentRow().Agentic
 	vram := []VRAMSeries{
 		{Label: "qwen-7b-q4-ollama c1", GPU: "0 RTX 4060", Points: []VRAMPoint{{0, 0.6}, {1, 4.2}, {2, 4.5}}},
 		{Label: "qwen-7b-q4-ollama c4", GPU: "0 RTX 4060", Points: []VRAMPoint{{0, 0.6}, {1, 4.4}, {2, 4.8}}},
@@ -185,7 +188,9 @@ func TestWriteMarkdownForPR(t *testing.T) {
 			t.Errorf("a Notes cell of %d characters: %q", len([]rune(notes)), notes)
 		}
 	}
-	if strings.Contains(top, "Prompt tokens") {
+	// The full table by its head: the session and agent-loop tables above the fold have a
+	// "Prompt tokens (mean)" column of their own.
+	if strings.Contains(top, "| "+strings.Join(detailHead, " | ")+" |") || !strings.Contains(md[fold:], "| "+strings.Join(detailHead, " | ")+" |") {
 		t.Errorf("the full table is above the fold:\n%s", top)
 	}
 	if n := strings.Count(top, "2/30 failed (5xx=1;timeout=1)"); n != 1 {

@@ -124,7 +124,8 @@ func WriteMarkdown(w io.Writer, r Report) error {
 }
 
 // writeHeadline writes what a reader sees first: the title and plan, the decision, the
-// results (the seed's tables, session and mix tables; embedding rows, emb, apart), the
+// results (the seed's tables; session, agent-loop, tool-call, prefix-cache, energy and
+// mix tables; embedding rows, emb, apart), the
 // capacities found, and the charts (the decision's chart is drawn in its section).
 func writeHeadline(b *strings.Builder, lb labels, r Report, emb []ledger.Row) {
 	title := r.Title
@@ -145,6 +146,7 @@ func writeHeadline(b *strings.Builder, lb labels, r Report, emb []ledger.Row) {
 		fmt.Fprintf(b, "## %s\n\n", lb.results)
 		seedTables(b, lb, r.Rows)
 		sessionTables(b, r.Rows)
+		writeFigureTables(b, r.Rows)
 		mixTable(b, r.Rows)
 	}
 	embeddingsTable(b, emb)
