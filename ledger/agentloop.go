@@ -21,7 +21,8 @@ type AgentLoop struct {
 	AgentToolSharePct float64
 	// AgentCacheHit is, per task, the share of its prompt tokens the cache served, in %.
 	AgentCacheHit stats.Dist
-	// AgentPerStep are the figures of each step index, for summary.json (not the CSV).
+	// AgentPerStep are the figures of each step index: summary.json's, and the CSV's
+	// agent_per_step column as JSON (rowlists.go).
 	AgentPerStep []stats.StepSummary
 }
 

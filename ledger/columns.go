@@ -308,6 +308,7 @@ var columns = func() []column {
 	c = append(c, insideColumns()...)
 	c = append(c, energyColumns()...)
 	c = append(c, agentLoopColumns()...)
+	c = append(c, listColumns()...)
 	return c
 }()
 

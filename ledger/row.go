@@ -146,7 +146,8 @@ type Row struct {
 	CI Intervals
 
 	// Turns and Sessions are a session workload's figures per turn index and per
-	// session, over every request of every run; empty for other workloads.
+	// session, over every request of every run; empty for other workloads. The CSV
+	// keeps them as JSON (rowlists.go), so rows read back render the same tables.
 	Turns    []stats.TurnSummary
 	Sessions *stats.SessionSummary
 	// SharedPrefixPct is the % of the server-counted prompt tokens that were a prefix

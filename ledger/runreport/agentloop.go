@@ -33,7 +33,7 @@ func agentTaskCells(rows []ledger.Row) (head []string, body [][]string) {
 }
 
 // agentStepCells is the per-step table of the rows of agent loops (their per-step
-// figures: a row read back from the CSV ledger has none).
+// figures, which a row read back from a CSV ledger keeps in its agent_per_step column).
 func agentStepCells(rows []ledger.Row) (head []string, body [][]string) {
 	head = []string{"Cell", "Conc.", "Step", "Requests", "OK", "TTFT p50 (s)", "Prompt tokens (mean)", "Cached tokens (mean)"}
 	for _, r := range rows {
