@@ -29,19 +29,7 @@ import (
 func TestThirdScheduler(t *testing.T) {
 	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: time.Millisecond, TPOT: time.Millisecond}))
 	defer srv.Close()
-	defer func(before []placement.Kind) { placements = before }(placements)
-	placements = append(slices.Clip(placements), placement.Kind{
-		Block: plan.PlacementKind{Name: "queue", Scheduler: "Queue", Jobs: "queue jobs", Decode: decodeQueue},
-		New: func(s placement.Setup) placement.Scheduler {
-			return &queueScheduler{setup: s, jobs: map[string]*queueJob{}}
-		},
-		InJob: func(getenv func(string) string) placement.InJob {
-			if getenv("QUEUE_JOB") == "" {
-				return nil
-			}
-			return queueInJob{}
-		},
-	})
+	useQueue(t)
 
 	// Its block's mistakes are the plan's, on their line.
 	bad := strings.Replace(queuePlan, `name = "batch"`, `name = ""`, 1)
@@ -101,6 +89,23 @@ matrix "m" {
   workload = [workload.w]
 }
 `
+
+// useQueue adds the queue scheduler to the placement table for the test's duration.
+func useQueue(t *testing.T) {
+	t.Cleanup(func(before []placement.Kind) func() { return func() { placements = before } }(placements))
+	placements = append(slices.Clip(placements), placement.Kind{
+		Block: plan.PlacementKind{Name: "queue", Scheduler: "Queue", Jobs: "queue jobs", Decode: decodeQueue},
+		New: func(s placement.Setup) placement.Scheduler {
+			return &queueScheduler{setup: s, jobs: map[string]*queueJob{}}
+		},
+		InJob: func(getenv func(string) string) placement.InJob {
+			if getenv("QUEUE_JOB") == "" {
+				return nil
+			}
+			return queueInJob{}
+		},
+	})
+}
 
 type queueSettings struct{ name string }
 
