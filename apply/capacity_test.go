@@ -98,6 +98,13 @@ func TestSLOAttainmentAgainstMock(t *testing.T) {
 // over [1, 2, 8] at 95% must bisect to exactly 3 (measuring 5, 3, 4). Its
 // fidelity_lag_ms is lenient: a late level decides nothing, and a loaded 2-core machine
 // stalls a slot for ms at times; the search is what this plan tests.
+// capacityMock serves three requests at once, each 10 ms to its first token and 0.5 s in
+// all: a level within the slots has TTFT 10 ms, one past them waits at least 0.5 s for a
+// slot, each 0.24 s or more from the plan's 0.25 s SLO, so that a loaded machine's late
+// reads cannot move a level across it (with 20 ms tokens and a 0.1 s SLO, a level of 2
+// missed its attainment at load 25 and the search took another path).
+var capacityMock = mockserver.Config{TTFT: 10 * time.Millisecond, TPOT: 50 * time.Millisecond, QueueSlots: 3}
+
 const capacityPlan = `
 variable "url" { type = string }
 backend "openai" "mock" { url = "${var.url}/v1" }
@@ -108,7 +115,7 @@ workload "w" {
   repeat_runs = 1
   fidelity_lag_ms = 1000
   slo {
-    ttft_s = 0.1
+    ttft_s = 0.25
   }
   capacity {
     target_attainment_pct = 95
@@ -127,7 +134,7 @@ output "markdown" {
 `
 
 func TestCapacitySearchBisects(t *testing.T) {
-	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 20 * time.Millisecond, QueueSlots: 3}))
+	srv := httptest.NewServer(mockserver.New(capacityMock))
 	defer srv.Close()
 	p, cells := loadPlan(t, capacityPlan, srv.URL)
 	res, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open()})
@@ -177,7 +184,7 @@ func (s *stopAfterLevels) EndLevel(c *plan.Cell, r ledger.Row) {
 // resumed run measures only what the search still needs (3, 4) and gives the same
 // answer; resuming the finished run measures nothing and still answers.
 func TestCapacitySearchResumes(t *testing.T) {
-	srv := httptest.NewServer(mockserver.New(mockserver.Config{TTFT: 20 * time.Millisecond, TPOT: 20 * time.Millisecond, QueueSlots: 3}))
+	srv := httptest.NewServer(mockserver.New(capacityMock))
 	defer srv.Close()
 	p, cells := loadPlan(t, capacityPlan, srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
