@@ -133,7 +133,12 @@ func strangeCharacters(name string, src []byte) (diags hcl.Diagnostics, repaired
 	var order []int
 	repaired = src
 	cloned := false
+	noted := map[int]bool{}
 	note := func(r rune, off, size int) {
+		if noted[off] {
+			return
+		}
+		noted[off] = true
 		line, col := position(src, off)
 		if len(byLine[line]) == 0 {
 			order = append(order, line)
@@ -164,6 +169,9 @@ func strangeCharacters(name string, src []byte) (diags hcl.Diagnostics, repaired
 			r, size := utf8.DecodeRune(t.Bytes[i:])
 			if r >= utf8.RuneSelf && r != 0xFEFF && r != utf8.RuneError {
 				note(r, t.Range.Start.Byte+i, size)
+				if off, r2, size2, ok := closingQuote(src, r, t.Range.Start.Byte+i+size); ok {
+					note(r2, off, size2)
+				}
 			}
 			i += size
 		}
