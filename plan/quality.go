@@ -177,6 +177,10 @@ func decodeLeaf(a *hcl.Attribute, ctx *hcl.EvalContext, target any, diags *hcl.D
 		*diags = append(*diags, d...)
 		return false
 	}
+	if d := checkSuits(a, ctx, v, target); d.HasErrors() { // "Invalid <name>", with a hint
+		*diags = append(*diags, d...)
+		return false
+	}
 	d = gohcl.DecodeExpression(hcl.StaticExpr(v, a.Expr.Range()), nil, target)
 	for _, x := range d {
 		x.Subject = a.Expr.Range().Ptr()
