@@ -164,6 +164,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	attachValues(l.diags, l.evaluated)
 	placeStructure(l.diags, l.p.Files, schemaTreeWith(l.opts.Placements))
 	nameLookalikes(l.diags, l.p.Files)
+	explainEnvCalls(l.diags)
 	l.diags = dropRepeats(l.diags)
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
