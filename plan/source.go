@@ -22,6 +22,7 @@ func parseFile(parser *hclparse.Parser, name string, src []byte) (*hcl.File, hcl
 	}
 	chars, repaired, lines := strangeCharacters(name, src)
 	f, diags := parser.ParseHCL(repaired, name)
+	diags = openHeredoc(name, repaired, diags)
 	if len(chars) > 0 {
 		// The characters are the mistakes on their lines; the rest of the file is read
 		// as the user meant it, with each replaced by the ASCII one it stands for.
