@@ -39,6 +39,7 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"workload.replay":        replaySchema,
 	"workload.embeddings":    embeddingsSchema,
 	"workload.precision":     precisionSchema,
+	"workload.tool":          toolSchema,
 	"matrix":                 matrixSchema,
 	"matrix.exclude":         excludeSchema,
 	"matrix.include":         includeSchema,
@@ -46,6 +47,7 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"expect":                 expectSchema,
 	"output":                 outputSchema,
 	"dataset":                datasetSchema,
+	"decision":               decisionSchema,
 }
 
 // schemaTreeWith is schemaTree with the placement kinds a plan was loaded with: each
