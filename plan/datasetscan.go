@@ -1,7 +1,13 @@
 package plan
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/load/dataset"
@@ -21,6 +27,44 @@ func (l *loader) scanDataset(d *Dataset, path *hcl.Attribute) {
 		return
 	}
 	if _, err := dataset.Scan(d.Spec, func(dataset.Row) error { return nil }); err != nil {
-		l.errorf(path.Expr.Range().Ptr(), "Invalid dataset", "%v. apply would stop on it before sending a request: fix the file, or the dataset's format or prompt_field.", err)
+		l.errorf(path.Expr.Range().Ptr(), "Invalid dataset", "%v. apply would stop on it before sending a request: fix the file, or the dataset's format or prompt_field.%s", err, promptFieldHint(d.Spec, err))
 	}
+}
+
+// promptFieldHint names the text fields a JSONL file's first row has when no row has
+// the prompt field: the file is fine, the plan names the wrong field.
+func promptFieldHint(spec dataset.Spec, err error) string {
+	if spec.Format != dataset.FormatJSONL || !strings.Contains(err.Error(), "no non-empty string field") {
+		return ""
+	}
+	f, oerr := os.Open(spec.Path)
+	if oerr != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	var row map[string]any
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if json.Unmarshal(line, &row) != nil {
+				return ""
+			}
+			break
+		}
+	}
+	var text []string
+	for k, v := range row {
+		if _, ok := v.(string); ok {
+			text = append(text, k)
+		}
+	}
+	slices.Sort(text)
+	switch len(text) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf(" Its rows' text field is %q: did you mean prompt_field = %q?", text[0], text[0])
+	}
+	return fmt.Sprintf(" Its rows' text fields are %s: set prompt_field to the one that holds the prompt.", quoteList(text))
 }

@@ -9,7 +9,7 @@ dataset "broken" {
 }
 dataset "field" {
   format = "jsonl"
-  path   = "dataset-rows-field.jsonl" # ERROR: Invalid dataset ~ dataset-rows-field.jsonl:1: no non-empty string field "prompt"
+  path   = "dataset-rows-field.jsonl" # ERROR: Invalid dataset ~ did you mean prompt_field = "text"?
 }
 dataset "named" { # the field named: no error
   format       = "jsonl"
