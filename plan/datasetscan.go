@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/planrun/planrun/load/dataset"
+	"github.com/planrun/planrun/load/quality"
 )
 
 // maxScanBytes bounds the dataset validate reads whole: a malformed row, a missing
@@ -67,4 +68,17 @@ func promptFieldHint(spec dataset.Spec, err error) string {
 		return fmt.Sprintf(" Its rows' text field is %q: did you mean prompt_field = %q?", text[0], text[0])
 	}
 	return fmt.Sprintf(" Its rows' text fields are %s: set prompt_field to the one that holds the prompt.", quoteList(text))
+}
+
+// scanAccuracy reads a quality block's accuracy file as the quality phase will (up to
+// maxScanBytes) and reports the first line it would stop on; nil when there is none.
+func scanAccuracy(acc *QualityAccuracy, path *hcl.Attribute) *hcl.Diagnostic {
+	info, err := os.Stat(acc.Path)
+	if path == nil || err != nil || info.IsDir() || info.Size() > maxScanBytes {
+		return nil
+	}
+	if _, err := quality.ReadItems(acc.Path, acc.Scorer); err != nil {
+		return errorAt(path, "Invalid accuracy file", fmt.Sprintf("%v. The quality phase would stop on it: each line is {\"prompt\": \"…\", \"answer\": \"…\"} (with \"choices\" for the choice scorer).", err))
+	}
+	return nil
 }

@@ -160,6 +160,11 @@ func decodeAccuracyBlock(b *hcl.Block, ctx *hcl.EvalContext, dir string) (*Quali
 	if at := a["max_tokens"]; decodeLeaf(at, ctx, &acc.MaxTokens, &diags) && (acc.MaxTokens < 1 || acc.MaxTokens > 4096) {
 		diags = append(diags, errorAt(at, "Invalid max_tokens", fmt.Sprintf("max_tokens must be 1 to 4096, not %d.", acc.MaxTokens)))
 	}
+	if !diags.HasErrors() {
+		if d := scanAccuracy(acc, a["path"]); d != nil {
+			diags = append(diags, d)
+		}
+	}
 	return acc, diags
 }
 
