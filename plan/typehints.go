@@ -86,8 +86,14 @@ func listHint(name string, v cty.Value, elem cty.Type) string {
 	var items []string
 	switch v.Type() {
 	case cty.String:
-		for _, part := range strings.Split(v.AsString(), ",") {
-			part = strings.TrimSpace(part)
+		sep := ","
+		if !strings.Contains(v.AsString(), ",") && elem == cty.String {
+			sep = " " // a command line: no shell runs it, each word is its own string
+		}
+		for _, part := range strings.Split(v.AsString(), sep) {
+			if part = strings.TrimSpace(part); part == "" {
+				continue
+			}
 			if _, err := strconv.ParseFloat(part, 64); err == nil && elem == cty.Number {
 				items = append(items, part)
 			} else {

@@ -11,6 +11,10 @@ server "s" {
 hardware "h" {
   vram_gb = "80 GB" # ERROR: Invalid vram_gb ~ vram_gb is a number of GB, without quotes or a unit (the name says the unit): did you mean vram_gb = 80?
   gpus    = 1 # ERROR: Invalid gpus ~ did you mean gpus = [1]?
+  power {
+    source  = "command"
+    command = "ipmitool dcmi power reading" # ERROR: Invalid command ~ did you mean command = ["ipmitool", "dcmi", "power", "reading"]?
+  }
 }
 workload "w" {
   concurrency = "1, 4, 16" # ERROR: Invalid concurrency ~ did you mean concurrency = [1, 4, 16]?

@@ -19,3 +19,6 @@ decision "d" {
   objective  = maximize(result.output_tok_s)
   constrains = [result.error_rate <= 0] # ERROR: Unsupported argument ~ An argument named "constrains" is not expected in a decision block. Did you mean "constraints"?
 }
+decision "e" {
+  objective = maximise(result.output_tok_s) # ERROR: Invalid objective ~ Did you mean "maximize"?
+}
