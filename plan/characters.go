@@ -299,3 +299,12 @@ func nameLookalikes(diags hcl.Diagnostics, files map[string]*hcl.File) {
 		}
 	}
 }
+
+// nonASCIIName is the hint for a block name with letters that are not ASCII (a
+// Chinese name): references to it could not be written, so the text goes elsewhere.
+func nonASCIIName(name string) string {
+	if isASCII(name) {
+		return ""
+	}
+	return " A name is ASCII (名称只能使用 ASCII 字母、数字、_ 和 -): use a name such as \"long_prompts\", and put the words you meant in a description or notes string."
+}

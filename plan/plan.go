@@ -390,7 +390,7 @@ func declareNames(blocks blocksByType, n *names) hcl.Diagnostics {
 				}
 				if !validName(lab) {
 					rep.errorf(b.LabelRanges[i].Ptr(), "Invalid name",
-						"A %s name starts with a letter or underscore and holds only letters, digits, underscores and dashes, so it can be referenced; %q is not such a name.", typ, lab)
+						"A %s name starts with a letter or underscore and holds only letters, digits, underscores and dashes, so it can be referenced; %q is not such a name.%s", typ, lab, nonASCIIName(lab))
 				}
 			}
 			key := typ + "." + strings.Join(b.Labels, ".")
