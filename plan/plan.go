@@ -406,7 +406,7 @@ func declareNames(blocks blocksByType, n *names) hcl.Diagnostics {
 			case "backend":
 				if _, ok := backends.LookupKind(b.Labels[0]); !ok {
 					rep.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
-						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
+						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], kindSuggestion(b.Labels[0]))
 					// Its references (backend.olama.o) are known but undecoded: the
 					// misspelt kind is the one mistake, not every place that names it.
 					if n.backends[b.Labels[0]] == nil {
