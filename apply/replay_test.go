@@ -295,7 +295,13 @@ func TestReplayRefusesBeforeSending(t *testing.T) {
 			srv := httptest.NewServer(mock)
 			defer srv.Close()
 			src := strings.Replace(replayPlan, "speedup = 10", "speedup = 10\n    start = \""+tc.start+"\"", 1)
-			p, cells := loadPlan(t, src, srv.URL, "trace.jsonl", tc.data)
+			// The plan is loaded with a good trace and the case's written after: validate
+			// refuses a trace out of order itself (plan/datasetscan.go), and apply's own
+			// check is for a file changed since, or too large for validate to read.
+			p, cells := loadPlan(t, src, srv.URL, "trace.jsonl", data)
+			if err := os.WriteFile(p.Datasets[0].Spec.Path, []byte(tc.data), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			_, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)

@@ -243,12 +243,17 @@ func TestApplyTextCorpus(t *testing.T) {
 }
 
 // A malformed dataset line stops apply with file:line before the server sees a request.
+// validate refuses such a file too (plan/datasetscan.go); apply's own check is for a
+// file written after the plan was loaded, or too large for validate to read.
 func TestApplyRefusesMalformedDataset(t *testing.T) {
 	mock := mockserver.New(mockserver.Config{})
 	srv := httptest.NewServer(mock)
 	defer srv.Close()
 	src := strings.NewReplacer(`format       = "text"`, `format = "jsonl"`, "book.txt", "rows.jsonl", "prompt_words = 50", "").Replace(corpusPlan)
-	p, cells := loadPlan(t, src, srv.URL, "rows.jsonl", "{\"prompt\": \"a b\"}\n{\"prompt\": 3}\n")
+	p, cells := loadPlan(t, src, srv.URL, "rows.jsonl", "{\"prompt\": \"a b\"}\n")
+	if err := os.WriteFile(p.Datasets[0].Spec.Path, []byte("{\"prompt\": \"a b\"}\n{\"prompt\": 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := Run(context.Background(), Options{Plan: p, Cells: cells, NewBackend: newBackend, GPU: gpu.Open(), Quiet: true})
 	if err == nil || !strings.Contains(err.Error(), "rows.jsonl:2:") {
 		t.Fatalf("err = %v, want rows.jsonl:2", err)

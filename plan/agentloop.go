@@ -123,9 +123,9 @@ func (l *loader) toolResults(f *hcl.Attribute, ctx *hcl.EvalContext, w *Workload
 		why := ""
 		switch err := json.Unmarshal(line, &r); {
 		case err != nil:
-			why = "it is not a JSON object: " + err.Error()
+			why = jsonLineProblem(err) + "."
 		case r.Content == "":
-			why = `it has no "content"`
+			why = `it has no "content".`
 		case r.Tool != "" && len(names) > 0 && !slices.Contains(names, r.Tool):
 			why = fmt.Sprintf("the workload offers no tool %q.%s", r.Tool, suggestion(r.Tool, names))
 		}

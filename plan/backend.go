@@ -170,7 +170,7 @@ func (l *loader) decodeBackendBlock(b *hcl.Block, ctx *hcl.EvalContext) *Backend
 
 	be.API = rules.APIs[0]
 	if a := attrs["api"]; a != nil && l.decode(a, ctx, &be.API) && !slices.Contains(rules.APIs, be.API) {
-		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "A %s backend's api is %s, not %q.%s", kind, quoteList(rules.APIs), be.API, suggestion(be.API, rules.APIs))
+		l.errorf(a.Expr.Range().Ptr(), "Invalid api", "%s backend's api is %s, not %q.%s", upper(article(kind)), quoteList(rules.APIs), be.API, suggestion(be.API, rules.APIs))
 		be.API = "" // unknown: the checks of what a cell's endpoint takes skip it
 	}
 

@@ -133,7 +133,12 @@ func strangeCharacters(name string, src []byte) (diags hcl.Diagnostics, repaired
 	var order []int
 	repaired = src
 	cloned := false
+	noted := map[int]bool{}
 	note := func(r rune, off, size int) {
+		if noted[off] {
+			return
+		}
+		noted[off] = true
 		line, col := position(src, off)
 		if len(byLine[line]) == 0 {
 			order = append(order, line)
@@ -164,6 +169,9 @@ func strangeCharacters(name string, src []byte) (diags hcl.Diagnostics, repaired
 			r, size := utf8.DecodeRune(t.Bytes[i:])
 			if r >= utf8.RuneSelf && r != 0xFEFF && r != utf8.RuneError {
 				note(r, t.Range.Start.Byte+i, size)
+				if off, r2, size2, ok := closingQuote(src, r, t.Range.Start.Byte+i+size); ok {
+					note(r2, off, size2)
+				}
 			}
 			i += size
 		}
@@ -290,4 +298,13 @@ func nameLookalikes(diags hcl.Diagnostics, files map[string]*hcl.File) {
 			d.Detail += lookalikesIn(f.Bytes, *d.Subject)
 		}
 	}
+}
+
+// nonASCIIName is the hint for a block name with letters that are not ASCII (a
+// Chinese name): references to it could not be written, so the text goes elsewhere.
+func nonASCIIName(name string) string {
+	if isASCII(name) {
+		return ""
+	}
+	return " A name is ASCII (名称只能使用 ASCII 字母、数字、_ 和 -): use a name such as \"long_prompts\", and put the words you meant in a description or notes string."
 }

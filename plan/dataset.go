@@ -89,5 +89,8 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, d)
 	}
+	if !diags.HasErrors() && slices.Contains(dataset.Formats, d.Spec.Format) { // a misspelt argument: one error
+		l.scanDataset(d, a["path"])
+	}
 	return d
 }

@@ -87,8 +87,12 @@ func decodeObjective(expr hcl.Expression) (ledger.DecisionObjective, hcl.Diagnos
 	var o ledger.DecisionObjective
 	call, ok := expr.(*hclsyntax.FunctionCallExpr)
 	if !ok || (call.Name != "maximize" && call.Name != "minimize") || len(call.Args) != 1 {
+		near := ""
+		if ok {
+			near = suggestion(call.Name, []string{"maximize", "minimize"})
+		}
 		return o, hcl.Diagnostics{{Severity: hcl.DiagError, Summary: "Invalid objective",
-			Detail:  "A decision's objective is maximize(result.<figure>) or minimize(result.<figure>), one figure: " + decisionGrammar + ".",
+			Detail:  "A decision's objective is maximize(result.<figure>) or minimize(result.<figure>), one figure: " + decisionGrammar + "." + near,
 			Subject: expr.Range().Ptr()}}
 	}
 	o.Maximize = call.Name == "maximize"

@@ -99,7 +99,7 @@ func (l *loader) decodePercentiles(o *Output, k ledger.OutputKind, a *hcl.Attrib
 	for i, p := range ps {
 		switch {
 		case !slices.Contains(stats.Percentiles, p):
-			l.errorf(elemRange(a.Expr, i), "Unknown percentile", "percentiles lists some of %s (the ones every output keeps), not %d.", quoteList(known), p)
+			l.errorf(elemRange(a.Expr, i), "Unknown percentile", "percentiles lists some of %s (the ones every output keeps), not %d.", strings.Join(known[:len(known)-1], ", ")+" or "+known[len(known)-1], p)
 		case slices.Index(ps, p) < i:
 			l.errorf(elemRange(a.Expr, i), "Duplicate percentile", "p%d is listed twice.", p)
 		}

@@ -164,6 +164,7 @@ func LoadFiles(dir string, srcs map[string][]byte, opts LoadOptions) (*Plan, hcl
 	attachValues(l.diags, l.evaluated)
 	placeStructure(l.diags, l.p.Files, schemaTreeWith(l.opts.Placements))
 	nameLookalikes(l.diags, l.p.Files)
+	explainEnvCalls(l.diags)
 	l.diags = dropRepeats(l.diags)
 	if l.diags.HasErrors() {
 		// The caller expands only a clean plan, so the matrices that did decode are
@@ -389,7 +390,7 @@ func declareNames(blocks blocksByType, n *names) hcl.Diagnostics {
 				}
 				if !validName(lab) {
 					rep.errorf(b.LabelRanges[i].Ptr(), "Invalid name",
-						"A %s name starts with a letter or underscore and holds only letters, digits, underscores and dashes, so it can be referenced; %q is not such a name.", typ, lab)
+						"A %s name starts with a letter or underscore and holds only letters, digits, underscores and dashes, so it can be referenced; %q is not such a name.%s", typ, lab, nonASCIIName(lab))
 				}
 			}
 			key := typ + "." + strings.Join(b.Labels, ".")
@@ -405,7 +406,7 @@ func declareNames(blocks blocksByType, n *names) hcl.Diagnostics {
 			case "backend":
 				if _, ok := backends.LookupKind(b.Labels[0]); !ok {
 					rep.errorf(b.LabelRanges[0].Ptr(), "Unknown backend kind",
-						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], suggestion(b.Labels[0], kindNames()))
+						"A backend's kind is one of %s, not %q.%s", quoteList(kindNames()), b.Labels[0], kindSuggestion(b.Labels[0]))
 					// Its references (backend.olama.o) are known but undecoded: the
 					// misspelt kind is the one mistake, not every place that names it.
 					if n.backends[b.Labels[0]] == nil {

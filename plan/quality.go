@@ -160,6 +160,11 @@ func decodeAccuracyBlock(b *hcl.Block, ctx *hcl.EvalContext, dir string) (*Quali
 	if at := a["max_tokens"]; decodeLeaf(at, ctx, &acc.MaxTokens, &diags) && (acc.MaxTokens < 1 || acc.MaxTokens > 4096) {
 		diags = append(diags, errorAt(at, "Invalid max_tokens", fmt.Sprintf("max_tokens must be 1 to 4096, not %d.", acc.MaxTokens)))
 	}
+	if !diags.HasErrors() {
+		if d := scanAccuracy(acc, a["path"]); d != nil {
+			diags = append(diags, d)
+		}
+	}
 	return acc, diags
 }
 
@@ -174,6 +179,10 @@ func decodeLeaf(a *hcl.Attribute, ctx *hcl.EvalContext, target any, diags *hcl.D
 		return false
 	}
 	if d.HasErrors() || !v.IsWhollyKnown() {
+		*diags = append(*diags, d...)
+		return false
+	}
+	if d := checkSuits(a, ctx, v, target); d.HasErrors() { // "Invalid <name>", with a hint
 		*diags = append(*diags, d...)
 		return false
 	}

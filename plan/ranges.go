@@ -157,7 +157,7 @@ func checkSuits(a *hcl.Attribute, ctx *hcl.EvalContext, v cty.Value, target any)
 			p = unsuitablePath(v, ty) // convert names the element only in its message
 		}
 		rep.errorIn(a.Expr, ctx, exprAt(a.Expr, p).Range().Ptr(), "Invalid "+a.Name,
-			"%s%s: %s.", a.Name, pathString(p), err.Error())
+			"%s%s: %s.%s", a.Name, pathString(p), err.Error(), elementHint(a.Name, v, ty, p))
 		return rep.diags
 	}
 	return nil

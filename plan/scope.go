@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -319,7 +320,18 @@ func httpURL(s string) (*url.URL, bool) {
 }
 
 // validName reports whether a block label can be used in a reference (name.attr).
-func validName(s string) bool { return hclsyntax.ValidIdentifier(s) }
+// HCL takes any Unicode letter in a name, but a plan is ASCII outside strings
+// (strangeCharacters), so a name with another letter could never be referenced.
+func validName(s string) bool { return hclsyntax.ValidIdentifier(s) && isASCII(s) }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
 
 // evalContext builds the plan-wide context: var and local values plus functions. The
 // block objects (backend, server, ...) are added by setRefObjects as they are decoded.

@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"unicode/utf8"
 
 	"github.com/hashicorp/hcl/v2"
@@ -21,7 +22,11 @@ func parseFile(parser *hclparse.Parser, name string, src []byte) (*hcl.File, hcl
 		return nil, hcl.Diagnostics{d}
 	}
 	chars, repaired, lines := strangeCharacters(name, src)
+	slips, repaired, slipLines := repairSlips(name, repaired)
+	chars = append(chars, slips...) // both repaired, both the one error on their line
+	maps.Copy(lines, slipLines)
 	f, diags := parser.ParseHCL(repaired, name)
+	diags = openHeredoc(name, repaired, diags)
 	if len(chars) > 0 {
 		// The characters are the mistakes on their lines; the rest of the file is read
 		// as the user meant it, with each replaced by the ASCII one it stands for.

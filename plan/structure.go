@@ -39,6 +39,7 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"workload.replay":        replaySchema,
 	"workload.embeddings":    embeddingsSchema,
 	"workload.precision":     precisionSchema,
+	"workload.tool":          toolSchema,
 	"matrix":                 matrixSchema,
 	"matrix.exclude":         excludeSchema,
 	"matrix.include":         includeSchema,
@@ -46,6 +47,7 @@ var schemaTree = map[string]*hcl.BodySchema{
 	"expect":                 expectSchema,
 	"output":                 outputSchema,
 	"dataset":                datasetSchema,
+	"decision":               decisionSchema,
 }
 
 // schemaTreeWith is schemaTree with the placement kinds a plan was loaded with: each
@@ -136,6 +138,11 @@ func placement(tree map[string]*hcl.BodySchema, name string, isBlock bool, path 
 		return summary, fmt.Sprintf("%s, %s is a block, not an argument: write %s { … } without the equals sign.", upper(in), name, name)
 	}
 	near := suggest.DidYouMean(name, schemaNames(here))
+	if isBlock && len(homes) > 0 && near != "" && suggest.DidYouMean(name, blockNames(here)) == "" {
+		// A block with its body (agent { max_steps = 4 }) that is a block elsewhere is
+		// misplaced, not a misspelt argument of this body (agents).
+		return "Misplaced block", fmt.Sprintf("%s belongs %s, not %s.", upper(thing(name, true)), homesText(homes), in)
+	}
 	switch {
 	case near != "" && len(homes) > 0:
 		return summary, fmt.Sprintf("%s named %q is not expected %s.%s (%s belongs %s.)", what, name, in, near, thing(name, isBlock), homesText(homes))
@@ -226,6 +233,15 @@ func schemaNames(s *hcl.BodySchema) []string {
 	for _, a := range s.Attributes {
 		out = append(out, a.Name)
 	}
+	for _, b := range s.Blocks {
+		out = append(out, b.Type)
+	}
+	return out
+}
+
+// blockNames are the block types s takes.
+func blockNames(s *hcl.BodySchema) []string {
+	var out []string
 	for _, b := range s.Blocks {
 		out = append(out, b.Type)
 	}

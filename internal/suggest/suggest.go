@@ -38,6 +38,8 @@ var aliases = map[string]string{
 	"msec": "ms", "msecs": "ms", "millis": "ms", "millisecond": "ms", "milliseconds": "ms",
 	"percent": "pct", "percentage": "pct",
 	"tokens": "tok", "token": "tok",
+	// file formats by their usual extensions: output "md", a dataset of "ndjson"
+	"md": "markdown", "ndjson": "jsonl", "htm": "html",
 }
 
 // Ranked is the options given most likely stands for, best first: those as near as

@@ -33,7 +33,7 @@ var figures = func() []string {
 			out = append(out, fmt.Sprintf("%s_%s_s", d, p), fmt.Sprintf("%s_%s_s_lo", d, p), fmt.Sprintf("%s_%s_s_hi", d, p))
 		}
 	}
-	return append(out, "process", "telemetry", "max_tokens", "max_requests", "max_duration", "en", "zh", "ttft_s", "tpot_ms")
+	return append(out, "process", "telemetry", "max_tokens", "max_requests", "max_duration", "en", "zh", "ttft_s", "tpot_ms", "markdown", "jsonl", "html")
 }()
 
 func TestRanked(t *testing.T) {
@@ -49,6 +49,8 @@ func TestRanked(t *testing.T) {
 		{"english", []string{"en"}},                                     // a language's name
 		{"ttft_seconds", []string{"ttft_s"}},                            // a unit's long name
 		{"tpot_milliseconds", []string{"tpot_ms"}},                      // another
+		{"md", []string{"markdown"}},                                    // a format by its extension
+		{"ndjson", []string{"jsonl"}},                                   // another name for it
 		{"Max_Tokens", []string{"max_tokens"}},                          // case
 		{"max-tokens", []string{"max_tokens"}},                          // a dash for an underscore
 		{"max_tokns", []string{"max_tokens"}},                           // within two edits

@@ -17,7 +17,7 @@ dataset "none" {
 }
 dataset "ok" {
   format = "jsonl"
-  path   = "dataset-path.hcl"
+  path   = "../../../examples/data/prompts.jsonl"
 }
 workload "w" {
   dataset = dataset.dir

@@ -9,5 +9,5 @@ output "htm" { # ERROR: Unknown output kind ~ Did you mean "html"?
 }
 output "html" {
   path        = "out/r.html"
-  percentiles = [50, 75] # ERROR: Unknown percentile
+  percentiles = [50, 75] # ERROR: Unknown percentile ~ percentiles lists some of 50, 90, 95 or 99 (the ones every output keeps), not 75.
 }

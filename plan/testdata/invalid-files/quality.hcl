@@ -13,7 +13,7 @@ matrix "unknown" {
     reference    = "f32"
     prompts      = 0 # ERROR: Invalid prompts
     top_logprobs = 21 # ERROR: Invalid top_logprobs
-    max_tokens   = "many" # ERROR: Unsuitable value type
+    max_tokens   = "many" # ERROR: Invalid max_tokens ~ max_tokens is a number, written without quotes.
     method       = "teach" # ERROR: Unknown quality method ~ Did you mean "teacher"?
     temperature  = 1 # ERROR: Unsupported argument
   }

@@ -1,10 +1,10 @@
 dataset "trace" {
   format = "mooncake"
-  path   = "replay.hcl"
+  path   = "../../../examples/data/trace.jsonl"
 }
 dataset "prompts" {
   format = "jsonl"
-  path   = "replay.hcl"
+  path   = "../../../examples/data/prompts.jsonl"
 }
 workload "not_a_trace" {
   dataset = dataset.prompts # ERROR: Replay needs a trace ~ dataset "prompts" has format = "jsonl"
