@@ -19,9 +19,9 @@ var boundedPercentiles = []int{50, 90, 99}
 // found that only in its report. The counts are stats.RequestsToBound, the rule the
 // intervals themselves follow. A precision block keeps sending until its figures are
 // bounded, and a replay sends its trace's rows, so neither is judged here.
-func (l *loader) checkBounds(w *Workload) {
+func checkBounds(w *Workload) hcl.Diagnostics {
 	if w.Precision != nil || w.Replay != nil || w.RepeatRuns < 1 {
-		return
+		return nil
 	}
 	median := stats.RequestsToBound(0.5, w.Confidence)
 	var short []string
@@ -36,7 +36,7 @@ func (l *loader) checkBounds(w *Workload) {
 		short = append(short, fmt.Sprintf("%s: %d (%d a run × repeat_runs %d)", lv, n, w.RequestsPerRun(lv.Concurrency), w.RepeatRuns))
 	}
 	if len(short) == 0 {
-		return
+		return nil
 	}
 	var needs strings.Builder
 	for i, p := range boundedPercentiles {
@@ -47,12 +47,12 @@ func (l *loader) checkBounds(w *Workload) {
 			fmt.Fprintf(&needs, ", a p%d %d", p, n)
 		}
 	}
-	l.add(hcl.Diagnostics{{
+	return hcl.Diagnostics{{
 		Severity: hcl.DiagWarning, Summary: "Too few requests to bound the figures",
 		Detail: fmt.Sprintf("Workload %q measures too few requests for a %g%% interval on any percentile at %s, "+
 			"so each figure of those levels will be reported unbounded (†). At %g%%, %s. Raise requests (or repeat_runs), "+
 			"or add a precision block, which keeps a level sending until its figures are as precise as it asks.",
 			w.Name, 100*w.Confidence, strings.Join(short, "; "), 100*w.Confidence, needs.String()),
 		Subject: w.DeclRange.Ptr(),
-	}})
+	}}
 }

@@ -151,13 +151,8 @@ func strangeCharacters(name string, src []byte) (diags hcl.Diagnostics, repaired
 			copy(repaired[off:off+size], padded(r, l.ascii, size))
 		}
 	}
-	for off := 3; off+3 <= len(src); { // a mark at offset 0 is the file's own
-		i := bytes.Index(src[off:], []byte("\uFEFF"))
-		if i < 0 {
-			break
-		}
-		note(0xFEFF, off+i, 3)
-		off += i + 3
+	for _, off := range innerBOMs(src) {
+		note(0xFEFF, off, 3)
 	}
 	tokens, _ := hclsyntax.LexConfig(src, name, hcl.InitialPos)
 	for _, t := range tokens {
@@ -190,6 +185,21 @@ func strangeCharacters(name string, src []byte) (diags hcl.Diagnostics, repaired
 		})
 	}
 	return diags, repaired, lines
+}
+
+// innerBOMs are the offsets of the byte-order marks in src past its start (a mark at
+// offset 0 is the file's own).
+func innerBOMs(src []byte) []int {
+	var offs []int
+	for off := 3; off+3 <= len(src); {
+		i := bytes.Index(src[off:], []byte("\uFEFF"))
+		if i < 0 {
+			break
+		}
+		offs = append(offs, off+i)
+		off += i + 3
+	}
+	return offs
 }
 
 // strangeChar is one character strangeCharacters names, with its place.

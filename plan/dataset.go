@@ -56,8 +56,8 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 	l.add(diags)
 	before := len(l.diags)
 	a := content.Attributes
-	l.nullArg(a["format"], ctx, "it is one of "+quoteList(dataset.Formats))
-	l.nullArg(a["path"], ctx, "it names the dataset's file")
+	l.add(nullArg(a["format"], ctx, "it is one of "+quoteList(dataset.Formats)))
+	l.add(nullArg(a["path"], ctx, "it names the dataset's file"))
 	if f := a["format"]; f != nil && l.decode(f, ctx, &d.Spec.Format) && !slices.Contains(dataset.Formats, d.Spec.Format) {
 		l.errorf(f.Expr.Range().Ptr(), "Unknown dataset format", "format is %s, not %q.%s",
 			quoteList(dataset.Formats), d.Spec.Format, suggestion(d.Spec.Format, dataset.Formats))
@@ -65,11 +65,7 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 	if p := a["path"]; p != nil && l.decode(p, ctx, &d.Spec.Path) {
 		given := d.Spec.Path
 		d.Spec.Path = l.resolvePath(d.Spec.Path)
-		if info, err := os.Stat(d.Spec.Path); err != nil {
-			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(given, l.p.Dir))
-		} else if info.IsDir() {
-			l.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s is a directory; path names the dataset's file (relative paths are from the plan's directory).", d.Spec.Path)
-		}
+		l.add(datasetFile(p, d.Spec.Path, given, l.p.Dir))
 	}
 	l.decode(a["prompt_field"], ctx, &d.Spec.PromptField)
 	l.decode(a["output_tokens_field"], ctx, &d.Spec.OutputTokensField)
@@ -83,14 +79,33 @@ func (l *loader) decodeDatasetBlock(b *hcl.Block, ctx *hcl.EvalContext) *Dataset
 		}
 	}
 	l.decodeBlockSize(d, a["block_size"], ctx)
-	if lo, hi := d.Spec.MinPromptWords, d.Spec.MaxPromptWords; hi > 0 && lo > hi {
-		l.errorf(a["max_prompt_words"].Expr.Range().Ptr(), "Invalid max_prompt_words", "max_prompt_words (%d) is below min_prompt_words (%d): no row could pass.", hi, lo)
-	}
+	l.add(promptWordRange(d, a))
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, d)
 	}
 	if !diags.HasErrors() && slices.Contains(dataset.Formats, d.Spec.Format) { // a misspelt argument: one error
-		l.scanDataset(d, a["path"])
+		l.add(scanDataset(d, a["path"]))
 	}
 	return d
+}
+
+// datasetFile reports a dataset path (resolved from given, in the plan's dir) that names
+// no readable file, on the path attribute p.
+func datasetFile(p *hcl.Attribute, path, given, dir string) hcl.Diagnostics {
+	var r report
+	if info, err := os.Stat(path); err != nil {
+		r.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s (relative paths are from the plan's directory).%s", err, pathSuggestion(given, dir))
+	} else if info.IsDir() {
+		r.errorf(p.Expr.Range().Ptr(), "Cannot read dataset", "%s is a directory; path names the dataset's file (relative paths are from the plan's directory).", path)
+	}
+	return r.diags
+}
+
+// promptWordRange reports a min_prompt_words above max_prompt_words: no row could pass.
+func promptWordRange(d *Dataset, a hcl.Attributes) hcl.Diagnostics {
+	var r report
+	if lo, hi := d.Spec.MinPromptWords, d.Spec.MaxPromptWords; hi > 0 && lo > hi {
+		r.errorf(a["max_prompt_words"].Expr.Range().Ptr(), "Invalid max_prompt_words", "max_prompt_words (%d) is below min_prompt_words (%d): no row could pass.", hi, lo)
+	}
+	return r.diags
 }

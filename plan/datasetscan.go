@@ -22,14 +22,17 @@ const maxScanBytes = 64 << 20
 
 // scanDataset reads a dataset's file the way apply will and reports the first row it
 // would stop on, on the path attribute.
-func (l *loader) scanDataset(d *Dataset, path *hcl.Attribute) {
+func scanDataset(d *Dataset, path *hcl.Attribute) hcl.Diagnostics {
 	info, err := os.Stat(d.Spec.Path)
 	if path == nil || err != nil || info.IsDir() || info.Size() > maxScanBytes {
-		return
+		return nil
 	}
 	if _, err := dataset.Scan(d.Spec, func(dataset.Row) error { return nil }); err != nil {
-		l.errorf(path.Expr.Range().Ptr(), "Invalid dataset", "%v. apply would stop on it before sending a request: fix the file, or the dataset's format or prompt_field.%s", err, promptFieldHint(d.Spec, err))
+		var r report
+		r.errorf(path.Expr.Range().Ptr(), "Invalid dataset", "%v. apply would stop on it before sending a request: fix the file, or the dataset's format or prompt_field.%s", err, promptFieldHint(d.Spec, err))
+		return r.diags
 	}
+	return nil
 }
 
 // promptFieldHint names the text fields a JSONL file's first row has when no row has

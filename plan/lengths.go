@@ -44,9 +44,6 @@ func lengthFunc(kind string, params ...string) function.Function {
 
 // decodeLength reads prompt_tokens or max_tokens: a number, a distribution function's
 // object, or "dataset" (each request's length from its dataset row).
-func (l *loader) decodeLength(a *hcl.Attribute, ctx *hcl.EvalContext, dst *dataset.Length) {
-	l.decodeDrawn(a, ctx, dst, "tokens")
-}
 
 // decodeDrawn reads a number of units, or a distribution function's object drawing one
 // (or "dataset" where a dataset row has it).

@@ -47,7 +47,9 @@ func (l *loader) decodeReplay(w *Workload, blocks hcl.Blocks, a hcl.Attributes, 
 	}
 	w.Replay = r
 	// A dataset that failed to decode, or a reference to none, has its own diagnostic.
-	nullTrace := l.nullArg(a["dataset"], ctx, "a replay sends the rows of the Mooncake trace it names")
+	null := nullArg(a["dataset"], ctx, "a replay sends the rows of the Mooncake trace it names")
+	l.add(null)
+	nullTrace := len(null) > 0
 	switch ds := w.Dataset; {
 	case !nullTrace && a["dataset"] == nil:
 		l.errorAbsent("dataset", b.DefRange.Ptr(), "Replay needs a trace", "replay sends a Mooncake trace's rows at their timestamps: set the workload's dataset to a dataset block with format = %q.", dataset.FormatMooncake)

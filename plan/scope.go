@@ -274,13 +274,14 @@ func isNull(a *hcl.Attribute, ctx *hcl.EvalContext) bool {
 
 // nullArg reports an attribute that is set but evaluates to null with the values given
 // (a conditional over variables, say) where a value is needed, with the values it was
-// made from; need says what the value is for. It reports whether it did.
-func (l *loader) nullArg(a *hcl.Attribute, ctx *hcl.EvalContext, need string) bool {
+// made from; need says what the value is for. No diagnostics: a value, or no attribute.
+func nullArg(a *hcl.Attribute, ctx *hcl.EvalContext, need string) hcl.Diagnostics {
 	if a == nil || !isNull(a, ctx) {
-		return false
+		return nil
 	}
-	l.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Null "+a.Name, "%s evaluates to null with the values given; %s.", a.Name, need)
-	return true
+	var r report
+	r.errorIn(a.Expr, ctx, a.Expr.Range().Ptr(), "Null "+a.Name, "%s evaluates to null with the values given; %s.", a.Name, need)
+	return r.diags
 }
 
 // decode evaluates an attribute into a Go leaf value with gohcl; false leaves target as

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -129,13 +130,8 @@ func placement(tree map[string]*hcl.BodySchema, name string, isBlock bool, path 
 	}
 	in := homesText([]string{path}) // "in a workload block", "at the top level of the plan"
 	homes := homesOf(tree, name, isBlock, path)
-	switch {
-	case isBlock && hasAttribute(here, name) && len(homes) > 0:
-		return "Misplaced block", fmt.Sprintf("%s belongs %s. %s, %s is an argument (%s = …), not a block.", upper(thing(name, true)), homesText(homes), upper(in), name, name)
-	case isBlock && hasAttribute(here, name):
-		return summary, fmt.Sprintf("%s, %s is an argument, not a block: write %s = { … } (or its value) with the equals sign.", upper(in), name, name)
-	case !isBlock && hasBlock(here, name):
-		return summary, fmt.Sprintf("%s, %s is a block, not an argument: write %s { … } without the equals sign.", upper(in), name, name)
+	if s, d := kindMismatch(here, name, isBlock, in, homes); d != "" {
+		return cmp.Or(s, summary), d
 	}
 	near := suggest.DidYouMean(name, schemaNames(here))
 	if isBlock && len(homes) > 0 && near != "" && suggest.DidYouMean(name, blockNames(here)) == "" {
@@ -153,6 +149,20 @@ func placement(tree map[string]*hcl.BodySchema, name string, isBlock bool, path 
 	}
 	if other := homesOf(tree, name, !isBlock, path); len(other) > 0 {
 		return summary, fmt.Sprintf("%s named %q is not expected %s; %s is %s %s.", what, name, in, name, article(kindWord(!isBlock)), homesText(other))
+	}
+	return "", ""
+}
+
+// kindMismatch is the summary ("" for the caller's) and detail for name written as a
+// block where this body has it as an argument, or the reverse; "" when neither.
+func kindMismatch(here *hcl.BodySchema, name string, isBlock bool, in string, homes []string) (summary, detail string) {
+	switch {
+	case isBlock && hasAttribute(here, name) && len(homes) > 0:
+		return "Misplaced block", fmt.Sprintf("%s belongs %s. %s, %s is an argument (%s = …), not a block.", upper(thing(name, true)), homesText(homes), upper(in), name, name)
+	case isBlock && hasAttribute(here, name):
+		return "", fmt.Sprintf("%s, %s is an argument, not a block: write %s = { … } (or its value) with the equals sign.", upper(in), name, name)
+	case !isBlock && hasBlock(here, name):
+		return "", fmt.Sprintf("%s, %s is a block, not an argument: write %s { … } without the equals sign.", upper(in), name, name)
 	}
 	return "", ""
 }

@@ -85,12 +85,20 @@ func (l *loader) decodeVariables(blocks []*hcl.Block) {
 			l.add(diags)
 			badDefault = diags.HasErrors()
 			if !diags.HasErrors() {
-				val, valRange = l.convertVar(v, defaults, dv, a.Expr.Range().Ptr(), "default")
+				var cd hcl.Diagnostics
+				val, cd = convertVar(v, defaults, dv, a.Expr.Range().Ptr(), "default")
+				l.add(cd)
+				valRange = a.Expr.Range().Ptr()
 			}
 		}
 		if raws, ok := given[name]; ok {
 			for _, raw := range raws {
-				val, valRange = l.convertVar(v, defaults, l.rawToValue(v, raw), raw.rng, raw.source)
+				rv, rd := rawToValue(v, raw)
+				l.add(rd)
+				var cd hcl.Diagnostics
+				val, cd = convertVar(v, defaults, rv, raw.rng, raw.source)
+				l.add(cd)
+				valRange = raw.rng
 			}
 			delete(given, name)
 		}
@@ -176,11 +184,12 @@ func (l *loader) externalValues() map[string][]rawValue {
 
 // rawToValue turns a command-line or environment string into a value: taken literally
 // for string variables (as Terraform does), parsed as an HCL expression otherwise.
-func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
+func rawToValue(v *Variable, raw rawValue) (cty.Value, hcl.Diagnostics) {
+	var r report
 	fromText := raw.expr == nil
 	if fromText {
 		if v.Type == cty.String || v.Type == cty.DynamicPseudoType {
-			return cty.StringVal(raw.str)
+			return cty.StringVal(raw.str), nil
 		}
 		expr, diags := hclsyntax.ParseExpression([]byte(raw.str), raw.source, hcl.InitialPos)
 		if diags.HasErrors() {
@@ -188,8 +197,8 @@ func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
 			if (v.Type.IsListType() || v.Type.IsSetType() || v.Type.IsTupleType()) && !strings.HasPrefix(strings.TrimSpace(raw.str), "[") {
 				hint = fmt.Sprintf(" A list is written in brackets: did you mean %q?", "["+raw.str+"]")
 			}
-			l.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.%s", raw.source, raw.str, typeexpr.TypeString(v.Type), hint)
-			return cty.DynamicVal
+			r.errorf(raw.rng, "Invalid value for variable", "%s: %q is not a valid %s value.%s", raw.source, raw.str, typeexpr.TypeString(v.Type), hint)
+			return cty.DynamicVal, r.diags
 		}
 		raw.expr = expr
 	}
@@ -201,33 +210,34 @@ func (l *loader) rawToValue(v *Variable, raw rawValue) cty.Value {
 		if v.Sensitive {
 			given = "the value given"
 		}
-		l.errorf(raw.rng, "Invalid value for variable", "%s: %s is not a valid value for var.%s, which is of type %s.",
+		r.errorf(raw.rng, "Invalid value for variable", "%s: %s is not a valid value for var.%s, which is of type %s.",
 			raw.source, given, v.Name, typeexpr.TypeString(v.Type))
-		return cty.DynamicVal
+		return cty.DynamicVal, r.diags
 	}
 	if diags.HasErrors() {
-		l.errorf(raw.rng, "Invalid value for variable",
+		r.errorf(raw.rng, "Invalid value for variable",
 			"%s: the value of var.%s must be a constant: %s", raw.source, v.Name, diags[0].Detail)
-		return cty.DynamicVal
+		return cty.DynamicVal, r.diags
 	}
-	return val
+	return val, nil
 }
 
 // convertVar converts a value to the variable's type, reporting where the value came from.
-func (l *loader) convertVar(v *Variable, defaults *typeexpr.Defaults, val cty.Value, rng *hcl.Range, source string) (cty.Value, *hcl.Range) {
+func convertVar(v *Variable, defaults *typeexpr.Defaults, val cty.Value, rng *hcl.Range, source string) (cty.Value, hcl.Diagnostics) {
 	if !val.IsKnown() {
-		return cty.DynamicVal, rng
+		return cty.DynamicVal, nil
 	}
 	if defaults != nil {
 		val = defaults.Apply(val)
 	}
 	out, err := convert.Convert(val, v.Type)
 	if err != nil {
-		l.errorf(rng, "Invalid value for variable",
+		var r report
+		r.errorf(rng, "Invalid value for variable",
 			"%s for var.%s is not a %s: %s.", source, v.Name, typeexpr.TypeString(v.Type), err)
-		return cty.DynamicVal, rng
+		return cty.DynamicVal, r.diags
 	}
-	return out, rng
+	return out, nil
 }
 
 // checkValidation evaluates one validation block against the resolved value; false

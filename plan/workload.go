@@ -304,7 +304,9 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	atLeast("repeat_runs", &w.RepeatRuns, 1)
 	atLeast("requests", &w.Requests, 0)
 
-	l.decodeConcurrency(w, a["concurrency"], ctx)
+	if levels, ok := l.levelList(a["concurrency"], ctx, "concurrency", "concurrency level"); ok {
+		w.Concurrency = levels
+	}
 
 	if m := a["measure"]; m != nil && l.decode(m, ctx, &w.Measure) {
 		for i, x := range w.Measure {
@@ -344,7 +346,7 @@ func (l *loader) decodeWorkloadBlock(b *hcl.Block, ctx *hcl.EvalContext) *Worklo
 	if hasErrorsSince(l.diags, before) {
 		return standIn(l, w)
 	}
-	l.checkBounds(w) // bounds.go: a warning, on a workload without errors
+	l.add(checkBounds(w)) // bounds.go: a warning, on a workload without errors
 	return w
 }
 
@@ -485,7 +487,7 @@ func (l *loader) decodeLengths(w *Workload, a hcl.Attributes, ctx *hcl.EvalConte
 		typ  *int
 	}{{"prompt_tokens", &w.PromptLength, &w.PromptTokens}, {"max_tokens", &w.OutputLength, &w.MaxTokens}} {
 		at := a[x.name]
-		l.decodeLength(at, ctx, x.dst)
+		l.decodeDrawn(at, ctx, x.dst, "tokens")
 		if at != nil && x.name == "prompt_tokens" && x.dst.Kind != dataset.LengthFixed && (a["prompt"] != nil || a["prompt_file"] != nil) {
 			l.errorf(at.Expr.Range().Ptr(), "Conflicting arguments", "A prompt or prompt_file has its own length: prompt_tokens can only be a number beside it, not %s.", x.dst)
 		}
@@ -591,11 +593,6 @@ func (l *loader) decodeWorkloadBlocks(w *Workload, blocks hcl.Blocks, ctx *hcl.E
 }
 
 // decodeConcurrency sets w.Concurrency from concurrency: one number or a list of levels.
-func (l *loader) decodeConcurrency(w *Workload, c *hcl.Attribute, ctx *hcl.EvalContext) {
-	if levels, ok := l.levelList(c, ctx, "concurrency", "concurrency level"); ok {
-		w.Concurrency = levels
-	}
-}
 
 // levelList reads one number or a list of distinct numbers of at least 1 (the levels of
 // an axis: concurrency, an embeddings workload's inputs and input_tokens). ok is false
