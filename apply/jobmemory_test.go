@@ -36,7 +36,7 @@ func TestJobMemoryColumns(t *testing.T) {
 	} {
 		row := ledger.NewRow()
 		setJobMemory(&row, tc.j)
-		if !sameFloat(row.MemJobPeakGB, tc.peak) || !sameFloat(row.MemJobBaselineGB, tc.baseline) {
+		if !same(row.MemJobPeakGB, tc.peak) || !same(row.MemJobBaselineGB, tc.baseline) {
 			t.Errorf("%s: peak %v baseline %v, want %v %v", tc.name, row.MemJobPeakGB, row.MemJobBaselineGB, tc.peak, tc.baseline)
 		}
 		for _, s := range tc.says {
@@ -71,5 +71,3 @@ func TestJobMemoryStandsInForTheProcessFigure(t *testing.T) {
 		t.Errorf("the job's figure was held against the estimate: %v%%", row.MemEstimateDiffPct)
 	}
 }
-
-func sameFloat(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }

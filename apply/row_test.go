@@ -72,7 +72,6 @@ func TestBuildRow(t *testing.T) {
 		return levelMeasurement{Stats: rowSamples(2, ttft, 32, nil), Started: started, Ended: started.Add(time.Minute)}
 	}
 	nan := math.NaN()
-	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
 	for _, c := range []struct {
 		name       string

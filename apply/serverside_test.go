@@ -74,7 +74,7 @@ func TestVRAMSources(t *testing.T) {
 			row := ledger.NewRow()
 			row.VRAMPeakGB, row.VRAMSource, row.ServerVRAMGB = tc.nvml, "nvml", tc.serverVRAM
 			setVRAMSources(&plan.Cell{Hardware: tc.hw}, &row, tc.m)
-			if !sameFigure(row.VRAMPeakGB, tc.wantPeak) || row.VRAMSource != tc.wantSource {
+			if !same(row.VRAMPeakGB, tc.wantPeak) || row.VRAMSource != tc.wantSource {
 				t.Errorf("VRAM peak %v GB from %q, want %v GB from %q", row.VRAMPeakGB, row.VRAMSource, tc.wantPeak, tc.wantSource)
 			}
 		})
@@ -104,16 +104,13 @@ func TestServerFiguresOfOllama(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			row := ledger.NewRow()
 			notes := serverFigures(cell, &row, gpu.Summary{}, tc.s, nil)
-			if !sameFigure(row.ServerVRAMGB, tc.wantVRAM) || !sameFigure(row.KVCachePeakPct, tc.wantKV) || strings.Join(notes, "; ") != tc.wantNote {
+			if !same(row.ServerVRAMGB, tc.wantVRAM) || !same(row.KVCachePeakPct, tc.wantKV) || strings.Join(notes, "; ") != tc.wantNote {
 				t.Errorf("server VRAM %v GB, KV peak %v%%, notes %q; want %v, %v, %q", row.ServerVRAMGB, row.KVCachePeakPct, notes,
 					tc.wantVRAM, tc.wantKV, tc.wantNote)
 			}
 		})
 	}
 }
-
-// sameFigure says two figures are equal, NaN (not measured) equal to NaN.
-func sameFigure(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
 // An Ollama server planrun starts with OLLAMA_NUM_PARALLEL reserves the KV cache of that
 // many sequences when it loads the model, so the estimate counts them at every level;
