@@ -125,10 +125,23 @@ func (r *Request) Messages() []Message {
 	return append(out, Message{Role: RoleUser, Content: r.Prompt})
 }
 
-// ToolMessages reports whether msgs carry a tool call or a tool's result, which each
-// protocol writes in its own shape; without them a chat's messages are the plain
-// {content, role} pairs.
-func ToolMessages(msgs []Message) bool {
+// WireMessages is r's messages as a chat body carries them: the plain {content, role}
+// pairs, unless one is a tool call or a tool's result, which each protocol writes in its
+// own shape: then every message as wire makes it from its place in the conversation.
+func WireMessages[T any](r Request, wire func(i int, m Message) T) any {
+	msgs := r.Messages()
+	if !toolMessages(msgs) {
+		return msgs
+	}
+	out := make([]T, len(msgs))
+	for i, m := range msgs {
+		out[i] = wire(i, m)
+	}
+	return out
+}
+
+// toolMessages reports whether msgs carry a tool call or a tool's result.
+func toolMessages(msgs []Message) bool {
 	for i := range msgs {
 		if len(msgs[i].ToolCalls) > 0 || msgs[i].Role == RoleTool {
 			return true

@@ -69,18 +69,13 @@ type chatToolCall struct {
 // chatMessages is req's messages as /api/chat takes them: the plain pairs, unless a
 // message is a tool call or a tool's result (an agent loop's step).
 func chatMessages(req backends.Request) any {
-	msgs := req.Messages()
-	if !backends.ToolMessages(msgs) {
-		return msgs
-	}
-	out := make([]chatMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = chatMessage{Content: m.Content, Role: m.Role, ToolName: m.ToolName}
+	return backends.WireMessages(req, func(_ int, m backends.Message) chatMessage {
+		out := chatMessage{Content: m.Content, Role: m.Role, ToolName: m.ToolName}
 		for _, tc := range m.ToolCalls {
 			var c chatToolCall
 			c.Function.Name, c.Function.Arguments = tc.Name, tc.ArgsObject()
-			out[i].ToolCalls = append(out[i].ToolCalls, c)
+			out.ToolCalls = append(out.ToolCalls, c)
 		}
-	}
-	return out
+		return out
+	})
 }

@@ -112,18 +112,13 @@ type chatToolCall struct {
 // chatMessages is req's messages as a chat body carries them: the plain pairs, unless a
 // message is a tool call or a tool's result (an agent loop's step).
 func chatMessages(req backends.Request) any {
-	msgs := req.Messages()
-	if !backends.ToolMessages(msgs) {
-		return msgs
-	}
-	out := make([]chatMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = chatMessage{Content: m.Content, Role: m.Role, ToolCallID: m.ToolCallID}
+	return backends.WireMessages(req, func(i int, m backends.Message) chatMessage {
+		out := chatMessage{Content: m.Content, Role: m.Role, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			c := chatToolCall{ID: tc.CallID(i), Type: "function"}
 			c.Function.Name, c.Function.Arguments = tc.Name, string(tc.ArgsObject()) // a server may parse them back
-			out[i].ToolCalls = append(out[i].ToolCalls, c)
+			out.ToolCalls = append(out.ToolCalls, c)
 		}
-	}
-	return out
+		return out
+	})
 }
