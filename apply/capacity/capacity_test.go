@@ -47,18 +47,23 @@ func TestCapacitySearchOverRates(t *testing.T) {
 	}
 }
 
-// A level the client limited neither meets nor misses the target: the search looks
-// below it, and its answer names where the client gave out instead of a capacity.
-func TestCapacitySearchNeverReportsAClientBoundCapacity(t *testing.T) {
+// rateSearch is a cell searching request rates 1, 8 and 16 at concurrency 64 for 90%
+// attainment to a resolution of 1, and its rows: a rate's attainment and fidelity.
+func rateSearch() (*plan.Cell, func(rate, attainmentPct float64, fidelity string) ledger.Row) {
 	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
 		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
-	cell := &plan.Cell{ID: "c", Workload: w}
-	row := func(rate, attainmentPct float64, fidelity string) ledger.Row {
+	return &plan.Cell{ID: "c", Workload: w}, func(rate, attainmentPct float64, fidelity string) ledger.Row {
 		r := ledger.NewRow()
 		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
 		r.Fidelity = fidelity
 		return r
 	}
+}
+
+// A level the client limited neither meets nor misses the target: the search looks
+// below it, and its answer names where the client gave out instead of a capacity.
+func TestCapacitySearchNeverReportsAClientBoundCapacity(t *testing.T) {
+	cell, row := rateSearch()
 	// 8/s met the target, but only because the client sent less: it must not count.
 	s := New(cell, []ledger.Row{row(1, 100, ledger.FidelityOK), row(8, 100, ledger.FidelityClientBound),
 		row(16, 20, ledger.FidelityClientBound)})
@@ -90,15 +95,7 @@ func TestCapacitySearchNeverReportsAClientBoundCapacity(t *testing.T) {
 // A late level decides nothing either: whether it met the target or missed it, the
 // search looks below it, and the answer says the client could not keep the timing there.
 func TestCapacitySearchLateLevelDecidesNothing(t *testing.T) {
-	w := &plan.Workload{Name: "w", Concurrency: []int{64}, RequestRates: []float64{1, 8, 16},
-		Capacity: &plan.Capacity{TargetPct: 90, Resolution: 1}}
-	cell := &plan.Cell{ID: "c", Workload: w}
-	row := func(rate, attainmentPct float64, fidelity string) ledger.Row {
-		r := ledger.NewRow()
-		r.CellID, r.Concurrency, r.RequestRate, r.SLOAttainmentPct, r.Status = "c", 64, rate, attainmentPct, ledger.StatusOK
-		r.Fidelity = fidelity
-		return r
-	}
+	cell, row := rateSearch()
 	// 8/s missed the target, but late: it cannot say the server gave out there.
 	s := New(cell, []ledger.Row{row(1, 100, ledger.FidelityOK), row(8, 20, ledger.FidelityLate),
 		row(16, 20, ledger.FidelityOK)})
